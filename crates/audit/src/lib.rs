@@ -1,0 +1,1 @@
+//! rtshield-audit: see the README's architecture section.

@@ -1,0 +1,1 @@
+//! rtshield-config: see the README's architecture section.

@@ -1,0 +1,1 @@
+//! rtshield-load: see the README's architecture section.

@@ -1,0 +1,1 @@
+//! rtshield-measure: see the README's architecture section.

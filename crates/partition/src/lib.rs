@@ -1,0 +1,1 @@
+//! rtshield-partition: see the README's architecture section.

@@ -1,0 +1,1 @@
+//! rtshield-report: see the README's architecture section.

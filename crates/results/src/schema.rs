@@ -1,0 +1,146 @@
+//! `results.json`, schema `rtshield.results/1`. Fields are only ever added;
+//! a reader refuses a major version it does not know.
+
+use rtshield_sys::SysInfo;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// The schema identifier written in every `results.json`.
+pub const SCHEMA: &str = "rtshield.results/1";
+
+/// One measurement run: one or more measuring threads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    /// Always [`SCHEMA`].
+    pub schema: String,
+    /// `rtshield 0.1.0`.
+    pub tool: String,
+    /// A short label for reports (defaults to the output directory name).
+    #[serde(default)]
+    pub label: Option<String>,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+    /// Wall time actually measured, in seconds.
+    pub duration_s: f64,
+    /// argv of the command that produced this run.
+    pub command: Vec<String>,
+    /// The configuration file's text, when run from one.
+    #[serde(default)]
+    pub config: Option<String>,
+    pub settings: Settings,
+    pub sysinfo: SysInfo,
+    /// Things the user must know to read the numbers right (SCHED_OTHER
+    /// fallback, lost samples, interrupted run...).
+    #[serde(default)]
+    pub warnings: Vec<String>,
+    /// Why the run ended: `duration`, `samples`, `sigint`, `sigterm`, `stop` (a program's STOP policy).
+    pub end_reason: String,
+    pub threads: Vec<ThreadResult>,
+    /// Load programs and built-in loads that ran beside the measurement.
+    #[serde(default)]
+    pub programs: Vec<ProgramResult>,
+    /// Extra provenance: isolation method, load name, partition, campaign axes.
+    #[serde(default)]
+    pub tags: BTreeMap<String, String>,
+}
+
+/// The measurement settings common to the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Settings {
+    /// `nanosleep`, `posix-timer` or `interval`.
+    pub mode: String,
+    /// Histogram bucket width in ns (1000 = µs resolution, 1 = ns).
+    pub resolution_ns: u64,
+    /// Number of histogram buckets (histo_size / resolution).
+    pub histo_buckets: u64,
+    pub stats_period_ns: u64,
+    pub requested_duration_ns: Option<u64>,
+    pub requested_samples: Option<u64>,
+    pub memlock: bool,
+    pub cpu_dma_latency: Option<i32>,
+}
+
+/// One measuring thread's results.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ThreadResult {
+    pub index: u32,
+    pub tid: i32,
+    pub cpu: Option<u32>,
+    /// Policy actually in force (after any fallback).
+    pub policy: String,
+    pub priority: i32,
+    /// Policy that was asked for, when it differs (fallback).
+    #[serde(default)]
+    pub requested_policy: Option<String>,
+    pub period_ns: u64,
+    /// Wake-ups measured.
+    pub samples: u64,
+    pub min_ns: i64,
+    pub max_ns: i64,
+    /// Last sample.
+    pub cur_ns: i64,
+    pub avg_ns: f64,
+    /// Overrun events: wake-ups later than the following period.
+    pub overruns: u64,
+    /// Periods skipped because of overruns (cyclictest hides these).
+    pub missed_periods: u64,
+    /// Samples the ring could not take (still in min/max/avg/samples).
+    pub lost: u64,
+    pub histogram: Histogram,
+    /// Over the histogram only (seed 000's `_H` columns).
+    pub hist_stats: HistStats,
+    /// p50 ... p99.9999 from a high-dynamic-range histogram, in ns.
+    /// Keys: "50", "90", "99", "99.9", "99.99", "99.999", "99.9999".
+    pub percentiles: BTreeMap<String, i64>,
+    /// Coordinated-omission-corrected view: each missed period counted as
+    /// a sample with the latency it would have had.
+    pub corrected: Corrected,
+}
+
+/// Histogram of latencies in `resolution_ns` buckets; bucket `i` counts
+/// samples in `[i*res, (i+1)*res)`. Only non-zero buckets are stored.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Histogram {
+    pub resolution_ns: u64,
+    pub buckets: u64,
+    /// `[bucket index, count]`, ascending, non-zero only.
+    pub counts: Vec<[u64; 2]>,
+    /// Samples at or above `buckets * resolution_ns`.
+    pub overflow: u64,
+    /// Samples below zero (clock anomalies); not in `counts`.
+    #[serde(default)]
+    pub underflow: u64,
+}
+
+/// Statistics over the samples inside the histogram (seed 000 §4.3.4),
+/// in ns (computed from bucket indexes × resolution).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HistStats {
+    pub samples: u64,
+    pub avg_ns: f64,
+    pub median_ns: i64,
+    pub std_ns: f64,
+    pub mode_ns: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Corrected {
+    pub samples: u64,
+    pub max_ns: i64,
+    pub percentiles: BTreeMap<String, i64>,
+}
+
+/// A load program or built-in load that ran beside the measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProgramResult {
+    pub index: u32,
+    /// Command line, or `builtin:<name>`.
+    pub command: String,
+    pub cpus: Option<String>,
+    pub spawns: u64,
+    pub exits_ok: u64,
+    pub exits_ko: u64,
+}
+
+/// The percentile keys, in order.
+pub const PERCENTILES: &[&str] = &["50", "90", "99", "99.9", "99.99", "99.999", "99.9999"];

@@ -1,0 +1,1 @@
+//! rtshield-sim: see the README's architecture section.

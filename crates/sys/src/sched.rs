@@ -1,0 +1,170 @@
+//! Scheduling helpers shared by measure, load, scenario and partition:
+//! policies, affinity, and the "may I use SCHED_FIFO?" question.
+
+use crate::CpuSet;
+use std::io;
+
+/// A scheduling policy as users write it (`fifo`, `FIFO`, `SCHED_FIFO`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Policy {
+    Other,
+    Fifo,
+    Rr,
+    Batch,
+    Idle,
+    Deadline,
+}
+
+impl Policy {
+    pub fn parse(s: &str) -> Option<Policy> {
+        let s = s.trim().to_ascii_lowercase();
+        let s = s.strip_prefix("sched_").unwrap_or(&s);
+        Some(match s {
+            "other" | "normal" => Policy::Other,
+            "fifo" => Policy::Fifo,
+            "rr" => Policy::Rr,
+            "batch" => Policy::Batch,
+            "idle" => Policy::Idle,
+            "deadline" => Policy::Deadline,
+            _ => return None,
+        })
+    }
+
+    pub fn is_rt(self) -> bool {
+        matches!(self, Policy::Fifo | Policy::Rr)
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Other => "other",
+            Policy::Fifo => "fifo",
+            Policy::Rr => "rr",
+            Policy::Batch => "batch",
+            Policy::Idle => "idle",
+            Policy::Deadline => "deadline",
+        }
+    }
+
+    fn raw(self) -> libc::c_int {
+        match self {
+            Policy::Other => libc::SCHED_OTHER,
+            Policy::Fifo => libc::SCHED_FIFO,
+            Policy::Rr => libc::SCHED_RR,
+            Policy::Batch => libc::SCHED_BATCH,
+            Policy::Idle => libc::SCHED_IDLE,
+            Policy::Deadline => 6, // SCHED_DEADLINE needs sched_setattr
+        }
+    }
+}
+
+impl std::fmt::Display for Policy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Policy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Policy::parse(s).ok_or_else(|| {
+            format!("unknown policy '{s}' (expected fifo, rr, other, batch or idle)")
+        })
+    }
+}
+
+/// The kernel thread id of the caller.
+pub fn gettid() -> i32 {
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() }
+}
+
+/// Pin thread `tid` (0 = caller) to `cpus`.
+pub fn set_affinity(tid: i32, cpus: &CpuSet) -> io::Result<()> {
+    // SAFETY: cpu_set_t is plain data; CPU_SET stays within its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for c in cpus.iter() {
+            if (c as usize) < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c as usize, &mut set);
+            }
+        }
+        if libc::sched_setaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The affinity of thread `tid` (0 = caller).
+pub fn get_affinity(tid: i32) -> io::Result<CpuSet> {
+    // SAFETY: as above.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(tid, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok((0..libc::CPU_SETSIZE as u32)
+            .filter(|&c| libc::CPU_ISSET(c as usize, &set))
+            .collect())
+    }
+}
+
+/// Set policy and priority of thread `tid` (0 = caller).
+pub fn set_scheduler(tid: i32, policy: Policy, priority: i32) -> io::Result<()> {
+    let prio = if policy.is_rt() { priority } else { 0 };
+    let param = libc::sched_param {
+        sched_priority: prio,
+    };
+    // SAFETY: param is a valid sched_param.
+    if unsafe { libc::sched_setscheduler(tid, policy.raw(), &param) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// The CPU the caller runs on now (vDSO, no syscall on x86-64).
+pub fn current_cpu() -> i32 {
+    // SAFETY: no preconditions.
+    unsafe { libc::sched_getcpu() }
+}
+
+/// Whether the caller may use SCHED_FIFO, found by trying it on a scratch
+/// thread (the only reliable answer: capabilities, RLIMIT_RTPRIO and RT
+/// group scheduling all have a say).
+pub fn fifo_permitted() -> Result<(), io::Error> {
+    std::thread::spawn(|| set_scheduler(0, Policy::Fifo, 1))
+        .join()
+        .unwrap_or_else(|_| Err(io::Error::other("probe thread panicked")))
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_names() {
+        assert_eq!(Policy::parse("SCHED_FIFO"), Some(Policy::Fifo));
+        assert_eq!(Policy::parse("rr"), Some(Policy::Rr));
+        assert_eq!(Policy::parse("OTHER"), Some(Policy::Other));
+        assert_eq!(Policy::parse("edf"), None);
+    }
+
+    #[test]
+    fn affinity_round_trip_on_own_thread() {
+        let online = get_affinity(0).unwrap();
+        let first = CpuSet::single(online.first().unwrap());
+        std::thread::spawn(move || {
+            set_affinity(0, &first).unwrap();
+            assert_eq!(get_affinity(0).unwrap(), first);
+            assert_eq!(current_cpu() as u32, first.first().unwrap());
+        })
+        .join()
+        .unwrap();
+    }
+}

@@ -1,0 +1,541 @@
+//! `rtshield sysinfo`: what the results depend on. Embedded in every result
+//! file so a number is never orphaned from the system that produced it.
+
+use crate::{CpuSet, Root};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::io::Read;
+
+/// Kernel build configuration (`/proc/config.gz` or `/boot/config-RELEASE`).
+#[derive(Debug, Clone, Default)]
+pub struct KernelConfig {
+    pub source: Option<String>,
+    pub values: BTreeMap<String, String>,
+}
+
+impl KernelConfig {
+    pub fn read(root: &Root, release: &str) -> KernelConfig {
+        let gz = root.path("/proc/config.gz");
+        if let Ok(f) = std::fs::File::open(&gz) {
+            let mut s = String::new();
+            if flate2::read::GzDecoder::new(f)
+                .read_to_string(&mut s)
+                .is_ok()
+            {
+                return Self::parse(&s, "/proc/config.gz");
+            }
+        }
+        let boot = format!("/boot/config-{release}");
+        match root.read(&boot) {
+            Ok(s) => Self::parse(&s, &boot),
+            Err(_) => KernelConfig::default(),
+        }
+    }
+
+    pub fn parse(text: &str, source: &str) -> KernelConfig {
+        let mut values = BTreeMap::new();
+        for line in text.lines() {
+            if let Some((k, v)) = line.split_once('=') {
+                if k.starts_with("CONFIG_") {
+                    values.insert(k.to_string(), v.trim_matches('"').to_string());
+                }
+            }
+        }
+        KernelConfig {
+            source: Some(source.to_string()),
+            values,
+        }
+    }
+
+    pub fn known(&self) -> bool {
+        self.source.is_some()
+    }
+
+    /// `Some(true)` for `=y`/`=m`, `Some(false)` when absent from a known
+    /// config, `None` when no config could be read.
+    pub fn enabled(&self, key: &str) -> Option<bool> {
+        self.known()
+            .then(|| matches!(self.values.get(key).map(String::as_str), Some("y" | "m")))
+    }
+
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.values.get(key).map(String::as_str)
+    }
+}
+
+/// The system description embedded in every result file.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SysInfo {
+    pub hostname: Option<String>,
+    pub kernel_release: Option<String>,
+    pub kernel_version: Option<String>,
+    pub arch: String,
+    /// `PREEMPT_RT`, `PREEMPT`, `PREEMPT_LAZY`, `VOLUNTARY`, `NONE` (build model).
+    pub preempt_model: Option<String>,
+    /// Whether the preemption model can be chosen at boot (`preempt=`).
+    pub preempt_dynamic: bool,
+    /// The dynamic mode in force, when readable (debugfs or `preempt=`).
+    pub preempt_mode: Option<String>,
+    pub hz: Option<u32>,
+    pub high_res_timers: Option<bool>,
+    pub clocksource: Option<String>,
+    pub cmdline: Option<String>,
+    /// Isolation-related boot parameters found on the command line.
+    pub isolation_params: BTreeMap<String, String>,
+    pub cpus_online: Option<String>,
+    pub cpus_isolated: Option<String>,
+    pub cpus_nohz_full: Option<String>,
+    pub cpu_model: Option<String>,
+    pub cpu_count: usize,
+    /// `v1`, `v2` or `hybrid` (v1 controllers plus a v2 mount).
+    pub cgroup_version: Option<String>,
+    pub cpuset_mount: Option<String>,
+    pub sched_rt_runtime_us: Option<i64>,
+    pub sched_rt_period_us: Option<i64>,
+    pub rt_group_sched: Option<bool>,
+    /// The caller's cpu cgroup `cpu.rt_runtime_us` (RT group scheduling).
+    pub caller_rt_runtime_us: Option<i64>,
+    pub fifo_permitted: Option<bool>,
+    pub fifo_refusal: Option<String>,
+    pub kernel_config_source: Option<String>,
+}
+
+/// Command-line parameters that matter for isolation and latency.
+pub const ISOLATION_PARAMS: &[&str] = &[
+    "isolcpus",
+    "nohz_full",
+    "nohz",
+    "rcu_nocbs",
+    "rcu_nocb_poll",
+    "irqaffinity",
+    "kthread_cpus",
+    "threadirqs",
+    "preempt",
+    "skew_tick",
+    "nosoftlockup",
+    "nowatchdog",
+    "idle",
+    "intel_idle.max_cstate",
+    "processor.max_cstate",
+    "intel_pstate",
+    "tsc",
+    "clocksource",
+    "housekeeping",
+    "isolcpus_managed_irq",
+];
+
+impl SysInfo {
+    /// Collect from `root`. Never fails: what cannot be read stays `None`.
+    /// `probe_fifo` tries SCHED_FIFO on a scratch thread (only meaningful
+    /// on the host).
+    pub fn collect(root: &Root, probe_fifo: bool) -> SysInfo {
+        let mut si = SysInfo {
+            arch: std::env::consts::ARCH.to_string(),
+            ..Default::default()
+        };
+        si.hostname = root.read_opt("/proc/sys/kernel/hostname");
+        si.kernel_release = root.read_opt("/proc/sys/kernel/osrelease");
+        si.kernel_version = root.read_opt("/proc/sys/kernel/version");
+        let cfg = KernelConfig::read(root, si.kernel_release.as_deref().unwrap_or(""));
+        si.kernel_config_source = cfg.source.clone();
+        let version = si.kernel_version.clone().unwrap_or_default();
+        si.preempt_model = preempt_model(&cfg, &version);
+        si.preempt_dynamic = cfg.enabled("CONFIG_PREEMPT_DYNAMIC") == Some(true)
+            || version.contains("PREEMPT_DYNAMIC");
+        si.hz = cfg.get("CONFIG_HZ").and_then(|v| v.parse().ok());
+        si.high_res_timers = root
+            .read_opt("/proc/timer_list")
+            .and_then(|t| {
+                t.lines()
+                    .find(|l| l.trim_start().starts_with(".hres_active"))
+                    .map(|l| l.trim_end().ends_with('1'))
+            })
+            .or(cfg.enabled("CONFIG_HIGH_RES_TIMERS"));
+        si.clocksource =
+            root.read_opt("/sys/devices/system/clocksource/clocksource0/current_clocksource");
+        si.cmdline = root.read_opt("/proc/cmdline");
+        if let Some(cl) = &si.cmdline {
+            si.isolation_params = isolation_params(cl);
+        }
+        si.preempt_mode = root
+            .read_opt("/sys/kernel/debug/sched/preempt")
+            .and_then(|s| {
+                s.split_whitespace()
+                    .find(|w| w.starts_with('('))
+                    .map(|w| w.trim_matches(|c| c == '(' || c == ')').to_string())
+            })
+            .or_else(|| si.isolation_params.get("preempt").cloned())
+            .or_else(|| {
+                // Without debugfs or preempt=, a dynamic kernel runs its
+                // build default, which is the build model.
+                si.preempt_dynamic
+                    .then(|| si.preempt_model.as_ref().map(|m| m.to_lowercase()))
+                    .flatten()
+            });
+        si.cpus_online = root.read_opt("/sys/devices/system/cpu/online");
+        si.cpus_isolated = root.read_opt("/sys/devices/system/cpu/isolated");
+        si.cpus_nohz_full = root.read_opt("/sys/devices/system/cpu/nohz_full");
+        si.cpu_count = si
+            .cpus_online
+            .as_deref()
+            .and_then(|s| CpuSet::parse_list(s).ok())
+            .map_or(0, |c| c.len());
+        si.cpu_model = root.read_opt("/proc/cpuinfo").and_then(|s| cpu_model(&s));
+        let (ver, cpuset) = cgroup_layout(root);
+        si.cgroup_version = ver;
+        si.cpuset_mount = cpuset;
+        si.sched_rt_runtime_us = root
+            .read_opt("/proc/sys/kernel/sched_rt_runtime_us")
+            .and_then(|s| s.parse().ok());
+        si.sched_rt_period_us = root
+            .read_opt("/proc/sys/kernel/sched_rt_period_us")
+            .and_then(|s| s.parse().ok());
+        si.rt_group_sched = cfg.enabled("CONFIG_RT_GROUP_SCHED");
+        si.caller_rt_runtime_us = caller_rt_runtime_us(root);
+        if probe_fifo {
+            match crate::sched::fifo_permitted() {
+                Ok(()) => si.fifo_permitted = Some(true),
+                Err(e) => {
+                    si.fifo_permitted = Some(false);
+                    si.fifo_refusal = Some(fifo_refusal_reason(&e, si.caller_rt_runtime_us));
+                }
+            }
+        }
+        si
+    }
+
+    /// Human-readable block, `key: value` per line.
+    pub fn render_text(&self) -> String {
+        let opt = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+        let mut out = String::new();
+        let mut line = |k: &str, v: String| out.push_str(&format!("{k:<20} {v}\n"));
+        line("hostname", opt(&self.hostname));
+        line(
+            "kernel",
+            format!(
+                "{} {}",
+                opt(&self.kernel_release),
+                self.kernel_version.clone().unwrap_or_default()
+            ),
+        );
+        line("arch", self.arch.clone());
+        line(
+            "preemption",
+            format!(
+                "{}{}{}",
+                opt(&self.preempt_model),
+                if self.preempt_dynamic {
+                    " (PREEMPT_DYNAMIC)"
+                } else {
+                    ""
+                },
+                self.preempt_mode
+                    .as_ref()
+                    .map(|m| format!(", mode {m}"))
+                    .unwrap_or_default()
+            ),
+        );
+        line("HZ", self.hz.map_or("unknown".into(), |h| h.to_string()));
+        line(
+            "high-res timers",
+            self.high_res_timers.map_or("unknown".into(), |b| {
+                if b {
+                    "active".into()
+                } else {
+                    "inactive".into()
+                }
+            }),
+        );
+        line("clocksource", opt(&self.clocksource));
+        line("cpu model", opt(&self.cpu_model));
+        line(
+            "cpus online",
+            format!("{} ({})", opt(&self.cpus_online), self.cpu_count),
+        );
+        line(
+            "cpus isolated",
+            self.cpus_isolated
+                .clone()
+                .filter(|s| !s.is_empty())
+                .unwrap_or_else(|| "none".into()),
+        );
+        line(
+            "cpus nohz_full",
+            self.cpus_nohz_full
+                .clone()
+                .filter(|s| !s.is_empty() && s != "(null)")
+                .unwrap_or_else(|| "none".into()),
+        );
+        let params = if self.isolation_params.is_empty() {
+            "none".to_string()
+        } else {
+            self.isolation_params
+                .iter()
+                .map(|(k, v)| {
+                    if v.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{k}={v}")
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        line("isolation params", params);
+        line(
+            "cgroup",
+            format!(
+                "{} (cpuset at {})",
+                opt(&self.cgroup_version),
+                opt(&self.cpuset_mount)
+            ),
+        );
+        line(
+            "rt throttling",
+            match (self.sched_rt_runtime_us, self.sched_rt_period_us) {
+                (Some(-1), _) => "off (sched_rt_runtime_us=-1)".into(),
+                (Some(r), Some(p)) => format!("{r} us every {p} us"),
+                _ => "unknown".into(),
+            },
+        );
+        line(
+            "rt group sched",
+            match (self.rt_group_sched, self.caller_rt_runtime_us) {
+                (Some(true), Some(r)) => format!("yes, caller's cgroup cpu.rt_runtime_us={r}"),
+                (Some(true), None) => "yes".into(),
+                (Some(false), _) => "no".into(),
+                (None, _) => "unknown".into(),
+            },
+        );
+        line(
+            "SCHED_FIFO",
+            match (self.fifo_permitted, &self.fifo_refusal) {
+                (Some(true), _) => "permitted".into(),
+                (Some(false), Some(r)) => format!("refused: {r}"),
+                (Some(false), None) => "refused".into(),
+                (None, _) => "not probed".into(),
+            },
+        );
+        out
+    }
+}
+
+fn preempt_model(cfg: &KernelConfig, version: &str) -> Option<String> {
+    let on = |k: &str| cfg.enabled(k) == Some(true);
+    if cfg.known() {
+        let m = if on("CONFIG_PREEMPT_RT") {
+            "PREEMPT_RT"
+        } else if on("CONFIG_PREEMPT_LAZY") {
+            "PREEMPT_LAZY"
+        } else if on("CONFIG_PREEMPT") {
+            "PREEMPT"
+        } else if on("CONFIG_PREEMPT_VOLUNTARY") {
+            "VOLUNTARY"
+        } else {
+            "NONE"
+        };
+        return Some(m.to_string());
+    }
+    // `uname -v` carries a hint when no config is readable.
+    for m in ["PREEMPT_RT", "PREEMPT_LAZY", "PREEMPT "] {
+        if version.contains(m) {
+            return Some(m.trim().to_string());
+        }
+    }
+    None
+}
+
+/// `isolcpus=1-3 nohz_full=1-3 threadirqs` → map; flags map to "".
+pub fn isolation_params(cmdline: &str) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    for w in cmdline.split_whitespace() {
+        if w == "--" {
+            break; // what follows goes to init
+        }
+        let (k, v) = w.split_once('=').unwrap_or((w, ""));
+        if ISOLATION_PARAMS.contains(&k) {
+            m.insert(k.to_string(), v.to_string());
+        }
+    }
+    m
+}
+
+fn cpu_model(cpuinfo: &str) -> Option<String> {
+    for key in ["model name", "Hardware", "Model", "cpu model", "uarch"] {
+        if let Some(l) = cpuinfo
+            .lines()
+            .find(|l| l.split(':').next().map(str::trim) == Some(key))
+        {
+            return l.split_once(':').map(|(_, v)| v.trim().to_string());
+        }
+    }
+    None
+}
+
+/// One line of `/proc/self/mountinfo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub mount_point: String,
+    pub fs_type: String,
+    pub super_options: Vec<String>,
+}
+
+pub fn mounts(root: &Root) -> Vec<Mount> {
+    let Some(text) = root.read_opt("/proc/self/mountinfo") else {
+        return vec![];
+    };
+    text.lines()
+        .filter_map(|l| {
+            let (pre, post) = l.split_once(" - ")?;
+            let mount_point = pre.split_whitespace().nth(4)?.to_string();
+            let mut post = post.split_whitespace();
+            let fs_type = post.next()?.to_string();
+            let _src = post.next();
+            let super_options = post
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .map(str::to_string)
+                .collect();
+            Some(Mount {
+                mount_point,
+                fs_type,
+                super_options,
+            })
+        })
+        .collect()
+}
+
+/// (version, where the cpuset controller lives).
+fn cgroup_layout(root: &Root) -> (Option<String>, Option<String>) {
+    let ms = mounts(root);
+    let v1: Vec<&Mount> = ms.iter().filter(|m| m.fs_type == "cgroup").collect();
+    let v2: Vec<&Mount> = ms.iter().filter(|m| m.fs_type == "cgroup2").collect();
+    let cpuset_v1 = v1
+        .iter()
+        .find(|m| m.super_options.iter().any(|o| o == "cpuset"))
+        .map(|m| m.mount_point.clone());
+    let cpuset_v2 = v2
+        .iter()
+        .find(|m| {
+            root.read_opt(format!("{}/cgroup.controllers", m.mount_point))
+                .is_some_and(|c| c.split_whitespace().any(|x| x == "cpuset"))
+        })
+        .map(|m| m.mount_point.clone());
+    let version = match (v1.is_empty(), v2.is_empty()) {
+        (false, false) => Some("hybrid"),
+        (false, true) => Some("v1"),
+        (true, false) => Some("v2"),
+        (true, true) => None,
+    };
+    (version.map(str::to_string), cpuset_v1.or(cpuset_v2))
+}
+
+/// `cpu.rt_runtime_us` of the caller's cpu cgroup (v1 with RT group sched).
+fn caller_rt_runtime_us(root: &Root) -> Option<i64> {
+    let cg = root.read_opt("/proc/self/cgroup")?;
+    let ms = mounts(root);
+    for line in cg.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, ctrls, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if ctrls.split(',').any(|c| c == "cpu") {
+            let m = ms
+                .iter()
+                .find(|m| m.fs_type == "cgroup" && m.super_options.iter().any(|o| o == "cpu"))?;
+            let p = format!(
+                "{}{}/cpu.rt_runtime_us",
+                m.mount_point,
+                path.trim_end_matches('/')
+            );
+            return root.read_opt(p).and_then(|v| v.parse().ok());
+        }
+    }
+    None
+}
+
+/// Explain a SCHED_FIFO refusal in terms the user can act on.
+pub fn fifo_refusal_reason(e: &std::io::Error, caller_rt_runtime_us: Option<i64>) -> String {
+    if caller_rt_runtime_us == Some(0) {
+        return format!(
+            "{e}: RT group scheduling gives this process's cpu cgroup no RT time \
+             (cpu.rt_runtime_us = 0); give it some, e.g. \
+             `echo 950000 > /sys/fs/cgroup/cpu/<group>/cpu.rt_runtime_us`, or run from the root cpu cgroup"
+        );
+    }
+    if e.raw_os_error() == Some(libc::EPERM) {
+        return format!(
+            "{e}: needs root, CAP_SYS_NICE or an RLIMIT_RTPRIO (ulimit -r) of at least the priority asked"
+        );
+    }
+    e.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn fake() -> (tempfile::TempDir, Root) {
+        let d = tempfile::tempdir().unwrap();
+        let w = |p: &str, s: &str| {
+            let f = d.path().join(p.trim_start_matches('/'));
+            fs::create_dir_all(f.parent().unwrap()).unwrap();
+            fs::write(f, s).unwrap();
+        };
+        w("/proc/sys/kernel/osrelease", "6.18.0-rt\n");
+        w("/proc/sys/kernel/version", "#1 SMP PREEMPT_RT\n");
+        w(
+            "/boot/config-6.18.0-rt",
+            "CONFIG_PREEMPT_RT=y\nCONFIG_HZ=1000\nCONFIG_RT_GROUP_SCHED=y\n# CONFIG_X is not set\n",
+        );
+        w(
+            "/proc/cmdline",
+            "quiet isolcpus=nohz,domain,2-3 nohz_full=2-3 threadirqs -- isolcpus=9\n",
+        );
+        w("/sys/devices/system/cpu/online", "0-3\n");
+        w("/sys/devices/system/cpu/isolated", "2-3\n");
+        w("/proc/cpuinfo", "processor\t: 0\nHardware\t: BCM2835\n");
+        w("/proc/self/mountinfo", "34 31 0:31 / /sys/fs/cgroup/cpuset rw,relatime - cgroup cgroup rw,cpuset\n32 31 0:29 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n");
+        w("/proc/self/cgroup", "3:cpuset:/\n1:cpu:/app\n");
+        w("/sys/fs/cgroup/cpu/app/cpu.rt_runtime_us", "0\n");
+        w("/proc/sys/kernel/sched_rt_runtime_us", "950000\n");
+        w("/proc/sys/kernel/sched_rt_period_us", "1000000\n");
+        let r = Root::new(d.path());
+        (d, r)
+    }
+
+    #[test]
+    fn reads_a_fake_rt_system() {
+        let (_d, r) = fake();
+        let si = SysInfo::collect(&r, false);
+        assert_eq!(si.kernel_release.as_deref(), Some("6.18.0-rt"));
+        assert_eq!(si.preempt_model.as_deref(), Some("PREEMPT_RT"));
+        assert_eq!(si.hz, Some(1000));
+        assert_eq!(
+            si.isolation_params.get("isolcpus").map(String::as_str),
+            Some("nohz,domain,2-3")
+        );
+        assert_eq!(
+            si.isolation_params.get("threadirqs").map(String::as_str),
+            Some("")
+        );
+        assert_eq!(si.cpu_count, 4);
+        assert_eq!(si.cpus_isolated.as_deref(), Some("2-3"));
+        assert_eq!(si.cpu_model.as_deref(), Some("BCM2835"));
+        assert_eq!(si.cgroup_version.as_deref(), Some("v1"));
+        assert_eq!(si.cpuset_mount.as_deref(), Some("/sys/fs/cgroup/cpuset"));
+        assert_eq!(si.caller_rt_runtime_us, Some(0));
+        assert_eq!(si.rt_group_sched, Some(true));
+        assert_eq!(si.sched_rt_runtime_us, Some(950000));
+        assert!(si.render_text().contains("PREEMPT_RT"));
+    }
+
+    #[test]
+    fn rt_group_refusal_is_explained() {
+        let e = std::io::Error::from_raw_os_error(libc::EPERM);
+        let m = fifo_refusal_reason(&e, Some(0));
+        assert!(m.contains("cpu.rt_runtime_us = 0"), "{m}");
+        let m = fifo_refusal_reason(&e, Some(950000));
+        assert!(m.contains("CAP_SYS_NICE"), "{m}");
+    }
+}

@@ -1,0 +1,104 @@
+//! Top-level argument parsing and dispatch.
+
+use crate::cmd;
+use clap::{Parser, Subcommand};
+use rtshield_sys::{InputError, Root};
+use std::path::PathBuf;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "rtshield",
+    version,
+    about = "Shield CPUs for real-time work, audit them, measure wake-up latency under load, report it, and study load balancing.",
+    propagate_version = true
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Options every subcommand understands.
+#[derive(clap::Args, Debug, Clone)]
+pub struct Global {
+    /// Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees).
+    #[arg(long, global = true, value_name = "DIR", env = "RTSHIELD_SYSROOT")]
+    pub sysroot: Option<PathBuf>,
+}
+
+impl Global {
+    pub fn root(&self) -> Root {
+        self.sysroot.as_ref().map_or_else(Root::host, Root::new)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Measure on the last CPU for ~10 s with a CPU load on the others; the main job on a built-in example.
+    Demo(cmd::demo::Args),
+    /// Measure wake-up latency of periodic real-time threads (cyclictest-like).
+    Measure(cmd::measure::Args),
+    /// Run a systress configuration file: timer threads, load programs, statistics.
+    Run(cmd::run::Args),
+    /// Describe the system: kernel, preemption model, HZ, timers, isolation, cgroups, RT limits.
+    Sysinfo(cmd::sysinfo::Args),
+    /// Shield CPUs: create, undo, inspect cpuset partitions (cgroup v1 and v2).
+    #[command(subcommand)]
+    Partition(cmd::partition::Command),
+    /// What can still disturb a CPU, and how to fix it.
+    Audit(cmd::audit::Args),
+    /// vmstat/pidstat-like sampling: interrupts, context switches, run queue.
+    Stat(cmd::stat::Args),
+    /// Plots and tables from one or more result files.
+    Report(cmd::report::Args),
+    /// Run a load-balancing scenario (lollobrigida format) on the real kernel.
+    Scenario(cmd::scenario::Args),
+    /// Simulate a scenario under the linux26, ule or ARTiS balancers.
+    Simulate(cmd::simulate::Args),
+}
+
+/// Parse, run, and turn errors into exit codes: 2 for bad input (like
+/// clap's usage errors), 1 for everything else.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let g = cli.global.clone();
+    let res = match cli.command {
+        Command::Demo(a) => cmd::demo::run(a, &g),
+        Command::Measure(a) => cmd::measure::run(a, &g),
+        Command::Run(a) => cmd::run::run(a, &g),
+        Command::Sysinfo(a) => cmd::sysinfo::run(a, &g),
+        Command::Partition(c) => cmd::partition::run(c, &g),
+        Command::Audit(a) => cmd::audit::run(a, &g),
+        Command::Stat(a) => cmd::stat::run(a, &g),
+        Command::Report(a) => cmd::report::run(a, &g),
+        Command::Scenario(a) => cmd::scenario::run(a, &g),
+        Command::Simulate(a) => cmd::simulate::run(a, &g),
+    };
+    match res {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("rtshield: error: {}", render(&e));
+            if e.chain().any(|c| c.is::<InputError>()) {
+                2
+            } else {
+                1
+            }
+        }
+    }
+}
+
+/// `outer: inner: root cause`, without repeating a cause already in the message.
+fn render(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for c in e.chain() {
+        let s = c.to_string();
+        if !out.contains(&s) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&s);
+        }
+    }
+    out
+}

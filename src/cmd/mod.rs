@@ -1,0 +1,17 @@
+//! One file per subcommand: argument definitions and printing only.
+
+pub mod audit;
+pub mod demo;
+pub mod measure;
+pub mod partition;
+pub mod report;
+pub mod run;
+pub mod scenario;
+pub mod simulate;
+pub mod stat;
+pub mod sysinfo;
+
+/// What a subcommand whose issue has not landed yet answers. None pretends to work.
+pub fn not_yet(name: &str) -> anyhow::Result<i32> {
+    anyhow::bail!("`rtshield {name}` is not implemented yet")
+}

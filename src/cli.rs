@@ -56,6 +56,9 @@ pub enum Command {
     Scenario(cmd::scenario::Args),
     /// Simulate a scenario under the linux26, ule or ARTiS balancers.
     Simulate(cmd::simulate::Args),
+    /// Internal: the worker process of a built-in load (started by measure/run, not by users).
+    #[command(name = "__load", hide = true)]
+    LoadWorker(cmd::load_worker::Args),
 }
 
 /// Parse, run, and turn errors into exit codes: 2 for bad input (like
@@ -74,6 +77,7 @@ pub fn main() -> i32 {
         Command::Report(a) => cmd::report::run(a, &g),
         Command::Scenario(a) => cmd::scenario::run(a, &g),
         Command::Simulate(a) => cmd::simulate::run(a, &g),
+        Command::LoadWorker(a) => cmd::load_worker::run(a, &g),
     };
     match res {
         Ok(code) => code,

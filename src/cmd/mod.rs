@@ -2,6 +2,7 @@
 
 pub mod audit;
 pub mod demo;
+pub mod load_worker;
 pub mod measure;
 pub mod partition;
 pub mod report;

@@ -1,14 +1,187 @@
-//! `rtshield scenario`.
+//! `rtshield scenario`: run a lollobrigida scenario on the real kernel.
 
 use crate::cli::Global;
+use anyhow::Context;
+use rtshield_scenario::plan::{self, PlanOptions};
+use rtshield_scenario::report::{fmt_ns, render_text, table_with_text_cols};
+use rtshield_scenario::runner::{self, RunOptions};
+use rtshield_scenario::{parse_file, signal};
+use rtshield_sys::units::Dur;
+use rtshield_sys::{sched, CpuSet, InputError, Root};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Arguments (not implemented yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// Scenario file (lollobrigida format: `{ … }` task blocks, see examples/scenarios/).
+    pub file: PathBuf,
+    /// Write the report as JSON (schema rtshield.balance/1) to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write DIR/balance.json and DIR/balance.txt.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Stop the run after D (e.g. 30s); unfinished tasks are reported as such. Overrides the file's `timeout`.
+    #[arg(long, value_name = "D")]
+    pub timeout: Option<Dur>,
+    /// Parse and plan only: show the tasks as they would run (masks trimmed), run nothing.
+    #[arg(long)]
+    pub check: bool,
+    /// Run a FIFO/RR priority-99 task that never sleeps and may use every CPU (it can starve the machine).
+    #[arg(long)]
+    pub force: bool,
+    /// Multiply every task's `loop` by F (e.g. 0.01 for a short demo); sloop, sleep and irq_period are kept.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    pub scale: f64,
+    /// Iterations per microsecond (overrides the file's `loops_per_us`; default: one spin step, measured).
+    #[arg(long, value_name = "X")]
+    pub loops_per_us: Option<f64>,
 }
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<i32> {
-    super::not_yet("scenario")
+/// CPUs the tasks may use: online, and allowed to this process.
+fn online_cpus(root: &Root) -> CpuSet {
+    let online = root
+        .read_trim("/sys/devices/system/cpu/online")
+        .ok()
+        .and_then(|s| CpuSet::parse_list(&s).ok())
+        .filter(|s| !s.is_empty());
+    let allowed = sched::get_affinity(0).ok().filter(|s| !s.is_empty());
+    match (online, allowed) {
+        (Some(o), Some(a)) if root.is_host() && !o.intersection(&a).is_empty() => {
+            o.intersection(&a)
+        }
+        (Some(o), _) => o,
+        (None, Some(a)) => a,
+        (None, None) => CpuSet::single(0),
+    }
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    let root = g.root();
+    let scenario = parse_file(&args.file)?;
+    if let Some(l) = args.loops_per_us {
+        if !(l.is_finite() && l > 0.0) {
+            return Err(InputError::new(format!(
+                "--loops-per-us must be a positive number, got {l}"
+            ))
+            .into());
+        }
+    }
+    let online = online_cpus(&root);
+    let plan = plan::plan(
+        &scenario,
+        &online,
+        PlanOptions {
+            scale: args.scale,
+            force: args.force,
+        },
+    )?;
+
+    if args.check {
+        println!(
+            "{}: {} tasks, {} groups; CPUs present: {}",
+            scenario.source,
+            plan.tasks.len(),
+            plan.tasks
+                .iter()
+                .map(|t| t.spec.group.as_str())
+                .collect::<std::collections::BTreeSet<_>>()
+                .len(),
+            online.to_list()
+        );
+        let header: Vec<String> = [
+            "TASK",
+            "GROUP",
+            "POLICY",
+            "MASK",
+            "LOOP",
+            "SLOOP",
+            "SLEEP",
+            "IRQ_PERIOD",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let rows: Vec<Vec<String>> = plan
+            .tasks
+            .iter()
+            .map(|t| {
+                let s = &t.spec;
+                let policy = if s.policy.is_rt() {
+                    format!("{}:{}", s.policy, s.priority)
+                } else if s.nice != 0 {
+                    format!("{} nice {}", s.policy, s.nice)
+                } else {
+                    s.policy.to_string()
+                };
+                vec![
+                    s.name.clone(),
+                    s.group.clone(),
+                    policy,
+                    t.mask.to_list(),
+                    t.loops.to_string(),
+                    s.sloop.map_or("-".into(), |x| x.to_string()),
+                    if s.sloop.is_some() {
+                        fmt_ns(s.sleep_ns as f64)
+                    } else {
+                        "-".into()
+                    },
+                    s.irq_period.map_or("-".into(), |x| x.to_string()),
+                ]
+            })
+            .collect();
+        print!("{}", table_with_text_cols(&header, &rows, 4));
+        for n in &plan.notes {
+            println!("note: {n}");
+        }
+        return Ok(0);
+    }
+
+    for n in &plan.notes {
+        eprintln!("rtshield scenario: {n}");
+    }
+    // Catch SIGINT/SIGTERM from here on: the results are written anyway.
+    let guard = signal::catch_interrupts();
+    eprintln!(
+        "rtshield scenario: {} tasks from {}, calibrating the busy loop…",
+        plan.tasks.len(),
+        scenario.source
+    );
+    let outcome = runner::run(
+        &scenario,
+        &plan,
+        &online,
+        &RunOptions {
+            root,
+            timeout_ns: args.timeout.map(|d| d.ns()),
+            loops_per_us: args.loops_per_us,
+            interrupt: Some(signal::interrupted()),
+        },
+    )?;
+    drop(guard);
+
+    let text = render_text(&outcome.report);
+    print!("{text}");
+    let json = serde_json::to_string_pretty(&outcome.report)? + "\n";
+    if let Some(p) = &args.json {
+        std::fs::write(p, &json).with_context(|| format!("writing {}", p.display()))?;
+    }
+    if let Some(d) = &args.out {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        for (name, body) in [("balance.json", &json), ("balance.txt", &text)] {
+            let p = d.join(name);
+            std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))?;
+        }
+    }
+    if outcome.interrupted {
+        eprintln!("rtshield scenario: interrupted; results written for the tasks as they were");
+        return Ok(1);
+    }
+    if outcome.timed_out {
+        eprintln!(
+            "rtshield scenario: timeout: {} task(s) unfinished",
+            outcome.report.run.unfinished
+        );
+        return Ok(1);
+    }
+    Ok(0)
 }

@@ -1,0 +1,251 @@
+//! `rtshield scenario` end to end: the binary, its exit codes, its files.
+
+use std::io::{BufRead, Read};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_rtshield");
+const ANNEX: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/examples/scenarios/annex-b.scn"
+);
+
+fn rtshield(args: &[&str]) -> Output {
+    Command::new(BIN).args(args).output().unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> String {
+    let p = dir.join(name);
+    std::fs::write(&p, text).unwrap();
+    p.display().to_string()
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn check_shows_annex_b_trimmed_to_this_machine() {
+    let o = rtshield(&["scenario", ANNEX, "--check"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains(": 16 tasks, 2 groups;"), "{out}");
+    assert!(out.contains("fifo99.3  fifo99  fifo:99"), "{out}");
+    if !out.contains("CPUs present: 0-15") {
+        assert!(
+            out.contains("note: cpu_mask 0xffff trimmed to the CPUs present"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn every_example_scenario_checks() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/scenarios");
+    let mut n = 0;
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "scn") {
+            let o = rtshield(&["scenario", p.to_str().unwrap(), "--check"]);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "{}",
+                String::from_utf8_lossy(&o.stderr)
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 4);
+}
+
+#[test]
+fn bad_scenario_exits_2_naming_file_line_column() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "bad.scn", "{\nloop = 10\nsched = EDF\n}\n");
+    let o = rtshield(&["scenario", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{f}:3:9: unknown sched `EDF`")),
+        "{err}"
+    );
+
+    let o = rtshield(&[
+        "scenario",
+        &d.path().join("missing.scn").display().to_string(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read scenario"));
+}
+
+#[test]
+fn fifo_99_spinning_on_every_cpu_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "hog.scn",
+        "{\nloop = 10\nsched = FIFO\npriority = 99\n}\n",
+    );
+    let o = rtshield(&["scenario", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "{f}:1:1: task fifo99.1 is FIFO priority 99, never sleeps"
+        )),
+        "{err}"
+    );
+    assert!(err.contains("--force"), "{err}");
+}
+
+#[test]
+fn annex_b_runs_scaled_down_and_writes_json_and_text() {
+    let d = tempfile::tempdir().unwrap();
+    let j = d.path().join("r.json");
+    let out = d.path().join("out");
+    let o = rtshield(&[
+        "scenario",
+        ANNEX,
+        "--scale",
+        "0.0002",
+        "--json",
+        j.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{text}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&j);
+    assert_eq!(v["schema"], "rtshield.balance/1");
+    assert_eq!(v["source"], "kernel");
+    let tasks = v["tasks"].as_array().unwrap();
+    assert_eq!(tasks.len(), 16);
+    assert!(tasks.iter().all(|t| t["finished"] == true));
+    // The FIFO tasks are pinned to one CPU and measured there.
+    for t in &tasks[13..] {
+        assert_eq!(t["policy"], "fifo");
+        let cpu: usize = t["cpu_mask"].as_str().unwrap().parse().unwrap();
+        assert!(t["cpu_share"][cpu].as_f64().unwrap() > 0.9, "{t}");
+    }
+    let groups = v["groups"].as_array().unwrap();
+    assert_eq!(groups.len(), 2);
+    assert_eq!(groups[0]["name"], "other");
+    assert_eq!(groups[0]["tasks"], 13);
+    assert_eq!(json(&out.join("balance.json")), v);
+    assert_eq!(
+        std::fs::read_to_string(out.join("balance.txt")).unwrap(),
+        text
+    );
+    assert!(text.contains("Groups (fairness"), "{text}");
+}
+
+#[test]
+fn fake_sysroot_decides_the_cpus_and_the_kernel_name() {
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir_all(root.join("sys/devices/system/cpu")).unwrap();
+    std::fs::create_dir_all(root.join("proc/sys/kernel")).unwrap();
+    std::fs::write(root.join("sys/devices/system/cpu/online"), "0\n").unwrap();
+    std::fs::write(root.join("proc/sys/kernel/osrelease"), "9.9-fake\n").unwrap();
+    let f = write(
+        d.path(),
+        "s.scn",
+        "loops_per_us = 1\n{\nloop = 2000\ncpu_mask = 0x3\n}\n",
+    );
+    let j = d.path().join("r.json");
+    let o = rtshield(&[
+        "--sysroot",
+        root.to_str().unwrap(),
+        "scenario",
+        &f,
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let v = json(&j);
+    assert_eq!(v["balancer"], "linux 9.9-fake");
+    assert_eq!(v["ncpus"], 1);
+    assert_eq!(v["tasks"][0]["cpu_mask"], "0");
+    assert!(v["tasks"][0]["cpu_share"][0].as_f64().unwrap() > 0.9);
+    let notes = v["warnings"].to_string();
+    assert!(
+        notes.contains("cpu_mask 0x3 trimmed to the CPUs present: 0 (dropped 1)"),
+        "{notes}"
+    );
+    assert!(notes.contains("/proc/stat could not be read"), "{notes}");
+}
+
+#[test]
+fn timeout_exits_1_and_still_writes_every_task() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "long.scn",
+        "loops_per_us = 1\n{\nloop = 60000000\ncount = 2\n}\n",
+    );
+    let j = d.path().join("r.json");
+    let o = rtshield(&[
+        "scenario",
+        &f,
+        "--timeout",
+        "150ms",
+        "--json",
+        j.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let v = json(&j);
+    assert_eq!(v["run"]["unfinished"], 2);
+    assert_eq!(v["tasks"].as_array().unwrap().len(), 2);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("timeout: 2 task(s) unfinished"));
+}
+
+#[test]
+fn sigint_still_writes_results() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "long.scn",
+        "loops_per_us = 1\n{\nloop = 60000000\n}\n",
+    );
+    let j = d.path().join("r.json");
+    let mut child = Command::new(BIN)
+        .args(["scenario", &f, "--json", j.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The "calibrating" line comes once the handler is installed.
+    let mut err = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("calibrating") {
+        line.clear();
+        assert!(err.read_line(&mut line).unwrap() > 0, "stderr closed early");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // SAFETY: signalling the child this test started.
+    unsafe { libc_kill(child.id() as i32, 2) };
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{rest}");
+    assert!(rest.contains("interrupted"), "{rest}");
+    let v = json(&j);
+    assert_eq!(v["run"]["unfinished"], 1);
+    assert_eq!(v["tasks"][0]["finished"], false);
+}
+
+extern "C" {
+    #[link_name = "kill"]
+    fn libc_kill(pid: i32, sig: i32) -> i32;
+}

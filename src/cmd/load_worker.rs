@@ -1,14 +1,64 @@
-//! `rtshield __load` (internal worker of built-in loads).
+//! `rtshield __load KIND` (internal): the worker process of a built-in
+//! load, and `rtshield __load exec -- CMD...`, the shim that leads the process
+//! group of a supervised program. Started only by rtshield's own supervisor, which
+//! sets `RTSHIELD_LOAD_WORKER` to its pid; refused otherwise.
 
 use crate::cli::Global;
+use rtshield_load::{worker, Builtin};
+use rtshield_sys::sched::Policy;
+use rtshield_sys::{CpuSet, InputError};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Arguments (not implemented yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// Worker kind (cpu, memory, io, syscall, fork, net) or `exec`.
+    pub kind: String,
+    /// Bytes per worker (memory, io).
+    #[arg(long)]
+    pub size: Option<u64>,
+    /// Private directory of an io worker (created and removed by the parent).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// exec: CPU affinity of the program.
+    #[arg(long)]
+    pub cpus: Option<String>,
+    /// exec: join this cgroup (its cgroup.procs or tasks file) before starting the program.
+    #[arg(long)]
+    pub cgroup: Option<PathBuf>,
+    /// exec: scheduling policy of the program.
+    #[arg(long)]
+    pub policy: Option<Policy>,
+    /// exec: priority of the program.
+    #[arg(long, default_value_t = 0)]
+    pub prio: i32,
+    /// exec: the program and its arguments (after `--`).
+    #[arg(last = true)]
+    pub cmd: Vec<String>,
 }
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<i32> {
-    super::not_yet("__load")
+pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+    if !worker::started_by_supervisor() {
+        return Err(InputError::new(
+            "`__load` is internal: built-in loads are started by `rtshield run` or `rtshield measure --load`",
+        )
+        .into());
+    }
+    if args.kind == "exec" {
+        let cpus = match &args.cpus {
+            Some(s) => Some(CpuSet::parse(s).map_err(|e| InputError::new(e.to_string()))?),
+            None => None,
+        };
+        let sched = args.policy.map(|p| (p, args.prio));
+        return Ok(worker::program_shim(
+            cpus.as_ref(),
+            sched,
+            args.cgroup.as_deref(),
+            &args.cmd,
+        ));
+    }
+    let kind = Builtin::parse(&args.kind)
+        .filter(|k| *k != Builtin::Hell)
+        .ok_or_else(|| InputError::new(format!("unknown worker kind '{}'", args.kind)))?;
+    worker::worker_main(kind, args.size, args.dir.as_deref())?;
+    Ok(0)
 }

@@ -1,14 +1,179 @@
-//! `rtshield run`.
+//! `rtshield run CONFIG`: run a systress configuration file.
 
 use crate::cli::Global;
+use anyhow::Context;
+use rtshield_config::runner::{self, RunOptions};
+use rtshield_config::{Action, Config, Machine};
+use rtshield_measure::display::{units, units_avg, TABLE_HEADER};
+use rtshield_results::RunResult;
+use rtshield_sys::units::Dur;
+use rtshield_sys::InputError;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Arguments (not implemented yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// The configuration file (systress format: main, timer_thread[N], program[N]).
+    #[arg(value_name = "CONFIG", required_unless_present = "keys")]
+    pub config: Option<PathBuf>,
+    /// Only check the file and print the effective settings (defaults filled in); start nothing.
+    #[arg(long)]
+    pub check: bool,
+    /// Output directory [default: ./rtshield-results/<config name>-<UTC timestamp>/]; DIR-1, DIR-2... with stats.rotate.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Measure this long, whatever lifetime.duration says (`30s`, `10min`, `1d`).
+    #[arg(long, value_name = "DUR")]
+    pub duration: Option<Dur>,
+    /// Map CPUs this machine does not have onto its online CPUs (cpu % count), to try a configuration written for a bigger machine.
+    #[arg(long)]
+    pub fold_cpus: bool,
+    /// No live display, only the final summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Label of the run in reports [default: the output directory name].
+    #[arg(long)]
+    pub label: Option<String>,
+    /// Print the reference of every configuration key (Markdown) and exit.
+    #[arg(long)]
+    pub keys: bool,
 }
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<i32> {
-    super::not_yet("run")
+pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    if args.keys {
+        print!("{}", rtshield_config::keys::markdown_table());
+        return Ok(0);
+    }
+    let path = args.config.clone().expect("clap requires CONFIG");
+    // Handlers first: a Ctrl-C from now on still ends in clean-up and files.
+    let stop = rtshield_measure::signals::install();
+    let root = g.root();
+    let machine = Machine::from_root(&root, args.fold_cpus)
+        .context("cannot read the online CPUs (/sys/devices/system/cpu/online)")?;
+    let cfg = rtshield_config::load(&path, &machine)?;
+    if args.duration.map(|d| d.ns()) == Some(0) {
+        return Err(InputError::new("--duration 0: must be > 0").into());
+    }
+    if args.check {
+        print!("{}", rtshield_config::render::effective(&cfg));
+        for w in check_warnings(&cfg) {
+            eprintln!("rtshield: warning: {w}");
+        }
+        eprintln!(
+            "{}: OK ({} timer thread(s), {} program(s), {})",
+            cfg.file,
+            cfg.timers.len(),
+            cfg.programs.len(),
+            match args.duration.map(|d| d.ns()).or(cfg.duration_ns()) {
+                Some(d) => format!("runs {}", rtshield_sys::units::format_duration_ns(d)),
+                None => "runs until Ctrl-C".into(),
+            }
+        );
+        return Ok(0);
+    }
+    for w in check_warnings(&cfg) {
+        eprintln!("rtshield: warning: {w}");
+    }
+    let out = args.out.clone().unwrap_or_else(|| {
+        let stem = path
+            .file_stem()
+            .map_or("run".into(), |s| s.to_string_lossy().into_owned());
+        PathBuf::from("rtshield-results").join(format!(
+            "{stem}-{}",
+            rtshield_measure::stamp_utc(std::time::SystemTime::now())
+        ))
+    });
+    let label = args
+        .label
+        .clone()
+        .or_else(|| out.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let opts = RunOptions {
+        out,
+        duration_ns: args.duration.map(|d| d.ns()),
+        quiet: args.quiet,
+        command: std::env::args().collect(),
+        root,
+        label,
+        exe: rtshield_load::worker_exe()?,
+    };
+    let outcome = runner::execute(&cfg, &opts, stop)?;
+    for (dir, res) in &outcome.results {
+        print_summary(&cfg, dir, res);
+    }
+    if outcome.stragglers_killed > 0 {
+        eprintln!(
+            "rtshield: killed {} leftover process(es) that had left their program's process group",
+            outcome.stragglers_killed
+        );
+    }
+    Ok(0)
+}
+
+/// Warnings worth giving before a run: folded CPUs, commands not found.
+fn check_warnings(cfg: &Config) -> Vec<String> {
+    let mut w = cfg.warnings.clone();
+    for p in &cfg.programs {
+        if let Action::Command(argv) = &p.action {
+            if !in_path(&argv[0]) {
+                w.push(format!(
+                    "program[{}]: '{}' is not found in PATH; it will fail (and follow termination.ko)",
+                    p.index, argv[0]
+                ));
+            }
+        }
+    }
+    w
+}
+
+fn in_path(prog: &str) -> bool {
+    if prog.contains('/') {
+        return Path::new(prog).exists();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
+}
+
+/// The systress end-of-run output: final table, where the files are, time.
+fn print_summary(cfg: &Config, dir: &Path, res: &RunResult) {
+    let r = res.settings.resolution_ns;
+    println!("\n{TABLE_HEADER}");
+    for t in &res.threads {
+        println!(
+            "{:>5} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
+            t.index,
+            t.tid,
+            t.samples,
+            units(t.min_ns, r),
+            units(t.max_ns, r),
+            units(t.cur_ns, r),
+            units_avg(t.avg_ns, r)
+        );
+    }
+    println!();
+    for p in &res.programs {
+        println!(
+            "program[{}] {}: {} spawn(s), {} ok exit(s), {} failed",
+            p.index, p.command, p.spawns, p.exits_ok, p.exits_ko
+        );
+    }
+    for t in &res.threads {
+        let name = cfg.timers.iter().find(|c| c.index == t.index).map_or_else(
+            || rtshield_results::systress_file_name(t.index),
+            |c| c.filename.clone(),
+        );
+        println!(
+            "Statistics for timer_thread[{}] in '{}'",
+            t.index,
+            dir.join(name).display()
+        );
+    }
+    for w in &res.warnings {
+        println!("warning: {w}");
+    }
+    let ns = (res.duration_s * 1e9) as u64;
+    println!(
+        "\nTotal elapsed time: {} minutes, {} nanoseconds (end: {})",
+        ns / 60_000_000_000,
+        ns % 60_000_000_000,
+        res.end_reason
+    );
 }

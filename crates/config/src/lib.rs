@@ -1,1 +1,65 @@
-//! rtshield-config: see the README's architecture section.
+//! rtshield-config: the systress configuration format of seed 000.
+//!
+//! ```text
+//! main
+//! {
+//!   cpu_affinity 0-6         # main thread on cores 0 to 6
+//!   stats.period 1500 ms
+//! }
+//! timer_thread[0]
+//! {
+//!   sched.policy FIFO
+//!   sched.priority 99
+//!   cpu_affinity 7
+//!   lifetime.duration 1 min
+//!   stats.histo_size 20 us
+//! }
+//! program[0]
+//! {
+//!   cmdline sh -c "find / -type d -print0 | tar --null -cvzf - -T -"
+//!   output.out /dev/null
+//!   termination.ko RESPAWN
+//! }
+//! ```
+//!
+//! [`syntax`] splits the file into stanzas (with positions), [`model`]
+//! checks every value and builds a [`Config`]; every error is an
+//! [`InputError`] `FILE:LINE:COL: message (expected ...)`. [`keys::KEYS`]
+//! documents every key. [`render`] prints the effective settings.
+
+pub mod keys;
+pub mod model;
+pub mod render;
+pub mod runner;
+pub mod syntax;
+pub mod timeline;
+
+pub use model::{
+    Action, Config, CpuLoadShow, Cycle, Format, Machine, Main, Mode, Partition, Program, Sched,
+    Timer,
+};
+
+use rtshield_sys::{CpuSet, InputError, Root};
+use std::path::Path;
+
+impl Machine {
+    /// The online CPUs of the machine behind `root`.
+    pub fn from_root(root: &Root, fold_cpus: bool) -> std::io::Result<Machine> {
+        let online = root.read_trim("/sys/devices/system/cpu/online")?;
+        let online = CpuSet::parse_list(&online).map_err(std::io::Error::other)?;
+        Ok(Machine { online, fold_cpus })
+    }
+}
+
+/// Read and check a configuration file.
+pub fn load(path: &Path, machine: &Machine) -> anyhow::Result<Config> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path).map_err(|e| InputError::new(format!("{name}: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
+        let line = upto.iter().filter(|&&b| b == b'\n').count() + 1;
+        let col = upto.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
+        InputError::at(&name, line, col, "not UTF-8 text")
+    })?;
+    Ok(model::parse(&name, &text, machine)?)
+}

@@ -1,1 +1,180 @@
-//! rtshield-load: see the README's architecture section.
+//! rtshield-load: everything that puts load beside a measurement.
+//!
+//! - [`Builtin`] loads (cpu, memory, io, syscall, fork, net, hell), each run
+//!   as worker processes `rtshield __load KIND` (one per CPU, pinned), so a
+//!   load can be killed, reaped and accounted for like any program;
+//! - the [`supervise::Supervisor`] that runs `program[N]` command lines and
+//!   those workers in their own process groups, with RESPAWN/STOP/IGNORE;
+//! - [`reaper`]: finding and killing every descendant at the end of a run;
+//! - [`cpuload`]: per-CPU load from `/proc/stat` deltas.
+//!
+//! Quick use (what `measure --load hell --load-cpus 0` does):
+//!
+//! ```no_run
+//! use rtshield_load::{Builtin, LoadSpec};
+//! let loads = rtshield_load::start(&[LoadSpec::new(
+//!     Builtin::Hell,
+//!     Some(rtshield_sys::CpuSet::parse("0").unwrap()),
+//! )])?;
+//! // ... measure ...
+//! let stats = loads.stop(); // every worker killed and reaped
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+//!
+//! Built-in loads are only ever started by rtshield itself: the worker
+//! entry point refuses to run unless its parent is an rtshield that set
+//! the `RTSHIELD_LOAD_WORKER` variable.
+
+pub mod builtin;
+pub mod cpuload;
+pub mod reaper;
+pub mod supervise;
+pub mod worker;
+
+pub use builtin::{parse_size, Builtin, LoadSpec};
+pub use cpuload::{CpuLoad, CpuLoadMeter};
+pub use supervise::{Event, Output, ProcSpec, ProcStats, Supervisor, Termination};
+
+use anyhow::Context;
+use rtshield_sys::CpuSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Environment variable naming the executable that runs load workers
+/// (default: the running executable, i.e. rtshield itself).
+pub const EXE_ENV: &str = "RTSHIELD_LOAD_EXE";
+/// Set by the supervisor in a worker's environment; `__load` refuses to
+/// start without it (a load is not something a user starts by hand).
+pub const WORKER_ENV: &str = "RTSHIELD_LOAD_WORKER";
+/// The hidden subcommand that runs a worker.
+pub const WORKER_SUBCOMMAND: &str = "__load";
+
+/// The executable that understands `__load`.
+pub fn worker_exe() -> anyhow::Result<PathBuf> {
+    match std::env::var_os(EXE_ENV) {
+        Some(p) => Ok(PathBuf::from(p)),
+        None => {
+            std::env::current_exe().context("cannot find the rtshield executable for load workers")
+        }
+    }
+}
+
+/// The supervised processes one load spec expands into: for each CPU of
+/// `spec.cpus` (or each CPU this process may run on, unpinned, when
+/// `None`), `workers_per_cpu` workers of each kind (`hell` = six kinds).
+/// Workers are respawned (with back-off) if they die.
+pub fn proc_specs(label: &str, spec: &LoadSpec) -> anyhow::Result<Vec<ProcSpec>> {
+    let exe = worker_exe()?;
+    let slots: Vec<Option<u32>> = match &spec.cpus {
+        Some(c) if c.is_empty() => anyhow::bail!("{label}: empty CPU set for load {}", spec.kind),
+        Some(c) => c.iter().map(Some).collect(),
+        None => {
+            let n = rtshield_sys::sched::get_affinity(0)
+                .map(|s| s.len())
+                .unwrap_or(1)
+                .max(1);
+            vec![None; n]
+        }
+    };
+    let mut out = Vec::new();
+    for cpu in slots {
+        for kind in spec.kind.expand() {
+            for _ in 0..spec.workers_per_cpu.max(1) {
+                let mut argv = vec![
+                    exe.to_string_lossy().into_owned(),
+                    WORKER_SUBCOMMAND.to_string(),
+                    kind.name().to_string(),
+                ];
+                if let Some(sz) = spec.size.or(kind.default_size()) {
+                    argv.push("--size".into());
+                    argv.push(sz.to_string());
+                }
+                let mut cleanup_dir = None;
+                if kind == Builtin::Io {
+                    let d = io_dir()?;
+                    argv.push("--dir".into());
+                    argv.push(d.to_string_lossy().into_owned());
+                    cleanup_dir = Some(d);
+                }
+                let mut p = ProcSpec::new(label, argv);
+                p.cpus = cpu.map(CpuSet::single);
+                p.stdout = Output::Null;
+                p.stderr = Output::Inherit;
+                p.on_ok = Termination::Respawn;
+                p.on_ko = Termination::Respawn;
+                p.cleanup_dir = cleanup_dir;
+                p.env_worker = true;
+                out.push(p);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A fresh private directory for one io worker (removed by the supervisor).
+fn io_dir() -> anyhow::Result<PathBuf> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static N: AtomicU32 = AtomicU32::new(0);
+    let base = std::env::temp_dir();
+    loop {
+        let d = base.join(format!(
+            "rtshield-io-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        match std::fs::create_dir(&d) {
+            Ok(()) => return Ok(d),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e).with_context(|| format!("io load: {}", d.display())),
+        }
+    }
+}
+
+/// Built-in loads running beside a measurement. Dropping it (or
+/// [`stop`](Self::stop)) kills and reaps every process it started and
+/// removes the io loads' temp dirs.
+#[derive(Debug)]
+pub struct RunningLoads {
+    sup: Supervisor,
+}
+
+/// Start built-in loads, from the calling thread (use the main thread: the
+/// workers die with the thread that started them).
+pub fn start(specs: &[LoadSpec]) -> anyhow::Result<RunningLoads> {
+    let mut procs = Vec::new();
+    for (i, s) in specs.iter().enumerate() {
+        procs.extend(proc_specs(&format!("load[{i}] {}", s.kind), s)?);
+    }
+    let mut sup = Supervisor::new(procs)?.with_launcher(worker_exe()?);
+    for e in sup.start() {
+        if let Event::SpawnFailed { error, .. } = e {
+            anyhow::bail!(error);
+        }
+    }
+    Ok(RunningLoads { sup })
+}
+
+impl RunningLoads {
+    /// Respawn workers that died (optional; call now and then on long runs).
+    pub fn poll(&mut self) {
+        self.sup.poll();
+    }
+
+    /// Pids of the running workers.
+    pub fn pids(&self) -> Vec<i32> {
+        self.sup.running_pids()
+    }
+
+    /// Kill and reap everything; spawn/exit counts per load.
+    pub fn stop(mut self) -> Vec<(String, ProcStats)> {
+        self.sup.shutdown();
+        self.sup.stats_by_label()
+    }
+
+    pub fn supervisor(&mut self) -> &mut Supervisor {
+        &mut self.sup
+    }
+}
+
+/// How long a worker waits for SIGTERM to stop it before SIGKILL.
+pub const WORKER_GRACE: Duration = supervise::GRACE;

@@ -1,0 +1,800 @@
+//! `rtshield run CONFIG`: programs and built-in loads under a supervisor,
+//! the measuring engine (one run per rotation part, checkpointed from its
+//! snapshots), the live display with
+//! per-CPU load, timeline.csv, load/rest phases, rotation, and the final
+//! clean-up that leaves no process behind.
+
+use crate::model::{Action, Config, CpuLoadShow, Cycle, Format, Mode, Partition};
+use crate::timeline::Timeline;
+use anyhow::Context;
+use rtshield_load::supervise::{self, Event};
+use rtshield_load::{CpuLoad, CpuLoadMeter, LoadSpec, Output, ProcSpec, ProcStats, Supervisor};
+use rtshield_measure::{
+    display, EndReason, IntervalStats, MeasureSpec, Measurement, Observer, ResultContext,
+    ThreadSpec,
+};
+use rtshield_results::{ProgramResult, RunResult};
+use rtshield_sys::sched::{self, Policy};
+use rtshield_sys::units::format_duration_ns;
+use rtshield_sys::{CpuSet, Root, SysInfo};
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// What the command line adds to the configuration.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// Output directory (`DIR-1`, `DIR-2`, ... with `stats.rotate`).
+    pub out: PathBuf,
+    /// `--duration`: overrides every `lifetime.duration`.
+    pub duration_ns: Option<u64>,
+    /// No live display.
+    pub quiet: bool,
+    /// argv, for the results.
+    pub command: Vec<String>,
+    pub root: Root,
+    pub label: Option<String>,
+    /// The rtshield executable (program shim and load workers).
+    pub exe: PathBuf,
+}
+
+/// What happened.
+#[derive(Debug)]
+pub struct RunOutcome {
+    /// Each result directory with the results written there (one per rotation).
+    pub results: Vec<(PathBuf, RunResult)>,
+    pub end_reason: String,
+    /// Descendants still alive after the supervisor's shutdown, killed by the final sweep.
+    pub stragglers_killed: usize,
+}
+
+/// The engine's spec for a configuration (per-thread histogram settings
+/// are shared by the engine: the largest size and finest resolution win).
+pub fn measure_spec(cfg: &Config, duration_ns: Option<u64>) -> (MeasureSpec, Vec<String>) {
+    let mut warnings = Vec::new();
+    let threads = cfg
+        .timers
+        .iter()
+        .map(|t| ThreadSpec {
+            index: t.index,
+            cpu: t.cpu,
+            policy: t.sched.policy,
+            priority: t.sched.priority,
+            period_ns: t.period_ns,
+        })
+        .collect();
+    let histo = cfg
+        .timers
+        .iter()
+        .map(|t| t.histo_size_ns)
+        .max()
+        .unwrap_or(cfg.main.histo_size_ns);
+    let res = cfg
+        .timers
+        .iter()
+        .map(|t| t.resolution_ns)
+        .min()
+        .unwrap_or(cfg.main.resolution_ns);
+    if cfg
+        .timers
+        .iter()
+        .any(|t| t.histo_size_ns != histo || t.resolution_ns != res)
+    {
+        warnings.push(format!(
+            "timer threads have different histogram settings: all use stats.histo_size {} and histo.resolution {}",
+            format_duration_ns(histo),
+            format_duration_ns(res)
+        ));
+    }
+    let durations: Vec<u64> = cfg.timers.iter().filter_map(|t| t.duration_ns).collect();
+    if duration_ns.is_none() && durations.windows(2).any(|w| w[0] != w[1]) {
+        warnings.push(
+            "timer threads have different lifetime.duration values: the run lasts the longest"
+                .into(),
+        );
+    }
+    let samples = cfg.timers.iter().filter_map(|t| t.samples).min();
+    let spec = MeasureSpec {
+        threads,
+        mode: match cfg.main.mode {
+            Mode::Nanosleep => rtshield_measure::Mode::Nanosleep,
+            Mode::PosixTimer => rtshield_measure::Mode::PosixTimer,
+            Mode::Interval => rtshield_measure::Mode::Interval,
+        },
+        duration_ns: duration_ns.or(cfg.duration_ns()),
+        samples,
+        histo_size_ns: histo,
+        resolution_ns: res,
+        stats_period_ns: cfg.main.stats_period_ns,
+        memlock: cfg.main.memlock,
+        cpu_dma_latency: cfg.main.cpu_dma_latency,
+    };
+    (spec, warnings)
+}
+
+/// A supervised process with its load cycle and partition.
+pub type Supervised = (ProcSpec, Option<Cycle>, Option<Partition>);
+
+/// Supervised processes for the programs, with the cycle of each.
+pub fn proc_specs(cfg: &Config) -> anyhow::Result<Vec<Supervised>> {
+    let mut out = Vec::new();
+    for p in &cfg.programs {
+        let label = format!("program[{}]", p.index);
+        // Explicit OTHER by default: never inherit a real-time main thread.
+        let sched = Some(
+            p.sched
+                .map_or((Policy::Other, 0), |s| (s.policy, s.priority)),
+        );
+        let specs = match &p.action {
+            Action::Command(argv) => {
+                let mut s = ProcSpec::new(&label, argv.clone());
+                s.cpus = p.cpu_affinity.clone();
+                s.stdout = p.stdout.clone();
+                s.stderr = p.stderr.clone();
+                s.on_ok = p.on_ok;
+                s.on_ko = p.on_ko;
+                vec![s]
+            }
+            Action::Builtin {
+                kind,
+                size,
+                workers,
+            } => {
+                let ls = LoadSpec {
+                    kind: *kind,
+                    cpus: p.cpu_affinity.clone(),
+                    size: *size,
+                    workers_per_cpu: *workers,
+                };
+                let mut v = rtshield_load::proc_specs(&label, &ls)?;
+                for s in &mut v {
+                    if p.stdout != Output::Inherit {
+                        s.stdout = p.stdout.clone();
+                    }
+                    if p.stderr != Output::Inherit {
+                        s.stderr = p.stderr.clone();
+                    }
+                }
+                v
+            }
+        };
+        for mut s in specs {
+            s.sched = sched;
+            s.start_delay = Duration::from_nanos(p.start_delay_ns);
+            out.push((s, p.load_cycle, p.cgroup));
+        }
+    }
+    Ok(out)
+}
+
+/// The command a program runs, for results and messages.
+pub fn describe_action(a: &Action) -> String {
+    match a {
+        Action::Command(w) => w.join(" "),
+        Action::Builtin { kind, .. } => format!("builtin:{kind}"),
+    }
+}
+
+/// Where the rt/nrt partitions of `rtshield partition` live: cgroup v2
+/// `cgroup.procs` or v1 cpuset `tasks`.
+fn partition_procs_file(root: &Root, p: Partition) -> Option<String> {
+    [
+        format!("/sys/fs/cgroup/{}/cgroup.procs", p.name()),
+        format!("/sys/fs/cgroup/cpuset/{}/tasks", p.name()),
+    ]
+    .into_iter()
+    .find(|f| root.exists(f))
+}
+
+// ---------------------------------------------------------------- supervisor thread
+
+/// What the supervisor thread tells the main thread.
+#[derive(Debug, Default)]
+struct Shared {
+    /// Messages to print (program exits, phase changes).
+    messages: Vec<String>,
+    /// A program with policy STOP ended.
+    stop: Option<String>,
+    /// `load`, `rest`, or `load` when there is no cycle.
+    phase: String,
+    stats: Vec<(String, ProcStats)>,
+}
+
+struct SupThread {
+    shared: Arc<Mutex<Shared>>,
+    done: Arc<AtomicBool>,
+    handle: Option<std::thread::JoinHandle<()>>,
+}
+
+impl SupThread {
+    /// Start the programs from a dedicated thread that lives for the whole
+    /// run: it polls every 50 ms (respawns, phases) whatever the stats
+    /// period, and the children's death signal is tied to it.
+    fn start(
+        procs: Vec<Supervised>,
+        exe: PathBuf,
+        root: Root,
+        dbg: u32,
+    ) -> anyhow::Result<SupThread> {
+        let shared = Arc::new(Mutex::new(Shared {
+            phase: "load".into(),
+            ..Default::default()
+        }));
+        let done = Arc::new(AtomicBool::new(false));
+        let cycles: Vec<Option<Cycle>> = procs.iter().map(|p| p.1).collect();
+        let specs: Vec<ProcSpec> = procs
+            .into_iter()
+            .map(|(mut spec, _, group)| {
+                // The shim joins the partition before starting the program.
+                spec.cgroup_procs = group
+                    .and_then(|g| partition_procs_file(&root, g))
+                    .map(|f| root.path(f));
+                spec
+            })
+            .collect();
+        let mut sup = Supervisor::new(specs)?
+            .with_launcher(exe)
+            .reap_all_children(true);
+        let (sh, dn) = (shared.clone(), done.clone());
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel::<anyhow::Result<()>>();
+        let handle = std::thread::Builder::new()
+            .name("rtshield-sup".into())
+            .spawn(move || {
+                let t0 = Instant::now();
+                let mut on: Vec<bool> = vec![true; cycles.len()];
+                let handle_events = |evs: Vec<Event>, sh: &Mutex<Shared>| {
+                    let mut s = sh.lock().unwrap_or_else(|p| p.into_inner());
+                    for e in evs {
+                        match e {
+                            Event::Exited {
+                                label,
+                                pid,
+                                ok,
+                                how,
+                            } => {
+                                if dbg >= 1 {
+                                    s.messages.push(format!(
+                                        "{label}: pid {pid} ended ({how}{})",
+                                        if ok { "" } else { ", failure" }
+                                    ));
+                                }
+                            }
+                            Event::SpawnFailed { error, .. } => s.messages.push(error),
+                            Event::Stop { label, how } => {
+                                s.messages.push(format!(
+                                    "{label} ended ({how}) and its policy is STOP: ending the run"
+                                ));
+                                s.stop.get_or_insert(label);
+                            }
+                        }
+                    }
+                };
+                let evs = sup.start();
+                let _ = ready_tx.send(Ok(()));
+                handle_events(evs, &sh);
+                while !dn.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50));
+                    let mut evs = sup.poll();
+                    // Load/rest phases, per distinct cycle.
+                    let t = t0.elapsed().as_nanos() as u64;
+                    for (i, c) in cycles.iter().enumerate() {
+                        let Some(c) = c else { continue };
+                        let want = t % (c.on_ns + c.off_ns) < c.on_ns;
+                        if want != on[i] {
+                            on[i] = want;
+                            if want {
+                                evs.extend(sup.resume_where(&|j| j == i));
+                            } else {
+                                sup.pause_where(&|j| j == i);
+                            }
+                        }
+                    }
+                    let any_cycle = cycles.iter().any(Option::is_some);
+                    let phase =
+                        if !any_cycle || cycles.iter().zip(&on).any(|(c, o)| c.is_some() && *o) {
+                            "load"
+                        } else {
+                            "rest"
+                        };
+                    {
+                        let mut s = sh.lock().unwrap_or_else(|p| p.into_inner());
+                        if s.phase != phase {
+                            if dbg >= 2 || any_cycle {
+                                s.messages
+                                    .push(format!("[{:.1}s] {phase} phase", t as f64 / 1e9));
+                            }
+                            s.phase = phase.into();
+                        }
+                        s.stats = sup.stats_by_label();
+                    }
+                    handle_events(evs, &sh);
+                }
+                sup.shutdown();
+                let mut s = sh.lock().unwrap_or_else(|p| p.into_inner());
+                s.stats = sup.stats_by_label();
+            })
+            .context("cannot start the supervisor thread")?;
+        ready_rx
+            .recv()
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the supervisor thread died")))?;
+        Ok(SupThread {
+            shared,
+            done,
+            handle: Some(handle),
+        })
+    }
+
+    fn stop(&mut self) {
+        self.done.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+impl Drop for SupThread {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+// ---------------------------------------------------------------- observer
+
+/// Writes the results so far every `stats.checkpoint`, from the engine's
+/// mid-run snapshots (no pause in the measurement).
+struct Checkpoint {
+    every_ns: u64,
+    /// Segment-relative time of the next one.
+    next_ns: u64,
+    dir: PathBuf,
+    /// Everything but the programs, which are read at each checkpoint.
+    ctx: ResultContext,
+}
+
+struct RunObserver<'a> {
+    cfg: &'a Config,
+    shared: Option<Arc<Mutex<Shared>>>,
+    meter: Option<CpuLoadMeter>,
+    timeline: Option<Timeline>,
+    /// Measured before this segment (rotation parts are segments).
+    offset_ns: u64,
+    /// Checkpoint writer (None: `stats.checkpoint off`).
+    checkpoint: Option<Checkpoint>,
+    quiet: bool,
+    tty: bool,
+    drawn_lines: usize,
+    stop_reason: Option<String>,
+    messages: Vec<String>,
+    main_cpus: Option<CpuSet>,
+    main_sched: Option<(Policy, i32)>,
+    applied_main: bool,
+    total_ns: Option<u64>,
+}
+
+impl RunObserver<'_> {
+    fn adjust(&self, s: &IntervalStats) -> IntervalStats {
+        let mut s = s.clone();
+        s.elapsed_ns += self.offset_ns;
+        // The whole run's duration, not the segment's (progress, time left).
+        s.duration_ns = self.total_ns;
+        s
+    }
+
+    fn render(&mut self, s: &IntervalStats, load: Option<&CpuLoad>) {
+        if self.quiet {
+            return;
+        }
+        let mut text = display::render_table(s);
+        if let Some(l) = load {
+            let shown = match &self.cfg.main.cpu_load {
+                CpuLoadShow::None => None,
+                CpuLoadShow::All => Some(l.render(None, true)),
+                CpuLoadShow::Total => Some(l.render(Some(&CpuSet::new()), true)),
+                CpuLoadShow::Cpus(c) => Some(l.render(Some(c), true)),
+            };
+            if let Some(x) = shown {
+                text.push('\n');
+                text.push_str(&x);
+            }
+        }
+        let mut out = std::io::stdout().lock();
+        if self.tty {
+            if self.drawn_lines > 0 {
+                let _ = write!(out, "\x1b[{}A\x1b[J", self.drawn_lines);
+            }
+            for m in self.messages.drain(..) {
+                let _ = writeln!(out, "{m}");
+            }
+            let left = s.duration_ns.map_or(String::new(), |d| {
+                format!(
+                    "  ({} left)",
+                    // Whole seconds, rounded up: "0s left" only at the end.
+                    format_duration_ns(
+                        d.saturating_sub(s.elapsed_ns).div_ceil(1_000_000_000) * 1_000_000_000
+                    )
+                )
+            });
+            let head = format!("[{:.1} s]{left}\n", s.elapsed_ns as f64 / 1e9);
+            let _ = write!(out, "{head}{text}");
+            self.drawn_lines = text.lines().count() + 1;
+        } else {
+            for m in self.messages.drain(..) {
+                let _ = writeln!(out, "{m}");
+            }
+            let _ = writeln!(out, "[{:.1} s]", s.elapsed_ns as f64 / 1e9);
+            let _ = write!(out, "{text}");
+        }
+        let _ = out.flush();
+    }
+}
+
+impl Observer for RunObserver<'_> {
+    fn interval(&mut self, raw: &IntervalStats) -> bool {
+        if !self.applied_main {
+            // The engine has placed its threads; now the main thread may go
+            // where main's cpu_affinity says (the engine restores it at the end).
+            self.applied_main = true;
+            if let Some(c) = &self.main_cpus {
+                if let Err(e) = sched::set_affinity(0, c) {
+                    self.messages
+                        .push(format!("main: cannot set cpu_affinity {c}: {e}"));
+                }
+            }
+            if let Some((p, prio)) = self.main_sched {
+                if let Err(e) = sched::set_scheduler(0, p, prio) {
+                    self.messages
+                        .push(format!("main: cannot set {p} priority {prio}: {e}"));
+                }
+            }
+        }
+        let s = self.adjust(raw);
+        let mut phase = "load".to_string();
+        if let Some(sh) = &self.shared {
+            let mut g = sh.lock().unwrap_or_else(|p| p.into_inner());
+            self.messages.append(&mut g.messages);
+            phase = g.phase.clone();
+            if let Some(l) = &g.stop {
+                self.stop_reason.get_or_insert(l.clone());
+            }
+        }
+        let load = self.meter.as_mut().and_then(|m| m.sample().ok());
+        if let Some(t) = &mut self.timeline {
+            if let Err(e) = t.append(&s, 0, &phase, load.as_ref()) {
+                self.messages.push(format!("timeline.csv: {e}"));
+                self.timeline = None;
+            }
+        }
+        self.render(&s, load.as_ref());
+        self.stop_reason.is_none()
+    }
+
+    fn wants_snapshot(&mut self, s: &IntervalStats) -> bool {
+        match &mut self.checkpoint {
+            Some(c) if s.elapsed_ns >= c.next_ns => {
+                c.next_ns = s.elapsed_ns + c.every_ns;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    fn snapshot(&mut self, m: &Measurement) {
+        let Some(c) = &self.checkpoint else { return };
+        let mut ctx = c.ctx.clone();
+        if let Some(sh) = &self.shared {
+            let stats = sh.lock().unwrap_or_else(|p| p.into_inner()).stats.clone();
+            ctx.programs = program_results(self.cfg, &stats);
+        }
+        let mut res = m.to_result(&ctx);
+        res.end_reason = "checkpoint".into();
+        if let Err(e) = write_results(&res, self.cfg, &c.dir) {
+            self.messages.push(format!("checkpoint: {e:#}"));
+        }
+    }
+}
+
+// ---------------------------------------------------------------- files
+
+/// Write the result files `formats` asks for (results.json always), each
+/// atomically (temp + rename).
+pub fn write_results(res: &RunResult, cfg: &Config, dir: &Path) -> anyhow::Result<()> {
+    use rtshield_results as r;
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let put = |name: &str, text: String| -> anyhow::Result<()> {
+        r::write_atomic(&dir.join(name), text.as_bytes())
+            .with_context(|| format!("cannot write {}", dir.join(name).display()))
+    };
+    put(r::JSON_FILE, r::to_json(res))?;
+    let f = &cfg.main.formats;
+    if f.contains(&Format::Csv) {
+        put(r::CSV_FILE, r::to_csv(res))?;
+    }
+    if f.contains(&Format::Cyclictest) {
+        put(r::HIST_FILE, r::to_cyclictest_hist(res))?;
+    }
+    if f.contains(&Format::Txt) {
+        for t in &res.threads {
+            let name = cfg
+                .timers
+                .iter()
+                .find(|c| c.index == t.index)
+                .map_or_else(|| r::systress_file_name(t.index), |c| c.filename.clone());
+            put(&name, r::to_systress_txt(res, t))?;
+        }
+    }
+    Ok(())
+}
+
+/// `DIR` or, with rotation, `DIR-N`.
+pub fn rotated_dir(out: &Path, n: Option<u32>) -> PathBuf {
+    match n {
+        None => out.to_path_buf(),
+        Some(n) => {
+            let mut s = out.as_os_str().to_owned();
+            s.push(format!("-{n}"));
+            PathBuf::from(s)
+        }
+    }
+}
+
+// ---------------------------------------------------------------- the run
+
+/// Run a checked configuration until its duration, a STOP program, or
+/// `stop` (SIGINT/SIGTERM). Every result directory is complete on return,
+/// and no child or grandchild process is left.
+pub fn execute(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
+    // Orphaned grandchildren come back to us, so the final sweep finds them.
+    supervise::become_subreaper().context("prctl(PR_SET_CHILD_SUBREAPER)")?;
+    let res = execute_inner(cfg, opts, stop);
+    // Whatever happened (even an error), nothing started by the run stays.
+    let killed = rtshield_load::reaper::kill_all_descendants(&opts.root);
+    res.map(|mut o| {
+        o.stragglers_killed = killed;
+        o
+    })
+}
+
+fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
+    let total = opts.duration_ns.or(cfg.duration_ns());
+    let (mut spec, mut warnings) = measure_spec(cfg, total);
+    warnings.extend(cfg.warnings.iter().cloned());
+    let sysinfo = SysInfo::collect(&opts.root, false);
+
+    for p in &cfg.programs {
+        if let Some(g) = p.cgroup {
+            if partition_procs_file(&opts.root, g).is_none() {
+                anyhow::bail!(
+                    "program[{}]: cgroup {}: no '{}' partition found (create it with `rtshield partition create CPUS`)",
+                    p.index,
+                    g.name(),
+                    g.name()
+                );
+            }
+        }
+    }
+
+    // Every partition exists (checked above, nothing moved yet).
+    // Timer/main cgroup: move the whole process before the measuring threads
+    // exist. The timers' partition wins: a cpuset limits affinity, and the
+    // measuring threads must be able to run on their CPUs; main's
+    // cpu_affinity keeps the main thread on the housekeeping CPUs.
+    let timer_cg = cfg.timers.iter().find_map(|t| t.cgroup);
+    if let (Some(t), Some(m)) = (timer_cg, cfg.main.cgroup) {
+        if t != m {
+            warnings.push(format!(
+                "main's cgroup {} ignored: the process (all its threads) goes to the timer threads' partition {}; use main's cpu_affinity for the main thread",
+                m.name(),
+                t.name()
+            ));
+        }
+    }
+    if let Some(g) = timer_cg.or(cfg.main.cgroup) {
+        let f = partition_procs_file(&opts.root, g).ok_or_else(|| {
+            anyhow::anyhow!("cgroup {}: no '{}' partition found (create it with `rtshield partition create CPUS`)", g.name(), g.name())
+        })?;
+        opts.root
+            .write(&f, &std::process::id().to_string())
+            .with_context(|| format!("cannot move rtshield into the {} partition", g.name()))?;
+    }
+    let procs = proc_specs(cfg)?;
+    let mut sup = if procs.is_empty() {
+        None
+    } else {
+        Some(SupThread::start(
+            procs,
+            opts.exe.clone(),
+            opts.root.clone(),
+            cfg.main.dbg_level,
+        )?)
+    };
+
+    let rotate = cfg.main.rotate_ns;
+    let mut rot_n: Option<u32> = rotate.map(|_| 1);
+    let mut dir = rotated_dir(&opts.out, rot_n);
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    let online_cpus: Vec<u32> = rtshield_load::cpuload::StatSnapshot::read(&opts.root)
+        .map(|s| s.cpus.keys().copied().collect())
+        .unwrap_or_default();
+    let tty = std::io::stdout().is_terminal();
+    let mut obs = RunObserver {
+        cfg,
+        shared: sup.as_ref().map(|s| s.shared.clone()),
+        meter: CpuLoadMeter::new(opts.root.clone()).ok(),
+        timeline: Some(Timeline::create(&dir, online_cpus.clone())?),
+        offset_ns: 0,
+        checkpoint: None,
+        quiet: opts.quiet,
+        tty,
+        drawn_lines: 0,
+        stop_reason: None,
+        messages: Vec::new(),
+        main_cpus: cfg.main.cpu_affinity.clone(),
+        main_sched: cfg.main.sched.map(|s| (s.policy, s.priority)),
+        applied_main: false,
+        total_ns: total,
+    };
+
+    // Let the loads settle before measuring.
+    let delay_end = Instant::now() + Duration::from_nanos(cfg.main.start_delay_ns);
+    while Instant::now() < delay_end && !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(
+            Duration::from_millis(20).min(delay_end.saturating_duration_since(Instant::now())),
+        );
+    }
+
+    let ctx_for =
+        |progs: Vec<ProgramResult>, warnings: &[String], part: Option<u32>| ResultContext {
+            command: opts.command.clone(),
+            config: Some(cfg.text.clone()),
+            // Rotated parts get their number, so reports tell them apart.
+            label: match part {
+                Some(n) => opts.label.as_ref().map(|l| format!("{l}-{n}")),
+                None => opts.label.clone(),
+            },
+            tags: [("config".to_string(), cfg.file.clone())]
+                .into_iter()
+                .chain(part.map(|n| ("part".to_string(), n.to_string())))
+                .collect(),
+            programs: progs,
+            warnings: warnings.to_vec(),
+            sysinfo: sysinfo.clone(),
+        };
+    let programs_now = |sup: &Option<SupThread>| -> Vec<ProgramResult> {
+        let stats: Vec<(String, ProcStats)> = sup
+            .as_ref()
+            .map(|s| {
+                s.shared
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .stats
+                    .clone()
+            })
+            .unwrap_or_default();
+        program_results(cfg, &stats)
+    };
+
+    let target_samples = spec.samples;
+    let mut results: Vec<(PathBuf, RunResult)> = Vec::new();
+    let mut done_ns: u64 = 0; // measured so far, whole run
+    let mut samples_done: u64 = 0; // per thread (the least), whole run
+    let mut end_reason;
+    // One segment per rotation part (one for the whole run without
+    // stats.rotate); checkpoints are snapshots inside a segment.
+    loop {
+        let mut seg: Option<u64> = total.map(|t| t.saturating_sub(done_ns));
+        if let Some(r) = rotate {
+            seg = Some(seg.map_or(r, |s| s.min(r)));
+        }
+        spec.duration_ns = seg;
+        spec.samples = target_samples.map(|t| t.saturating_sub(samples_done).max(1));
+        obs.checkpoint = (cfg.main.checkpoint_ns > 0).then(|| Checkpoint {
+            every_ns: cfg.main.checkpoint_ns,
+            next_ns: cfg.main.checkpoint_ns,
+            dir: dir.clone(),
+            ctx: ctx_for(Vec::new(), &warnings, rot_n),
+        });
+        // main's affinity/policy are applied inside each segment (see the
+        // observer); give the engine back the thread as it was.
+        let saved_aff = sched::get_affinity(0).ok();
+        obs.applied_main = false;
+        let m = rtshield_measure::run(&spec, stop, &mut obs);
+        if obs.main_sched.is_some() {
+            let _ = sched::set_scheduler(0, Policy::Other, 0);
+        }
+        if let Some(a) = saved_aff {
+            let _ = sched::set_affinity(0, &a);
+        }
+        let m = m?;
+        let end = m.end;
+        // A segment that ran its course counts as its requested length, so
+        // the run's total does not drift by the set-up time of a rotation.
+        done_ns += match (end, seg) {
+            (EndReason::Duration, Some(s)) => s,
+            _ => m.elapsed_ns,
+        };
+        obs.offset_ns += m.elapsed_ns;
+        samples_done += m.threads.iter().map(|t| t.exact.count).min().unwrap_or(0);
+        end_reason = if obs.stop_reason.is_some() {
+            "stop".to_string()
+        } else {
+            end.name()
+        };
+        let finished = stop.load(Ordering::Relaxed)
+            || obs.stop_reason.is_some()
+            || matches!(
+                end,
+                EndReason::Signal(_) | EndReason::Stop | EndReason::Samples
+            )
+            || total.is_some_and(|t| done_ns >= t)
+            || target_samples.is_some_and(|t| samples_done >= t);
+        let mut res = m.to_result(&ctx_for(programs_now(&sup), &warnings, rot_n));
+        if finished {
+            res.end_reason = end_reason.clone();
+            break_out(&mut sup, &mut res, cfg);
+            write_results(&res, cfg, &dir)?;
+            results.push((dir.clone(), res));
+            break;
+        }
+        // Only a rotation ends a segment without ending the run.
+        res.end_reason = "rotate".into();
+        write_results(&res, cfg, &dir)?;
+        results.push((dir.clone(), res));
+        rot_n = rot_n.map(|n| n + 1);
+        dir = rotated_dir(&opts.out, rot_n);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        obs.timeline = Some(Timeline::create(&dir, online_cpus.clone())?);
+    }
+    if let Some(s) = &mut sup {
+        s.stop();
+    }
+    if obs.tty && !obs.quiet {
+        for m in obs.messages.drain(..) {
+            println!("{m}");
+        }
+    }
+    Ok(RunOutcome {
+        results,
+        end_reason,
+        stragglers_killed: 0,
+    })
+}
+
+/// Stop the programs before the final write, so their exit counts are final.
+fn break_out(sup: &mut Option<SupThread>, res: &mut RunResult, cfg: &Config) {
+    if let Some(s) = sup {
+        s.stop();
+        let stats = s
+            .shared
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .stats
+            .clone();
+        res.programs = program_results(cfg, &stats);
+    }
+}
+
+/// One [`ProgramResult`] per `program[N]` (a built-in load sums its workers).
+pub fn program_results(cfg: &Config, stats: &[(String, ProcStats)]) -> Vec<ProgramResult> {
+    cfg.programs
+        .iter()
+        .map(|p| {
+            let label = format!("program[{}]", p.index);
+            let st = stats
+                .iter()
+                .find(|(l, _)| *l == label)
+                .map(|(_, s)| s.clone())
+                .unwrap_or_default();
+            ProgramResult {
+                index: p.index,
+                command: describe_action(&p.action),
+                cpus: p.cpu_affinity.as_ref().map(CpuSet::to_list),
+                spawns: st.spawns,
+                exits_ok: st.exits_ok,
+                exits_ko: st.exits_ko,
+            }
+        })
+        .collect()
+}

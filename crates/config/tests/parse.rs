@@ -1,0 +1,460 @@
+//! The configuration parser: the seed-000 examples, every error path with
+//! its FILE:LINE:COL, and a property test that it never panics.
+
+use proptest::prelude::*;
+use rtshield_config::{model, Action, CpuLoadShow, Machine, Mode};
+use rtshield_load::{Builtin, Output, Termination};
+use rtshield_sys::sched::Policy;
+use rtshield_sys::CpuSet;
+use std::path::PathBuf;
+
+fn machine(cpus: &str) -> Machine {
+    Machine {
+        online: CpuSet::parse(cpus).unwrap(),
+        fold_cpus: false,
+    }
+}
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../examples")
+        .join(name)
+}
+
+fn parse(text: &str) -> Result<rtshield_config::Config, String> {
+    model::parse("t.cfg", text, &machine("0-7")).map_err(|e| e.to_string())
+}
+
+const TIMER: &str = "timer_thread[0]\n{\n  cpu_affinity 1\n}\n";
+
+#[test]
+fn host_cfg_as_printed_in_the_seed() {
+    let c = rtshield_config::load(&example("host.cfg"), &machine("0-7")).unwrap();
+    assert_eq!(c.main.cpu_affinity, Some(CpuSet::parse("0-6").unwrap()));
+    assert_eq!(c.main.stats_period_ns, 1_500_000_000);
+    let t = &c.timers[0];
+    assert_eq!((t.index, t.cpu), (0, Some(7)));
+    assert_eq!((t.sched.policy, t.sched.priority), (Policy::Fifo, 99));
+    assert_eq!(t.duration_ns, Some(60_000_000_000));
+    assert_eq!(t.histo_size_ns, 20_000);
+    assert_eq!(t.period_ns, 1_000_000, "default period 1 ms");
+    assert_eq!(t.filename, "timer_thread00.txt");
+    assert!(c.programs.is_empty());
+}
+
+#[test]
+fn host2_cfg_programs_bare_and_quoted() {
+    let c = rtshield_config::load(&example("host2.cfg"), &machine("0-7")).unwrap();
+    assert_eq!(c.main.cpu_load, CpuLoadShow::All);
+    assert_eq!(c.programs.len(), 4);
+    let p0 = &c.programs[0];
+    assert_eq!(
+        p0.action,
+        Action::Command(
+            ["find", "/", "-type", "d", "-exec", "/bin/ls", "{}", ";", "-print"]
+                .map(String::from)
+                .to_vec()
+        )
+    );
+    assert_eq!(p0.sched.unwrap().policy, Policy::Other);
+    assert_eq!(
+        (p0.stdout.clone(), p0.stderr.clone()),
+        (Output::Null, Output::Null)
+    );
+    assert_eq!(
+        (p0.on_ok, p0.on_ko),
+        (Termination::Respawn, Termination::Respawn)
+    );
+    let Action::Command(w) = &c.programs[2].action else {
+        panic!()
+    };
+    assert_eq!(
+        w,
+        &[
+            "sh",
+            "-c",
+            "find / -type d -print0 | tar --null -cvzf - -T -"
+        ]
+    );
+    assert_eq!(
+        c.programs[1].cpu_affinity,
+        Some(CpuSet::parse("0-6").unwrap())
+    );
+}
+
+#[test]
+fn rpi_cfgs() {
+    let c = rtshield_config::load(&example("rpi_isolcpus.cfg"), &machine("0-3")).unwrap();
+    assert!(c.main.memlock);
+    assert_eq!(c.main.formats, vec![rtshield_config::Format::Txt]);
+    assert_eq!(c.main.stats_period_ns, 2_000_000_000);
+    assert_eq!(c.timers[0].filename, "rpi_isolcpus.txt");
+    assert_eq!(c.timers[0].histo_size_ns, 200_000);
+    assert_eq!(c.duration_ns(), Some(600_000_000_000));
+    let c = rtshield_config::load(&example("rpi_isolcpus_load.cfg"), &machine("0-3")).unwrap();
+    assert_eq!(c.programs.len(), 4);
+    assert_eq!(
+        c.programs[3].action,
+        Action::Builtin {
+            kind: Builtin::Memory,
+            size: Some(64 << 20),
+            workers: 1
+        }
+    );
+}
+
+#[test]
+fn own_examples() {
+    let c = rtshield_config::load(&example("torture.cfg"), &machine("0-1")).unwrap();
+    assert_eq!(c.main.mode, Mode::Interval);
+    let cy = c.main.load_cycle.unwrap();
+    assert_eq!((cy.on_ns, cy.off_ns), (300_000_000_000, 30_000_000_000));
+    assert_eq!(
+        c.programs[0].load_cycle,
+        Some(cy),
+        "main's cycle is the default"
+    );
+    assert_eq!(c.main.rotate_ns, Some(86_400_000_000_000));
+    assert_eq!(c.timers[0].period_ns, 100_000);
+    rtshield_config::load(&example("local.cfg"), &machine("0-1")).unwrap();
+}
+
+#[test]
+fn folding_maps_missing_cpus_and_warns() {
+    let m = Machine {
+        online: CpuSet::parse("0-1").unwrap(),
+        fold_cpus: true,
+    };
+    let c = rtshield_config::load(&example("host2.cfg"), &m).unwrap();
+    assert_eq!(c.timers[0].cpu, Some(1), "7 % 2");
+    assert_eq!(c.main.cpu_affinity, Some(CpuSet::parse("0-1").unwrap()));
+    assert!(
+        c.warnings.iter().any(|w| w.contains("folded")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn effective_settings_parse_back_to_the_same_config() {
+    for (f, cpus) in [
+        ("host.cfg", "0-7"),
+        ("host2.cfg", "0-7"),
+        ("rpi_isolcpus_load.cfg", "0-3"),
+        ("torture.cfg", "0-1"),
+    ] {
+        let c = rtshield_config::load(&example(f), &machine(cpus)).unwrap();
+        let text = rtshield_config::render::effective(&c);
+        let back = model::parse("eff.cfg", &text, &machine(cpus)).unwrap();
+        assert_eq!(back.main, c.main, "{f}\n{text}");
+        assert_eq!(back.timers, c.timers, "{f}");
+        assert_eq!(back.programs, c.programs, "{f}");
+    }
+}
+
+#[test]
+fn defaults_and_values_with_units() {
+    let c = parse(&format!(
+        "main {{\n stats.period 250ms\n stats.histo_size 50\n histo.resolution 100\n period 200 us\n load.cycle 5min 30s\n stats.checkpoint off\n stats.rotate 1 d\n stats.cpu_load 0-1\n}}\n{TIMER}"
+    ))
+    .unwrap();
+    assert_eq!(c.main.stats_period_ns, 250_000_000);
+    assert_eq!(c.main.histo_size_ns, 50_000, "bare histo_size is µs");
+    assert_eq!(c.main.resolution_ns, 100, "bare resolution is ns");
+    assert_eq!(
+        c.timers[0].period_ns, 200_000,
+        "main's period is the default"
+    );
+    assert_eq!(c.timers[0].histo_size_ns, 50_000);
+    assert_eq!(c.main.checkpoint_ns, 0);
+    assert_eq!(
+        c.main.cpu_load,
+        CpuLoadShow::Cpus(CpuSet::parse("0-1").unwrap())
+    );
+    let t = parse("timer_thread[3]\n{\n sched.priority 80\n}\n").unwrap();
+    assert_eq!(
+        t.timers[0].sched.policy,
+        Policy::Fifo,
+        "priority alone means FIFO"
+    );
+    assert_eq!(
+        t.main.checkpoint_ns, 60_000_000_000,
+        "checkpoint default 1 min"
+    );
+}
+
+/// Every kind of bad input: the message starts with FILE:LINE:COL and says
+/// what was expected.
+#[test]
+fn errors_name_file_line_column_and_expectation() {
+    let cases: &[(&str, &str, &str)] = &[
+        // unknown key
+        (
+            "main {\n  colour blue\n}\n",
+            "t.cfg:2:3: unknown key 'colour'",
+            "expected one of",
+        ),
+        // key in the wrong stanza
+        (
+            "main {\n  cmdline ls\n}\n",
+            "t.cfg:2:3: key 'cmdline' is not allowed in main",
+            "program[N]",
+        ),
+        // bad value
+        (
+            "main {\n  memlock maybe\n}\n",
+            "t.cfg:2:11: invalid switch 'maybe'",
+            "expected nothing, on or off",
+        ),
+        (
+            "main {\n  dbg_level 12\n}\n",
+            "t.cfg:2:13: 12 is out of range 0..9",
+            "expected an integer",
+        ),
+        (
+            "main {\n  mode turbo\n}\n",
+            "t.cfg:2:8: unknown mode 'turbo'",
+            "expected nanosleep",
+        ),
+        // bad unit
+        (
+            "main {\n  stats.period 2 parsecs\n}\n",
+            "t.cfg:2:16: invalid duration '2 parsecs': unknown unit 'parsecs'",
+            "expected a duration",
+        ),
+        (
+            "main {\n  stats.period 2\n}\n",
+            "t.cfg:2:16: invalid duration '2': missing unit",
+            "ns, us, ms",
+        ),
+        // missing brace
+        (
+            "main\n{\n  memlock\n",
+            "t.cfg:2:1: missing '}'",
+            "not closed",
+        ),
+        (
+            "main {\n  memlock\ntimer_thread[0]\n{\n}\n",
+            "t.cfg:1:6: missing '}'",
+            "before 'timer_thread[0]' at line 3",
+        ),
+        // duplicate index
+        (
+            "timer_thread[0] {\n}\ntimer_thread[0] {\n}\n",
+            "t.cfg:3:1: duplicate index: 'timer_thread[0]' is already defined at line 1",
+            "",
+        ),
+        ("main {\n}\nmain {\n}\n", "t.cfg:3:1: duplicate stanza", ""),
+        (
+            "main {\n  memlock\n  memlock off\n}\n",
+            "t.cfg:3:3: duplicate key 'memlock' (already set at line 2)",
+            "",
+        ),
+        // a CPU that does not exist
+        (
+            "timer_thread[0] {\n  cpu_affinity 9\n}\n",
+            "t.cfg:2:16: CPU 9 of 'cpu_affinity' does not exist on this machine (online CPUs: 0-7",
+            "--fold-cpus",
+        ),
+        (
+            "main {\n  cpu_affinity 6-12\n}\n",
+            "t.cfg:2:16: CPUs 8-12 of 'cpu_affinity' do not exist",
+            "",
+        ),
+        (
+            "main {\n  cpu_affinity 1-x\n}\n",
+            "t.cfg:2:16: invalid CPU set '1-x'",
+            "expected a CPU list",
+        ),
+        // timer with several CPUs
+        (
+            "timer_thread[0] {\n  cpu_affinity 1-2\n}\n",
+            "t.cfg:2:16: 2 CPUs (a timer thread measures one CPU)",
+            "",
+        ),
+        // policies
+        (
+            "timer_thread[0] {\n  sched.policy EDF\n}\n",
+            "t.cfg:2:16: unknown policy 'EDF'",
+            "expected OTHER, FIFO",
+        ),
+        (
+            "timer_thread[0] {\n  sched.policy OTHER\n  sched.priority 5\n}\n",
+            "t.cfg:3:18: priority 5 needs sched.policy FIFO or RR",
+            "",
+        ),
+        (
+            "timer_thread[0] {\n  sched.priority 100\n}\n",
+            "t.cfg:2:18: 100 is out of range 0..99",
+            "",
+        ),
+        // stanzas
+        (
+            "thread[0] {\n}\n",
+            "t.cfg:1:1: unknown stanza 'thread'",
+            "expected main, timer_thread[N] or program[N]",
+        ),
+        ("program {\n}\n", "t.cfg:1:1: 'program' needs an index", ""),
+        ("main[2] {\n}\n", "t.cfg:1:1: 'main' takes no index", ""),
+        // programs
+        (
+            "program[0] {\n  output.out /dev/null\n}\n",
+            "t.cfg:1:1: program[0] has neither 'cmdline' nor 'load'",
+            "",
+        ),
+        (
+            "program[0] {\n  cmdline ls\n  load cpu\n}\n",
+            "t.cfg:3:3: 'load' and 'cmdline' (line 2) in one program",
+            "",
+        ),
+        (
+            "program[0] {\n  cmdline sh -c \"echo\n}\n",
+            "t.cfg:2:17: unterminated \" quote",
+            "",
+        ),
+        (
+            "program[0] {\n  load tornado\n}\n",
+            "t.cfg:2:8: unknown built-in load 'tornado'",
+            "cpu, memory, io, syscall, fork, net, hell",
+        ),
+        (
+            "program[0] {\n  load cpu\n  sched.policy FIFO\n  sched.priority 10\n}\n",
+            "t.cfg:3:16: a real-time policy for a built-in load",
+            "",
+        ),
+        (
+            "program[0] {\n  load memory\n  load.size lots\n}\n",
+            "t.cfg:3:13: invalid size 'lots'",
+            "",
+        ),
+        (
+            "program[0] {\n  cmdline ls\n  termination.ok MAYBE\n}\n",
+            "t.cfg:3:18: unknown termination policy 'MAYBE'",
+            "RESPAWN, STOP or IGNORE",
+        ),
+        (
+            "program[0] {\n  cmdline ls\n  load.size 1M\n}\n",
+            "t.cfg:3:3: 'load.size' only applies",
+            "",
+        ),
+        (
+            "program[0] {\n  cmdline ls\n  load.cycle 5 min\n}\n",
+            "t.cfg:3:14: 1 duration(s) instead of two",
+            "",
+        ),
+        (
+            "program[0] {\n  cmdline\n}\n",
+            "missing value for 'cmdline'",
+            "",
+        ),
+        (
+            "timer_thread[0] {\n  stats.filename ../x.txt\n}\n",
+            "t.cfg:2:18: a path",
+            "",
+        ),
+    ];
+    for (text, start, contains) in cases {
+        let full = if text.contains("timer_thread") {
+            text.to_string()
+        } else {
+            format!("{text}{TIMER}")
+        };
+        let e = parse(&full).expect_err(text);
+        assert!(
+            e.contains(start),
+            "input:\n{text}\ngot:  {e}\nwant: {start}"
+        );
+        assert!(
+            e.contains(contains),
+            "input:\n{text}\ngot: {e}\nwant also: {contains}"
+        );
+    }
+}
+
+#[test]
+fn no_timer_is_an_error() {
+    let e = parse("main {\n}\n").unwrap_err();
+    assert!(e.contains("no timer_thread[N] stanza"), "{e}");
+}
+
+#[test]
+fn file_errors_are_input_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("bad.cfg");
+    std::fs::write(&p, b"main {\n \xff\n}\n").unwrap();
+    let e = rtshield_config::load(&p, &machine("0-1")).unwrap_err();
+    assert!(e.is::<rtshield_sys::InputError>());
+    assert!(
+        e.to_string().ends_with("bad.cfg:2:2: not UTF-8 text"),
+        "{e}"
+    );
+    let e = rtshield_config::load(&d.path().join("nope.cfg"), &machine("0-1")).unwrap_err();
+    assert!(e.is::<rtshield_sys::InputError>());
+}
+
+#[test]
+fn machine_from_a_fake_root() {
+    let d = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(d.path().join("sys/devices/system/cpu")).unwrap();
+    std::fs::write(d.path().join("sys/devices/system/cpu/online"), "0-7\n").unwrap();
+    let m = Machine::from_root(&rtshield_sys::Root::new(d.path()), false).unwrap();
+    assert_eq!(m.online.to_list(), "0-7");
+}
+
+#[test]
+fn key_table_is_complete() {
+    let t = rtshield_config::keys::markdown_table();
+    for k in [
+        "cpu_affinity",
+        "sched.policy",
+        "sched.priority",
+        "lifetime.duration",
+        "stats.period",
+        "stats.histo_size",
+        "stats.filename",
+        "stats.format",
+        "stats.cpu_load",
+        "memlock",
+        "dbg_level",
+        "cmdline",
+        "output.out",
+        "output.err",
+        "termination.ok",
+        "termination.ko",
+        "mode",
+        "period",
+        "histo.resolution",
+        "cgroup",
+        "start.delay",
+        "load",
+        "load.cycle",
+        "stats.checkpoint",
+        "stats.rotate",
+    ] {
+        assert!(t.contains(&format!("| `{k}` |")), "{k} missing");
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(600))]
+
+    /// Arbitrary text never panics the parser.
+    #[test]
+    fn never_panics_on_any_text(s in "\\PC{0,200}") {
+        let _ = parse(&s);
+    }
+
+    /// Nor does text built from the format's own pieces, which reaches deeper.
+    #[test]
+    fn never_panics_on_config_like_text(parts in proptest::collection::vec(prop_oneof![
+        Just("main".to_string()), Just("timer_thread[0]".to_string()), Just("program[1]".to_string()),
+        Just("{".to_string()), Just("}".to_string()), Just("\n".to_string()), Just(" ".to_string()),
+        Just("#".to_string()), Just("\"".to_string()), Just("cpu_affinity".to_string()),
+        Just("sched.priority".to_string()), Just("load.cycle".to_string()), Just("cmdline".to_string()),
+        Just("load".to_string()), Just("stats.cpu_load".to_string()), Just("1-3".to_string()),
+        Just("5 min".to_string()), Just("hell".to_string()), Just("FIFO".to_string()), Just("99".to_string()),
+        "[a-z0-9 .\\[\\]{}#\"'\\\\-]{0,8}",
+    ], 0..60)) {
+        let _ = parse(&parts.concat());
+    }
+}

@@ -1,0 +1,397 @@
+//! The body of a built-in load worker process (`rtshield __load KIND`).
+//! Every loop does a bounded batch of work, then checks the stop flag, so
+//! SIGTERM ends a worker within milliseconds.
+
+use crate::Builtin;
+use rtshield_sys::Root;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static TERM: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_term(_: libc::c_int) {
+    TERM.store(true, Ordering::Relaxed);
+}
+
+/// Whether this process was started by an rtshield supervisor: the
+/// [`crate::WORKER_ENV`] variable names our parent's pid.
+pub fn started_by_supervisor() -> bool {
+    // SAFETY: getppid has no preconditions.
+    let parent = unsafe { libc::getppid() };
+    std::env::var(crate::WORKER_ENV)
+        .ok()
+        .and_then(|v| v.parse::<i32>().ok())
+        == Some(parent)
+}
+
+/// The program shim (`rtshield __load exec ... -- ARGV`), started by the
+/// supervisor with posix_spawn as the leader of the program's process
+/// group. It takes the affinity and policy (inherited by the program),
+/// starts the program in its group, waits for it and exits with its status.
+/// If rtshield dies, even by `kill -9`, the shim gets SIGUSR2 (its
+/// parent-death signal) and SIGKILLs its whole group: the program and
+/// everything it started in the group go with it. Returns the exit status.
+pub fn program_shim(
+    cpus: Option<&rtshield_sys::CpuSet>,
+    sched: Option<(rtshield_sys::sched::Policy, i32)>,
+    cgroup_procs: Option<&Path>,
+    argv: &[String],
+) -> i32 {
+    if argv.is_empty() {
+        eprintln!("rtshield: __load exec: no command");
+        return 127;
+    }
+    // SAFETY: the handlers only make async-signal-safe system calls.
+    unsafe {
+        libc::signal(
+            libc::SIGUSR2,
+            kill_own_group as *const () as libc::sighandler_t,
+        );
+        // SIGTERM/SIGINT sent to the group are for the program; the shim
+        // outlives it to report its status. A handler (unlike SIG_IGN) is
+        // reset to the default by exec, so the program still gets them.
+        libc::signal(
+            libc::SIGTERM,
+            ignore_signal as *const () as libc::sighandler_t,
+        );
+        libc::signal(
+            libc::SIGINT,
+            ignore_signal as *const () as libc::sighandler_t,
+        );
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGUSR2, 0, 0, 0);
+    }
+    if !started_by_supervisor() {
+        // rtshield is already gone (or never was): take the group down.
+        kill_own_group(libc::SIGUSR2);
+    }
+    if let Some(f) = cgroup_procs {
+        // Before the program exists: it and its children start inside.
+        let r = std::fs::OpenOptions::new()
+            .write(true)
+            .open(f)
+            .and_then(|mut h| h.write_all(std::process::id().to_string().as_bytes()));
+        if let Err(e) = r {
+            eprintln!("rtshield: {}: cannot join {}: {e}", argv[0], f.display());
+            return 126;
+        }
+    }
+    if let Some(c) = cpus {
+        if let Err(e) = rtshield_sys::sched::set_affinity(0, c) {
+            eprintln!("rtshield: {}: cannot set CPU affinity {c}: {e}", argv[0]);
+            return 126;
+        }
+    }
+    if let Some((p, prio)) = sched {
+        if let Err(e) = rtshield_sys::sched::set_scheduler(0, p, prio) {
+            eprintln!(
+                "rtshield: {}: cannot set policy {p} priority {prio}: {e}",
+                argv[0]
+            );
+            return 126;
+        }
+    }
+    let status = std::process::Command::new(&argv[0])
+        .args(&argv[1..])
+        // A worker checks that its parent (this shim) started it.
+        .env(crate::WORKER_ENV, std::process::id().to_string())
+        .status();
+    match status {
+        Err(e) => {
+            eprintln!("rtshield: cannot start '{}': {e}", argv[0]);
+            127
+        }
+        Ok(st) => {
+            use std::os::unix::process::ExitStatusExt;
+            if let Some(code) = st.code() {
+                return code;
+            }
+            let sig = st.signal().unwrap_or(libc::SIGKILL);
+            // Die of the same signal, so the supervisor sees what happened.
+            // SAFETY: resetting a disposition and raising are plain calls.
+            unsafe {
+                libc::signal(sig, libc::SIG_DFL);
+                libc::raise(sig);
+            }
+            128 + sig
+        }
+    }
+}
+
+extern "C" fn kill_own_group(_: libc::c_int) {
+    // SAFETY: killpg and _exit are async-signal-safe; 0 = our own group.
+    unsafe {
+        libc::killpg(0, libc::SIGKILL);
+        libc::_exit(137);
+    }
+}
+
+extern "C" fn ignore_signal(_: libc::c_int) {}
+
+/// SIGKILL when the parent (thread) dies, and exit at once if it already did.
+fn set_death_signal() {
+    // SAFETY: plain prctl; getppid/_exit have no preconditions.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if !started_by_supervisor() {
+            libc::_exit(1);
+        }
+    }
+}
+
+/// Entry point of a worker process: stop on SIGTERM/SIGINT (the
+/// supervisor's SIGKILL and the parent-death signal are the backstops).
+pub fn worker_main(kind: Builtin, size: Option<u64>, dir: Option<&Path>) -> anyhow::Result<()> {
+    set_death_signal();
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_term as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_term as *const () as libc::sighandler_t);
+    }
+    run_until(kind, size, dir, &TERM).map(|_| ())
+}
+
+/// Run one kind of load in this process until `stop`; returns the number
+/// of batches done. `hell` is not a worker kind (it expands to the others).
+pub fn run_until(
+    kind: Builtin,
+    size: Option<u64>,
+    dir: Option<&Path>,
+    stop: &AtomicBool,
+) -> anyhow::Result<u64> {
+    let size = size.or(kind.default_size()).unwrap_or(0);
+    match kind {
+        Builtin::Cpu => Ok(cpu(stop)),
+        Builtin::Memory => memory(size.max(4096) as usize, stop),
+        Builtin::Io => {
+            let dir = dir.ok_or_else(|| anyhow::anyhow!("io load: no --dir given"))?;
+            io(dir, size.max(4096), stop)
+        }
+        Builtin::Syscall => Ok(syscall(stop)),
+        Builtin::Fork => fork(stop),
+        Builtin::Net => net(stop),
+        Builtin::Hell => anyhow::bail!("hell is a preset of several workers, not a worker"),
+    }
+}
+
+fn cpu(stop: &AtomicBool) -> u64 {
+    let mut n = 0;
+    let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..200_000 {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+        }
+        std::hint::black_box(x);
+        n += 1;
+    }
+    n
+}
+
+/// mmap, write one byte per page, munmap: every round faults every page in.
+fn memory(size: usize, stop: &AtomicBool) -> anyhow::Result<u64> {
+    let page = 4096;
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        // SAFETY: anonymous private mapping, written only within its length,
+        // unmapped before the next round.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                size,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            if p == libc::MAP_FAILED {
+                anyhow::bail!(
+                    "memory load: mmap of {size} bytes: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
+            let b = p as *mut u8;
+            let mut off = 0;
+            while off < size {
+                b.add(off).write_volatile(n as u8);
+                off += page;
+                if off % (page * 4096) == 0 && stop.load(Ordering::Relaxed) {
+                    break;
+                }
+            }
+            libc::munmap(p, size);
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// Write `size` bytes in 1 MiB chunks with an fsync after each, truncate, again.
+fn io(dir: &Path, size: u64, stop: &AtomicBool) -> anyhow::Result<u64> {
+    let path = dir.join(format!("load-{}.dat", std::process::id()));
+    let mut f = std::fs::File::create(&path)
+        .map_err(|e| anyhow::anyhow!("io load: {}: {e}", path.display()))?;
+    let chunk = vec![0x5au8; (1 << 20).min(size as usize)];
+    let mut n = 0;
+    let mut written = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        f.write_all(&chunk)?;
+        f.sync_data()?;
+        written += chunk.len() as u64;
+        if written >= size {
+            f.set_len(0)?;
+            use std::io::Seek;
+            f.seek(std::io::SeekFrom::Start(0))?;
+            written = 0;
+        }
+        n += 1;
+    }
+    drop(f);
+    let _ = std::fs::remove_file(&path);
+    Ok(n)
+}
+
+/// Seed 001's `cat /proc/interrupts`, `ps`, `top -d 0` loops, in-process.
+fn syscall(stop: &AtomicBool) -> u64 {
+    let root = Root::host();
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let _ = root.read("/proc/interrupts");
+        let _ = root.read("/proc/stat");
+        let _ = root.read("/proc/loadavg");
+        let _ = root.read("/proc/meminfo");
+        // ps: every process's stat.
+        if let Ok(names) = root.read_dir_names("/proc") {
+            for (i, name) in names.iter().enumerate() {
+                if name.as_bytes()[0].is_ascii_digit() {
+                    let _ = root.read(format!("/proc/{name}/stat"));
+                }
+                if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+                    break;
+                }
+            }
+        }
+        for _ in 0..1000 {
+            // SAFETY: getpid has no preconditions; the raw syscall skips any libc cache.
+            unsafe {
+                libc::syscall(libc::SYS_getpid);
+            }
+        }
+        n += 1;
+    }
+    n
+}
+
+/// fork/exec `/bin/true` (or a bare fork where it does not exist), one at a time.
+fn fork(stop: &AtomicBool) -> anyhow::Result<u64> {
+    let truth = ["/bin/true", "/usr/bin/true"]
+        .into_iter()
+        .find(|p| Path::new(p).exists());
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        match truth {
+            Some(t) => {
+                let _ = std::process::Command::new(t)
+                    .stdin(std::process::Stdio::null())
+                    .status();
+            }
+            None => {
+                // SAFETY: the worker is single-threaded; the child only _exits.
+                let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    unsafe { libc::_exit(0) };
+                } else if pid > 0 {
+                    let mut st = 0;
+                    unsafe { libc::waitpid(pid, &mut st, 0) };
+                } else {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+            }
+        }
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// UDP datagrams and a TCP stream between sockets bound to 127.0.0.1,
+/// non-blocking, 64 sends per batch.
+fn net(stop: &AtomicBool) -> anyhow::Result<u64> {
+    let lo = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+    let a = UdpSocket::bind(lo)?;
+    let b = UdpSocket::bind(lo)?;
+    let to = b.local_addr()?;
+    // Never anything but the loopback, whatever happens above.
+    anyhow::ensure!(
+        to.ip().is_loopback(),
+        "net load: refusing non-loopback {to}"
+    );
+    a.set_nonblocking(true)?;
+    b.set_nonblocking(true)?;
+    let l = TcpListener::bind(lo)?;
+    let taddr = l.local_addr()?;
+    anyhow::ensure!(
+        taddr.ip().is_loopback(),
+        "net load: refusing non-loopback {taddr}"
+    );
+    let mut tx = TcpStream::connect(taddr)?;
+    let (mut rx, _) = l.accept()?;
+    tx.set_nonblocking(true)?;
+    rx.set_nonblocking(true)?;
+    let buf = vec![0xa5u8; 1024];
+    let big = vec![0x3cu8; 64 * 1024];
+    let mut rbuf = vec![0u8; 64 * 1024];
+    let mut n = 0;
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..64 {
+            let _ = a.send_to(&buf, to);
+        }
+        while b.recv(&mut rbuf).is_ok() {}
+        let _ = tx.write(&big);
+        while matches!(rx.read(&mut rbuf), Ok(k) if k > 0) {}
+        n += 1;
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    /// Run a worker kind in a thread for a moment; it must stop on the flag.
+    fn briefly(kind: Builtin, size: Option<u64>, dir: Option<&Path>) -> u64 {
+        let stop = Arc::new(AtomicBool::new(false));
+        let s2 = stop.clone();
+        let dir = dir.map(Path::to_path_buf);
+        let h = std::thread::spawn(move || run_until(kind, size, dir.as_deref(), &s2));
+        std::thread::sleep(Duration::from_millis(150));
+        stop.store(true, Ordering::Relaxed);
+        h.join().unwrap().unwrap()
+    }
+
+    #[test]
+    fn each_worker_does_work_and_stops() {
+        assert!(briefly(Builtin::Cpu, None, None) > 0);
+        assert!(briefly(Builtin::Memory, Some(1 << 20), None) > 0);
+        assert!(briefly(Builtin::Syscall, None, None) > 0);
+        assert!(briefly(Builtin::Fork, None, None) > 0);
+        assert!(briefly(Builtin::Net, None, None) > 0);
+    }
+
+    #[test]
+    fn io_worker_writes_then_cleans_its_file() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(briefly(Builtin::Io, Some(64 << 10), Some(d.path())) > 0);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn hell_and_io_without_dir_are_refused() {
+        let stop = AtomicBool::new(true);
+        assert!(run_until(Builtin::Hell, None, None, &stop).is_err());
+        assert!(run_until(Builtin::Io, None, None, &stop).is_err());
+    }
+}

@@ -1,0 +1,214 @@
+//! Day-long run machinery, shortened: checkpoints survive kill -9,
+//! rotation makes numbered directories, load/rest cycles are marked in the
+//! timeline, built-in loads run and leave nothing behind.
+
+mod run_common;
+use run_common::*;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+#[test]
+fn kill_9_leaves_complete_parseable_results() {
+    let d = tempfile::tempdir().unwrap();
+    let pidf = d.path().join("p.pid");
+    let gcf = d.path().join("g.pid");
+    let cfg = write_cfg(
+        d.path(),
+        "k.cfg",
+        &format!(
+            "main\n{{\n  stats.period 250 ms\n  stats.checkpoint 500 ms\n}}\n{}program[0]\n{{\n  cmdline sh -c \"echo $$ > {}; sleep 300 & echo $! > {}; wait\"\n}}\n",
+            timer("60 s"),
+            pidf.display(),
+            gcf.display()
+        ),
+    );
+    let out = d.path().join("out");
+    let mut child = Command::new(bin())
+        .args([
+            "run",
+            "-q",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let prog = wait_pid_file(&pidf, 10);
+    let grandchild = wait_pid_file(&gcf, 10);
+    // Wait for at least two checkpoints, then kill -9 mid-run.
+    let end = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Ok(t) = std::fs::read_to_string(out.join("timeline.csv")) {
+            if t.lines().count() >= 6 && out.join("results.json").exists() {
+                break;
+            }
+        }
+        assert!(std::time::Instant::now() < end, "no checkpoint written");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    // What is on disk parses with the project's own reader.
+    let r = rtshield_results::read_json(out.join("results.json")).expect("checkpoint parses");
+    assert_eq!(r.end_reason, "checkpoint");
+    assert!(r.threads[0].samples >= 400, "{}", r.threads[0].samples);
+    let h: u64 = r.threads[0]
+        .histogram
+        .counts
+        .iter()
+        .map(|c| c[1])
+        .sum::<u64>()
+        + r.threads[0].histogram.overflow;
+    assert_eq!(
+        h,
+        r.threads[0].samples - r.threads[0].lost,
+        "histogram holds every sample"
+    );
+    let txt = std::fs::read_to_string(out.join("timer_thread00.txt")).unwrap();
+    assert!(txt.contains("SUMMARY"), "{txt}");
+    // No temp file left half-written in place of a result.
+    for e in std::fs::read_dir(&out).unwrap().flatten() {
+        let n = e.file_name().to_string_lossy().into_owned();
+        assert!(!n.ends_with(".tmp") || n.starts_with('.'), "{n}");
+    }
+    // The program and its grandchild died with rtshield: the shim leading
+    // their group got its parent-death signal and killed the group.
+    let end = std::time::Instant::now() + Duration::from_secs(3);
+    while (alive(prog) || alive(grandchild)) && std::time::Instant::now() < end {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        !alive(prog),
+        "program {prog} outlived a kill -9 of rtshield"
+    );
+    assert!(
+        !alive(grandchild),
+        "grandchild {grandchild} outlived a kill -9 of rtshield"
+    );
+}
+
+#[test]
+fn rotation_makes_numbered_result_directories() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "rot.cfg",
+        &format!(
+            "main\n{{\n  stats.period 250 ms\n  stats.rotate 1 s\n}}\n{}",
+            timer("2500 ms")
+        ),
+    );
+    let out = d.path().join("out");
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let mut total = 0;
+    for (n, reason) in [(1, "rotate"), (2, "rotate"), (3, "duration")] {
+        let dir = d.path().join(format!("out-{n}"));
+        let r = results(&dir);
+        assert_eq!(r["end_reason"], reason, "out-{n}");
+        assert_eq!(r["label"], format!("out-{n}"));
+        assert_eq!(r["tags"]["part"], n.to_string());
+        let s = r["threads"][0]["samples"].as_u64().unwrap();
+        assert!(s > 0, "out-{n}");
+        total += s;
+        assert!(dir.join("timeline.csv").exists());
+    }
+    assert!(!d.path().join("out-4").exists());
+    // 2.5 s at 1 ms, minus the few ms each new segment takes to set up.
+    assert!((2300..=2500).contains(&total), "{total}");
+}
+
+#[test]
+fn load_cycle_phases_are_marked_in_the_timeline() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "c.cfg",
+        &format!(
+            "main\n{{\n  stats.period 200 ms\n  load.cycle 1 s 1 s\n}}\n{}program[0]\n{{\n  cmdline sleep 300\n}}\n",
+            timer("3500 ms")
+        ),
+    );
+    let out = d.path().join("out");
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let t = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    let phases: Vec<&str> = t
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').nth(1).unwrap())
+        .collect();
+    assert!(phases.contains(&"load") && phases.contains(&"rest"), "{t}");
+    let r = results(&out);
+    // Started, stopped for the rest phase (not an exit), started again.
+    assert_eq!(r["programs"][0]["spawns"], 2, "{}", r["programs"]);
+    assert_eq!(r["programs"][0]["exits_ko"], 0);
+}
+
+#[test]
+fn hell_runs_every_builtin_and_leaves_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "h.cfg",
+        &format!(
+            "main\n{{\n  stats.period 500 ms\n  stats.cpu_load all\n}}\n{}program[0]\n{{\n  load hell\n  load.size 1M\n  cpu_affinity 0\n}}\n",
+            timer("2 s")
+        ),
+    );
+    let out = d.path().join("out");
+    let child = Command::new(bin())
+        .args(["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let me = child.id() as i32;
+    std::thread::sleep(Duration::from_millis(1200));
+    let kids = descendants(me);
+    let cmdlines: Vec<String> = kids
+        .iter()
+        .filter_map(|p| std::fs::read(format!("/proc/{p}/cmdline")).ok())
+        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
+        .collect();
+    for k in ["cpu", "memory", "io", "syscall", "fork", "net"] {
+        assert!(
+            cmdlines.iter().any(|c| c.contains(&format!("__load {k}"))),
+            "{k} worker missing: {cmdlines:?}"
+        );
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let so = String::from_utf8_lossy(&o.stdout);
+    assert!(so.contains("CPU#0 :") && so.contains("CPU    :"), "{so}");
+    let r = results(&out);
+    assert_eq!(r["programs"][0]["command"], "builtin:hell");
+    assert_eq!(r["programs"][0]["spawns"], 6, "{}", r["programs"]);
+    for k in &kids {
+        assert!(!alive(*k), "worker {k} survived");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(std::env::temp_dir())
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("rtshield-io-{me}-"))
+        })
+        .collect();
+    assert!(leftovers.is_empty(), "io temp dir left: {leftovers:?}");
+    let tl = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    assert!(tl.lines().next().unwrap().contains("load_cpu0"), "{tl}");
+}

@@ -1,0 +1,268 @@
+//! `rtshield run` with programs: respawn counts, STOP, and that no process
+//! outlives the run (normal end, SIGTERM, and a grandchild).
+
+mod run_common;
+use run_common::*;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+#[test]
+fn respawn_and_ignore_counts_go_into_results() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "r.cfg",
+        &format!(
+            "main\n{{\n  stats.period 200 ms\n}}\n{}\
+             program[0]\n{{\n  cmdline sh -c \"exit 0\"\n  termination.ok RESPAWN\n}}\n\
+             program[1]\n{{\n  cmdline sh -c \"exit 7\"\n  termination.ko IGNORE\n}}\n\
+             program[2]\n{{\n  cmdline /nonexistent/prog\n  termination.ko RESPAWN\n}}\n",
+            timer("2 s")
+        ),
+    );
+    let out = d.path().join("out");
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (so, se) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{so}{se}");
+    let r = results(&out);
+    let p = &r["programs"];
+    assert_eq!(p[0]["command"], "sh -c exit 0");
+    let spawns0 = p[0]["spawns"].as_u64().unwrap();
+    // Back-off 0.1+0.2+0.4+0.8 s: at least 4 spawns in 2 s, never a storm.
+    assert!((4..=8).contains(&spawns0), "{p}");
+    assert!(p[0]["exits_ok"].as_u64().unwrap() >= spawns0 - 1, "{p}");
+    assert_eq!(
+        (p[1]["spawns"].as_u64(), p[1]["exits_ko"].as_u64()),
+        (Some(1), Some(1)),
+        "{p}"
+    );
+    // Not startable: the trampoline reports exit 127, respawned with back-off.
+    let ko2 = p[2]["exits_ko"].as_u64().unwrap();
+    assert!((3..=8).contains(&ko2), "{p}");
+    assert_eq!(r["end_reason"], "duration");
+    assert!(so.contains("program[0] sh -c exit 0:"), "{so}");
+}
+
+#[test]
+fn stop_policy_ends_the_run_early_and_results_are_written() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "s.cfg",
+        &format!(
+            "main\n{{\n  stats.period 100 ms\n}}\n{}program[0]\n{{\n  cmdline sh -c \"sleep 0.5; exit 3\"\n  termination.ko STOP\n}}\n",
+            timer("60 s")
+        ),
+    );
+    let out = d.path().join("out");
+    let t0 = Instant::now();
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert!(
+        t0.elapsed() < Duration::from_secs(30),
+        "STOP did not end the run"
+    );
+    let r = results(&out);
+    assert_eq!(r["end_reason"], "stop");
+    assert_eq!(r["programs"][0]["exits_ko"], 1);
+    assert!(r["threads"][0]["samples"].as_u64().unwrap() > 0);
+}
+
+/// A program that forks a grandchild in its group, and one that escapes
+/// into its own session: neither survives the end of the run.
+fn grandchild_cfg(
+    d: &std::path::Path,
+    dur: &str,
+) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let g1 = d.join("g1.pid");
+    let g2 = d.join("g2.pid");
+    let cfg = write_cfg(
+        d,
+        "g.cfg",
+        &format!(
+            "main\n{{\n  stats.period 200 ms\n}}\n{}\
+             program[0]\n{{\n  cmdline sh -c \"sleep 300 & echo $! > {}; wait\"\n}}\n\
+             program[1]\n{{\n  cmdline sh -c \"setsid sleep 301 & echo $! > {}; wait\"\n}}\n",
+            timer(dur),
+            g1.display(),
+            g2.display()
+        ),
+    );
+    (cfg, g1, g2)
+}
+
+#[test]
+fn no_process_survives_the_end_of_the_run() {
+    let d = tempfile::tempdir().unwrap();
+    let (cfg, g1, g2) = grandchild_cfg(d.path(), "2 s");
+    let out = d.path().join("out");
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let (p1, p2) = (wait_pid_file(&g1, 1), wait_pid_file(&g2, 1));
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!alive(p1), "grandchild {p1} survived");
+    assert!(!alive(p2), "escaped grandchild {p2} survived");
+}
+
+#[test]
+fn sigterm_cleans_up_and_still_writes_results() {
+    let d = tempfile::tempdir().unwrap();
+    let (cfg, g1, g2) = grandchild_cfg(d.path(), "60 s");
+    let out = d.path().join("out");
+    let mut child = Command::new(bin())
+        .args([
+            "run",
+            "-q",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let me = child.id() as i32;
+    let (p1, p2) = (wait_pid_file(&g1, 10), wait_pid_file(&g2, 10));
+    assert!(alive(p1) && alive(p2));
+    std::thread::sleep(Duration::from_millis(700));
+    // Signal only the child this test started.
+    Command::new("kill")
+        .args(["-TERM", &me.to_string()])
+        .status()
+        .unwrap();
+    let st = child.wait().unwrap();
+    assert_eq!(st.code(), Some(0));
+    assert!(!alive(p1), "grandchild {p1} survived SIGTERM");
+    assert!(!alive(p2), "escaped grandchild {p2} survived SIGTERM");
+    assert!(descendants(me).is_empty());
+    let r = results(&out);
+    assert_eq!(r["end_reason"], "sigterm");
+    assert!(r["threads"][0]["samples"].as_u64().unwrap() > 0);
+    assert_eq!(r["programs"][0]["spawns"], 1);
+}
+
+#[test]
+fn cgroup_key_moves_rtshield_and_programs_into_the_partitions() {
+    // A fake tree with rt/nrt partitions (cgroup v2 layout).
+    let root = fake_root("0-1");
+    for p in ["rt", "nrt"] {
+        let d = root.path().join("sys/fs/cgroup").join(p);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(d.join("cgroup.procs"), "").unwrap();
+    }
+    let d = tempfile::tempdir().unwrap();
+    let pidf = d.path().join("p.pid");
+    let cfg = write_cfg(
+        d.path(),
+        "cg.cfg",
+        &format!(
+            "main\n{{\n  cgroup rt\n  stats.period 200 ms\n}}\n{}program[0]\n{{\n  cmdline sh -c \"echo $PPID > {}; sleep 300\"\n  cgroup nrt\n}}\n",
+            timer("1500 ms"),
+            pidf.display()
+        ),
+    );
+    let out = d.path().join("out");
+    let child = Command::new(bin())
+        .args([
+            "--sysroot",
+            root.path().to_str().unwrap(),
+            "run",
+            "-q",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let me = child.id();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    let rt = std::fs::read_to_string(root.path().join("sys/fs/cgroup/rt/cgroup.procs")).unwrap();
+    assert_eq!(rt.trim(), me.to_string(), "rtshield itself goes to rt");
+    // The program's group leader (its shim, the parent of sh) goes to nrt.
+    let shim = wait_pid_file(&pidf, 1);
+    let nrt = std::fs::read_to_string(root.path().join("sys/fs/cgroup/nrt/cgroup.procs")).unwrap();
+    assert_eq!(nrt.trim(), shim.to_string());
+
+    // Without the partition: a clear error, before anything starts.
+    std::fs::remove_dir_all(root.path().join("sys/fs/cgroup/nrt")).unwrap();
+    let o = run(&[
+        "--sysroot",
+        root.path().to_str().unwrap(),
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (_, err) = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("program[0]: cgroup nrt: no 'nrt' partition found"),
+        "{err}"
+    );
+}
+
+#[test]
+fn sigint_ends_the_run_like_ctrl_c() {
+    let d = tempfile::tempdir().unwrap();
+    let pidf = d.path().join("p.pid");
+    let cfg = write_cfg(
+        d.path(),
+        "i.cfg",
+        &format!(
+            "main\n{{\n  stats.period 200 ms\n}}\n{}program[0]\n{{\n  load cpu\n  cpu_affinity 0\n}}\nprogram[1]\n{{\n  cmdline sh -c \"echo $$ > {}; exec sleep 300\"\n}}\n",
+            timer("60 s"),
+            pidf.display()
+        ),
+    );
+    let out = d.path().join("out");
+    let child = Command::new(bin())
+        .args([
+            "run",
+            "-q",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let me = child.id() as i32;
+    let prog = wait_pid_file(&pidf, 10);
+    std::thread::sleep(Duration::from_millis(500));
+    let kids = descendants(me);
+    assert!(kids.len() >= 4, "shims, the cpu worker and sh: {kids:?}");
+    Command::new("kill")
+        .args(["-INT", &me.to_string()])
+        .status()
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    for k in kids {
+        assert!(!alive(k), "{k} survived SIGINT");
+    }
+    assert!(!alive(prog));
+    let r = results(&out);
+    assert_eq!(r["end_reason"], "sigint");
+    assert_eq!(r["programs"][0]["command"], "builtin:cpu");
+    assert_eq!(r["programs"][0]["spawns"], 1);
+}

@@ -1,14 +1,448 @@
-//! `rtshield measure`.
+//! `rtshield measure`: cyclictest-like quick mode, no config file.
 
 use crate::cli::Global;
+use anyhow::Context;
+use rtshield_load::{Builtin, LoadSpec};
+use rtshield_measure::display::{render_table, units, units_avg};
+use rtshield_measure::{signals, LiveDisplay, MeasureSpec, Measurement, Mode, ResultContext};
+use rtshield_results::{ProgramResult, RunResult, PERCENTILES};
+use rtshield_sys::sched::Policy;
+use rtshield_sys::units::{format_duration_ns, Dur};
+use rtshield_sys::{CpuSet, InputError, SysInfo};
+use std::path::{Path, PathBuf};
 
-#[derive(clap::Args, Debug)]
+#[derive(clap::Args, Debug, Clone)]
 pub struct Args {
-    /// Arguments (not implemented yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// CPUs to measure on, one thread each: `1`, `2-3`, `0,2-3` or a hex mask `0x8` [default: the last online CPU].
+    #[arg(long, alias = "cpu", value_name = "LIST")]
+    pub cpus: Option<String>,
+    /// Period of each measuring thread.
+    #[arg(long, default_value = "1ms", value_name = "DUR")]
+    pub period: Dur,
+    /// Real-time priority (1..99) for fifo/rr.
+    #[arg(long, alias = "priority", default_value_t = 98, value_name = "N")]
+    pub prio: i32,
+    /// Scheduling policy; fifo/rr fall back to other (and say so) when refused.
+    #[arg(long, default_value = "fifo", value_name = "fifo|rr|other")]
+    pub policy: Policy,
+    /// How long to measure (`3s`, `1min`, `1h`); without it (and without --samples) until Ctrl-C.
+    #[arg(long, value_name = "DUR")]
+    pub duration: Option<Dur>,
+    /// Stop each thread after N samples.
+    #[arg(long, value_name = "N")]
+    pub samples: Option<u64>,
+    /// nanosleep (absolute clock_nanosleep), posix-timer (timer_create + signal) or interval (time between wake-ups).
+    #[arg(long, default_value = "nanosleep", value_name = "MODE")]
+    pub mode: Mode,
+    /// Largest latency kept in the histogram; above it samples count as overflow (still in min/max/avg and percentiles)
+    /// [default: 1000us; in interval mode at least twice the period].
+    #[arg(long, value_name = "DUR")]
+    pub histo_size: Option<Dur>,
+    /// Histogram and display unit: us or ns.
+    #[arg(long, default_value = "us", value_name = "us|ns")]
+    pub resolution: String,
+    /// Refresh of the live table.
+    #[arg(long, default_value = "1s", value_name = "DUR")]
+    pub stats_period: Dur,
+    /// Output directory [default: ./rtshield-results/<UTC timestamp>/].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Also write results.json to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Exit with status 3 when any thread's maximum exceeds DUR (for CI).
+    #[arg(long, value_name = "DUR")]
+    pub max_latency: Option<Dur>,
+    /// No live display, only the final summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+    /// Do not lock memory (mlockall).
+    #[arg(long)]
+    pub no_memlock: bool,
+    /// Do not hold /dev/cpu_dma_latency at 0 during the run.
+    #[arg(long)]
+    pub no_dma_latency: bool,
+    /// Built-in load to run beside the measurement: cpu, memory, io, syscall, fork, net or hell.
+    #[arg(long, value_name = "NAME")]
+    pub load: Option<Builtin>,
+    /// CPUs for the load, one worker per CPU [default: every online CPU not measured].
+    #[arg(long, value_name = "LIST")]
+    pub load_cpus: Option<String>,
+    /// Label of the run in reports [default: the output directory name].
+    #[arg(long)]
+    pub label: Option<String>,
 }
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<i32> {
-    super::not_yet("measure")
+fn online_cpus() -> CpuSet {
+    rtshield_sys::sched::get_affinity(0).unwrap_or_else(|_| CpuSet::single(0))
+}
+
+fn parse_cpus(flag: &str, s: &str) -> anyhow::Result<CpuSet> {
+    let set = CpuSet::parse(s).map_err(|e| InputError::new(format!("{flag} {s}: {e}")))?;
+    if set.is_empty() {
+        return Err(InputError::new(format!("{flag} {s}: empty CPU list")).into());
+    }
+    Ok(set)
+}
+
+/// Everything `execute` needs, from `measure` or `demo`.
+pub struct Plan {
+    pub spec: MeasureSpec,
+    pub out: PathBuf,
+    pub json: Option<PathBuf>,
+    pub max_latency_ns: Option<u64>,
+    pub quiet: bool,
+    pub load: Option<LoadSpec>,
+    pub label: Option<String>,
+    pub tags: std::collections::BTreeMap<String, String>,
+}
+
+impl Args {
+    pub fn plan(&self) -> anyhow::Result<Plan> {
+        let online = online_cpus();
+        let cpus = match &self.cpus {
+            Some(s) => parse_cpus("--cpus", s)?,
+            None => CpuSet::single(online.last().unwrap_or(0)),
+        };
+        if let Some(bad) = cpus.iter().find(|c| !online.contains(*c)) {
+            return Err(InputError::new(format!(
+                "--cpus: CPU {bad} is not available (online and allowed: {})",
+                online.to_list()
+            ))
+            .into());
+        }
+        let period = self.period.ns();
+        if period < 1_000 {
+            return Err(
+                InputError::new(format!("--period {}: must be at least 1us", self.period)).into(),
+            );
+        }
+        let resolution_ns = match self.resolution.trim() {
+            "us" | "µs" => 1_000,
+            "ns" => 1,
+            other => {
+                return Err(
+                    InputError::new(format!("--resolution {other}: expected us or ns")).into(),
+                )
+            }
+        };
+        if self.policy.is_rt() && !(1..=99).contains(&self.prio) {
+            return Err(InputError::new(format!(
+                "--prio {}: must be within 1..99 for {}",
+                self.prio, self.policy
+            ))
+            .into());
+        }
+        if !matches!(self.policy, Policy::Fifo | Policy::Rr | Policy::Other) {
+            return Err(InputError::new(format!(
+                "--policy {}: expected fifo, rr or other",
+                self.policy
+            ))
+            .into());
+        }
+        if self.samples == Some(0) {
+            return Err(InputError::new("--samples 0: must be at least 1").into());
+        }
+        if self.duration.map(|d| d.ns()) == Some(0) {
+            return Err(InputError::new("--duration 0: must be > 0").into());
+        }
+        let cpu_list: Vec<u32> = cpus.iter().collect();
+        let mut spec = MeasureSpec::new(&cpu_list, period);
+        for t in &mut spec.threads {
+            t.policy = self.policy;
+            t.priority = self.prio;
+        }
+        spec.mode = self.mode;
+        spec.duration_ns = self.duration.map(|d| d.ns());
+        spec.samples = self.samples;
+        let default_histo = if self.mode == Mode::Interval {
+            (2 * period).max(1_000_000)
+        } else {
+            1_000_000
+        };
+        spec.histo_size_ns = self.histo_size.map_or(default_histo, |d| d.ns());
+        if spec.histo_size_ns / resolution_ns > 10_000_000 {
+            return Err(InputError::new(format!(
+                "--histo-size {}: more than 10 million buckets at {} resolution",
+                format_duration_ns(spec.histo_size_ns),
+                self.resolution
+            ))
+            .into());
+        }
+        spec.resolution_ns = resolution_ns;
+        spec.stats_period_ns = self.stats_period.ns().max(10_000_000);
+        spec.memlock = !self.no_memlock;
+        spec.cpu_dma_latency = !self.no_dma_latency;
+
+        let load = match self.load {
+            None => {
+                if self.load_cpus.is_some() {
+                    return Err(InputError::new("--load-cpus needs --load NAME").into());
+                }
+                None
+            }
+            Some(kind) => {
+                let lc = match &self.load_cpus {
+                    Some(s) => parse_cpus("--load-cpus", s)?,
+                    None => {
+                        let rest = online.difference(&cpus);
+                        if rest.is_empty() {
+                            online.clone()
+                        } else {
+                            rest
+                        }
+                    }
+                };
+                Some(LoadSpec::new(kind, Some(lc)))
+            }
+        };
+        let out = self.out.clone().unwrap_or_else(|| {
+            PathBuf::from("rtshield-results")
+                .join(rtshield_measure::stamp_utc(std::time::SystemTime::now()))
+        });
+        let mut tags = std::collections::BTreeMap::new();
+        if let Some(l) = &load {
+            tags.insert("load".into(), l.kind.name().into());
+        }
+        Ok(Plan {
+            spec,
+            out,
+            json: self.json.clone(),
+            max_latency_ns: self.max_latency.map(|d| d.ns()),
+            quiet: self.quiet,
+            load,
+            label: self.label.clone(),
+            tags,
+        })
+    }
+}
+
+pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    let plan = args.plan()?;
+    execute(&plan, g, "measure")
+}
+
+/// Measure, write every file, print the summary. Exit status 3 when
+/// `--max-latency` is exceeded.
+pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
+    // First: from here on SIGINT/SIGTERM end the run and the files are written.
+    let stop = signals::install();
+    let root = g.root();
+    let sysinfo = SysInfo::collect(&root, root.is_host());
+    let spec = &plan.spec;
+    let t0 = &spec.threads[0];
+    let cpus: Vec<String> = spec
+        .threads
+        .iter()
+        .map(|t| t.cpu.map_or("-".into(), |c| c.to_string()))
+        .collect();
+    println!(
+        "rtshield {what}: {} thread{} on CPU {}, period {}, SCHED_{}{}, {} mode, {}",
+        spec.threads.len(),
+        if spec.threads.len() == 1 { "" } else { "s" },
+        cpus.join(","),
+        format_duration_ns(t0.period_ns),
+        t0.policy.name().to_uppercase(),
+        if t0.policy.is_rt() {
+            format!(" {}", t0.priority)
+        } else {
+            String::new()
+        },
+        spec.mode,
+        match (spec.duration_ns, spec.samples) {
+            (Some(d), _) => format!("for {}", format_duration_ns(d)),
+            (None, Some(n)) => format!("{n} samples per thread"),
+            (None, None) => "until Ctrl-C".into(),
+        }
+    );
+    if t0.policy.is_rt() && sysinfo.fifo_permitted == Some(false) {
+        println!(
+            "WARNING: SCHED_{} is not permitted: measuring under SCHED_OTHER. {}",
+            t0.policy.name().to_uppercase(),
+            sysinfo.fifo_refusal.as_deref().unwrap_or("")
+        );
+    }
+
+    let loads = match &plan.load {
+        Some(l) => {
+            println!(
+                "load: built-in '{}' on CPU {}",
+                l.kind,
+                l.cpus.as_ref().map_or("all".into(), |c| c.to_list())
+            );
+            Some(rtshield_load::start(std::slice::from_ref(l)).context("cannot start the load")?)
+        }
+        None => None,
+    };
+    let mut display = LiveDisplay::new(plan.quiet);
+    let res = rtshield_measure::run(spec, stop, &mut display);
+    display.finish();
+    let programs = loads.map(|l| {
+        l.stop()
+            .into_iter()
+            .enumerate()
+            .map(|(i, (_label, st))| ProgramResult {
+                index: i as u32,
+                command: format!(
+                    "builtin:{}",
+                    plan.load.as_ref().map_or("load", |l| l.kind.name())
+                ),
+                cpus: plan
+                    .load
+                    .as_ref()
+                    .and_then(|l| l.cpus.as_ref())
+                    .map(|c| c.to_list()),
+                spawns: st.spawns,
+                exits_ok: st.exits_ok,
+                exits_ko: st.exits_ko,
+            })
+            .collect::<Vec<_>>()
+    });
+    let m = res?;
+    let label = plan.label.clone().or_else(|| {
+        plan.out
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+    });
+    let ctx = ResultContext {
+        command: std::env::args().collect(),
+        config: None,
+        label,
+        tags: plan.tags.clone(),
+        programs: programs.unwrap_or_default(),
+        warnings: vec![],
+        sysinfo,
+    };
+    let result = m.to_result(&ctx);
+    rtshield_results::write_all(&result, &plan.out)
+        .with_context(|| format!("cannot write the results to {}", plan.out.display()))?;
+    if let Some(j) = &plan.json {
+        rtshield_results::write_json(&result, j)
+            .with_context(|| format!("cannot write {}", j.display()))?;
+    }
+    print_summary(&m, &result, &plan.out, plan.json.as_deref());
+    if let Some(limit) = plan.max_latency_ns {
+        let worst = m.max_latency_ns();
+        if worst > limit as i64 {
+            println!(
+                "FAIL: maximum latency {} exceeds --max-latency {} (exit status 3)",
+                fmt_ns(worst),
+                format_duration_ns(limit)
+            );
+            return Ok(3);
+        }
+        println!(
+            "OK: maximum latency {} within --max-latency {}",
+            fmt_ns(worst),
+            format_duration_ns(limit)
+        );
+    }
+    Ok(0)
+}
+
+fn fmt_ns(ns: i64) -> String {
+    if ns.abs() >= 10_000 {
+        format!("{:.1}us", ns as f64 / 1000.0)
+    } else {
+        format!("{ns}ns")
+    }
+}
+
+fn print_summary(m: &Measurement, r: &RunResult, out: &Path, json: Option<&Path>) {
+    let res = r.settings.resolution_ns;
+    let unit = if res == 1 { "ns" } else { "us" };
+    let stats = rtshield_measure::IntervalStats {
+        resolution_ns: res,
+        threads: r
+            .threads
+            .iter()
+            .map(|t| rtshield_measure::ThreadStats {
+                index: t.index,
+                tid: t.tid,
+                samples: t.samples,
+                min_ns: t.min_ns,
+                max_ns: t.max_ns,
+                cur_ns: t.cur_ns,
+                avg_ns: t.avg_ns,
+                ..Default::default()
+            })
+            .collect(),
+        ..Default::default()
+    };
+    println!();
+    print!("{}", render_table(&stats));
+    println!();
+    let mut head = format!("Percentiles ({unit})      ");
+    for k in PERCENTILES {
+        head.push_str(&format!(" {:>8}", format!("p{k}")));
+    }
+    head.push_str(&format!(" {:>8}", "max"));
+    println!("{head}");
+    for t in &r.threads {
+        let mut row = format!(
+            "  thread {:<2} CPU {:<6}",
+            t.index,
+            t.cpu.map_or("-".into(), |c| c.to_string())
+        );
+        for k in PERCENTILES {
+            row.push_str(&format!(" {:>8}", units(t.percentiles[*k], res)));
+        }
+        row.push_str(&format!(" {:>8}", units(t.max_ns, res)));
+        println!("{row}");
+    }
+    println!();
+    for t in &r.threads {
+        let h = &t.hist_stats;
+        println!(
+            "thread {}: histogram 0..{} {unit}: Samples_H {} L_avg_H {} L_med_H {} L_std_H {} L_mode_H {}, overflow {}",
+            t.index,
+            t.histogram.buckets.saturating_sub(1),
+            h.samples,
+            units_avg(h.avg_ns, res),
+            units(h.median_ns, res),
+            units_avg(h.std_ns, res),
+            units(h.mode_ns, res),
+            t.histogram.overflow
+        );
+        println!(
+            "          overruns {} (missed periods {}), lost {}; corrected for missed periods: {} samples, p99.9 {} {unit}, p99.99 {} {unit}",
+            t.overruns,
+            t.missed_periods,
+            t.lost,
+            t.corrected.samples,
+            units(t.corrected.percentiles["99.9"], res),
+            units(t.corrected.percentiles["99.99"], res),
+        );
+        println!(
+            "          policy {}{}",
+            t.policy,
+            t.requested_policy
+                .as_ref()
+                .map_or(String::new(), |p| format!(" (asked {p}: FALLBACK)"))
+        );
+    }
+    for w in &r.warnings {
+        println!("WARNING: {w}");
+    }
+    println!();
+    for t in &r.threads {
+        println!(
+            "Statistics for timer_thread[{}] in '{}'",
+            t.index,
+            out.join(rtshield_results::systress_file_name(t.index))
+                .display()
+        );
+    }
+    println!(
+        "Results in {}/ (results.json, results.csv, histogram.txt){}",
+        out.display(),
+        json.map_or(String::new(), |j| format!(", and {}", j.display()))
+    );
+    let secs = m.elapsed_ns / 1_000_000_000;
+    println!(
+        "Total elapsed time: {} s, {} nanoseconds (ended by {})",
+        secs,
+        m.elapsed_ns % 1_000_000_000,
+        r.end_reason
+    );
 }

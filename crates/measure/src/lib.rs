@@ -1,1 +1,287 @@
-//! rtshield-measure: see the README's architecture section.
+//! rtshield-measure: the latency measuring engine.
+//!
+//! One measuring thread per CPU runs the cyclictest loop (absolute
+//! `clock_nanosleep` on CLOCK_MONOTONIC, or a per-thread POSIX timer), keeps
+//! its own exact min/max/count, and hands every sample to the main thread
+//! through a wait-free SPSC ring ([`rtrb`]). The main thread (on the
+//! housekeeping CPUs) drains the rings into the histograms, calls an
+//! [`Observer`] every stats period, and finally returns a [`Measurement`]
+//! that becomes a [`rtshield_results::RunResult`].
+//!
+//! Module map: `engine` (the hot loop, thread set-up), `stats` (exact
+//! accumulator, linear + HDR histograms, `_H` statistics), `rt` (mlockall,
+//! stack pre-faulting, `/dev/cpu_dma_latency`), `signals`, `display`
+//! (live table / progress bar), `result` (conversion to the file schema).
+
+use rtshield_sys::sched::Policy;
+
+pub mod display;
+pub mod engine;
+pub mod result;
+pub mod rt;
+pub mod signals;
+pub mod stats;
+mod timefmt;
+
+pub use display::{render_table, LiveDisplay};
+pub use engine::run;
+pub use result::ResultContext;
+pub use timefmt::{rfc3339_utc, stamp_utc};
+
+/// How the measuring thread waits for its next period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Mode {
+    /// Absolute `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`; the sample
+    /// is wake-up − theoretical wake-up (cyclictest's default).
+    Nanosleep,
+    /// A periodic `timer_create` timer delivering a signal to this thread
+    /// only (SIGEV_THREAD_ID), waited for with `sigwaitinfo` (seed 001).
+    PosixTimer,
+    /// Like `Nanosleep`, but the sample is the time between two consecutive
+    /// wake-ups (seed 001's min/avg/max/max-max view).
+    Interval,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Nanosleep => "nanosleep",
+            Mode::PosixTimer => "posix-timer",
+            Mode::Interval => "interval",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Mode> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "nanosleep" | "clock_nanosleep" => Mode::Nanosleep,
+            "posix-timer" | "posix_timer" | "timer" => Mode::PosixTimer,
+            "interval" => Mode::Interval,
+            _ => return None,
+        })
+    }
+}
+
+impl std::fmt::Display for Mode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Mode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Mode::parse(s).ok_or_else(|| {
+            format!("unknown mode '{s}' (expected nanosleep, posix-timer or interval)")
+        })
+    }
+}
+
+/// One measuring thread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadSpec {
+    /// The thread's index (the `NN` of `timer_threadNN.txt`).
+    pub index: u32,
+    /// The CPU it is pinned to (inside the thread, before the first sample);
+    /// `None` leaves the inherited affinity.
+    pub cpu: Option<u32>,
+    /// Requested policy; FIFO/RR fall back to OTHER when refused.
+    pub policy: Policy,
+    /// 1..=99 for FIFO/RR, ignored otherwise.
+    pub priority: i32,
+    pub period_ns: u64,
+}
+
+/// A whole measurement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MeasureSpec {
+    pub threads: Vec<ThreadSpec>,
+    pub mode: Mode,
+    /// Stop after this long (each thread measures the periods whose
+    /// theoretical wake-up falls within it).
+    pub duration_ns: Option<u64>,
+    /// Stop each thread after this many samples.
+    pub samples: Option<u64>,
+    /// Largest latency kept in the linear histogram; larger samples count
+    /// as overflow (they still enter min/max/avg and the HDR percentiles).
+    pub histo_size_ns: u64,
+    /// Histogram bucket width: 1000 (µs) or 1 (ns).
+    pub resolution_ns: u64,
+    /// How often the [`Observer`] is called.
+    pub stats_period_ns: u64,
+    /// `mlockall(MCL_CURRENT|MCL_FUTURE)` for the run.
+    pub memlock: bool,
+    /// Hold `/dev/cpu_dma_latency` at 0 for the run.
+    pub cpu_dma_latency: bool,
+}
+
+impl MeasureSpec {
+    /// Defaults of `rtshield measure`: one thread per CPU, FIFO 98.
+    pub fn new(cpus: &[u32], period_ns: u64) -> MeasureSpec {
+        MeasureSpec {
+            threads: cpus
+                .iter()
+                .enumerate()
+                .map(|(i, &c)| ThreadSpec {
+                    index: i as u32,
+                    cpu: Some(c),
+                    policy: Policy::Fifo,
+                    priority: 98,
+                    period_ns,
+                })
+                .collect(),
+            mode: Mode::Nanosleep,
+            duration_ns: None,
+            samples: None,
+            histo_size_ns: 1_000_000,
+            resolution_ns: 1000,
+            stats_period_ns: 1_000_000_000,
+            memlock: true,
+            cpu_dma_latency: true,
+        }
+    }
+}
+
+/// One thread's figures as seen by the main thread at a stats period.
+/// Totals (samples, min, max, cur, avg, overruns, lost) come from the
+/// measuring thread's own exact counters; `ival_*` from the samples that
+/// came through the ring during this interval.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ThreadStats {
+    pub index: u32,
+    /// 0 until the thread has started.
+    pub tid: i32,
+    pub cpu: Option<u32>,
+    /// Policy actually in force (after any fallback).
+    pub policy: Option<Policy>,
+    pub samples: u64,
+    pub min_ns: i64,
+    /// Running maximum (seed 001's max-max).
+    pub max_ns: i64,
+    pub cur_ns: i64,
+    pub avg_ns: f64,
+    /// This interval's samples (through the ring).
+    pub ival_samples: u64,
+    pub ival_min_ns: i64,
+    pub ival_max_ns: i64,
+    pub ival_avg_ns: f64,
+    pub overruns: u64,
+    pub missed_periods: u64,
+    pub lost: u64,
+    /// The thread has finished.
+    pub done: bool,
+}
+
+/// What the main thread sees every stats period (per thread: tid, cpu,
+/// total samples, interval min/avg/max, running max, cur, overruns, lost).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct IntervalStats {
+    /// Since the start of the measurement.
+    pub elapsed_ns: u64,
+    /// The requested duration, if any (for a progress bar).
+    pub duration_ns: Option<u64>,
+    /// The requested sample count per thread, if any.
+    pub samples_target: Option<u64>,
+    /// Bucket width used for display (1000 = µs).
+    pub resolution_ns: u64,
+    pub mode: Option<Mode>,
+    pub threads: Vec<ThreadStats>,
+}
+
+/// Called on the main thread every stats period; return false to stop the run.
+pub trait Observer {
+    fn interval(&mut self, s: &IntervalStats) -> bool;
+
+    /// Asked after each [`interval`](Self::interval) that returned true:
+    /// return true to receive a [`snapshot`](Self::snapshot) now (e.g. a
+    /// checkpoint is due). The default never asks.
+    fn wants_snapshot(&mut self, _s: &IntervalStats) -> bool {
+        false
+    }
+
+    /// The run so far, as a complete [`Measurement`] (`partial` set,
+    /// `end` = [`EndReason::Running`]): write it with `to_result` +
+    /// `rtshield_results::write_all` to checkpoint. Costs a copy of the
+    /// histograms, on the main thread only.
+    fn snapshot(&mut self, _m: &Measurement) {}
+}
+
+/// An observer that watches nothing.
+pub struct NoObserver;
+
+impl Observer for NoObserver {
+    fn interval(&mut self, _s: &IntervalStats) -> bool {
+        true
+    }
+}
+
+/// Why a run ended, as written in `end_reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    Duration,
+    Samples,
+    /// The stop flag was set by a signal (see [`signals::received`]).
+    Signal(i32),
+    /// The stop flag was set by someone else, or the observer said stop.
+    Stop,
+    /// Not ended: a snapshot taken while running (a checkpoint).
+    Running,
+}
+
+impl EndReason {
+    pub fn name(self) -> String {
+        match self {
+            EndReason::Duration => "duration".into(),
+            EndReason::Samples => "samples".into(),
+            EndReason::Signal(s) if s == libc::SIGINT => "sigint".into(),
+            EndReason::Signal(s) if s == libc::SIGTERM => "sigterm".into(),
+            EndReason::Signal(s) => format!("signal {s}"),
+            EndReason::Stop => "stop".into(),
+            EndReason::Running => "running".into(),
+        }
+    }
+}
+
+/// One thread's final results.
+#[derive(Debug, Clone)]
+pub struct ThreadMeasurement {
+    pub spec: ThreadSpec,
+    pub tid: i32,
+    /// The CPU the thread was pinned to (and found itself on).
+    pub cpu: Option<u32>,
+    /// Policy actually in force.
+    pub policy: Policy,
+    pub priority: i32,
+    /// Why FIFO/RR was refused, when it was (the fallback explanation).
+    pub fallback: Option<String>,
+    /// Exact figures from the measuring thread.
+    pub exact: stats::Accum,
+    /// Histograms built from the samples that came through the ring.
+    pub hist: stats::ThreadHistograms,
+}
+
+/// The outcome of [`run`].
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    pub spec: MeasureSpec,
+    /// RFC 3339 UTC time of the start.
+    pub started_at: String,
+    /// Wall time measured.
+    pub elapsed_ns: u64,
+    pub end: EndReason,
+    pub threads: Vec<ThreadMeasurement>,
+    /// Things the user must know (fallback, mlockall refused, lost samples...).
+    pub warnings: Vec<String>,
+    /// `/dev/cpu_dma_latency` value held during the run, if any.
+    pub cpu_dma_latency: Option<i32>,
+    /// mlockall was in force.
+    pub memlocked: bool,
+    /// A snapshot of a run still going ([`Observer::snapshot`]).
+    pub partial: bool,
+}
+
+impl Measurement {
+    /// The largest maximum of all threads, in ns.
+    pub fn max_latency_ns(&self) -> i64 {
+        self.threads.iter().map(|t| t.exact.max).max().unwrap_or(0)
+    }
+}

@@ -20,7 +20,7 @@ pub struct RunResult {
     pub label: Option<String>,
     /// RFC 3339, UTC.
     pub started_at: String,
-    /// Wall time actually measured, in seconds.
+    /// Wall time actually measured, in seconds (main thread's view).
     pub duration_s: f64,
     /// argv of the command that produced this run.
     pub command: Vec<String>,
@@ -51,7 +51,9 @@ pub struct Settings {
     pub mode: String,
     /// Histogram bucket width in ns (1000 = µs resolution, 1 = ns).
     pub resolution_ns: u64,
-    /// Number of histogram buckets (histo_size / resolution).
+    /// Number of histogram buckets: histo_size / resolution + 1 (bucket
+    /// `histo_size/res` still holds a sample equal to the histogram size,
+    /// as in seed 000 where `20 us` lists 0..=20).
     pub histo_buckets: u64,
     pub stats_period_ns: u64,
     pub requested_duration_ns: Option<u64>,

@@ -1,0 +1,202 @@
+//! The live display: seed 000's systress table, refreshed every stats
+//! period under a progress bar on a terminal, as plain lines otherwise.
+
+use crate::{IntervalStats, Observer, ThreadStats};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::io::IsTerminal;
+use std::time::Duration;
+
+/// The systress table header (seed 000): `Index TID Samples L_min L_max L_cur L_avg`.
+pub const TABLE_HEADER: &str = "Index     TID  Samples    L_min    L_max    L_cur    L_avg";
+
+/// A latency in display units (floor, like the histogram buckets).
+pub fn units(ns: i64, res: u64) -> i64 {
+    ns.div_euclid(res.max(1) as i64)
+}
+
+/// An average in display units, rounded.
+pub fn units_avg(ns: f64, res: u64) -> i64 {
+    (ns / res.max(1) as f64).round() as i64
+}
+
+/// One row of the systress table.
+pub fn table_row(t: &ThreadStats, res: u64) -> String {
+    format!(
+        "{:>5} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        t.index,
+        t.tid,
+        t.samples,
+        units(t.min_ns, res),
+        units(t.max_ns, res),
+        units(t.cur_ns, res),
+        units_avg(t.avg_ns, res)
+    )
+}
+
+/// The systress live table, one row per thread, in µs (or ns with ns
+/// resolution), ending with a newline.
+pub fn render_table(s: &IntervalStats) -> String {
+    let mut out = String::from(TABLE_HEADER);
+    out.push('\n');
+    for t in &s.threads {
+        out.push_str(&table_row(t, s.resolution_ns));
+        out.push('\n');
+    }
+    out
+}
+
+enum Target {
+    Quiet,
+    Bar(ProgressBar),
+    Plain { header_done: bool },
+}
+
+/// The [`Observer`] of `rtshield measure`/`demo`: progress bar plus table
+/// on a terminal, plain lines otherwise, nothing with `quiet`.
+pub struct LiveDisplay {
+    target: Target,
+    footer: Option<Footer>,
+}
+
+/// Extra lines under the table each period (e.g. `run`'s per-CPU load).
+pub type Footer = Box<dyn FnMut(&IntervalStats) -> Option<String> + Send>;
+
+impl LiveDisplay {
+    pub fn new(quiet: bool) -> LiveDisplay {
+        let target = if quiet {
+            Target::Quiet
+        } else if std::io::stdout().is_terminal() {
+            let pb = ProgressBar::with_draw_target(None, ProgressDrawTarget::stdout());
+            Target::Bar(pb)
+        } else {
+            Target::Plain { header_done: false }
+        };
+        LiveDisplay {
+            target,
+            footer: None,
+        }
+    }
+
+    /// Show `f`'s text under the table every period (`None`: nothing).
+    pub fn set_footer(&mut self, f: Footer) {
+        self.footer = Some(f);
+    }
+
+    /// Remove the bar (the caller prints the final summary).
+    pub fn finish(&mut self) {
+        if let Target::Bar(pb) = &self.target {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for LiveDisplay {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+fn bar_style(with_total: bool) -> ProgressStyle {
+    let t = if with_total {
+        "{msg}\n[{bar:40}] {percent:>3}%  elapsed {elapsed}  left {eta}"
+    } else {
+        "{msg}\n{spinner} elapsed {elapsed}  (Ctrl-C to stop)"
+    };
+    ProgressStyle::with_template(t)
+        .expect("static template")
+        .progress_chars("=> ")
+}
+
+impl Observer for LiveDisplay {
+    fn interval(&mut self, s: &IntervalStats) -> bool {
+        let footer = match (&self.target, &mut self.footer) {
+            (Target::Quiet, _) | (_, None) => None,
+            (_, Some(f)) => f(s),
+        };
+        match &mut self.target {
+            Target::Quiet => {}
+            Target::Bar(pb) => {
+                let mut table = render_table(s);
+                if let Some(f) = &footer {
+                    table.push('\n');
+                    table.push_str(f);
+                }
+                let msg = table.trim_end().to_string();
+                if let Some(d) = s.duration_ns {
+                    if pb.length() != Some(d / 1_000_000) {
+                        pb.set_style(bar_style(true));
+                        pb.set_length(d / 1_000_000);
+                    }
+                    pb.set_position((s.elapsed_ns / 1_000_000).min(d / 1_000_000));
+                } else if let Some(n) = s.samples_target {
+                    if pb.length() != Some(n) {
+                        pb.set_style(bar_style(true));
+                        pb.set_length(n);
+                    }
+                    let done = s.threads.iter().map(|t| t.samples).min().unwrap_or(0);
+                    pb.set_position(done.min(n));
+                } else if pb.length().is_some() || pb.position() == 0 {
+                    pb.set_style(bar_style(false));
+                    pb.enable_steady_tick(Duration::from_millis(200));
+                }
+                pb.set_message(msg);
+            }
+            Target::Plain { header_done } => {
+                if !*header_done {
+                    println!("{:>8} {TABLE_HEADER}", "Time");
+                    *header_done = true;
+                }
+                for t in &s.threads {
+                    println!(
+                        "{:>7.1}s {}",
+                        s.elapsed_ns as f64 / 1e9,
+                        table_row(t, s.resolution_ns)
+                    );
+                }
+                if let Some(f) = &footer {
+                    println!("{}", f.trim_end());
+                }
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_matches_seed_layout() {
+        let s = IntervalStats {
+            resolution_ns: 1000,
+            threads: vec![ThreadStats {
+                index: 0,
+                tid: 256845,
+                samples: 59992,
+                min_ns: 3_400,
+                max_ns: 4_230_999,
+                cur_ns: 6_000,
+                avg_ns: 6_400.0,
+                ..Default::default()
+            }],
+            ..Default::default()
+        };
+        // Seed 000: "    0  256845    59992        3     4230        6        6"
+        assert_eq!(
+            render_table(&s),
+            "Index     TID  Samples    L_min    L_max    L_cur    L_avg\n    0  256845    59992        3     4230        6        6\n"
+        );
+    }
+
+    #[test]
+    fn ns_resolution_shows_ns() {
+        let t = ThreadStats {
+            min_ns: 1234,
+            max_ns: 5678,
+            avg_ns: 2000.4,
+            ..Default::default()
+        };
+        assert!(table_row(&t, 1).ends_with("1234     5678        0     2000"));
+    }
+}

@@ -1,0 +1,1085 @@
+//! The measuring threads and the main thread's aggregation loop.
+//!
+//! The hot loop ([`hot_loop`]) does nothing but sleep, read the clock (vDSO),
+//! update its [`Accum`], store a few relaxed atomics for the live display and
+//! push the sample into its SPSC ring. Everything else (thread set-up,
+//! histograms, display, files) happens outside it.
+
+use crate::stats::{Accum, ThreadHistograms};
+use crate::{
+    rt, signals, EndReason, IntervalStats, MeasureSpec, Measurement, Mode, Observer,
+    ThreadMeasurement, ThreadSpec, ThreadStats,
+};
+use anyhow::{bail, Context};
+use rtshield_sys::sched::{self, Policy};
+use rtshield_sys::{CpuSet, InputError};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc;
+use std::time::Duration;
+
+/// One sample on its way to the main thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Sample {
+    /// Latency (or interval, in interval mode), ns.
+    pub value: i64,
+    /// Periods skipped just before this wake-up (overrun).
+    pub missed: u64,
+}
+
+/// CLOCK_MONOTONIC in ns (a vDSO call: no system call).
+#[inline(always)]
+#[allow(clippy::unnecessary_cast)] // time_t/c_long are 32-bit on armv7
+pub fn now_ns() -> i64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+}
+
+#[inline(always)]
+fn timespec(ns: i64) -> libc::timespec {
+    libc::timespec {
+        tv_sec: (ns / 1_000_000_000) as libc::time_t,
+        tv_nsec: (ns % 1_000_000_000) as _,
+    }
+}
+
+/// Absolute sleep until `ns` on CLOCK_MONOTONIC (restarted after a signal).
+#[inline(always)]
+fn sleep_until(ns: i64) {
+    let ts = timespec(ns);
+    loop {
+        // SAFETY: ts is valid; no remaining-time pointer with TIMER_ABSTIME.
+        let r = unsafe {
+            libc::clock_nanosleep(
+                libc::CLOCK_MONOTONIC,
+                libc::TIMER_ABSTIME,
+                &ts,
+                std::ptr::null_mut(),
+            )
+        };
+        if r != libc::EINTR {
+            return;
+        }
+    }
+}
+
+/// What the main thread can read while a thread runs: relaxed atomics
+/// stored by the measuring thread (a plain store each, no lock).
+#[derive(Debug)]
+pub struct Live {
+    pub count: AtomicU64,
+    pub min: AtomicI64,
+    pub max: AtomicI64,
+    pub cur: AtomicI64,
+    pub sum: AtomicI64,
+    pub overruns: AtomicU64,
+    pub missed: AtomicU64,
+    pub lost: AtomicU64,
+    pub tid: AtomicI32,
+    pub done: AtomicBool,
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        Live {
+            count: AtomicU64::new(0),
+            min: AtomicI64::new(0),
+            max: AtomicI64::new(0),
+            cur: AtomicI64::new(0),
+            sum: AtomicI64::new(0),
+            overruns: AtomicU64::new(0),
+            missed: AtomicU64::new(0),
+            lost: AtomicU64::new(0),
+            tid: AtomicI32::new(0),
+            done: AtomicBool::new(false),
+        }
+    }
+}
+
+impl Live {
+    #[inline(always)]
+    fn publish(&self, a: &Accum) {
+        self.min.store(a.min, Relaxed);
+        self.max.store(a.max, Relaxed);
+        self.cur.store(a.cur, Relaxed);
+        self.sum.store(a.sum as i64, Relaxed);
+        self.overruns.store(a.overruns, Relaxed);
+        self.missed.store(a.missed, Relaxed);
+        self.lost.store(a.lost, Relaxed);
+        // Last, so a reader seeing `count` sees figures at least that fresh.
+        self.count.store(a.count, Relaxed);
+    }
+}
+
+/// How the loop waits for the next period.
+pub enum Waiter {
+    Nanosleep,
+    /// A POSIX timer signalling this thread; dropped = deleted.
+    Timer(PosixTimer),
+}
+
+/// `timer_create(CLOCK_MONOTONIC)` delivering `SIGRTMIN` to one thread
+/// (SIGEV_THREAD_ID), blocked there and taken with `sigwaitinfo`.
+pub struct PosixTimer {
+    id: libc::timer_t,
+    set: libc::sigset_t,
+}
+
+impl PosixTimer {
+    /// Create on the calling thread, first expiry at `first_ns`
+    /// (absolute), then every `period_ns`.
+    pub fn new(first_ns: i64, period_ns: u64) -> std::io::Result<PosixTimer> {
+        let sig = libc::SIGRTMIN();
+        // SAFETY: sigset/sigevent are plain data filled by libc calls; the
+        // timer id is only used while self lives.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            libc::sigaddset(&mut set, sig);
+            let r = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            if r != 0 {
+                return Err(std::io::Error::from_raw_os_error(r));
+            }
+            let mut sev: libc::sigevent = std::mem::zeroed();
+            sev.sigev_notify = libc::SIGEV_THREAD_ID;
+            sev.sigev_signo = sig;
+            sev.sigev_notify_thread_id = libc::gettid();
+            let mut id: libc::timer_t = std::mem::zeroed();
+            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut id) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            let spec = libc::itimerspec {
+                it_interval: timespec(period_ns as i64),
+                it_value: timespec(first_ns),
+            };
+            if libc::timer_settime(id, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut()) != 0 {
+                let e = std::io::Error::last_os_error();
+                libc::timer_delete(id);
+                return Err(e);
+            }
+            Ok(PosixTimer { id, set })
+        }
+    }
+
+    /// Wait for the next expiry; returns the timer overrun count (expiries
+    /// merged into this signal, i.e. missed periods).
+    #[inline(always)]
+    fn wait(&self) -> u64 {
+        loop {
+            // SAFETY: info is written by the kernel.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            let r = unsafe { libc::sigwaitinfo(&self.set, &mut info) };
+            if r >= 0 {
+                return si_overrun(&info);
+            }
+        }
+    }
+}
+
+/// `si_overrun` of a timer siginfo: the kernel's `_timer` union member
+/// `{ int si_tid; int si_overrun; ... }` follows the three leading ints,
+/// padded to pointer alignment (libc exposes no accessor).
+fn si_overrun(info: &libc::siginfo_t) -> u64 {
+    let ints = info as *const libc::siginfo_t as *const libc::c_int;
+    let union_at = if std::mem::size_of::<usize>() == 8 {
+        4
+    } else {
+        3
+    };
+    // SAFETY: siginfo_t is 128 bytes; index 5 (or 4) is within it.
+    let v = unsafe { *ints.add(union_at + 1) };
+    v.max(0) as u64
+}
+
+impl Drop for PosixTimer {
+    fn drop(&mut self) {
+        // SAFETY: id came from timer_create.
+        unsafe {
+            libc::timer_delete(self.id);
+            libc::pthread_sigmask(libc::SIG_UNBLOCK, &self.set, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The loop's parameters, all plain data.
+#[derive(Debug, Clone, Copy)]
+pub struct LoopConfig {
+    pub mode: Mode,
+    pub period_ns: u64,
+    /// Theoretical wake-up of period 0 (CLOCK_MONOTONIC ns); the first
+    /// sample is period 1.
+    pub start_ns: i64,
+    /// Measure only periods whose theoretical wake-up is ≤ this.
+    pub end_ns: Option<i64>,
+    /// Stop after this many samples.
+    pub samples: Option<u64>,
+}
+
+/// The hot loop. No allocation, no lock, no system call besides the wait
+/// (`clock_nanosleep` or `sigwaitinfo`) and the vDSO clock read.
+///
+/// Invariant when it ends by `end_ns`: `samples + missed` equals the number
+/// of periods in `(start_ns, end_ns]`: every period is either measured or
+/// counted as missed.
+pub fn hot_loop(
+    cfg: &LoopConfig,
+    waiter: &Waiter,
+    tx: &mut rtrb::Producer<Sample>,
+    live: &Live,
+    stop: &AtomicBool,
+) -> Accum {
+    let period = cfg.period_ns as i64;
+    let mut acc = Accum::default();
+    let mut next = cfg.start_ns + period;
+    let mut prev_wake = cfg.start_ns;
+    let end = cfg.end_ns.unwrap_or(i64::MAX);
+    let max_samples = cfg.samples.unwrap_or(u64::MAX);
+    while acc.count < max_samples && next <= end && !stop.load(Relaxed) {
+        let timer_missed = match waiter {
+            Waiter::Nanosleep => {
+                sleep_until(next);
+                0
+            }
+            Waiter::Timer(t) => t.wait(),
+        };
+        let now = now_ns();
+        let latency = now - next;
+        let value = if cfg.mode == Mode::Interval {
+            now - prev_wake
+        } else {
+            latency
+        };
+        prev_wake = now;
+        next += period;
+        // Overrun: the wake-up came after the following period(s). Skip to
+        // the first period in the future and count the ones jumped over
+        // (only those within the run).
+        let missed = match waiter {
+            Waiter::Nanosleep => periods_passed(now, next, period),
+            // The kernel's own count of expiries merged into this signal:
+            // the timer keeps its grid, so follow it exactly (an expiry
+            // between the dequeue and the clock read will still come).
+            Waiter::Timer(_) => timer_missed,
+        };
+        let mut counted = 0;
+        if missed > 0 {
+            counted = missed.min(periods_within(next, end, period));
+            next += missed as i64 * period;
+            acc.overruns += 1;
+            acc.missed += counted;
+        }
+        let missed = counted;
+        acc.add(value);
+        if tx.push(Sample { value, missed }).is_err() {
+            acc.lost += 1;
+        }
+        live.publish(&acc);
+    }
+    acc
+}
+
+/// Overrun: how many periods starting at `next` (every `period`) lie
+/// strictly before `now`: the thread skips them to wake up in the future.
+#[inline(always)]
+pub fn periods_passed(now: i64, next: i64, period: i64) -> u64 {
+    if now > next {
+        ((now - next - 1) / period + 1) as u64
+    } else {
+        0
+    }
+}
+
+/// How many periods starting at `next` fall within the run (`<= end`):
+/// missed periods after the end are not periods of the run.
+#[inline(always)]
+pub fn periods_within(next: i64, end: i64, period: i64) -> u64 {
+    if end >= next {
+        ((end - next) / period + 1) as u64
+    } else {
+        0
+    }
+}
+
+/// What a thread reports once set up, before its first sample.
+struct Ready {
+    index: usize,
+    tid: i32,
+    cpu: Option<u32>,
+    policy: Policy,
+    /// The OS error of a refused RT policy.
+    refused: Option<std::io::Error>,
+    /// A set-up failure that stops the run.
+    fatal: Option<String>,
+}
+
+/// Stack for the measuring threads; the loop uses a tiny part of it, the
+/// pre-faulted part covers it with room to spare.
+const STACK_BYTES: usize = 512 * 1024;
+const PREFAULT_BYTES: usize = 256 * 1024;
+/// How often the main thread drains the rings.
+const DRAIN_EVERY: Duration = Duration::from_millis(20);
+
+fn validate(spec: &MeasureSpec, online: &CpuSet) -> anyhow::Result<()> {
+    if spec.threads.is_empty() {
+        bail!(InputError::new("no measuring thread (give --cpus)"));
+    }
+    for t in &spec.threads {
+        if t.period_ns == 0 {
+            bail!(InputError::new(format!(
+                "thread {}: the period must be > 0",
+                t.index
+            )));
+        }
+        if t.policy.is_rt() && !(1..=99).contains(&t.priority) {
+            bail!(InputError::new(format!(
+                "thread {}: priority {} out of range for {} (1..99)",
+                t.index, t.priority, t.policy
+            )));
+        }
+        if matches!(t.policy, Policy::Deadline) {
+            bail!(InputError::new(format!(
+                "thread {}: SCHED_DEADLINE is not supported by the measuring threads",
+                t.index
+            )));
+        }
+        if let Some(c) = t.cpu {
+            if !online.is_empty() && !online.contains(c) {
+                bail!(InputError::new(format!(
+                    "thread {}: CPU {c} is not online or not allowed to this process (allowed: {})",
+                    t.index,
+                    online.to_list()
+                )));
+            }
+        }
+    }
+    if spec.resolution_ns == 0 {
+        bail!(InputError::new("the histogram resolution must be > 0"));
+    }
+    Ok(())
+}
+
+/// Restores the calling thread's affinity when dropped.
+struct AffinityGuard(Option<CpuSet>);
+
+impl Drop for AffinityGuard {
+    fn drop(&mut self) {
+        if let Some(a) = &self.0 {
+            let _ = sched::set_affinity(0, a);
+        }
+    }
+}
+
+/// Run a measurement: set up, start one thread per [`ThreadSpec`], drain
+/// the rings, call `obs` every stats period, stop on duration, samples,
+/// `stop` (e.g. [`signals::install`]) or when `obs` returns false.
+pub fn run(
+    spec: &MeasureSpec,
+    stop: &AtomicBool,
+    obs: &mut dyn Observer,
+) -> anyhow::Result<Measurement> {
+    let online = sched::get_affinity(0).unwrap_or_default();
+    validate(spec, &online)?;
+    let mut warnings = Vec::new();
+
+    // The main thread stays off the measured CPUs when another CPU exists.
+    let measured: CpuSet = spec.threads.iter().filter_map(|t| t.cpu).collect();
+    let housekeeping = online.difference(&measured);
+    let _aff = if !measured.is_empty() && !housekeeping.is_empty() {
+        let g = AffinityGuard(Some(online.clone()));
+        if let Err(e) = sched::set_affinity(0, &housekeeping) {
+            warnings.push(format!(
+                "could not keep the main thread off the measured CPUs: {e}"
+            ));
+        }
+        g
+    } else {
+        AffinityGuard(None)
+    };
+
+    let memlock = if spec.memlock {
+        match rt::MemLock::lock() {
+            Ok(m) => Some(m),
+            Err(e) => {
+                warnings.push(format!(
+                    "mlockall refused ({e}): memory is not locked, page faults may add latency"
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let dma = if spec.cpu_dma_latency {
+        match rt::DmaLatency::hold(0) {
+            Ok(d) => Some(d),
+            Err(e) => {
+                warnings.push(format!(
+                    "could not hold {} at 0 ({e}): CPUs may enter deep idle states",
+                    rt::DmaLatency::PATH
+                ));
+                None
+            }
+        }
+    } else {
+        None
+    };
+
+    // Keep the ring drain ahead of a CPU load on the housekeeping CPUs,
+    // below every measuring thread (only when they are real-time).
+    let min_rt = spec
+        .threads
+        .iter()
+        .filter(|t| t.policy.is_rt())
+        .map(|t| t.priority)
+        .min();
+    let _main_prio = match min_rt {
+        Some(p) if p > 1 => rt::RaisedPriority::raise(1).ok(),
+        _ => None,
+    };
+
+    let caller_rt_runtime_us =
+        rtshield_sys::SysInfo::collect(&rtshield_sys::Root::host(), false).caller_rt_runtime_us;
+
+    let n = spec.threads.len();
+    let lives: Vec<Live> = (0..n).map(|_| Live::default()).collect();
+    let inner_stop = AtomicBool::new(false);
+    let mut hists: Vec<ThreadHistograms> = (0..n)
+        .map(|_| ThreadHistograms::new(spec.histo_size_ns, spec.resolution_ns))
+        .collect();
+    // Room for 10 s of samples (the main thread drains every 20 ms; 10 s
+    // covers a main thread starved by a load), 1 MiB to 16 MiB per thread.
+    let mut rings = Vec::with_capacity(n);
+    let mut producers = Vec::with_capacity(n);
+    for t in &spec.threads {
+        let per_s = 1_000_000_000 / t.period_ns.max(1);
+        let (p, c) = rtrb::RingBuffer::<Sample>::new((per_s * 10).clamp(1 << 16, 1 << 20) as usize);
+        producers.push(p);
+        rings.push(c);
+    }
+
+    let started_at = crate::rfc3339_utc(std::time::SystemTime::now());
+    let t0 = now_ns();
+    let (ready_tx, ready_rx) = mpsc::channel::<Ready>();
+
+    let outcome = std::thread::scope(|scope| -> anyhow::Result<_> {
+        let mut handles = Vec::with_capacity(n);
+        for (i, (t, mut tx)) in spec.threads.iter().zip(producers).enumerate() {
+            let live = &lives[i];
+            let inner_stop = &inner_stop;
+            let ready_tx = ready_tx.clone();
+            let t = t.clone();
+            let mode = spec.mode;
+            let duration = spec.duration_ns;
+            let samples = spec.samples;
+            let h = std::thread::Builder::new()
+                .name(format!("rtshield-m{}", t.index))
+                .stack_size(STACK_BYTES)
+                .spawn_scoped(scope, move || {
+                    measuring_thread(
+                        i, &t, mode, duration, samples, &mut tx, live, inner_stop, &ready_tx,
+                    )
+                })
+                .context("cannot start a measuring thread")?;
+            handles.push(h);
+        }
+        drop(ready_tx);
+
+        // Wait until every thread is set up (or failed).
+        let mut ready: Vec<Option<Ready>> = (0..n).map(|_| None).collect();
+        for r in ready_rx.iter().take(n) {
+            let i = r.index;
+            ready[i] = Some(r);
+        }
+        if let Some(f) = ready.iter().flatten().find_map(|r| r.fatal.clone()) {
+            inner_stop.store(true, Relaxed);
+            for h in handles {
+                let _ = h.join();
+            }
+            bail!(f);
+        }
+
+        let mut end = EndReason::Stop;
+        let mut last_report = now_ns();
+        let mut ival: Vec<IvalAcc> = vec![IvalAcc::default(); n];
+        loop {
+            std::thread::sleep(DRAIN_EVERY);
+            drain(&mut rings, &mut hists, &mut ival, spec);
+            let all_done = lives.iter().all(|l| l.done.load(Relaxed));
+            if stop.load(Relaxed) {
+                end = signals::received().map_or(EndReason::Stop, EndReason::Signal);
+                inner_stop.store(true, Relaxed);
+                break;
+            }
+            let now = now_ns();
+            if all_done {
+                break;
+            }
+            if (now - last_report) as u64 >= spec.stats_period_ns {
+                last_report = now;
+                let s = interval_stats(spec, &ready, &lives, &mut ival, (now - t0) as u64);
+                if !obs.interval(&s) {
+                    inner_stop.store(true, Relaxed);
+                    break;
+                }
+                if obs.wants_snapshot(&s) {
+                    let snap = Snapshot {
+                        spec,
+                        ready: &ready,
+                        lives: &lives,
+                        hists: &hists,
+                        started_at: &started_at,
+                        elapsed: (now - t0) as u64,
+                        warnings: &warnings,
+                        dma: dma.as_ref().map(|d| d.value_us),
+                        memlocked: memlock.is_some(),
+                    };
+                    obs.snapshot(&snap.measurement(caller_rt_runtime_us));
+                }
+            }
+        }
+        let mut exact = Vec::with_capacity(n);
+        for h in handles {
+            exact.push(
+                h.join()
+                    .map_err(|_| anyhow::anyhow!("a measuring thread panicked"))?,
+            );
+        }
+        drain(&mut rings, &mut hists, &mut ival, spec);
+        if end == EndReason::Stop && !inner_stop.load(Relaxed) {
+            end = if spec.samples.is_some()
+                && exact.iter().all(|a: &Accum| Some(a.count) == spec.samples)
+            {
+                EndReason::Samples
+            } else {
+                EndReason::Duration
+            };
+        }
+        // A final call so the display shows the end state.
+        let elapsed = (now_ns() - t0) as u64;
+        let s = interval_stats(spec, &ready, &lives, &mut ival, elapsed);
+        obs.interval(&s);
+        Ok((ready, exact, end, elapsed))
+    })?;
+    let memlocked = memlock.is_some();
+    drop(memlock);
+    let (ready, exact, end, elapsed) = outcome;
+
+    let threads = thread_results(
+        spec,
+        &ready,
+        exact,
+        hists,
+        caller_rt_runtime_us,
+        &mut warnings,
+    );
+    if let EndReason::Signal(sig) = end {
+        warnings.push(format!(
+            "run interrupted by {} after {:.1} s: figures cover the time measured",
+            if sig == libc::SIGINT {
+                "SIGINT"
+            } else if sig == libc::SIGTERM {
+                "SIGTERM"
+            } else {
+                "a signal"
+            },
+            elapsed as f64 / 1e9
+        ));
+    }
+    Ok(Measurement {
+        spec: spec.clone(),
+        started_at,
+        elapsed_ns: elapsed,
+        end,
+        threads,
+        warnings,
+        cpu_dma_latency: dma.as_ref().map(|d| d.value_us),
+        memlocked,
+        partial: false,
+    })
+}
+
+/// Per-thread results, and the warnings they call for (fallback, lost).
+fn thread_results(
+    spec: &MeasureSpec,
+    ready: &[Option<Ready>],
+    exact: Vec<Accum>,
+    hists: Vec<ThreadHistograms>,
+    caller_rt_runtime_us: Option<i64>,
+    warnings: &mut Vec<String>,
+) -> Vec<ThreadMeasurement> {
+    let mut threads = Vec::with_capacity(spec.threads.len());
+    for ((t, r), (acc, hist)) in spec
+        .threads
+        .iter()
+        .zip(ready)
+        .zip(exact.into_iter().zip(hists))
+    {
+        let r = r.as_ref().expect("every thread reported");
+        let fallback = r.refused.as_ref().map(|e| {
+            format!(
+                "thread {}: SCHED_{} refused, measured under SCHED_OTHER: {}",
+                t.index,
+                t.policy.name().to_uppercase(),
+                rtshield_sys::sysinfo::fifo_refusal_reason(e, caller_rt_runtime_us)
+            )
+        });
+        if let Some(f) = &fallback {
+            warnings.push(f.clone());
+        }
+        if acc.lost > 0 {
+            warnings.push(format!(
+                "thread {}: {} samples did not fit in the ring (lost): they are in samples/min/max/avg but not in the histogram or percentiles",
+                t.index, acc.lost
+            ));
+        }
+        threads.push(ThreadMeasurement {
+            spec: t.clone(),
+            tid: r.tid,
+            cpu: r.cpu,
+            policy: r.policy,
+            priority: if r.policy.is_rt() { t.priority } else { 0 },
+            fallback,
+            exact: acc,
+            hist,
+        });
+    }
+    threads
+}
+
+/// What a mid-run snapshot is made of (all owned by `run`).
+struct Snapshot<'a> {
+    spec: &'a MeasureSpec,
+    ready: &'a [Option<Ready>],
+    lives: &'a [Live],
+    hists: &'a [ThreadHistograms],
+    started_at: &'a str,
+    elapsed: u64,
+    warnings: &'a [String],
+    dma: Option<i32>,
+    memlocked: bool,
+}
+
+impl Snapshot<'_> {
+    fn measurement(&self, caller_rt_runtime_us: Option<i64>) -> Measurement {
+        // The live atomics are the measuring threads' exact figures, a
+        // moment old.
+        let exact = self
+            .lives
+            .iter()
+            .map(|l| Accum {
+                count: l.count.load(Relaxed),
+                min: l.min.load(Relaxed),
+                max: l.max.load(Relaxed),
+                cur: l.cur.load(Relaxed),
+                sum: l.sum.load(Relaxed) as i128,
+                overruns: l.overruns.load(Relaxed),
+                missed: l.missed.load(Relaxed),
+                lost: l.lost.load(Relaxed),
+            })
+            .collect();
+        let mut warnings = self.warnings.to_vec();
+        let threads = thread_results(
+            self.spec,
+            self.ready,
+            exact,
+            self.hists.to_vec(),
+            caller_rt_runtime_us,
+            &mut warnings,
+        );
+        Measurement {
+            spec: self.spec.clone(),
+            started_at: self.started_at.to_string(),
+            elapsed_ns: self.elapsed,
+            end: EndReason::Running,
+            threads,
+            warnings,
+            cpu_dma_latency: self.dma,
+            memlocked: self.memlocked,
+            partial: true,
+        }
+    }
+}
+
+/// Interval figures accumulated on the main thread from the rings.
+#[derive(Debug, Clone, Copy)]
+struct IvalAcc {
+    n: u64,
+    min: i64,
+    max: i64,
+    sum: i128,
+}
+
+impl Default for IvalAcc {
+    fn default() -> Self {
+        IvalAcc {
+            n: 0,
+            min: i64::MAX,
+            max: i64::MIN,
+            sum: 0,
+        }
+    }
+}
+
+fn drain(
+    rings: &mut [rtrb::Consumer<Sample>],
+    hists: &mut [ThreadHistograms],
+    ival: &mut [IvalAcc],
+    spec: &MeasureSpec,
+) {
+    for (i, c) in rings.iter_mut().enumerate() {
+        let period = spec.threads[i].period_ns;
+        let k = c.slots();
+        if k == 0 {
+            continue;
+        }
+        if let Ok(chunk) = c.read_chunk(k) {
+            let (a, b) = chunk.as_slices();
+            for s in a.iter().chain(b) {
+                hists[i].record(s.value, s.missed, period);
+                let v = &mut ival[i];
+                v.n += 1;
+                v.min = v.min.min(s.value);
+                v.max = v.max.max(s.value);
+                v.sum += s.value as i128;
+            }
+            chunk.commit_all();
+        }
+    }
+}
+
+fn interval_stats(
+    spec: &MeasureSpec,
+    ready: &[Option<Ready>],
+    lives: &[Live],
+    ival: &mut [IvalAcc],
+    elapsed: u64,
+) -> IntervalStats {
+    let threads = spec
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let l = &lives[i];
+            let count = l.count.load(Relaxed);
+            let v = std::mem::take(&mut ival[i]);
+            let r = ready[i].as_ref();
+            ThreadStats {
+                index: t.index,
+                tid: r.map_or(0, |r| r.tid),
+                cpu: r.and_then(|r| r.cpu),
+                policy: r.map(|r| r.policy),
+                samples: count,
+                min_ns: if count == 0 { 0 } else { l.min.load(Relaxed) },
+                max_ns: if count == 0 { 0 } else { l.max.load(Relaxed) },
+                cur_ns: l.cur.load(Relaxed),
+                avg_ns: if count == 0 {
+                    0.0
+                } else {
+                    l.sum.load(Relaxed) as f64 / count as f64
+                },
+                ival_samples: v.n,
+                ival_min_ns: if v.n == 0 { 0 } else { v.min },
+                ival_max_ns: if v.n == 0 { 0 } else { v.max },
+                ival_avg_ns: if v.n == 0 {
+                    0.0
+                } else {
+                    v.sum as f64 / v.n as f64
+                },
+                overruns: l.overruns.load(Relaxed),
+                missed_periods: l.missed.load(Relaxed),
+                lost: l.lost.load(Relaxed),
+                done: l.done.load(Relaxed),
+            }
+        })
+        .collect();
+    IntervalStats {
+        elapsed_ns: elapsed,
+        duration_ns: spec.duration_ns,
+        samples_target: spec.samples,
+        resolution_ns: spec.resolution_ns,
+        mode: Some(spec.mode),
+        threads,
+    }
+}
+
+/// SIGINT/SIGTERM are for the main thread: its handler must never run on
+/// a measured CPU (and interrupt a sleep there).
+fn block_stop_signals() {
+    // SAFETY: a sigset filled by libc; only the calling thread's mask changes.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// Set up the calling thread (affinity, policy, stack, timer), report,
+/// then run the hot loop.
+#[allow(clippy::too_many_arguments)]
+fn measuring_thread(
+    index: usize,
+    t: &ThreadSpec,
+    mode: Mode,
+    duration: Option<u64>,
+    samples: Option<u64>,
+    tx: &mut rtrb::Producer<Sample>,
+    live: &Live,
+    stop: &AtomicBool,
+    ready_tx: &mpsc::Sender<Ready>,
+) -> Accum {
+    let tid = sched::gettid();
+    live.tid.store(tid, Relaxed);
+    block_stop_signals();
+    let mut r = Ready {
+        index,
+        tid,
+        cpu: None,
+        policy: t.policy,
+        refused: None,
+        fatal: None,
+    };
+    let fail = |mut r: Ready, msg: String| {
+        r.fatal = Some(msg);
+        let _ = ready_tx.send(r);
+        live.done.store(true, Relaxed);
+        Accum::default()
+    };
+    if let Some(c) = t.cpu {
+        if let Err(e) = sched::set_affinity(0, &CpuSet::single(c)) {
+            return fail(r, format!("thread {}: cannot pin to CPU {c}: {e}", t.index));
+        }
+        r.cpu = Some(c);
+    }
+    if let Err(e) = sched::set_scheduler(0, t.policy, t.priority) {
+        if t.policy.is_rt() && sched::set_scheduler(0, Policy::Other, 0).is_ok() {
+            r.policy = Policy::Other;
+            r.refused = Some(e);
+        } else {
+            return fail(
+                r,
+                format!("thread {}: cannot set {}: {e}", t.index, t.policy),
+            );
+        }
+    }
+    rt::prefault_stack(PREFAULT_BYTES);
+    let start = now_ns();
+    let cfg = LoopConfig {
+        mode,
+        period_ns: t.period_ns,
+        start_ns: start,
+        end_ns: duration.map(|d| start.saturating_add(d as i64)),
+        samples,
+    };
+    let waiter = match mode {
+        Mode::PosixTimer => match PosixTimer::new(start + t.period_ns as i64, t.period_ns) {
+            Ok(pt) => Waiter::Timer(pt),
+            Err(e) => return fail(r, format!("thread {}: timer_create: {e}", t.index)),
+        },
+        _ => Waiter::Nanosleep,
+    };
+    let _ = ready_tx.send(r);
+    let acc = hot_loop(&cfg, &waiter, tx, live, stop);
+    drop(waiter);
+    live.done.store(true, Relaxed);
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick(mode: Mode, samples: u64) -> (Accum, Vec<Sample>) {
+        let (mut p, mut c) = rtrb::RingBuffer::new(1024);
+        let live = Live::default();
+        let stop = AtomicBool::new(false);
+        let start = now_ns();
+        let cfg = LoopConfig {
+            mode,
+            period_ns: 200_000,
+            start_ns: start,
+            end_ns: None,
+            samples: Some(samples),
+        };
+        let w = match mode {
+            Mode::PosixTimer => Waiter::Timer(PosixTimer::new(start + 200_000, 200_000).unwrap()),
+            _ => Waiter::Nanosleep,
+        };
+        let a = hot_loop(&cfg, &w, &mut p, &live, &stop);
+        let mut v = Vec::new();
+        while let Ok(s) = c.pop() {
+            v.push(s);
+        }
+        assert_eq!(live.count.load(Relaxed), a.count);
+        (a, v)
+    }
+
+    #[test]
+    fn nanosleep_loop_counts_exactly() {
+        let (a, v) = quick(Mode::Nanosleep, 50);
+        assert_eq!(a.count, 50);
+        assert_eq!(v.len(), 50);
+        assert!(a.min >= 0, "absolute sleep never wakes early");
+        assert_eq!(a.max, v.iter().map(|s| s.value).max().unwrap());
+        assert_eq!(a.sum, v.iter().map(|s| s.value as i128).sum::<i128>());
+    }
+
+    #[test]
+    fn posix_timer_loop_counts_exactly() {
+        let (a, v) = quick(Mode::PosixTimer, 30);
+        assert_eq!(a.count, 30);
+        assert_eq!(v.len(), 30);
+        assert!(a.min >= 0);
+    }
+
+    #[test]
+    fn interval_mode_reports_time_between_wakeups() {
+        let (a, v) = quick(Mode::Interval, 20);
+        assert_eq!(a.count, 20);
+        // The intervals add up to the time from start to the last wake-up,
+        // which is at least 20 periods.
+        let total: i64 = v.iter().map(|s| s.value).sum();
+        assert!(total >= 20 * 200_000);
+    }
+
+    #[test]
+    fn full_ring_counts_lost_but_keeps_exact_figures() {
+        let (mut p, _c) = rtrb::RingBuffer::new(4);
+        let live = Live::default();
+        let stop = AtomicBool::new(false);
+        let cfg = LoopConfig {
+            mode: Mode::Nanosleep,
+            period_ns: 100_000,
+            start_ns: now_ns(),
+            end_ns: None,
+            samples: Some(10),
+        };
+        let a = hot_loop(&cfg, &Waiter::Nanosleep, &mut p, &live, &stop);
+        assert_eq!(a.count, 10);
+        assert_eq!(a.lost, 6);
+    }
+
+    #[test]
+    fn overrun_skips_and_counts_missed_periods() {
+        // Start 10.5 periods in the past: the first wake-up is 9.5 periods
+        // late, so periods 2..=10 are skipped (9 missed), then it runs on
+        // time to the end.
+        let (mut p, _c) = rtrb::RingBuffer::new(64);
+        let live = Live::default();
+        let stop = AtomicBool::new(false);
+        let period = 1_000_000i64;
+        let start = now_ns() - 10 * period - period / 2;
+        let cfg = LoopConfig {
+            mode: Mode::Nanosleep,
+            period_ns: period as u64,
+            start_ns: start,
+            end_ns: Some(start + 14 * period),
+            samples: None,
+        };
+        let a = hot_loop(&cfg, &Waiter::Nanosleep, &mut p, &live, &stop);
+        assert!(a.overruns >= 1);
+        assert!(a.missed >= 9);
+        // Every period in (start, end] is measured or missed.
+        assert_eq!(a.count + a.missed, 14);
+    }
+
+    #[test]
+    fn fallback_names_rt_group_scheduling() {
+        let spec = MeasureSpec::new(&[1], 1_000_000);
+        let ready = vec![Some(Ready {
+            index: 0,
+            tid: 7,
+            cpu: Some(1),
+            policy: Policy::Other,
+            refused: Some(std::io::Error::from_raw_os_error(libc::EPERM)),
+            fatal: None,
+        })];
+        let hists = vec![ThreadHistograms::new(1_000_000, 1000)];
+        let mut w = Vec::new();
+        let t = thread_results(
+            &spec,
+            &ready,
+            vec![Accum::default()],
+            hists,
+            Some(0),
+            &mut w,
+        );
+        assert_eq!(t[0].policy, Policy::Other);
+        assert_eq!(t[0].priority, 0);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].starts_with("thread 0: SCHED_FIFO refused, measured under SCHED_OTHER"));
+        assert!(w[0].contains("cpu.rt_runtime_us = 0"), "{}", w[0]);
+        // Without RT group scheduling in the way: the privilege message.
+        let mut w = Vec::new();
+        let hists = vec![ThreadHistograms::new(1_000_000, 1000)];
+        thread_results(&spec, &ready, vec![Accum::default()], hists, None, &mut w);
+        assert!(w[0].contains("CAP_SYS_NICE"), "{}", w[0]);
+    }
+
+    #[test]
+    fn overrun_arithmetic_by_hand() {
+        // `next` = 100 is the following theoretical wake-up, period 10:
+        // woken at 100 or before, nothing passed; at 101..=110 the one at
+        // 100 has passed; at 111 the one at 110 too.
+        assert_eq!(periods_passed(100, 100, 10), 0);
+        assert_eq!(periods_passed(99, 100, 10), 0);
+        assert_eq!(periods_passed(101, 100, 10), 1);
+        assert_eq!(periods_passed(110, 100, 10), 1);
+        assert_eq!(periods_passed(111, 100, 10), 2);
+        assert_eq!(periods_within(100, 100, 10), 1);
+        assert_eq!(periods_within(100, 129, 10), 3);
+        assert_eq!(periods_within(100, 99, 10), 0);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn skipping_lands_on_the_first_future_period(
+            next in 0i64..1_000_000_000_000,
+            late in 0i64..10_000_000_000,
+            period in 1i64..100_000_000,
+        ) {
+            let now = next + late;
+            let m = periods_passed(now, next, period) as i64;
+            let after = next + m * period;
+            // The new theoretical wake-up is not in the past, and the one
+            // before it is (or it is the original one).
+            proptest::prop_assert!(after >= now);
+            proptest::prop_assert!(m == 0 || after - period < now);
+        }
+
+        #[test]
+        fn within_counts_periods_up_to_end(
+            next in 0i64..1_000_000_000,
+            span in -1_000_000i64..1_000_000_000,
+            period in 1i64..10_000_000,
+        ) {
+            let end = next + span;
+            let k = periods_within(next, end, period) as i64;
+            if k > 0 {
+                proptest::prop_assert!(next + (k - 1) * period <= end);
+            }
+            proptest::prop_assert!(next + k * period > end);
+        }
+    }
+
+    #[test]
+    fn stop_flag_ends_the_loop() {
+        let (mut p, _c) = rtrb::RingBuffer::new(64);
+        let live = Live::default();
+        let stop = AtomicBool::new(true);
+        let cfg = LoopConfig {
+            mode: Mode::Nanosleep,
+            period_ns: 100_000,
+            start_ns: now_ns(),
+            end_ns: None,
+            samples: None,
+        };
+        let a = hot_loop(&cfg, &Waiter::Nanosleep, &mut p, &live, &stop);
+        assert_eq!(a.count, 0);
+    }
+}

@@ -1,0 +1,46 @@
+//! SIGINT/SIGTERM end a run early; the files are still written.
+//!
+//! The handler only stores into atomics (async-signal-safe). A second
+//! signal while the first is being handled exits at once, for a user who
+//! really wants out.
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Once;
+
+static STOP: AtomicBool = AtomicBool::new(false);
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+static INSTALL: Once = Once::new();
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    if STOP.swap(true, Ordering::SeqCst) {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(128 + sig) };
+    }
+    SIGNAL.store(sig, Ordering::SeqCst);
+}
+
+/// Install the SIGINT/SIGTERM handlers (once) and return the flag they set.
+pub fn install() -> &'static AtomicBool {
+    INSTALL.call_once(|| {
+        for sig in [libc::SIGINT, libc::SIGTERM] {
+            // SAFETY: a zeroed sigaction with a valid handler and an empty
+            // mask; SA_RESTART so other syscalls are not disturbed.
+            unsafe {
+                let mut sa: libc::sigaction = std::mem::zeroed();
+                sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+                sa.sa_flags = libc::SA_RESTART;
+                libc::sigemptyset(&mut sa.sa_mask);
+                libc::sigaction(sig, &sa, std::ptr::null_mut());
+            }
+        }
+    });
+    &STOP
+}
+
+/// The signal that set the flag, if one did.
+pub fn received() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}

@@ -1,0 +1,432 @@
+//! Statistics: the exact accumulator kept by the measuring thread, and the
+//! histograms the main thread builds from the ring.
+//!
+//! Definitions (seed 000 §4.3.4, documented in the README):
+//! - bucket `i` of the linear histogram counts samples in `[i*res, (i+1)*res)`;
+//!   there are `histo_size/res + 1` buckets, so a sample equal to the
+//!   histogram size is still inside (seed 000 lists 0..=20 for `20 us`);
+//!   larger samples are *overflow*, negative ones *underflow*;
+//! - `_H` statistics use the bucket values `i*res` of the samples inside;
+//!   the median is the sample of rank `ceil(n/2)` (the lower median), the
+//!   standard deviation is the population one, the mode is the fullest
+//!   bucket (the smallest on a tie);
+//! - percentiles come from an HDR histogram (3 significant digits, 0 to 1 h)
+//!   that sees every sample that came through the ring, overflow included.
+
+use rtshield_results::{Corrected, HistStats, Histogram, PERCENTILES};
+use std::collections::BTreeMap;
+
+/// Exact figures kept on the measuring thread: no allocation, O(1) per sample.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Accum {
+    pub count: u64,
+    pub min: i64,
+    pub max: i64,
+    pub cur: i64,
+    pub sum: i128,
+    /// Wake-ups later than the following period.
+    pub overruns: u64,
+    /// Periods skipped because of overruns.
+    pub missed: u64,
+    /// Samples the ring could not take.
+    pub lost: u64,
+}
+
+impl Default for Accum {
+    fn default() -> Self {
+        Accum {
+            count: 0,
+            min: i64::MAX,
+            max: i64::MIN,
+            cur: 0,
+            sum: 0,
+            overruns: 0,
+            missed: 0,
+            lost: 0,
+        }
+    }
+}
+
+impl Accum {
+    #[inline(always)]
+    pub fn add(&mut self, v: i64) {
+        self.count += 1;
+        self.cur = v;
+        self.sum += v as i128;
+        if v < self.min {
+            self.min = v;
+        }
+        if v > self.max {
+            self.max = v;
+        }
+    }
+
+    /// `min`, or 0 before the first sample.
+    pub fn min_or0(&self) -> i64 {
+        if self.count == 0 {
+            0
+        } else {
+            self.min
+        }
+    }
+
+    pub fn max_or0(&self) -> i64 {
+        if self.count == 0 {
+            0
+        } else {
+            self.max
+        }
+    }
+
+    pub fn avg(&self) -> f64 {
+        if self.count == 0 {
+            0.0
+        } else {
+            self.sum as f64 / self.count as f64
+        }
+    }
+}
+
+/// Upper bound of the HDR histograms (1 hour in ns): larger values saturate.
+pub const HDR_MAX_NS: u64 = 3_600_000_000_000;
+/// Synthetic samples added per overrun in the corrected view, at most
+/// (a stall of hours at a 10 µs period would otherwise mean 10⁹ records);
+/// the remainder is recorded at one period.
+pub const MAX_CORRECTED_PER_SAMPLE: u64 = 1_000_000;
+
+/// The main thread's view of one measuring thread: every sample that came
+/// through the ring.
+#[derive(Debug, Clone)]
+pub struct ThreadHistograms {
+    pub resolution_ns: u64,
+    /// Linear buckets, `histo_size/res + 1` of them.
+    pub buckets: Vec<u64>,
+    pub overflow: u64,
+    pub underflow: u64,
+    /// Samples seen through the ring.
+    pub samples: u64,
+    pub hdr: hdrhistogram::Histogram<u64>,
+    /// Coordinated-omission-corrected: each missed period added as the
+    /// sample it would have produced (latency − k·period).
+    pub hdr_corrected: hdrhistogram::Histogram<u64>,
+    pub corrected_samples: u64,
+    pub max_ns: i64,
+}
+
+impl ThreadHistograms {
+    pub fn new(histo_size_ns: u64, resolution_ns: u64) -> Self {
+        let res = resolution_ns.max(1);
+        let n = (histo_size_ns / res + 1) as usize;
+        let hdr = || {
+            hdrhistogram::Histogram::new_with_bounds(1, HDR_MAX_NS, 3)
+                .expect("static HDR bounds are valid")
+        };
+        ThreadHistograms {
+            resolution_ns: res,
+            buckets: vec![0; n],
+            overflow: 0,
+            underflow: 0,
+            samples: 0,
+            hdr: hdr(),
+            hdr_corrected: hdr(),
+            corrected_samples: 0,
+            max_ns: i64::MIN,
+        }
+    }
+
+    /// Record one sample; `missed` periods of `period_ns` were skipped
+    /// just before it (overrun).
+    pub fn record(&mut self, v: i64, missed: u64, period_ns: u64) {
+        self.samples += 1;
+        self.max_ns = self.max_ns.max(v);
+        if v < 0 {
+            self.underflow += 1;
+        } else {
+            let i = (v as u64 / self.resolution_ns) as usize;
+            match self.buckets.get_mut(i) {
+                Some(c) => *c += 1,
+                None => self.overflow += 1,
+            }
+        }
+        let hv = v.max(0) as u64;
+        self.hdr.saturating_record(hv);
+        self.hdr_corrected.saturating_record(hv);
+        self.corrected_samples += 1;
+        if missed > 0 && period_ns > 0 {
+            let exact = missed.min(MAX_CORRECTED_PER_SAMPLE);
+            for k in 1..=exact {
+                let w = (hv as i128 - (k as i128) * period_ns as i128).max(0) as u64;
+                self.hdr_corrected.saturating_record(w);
+            }
+            if missed > exact {
+                self.hdr_corrected
+                    .saturating_record_n(period_ns, missed - exact);
+            }
+            self.corrected_samples += missed;
+        }
+    }
+
+    /// Seed 000's `_H` statistics over the linear histogram.
+    pub fn hist_stats(&self) -> HistStats {
+        hist_stats(&self.buckets, self.resolution_ns)
+    }
+
+    /// p50 ... p99.9999 in ns, capped at the exact maximum seen.
+    pub fn percentiles(&self) -> BTreeMap<String, i64> {
+        percentiles(&self.hdr, self.max_ns)
+    }
+
+    /// The non-zero buckets, for the file schema.
+    pub fn to_histogram(&self) -> Histogram {
+        Histogram {
+            resolution_ns: self.resolution_ns,
+            buckets: self.buckets.len() as u64,
+            counts: self
+                .buckets
+                .iter()
+                .enumerate()
+                .filter(|(_, &c)| c > 0)
+                .map(|(i, &c)| [i as u64, c])
+                .collect(),
+            overflow: self.overflow,
+            underflow: self.underflow,
+        }
+    }
+
+    pub fn corrected(&self) -> Corrected {
+        Corrected {
+            samples: self.corrected_samples,
+            max_ns: if self.samples == 0 { 0 } else { self.max_ns },
+            percentiles: percentiles(&self.hdr_corrected, self.max_ns),
+        }
+    }
+}
+
+/// Percentile key (`"99.9"`) to quantile (0.999).
+pub fn quantile(key: &str) -> f64 {
+    key.parse::<f64>().unwrap_or(0.0) / 100.0
+}
+
+fn percentiles(h: &hdrhistogram::Histogram<u64>, max_ns: i64) -> BTreeMap<String, i64> {
+    PERCENTILES
+        .iter()
+        .map(|k| {
+            let v = if h.is_empty() {
+                0
+            } else {
+                // The HDR answer is the top of an equivalence range: never
+                // report more than the exact maximum.
+                (h.value_at_quantile(quantile(k)) as i64).min(max_ns.max(0))
+            };
+            (k.to_string(), v)
+        })
+        .collect()
+}
+
+/// `_H` statistics of a linear histogram (`counts[i]` samples at `i*res` ns).
+pub fn hist_stats(counts: &[u64], res: u64) -> HistStats {
+    let n: u64 = counts.iter().sum();
+    if n == 0 {
+        return HistStats {
+            samples: 0,
+            avg_ns: 0.0,
+            median_ns: 0,
+            std_ns: 0.0,
+            mode_ns: 0,
+        };
+    }
+    let r = res as f64;
+    let sum: f64 = counts
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| i as f64 * c as f64)
+        .sum();
+    let mean = sum / n as f64;
+    let var: f64 = counts
+        .iter()
+        .enumerate()
+        .map(|(i, &c)| {
+            let d = i as f64 - mean;
+            d * d * c as f64
+        })
+        .sum::<f64>()
+        / n as f64;
+    let rank = n.div_ceil(2);
+    let mut cum = 0;
+    let mut median = 0;
+    for (i, &c) in counts.iter().enumerate() {
+        cum += c;
+        if cum >= rank {
+            median = i;
+            break;
+        }
+    }
+    let mut mode = 0;
+    for (i, &c) in counts.iter().enumerate() {
+        if c > counts[mode] {
+            mode = i;
+        }
+    }
+    HistStats {
+        samples: n,
+        avg_ns: mean * r,
+        median_ns: median as i64 * res as i64,
+        std_ns: var.sqrt() * r,
+        mode_ns: mode as i64 * res as i64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accum_is_exact() {
+        let mut a = Accum::default();
+        assert_eq!((a.min_or0(), a.max_or0(), a.avg()), (0, 0, 0.0));
+        for v in [5, -2, 17, 4] {
+            a.add(v);
+        }
+        assert_eq!(a.count, 4);
+        assert_eq!(a.min, -2);
+        assert_eq!(a.max, 17);
+        assert_eq!(a.cur, 4);
+        assert_eq!(a.avg(), 6.0);
+    }
+
+    #[test]
+    fn hist_stats_by_hand() {
+        // samples (µs): 1, 2, 2, 3, 10 -> n 5, mean 3.6, median 2, mode 2,
+        // variance (2.6²+1.6²+1.6²+0.6²+6.4²)/5 = 10.64
+        let mut c = vec![0u64; 11];
+        for v in [1, 2, 2, 3, 10] {
+            c[v] += 1;
+        }
+        let s = hist_stats(&c, 1000);
+        assert_eq!(s.samples, 5);
+        assert!((s.avg_ns - 3600.0).abs() < 1e-9);
+        assert_eq!(s.median_ns, 2000);
+        assert_eq!(s.mode_ns, 2000);
+        assert!((s.std_ns - 10.64f64.sqrt() * 1000.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn median_is_lower_median_and_mode_smallest_tie() {
+        // 1, 1, 4, 4: rank ceil(4/2) = 2 -> 1; tie between 1 and 4 -> 1.
+        let c = [0, 2, 0, 0, 2];
+        let s = hist_stats(&c, 1);
+        assert_eq!(s.median_ns, 1);
+        assert_eq!(s.mode_ns, 1);
+        assert_eq!(s.avg_ns, 2.5);
+        assert_eq!(s.std_ns, 1.5);
+    }
+
+    #[test]
+    fn empty_histogram() {
+        let s = hist_stats(&[0, 0, 0], 1000);
+        assert_eq!(s.samples, 0);
+        assert_eq!(s.median_ns, 0);
+    }
+
+    #[test]
+    fn overflow_and_underflow() {
+        // histo size 20 µs at µs resolution: buckets 0..=20.
+        let mut h = ThreadHistograms::new(20_000, 1000);
+        assert_eq!(h.buckets.len(), 21);
+        for v in [2_500, 20_000, 20_999, 21_000, 100_000, -5] {
+            h.record(v, 0, 200_000);
+        }
+        assert_eq!(h.samples, 6);
+        assert_eq!(h.overflow, 2); // 21 µs and 100 µs
+        assert_eq!(h.underflow, 1);
+        assert_eq!(h.buckets[2], 1);
+        assert_eq!(h.buckets[20], 2); // 20.000 and 20.999 µs
+        let hs = h.hist_stats();
+        assert_eq!(hs.samples, 3);
+        assert_eq!(hs.median_ns, 20_000);
+        assert_eq!(hs.mode_ns, 20_000);
+        assert!((hs.avg_ns - 14_000.0).abs() < 1e-9);
+        let hist = h.to_histogram();
+        assert_eq!(hist.counts, vec![[2, 1], [20, 2]]);
+        assert_eq!(hist.overflow, 2);
+        assert_eq!(hist.underflow, 1);
+        // Overflowed samples still reach the percentiles and the maximum.
+        let p = h.percentiles();
+        assert_eq!(p["99.9999"], 100_000);
+        assert_eq!(h.max_ns, 100_000);
+    }
+
+    #[test]
+    fn percentiles_by_hand() {
+        // 1..=1000 µs, one each: p50 = 500 µs, p90 = 900 µs, p99 = 990 µs,
+        // p99.9 and above = 1000 µs, within HDR's 0.1 %.
+        let mut h = ThreadHistograms::new(2_000_000, 1000);
+        for v in 1..=1000i64 {
+            h.record(v * 1000, 0, 1_000_000);
+        }
+        let p = h.percentiles();
+        let near = |k: &str, want: i64| {
+            let got = p[k];
+            assert!(
+                (got - want).abs() <= want / 1000 + 1,
+                "p{k}: got {got}, want {want}"
+            );
+        };
+        near("50", 500_000);
+        near("90", 900_000);
+        near("99", 990_000);
+        near("99.9", 999_000);
+        assert_eq!(p["99.99"], 1_000_000);
+        assert_eq!(p["99.9999"], 1_000_000);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_sample_is_recorded_somewhere(
+            v in proptest::prelude::any::<i64>(),
+            missed in 0u64..2000,
+            period in 0u64..10_000_000,
+        ) {
+            let mut h = ThreadHistograms::new(100_000, 1000);
+            h.record(v, missed, period);
+            let inside: u64 = h.buckets.iter().sum();
+            proptest::prop_assert_eq!(inside + h.overflow + h.underflow, 1);
+            let extra = if period > 0 { missed } else { 0 };
+            proptest::prop_assert_eq!(h.corrected_samples, 1 + extra);
+        }
+
+        #[test]
+        fn hist_stats_within_the_data(counts in proptest::collection::vec(0u64..1000, 1..200)) {
+            let s = hist_stats(&counts, 1000);
+            let lo = counts.iter().position(|&c| c > 0);
+            let hi = counts.iter().rposition(|&c| c > 0);
+            if let (Some(lo), Some(hi)) = (lo, hi) {
+                let (lo, hi) = (lo as i64 * 1000, hi as i64 * 1000);
+                proptest::prop_assert!(lo <= s.median_ns && s.median_ns <= hi);
+                proptest::prop_assert!(lo <= s.mode_ns && s.mode_ns <= hi);
+                proptest::prop_assert!(lo as f64 - 1e-6 <= s.avg_ns && s.avg_ns <= hi as f64 + 1e-6);
+                proptest::prop_assert!(s.std_ns >= 0.0 && s.std_ns <= (hi - lo) as f64 + 1e-6);
+            } else {
+                proptest::prop_assert_eq!(s.samples, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn corrected_view_adds_missed_periods() {
+        // period 100 µs; one sample of 350 µs that skipped 3 periods: the
+        // corrected view adds 250, 150 and 50 µs.
+        let mut h = ThreadHistograms::new(1_000_000, 1000);
+        h.record(10_000, 0, 100_000);
+        h.record(350_000, 3, 100_000);
+        let c = h.corrected();
+        assert_eq!(c.samples, 5);
+        assert_eq!(c.max_ns, 350_000);
+        // sorted: 10, 50, 150, 250, 350 -> median 150 µs
+        let p50 = c.percentiles["50"];
+        assert!((p50 - 150_000).abs() <= 150, "{p50}");
+        // The raw view has only the two samples.
+        assert_eq!(h.samples, 2);
+        assert!((h.percentiles()["50"] - 10_000).abs() <= 10);
+    }
+}

@@ -1,0 +1,116 @@
+//! The hot loop never allocates: a counting global allocator counts the
+//! allocations made by the thread running the loop, between entry and exit.
+
+use rtshield_measure::engine::{hot_loop, now_ns, LoopConfig, PosixTimer, Sample, Waiter};
+use rtshield_measure::Mode;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::AtomicBool;
+
+struct Counting;
+
+thread_local! {
+    // const-initialised: using them never allocates.
+    static WATCHED: Cell<bool> = const { Cell::new(false) };
+    static ALLOCS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count() {
+    ALLOCS.with(|a| a.set(a.get() + 1));
+}
+
+fn allocs() -> u64 {
+    ALLOCS.with(|a| a.get())
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        if WATCHED.with(|w| w.get()) {
+            count();
+        }
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        if WATCHED.with(|w| w.get()) {
+            count();
+        }
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        if WATCHED.with(|w| w.get()) {
+            count();
+        }
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+fn loop_allocations(mode: Mode, ring: usize, samples: u64) -> (u64, u64) {
+    std::thread::spawn(move || {
+        let (mut tx, _rx) = rtrb::RingBuffer::<Sample>::new(ring);
+        let live = rtshield_measure::engine::Live::default();
+        let stop = AtomicBool::new(false);
+        let period = 100_000u64;
+        let start = now_ns();
+        let cfg = LoopConfig {
+            mode,
+            period_ns: period,
+            start_ns: start,
+            end_ns: Some(start + 1_000_000_000),
+            samples: Some(samples),
+        };
+        let waiter = match mode {
+            Mode::PosixTimer => {
+                Waiter::Timer(PosixTimer::new(start + period as i64, period).unwrap())
+            }
+            _ => Waiter::Nanosleep,
+        };
+        let before = allocs();
+        WATCHED.with(|w| w.set(true));
+        let acc = hot_loop(&cfg, &waiter, &mut tx, &live, &stop);
+        WATCHED.with(|w| w.set(false));
+        let after = allocs();
+        (after - before, acc.count)
+    })
+    .join()
+    .unwrap()
+}
+
+#[test]
+fn allocator_counts_when_watched() {
+    // The probe works: an allocation on a watched thread is seen.
+    let n = std::thread::spawn(|| {
+        WATCHED.with(|w| w.set(true));
+        let v = std::hint::black_box(vec![1u8; 64]);
+        drop(v);
+        WATCHED.with(|w| w.set(false));
+        allocs()
+    })
+    .join()
+    .unwrap();
+    assert!(n >= 2);
+}
+
+#[test]
+fn nanosleep_loop_does_not_allocate() {
+    let (allocs, count) = loop_allocations(Mode::Nanosleep, 4096, 500);
+    assert_eq!(count, 500);
+    assert_eq!(allocs, 0);
+}
+
+#[test]
+fn posix_timer_loop_does_not_allocate() {
+    let (allocs, count) = loop_allocations(Mode::PosixTimer, 4096, 300);
+    assert_eq!(count, 300);
+    assert_eq!(allocs, 0);
+}
+
+#[test]
+fn interval_loop_with_full_ring_does_not_allocate() {
+    // A full ring is the lost-sample path: still no allocation.
+    let (allocs, count) = loop_allocations(Mode::Interval, 16, 200);
+    assert_eq!(count, 200);
+    assert_eq!(allocs, 0);
+}

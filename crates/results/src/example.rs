@@ -1,0 +1,89 @@
+//! A small, fixed [`RunResult`] for tests and documentation (used by the
+//! tests of this crate and of the crates that read results).
+
+use crate::*;
+use std::collections::BTreeMap;
+
+/// One thread on CPU 1, 10 samples of 2, 3, 3, 3, 4, 5, 5, 6, 20 and
+/// 150 µs (the last overflows a 100 µs histogram).
+pub fn example_result() -> RunResult {
+    let pct = |v: &[i64]| -> BTreeMap<String, i64> {
+        PERCENTILES
+            .iter()
+            .zip(v)
+            .map(|(k, v)| (k.to_string(), *v))
+            .collect()
+    };
+    RunResult {
+        schema: SCHEMA.into(),
+        tool: "rtshield 0.1.0".into(),
+        label: Some("example".into()),
+        started_at: "2026-11-22T05:47:39Z".into(),
+        duration_s: 0.002,
+        command: vec![
+            "rtshield".into(),
+            "measure".into(),
+            "--cpus".into(),
+            "1".into(),
+        ],
+        config: None,
+        settings: Settings {
+            mode: "nanosleep".into(),
+            resolution_ns: 1000,
+            histo_buckets: 101,
+            stats_period_ns: 1_000_000_000,
+            requested_duration_ns: None,
+            requested_samples: Some(10),
+            memlock: true,
+            cpu_dma_latency: Some(0),
+        },
+        sysinfo: rtshield_sys::SysInfo {
+            kernel_release: Some("6.18.0".into()),
+            arch: "x86_64".into(),
+            cpus_online: Some("0-1".into()),
+            cpu_count: 2,
+            ..Default::default()
+        },
+        warnings: vec![],
+        end_reason: "samples".into(),
+        threads: vec![ThreadResult {
+            index: 0,
+            tid: 4242,
+            cpu: Some(1),
+            policy: "fifo".into(),
+            priority: 98,
+            requested_policy: None,
+            period_ns: 200_000,
+            samples: 10,
+            min_ns: 2_100,
+            max_ns: 150_400,
+            cur_ns: 150_400,
+            avg_ns: 20_650.0,
+            overruns: 0,
+            missed_periods: 0,
+            lost: 0,
+            histogram: Histogram {
+                resolution_ns: 1000,
+                buckets: 101,
+                counts: vec![[2, 1], [3, 3], [4, 1], [5, 2], [6, 1], [20, 1]],
+                overflow: 1,
+                underflow: 0,
+            },
+            hist_stats: HistStats {
+                samples: 9,
+                avg_ns: 5666.666666666667,
+                median_ns: 4000,
+                std_ns: 5333.333333333333,
+                mode_ns: 3000,
+            },
+            percentiles: pct(&[5_000, 20_000, 150_400, 150_400, 150_400, 150_400, 150_400]),
+            corrected: Corrected {
+                samples: 10,
+                max_ns: 150_400,
+                percentiles: pct(&[5_000, 20_000, 150_400, 150_400, 150_400, 150_400, 150_400]),
+            },
+        }],
+        programs: vec![],
+        tags: BTreeMap::new(),
+    }
+}

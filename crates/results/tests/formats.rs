@@ -1,0 +1,185 @@
+//! The file formats, checked line by line on a fixed result.
+
+use rtshield_results::example::example_result;
+use rtshield_results::*;
+use std::path::Path;
+
+#[test]
+fn systress_txt_has_seed_layout() {
+    let r = example_result();
+    let s = to_systress_txt(&r, &r.threads[0]);
+    let lines: Vec<&str> = s.lines().collect();
+    // Every bucket 0..=100, two right-aligned columns of 8.
+    assert_eq!(lines[0], "       0        0");
+    assert_eq!(lines[2], "       2        1");
+    assert_eq!(lines[3], "       3        3");
+    assert_eq!(lines[20], "      20        1");
+    assert_eq!(lines[100], "     100        0");
+    assert_eq!(lines[101], "");
+    // The file ends with seed 000's SUMMARY block, column for column.
+    let n = lines.len();
+    assert_eq!(lines[n - 5], "#                            SUMMARY");
+    assert_eq!(lines[n - 4], "#");
+    assert_eq!(
+        lines[n - 3],
+        "# Index    TID  Samples  L_min  L_max  L_avg  Samples_H  L_avg_H  L_med_H  L_std_H  L_mode_H"
+    );
+    assert_eq!(lines[n - 2], "#");
+    // min 2.1 -> 2, max 150.4 -> 150, avg 20.65 -> 21, Samples_H 9,
+    // avg_H 5.67 -> 6, med 4, std 5.33 -> 5, mode 3.
+    assert_eq!(
+        lines[n - 1],
+        "#      0  4242       10      2    150     21          9        6        4        5         3"
+    );
+    assert_eq!(lines[n - 1].len(), lines[n - 3].len());
+    // Provenance sits between histogram and summary, as comments.
+    assert!(s.contains("# kernel: 6.18.0 x86_64"));
+    assert!(s.contains("overflow 1 underflow 0"));
+    assert!(lines[102..n - 5].iter().all(|l| l.starts_with('#')));
+}
+
+#[test]
+fn cyclictest_histogram_format() {
+    let r = example_result();
+    let s = to_cyclictest_hist(&r);
+    let lines: Vec<&str> = s.lines().collect();
+    let h = lines.iter().position(|l| *l == "# Histogram").unwrap();
+    assert!(lines[..h].iter().all(|l| l.starts_with('#')));
+    assert_eq!(lines[h + 1], "000000 000000");
+    assert_eq!(lines[h + 4], "000003 000003");
+    assert_eq!(lines[h + 101], "000100 000000");
+    let rest = &lines[h + 102..];
+    assert_eq!(rest[0], "# Total: 000000009");
+    assert_eq!(rest[1], "# Min Latencies: 00002");
+    assert_eq!(rest[2], "# Avg Latencies: 00020");
+    assert_eq!(rest[3], "# Max Latencies: 00150");
+    assert_eq!(rest[4], "# Histogram Overflows: 00001");
+    assert_eq!(rest[5], "# Histogram Overflow at cycle number:");
+    assert_eq!(rest[6], "# Thread 0: # 00001 others");
+}
+
+#[test]
+fn cyclictest_histogram_two_threads_tab_separated() {
+    let mut r = example_result();
+    let mut t = r.threads[0].clone();
+    t.index = 1;
+    t.histogram.counts = vec![[0, 7]];
+    r.threads.push(t);
+    let s = to_cyclictest_hist(&r);
+    assert!(s.contains("\n000000 000000\t000007\n"));
+    assert!(s.contains("\n# Total: 000000009 000000007\n"));
+    assert!(s.contains("\n# Thread 1: # 00001 others\n"));
+}
+
+#[test]
+fn csv_one_row_per_thread() {
+    let r = example_result();
+    let s = to_csv(&r);
+    let lines: Vec<&str> = s.lines().collect();
+    assert_eq!(lines.len(), 2);
+    let head: Vec<&str> = lines[0].split(',').collect();
+    let row: Vec<&str> = lines[1].split(',').collect();
+    assert_eq!(head.len(), row.len());
+    let col = |name: &str| row[head.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(col("samples"), "10");
+    assert_eq!(col("max_ns"), "150400");
+    assert_eq!(col("overflow"), "1");
+    assert_eq!(col("p99.9_ns"), "150400");
+    assert_eq!(col("median_h_ns"), "4000");
+    assert_eq!(col("kernel_release"), "6.18.0");
+    assert_eq!(col("command"), "rtshield measure --cpus 1");
+}
+
+#[test]
+fn csv_quotes_fields_with_commas() {
+    let mut r = example_result();
+    r.warnings = vec!["a, \"b\"".into()];
+    let s = to_csv(&r);
+    assert!(s.trim_end().ends_with("\"a, \"\"b\"\"\""));
+}
+
+#[test]
+fn write_all_then_read_back() {
+    let d = tempfile::tempdir().unwrap();
+    let r = example_result();
+    write_all(&r, d.path()).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(d.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "histogram.txt",
+            "results.csv",
+            "results.json",
+            "timer_thread00.txt"
+        ]
+    );
+    assert_eq!(file_names(&r).len(), 4);
+    let back = read_json(d.path().join(JSON_FILE)).unwrap();
+    assert_eq!(back, r);
+    // Rewriting (a checkpoint) replaces the files and leaves no temp file.
+    write_all(&r, d.path()).unwrap();
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 4);
+}
+
+fn err_of(text: &str) -> String {
+    parse_json(text, Path::new("x/results.json"))
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn read_errors_name_file_line_column() {
+    let e = err_of("{\n  \"schema\": \"rtshield.results/1\",\n  oops\n}");
+    assert!(e.starts_with("x/results.json:3:3: not valid JSON"), "{e}");
+    let e = err_of("{\"tool\": \"x\"}");
+    assert!(
+        e.starts_with("x/results.json:1:1: not an rtshield results file"),
+        "{e}"
+    );
+    let e = err_of("{\"schema\": \"rtshield.results/2\"}");
+    assert!(e.contains("major version 2"), "{e}");
+    let e = err_of("{\"schema\": \"cyclictest\"}");
+    assert!(e.contains("unknown schema \"cyclictest\""), "{e}");
+    let e = err_of("{\"schema\": \"rtshield.results/1\"}");
+    assert!(
+        e.starts_with("x/results.json:1:") && e.contains("missing field"),
+        "{e}"
+    );
+    let e = read_json("/nonexistent/results.json").unwrap_err();
+    assert!(matches!(e, ReadError::Io { .. }));
+    assert!(e
+        .to_string()
+        .starts_with("cannot read /nonexistent/results.json"));
+}
+
+#[test]
+fn invalid_is_an_input_error_in_the_chain() {
+    let e = parse_json("[", Path::new("f.json")).unwrap_err();
+    let src = std::error::Error::source(&e).unwrap();
+    assert!(src.is::<rtshield_sys::InputError>());
+}
+
+#[test]
+fn minor_additions_are_accepted() {
+    let mut v = serde_json::to_value(example_result()).unwrap();
+    v["schema"] = "rtshield.results/1.3".into();
+    v["future_field"] = 7.into();
+    let r = parse_json(&v.to_string(), Path::new("f")).unwrap();
+    assert_eq!(r.threads[0].samples, 10);
+}
+
+proptest::proptest! {
+    #[test]
+    fn parse_never_panics(s in ".*") {
+        let _ = parse_json(&s, Path::new("p"));
+    }
+
+    #[test]
+    fn parse_never_panics_on_jsonish(s in "\\{\"schema\": \"rtshield.results/[0-9.]{0,4}\"[ ,:a-z0-9\"\\[\\]{}]{0,40}") {
+        let _ = parse_json(&s, Path::new("p"));
+    }
+}

@@ -1,0 +1,80 @@
+//! `rtshield measure`: bad input is refused with exit status 2 and a
+//! message naming the option, before anything starts.
+
+use std::process::Command;
+
+fn rtshield(args: &[&str]) -> (i32, String, String) {
+    let o = Command::new(env!("CARGO_BIN_EXE_rtshield"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        o.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    )
+}
+
+fn refused(args: &[&str], needle: &str) {
+    let mut a = vec![
+        "measure",
+        "--samples",
+        "1",
+        "--out",
+        "/nonexistent/never-written",
+    ];
+    a.extend_from_slice(args);
+    let (code, out, err) = rtshield(&a);
+    assert_eq!(code, 2, "{args:?}: stdout {out} stderr {err}");
+    assert!(
+        err.contains(needle),
+        "{args:?}: stderr {err:?} lacks {needle:?}"
+    );
+    assert!(!out.contains("Results in"), "{args:?} must not measure");
+}
+
+#[test]
+fn bad_cpu_list() {
+    refused(&["--cpus", "1-x"], "--cpus 1-x");
+    refused(&["--cpus", "4095"], "CPU 4095 is not available");
+}
+
+#[test]
+fn bad_period_and_durations() {
+    refused(&["--period", "0us"], "--period 0s: must be at least 1us");
+    refused(&["--period", "200"], "invalid duration '200'");
+    refused(&["--duration", "0s"], "--duration 0");
+    refused(
+        &["--histo-size", "10s", "--resolution", "ns"],
+        "more than 10 million buckets",
+    );
+}
+
+#[test]
+fn bad_policy_priority_mode_resolution() {
+    refused(&["--prio", "0"], "--prio 0: must be within 1..99");
+    refused(&["--prio", "100", "--policy", "rr"], "--prio 100");
+    refused(&["--policy", "edf"], "unknown policy 'edf'");
+    refused(
+        &["--policy", "batch"],
+        "--policy batch: expected fifo, rr or other",
+    );
+    refused(&["--mode", "busy"], "unknown mode 'busy'");
+    refused(
+        &["--resolution", "ms"],
+        "--resolution ms: expected us or ns",
+    );
+}
+
+#[test]
+fn zero_samples() {
+    let (code, _, err) = rtshield(&["measure", "--samples", "0"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--samples 0: must be at least 1"), "{err}");
+}
+
+#[test]
+fn bad_load_options() {
+    refused(&["--load-cpus", "0"], "--load-cpus needs --load NAME");
+    refused(&["--load", "lava"], "unknown built-in load 'lava'");
+}

@@ -1,0 +1,335 @@
+//! Live measurements on this machine (root, CPU 1): sample counts, file
+//! contents, the SCHED_OTHER fallback, SIGINT, --max-latency.
+//! Skipped with a visible message when not root or without CPU 1.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+fn skip(why: &str) -> bool {
+    eprintln!("SKIP: {why}");
+    true
+}
+
+fn cannot_run() -> bool {
+    // SAFETY-free check: /proc/self/status Uid line.
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let root = status
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        == Some("0");
+    if !root {
+        return skip("live measurement needs root");
+    }
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    if online.trim() == "0" {
+        return skip("live measurement needs a CPU 1");
+    }
+    false
+}
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+fn json(p: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+}
+
+/// Histogram rows of a systress txt file, summed.
+fn systress_rows(p: &Path) -> (usize, u64, String) {
+    let s = std::fs::read_to_string(p).unwrap();
+    let mut rows = 0;
+    let mut total = 0;
+    for l in s.lines().take_while(|l| !l.is_empty()) {
+        let mut it = l.split_whitespace();
+        let i: usize = it.next().unwrap().parse().unwrap();
+        assert_eq!(i, rows);
+        total += it.next().unwrap().parse::<u64>().unwrap();
+        rows += 1;
+    }
+    let summary = s.lines().last().unwrap().to_string();
+    (rows, total, summary)
+}
+
+#[test]
+fn two_second_measurement_on_cpu1() {
+    if cannot_run() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("res");
+    let j = d.path().join("out.json");
+    let o = bin()
+        .args([
+            "measure",
+            "--cpus",
+            "1",
+            "--period",
+            "1ms",
+            "--samples",
+            "2000",
+            "--prio",
+            "80",
+        ])
+        .arg("--out")
+        .arg(&out)
+        .arg("--json")
+        .arg(&j)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("Index     TID  Samples    L_min    L_max    L_cur    L_avg"));
+    assert!(stdout.contains("Total elapsed time:"));
+
+    let v = json(&out.join("results.json"));
+    assert_eq!(v, json(&j), "--json is the same document");
+    assert_eq!(v["schema"], "rtshield.results/1");
+    assert_eq!(v["end_reason"], "samples");
+    let t = &v["threads"][0];
+    assert_eq!(t["samples"], 2000);
+    assert_eq!(t["cpu"], 1);
+    assert_eq!(t["policy"], "fifo");
+    assert_eq!(t["priority"], 80);
+    let (min, max) = (t["min_ns"].as_i64().unwrap(), t["max_ns"].as_i64().unwrap());
+    assert!(0 <= min && min <= max);
+    let avg = t["avg_ns"].as_f64().unwrap();
+    assert!(min as f64 <= avg && avg <= max as f64);
+    // Every sample went through the ring: histogram + overflow = samples.
+    assert_eq!(t["lost"], 0);
+    let in_hist: u64 = t["histogram"]["counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c[1].as_u64().unwrap())
+        .sum();
+    let overflow = t["histogram"]["overflow"].as_u64().unwrap();
+    assert_eq!(in_hist + overflow, 2000);
+    assert_eq!(t["hist_stats"]["samples"].as_u64().unwrap(), in_hist);
+    // Percentiles ordered and bounded by the exact extremes.
+    let p: Vec<i64> = ["50", "90", "99", "99.9", "99.99", "99.999", "99.9999"]
+        .iter()
+        .map(|k| t["percentiles"][k].as_i64().unwrap())
+        .collect();
+    assert!(p.windows(2).all(|w| w[0] <= w[1]), "{p:?}");
+    assert!(*p.last().unwrap() <= max);
+    assert_eq!(
+        t["corrected"]["samples"].as_u64().unwrap(),
+        2000 + t["missed_periods"].as_u64().unwrap()
+    );
+    assert!(v["sysinfo"]["kernel_release"].is_string());
+
+    // The systress file: 1001 rows (0..=1000 us) summing to Samples_H,
+    // then the SUMMARY line with the same figures.
+    let (rows, total, summary) = systress_rows(&out.join("timer_thread00.txt"));
+    assert_eq!(rows, 1001);
+    assert_eq!(total, in_hist);
+    let f: Vec<i64> = summary
+        .trim_start_matches('#')
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(f[0], 0);
+    assert_eq!(f[1], t["tid"].as_i64().unwrap());
+    assert_eq!(f[2], 2000);
+    assert_eq!(f[3], min / 1000);
+    assert_eq!(f[4], max / 1000);
+    assert_eq!(f[6] as u64, in_hist);
+
+    // cyclictest-format histogram and CSV.
+    let h = std::fs::read_to_string(out.join("histogram.txt")).unwrap();
+    assert!(h.contains("# Histogram\n000000 "));
+    assert!(h.contains(&format!("# Total: {in_hist:09}\n")));
+    assert!(h.contains(&format!("# Max Latencies: {:05}\n", max / 1000)));
+    assert!(h.contains(&format!("# Histogram Overflows: {overflow:05}\n")));
+    let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 2);
+    assert!(csv
+        .lines()
+        .nth(1)
+        .unwrap()
+        .contains(",fifo,80,,1000000,nanosleep,2000,"));
+}
+
+#[test]
+fn duration_run_accounts_for_every_period() {
+    if cannot_run() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let o = bin()
+        .args([
+            "measure",
+            "--cpus",
+            "1",
+            "--period",
+            "2ms",
+            "--duration",
+            "1s",
+            "--quiet",
+            "--mode",
+            "posix-timer",
+        ])
+        .arg("--out")
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let v = json(&d.path().join("results.json"));
+    assert_eq!(v["end_reason"], "duration");
+    assert_eq!(v["settings"]["mode"], "posix-timer");
+    let t = &v["threads"][0];
+    // Each of the 500 periods is either measured or counted as missed.
+    assert_eq!(
+        t["samples"].as_u64().unwrap() + t["missed_periods"].as_u64().unwrap(),
+        500
+    );
+}
+
+#[test]
+fn fifo_refused_falls_back_to_other_and_says_so() {
+    if cannot_run() {
+        return;
+    }
+    if Command::new("setpriv").arg("--version").output().is_err() {
+        skip("setpriv (util-linux) not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    // A child without CAP_SYS_NICE and with RLIMIT_RTPRIO 0: the kernel
+    // refuses SCHED_FIFO to it (nothing machine-wide changes).
+    let o = Command::new("setpriv")
+        .args(["--bounding-set=-sys_nice", "prlimit", "--rtprio=0", "--"])
+        .arg(env!("CARGO_BIN_EXE_rtshield"))
+        .args([
+            "measure",
+            "--cpus",
+            "1",
+            "--period",
+            "1ms",
+            "--samples",
+            "300",
+            "--quiet",
+        ])
+        .arg("--out")
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("WARNING: SCHED_FIFO is not permitted: measuring under SCHED_OTHER"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("(asked fifo: FALLBACK)"), "{stdout}");
+    let v = json(&d.path().join("results.json"));
+    let t = &v["threads"][0];
+    assert_eq!(t["samples"], 300);
+    assert_eq!(t["policy"], "other");
+    assert_eq!(t["requested_policy"], "fifo");
+    assert_eq!(t["priority"], 0);
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("SCHED_FIFO refused, measured under SCHED_OTHER")
+            && warnings.contains("CAP_SYS_NICE"),
+        "{warnings}"
+    );
+    assert_eq!(v["sysinfo"]["fifo_permitted"], false);
+    // Every file says so.
+    let txt = std::fs::read_to_string(d.path().join("timer_thread00.txt")).unwrap();
+    assert!(txt.contains("# WARNING: thread 0: SCHED_FIFO refused"));
+    let h = std::fs::read_to_string(d.path().join("histogram.txt")).unwrap();
+    assert!(h.contains("# WARNING: thread 0: SCHED_FIFO refused"));
+    let csv = std::fs::read_to_string(d.path().join("results.csv")).unwrap();
+    assert!(csv.contains("SCHED_FIFO refused"));
+}
+
+#[test]
+fn sigint_ends_early_and_writes_every_file() {
+    if cannot_run() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let mut child = bin()
+        .args(["measure", "--cpus", "1", "--period", "1ms", "--quiet"])
+        .arg("--out")
+        .arg(d.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first line is printed once the handler is installed; then let
+    // it measure a little.
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.starts_with("rtshield measure:"), "{first}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // Our own child only.
+    let k = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(k.success());
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let v = json(&d.path().join("results.json"));
+    assert_eq!(v["end_reason"], "sigint");
+    assert!(v["threads"][0]["samples"].as_u64().unwrap() > 0);
+    assert!(v["warnings"].to_string().contains("interrupted by SIGINT"));
+    for f in ["results.csv", "histogram.txt", "timer_thread00.txt"] {
+        assert!(d.path().join(f).is_file(), "{f}");
+    }
+}
+
+#[test]
+fn max_latency_exit_status() {
+    if cannot_run() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let run = |limit: &str| {
+        bin()
+            .args([
+                "measure",
+                "--cpus",
+                "1",
+                "--period",
+                "1ms",
+                "--samples",
+                "50",
+                "--quiet",
+                "--max-latency",
+                limit,
+            ])
+            .arg("--out")
+            .arg(d.path())
+            .output()
+            .unwrap()
+    };
+    // No wake-up is ever exactly on time to the nanosecond.
+    let o = run("1ns");
+    assert_eq!(o.status.code(), Some(3), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("exceeds --max-latency 1ns"));
+    assert!(
+        d.path().join("results.json").is_file(),
+        "files written before the verdict"
+    );
+    // A 50 ms run cannot see a 1 h latency.
+    let o = run("1h");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("within --max-latency 1h"));
+}

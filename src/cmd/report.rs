@@ -1,14 +1,82 @@
 //! `rtshield report`.
 
 use crate::cli::Global;
+use rtshield_report::{generate, Format, Options};
+use std::path::PathBuf;
 
-#[derive(clap::Args, Debug)]
-pub struct Args {
-    /// Arguments (not implemented yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FormatArg {
+    /// latency.png and timeline PNGs
+    Png,
+    /// latency.svg
+    Svg,
+    /// report.html (self-contained, interactive)
+    Html,
+    /// summary.md
+    Md,
+    /// summary.csv
+    Csv,
+    /// plot.gp and its data files
+    Gnuplot,
 }
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<i32> {
-    super::not_yet("report")
+impl From<FormatArg> for Format {
+    fn from(f: FormatArg) -> Format {
+        match f {
+            FormatArg::Png => Format::Png,
+            FormatArg::Svg => Format::Svg,
+            FormatArg::Html => Format::Html,
+            FormatArg::Md => Format::Md,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Gnuplot => Format::Gnuplot,
+        }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+#[command(
+    after_help = "RESULT is a results directory or results.json written by `measure`/`run`, a cyclictest --json file, or cyclictest -h histogram text.\n\nExample:\n  rtshield report idle/ loaded/ --name idle loaded -o cmp"
+)]
+pub struct Args {
+    /// Result directories or files to compare.
+    #[arg(required = true, value_name = "RESULT")]
+    pub results: Vec<PathBuf>,
+    /// Output directory (created; existing report files in it are replaced).
+    #[arg(short, long, value_name = "DIR", default_value = "report")]
+    pub output: PathBuf,
+    /// Labels for the results, in order (default: the run's label, directory or file name).
+    #[arg(long = "name", value_name = "LABEL", num_args = 1.., action = clap::ArgAction::Append)]
+    pub names: Vec<String>,
+    /// Outputs to write (comma-separated; default: all).
+    #[arg(long, value_enum, value_delimiter = ',', value_name = "FORMAT")]
+    pub format: Vec<FormatArg>,
+    /// Title of the plots and the report.
+    #[arg(long, default_value = "Wake-up latency")]
+    pub title: String,
+}
+
+pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+    let mut formats: Vec<Format> = if args.format.is_empty() {
+        Format::ALL.to_vec()
+    } else {
+        args.format.iter().map(|f| (*f).into()).collect()
+    };
+    formats.sort();
+    formats.dedup();
+    let out = generate(&Options {
+        inputs: args.results,
+        names: args.names,
+        out_dir: args.output.clone(),
+        formats,
+        title: args.title.clone(),
+    })?;
+    print!("{}", out.table.to_markdown(&args.title));
+    println!(
+        "\n{} curves; wrote {} files to {}/: {}",
+        out.curves,
+        out.files.len(),
+        args.output.display(),
+        out.files.join(" ")
+    );
+    Ok(0)
 }

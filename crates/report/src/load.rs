@@ -1,0 +1,150 @@
+//! Reading the report's inputs: a run directory, an rtshield
+//! `results.json`, cyclictest `--json` output or cyclictest `-h` text.
+//! Everything is read and checked before a single output byte is written.
+
+use crate::timeline::Timeline;
+use rtshield_results::import::{self, Format};
+use rtshield_results::RunResult;
+use rtshield_sys::InputError;
+use std::path::{Path, PathBuf};
+
+/// One input of the report.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// Unique label used in legends and table headers.
+    pub label: String,
+    /// The file actually read.
+    pub path: PathBuf,
+    pub result: RunResult,
+    /// Per-interval statistics (`timeline.csv` beside the results).
+    pub timeline: Option<Timeline>,
+}
+
+/// Load every input; `names` overrides the labels of the first inputs.
+pub fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<Vec<Run>> {
+    if inputs.is_empty() {
+        return Err(InputError::new("no RESULT given").into());
+    }
+    if names.len() > inputs.len() {
+        return Err(InputError::new(format!(
+            "{} --name labels for {} results",
+            names.len(),
+            inputs.len()
+        ))
+        .into());
+    }
+    // Day-long timelines are the bulk of the work: read inputs in parallel,
+    // keep their order, report the first failing input in argument order.
+    let loaded: Vec<anyhow::Result<Run>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = inputs
+            .iter()
+            .map(|p| sc.spawn(move || load_one(p)))
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a reader thread panicked"))
+            .collect()
+    });
+    let mut runs = Vec::new();
+    for (i, r) in loaded.into_iter().enumerate() {
+        let mut run = r?;
+        if let Some(n) = names.get(i) {
+            run.label = n.clone();
+        }
+        runs.push(run);
+    }
+    unique_labels(&mut runs);
+    Ok(runs)
+}
+
+/// Read one RESULT (directory or file).
+pub fn load_one(p: &Path) -> anyhow::Result<Run> {
+    let shown = p.display().to_string();
+    let meta = std::fs::metadata(p)
+        .map_err(|e| InputError::new(format!("{shown}: cannot read result: {e}")))?;
+    let (file, dir) = if meta.is_dir() {
+        let f = p.join("results.json");
+        if !f.is_file() {
+            return Err(InputError::new(format!(
+                "{shown}: is a directory without results.json (give the results directory of `rtshield measure`/`run`, or a result file)"
+            ))
+            .into());
+        }
+        (f, Some(p.to_path_buf()))
+    } else {
+        (p.to_path_buf(), p.parent().map(Path::to_path_buf))
+    };
+    let fname = file.display().to_string();
+    let text = std::fs::read_to_string(&file)
+        .map_err(|e| InputError::new(format!("{fname}: cannot read: {e}")))?;
+    let format = import::sniff(&text);
+    let mut result = match format {
+        // One reader for results.json: the one `measure` writes with.
+        Format::Rtshield => rtshield_results::parse_json(&text, &file)?,
+        Format::CyclictestJson => import::read_cyclictest_json(&text, &fname)?,
+        Format::CyclictestHist => import::read_cyclictest_hist(&text, &fname)?,
+    };
+    if result.threads.is_empty() {
+        return Err(InputError::new(format!("{fname}: the run has no measuring thread")).into());
+    }
+    // Only rtshield run directories carry a timeline; a cyclictest file
+    // lying in some directory must not pick up a stranger's timeline.csv.
+    let timeline = match (&dir, format) {
+        (Some(d), Format::Rtshield) => {
+            let tp = d.join("timeline.csv");
+            if tp.is_file() {
+                Some(Timeline::read(&tp)?)
+            } else {
+                None
+            }
+        }
+        _ => None,
+    };
+    let label = result
+        .label
+        .clone()
+        .filter(|l| !l.trim().is_empty())
+        .unwrap_or_else(|| default_label(p, meta.is_dir()));
+    result.label = Some(label.clone());
+    Ok(Run {
+        label,
+        path: file,
+        result,
+        timeline,
+    })
+}
+
+/// Directory name for a run directory, file stem otherwise; `results`
+/// (the usual file name) falls back to the parent directory's name.
+fn default_label(p: &Path, is_dir: bool) -> String {
+    let name = |q: &Path| q.file_name().map(|n| n.to_string_lossy().into_owned());
+    let stem = |q: &Path| q.file_stem().map(|n| n.to_string_lossy().into_owned());
+    let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    if is_dir {
+        return name(&canon).unwrap_or_else(|| "run".into());
+    }
+    match stem(&canon) {
+        Some(s) if s == "results" => canon
+            .parent()
+            .and_then(name)
+            .unwrap_or_else(|| "results".into()),
+        Some(s) => s,
+        None => "run".into(),
+    }
+}
+
+/// Same label twice (two `results.json` from directories called alike):
+/// suffix `-2`, `-3`… so legends and table columns stay distinct.
+fn unique_labels(runs: &mut [Run]) {
+    let mut seen: Vec<String> = Vec::new();
+    for r in runs.iter_mut() {
+        let mut l = r.label.clone();
+        let mut k = 2;
+        while seen.contains(&l) {
+            l = format!("{}-{k}", r.label);
+            k += 1;
+        }
+        seen.push(l.clone());
+        r.label = l;
+    }
+}

@@ -1,0 +1,443 @@
+//! Static plots with plotters: the overlaid latency histograms (PNG and
+//! SVG, OSADL look: linear µs axis, log counts) and the timeline (PNG).
+//!
+//! Text: plotters' `ab_glyph` renderer does no system font lookup, so
+//! DejaVu Sans (Bitstream Vera licence, from Debian's fonts-dejavu-core)
+//! is embedded and registered once. All text outside the axes lives in a
+//! legend panel beside the plot, one line per entry, so labels never
+//! overlap the curves or each other.
+
+use crate::series::{fmt_us, Series};
+use crate::timeline::Timeline;
+use anyhow::anyhow;
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use std::sync::Once;
+
+pub const WIDTH: u32 = 1200;
+pub const HEIGHT: u32 = 800;
+pub const TIMELINE_HEIGHT: u32 = 600;
+const LEGEND_W: u32 = 330;
+const FONT: &str = "sans-serif";
+static FONT_BYTES: &[u8] = include_bytes!("../assets/DejaVuSans.ttf");
+
+pub fn register_font() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        // The bytes are a valid TTF shipped with the crate: failure here is a build error.
+        let _ = plotters::style::register_font(FONT, FontStyle::Normal, FONT_BYTES);
+    });
+}
+
+fn rgb(c: (u8, u8, u8)) -> RGBColor {
+    RGBColor(c.0, c.1, c.2)
+}
+
+fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
+    anyhow!("drawing failed: {e}")
+}
+
+/// x axis end: the histogram end when a curve overflows (so the overflow
+/// marker is on the plot), otherwise just past the largest maximum.
+pub fn x_range(series: &[Series]) -> f64 {
+    let mut x: f64 = 1.0;
+    for s in series {
+        let res = s.thread.histogram.resolution_ns as f64 / 1000.0;
+        let last = s.points.last().map_or(0.0, |p| p.0 + res);
+        let end = if s.overflow() > 0 {
+            s.hist_end_us
+        } else {
+            s.max_us().max(last)
+        };
+        x = x.max(end);
+    }
+    x * 1.04
+}
+
+pub fn y_range(series: &[Series]) -> f64 {
+    let m = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.1).chain([s.overflow()]))
+        .max()
+        .unwrap_or(1);
+    (m.max(1) as f64) * 3.0
+}
+
+/// Render the latency plot as PNG bytes.
+pub fn latency_png(series: &[Series], title: &str) -> anyhow::Result<Vec<u8>> {
+    let mut buf = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
+        draw_latency(&root, series, title)?;
+        root.present().map_err(err)?;
+    }
+    encode_png(&buf, WIDTH, HEIGHT)
+}
+
+pub fn latency_svg(series: &[Series], title: &str) -> anyhow::Result<String> {
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area();
+        draw_latency(&root, series, title)?;
+        root.present().map_err(err)?;
+    }
+    Ok(s)
+}
+
+fn draw_latency<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    series: &[Series],
+    title: &str,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    register_font();
+    root.fill(&WHITE).map_err(err)?;
+    let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_W);
+    let xmax = x_range(series);
+    let ymax = y_range(series);
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(title, (FONT, 26))
+        .margin(14)
+        .x_label_area_size(55)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0f64..xmax, (0.8f64..ymax).log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("latency (µs)")
+        .y_desc("samples (log)")
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 17))
+        .x_labels(12)
+        .x_label_formatter(&|v| format_us_tick(*v))
+        .y_label_formatter(&|v| format_count(*v))
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(200, 200, 200))
+        .draw()
+        .map_err(err)?;
+    for s in series {
+        let c = rgb(s.color);
+        chart
+            .draw_series(LineSeries::new(
+                s.points.iter().map(|p| (p.0, p.1 as f64)),
+                c.stroke_width(2),
+            ))
+            .map_err(err)?;
+        // A lone bucket would be an invisible line: dot every point.
+        chart
+            .draw_series(
+                s.points
+                    .iter()
+                    .map(|p| Circle::new((p.0, p.1 as f64), 2, c.filled())),
+            )
+            .map_err(err)?;
+        if s.overflow() > 0 {
+            chart
+                .draw_series([TriangleMarker::new(
+                    (s.hist_end_us.min(xmax), s.overflow() as f64),
+                    9,
+                    c.filled(),
+                )])
+                .map_err(err)?;
+        }
+        // The maximum: a short vertical bar on the x axis when it is on
+        // the plot; beyond the axis the legend says so (`→`) rather than
+        // stacking every off-scale bar on the right edge.
+        if s.max_us() <= xmax {
+            let mx = s.max_us();
+            chart
+                .draw_series(LineSeries::new([(mx, 0.8), (mx, 4.0)], c.stroke_width(4)))
+                .map_err(err)?;
+        }
+    }
+    draw_legend(&legend, series)?;
+    Ok(())
+}
+
+/// Whole numbers without a fraction (`20`, not `20.0`).
+fn format_us_tick(v: f64) -> String {
+    if (v - v.round()).abs() < 1e-9 {
+        format!("{}", v.round() as i64)
+    } else {
+        let s = format!("{v:.3}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
+}
+
+/// `1`, `10`, `100`, `1k`, `10k`, `1M`…
+fn format_count(v: f64) -> String {
+    if v >= 1e9 {
+        format!("{}G", v / 1e9)
+    } else if v >= 1e6 {
+        format!("{}M", v / 1e6)
+    } else if v >= 1e3 {
+        format!("{}k", v / 1e3)
+    } else {
+        format!("{v}")
+    }
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        let t: String = s.chars().take(n - 1).collect();
+        format!("{t}…")
+    }
+}
+
+/// One entry per curve: colour swatch, label, then max and overflow. Two
+/// lines per entry while they fit, one line when there are many, and a
+/// "+N more" line rather than text running off the picture.
+fn draw_legend<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    series: &[Series],
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    let top = 60;
+    let avail = HEIGHT as i32 - top - 70;
+    let two_lines = series.len() as i32 * 40 <= avail;
+    let step = if two_lines { 40 } else { 20 };
+    let fit = (avail / step) as usize;
+    let shown = if series.len() > fit {
+        fit.saturating_sub(1)
+    } else {
+        series.len()
+    };
+    let label_style = TextStyle::from((FONT, 15)).color(&BLACK);
+    let small = TextStyle::from((FONT, 13)).color(&RGBColor(90, 90, 90));
+    area.draw_text(
+        "legend",
+        &TextStyle::from((FONT, 17)).color(&BLACK),
+        (10, top - 28),
+    )
+    .map_err(err)?;
+    for (i, s) in series.iter().take(shown).enumerate() {
+        let y = top + i as i32 * step;
+        let c = rgb(s.color);
+        area.draw(&Rectangle::new([(10, y + 5), (34, y + 9)], c.filled()))
+            .map_err(err)?;
+        let arrow = if s.max_us() > x_range(series) {
+            " →"
+        } else {
+            ""
+        };
+        let max = format!(
+            "{} µs{arrow}",
+            fmt_us(s.thread.max_ns as f64, s.thread.histogram.resolution_ns)
+        );
+        if two_lines {
+            let stats = if s.overflow() > 0 {
+                format!("max {max} · ▲ {} ≥ {} µs", s.overflow(), s.hist_end_us)
+            } else {
+                format!("max {max}")
+            };
+            area.draw_text(&truncate(&s.label, 34), &label_style, (42, y))
+                .map_err(err)?;
+            area.draw_text(&truncate(&stats, 46), &small, (42, y + 18))
+                .map_err(err)?;
+        } else {
+            let ovf = if s.overflow() > 0 {
+                format!(" · ▲ {}", s.overflow())
+            } else {
+                String::new()
+            };
+            let line = format!("{}  max {max}{ovf}", truncate(&s.label, 20));
+            area.draw_text(&truncate(&line, 44), &small, (42, y))
+                .map_err(err)?;
+        }
+    }
+    if shown < series.len() {
+        let y = top + shown as i32 * step;
+        area.draw_text(
+            &format!("+{} more (see report.html)", series.len() - shown),
+            &small,
+            (42, y),
+        )
+        .map_err(err)?;
+    }
+    let note_y = HEIGHT as i32 - 60;
+    area.draw_text(
+        "▲ samples beyond the histogram (count)",
+        &small,
+        (10, note_y),
+    )
+    .map_err(err)?;
+    area.draw_text(
+        "▮ on the x axis: maximum (→ beyond the axis)",
+        &small,
+        (10, note_y + 20),
+    )
+    .map_err(err)?;
+    Ok(())
+}
+
+/// Light fills for load phases; `rest`/`idle`/`none` stay white.
+const PHASE_FILLS: &[(u8, u8, u8)] = &[
+    (255, 221, 190),
+    (255, 200, 200),
+    (215, 230, 255),
+    (220, 245, 210),
+    (240, 220, 250),
+];
+
+pub fn is_quiet_phase(name: &str) -> bool {
+    matches!(name, "rest" | "idle" | "none" | "off")
+}
+
+/// Distinct shaded phase names, in order of first appearance.
+pub fn phase_names(tl: &Timeline) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for p in &tl.phases {
+        if !is_quiet_phase(&p.name) && !v.contains(&p.name) {
+            v.push(p.name.clone());
+        }
+    }
+    v
+}
+
+/// Seed 001's plot: per-interval maximum as points, running maximum as a
+/// line, one colour per thread; load phases shaded. PNG bytes.
+pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
+    register_font();
+    let (w, h) = (WIDTH, TIMELINE_HEIGHT);
+    let mut buf = vec![0u8; (w * h * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (legend, plot) = root.split_vertically(34);
+        let hours = tl.end_s() > 7200.0;
+        let scale = if hours { 3600.0 } else { 1.0 };
+        let xmax = (tl.end_s() / scale).max(1e-9) * 1.01;
+        let ymax = tl.max_us().max(1.0) * 1.08;
+        let mut chart = ChartBuilder::on(&plot)
+            .caption(title, (FONT, 22))
+            .margin(12)
+            .x_label_area_size(50)
+            .y_label_area_size(75)
+            .build_cartesian_2d(0f64..xmax, 0f64..ymax)
+            .map_err(err)?;
+        let names = phase_names(tl);
+        let fill = |n: &str| {
+            let i = names.iter().position(|x| x == n).unwrap_or(0);
+            rgb(PHASE_FILLS[i % PHASE_FILLS.len()])
+        };
+        chart
+            .draw_series(
+                tl.phases
+                    .iter()
+                    .filter(|p| !is_quiet_phase(&p.name))
+                    .map(|p| {
+                        Rectangle::new(
+                            [(p.start_s / scale, 0.0), (p.end_s / scale, ymax)],
+                            fill(&p.name).filled(),
+                        )
+                    }),
+            )
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_desc(if hours { "time (h)" } else { "time (s)" })
+            .y_desc("latency (µs)")
+            .x_label_formatter(&|v| format_us_tick(*v))
+            .y_label_formatter(&|v| format_us_tick(*v))
+            .label_style((FONT, 15))
+            .axis_desc_style((FONT, 17))
+            .light_line_style(RGBColor(235, 235, 235))
+            .bold_line_style(RGBColor(205, 205, 205))
+            .draw()
+            .map_err(err)?;
+        let single = tl.threads.len() == 1;
+        for (i, s) in tl.threads.iter().enumerate() {
+            // Seed 001's colours for one thread: navy dots, maroon line.
+            let (dot, line) = if single {
+                (RGBColor(0, 0, 128), RGBColor(128, 0, 0))
+            } else {
+                let c = rgb(crate::series::PALETTE[i % crate::series::PALETTE.len()]);
+                (c, c)
+            };
+            chart
+                .draw_series(
+                    s.t_s
+                        .iter()
+                        .zip(&s.max_us)
+                        .map(|(t, m)| Circle::new((t / scale, *m), 2, dot.filled())),
+                )
+                .map_err(err)?;
+            chart
+                .draw_series(LineSeries::new(
+                    steps(&s.t_s, &s.maxmax_us, scale),
+                    line.stroke_width(2),
+                ))
+                .map_err(err)?;
+        }
+        // Legend row above the plot: dots, lines, phases.
+        let st = TextStyle::from((FONT, 14)).color(&BLACK);
+        let mut x = 90;
+        for (i, s) in tl.threads.iter().enumerate() {
+            let who = match s.cpu {
+                Some(c) => format!("cpu{c}"),
+                None => format!("t{}", s.thread),
+            };
+            let (dot, line) = if single {
+                (RGBColor(0, 0, 128), RGBColor(128, 0, 0))
+            } else {
+                let c = rgb(crate::series::PALETTE[i % crate::series::PALETTE.len()]);
+                (c, c)
+            };
+            legend
+                .draw(&Circle::new((x, 18), 3, dot.filled()))
+                .map_err(err)?;
+            legend
+                .draw(&Rectangle::new([(x + 8, 17), (x + 26, 19)], line.filled()))
+                .map_err(err)?;
+            let text = format!("{who}: max per interval · running max");
+            legend.draw_text(&text, &st, (x + 32, 10)).map_err(err)?;
+            x += 40 + (text.chars().count() as i32) * 8;
+            if x > w as i32 - 200 {
+                break;
+            }
+        }
+        for n in &names {
+            if x > w as i32 - 120 {
+                break;
+            }
+            legend
+                .draw(&Rectangle::new([(x, 10), (x + 22, 26)], fill(n).filled()))
+                .map_err(err)?;
+            legend.draw_text(n, &st, (x + 28, 10)).map_err(err)?;
+            x += 40 + n.chars().count() as i32 * 9;
+        }
+        root.present().map_err(err)?;
+    }
+    encode_png(&buf, w, h)
+}
+
+/// The running maximum holds until the interval that raises it: a
+/// staircase, not a slope between two interval ends.
+fn steps(t: &[f64], m: &[f64], scale: f64) -> Vec<(f64, f64)> {
+    let mut v = Vec::with_capacity(t.len() * 2);
+    for i in 0..t.len() {
+        if i > 0 && m[i] != m[i - 1] {
+            v.push((t[i] / scale, m[i - 1]));
+        }
+        v.push((t[i] / scale, m[i]));
+    }
+    v
+}
+
+fn encode_png(rgb: &[u8], w: u32, h: u32) -> anyhow::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    {
+        let mut enc = png::Encoder::new(&mut out, w, h);
+        enc.set_color(png::ColorType::Rgb);
+        enc.set_depth(png::BitDepth::Eight);
+        let mut wr = enc.write_header()?;
+        wr.write_image_data(rgb)?;
+    }
+    Ok(out)
+}

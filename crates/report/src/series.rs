@@ -1,0 +1,161 @@
+//! One curve per run and measuring thread (`run:cpuN`), with the numbers
+//! the plots and tables show, taken from the result file as written.
+
+use crate::load::Run;
+use rtshield_results::ThreadResult;
+
+/// A fixed palette (Tableau 10, then darker variants) so the same inputs
+/// always get the same colours, distinguishable on white.
+pub const PALETTE: &[(u8, u8, u8)] = &[
+    (31, 119, 180),
+    (255, 127, 14),
+    (44, 160, 44),
+    (214, 39, 40),
+    (148, 103, 189),
+    (140, 86, 75),
+    (227, 119, 194),
+    (127, 127, 127),
+    (188, 189, 34),
+    (23, 190, 207),
+    (17, 66, 100),
+    (160, 80, 0),
+    (20, 90, 20),
+    (120, 20, 20),
+    (80, 50, 110),
+    (80, 50, 40),
+    (150, 60, 120),
+    (60, 60, 60),
+    (110, 110, 20),
+    (10, 110, 120),
+];
+
+#[derive(Debug, Clone)]
+pub struct Series<'a> {
+    /// Index of the run in the report's inputs.
+    pub run: usize,
+    pub label: String,
+    /// File-name-safe version of `label`.
+    pub slug: String,
+    pub color: (u8, u8, u8),
+    pub thread: &'a ThreadResult,
+    /// Non-zero buckets: (lower edge in µs, count).
+    pub points: Vec<(f64, u64)>,
+    /// Where the histogram ends (start of the overflow), in µs.
+    pub hist_end_us: f64,
+}
+
+impl Series<'_> {
+    pub fn css_color(&self) -> String {
+        let (r, g, b) = self.color;
+        format!("#{r:02x}{g:02x}{b:02x}")
+    }
+    pub fn max_us(&self) -> f64 {
+        self.thread.max_ns as f64 / 1000.0
+    }
+    pub fn overflow(&self) -> u64 {
+        self.thread.histogram.overflow
+    }
+}
+
+/// `run:cpuN` for a thread pinned to CPU N, `run:tI` otherwise.
+pub fn thread_label(run: &str, t: &ThreadResult) -> String {
+    match t.cpu {
+        Some(c) => format!("{run}:cpu{c}"),
+        None => format!("{run}:t{}", t.index),
+    }
+}
+
+pub fn build(runs: &[Run]) -> Vec<Series<'_>> {
+    let mut out = Vec::new();
+    let mut slugs: Vec<String> = Vec::new();
+    for (ri, run) in runs.iter().enumerate() {
+        for t in &run.result.threads {
+            let h = &t.histogram;
+            let res_us = h.resolution_ns as f64 / 1000.0;
+            let label = thread_label(&run.label, t);
+            let mut slug = slugify(&label);
+            let base = slug.clone();
+            let mut k = 2;
+            while slugs.contains(&slug) {
+                slug = format!("{base}-{k}");
+                k += 1;
+            }
+            slugs.push(slug.clone());
+            out.push(Series {
+                run: ri,
+                color: PALETTE[out.len() % PALETTE.len()],
+                label,
+                slug,
+                thread: t,
+                points: h
+                    .counts
+                    .iter()
+                    .map(|c| (c[0] as f64 * res_us, c[1]))
+                    .collect(),
+                hist_end_us: h.buckets as f64 * res_us,
+            });
+        }
+    }
+    out
+}
+
+/// Letters, digits, `-`, `_`, `.`; anything else becomes `_`.
+pub fn slugify(s: &str) -> String {
+    let t: String = s
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "-_.".contains(c) {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if t.is_empty() || t.starts_with('.') {
+        format!("_{t}")
+    } else {
+        t
+    }
+}
+
+/// Latency in µs for display: whole µs at µs resolution, floored like the
+/// histogram buckets (and `measure`'s own tables: 8380.6 µs is in bucket
+/// 8380), ns digits at finer resolutions.
+pub fn fmt_us(ns: f64, res_ns: u64) -> String {
+    let us = ns / 1000.0;
+    if res_ns >= 1000 {
+        format!("{:.0}", us.floor())
+    } else {
+        format!("{us:.3}")
+    }
+}
+
+/// Averages and deviations get one more digit than the resolution.
+pub fn fmt_us_frac(ns: f64, res_ns: u64) -> String {
+    let us = ns / 1000.0;
+    if res_ns >= 1000 {
+        format!("{us:.2}")
+    } else {
+        format!("{us:.3}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_file_names() {
+        assert_eq!(slugify("idle run:cpu1"), "idle_run_cpu1");
+        assert_eq!(slugify("../x"), "_.._x");
+        assert_eq!(slugify(""), "_");
+    }
+
+    #[test]
+    fn formatting() {
+        assert_eq!(fmt_us(12_000.0, 1000), "12");
+        assert_eq!(fmt_us(12_999.0, 1000), "12");
+        assert_eq!(fmt_us(12_345.0, 1), "12.345");
+        assert_eq!(fmt_us_frac(12_345.0, 1000), "12.35");
+    }
+}

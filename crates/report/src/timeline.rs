@@ -1,0 +1,343 @@
+//! `timeline.csv`: one row per statistics interval and measuring thread,
+//! as seed 001's `[t] Min.= …, Moy.= …, Max.= …, Max.Max.= …` lines.
+//!
+//! Columns are found by header name, in any order, other columns ignored.
+//! What `rtshield run` writes (crates/config/src/timeline.rs):
+//! `elapsed_s,phase,thread,cpu,…,ival_max_ns,max_max_ns,…` (ns); the
+//! hand-friendly µs form is also read: `t_s,thread,cpu,max_us,maxmax_us,phase`.
+//! The time (`elapsed_s`/`t_s`, seconds since the start, end of the
+//! interval) and the interval maximum (`ival_max_ns`/`max_us`) are
+//! required; an empty maximum (an interval without samples) is skipped; a
+//! missing running maximum is computed, a missing `thread` means thread 0,
+//! `phase` names the load phase (`load`, `rest`, …) if any.
+
+use rtshield_sys::InputError;
+use std::path::Path;
+
+/// One measuring thread's intervals.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThreadLine {
+    pub thread: u32,
+    pub cpu: Option<u32>,
+    pub t_s: Vec<f64>,
+    pub max_us: Vec<f64>,
+    /// Running maximum (`Max.Max.` in seed 001).
+    pub maxmax_us: Vec<f64>,
+}
+
+/// A stretch of time spent in one named load phase.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Phase {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Timeline {
+    pub threads: Vec<ThreadLine>,
+    pub phases: Vec<Phase>,
+}
+
+impl Timeline {
+    pub fn read(path: &Path) -> Result<Timeline, InputError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| InputError::new(format!("{name}: cannot read: {e}")))?;
+        Self::parse(&text, &name)
+    }
+
+    pub fn parse(text: &str, file: &str) -> Result<Timeline, InputError> {
+        let mut lines = text
+            .lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty() && !l.starts_with('#'));
+        let (hl, header) = lines
+            .next()
+            .ok_or_else(|| InputError::new(format!("{file}: empty timeline (no header line)")))?;
+        let cols: Vec<&str> = header.split(',').map(str::trim).collect();
+        let find = |n: &str| cols.iter().position(|c| *c == n);
+        // (column, divisor to µs) of the first of `names` present.
+        let find_us =
+            |names: &[(&str, f64)]| names.iter().find_map(|(n, div)| find(n).map(|c| (c, *div)));
+        let need = |what: &str, found: Option<(usize, f64)>| {
+            found.ok_or_else(|| {
+                InputError::at(
+                    file,
+                    hl + 1,
+                    1,
+                    format!("no {what} column in the header (expected elapsed_s,thread,cpu,ival_max_ns,max_max_ns,phase or t_s,thread,cpu,max_us,maxmax_us,phase)"),
+                )
+            })
+        };
+        let (c_t, _) = need(
+            "`elapsed_s`/`t_s`",
+            find_us(&[("elapsed_s", 1.0), ("t_s", 1.0)]),
+        )?;
+        let (c_max, max_div) = need(
+            "`ival_max_ns`/`max_us`",
+            find_us(&[("ival_max_ns", 1000.0), ("max_us", 1.0)]),
+        )?;
+        let c_mm = find_us(&[("max_max_ns", 1000.0), ("maxmax_us", 1.0)]);
+        let (c_thread, c_cpu, c_phase) = (find("thread"), find("cpu"), find("phase"));
+
+        let mut tl = Timeline::default();
+        let mut phase_rows: Vec<(f64, &str)> = Vec::new();
+        for (ln, line) in lines {
+            let fields: Vec<&str> = line.split(',').collect();
+            let field = |c: usize| -> Result<&str, InputError> {
+                fields.get(c).map(|f| f.trim()).ok_or_else(|| {
+                    InputError::at(
+                        file,
+                        ln + 1,
+                        line.len() + 1,
+                        format!(
+                            "{} fields, the header has {} (truncated line?)",
+                            fields.len(),
+                            cols.len()
+                        ),
+                    )
+                })
+            };
+            // Column of field `c`, 1-based, for error messages.
+            let col = |c: usize| fields[..c].iter().map(|f| f.len() + 1).sum::<usize>() + 1;
+            let num = |c: usize| -> Result<f64, InputError> {
+                let f = field(c)?;
+                f.parse::<f64>()
+                    .ok()
+                    .filter(|v| v.is_finite())
+                    .ok_or_else(|| {
+                        InputError::at(
+                            file,
+                            ln + 1,
+                            col(c),
+                            format!("`{f}` is not a number ({})", cols[c]),
+                        )
+                    })
+            };
+            let int = |c: usize| -> Result<Option<u32>, InputError> {
+                let f = field(c)?;
+                if f.is_empty() {
+                    return Ok(None);
+                }
+                f.parse().map(Some).map_err(|_| {
+                    InputError::at(
+                        file,
+                        ln + 1,
+                        col(c),
+                        format!("`{f}` is not an integer ({})", cols[c]),
+                    )
+                })
+            };
+            let t = num(c_t)?;
+            let max = if field(c_max)?.is_empty() {
+                None // no sample in this interval
+            } else {
+                Some(num(c_max)? / max_div)
+            };
+            let thread = match c_thread {
+                Some(c) => int(c)?.unwrap_or(0),
+                None => 0,
+            };
+            let cpu = match c_cpu {
+                Some(c) => int(c)?,
+                None => None,
+            };
+            let mm = match c_mm {
+                Some((c, _)) if field(c)?.is_empty() => None,
+                Some((c, div)) => Some(num(c)? / div),
+                None => None,
+            };
+            let idx = match tl.threads.iter().position(|s| s.thread == thread) {
+                Some(i) => i,
+                None => {
+                    tl.threads.push(ThreadLine {
+                        thread,
+                        cpu,
+                        t_s: Vec::new(),
+                        max_us: Vec::new(),
+                        maxmax_us: Vec::new(),
+                    });
+                    tl.threads.len() - 1
+                }
+            };
+            let s = &mut tl.threads[idx];
+            if let Some(max) = max {
+                let prev = s.maxmax_us.last().copied().unwrap_or(f64::MIN);
+                s.t_s.push(t);
+                s.max_us.push(max);
+                s.maxmax_us.push(mm.unwrap_or(prev.max(max)));
+            }
+            if idx == 0 {
+                // Borrowed from `text`: no allocation per row.
+                let ph = match c_phase {
+                    Some(c) => {
+                        field(c)?;
+                        fields[c].trim()
+                    }
+                    None => "",
+                };
+                phase_rows.push((t, ph));
+            }
+        }
+        tl.threads.sort_by_key(|s| s.thread);
+        tl.phases = phases(&phase_rows);
+        Ok(tl)
+    }
+
+    /// Points over all threads.
+    pub fn len(&self) -> usize {
+        self.threads.iter().map(|s| s.t_s.len()).sum()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Last time stamp over all threads.
+    pub fn end_s(&self) -> f64 {
+        self.threads
+            .iter()
+            .filter_map(|s| s.t_s.last().copied())
+            .fold(0.0, f64::max)
+    }
+
+    pub fn max_us(&self) -> f64 {
+        self.threads
+            .iter()
+            .flat_map(|s| s.max_us.iter().chain(&s.maxmax_us))
+            .copied()
+            .fold(0.0, f64::max)
+    }
+}
+
+/// Each row's interval ends at its `t_s` and starts at the previous row's;
+/// consecutive rows of the same non-empty phase merge into one stretch.
+fn phases(rows: &[(f64, &str)]) -> Vec<Phase> {
+    let mut out: Vec<Phase> = Vec::new();
+    let mut start = 0.0;
+    for (t, name) in rows {
+        if !name.is_empty() {
+            match out.last_mut() {
+                Some(p) if p.name == *name && p.end_s == start => p.end_s = *t,
+                _ => out.push(Phase {
+                    start_s: start,
+                    end_s: *t,
+                    name: name.to_string(),
+                }),
+            }
+        }
+        start = *t;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CSV: &str = "t_s,thread,cpu,samples,min_us,avg_us,max_us,maxmax_us,phase\n\
+        5,0,1,50000,2,3.5,20,20,load\n\
+        5,1,2,50000,2,3.5,7,7,load\n\
+        10,0,1,50000,2,3.5,12,20,load\n\
+        10,1,2,50000,2,3.5,9,9,load\n\
+        15,0,1,50000,2,3.5,30,30,rest\n\
+        15,1,2,50000,2,3.5,8,9,rest\n\
+        20,0,1,50000,2,3.5,10,30,load\n\
+        20,1,2,50000,2,3.5,8,9,load\n";
+
+    #[test]
+    fn parses_threads_and_phases() {
+        let tl = Timeline::parse(CSV, "t.csv").unwrap();
+        assert_eq!(tl.threads.len(), 2);
+        assert_eq!(tl.threads[0].cpu, Some(1));
+        assert_eq!(tl.threads[0].t_s, vec![5.0, 10.0, 15.0, 20.0]);
+        assert_eq!(tl.threads[0].max_us, vec![20.0, 12.0, 30.0, 10.0]);
+        assert_eq!(tl.threads[1].maxmax_us, vec![7.0, 9.0, 9.0, 9.0]);
+        assert_eq!(
+            tl.phases,
+            vec![
+                Phase {
+                    start_s: 0.0,
+                    end_s: 10.0,
+                    name: "load".into()
+                },
+                Phase {
+                    start_s: 10.0,
+                    end_s: 15.0,
+                    name: "rest".into()
+                },
+                Phase {
+                    start_s: 15.0,
+                    end_s: 20.0,
+                    name: "load".into()
+                },
+            ]
+        );
+        assert_eq!(tl.end_s(), 20.0);
+        assert_eq!(tl.max_us(), 30.0);
+    }
+
+    #[test]
+    fn running_max_computed_and_columns_in_any_order() {
+        let tl = Timeline::parse("max_us,t_s\n4,1\n9,2\n3,3\n", "t.csv").unwrap();
+        assert_eq!(tl.threads[0].maxmax_us, vec![4.0, 9.0, 9.0]);
+        assert!(tl.phases.is_empty());
+    }
+
+    /// The file `rtshield run` writes: ns columns, empty fields for an
+    /// interval without samples, per-CPU load columns at the end.
+    #[test]
+    fn reads_the_run_format() {
+        let csv = "elapsed_s,phase,thread,cpu,samples,ival_samples,ival_min_ns,ival_avg_ns,ival_max_ns,max_max_ns,overruns,lost,load_total,load_cpu0\n\
+            5.000,load,0,1,25000,25000,2100,3500,41000,41000,0,0,97.0,99.0\n\
+            10.000,load,0,1,50000,25000,2000,3400,12500,41000,0,0,98.0,99.5\n\
+            15.000,rest,0,1,50000,0,,0,,41000,0,0,1.0,0.5\n\
+            20.000,rest,0,1,75000,25000,2000,3000,9000,41000,0,0,1.0,0.5\n";
+        let tl = Timeline::parse(csv, "timeline.csv").unwrap();
+        assert_eq!(tl.threads.len(), 1);
+        let s = &tl.threads[0];
+        assert_eq!(s.cpu, Some(1));
+        assert_eq!(s.t_s, vec![5.0, 10.0, 20.0]);
+        assert_eq!(s.max_us, vec![41.0, 12.5, 9.0]);
+        assert_eq!(s.maxmax_us, vec![41.0, 41.0, 41.0]);
+        assert_eq!(
+            tl.phases,
+            vec![
+                Phase {
+                    start_s: 0.0,
+                    end_s: 10.0,
+                    name: "load".into()
+                },
+                Phase {
+                    start_s: 10.0,
+                    end_s: 20.0,
+                    name: "rest".into()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_name_file_line_column() {
+        let e = Timeline::parse("t_s,max_us\n1,2\n2,zz\n", "t.csv").unwrap_err();
+        assert_eq!(e.to_string(), "t.csv:3:3: `zz` is not a number (max_us)");
+        let e = Timeline::parse("t_s,max_us,phase\n1,2,load\n2\n", "t.csv").unwrap_err();
+        assert!(e.to_string().starts_with("t.csv:3:2: 1 fields"), "{e}");
+        let e = Timeline::parse("time,max\n", "t.csv").unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with("t.csv:1:1: no `elapsed_s`/`t_s` column"),
+            "{e}"
+        );
+        let e = Timeline::parse("", "t.csv").unwrap_err();
+        assert!(e.to_string().contains("empty timeline"), "{e}");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "[0-9a-z_,.\\n-]{0,200}") {
+            let _ = Timeline::parse(&format!("t_s,thread,max_us,phase\n{s}"), "p");
+        }
+    }
+}

@@ -1,0 +1,516 @@
+//! Library-level tests of the report: numbers carried by every output
+//! against the input statistics, determinism, errors, atomic output.
+
+use rtshield_report::{generate, synth, Format, Options};
+use rtshield_results::import::thread_from_histogram;
+use rtshield_results::{Histogram, RunResult};
+use std::path::{Path, PathBuf};
+
+/// A run with a hand-checkable histogram: 2×10 µs, 5×11 µs, 2×12 µs,
+/// 1×15 µs, plus 1 overflow (max 120 µs) beyond 100 buckets.
+fn small_run(label: &str, cpu: u32) -> RunResult {
+    let mut r = synth::run_result(label, 1, &[cpu], 10, 10.0, 0.0, 100);
+    let h = Histogram {
+        resolution_ns: 1000,
+        buckets: 100,
+        counts: vec![[10, 2], [11, 5], [12, 2], [15, 1]],
+        overflow: 1,
+        underflow: 0,
+    };
+    let mut t = thread_from_histogram(0, Some(cpu), 200_000, 11, 10_200, 120_000, 21_000.0, h);
+    t.overruns = 3;
+    t.percentiles.insert("99".into(), 119_000);
+    r.threads = vec![t];
+    r
+}
+
+fn opts(inputs: Vec<PathBuf>, out: &Path) -> Options {
+    Options {
+        inputs,
+        names: vec![],
+        out_dir: out.to_path_buf(),
+        formats: Format::ALL.to_vec(),
+        title: "Test report".into(),
+    }
+}
+
+fn two_runs(d: &Path) -> Vec<PathBuf> {
+    let a = d.join("idle");
+    let b = d.join("loaded");
+    synth::write_run_dir(&a, &small_run("idle", 1), None).unwrap();
+    let loaded = synth::run_result("loaded", 7, &[2, 3], 5000, 12.0, 0.5, 100);
+    synth::write_run_dir(&b, &loaded, Some(&synth::timeline_csv(3, 40, &[2, 3]))).unwrap();
+    vec![a, b]
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn summary_carries_the_input_statistics() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rep");
+    let o = generate(&opts(two_runs(d.path()), &out)).unwrap();
+    assert_eq!(o.curves, 3);
+    let csv = read(&out.join("summary.csv"));
+    let rows: Vec<Vec<&str>> = csv.lines().map(|l| l.split(',').collect()).collect();
+    assert_eq!(
+        rows[0],
+        ["metric", "idle:cpu1", "loaded:cpu2", "loaded:cpu3"]
+    );
+    let cell = |name: &str| {
+        rows.iter()
+            .find(|r| r[0] == name)
+            .unwrap_or_else(|| panic!("{name}"))[1]
+    };
+    assert_eq!(cell("samples"), "11");
+    assert_eq!(cell("min (µs)"), "10"); // 10.2 µs shown at µs resolution
+    assert_eq!(cell("avg (µs)"), "21.00");
+    assert_eq!(cell("median (µs)"), "11"); // 6th of 10 in-histogram samples
+    assert_eq!(cell("mode (µs)"), "11");
+    // std over 10,10,11×5,12,12,15: mean 11.4, var 18.4/10 = 1.84
+    assert_eq!(cell("stddev (µs)"), "1.36");
+    assert_eq!(cell("p99 (µs)"), "119");
+    assert_eq!(cell("max (µs)"), "120");
+    assert_eq!(cell("overflows"), "1");
+    assert_eq!(cell("overruns"), "3");
+    // Provenance that differs: the load tag; the kernel is the same.
+    assert_eq!(
+        rows.iter().find(|r| r[0] == "load").unwrap()[1..],
+        ["none", "cpu", "cpu"]
+    );
+    assert!(!rows.iter().any(|r| r[0] == "kernel"));
+
+    // The other threads' cells are their own numbers.
+    let r: RunResult = serde_json::from_str(&read(&d.path().join("loaded/results.json"))).unwrap();
+    let t = &r.threads[1];
+    let col = |name: &str| rows.iter().find(|r| r[0] == name).unwrap()[3].to_string();
+    assert_eq!(col("samples"), t.samples.to_string());
+    assert_eq!(col("max (µs)"), (t.max_ns / 1000).to_string());
+    assert_eq!(col("overflows"), t.histogram.overflow.to_string());
+    assert_eq!(
+        col("p99.9 (µs)"),
+        (t.percentiles["99.9"] / 1000).to_string()
+    );
+
+    let md = read(&out.join("summary.md"));
+    assert!(
+        md.contains("| | idle:cpu1 | loaded:cpu2 | loaded:cpu3 |"),
+        "{md}"
+    );
+    assert!(md.contains("| max (µs) | 120 |"), "{md}");
+}
+
+#[test]
+fn svg_has_one_curve_per_thread_with_its_points() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rep");
+    generate(&opts(two_runs(d.path()), &out)).unwrap();
+    let svg = read(&out.join("latency.svg"));
+    assert!(svg.starts_with("<svg width=\"1200\" height=\"800\""));
+    for label in ["idle:cpu1", "loaded:cpu2", "loaded:cpu3"] {
+        assert!(svg.contains(label), "legend entry {label}");
+    }
+    // Curve of idle:cpu1 (first palette colour): one vertex per non-zero bucket.
+    let curve = svg
+        .lines()
+        .find(|l| l.contains("stroke=\"#1F77B4\" stroke-width=\"2\""))
+        .expect("idle curve");
+    let pts = curve
+        .split("points=\"")
+        .nth(1)
+        .unwrap()
+        .trim_end_matches("\"/>");
+    assert_eq!(pts.split_whitespace().count(), 4);
+    assert!(
+        svg.contains("max 120 µs → · ▲ 1 ≥ 100 µs"),
+        "overflow and max in the legend"
+    );
+}
+
+#[test]
+fn html_embeds_the_histograms_and_is_self_contained() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rep");
+    generate(&opts(two_runs(d.path()), &out)).unwrap();
+    let html = read(&out.join("report.html"));
+    let start = html.find("id=\"rts-data\">").unwrap() + "id=\"rts-data\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+    let s = data["series"].as_array().unwrap();
+    assert_eq!(s.len(), 3);
+    assert_eq!(s[0]["label"], "idle:cpu1");
+    assert_eq!(
+        s[0]["points"],
+        serde_json::json!([[10.0, 2], [11.0, 5], [12.0, 2], [15.0, 1]])
+    );
+    assert_eq!(s[0]["overflow"], 1);
+    assert_eq!(s[0]["max_us"], 120.0);
+    assert_eq!(s[0]["max_txt"], "120");
+    assert!(html.contains("<table class=\"summary\">"));
+    assert!(html.contains("data:image/png;base64,"), "timeline inlined");
+    assert!(html.contains("sysinfo kernel_release"), "sysinfo shown");
+    assert!(html.contains("stats.period = 5 s"), "config shown");
+    assert!(
+        !html.contains("src=\"http") && !html.contains("href=\"http"),
+        "no network"
+    );
+}
+
+#[test]
+fn outputs_are_deterministic() {
+    let d = tempfile::tempdir().unwrap();
+    let inputs = two_runs(d.path());
+    generate(&opts(inputs.clone(), &d.path().join("a"))).unwrap();
+    generate(&opts(inputs, &d.path().join("b"))).unwrap();
+    let mut names: Vec<_> = std::fs::read_dir(d.path().join("a"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    names.sort();
+    assert!(names.len() >= 10, "{names:?}");
+    for n in names {
+        let a = std::fs::read(d.path().join("a").join(&n)).unwrap();
+        let b = std::fs::read(d.path().join("b").join(&n)).unwrap();
+        assert!(a == b, "{n:?} differs between two runs");
+    }
+}
+
+#[test]
+fn timeline_png_and_gnuplot_files() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rep");
+    let o = generate(&opts(two_runs(d.path()), &out)).unwrap();
+    assert!(
+        o.files.contains(&"timeline.png".to_string()),
+        "{:?}",
+        o.files
+    );
+    let png = std::fs::read(out.join("timeline.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    let gp = read(&out.join("plot.gp"));
+    assert!(gp.contains("set logscale y"));
+    for f in [
+        "latency-idle_cpu1.dat",
+        "latency-loaded_cpu2.dat",
+        "latency-loaded_cpu3.dat",
+    ] {
+        assert!(gp.contains(f), "plot.gp uses {f}");
+        assert!(out.join(f).is_file(), "{f} written");
+    }
+    let dat = read(&out.join("latency-idle_cpu1.dat"));
+    let rows: Vec<&str> = dat.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(rows, ["10 2", "11 5", "12 2", "15 1"]);
+    let tl = read(&out.join("timeline-loaded_cpu2.dat"));
+    assert_eq!(tl.lines().filter(|l| !l.starts_with('#')).count(), 40);
+    assert!(read(&out.join("timeline.gp")).contains("timeline-loaded_cpu3.dat"));
+}
+
+#[test]
+fn gnuplot_script_runs_when_gnuplot_is_installed() {
+    if std::process::Command::new("gnuplot")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("SKIP: gnuplot not installed");
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rep");
+    let mut o = opts(two_runs(d.path()), &out);
+    o.formats = vec![Format::Gnuplot];
+    generate(&o).unwrap();
+    let st = std::process::Command::new("gnuplot")
+        .current_dir(&out)
+        .args([
+            "-e",
+            "set terminal svg size 600,400; set output 'gp.svg'",
+            "plot.gp",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
+    assert!(read(&out.join("gp.svg")).contains("idle:cpu1"));
+}
+
+#[test]
+fn formats_select_outputs() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rep");
+    let mut o = opts(two_runs(d.path()), &out);
+    o.formats = vec![Format::Md, Format::Csv];
+    let r = generate(&o).unwrap();
+    assert_eq!(r.files, ["summary.csv", "summary.md"]);
+}
+
+#[test]
+fn names_override_and_duplicates_are_suffixed() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("x/results.json");
+    let b = d.path().join("y/results.json");
+    let mut r = small_run("same", 1);
+    synth::write_run_dir(a.parent().unwrap(), &r, None).unwrap();
+    r.threads[0].cpu = Some(1);
+    synth::write_run_dir(b.parent().unwrap(), &r, None).unwrap();
+    let out = d.path().join("rep");
+    let o = generate(&opts(vec![a.clone(), b.clone()], &out)).unwrap();
+    assert_eq!(o.table.columns, ["same:cpu1", "same-2:cpu1"]);
+    let mut op = opts(vec![a.clone(), b.clone()], &out);
+    op.names = vec!["before".into(), "after".into()];
+    assert_eq!(
+        generate(&op).unwrap().table.columns,
+        ["before:cpu1", "after:cpu1"]
+    );
+    op.names = vec!["a".into(), "b".into(), "c".into()];
+    let e = generate(&op).unwrap_err().to_string();
+    assert!(e.contains("3 --name labels for 2 results"), "{e}");
+}
+
+/// The error chain carries an InputError (exit 2) whose text names the file.
+fn input_error(e: &anyhow::Error) -> String {
+    assert!(
+        e.chain().any(|c| c.is::<rtshield_sys::InputError>()),
+        "not an InputError: {e:#}"
+    );
+    e.to_string()
+}
+
+#[test]
+fn bad_inputs_name_the_file_and_write_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let good = two_runs(d.path());
+    let out = d.path().join("rep");
+
+    // Missing file.
+    let missing = d.path().join("nope.json");
+    let e = generate(&opts(vec![good[0].clone(), missing.clone()], &out)).unwrap_err();
+    assert!(
+        input_error(&e).contains(&missing.display().to_string()),
+        "{e}"
+    );
+    assert!(!out.exists(), "no report after an error");
+
+    // Truncated JSON.
+    let text = read(&good[0].join("results.json"));
+    let cut = d.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let e = generate(&opts(vec![good[0].clone(), cut.clone()], &out)).unwrap_err();
+    let msg = input_error(&e);
+    assert!(msg.starts_with(&format!("{}:", cut.display())), "{msg}");
+    assert!(msg.contains("EOF while parsing"), "{msg}");
+
+    // Unknown schema version.
+    let v2 = d.path().join("v2.json");
+    std::fs::write(
+        &v2,
+        text.replace("rtshield.results/1", "rtshield.results/2"),
+    )
+    .unwrap();
+    let e = generate(&opts(vec![v2.clone()], &out)).unwrap_err();
+    let msg = input_error(&e);
+    assert!(
+        msg.contains(&v2.display().to_string())
+            && msg.contains("\"rtshield.results/2\" has major version 2"),
+        "{msg}"
+    );
+
+    // A directory without results.json.
+    let empty = d.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let msg = input_error(&generate(&opts(vec![empty.clone()], &out)).unwrap_err());
+    assert!(msg.contains("without results.json"), "{msg}");
+
+    // A bad timeline.csv beside a good results.json.
+    let bad_tl = d.path().join("badtl");
+    synth::write_run_dir(
+        &bad_tl,
+        &small_run("b", 1),
+        Some("t_s,max_us\n5,12\n10,oops\n"),
+    )
+    .unwrap();
+    let msg = input_error(&generate(&opts(vec![bad_tl.clone()], &out)).unwrap_err());
+    assert!(
+        msg.starts_with(&format!(
+            "{}:3:4: `oops`",
+            bad_tl.join("timeline.csv").display()
+        )),
+        "{msg}"
+    );
+
+    assert!(!out.exists(), "still no report");
+    // No temporary directory left behind either.
+    let leftovers: Vec<_> = std::fs::read_dir(d.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().contains(".tmp-"))
+        .collect();
+    assert!(leftovers.is_empty());
+}
+
+#[test]
+fn existing_output_dir_keeps_its_other_files() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rep");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    std::fs::write(out.join("summary.md"), "old").unwrap();
+    let inputs = two_runs(d.path());
+    generate(&opts(inputs.clone(), &out)).unwrap();
+    assert_eq!(read(&out.join("notes.txt")), "mine");
+    assert!(read(&out.join("summary.md")).starts_with("# Test report"));
+    // A failing second report leaves the first one as it was.
+    let before = read(&out.join("summary.md"));
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, "{\"schema\": \"rtshield.results/1\"").unwrap();
+    assert!(generate(&opts(vec![inputs[0].clone(), bad], &out)).is_err());
+    assert_eq!(read(&out.join("summary.md")), before);
+}
+
+#[test]
+fn cyclictest_files_join_the_report() {
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("ct.json");
+    std::fs::write(
+        &json,
+        r##"{"file_version": 1, "cmdline:": "cyclictest -a 1 -i 200 -h 50", "rt_test_version:": "2.40",
+            "start_time": "x", "sysinfo": {"nodename": "vm", "release": "6.1", "version": "#1 SMP PREEMPT_RT", "machine": "x86_64"},
+            "num_threads": 1, "resolution_in_ns": 0,
+            "thread": {"0": {"histogram": {"5": 3, "6": 1}, "cycles": 5, "min": 5, "max": 70, "avg": 18.4, "cpu": 1}}}"##,
+    )
+    .unwrap();
+    let hist = d.path().join("ct.hist");
+    std::fs::write(
+        &hist,
+        "# Histogram\n000000 000000\n000001 000002\n000002 000001\n# Total: 000000003\n# Min Latencies: 00001\n# Avg Latencies: 00001\n# Max Latencies: 00002\n# Histogram Overflows: 00000\n",
+    )
+    .unwrap();
+    let mut inputs = two_runs(d.path());
+    inputs.push(json);
+    inputs.push(hist);
+    let out = d.path().join("rep");
+    let o = generate(&opts(inputs, &out)).unwrap();
+    assert_eq!(
+        o.table.columns,
+        [
+            "idle:cpu1",
+            "loaded:cpu2",
+            "loaded:cpu3",
+            "ct:cpu1",
+            "ct-2:t0"
+        ]
+    );
+    let csv = read(&out.join("summary.csv"));
+    let p99 = csv.lines().find(|l| l.starts_with("p99 (µs)")).unwrap();
+    // 1 of 5 cyclictest samples beyond its 50 µs histogram: p99 is only known as ≥50.
+    assert!(p99.ends_with(",≥50,2"), "{p99}");
+    let prov = csv.lines().find(|l| l.starts_with("preemption")).unwrap();
+    assert!(prov.contains("PREEMPT_RT"), "{prov}");
+}
+
+/// Legend texts (right-hand panel of the SVG) as (y, font size, text).
+fn legend_texts(svg: &str) -> Vec<(f64, f64, String)> {
+    let mut v = Vec::new();
+    let mut lines = svg.lines();
+    while let Some(l) = lines.next() {
+        if !l.starts_with("<text ") {
+            continue;
+        }
+        let attr = |name: &str| -> f64 {
+            let k = format!(" {name}=\"");
+            let i = l.find(&k).unwrap() + k.len();
+            l[i..i + l[i..].find('"').unwrap()].parse().unwrap()
+        };
+        let text = lines.next().unwrap_or_default().to_string();
+        if attr("x") >= (rtshield_report::plot::WIDTH - 330) as f64 {
+            v.push((attr("y"), attr("font-size"), text));
+        }
+    }
+    v
+}
+
+/// Many curves: the legend switches to one line per entry, then to a
+/// "+N more" line; entries never overlap and never leave the picture.
+#[test]
+fn legend_entries_never_overlap() {
+    for n in [3u32, 25, 60] {
+        let d = tempfile::tempdir().unwrap();
+        let cpus: Vec<u32> = (0..n).collect();
+        let r = synth::run_result("many", 5, &cpus, 200, 10.0, 0.3, 50);
+        synth::write_run_dir(&d.path().join("many"), &r, None).unwrap();
+        let out = d.path().join("rep");
+        let mut o = opts(vec![d.path().join("many")], &out);
+        o.formats = vec![Format::Svg];
+        generate(&o).unwrap();
+        let svg = read(&out.join("latency.svg"));
+        let mut t = legend_texts(&svg);
+        t.sort_by(|a, b| a.0.partial_cmp(&b.0).unwrap());
+        for w in t.windows(2) {
+            assert!(
+                w[1].0 - w[0].0 >= w[0].1,
+                "{n} curves: `{}` at y={} overlaps `{}` at y={}",
+                w[0].2,
+                w[0].0,
+                w[1].2,
+                w[1].0
+            );
+        }
+        let last = t.last().unwrap();
+        assert!(last.0 + last.1 <= rtshield_report::plot::HEIGHT as f64);
+        let more = t.iter().any(|x| x.2.contains("more (see report.html)"));
+        assert_eq!(more, n == 60, "{n} curves");
+        if n == 3 {
+            assert!(t.iter().any(|x| x.2 == "many:cpu2"));
+        }
+    }
+}
+
+#[test]
+fn labels_cannot_break_out_of_the_html() {
+    let d = tempfile::tempdir().unwrap();
+    let r = small_run("x", 1);
+    synth::write_run_dir(&d.path().join("x"), &r, None).unwrap();
+    let out = d.path().join("rep");
+    let mut o = opts(vec![d.path().join("x")], &out);
+    o.names = vec!["</script><b id=\"evil\">".into()];
+    o.formats = vec![Format::Html];
+    generate(&o).unwrap();
+    let html = read(&out.join("report.html"));
+    assert!(
+        !html.contains("<b id=\"evil\">"),
+        "label escaped everywhere"
+    );
+    assert!(html.contains("&lt;/script&gt;&lt;b id=&quot;evil&quot;&gt;:cpu1"));
+}
+
+#[test]
+fn several_timelines_get_one_picture_each() {
+    let d = tempfile::tempdir().unwrap();
+    let mut inputs = Vec::new();
+    for (i, l) in ["day1", "day2"].iter().enumerate() {
+        let r = synth::run_result(l, i as u64, &[1], 100, 10.0, 0.0, 50);
+        let dir = d.path().join(l);
+        synth::write_run_dir(&dir, &r, Some(&synth::timeline_csv(i as u64, 30, &[1]))).unwrap();
+        inputs.push(dir);
+    }
+    let out = d.path().join("rep");
+    let mut o = opts(inputs, &out);
+    o.formats = vec![Format::Png, Format::Html];
+    let r = generate(&o).unwrap();
+    assert_eq!(
+        r.files,
+        [
+            "latency.png",
+            "report.html",
+            "timeline-day1.png",
+            "timeline-day2.png"
+        ]
+    );
+    let html = read(&out.join("report.html"));
+    assert_eq!(html.matches("data:image/png;base64,").count(), 2);
+}

@@ -1,0 +1,237 @@
+//! `rtshield report` end to end, on real result files measured on the
+//! development machine (tests/fixtures/report/real) and real cyclictest
+//! output (tests/fixtures/report/cyclictest-*).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn fixture(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/report")
+        .join(p)
+}
+
+fn rtshield(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+        .args(args)
+        .output()
+        .expect("run rtshield")
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn compares_real_runs_and_prints_the_table() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("cmp");
+    let (idle, hell) = (fixture("real/idle"), fixture("real/hell"));
+    let o = rtshield(&[
+        "report",
+        s(&idle),
+        s(&hell),
+        "--name",
+        "idle",
+        "hell",
+        "-o",
+        s(&out),
+        "--title",
+        "T",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let stdout = String::from_utf8(o.stdout).unwrap();
+    // The numbers come from the files: compare with results.json itself.
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(idle.join("results.json")).unwrap()).unwrap();
+    let t = &r["threads"][0];
+    let max_us = t["max_ns"].as_i64().unwrap() / 1000;
+    let samples = t["samples"].as_u64().unwrap();
+    assert!(stdout.contains("| | idle:cpu1 | hell:cpu1 |"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("| samples | {samples} |")),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(&format!("| max (µs) | {max_us} |")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("| load | none | hell |"), "{stdout}");
+    for f in [
+        "latency.png",
+        "latency.svg",
+        "report.html",
+        "summary.md",
+        "summary.csv",
+        "plot.gp",
+        "latency-idle_cpu1.dat",
+        "latency-hell_cpu1.dat",
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    assert_eq!(
+        std::fs::read_to_string(out.join("summary.md")).unwrap(),
+        stdout[..stdout.find("\n2 curves").unwrap()]
+    );
+}
+
+#[test]
+fn format_selects_outputs() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let o = rtshield(&[
+        "report",
+        s(&fixture("real/idle")),
+        "--format",
+        "csv,gnuplot",
+        "-o",
+        s(&out),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["latency-idle_cpu1.dat", "plot.gp", "summary.csv"]);
+    // A format it does not know is a usage error.
+    let o = rtshield(&["report", s(&fixture("real/idle")), "--format", "pdf"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn cyclictest_files_next_to_rtshield_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let o = rtshield(&[
+        "report",
+        s(&fixture("real/idle")),
+        s(&fixture("cyclictest-cpu1.json")),
+        s(&fixture("cyclictest-2threads.hist")),
+        "-o",
+        s(&out),
+        "--format",
+        "csv,svg",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    let header = csv.lines().next().unwrap();
+    assert_eq!(
+        header,
+        "metric,idle:cpu1,cyclictest-cpu1:cpu1,cyclictest-2threads:t0,cyclictest-2threads:t1"
+    );
+    // Values read from the cyclictest files (see the fixtures).
+    let row = |name: &str| {
+        csv.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        row("samples,").ends_with(",9868,2000,2000"),
+        "{}",
+        row("samples,")
+    );
+    assert!(
+        row("max (µs),").ends_with(",6226,361,363"),
+        "{}",
+        row("max (µs),")
+    );
+    assert!(
+        row("overflows,").ends_with(",100,129,67"),
+        "{}",
+        row("overflows,")
+    );
+    let svg = std::fs::read_to_string(out.join("latency.svg")).unwrap();
+    assert!(svg.contains("cyclictest-2threads:t1"));
+}
+
+#[test]
+fn bad_input_exits_2_naming_the_file_and_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let missing = d.path().join("missing.json");
+    let o = rtshield(&[
+        "report",
+        s(&fixture("real/idle")),
+        s(&missing),
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(s(&missing)), "{err}");
+    assert!(!out.exists());
+
+    let cut = d.path().join("cut.json");
+    let text = std::fs::read_to_string(fixture("real/idle/results.json")).unwrap();
+    std::fs::write(&cut, &text[..1000]).unwrap();
+    let o = rtshield(&["report", s(&cut), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(&format!("{}:", s(&cut))), "{err}");
+    assert!(!out.exists());
+
+    let v9 = d.path().join("v9.json");
+    std::fs::write(
+        &v9,
+        text.replace("rtshield.results/1", "rtshield.results/9"),
+    )
+    .unwrap();
+    let o = rtshield(&["report", s(&v9), "-o", s(&out)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(s(&v9)) && err.contains("rtshield.results/9"),
+        "{err}"
+    );
+    assert!(!out.exists());
+
+    let o = rtshield(&[
+        "report",
+        s(&fixture("real/idle")),
+        "--name",
+        "a",
+        "b",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("2 --name labels for 1 results"));
+}
+
+/// A real `rtshield run` directory (load.cycle 20 s / 10 s, stats every
+/// second): its timeline.csv becomes timeline.png and gnuplot data.
+#[test]
+fn run_directory_timeline() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let run = fixture("real/cycle");
+    let o = rtshield(&["report", s(&run), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let png = std::fs::read(out.join("timeline.png")).unwrap();
+    assert_eq!(&png[1..4], b"PNG");
+    // One data row per interval that had samples (ival_max_ns not empty).
+    let csv = std::fs::read_to_string(run.join("timeline.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').collect())
+        .collect();
+    let with_max: Vec<&Vec<&str>> = rows.iter().filter(|r| !r[8].is_empty()).collect();
+    let dat = std::fs::read_to_string(out.join("timeline-cycle_cpu1.dat")).unwrap();
+    let data: Vec<&str> = dat.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(data.len(), with_max.len());
+    // First row: elapsed_s, ival_max_ns and max_max_ns converted to µs.
+    let first: Vec<f64> = data[0].split(' ').map(|v| v.parse().unwrap()).collect();
+    let r0 = with_max[0];
+    assert_eq!(first[0], r0[0].parse::<f64>().unwrap());
+    assert_eq!(first[1], r0[8].parse::<f64>().unwrap() / 1000.0);
+    assert_eq!(first[2], r0[9].parse::<f64>().unwrap() / 1000.0);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<h2>Timeline</h2>") && html.contains("data:image/png;base64,"));
+    assert!(
+        html.contains("load.cycle 20 s 10 s"),
+        "the run's configuration is shown"
+    );
+}

@@ -1,14 +1,42 @@
-//! `rtshield audit`.
+//! `rtshield audit [CPUS] [--watch 10s] [--json]`.
 
 use crate::cli::Global;
+use rtshield_audit::{audit, render, AuditOptions};
+use rtshield_sys::units::Dur;
+use rtshield_sys::{CpuSet, InputError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Arguments (not implemented yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// CPUs to audit (list or 0x mask). Default: the rt partition, else the
+    /// isolated CPUs, else every online CPU.
+    pub cpus: Option<String>,
+    /// Count interrupts, IPIs, softirqs and context switches over this window
+    /// (`10s`, `500ms`); `0s` uses the counts since boot.
+    #[arg(long, value_name = "DURATION", default_value = "2s")]
+    pub watch: Dur,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<i32> {
-    super::not_yet("audit")
+pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    let cpus = args
+        .cpus
+        .as_deref()
+        .map(CpuSet::parse)
+        .transpose()
+        .map_err(|e| InputError::new(e.to_string()))?;
+    let a = audit(
+        &g.root(),
+        &AuditOptions {
+            cpus,
+            watch: args.watch.as_std(),
+        },
+    )?;
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&a)?);
+    } else {
+        print!("{}", render(&a));
+    }
+    Ok(0)
 }

@@ -1,16 +1,405 @@
-//! `rtshield partition ...`.
+//! `rtshield partition create|undo|status|list|run|move`.
 
 use crate::cli::Global;
+use anyhow::Context;
+use rtshield_partition::state::{Knob, State, STATE_DIR};
+use rtshield_partition::{status, undo, CreateOptions, CreateReport, Kernel, Knobs, UndoReport};
+use rtshield_sys::sched::{set_scheduler, Policy};
+use rtshield_sys::{CpuSet, InputError};
 
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
-    /// Create the rt and nrt partitions (not implemented yet).
-    Create {
-        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-        rest: Vec<String>,
+    /// Create the rt partition with CPUS and nrt with the rest; move tasks, IRQs, workqueues off rt.
+    Create(CreateArgs),
+    /// Put back exactly what create changed (idempotent; works after an interrupted create).
+    Undo {
+        /// The cgroup that was partitioned (as given to create --parent).
+        #[arg(long, value_name = "CGROUP")]
+        parent: Option<String>,
+        /// Print what would be written, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Partitions, their CPUs and tasks.
+    Status {
+        #[arg(long, value_name = "CGROUP")]
+        parent: Option<String>,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Partitions rtshield manages (one line each).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start a command inside a partition: `partition run rt --fifo 80 -- ./app`.
+    Run {
+        /// rt or nrt.
+        partition: String,
+        #[arg(long, value_name = "CGROUP")]
+        parent: Option<String>,
+        /// Run it SCHED_FIFO at this priority (1-99).
+        #[arg(long, value_name = "PRIO", conflicts_with = "rr", value_parser = clap::value_parser!(i32).range(1..=99))]
+        fifo: Option<i32>,
+        /// Run it SCHED_RR at this priority (1-99).
+        #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99))]
+        rr: Option<i32>,
+        /// The command and its arguments (after `--`).
+        #[arg(last = true, required = true, value_name = "CMD")]
+        cmd: Vec<String>,
+    },
+    /// Move processes (all their threads) into a partition.
+    Move {
+        /// rt or nrt.
+        partition: String,
+        #[arg(required = true, value_name = "PID")]
+        pids: Vec<u32>,
+        #[arg(long, value_name = "CGROUP")]
+        parent: Option<String>,
     },
 }
 
-pub fn run(_c: Command, _g: &Global) -> anyhow::Result<i32> {
-    super::not_yet("partition")
+#[derive(clap::Args, Debug)]
+pub struct CreateArgs {
+    /// CPUs for the rt partition: a list (3, 2-3, 1,3-5) or a partrt hex mask (0x8).
+    pub cpus: String,
+    /// Partition this cgroup (path below the cpuset mount) instead of the whole
+    /// machine; then IRQs, workqueues and sysctls are left alone unless --with lists them.
+    #[arg(long, value_name = "CGROUP")]
+    pub parent: Option<String>,
+    /// Knobs to leave alone: irq, workqueue, sysctl, rt-throttle (comma-separated).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub skip: Vec<String>,
+    /// With --parent: machine-wide knobs to tune anyway (irq, workqueue, sysctl).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub with: Vec<String>,
+    /// `off` sets sched_rt_runtime_us=-1 (no RT throttling; restored by undo).
+    #[arg(long, value_name = "on|off", default_value = "on")]
+    pub rt_throttle: String,
+    /// Print every write it would make, change nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    #[arg(long)]
+    pub json: bool,
+}
+
+pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
+    let root = g.root();
+    match c {
+        Command::Create(a) => create(a, root),
+        Command::Undo {
+            parent,
+            dry_run,
+            json,
+        } => {
+            let mut k = Kernel::open(root, dry_run)?;
+            let rep = undo(&mut k, parent.as_deref())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&rep)?);
+            } else {
+                print_undo(&rep);
+            }
+            Ok(if rep.errors.is_empty() { 0 } else { 1 })
+        }
+        Command::Status { parent, json } => {
+            let k = Kernel::open(root, false)?;
+            let st = status(&k, parent.as_deref())?;
+            if json {
+                println!("{}", serde_json::to_string_pretty(&st)?);
+                return Ok(0);
+            }
+            println!("{} at {}, parent {}", st.hierarchy, st.mount, st.parent);
+            println!(
+                "state: {} ({}{})",
+                st.state,
+                st.state_file,
+                if st.saved_files > 0 {
+                    format!(", {} saved values", st.saved_files)
+                } else {
+                    String::new()
+                }
+            );
+            if st.partitions.is_empty() {
+                println!("no partition");
+            }
+            for p in &st.partitions {
+                println!(
+                    "{:<4} CPUs {:<8} {} task(s){}  {}",
+                    p.name,
+                    p.cpus.as_deref().unwrap_or("?"),
+                    p.tasks.len(),
+                    p.partition
+                        .as_ref()
+                        .map(|x| format!(", partition {x}"))
+                        .unwrap_or_default(),
+                    p.dir
+                );
+                if p.name == "rt" {
+                    for t in &p.tasks {
+                        println!("       {:>7} {}", t.tid, t.name);
+                    }
+                }
+            }
+            println!("{} task(s) left in the parent", st.parent_tasks);
+            if st.state == "incomplete" {
+                println!("create was interrupted: run `rtshield partition undo`");
+            }
+            Ok(0)
+        }
+        Command::List { json } => list(&root, json),
+        Command::Move {
+            partition,
+            pids,
+            parent,
+        } => {
+            let mut k = Kernel::open(root, false)?;
+            let (h, dir) =
+                rtshield_partition::status::partition_dir(&k, parent.as_deref(), &partition)?;
+            let mut code = 0;
+            for pid in pids {
+                let o = rtshield_partition::status::move_process(&mut k, &h, &dir, pid)?;
+                println!("{pid}: {} thread(s) moved to {partition}", o.moved);
+                for r in &o.refused {
+                    println!("  refused: {r}");
+                    code = 1;
+                }
+            }
+            Ok(code)
+        }
+        Command::Run {
+            partition,
+            parent,
+            fifo,
+            rr,
+            cmd,
+        } => {
+            let mut k = Kernel::open(root, false)?;
+            rtshield_partition::status::enter(&mut k, parent.as_deref(), &partition)?;
+            let sched = fifo
+                .map(|p| (Policy::Fifo, p))
+                .or(rr.map(|p| (Policy::Rr, p)));
+            if let Some((pol, prio)) = sched {
+                set_scheduler(0, pol, prio).map_err(|e| {
+                    anyhow::anyhow!(rtshield_sys::sysinfo::fifo_refusal_reason(&e, None)).context(
+                        format!("cannot set SCHED_{} {prio}", pol.name().to_uppercase()),
+                    )
+                })?;
+            }
+            use std::os::unix::process::CommandExt;
+            let e = std::process::Command::new(&cmd[0]).args(&cmd[1..]).exec();
+            Err(anyhow::anyhow!(e).context(format!("cannot run {}", cmd[0])))
+        }
+    }
+}
+
+fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
+    let cpus = CpuSet::parse(&a.cpus).map_err(|e| InputError::new(e.to_string()))?;
+    let rt_off = match a.rt_throttle.as_str() {
+        "on" => false,
+        "off" => true,
+        o => {
+            return Err(
+                InputError::new(format!("--rt-throttle: '{o}' (expected on or off)")).into(),
+            )
+        }
+    };
+    let knobs = Knobs::resolve(a.parent.is_some(), &a.skip, &a.with, rt_off)?;
+    let mut k = Kernel::open(root, a.dry_run)?;
+    let rep = rtshield_partition::create(
+        &mut k,
+        &CreateOptions {
+            cpus,
+            parent: a.parent,
+            knobs,
+        },
+    )?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&rep)?);
+    } else {
+        print_create(&rep);
+    }
+    Ok(0)
+}
+
+fn print_create(r: &CreateReport) {
+    if r.dry_run {
+        println!("Dry run: nothing was changed. These writes would be made, in order:");
+        for l in &r.plan {
+            println!("  {l}");
+        }
+        println!();
+    }
+    println!(
+        "{} {} ({}):",
+        if r.dry_run {
+            "Would partition"
+        } else {
+            "Partitioned"
+        },
+        r.parent,
+        r.hierarchy
+    );
+    println!("  rt   CPUs {:<8} {}", r.rt_cpus, r.rt_dir);
+    println!("  nrt  CPUs {:<8} {}", r.nrt_cpus, r.nrt_dir);
+    if let Some(p) = &r.v2_partition {
+        println!("  rt cpuset.cpus.partition = {p}");
+    }
+    if !r.dry_run {
+        println!(
+            "Moved {} task(s) to nrt in {} pass(es).",
+            r.moved_tasks, r.move_passes
+        );
+    }
+    if !r.refused_tasks.is_empty() {
+        println!(
+            "Tasks the kernel keeps where they are ({}):",
+            r.refused_tasks.len()
+        );
+        for t in &r.refused_tasks {
+            println!("  {:>7} {:<24} {}", t.what, t.name, t.reason);
+        }
+    }
+    let count = |k: Knob| r.changed.iter().filter(|c| c.knob == k).count();
+    if !r.dry_run {
+        println!(
+            "Changed: {} cgroup file(s), {} IRQ affinit(ies), {} workqueue mask(s), {} sysctl(s){}.",
+            count(Knob::Cgroup),
+            count(Knob::Irq),
+            count(Knob::Workqueue),
+            count(Knob::Sysctl),
+            if count(Knob::RtThrottle) > 0 {
+                ", RT throttling off"
+            } else {
+                ""
+            }
+        );
+    }
+    if !r.refused_files.is_empty() {
+        println!("Refused by the kernel ({}):", r.refused_files.len());
+        for f in &r.refused_files {
+            println!("  {:<28} {}  ({})", f.name, f.reason, f.what);
+        }
+    }
+    for n in &r.notes {
+        println!("note: {n}");
+    }
+    for w in &r.warnings {
+        println!("warning: {w}");
+    }
+    if !r.boot_params.is_empty() {
+        println!("Boot parameters that would complete the isolation (cannot be set at run time):");
+        for b in &r.boot_params {
+            let tag = if b.present {
+                "present"
+            } else if !b.available {
+                "n/a"
+            } else {
+                "missing"
+            };
+            println!("  [{tag:<7}] {:<36} {}", b.param, b.why);
+        }
+        let missing: Vec<&str> = r
+            .boot_params
+            .iter()
+            .filter(|b| !b.present && b.available)
+            .map(|b| b.param.as_str())
+            .collect();
+        if !missing.is_empty() {
+            println!("  add to the kernel command line: {}", missing.join(" "));
+        }
+    }
+    if !r.dry_run {
+        println!(
+            "State saved in {}; undo with `rtshield partition undo{}`.",
+            r.state_file,
+            parent_flag(r)
+        );
+    }
+}
+
+fn parent_flag(r: &CreateReport) -> String {
+    if r.state_file.ends_with("/partition.json") {
+        String::new()
+    } else {
+        format!(" --parent {}", r.parent)
+    }
+}
+
+fn print_undo(r: &UndoReport) {
+    if r.nothing_to_undo {
+        println!("Nothing to undo (no state file {}).", r.state_file);
+        return;
+    }
+    if r.dry_run {
+        println!("Dry run: nothing was changed. These writes would be made, in order:");
+        for l in &r.plan {
+            println!("  {l}");
+        }
+        return;
+    }
+    if r.was_incomplete {
+        println!(
+            "The create recorded in {} had been interrupted; undoing what it did.",
+            r.state_file
+        );
+    }
+    println!(
+        "Returned {} task(s), removed {} cgroup(s), restored {} file(s) ({} already had their old value).",
+        r.tasks_returned,
+        r.removed_dirs.len(),
+        r.restored.len(),
+        r.unchanged
+    );
+    if r.errors.is_empty() {
+        println!("Everything is back as it was; state file removed.");
+    } else {
+        println!(
+            "Could not restore ({}); state kept, run undo again:",
+            r.errors.len()
+        );
+        for e in &r.errors {
+            println!("  {e}");
+        }
+    }
+}
+
+fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
+    let mut out = vec![];
+    for f in root.read_dir_names(STATE_DIR).unwrap_or_default() {
+        if !(f.starts_with("partition") && f.ends_with(".json")) {
+            continue;
+        }
+        let path = format!("{STATE_DIR}/{f}");
+        let s = State::load(root, &path)
+            .with_context(|| path.clone())?
+            .context("state file vanished")?;
+        out.push(serde_json::json!({
+            "parent": s.parent, "rt_cpus": s.rt_cpus, "nrt_cpus": s.nrt_cpus,
+            "hierarchy": s.hierarchy.label(), "complete": s.phase == rtshield_partition::state::Phase::Complete,
+            "state_file": path,
+        }));
+    }
+    if json {
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else if out.is_empty() {
+        println!("no partition managed by rtshield");
+    } else {
+        for o in &out {
+            println!(
+                "{}  rt {}  nrt {}  ({}{})",
+                o["parent"].as_str().unwrap_or(""),
+                o["rt_cpus"].as_str().unwrap_or(""),
+                o["nrt_cpus"].as_str().unwrap_or(""),
+                o["hierarchy"].as_str().unwrap_or(""),
+                if o["complete"].as_bool() == Some(true) {
+                    ""
+                } else {
+                    ", INCOMPLETE: run undo"
+                }
+            );
+        }
+    }
+    Ok(0)
 }

@@ -1,1 +1,8 @@
-//! rtshield-audit: see the README's architecture section.
+//! rtshield-audit: what can still disturb a CPU (`audit`), and a
+//! vmstat/pidstat-like sampler of interrupts and context switches (`stat`).
+
+pub mod audit;
+pub mod procfs;
+pub mod stat;
+
+pub use audit::{audit, render, Audit, AuditOptions};

@@ -1,0 +1,168 @@
+//! What cannot be done at run time (boot parameters, given this kernel's
+//! config) and who else might be managing the same cpusets and IRQs.
+
+use crate::hier::Hierarchy;
+use rtshield_sys::sysinfo::{isolation_params, KernelConfig};
+use rtshield_sys::{CpuSet, Root};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct BootParam {
+    /// `nohz_full=1`.
+    pub param: String,
+    pub why: String,
+    /// Already on the kernel command line (with these CPUs).
+    pub present: bool,
+    /// `false` when this kernel was built without what the parameter needs.
+    pub available: bool,
+}
+
+fn cmd_cpus(v: &str) -> Option<CpuSet> {
+    // `isolcpus=nohz,domain,2-3`: the CPU list is what follows the flags.
+    let list: Vec<&str> = v
+        .split(',')
+        .filter(|p| p.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    CpuSet::parse_list(&list.join(",")).ok()
+}
+
+/// Boot parameters that would finish the isolation of `rt`.
+pub fn boot_advice(root: &Root, rt: &CpuSet, nrt: &CpuSet) -> (Vec<BootParam>, Option<String>) {
+    let release = root
+        .read_opt("/proc/sys/kernel/osrelease")
+        .unwrap_or_default();
+    let cfg = KernelConfig::read(root, &release);
+    let cmdline = root.read_opt("/proc/cmdline").unwrap_or_default();
+    let params = isolation_params(&cmdline);
+    let has = |key: &str, want: &CpuSet| {
+        params
+            .get(key)
+            .and_then(|v| cmd_cpus(v))
+            .is_some_and(|c| want.is_subset(&c))
+    };
+    let has_exact = |key: &str, want: &CpuSet| {
+        params
+            .get(key)
+            .and_then(|v| cmd_cpus(v))
+            .is_some_and(|c| &c == want)
+    };
+    // Unknown config: offer everything, say we could not check.
+    let on = |k: &str| cfg.enabled(k).unwrap_or(true);
+    let (r, n) = (rt.to_list(), nrt.to_list());
+    let mut out = vec![];
+    let nohz = on("CONFIG_NO_HZ_FULL");
+    out.push(BootParam {
+        param: if nohz {
+            format!("isolcpus=nohz,domain,managed_irq,{r}")
+        } else {
+            format!("isolcpus=domain,managed_irq,{r}")
+        },
+        why:
+            "removes the CPUs from scheduler domains at boot and keeps managed device IRQs off them"
+                .into(),
+        present: has("isolcpus", rt),
+        available: true,
+    });
+    out.push(BootParam {
+        param: format!("nohz_full={r}"),
+        why: if nohz {
+            "stops the scheduler tick on a CPU running a single task".into()
+        } else {
+            "not possible: this kernel is built without CONFIG_NO_HZ_FULL (the tick keeps firing on rt CPUs)".into()
+        },
+        present: has("nohz_full", rt),
+        available: nohz,
+    });
+    let nocb = on("CONFIG_RCU_NOCB_CPU");
+    out.push(BootParam {
+        param: format!("rcu_nocbs={r}"),
+        why: if nocb {
+            "moves RCU callbacks to kthreads on housekeeping CPUs".into()
+        } else {
+            "not possible: this kernel is built without CONFIG_RCU_NOCB_CPU".into()
+        },
+        present: has("rcu_nocbs", rt),
+        available: nocb,
+    });
+    out.push(BootParam {
+        param: format!("irqaffinity={n}"),
+        why: "IRQs start on housekeeping CPUs, including those registered after create".into(),
+        present: has_exact("irqaffinity", nrt),
+        available: true,
+    });
+    out.push(BootParam {
+        param: format!("kthread_cpus={n}"),
+        why: "kernel threads created later (kjournald, ...) start on housekeeping CPUs".into(),
+        present: has_exact("kthread_cpus", nrt),
+        available: true,
+    });
+    let rt_kernel = cfg.enabled("CONFIG_PREEMPT_RT") == Some(true);
+    if !rt_kernel {
+        let forced = on("CONFIG_IRQ_FORCED_THREADING");
+        out.push(BootParam {
+            param: "threadirqs".into(),
+            why: if forced {
+                "runs IRQ handlers in threads whose affinity and priority can be set".into()
+            } else {
+                "not possible: this kernel is built without CONFIG_IRQ_FORCED_THREADING".into()
+            },
+            present: params.contains_key("threadirqs"),
+            available: forced,
+        });
+    }
+    let note = (!cfg.known()).then(|| {
+        "kernel config unreadable (/proc/config.gz, /boot/config-*): could not check which parameters this kernel supports".to_string()
+    });
+    (out, note)
+}
+
+/// Other managers of the same cpusets or IRQs.
+pub fn warnings(root: &Root, h: &Hierarchy, irq_knob: bool) -> Vec<String> {
+    let mut w = vec![];
+    let mut comms = vec![];
+    for pid in root.read_dir_names("/proc").unwrap_or_default() {
+        if pid.parse::<u32>().is_ok() {
+            if let Some(c) = root.read_opt(format!("/proc/{pid}/comm")) {
+                comms.push((pid, c));
+            }
+        }
+    }
+    if let Some((pid, _)) = comms.iter().find(|(_, c)| c == "irqbalance") {
+        w.push(format!(
+            "irqbalance is running (pid {pid}){}: it moves IRQs back onto the rt CPUs. Stop it \
+             (`systemctl stop irqbalance`) or ban the rt CPUs (IRQBALANCE_BANNED_CPULIST).",
+            if irq_knob {
+                ""
+            } else {
+                " and IRQs were not moved (--skip irq)"
+            }
+        ));
+    }
+    let systemd = comms.iter().any(|(p, c)| p == "1" && c == "systemd");
+    if systemd {
+        let msg = if h.is_v2() {
+            "systemd manages the cgroup v2 tree: a unit with AllowedCPUs= or a daemon-reload can \
+             rewrite cpusets or move tasks; pin its own slices with \
+             `systemctl set-property --runtime init.scope system.slice user.slice AllowedCPUs=<nrt>`"
+        } else {
+            "systemd runs here: with cpuset delegation (Delegate=yes / AllowedCPUs=) it can move \
+             tasks or rewrite cpusets behind rtshield's back"
+        };
+        w.push(msg.into());
+    }
+    w
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isolcpus_flags_are_skipped() {
+        assert_eq!(
+            cmd_cpus("nohz,domain,2-3"),
+            Some(CpuSet::parse_list("2-3").unwrap())
+        );
+        assert_eq!(cmd_cpus("1,3"), Some(CpuSet::parse_list("1,3").unwrap()));
+    }
+}

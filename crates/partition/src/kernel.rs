@@ -1,0 +1,158 @@
+//! Every read and write `partition` makes, in one place: through a
+//! [`Root`], optionally in dry-run mode (writes are logged, not made), and
+//! on fake trees with the kernel's cgroup semantics emulated (see
+//! [`crate::fake`]) so the whole create/undo cycle can be tested in a temp dir.
+
+use crate::fake::FakeFs;
+use rtshield_sys::Root;
+use std::fs;
+use std::io;
+
+/// A write that was stopped on purpose to simulate a killed `create`
+/// (fake trees only, `kill_after_writes`). Never rolled back.
+#[derive(Debug, thiserror::Error)]
+#[error("simulated kill after {0} writes (fake tree)")]
+pub struct SimulatedKill(pub usize);
+
+pub struct Kernel {
+    pub root: Root,
+    pub dry_run: bool,
+    /// What a dry run would have done, in order (`write PATH <- VALUE`).
+    pub log: Vec<String>,
+    fake: Option<FakeFs>,
+    writes: usize,
+}
+
+impl Kernel {
+    /// Open `root`. A non-host root holding `/.rtshield-fake.json` gets the
+    /// cgroup emulation; any other root is used as plain files.
+    pub fn open(root: Root, dry_run: bool) -> io::Result<Kernel> {
+        let fake = if root.is_host() {
+            None
+        } else {
+            FakeFs::load(&root)?
+        };
+        Ok(Kernel {
+            root,
+            dry_run,
+            log: vec![],
+            fake,
+            writes: 0,
+        })
+    }
+
+    pub fn is_fake(&self) -> bool {
+        !self.root.is_host()
+    }
+
+    pub fn read(&self, p: &str) -> io::Result<String> {
+        self.root.read(p)
+    }
+
+    pub fn read_opt(&self, p: &str) -> Option<String> {
+        self.root.read(p).ok()
+    }
+
+    pub fn exists(&self, p: &str) -> bool {
+        self.root.exists(p)
+    }
+
+    pub fn dir_names(&self, p: &str) -> io::Result<Vec<String>> {
+        self.root.read_dir_names(p)
+    }
+
+    fn count(&mut self) -> io::Result<()> {
+        if let Some(f) = &self.fake {
+            if f.kill_after_writes == Some(self.writes) {
+                return Err(io::Error::other(SimulatedKill(self.writes)));
+            }
+        }
+        self.writes += 1;
+        Ok(())
+    }
+
+    /// Write `value` the way `echo value > path` does.
+    pub fn write(&mut self, p: &str, value: &str) -> io::Result<()> {
+        if self.dry_run {
+            self.log
+                .push(format!("write {p} <- {}", value.trim_end_matches('\n')));
+            return Ok(());
+        }
+        self.count()?;
+        match &mut self.fake {
+            Some(f) => f.write(&self.root, p, value),
+            None => self.root.write(p, value),
+        }
+    }
+
+    /// Create a cgroup directory (the kernel fills it with control files).
+    pub fn mkdir(&mut self, p: &str) -> io::Result<()> {
+        if self.dry_run {
+            self.log.push(format!("mkdir {p}"));
+            return Ok(());
+        }
+        self.count()?;
+        match &mut self.fake {
+            Some(f) => f.mkdir(&self.root, p),
+            None => fs::create_dir(self.root.path(p))
+                .map_err(|e| io::Error::new(e.kind(), format!("mkdir {p}: {e}"))),
+        }
+    }
+
+    /// Remove a cgroup directory (fails with EBUSY while it holds tasks).
+    pub fn rmdir(&mut self, p: &str) -> io::Result<()> {
+        if self.dry_run {
+            self.log.push(format!("rmdir {p}"));
+            return Ok(());
+        }
+        match &mut self.fake {
+            Some(f) => f.rmdir(&self.root, p),
+            None => fs::remove_dir(self.root.path(p)),
+        }
+    }
+}
+
+/// Whether `e` is (or wraps) a [`SimulatedKill`].
+pub fn is_simulated_kill(e: &io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|i| i.downcast_ref::<SimulatedKill>().is_some())
+}
+
+/// The errno of an error from [`Kernel`], looking through path wrappers.
+pub fn errno(e: &io::Error) -> Option<i32> {
+    rtshield_sys::root::os_code(e)
+}
+
+/// `EIO`, `EINVAL`, ... for messages.
+pub fn errno_name(code: i32) -> &'static str {
+    match code {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::ESRCH => "ESRCH",
+        libc::EIO => "EIO",
+        libc::EACCES => "EACCES",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::EINVAL => "EINVAL",
+        libc::ENOSPC => "ENOSPC",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::ENODEV => "ENODEV",
+        _ => "E?",
+    }
+}
+
+pub fn errno_from_name(s: &str) -> Option<i32> {
+    Some(match s {
+        "EPERM" => libc::EPERM,
+        "ENOENT" => libc::ENOENT,
+        "ESRCH" => libc::ESRCH,
+        "EIO" => libc::EIO,
+        "EACCES" => libc::EACCES,
+        "EBUSY" => libc::EBUSY,
+        "EINVAL" => libc::EINVAL,
+        "ENOSPC" => libc::ENOSPC,
+        "EOPNOTSUPP" => libc::EOPNOTSUPP,
+        "ENODEV" => libc::ENODEV,
+        _ => return None,
+    })
+}

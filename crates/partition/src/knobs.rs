@@ -1,0 +1,200 @@
+//! Machine-wide knobs `create` tunes for the rt side: IRQ affinities,
+//! workqueue masks, a few sysctls, RT throttling. Each change is planned
+//! from the current value (kept for `undo`).
+
+use crate::kernel::Kernel;
+use crate::state::{FileChange, Knob};
+use rtshield_sys::{CpuSet, InputError};
+use serde::Serialize;
+
+/// Which knob families `create` touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Knobs {
+    pub irq: bool,
+    pub workqueue: bool,
+    pub sysctl: bool,
+    /// `sched_rt_runtime_us = -1` (only when asked: `--rt-throttle off`).
+    pub rt_throttle_off: bool,
+}
+
+pub const KNOB_NAMES: &[&str] = &["irq", "workqueue", "sysctl", "rt-throttle"];
+
+impl Knobs {
+    /// The full mode tunes everything; with `--parent` the machine-wide
+    /// knobs stay alone unless listed in `--with`. `--skip` removes.
+    pub fn resolve(
+        with_parent: bool,
+        skip: &[String],
+        with: &[String],
+        rt_throttle_off: bool,
+    ) -> Result<Knobs, InputError> {
+        for n in skip.iter().chain(with) {
+            if !KNOB_NAMES.contains(&n.as_str()) {
+                return Err(InputError::new(format!(
+                    "unknown knob '{n}' (expected one of: {})",
+                    KNOB_NAMES.join(", ")
+                )));
+            }
+        }
+        let on = |name: &str| {
+            let listed = with.iter().any(|w| w == name);
+            let skipped = skip.iter().any(|s| s == name);
+            (!with_parent || listed) && !skipped
+        };
+        Ok(Knobs {
+            irq: on("irq"),
+            workqueue: on("workqueue"),
+            sysctl: on("sysctl"),
+            rt_throttle_off: rt_throttle_off && !skip.iter().any(|s| s == "rt-throttle"),
+        })
+    }
+}
+
+/// `old ∖ rt`, or all of `nrt` when nothing would remain.
+fn away_from(cur: &CpuSet, rt: &CpuSet, nrt: &CpuSet) -> CpuSet {
+    let rest = cur.difference(rt);
+    if rest.is_empty() {
+        nrt.clone()
+    } else {
+        rest
+    }
+}
+
+/// Width of kernel masks: the highest possible CPU + 1.
+pub fn ncpus(k: &Kernel) -> u32 {
+    k.read_opt("/sys/devices/system/cpu/possible")
+        .or_else(|| k.read_opt("/sys/devices/system/cpu/online"))
+        .and_then(|s| CpuSet::parse_list(s.trim()).ok())
+        .and_then(|c| c.last())
+        .map_or(1, |c| c + 1)
+}
+
+pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileChange> {
+    let mut out = vec![];
+    let n = ncpus(k);
+    let mut change = |knob, path: String, old: String, new: String| {
+        if old.trim() != new.trim() {
+            out.push(FileChange {
+                knob,
+                path,
+                old: Some(old),
+                new,
+                restore: None,
+            });
+        }
+    };
+    if knobs.irq {
+        for irq in k.dir_names("/proc/irq").unwrap_or_default() {
+            if irq.parse::<u32>().is_err() {
+                continue;
+            }
+            let p = format!("/proc/irq/{irq}/smp_affinity_list");
+            let Some(old) = k.read_opt(&p) else { continue };
+            let Ok(cur) = CpuSet::parse_list(old.trim()) else {
+                continue;
+            };
+            if cur.intersection(rt).is_empty() {
+                continue;
+            }
+            change(
+                Knob::Irq,
+                p,
+                old,
+                format!("{}\n", away_from(&cur, rt, nrt).to_list()),
+            );
+        }
+        let p = "/proc/irq/default_smp_affinity".to_string();
+        if let Some(old) = k.read_opt(&p) {
+            if let Ok(cur) = CpuSet::parse_mask(old.trim()) {
+                if !cur.intersection(rt).is_empty() {
+                    let new = away_from(&cur, rt, nrt).to_mask(n);
+                    change(Knob::Irq, p, old, format!("{new}\n"));
+                }
+            }
+        }
+    }
+    if knobs.workqueue {
+        let base = "/sys/devices/virtual/workqueue";
+        let mut files = vec![format!("{base}/cpumask")];
+        for wq in k.dir_names(base).unwrap_or_default() {
+            let f = format!("{base}/{wq}/cpumask");
+            if k.exists(&f) {
+                files.push(f);
+            }
+        }
+        for p in files {
+            let Some(old) = k.read_opt(&p) else { continue };
+            let Ok(cur) = CpuSet::parse_mask(old.trim()) else {
+                continue;
+            };
+            if cur.intersection(rt).is_empty() {
+                continue;
+            }
+            let new = away_from(&cur, rt, nrt).to_mask(n);
+            change(Knob::Workqueue, p, old, format!("{new}\n"));
+        }
+    }
+    if knobs.sysctl {
+        // Timers armed on rt CPUs stay there instead of migrating to busy ones.
+        let p = "/proc/sys/kernel/timer_migration".to_string();
+        if let Some(old) = k.read_opt(&p) {
+            change(Knob::Sysctl, p, old, "0\n".into());
+        }
+        // vmstat statistics refresh once every 10 s instead of every second.
+        let p = "/proc/sys/vm/stat_interval".to_string();
+        if let Some(old) = k.read_opt(&p) {
+            if old.trim().parse::<u64>().is_ok_and(|v| v < 10) {
+                change(Knob::Sysctl, p, old, "10\n".into());
+            }
+        }
+        let p = "/proc/sys/kernel/watchdog_cpumask".to_string();
+        if let Some(old) = k.read_opt(&p) {
+            if let Ok(cur) = CpuSet::parse_list(old.trim()) {
+                if !cur.intersection(rt).is_empty() {
+                    change(
+                        Knob::Sysctl,
+                        p,
+                        old,
+                        format!("{}\n", away_from(&cur, rt, nrt).to_list()),
+                    );
+                }
+            }
+        }
+    }
+    if knobs.rt_throttle_off {
+        let p = "/proc/sys/kernel/sched_rt_runtime_us".to_string();
+        if let Some(old) = k.read_opt(&p) {
+            change(Knob::RtThrottle, p, old, "-1\n".into());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn parent_mode_leaves_machine_knobs_unless_asked() {
+        let k = Knobs::resolve(true, &[], &[], false).unwrap();
+        assert!(!k.irq && !k.workqueue && !k.sysctl && !k.rt_throttle_off);
+        let k = Knobs::resolve(true, &[], &s(&["irq"]), false).unwrap();
+        assert!(k.irq && !k.workqueue && !k.sysctl);
+        let k = Knobs::resolve(false, &s(&["sysctl"]), &[], true).unwrap();
+        assert!(k.irq && k.workqueue && !k.sysctl && k.rt_throttle_off);
+        let e = Knobs::resolve(false, &s(&["irqs"]), &[], false).unwrap_err();
+        assert!(e.to_string().contains("unknown knob 'irqs'"), "{e}");
+    }
+
+    #[test]
+    fn away_from_rt_keeps_what_it_can() {
+        let p = |x: &str| CpuSet::parse_list(x).unwrap();
+        assert_eq!(away_from(&p("0-3"), &p("3"), &p("0-2")), p("0-2"));
+        assert_eq!(away_from(&p("3"), &p("3"), &p("0-2")), p("0-2"));
+        assert_eq!(away_from(&p("1,3"), &p("3"), &p("0-2")), p("1"));
+    }
+}

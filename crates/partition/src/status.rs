@@ -1,0 +1,175 @@
+//! `partition status|list|move|run`: look at and use existing partitions.
+
+use crate::create::cpus_of;
+use crate::hier::Hierarchy;
+use crate::kernel::{errno, Kernel};
+use crate::state::{state_path, Phase, State};
+use crate::tasks::{parse_ids, TaskInfo};
+use anyhow::{bail, Context};
+use rtshield_sys::InputError;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskBrief {
+    pub tid: u32,
+    pub name: String,
+    pub kthread: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PartitionInfo {
+    pub name: String,
+    pub dir: String,
+    pub cpus: Option<String>,
+    /// v2 `cpuset.cpus.partition` (`isolated`, `root`, `member`, `… invalid (why)`).
+    pub partition: Option<String>,
+    pub tasks: Vec<TaskBrief>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Status {
+    pub hierarchy: String,
+    pub mount: String,
+    pub parent: String,
+    pub state_file: String,
+    /// `none`, `complete` or `incomplete` (a create that was interrupted).
+    pub state: String,
+    pub partitions: Vec<PartitionInfo>,
+    /// Tasks still in the parent (full mode: the ones the kernel refused).
+    pub parent_tasks: usize,
+    /// Changed files recorded in the state (for undo).
+    pub saved_files: usize,
+}
+
+pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
+    let h = Hierarchy::detect(&k.root)?;
+    let parent = h.resolve(parent);
+    let sf = state_path(&h, &parent);
+    let st = State::load(&k.root, &sf)?;
+    let mut parts = vec![];
+    for name in ["rt", "nrt"] {
+        let dir = format!("{parent}/{name}");
+        if !k.exists(&dir) {
+            continue;
+        }
+        let ids = parse_ids(&k.read_opt(&h.tasks_file(&dir)).unwrap_or_default());
+        let tasks = ids
+            .into_iter()
+            .map(|t| {
+                let i = TaskInfo::read(&k.root, t);
+                TaskBrief {
+                    tid: t,
+                    name: i.as_ref().map(|i| i.name.clone()).unwrap_or_default(),
+                    kthread: i.is_some_and(|i| i.kthread),
+                }
+            })
+            .collect();
+        parts.push(PartitionInfo {
+            name: name.into(),
+            cpus: cpus_of(k, &h, &dir).map(|c| c.to_list()),
+            partition: h
+                .is_v2()
+                .then(|| k.read_opt(&format!("{dir}/cpuset.cpus.partition")))
+                .flatten()
+                .map(|s| s.trim().to_string()),
+            dir,
+            tasks,
+        });
+    }
+    Ok(Status {
+        hierarchy: h.label().into(),
+        mount: h.mount.clone(),
+        parent_tasks: parse_ids(&k.read_opt(&h.tasks_file(&parent)).unwrap_or_default()).len(),
+        state: match &st {
+            None => "none",
+            Some(s) if s.phase == Phase::Complete => "complete",
+            Some(_) => "incomplete",
+        }
+        .into(),
+        saved_files: st.as_ref().map_or(0, |s| s.files.len()),
+        parent,
+        state_file: sf,
+        partitions: parts,
+    })
+}
+
+/// The cgroup directory of partition `which` (`rt` or `nrt`).
+pub fn partition_dir(
+    k: &Kernel,
+    parent: Option<&str>,
+    which: &str,
+) -> anyhow::Result<(Hierarchy, String)> {
+    if which != "rt" && which != "nrt" {
+        return Err(
+            InputError::new(format!("unknown partition '{which}' (expected rt or nrt)")).into(),
+        );
+    }
+    let h = Hierarchy::detect(&k.root)?;
+    let dir = format!("{}/{which}", h.resolve(parent));
+    if !k.exists(&dir) {
+        bail!("no {which} partition ({dir} does not exist): run `rtshield partition create CPUS` first");
+    }
+    Ok((h, dir))
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MoveOutcome {
+    pub pid: u32,
+    pub moved: usize,
+    pub refused: Vec<String>,
+}
+
+/// Move process `pid` (every thread of it) into `dir`.
+pub fn move_process(
+    k: &mut Kernel,
+    h: &Hierarchy,
+    dir: &str,
+    pid: u32,
+) -> anyhow::Result<MoveOutcome> {
+    if !k.exists(&format!("/proc/{pid}")) {
+        return Err(InputError::new(format!("no process {pid}")).into());
+    }
+    let mut out = MoveOutcome {
+        pid,
+        moved: 0,
+        refused: vec![],
+    };
+    let tids: Vec<u32> = if h.is_v2() {
+        vec![pid]
+    } else {
+        let mut v: Vec<u32> = k
+            .dir_names(&format!("/proc/{pid}/task"))
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        if v.is_empty() {
+            v.push(pid);
+        }
+        v
+    };
+    let file = h.tasks_file(dir);
+    for t in tids {
+        match k.write(&file, &format!("{t}\n")) {
+            Ok(()) => out.moved += 1,
+            Err(e) if errno(&e) == Some(libc::ESRCH) => {}
+            Err(e) => {
+                let info = TaskInfo::read(&k.root, t).unwrap_or_default();
+                out.refused.push(format!(
+                    "{t} ({}): {}",
+                    info.name,
+                    info.refusal_reason(errno(&e))
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Put the calling process into partition `which` (before exec'ing a command).
+pub fn enter(k: &mut Kernel, parent: Option<&str>, which: &str) -> anyhow::Result<()> {
+    let (h, dir) = partition_dir(k, parent, which)?;
+    let file = h.procs_file(&dir);
+    k.write(&file, &format!("{}\n", std::process::id()))
+        .with_context(|| format!("cannot enter partition {which}"))
+}

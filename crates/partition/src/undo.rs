@@ -1,0 +1,127 @@
+//! `partition undo`: put back exactly what the state file recorded.
+
+use crate::hier::Hierarchy;
+use crate::kernel::{errno, Kernel};
+use crate::state::{state_path, State};
+use crate::tasks::parse_ids;
+use serde::Serialize;
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct UndoReport {
+    pub dry_run: bool,
+    /// No state file: nothing was (or is any longer) partitioned.
+    pub nothing_to_undo: bool,
+    pub state_file: String,
+    /// The create was interrupted (killed, crashed) before it finished.
+    pub was_incomplete: bool,
+    pub tasks_returned: usize,
+    pub removed_dirs: Vec<String>,
+    /// Files written back to their old value.
+    pub restored: Vec<String>,
+    /// Files already holding their old value (never changed, or restored by
+    /// an earlier undo).
+    pub unchanged: usize,
+    pub errors: Vec<String>,
+    pub plan: Vec<String>,
+}
+
+pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> {
+    let h = Hierarchy::detect(&k.root)?;
+    let parent = h.resolve(parent);
+    let path = state_path(&h, &parent);
+    let Some(state) = State::load(&k.root, &path)? else {
+        return Ok(UndoReport {
+            dry_run: k.dry_run,
+            nothing_to_undo: true,
+            state_file: path,
+            ..Default::default()
+        });
+    };
+    if !k.is_fake() && !k.dry_run && !rtshield_sys::sched::is_root() {
+        anyhow::bail!("partition undo needs root; run it with sudo (or --dry-run to see the plan)");
+    }
+    let mut rep = undo_state(k, &state);
+    rep.state_file = path.clone();
+    rep.was_incomplete = state.phase != crate::state::Phase::Complete;
+    if rep.errors.is_empty() {
+        if k.dry_run {
+            k.log.push(format!("remove state {path}"));
+        } else {
+            State::remove(&k.root, &path)?;
+        }
+    }
+    rep.plan = std::mem::take(&mut k.log);
+    Ok(rep)
+}
+
+/// Restore `state`. Never stops at the first error: as much as possible is
+/// put back, and what failed is listed (the state file is then kept).
+pub fn undo_state(k: &mut Kernel, state: &State) -> UndoReport {
+    let h = &state.hierarchy;
+    let mut rep = UndoReport {
+        dry_run: k.dry_run,
+        ..Default::default()
+    };
+    // 1. Tasks back where they came from; anything started inside the
+    //    partitions since goes to the parent. Repeat: they may fork.
+    for _pass in 0..20 {
+        let mut moved = 0;
+        let mut left = 0;
+        for d in [&state.rt_dir, &state.nrt_dir] {
+            let Some(text) = k.read_opt(&h.tasks_file(d)) else {
+                continue;
+            };
+            for tid in parse_ids(&text) {
+                left += 1;
+                let from = state
+                    .tasks
+                    .iter()
+                    .find(|m| m.tid == tid)
+                    .map_or(state.parent.as_str(), |m| m.from.as_str());
+                let target = if k.exists(from) { from } else { &state.parent };
+                match k.write(&h.tasks_file(target), &format!("{tid}\n")) {
+                    Ok(()) => moved += 1,
+                    Err(e) if errno(&e) == Some(libc::ESRCH) => {}
+                    Err(e) => rep.errors.push(format!("task {tid}: {e}")),
+                }
+            }
+        }
+        rep.tasks_returned += moved;
+        if left == 0 || moved == 0 || k.dry_run {
+            break;
+        }
+    }
+    // 2. The partitions themselves, children first.
+    for d in state.dirs.iter().rev() {
+        if !k.exists(d) {
+            continue;
+        }
+        match k.rmdir(d) {
+            Ok(()) => rep.removed_dirs.push(d.clone()),
+            Err(e) => rep.errors.push(format!("rmdir {d}: {e}")),
+        }
+    }
+    // 3. Every file that existed before, newest change first.
+    for f in state.files.iter().rev() {
+        let Some(old) = &f.old else { continue };
+        let cur = k.read_opt(&f.path);
+        let same = match &f.restore {
+            // `+cpuset` in subtree_control: undone when cpuset is absent.
+            Some(_) => cur.as_deref().is_some_and(|c| {
+                c.split_whitespace().collect::<Vec<_>>()
+                    == old.split_whitespace().collect::<Vec<_>>()
+            }),
+            None => cur.as_deref().map(str::trim) == Some(old.trim()),
+        };
+        if same {
+            rep.unchanged += 1;
+            continue;
+        }
+        let value = f.restore.as_deref().unwrap_or(old);
+        match k.write(&f.path, value) {
+            Ok(()) => rep.restored.push(f.path.clone()),
+            Err(e) => rep.errors.push(format!("{}: {e}", f.path)),
+        }
+    }
+    rep
+}

@@ -1,0 +1,176 @@
+//! `rtshield audit` on fake trees (seed 001's "every IRQ on CPU 0", the rt
+//! partition as default selection, scores, fixes) and on this machine.
+
+use rtshield_partition::fake::{FakeSpec, Style};
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn rtshield(root: Option<&Path>, args: &[&str]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rtshield"));
+    if let Some(r) = root {
+        c.arg("--sysroot").arg(r);
+    }
+    c.args(args).output().unwrap()
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Seed 001's Pandaboard: every device IRQ on CPU 0.
+const PANDA: &str = "           CPU0       CPU1       CPU2       CPU3\n 24:      44000          0          0          0   GIC  dma\n 30:     109000          0          0          0   GIC  eth0\n 36:     115000          0          0          0   GIC  mmc0\n 41:          0          0          0          0   GIC  unused\nLOC:      23800      25870      25000      24000   Local timer interrupts\nRES:       1771       2429        100        200   Rescheduling interrupts\nERR:          0\n";
+
+fn tree(style: Style) -> tempfile::TempDir {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(style).build(d.path()).unwrap();
+    let w = |p: &str, s: &str| fs::write(d.path().join(p), s).unwrap();
+    w("proc/interrupts", PANDA);
+    w(
+        "proc/softirqs",
+        "      CPU0  CPU1  CPU2  CPU3\n  TIMER: 10 20 30 40\n NET_RX: 500 0 0 0\n",
+    );
+    w("proc/loadavg", "0.50 0.40 0.30 2/150 999\n");
+    w(
+        "proc/stat",
+        "intr 1000 0\nctxt 5000\nprocs_running 2\nprocs_blocked 0\n",
+    );
+    d
+}
+
+#[test]
+fn tells_the_user_every_device_irq_is_on_one_cpu() {
+    let d = tree(Style::V1Prefix);
+    let o = rtshield(Some(d.path()), &["audit", "--watch", "0s"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("Every device IRQ since boot (268000 interrupts) was handled on CPU 0"),
+        "{t}"
+    );
+    assert!(t.contains("Audit of CPUs 0-3 (all online"), "{t}");
+    // CPU 0 carries three IRQs: +30 for them.
+    assert!(
+        t.contains("+30  3 device IRQ(s) handled here since boot"),
+        "{t}"
+    );
+    // Advice goes to the least disturbed CPU (highest number on a tie):
+    // CPUs 1 and 2 score 22, CPU 3 23 (irq 36 is routed there).
+    assert!(t.contains("the least disturbed is CPU 2 (score 22)"), "{t}");
+    assert!(t.contains("rtshield partition create 2"), "{t}");
+    assert!(t.contains("CPU 3: DISTURBED (score 23)"), "{t}");
+}
+
+#[test]
+fn audits_the_rt_partition_by_default_and_scores_it() {
+    let d = tree(Style::V1Prefix);
+    let o = rtshield(Some(d.path()), &["partition", "create", "3"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = rtshield(Some(d.path()), &["audit", "--watch", "0s", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["selection"], "CPUs 3 (the rt partition)");
+    let c = &v["cpus"][0];
+    assert_eq!(c["cpu"], 3);
+    assert!(c["partition"].as_str().unwrap().starts_with("rt ("), "{c}");
+    // After create: IRQs, workqueues, default affinity, tasks are off CPU 3;
+    // only the pinned ksoftirqd threads remain, which cost nothing.
+    assert_eq!(c["allowed"]["user"], 0, "{c}");
+    assert_eq!(c["workqueue_mask"], false);
+    assert_eq!(c["default_irq_affinity"], false);
+    assert_eq!(c["irqs"].as_array().unwrap().len(), 0, "{c}");
+    assert_eq!(c["score"], 0, "{c}");
+    assert_eq!(c["verdict"], "clean");
+    // Boot parameters are still missing: a numbered fix says which.
+    let fixes = v["fixes"].as_array().unwrap();
+    assert_eq!(fixes[0]["n"], 1);
+    assert!(
+        fixes
+            .iter()
+            .any(|f| f["command"].as_str().unwrap().contains("nohz_full=3")),
+        "{fixes:?}"
+    );
+    // Undo: CPU 3 is disturbed again.
+    assert!(rtshield(Some(d.path()), &["partition", "undo"])
+        .status
+        .success());
+    let o = rtshield(Some(d.path()), &["audit", "3", "--watch", "0s", "--json"]);
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let c = &v["cpus"][0];
+    assert_eq!(c["verdict"], "disturbed");
+    // Hand-computed: 3 IRQs allowed (24, 30, 36), none fired on CPU 3 (+3); 3 user
+    // threads (+1); 2 movable kernel threads (+1); wq mask (+5); default
+    // affinity (+3); not shielded (+10).
+    assert_eq!(c["score"], 23, "{c}");
+}
+
+#[test]
+fn audit_bad_input() {
+    let d = tree(Style::V2);
+    let o = rtshield(Some(d.path()), &["audit", "7"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("CPU 7 is not online (online: 0-3)"));
+    let o = rtshield(Some(d.path()), &["audit", "1-", "--watch", "0s"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = rtshield(Some(d.path()), &["audit", "--watch", "soon"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+#[test]
+fn audit_this_machine() {
+    let o = rtshield(None, &["audit", "--watch", "200ms", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let online = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let n = rtshield_sys::CpuSet::parse_list(online.trim())
+        .unwrap()
+        .len();
+    assert_eq!(v["cpus"].as_array().unwrap().len(), n);
+    for c in v["cpus"].as_array().unwrap() {
+        let s = c["score"].as_u64().unwrap();
+        assert!(s <= 100);
+        assert_eq!(c["verdict"], if s <= 5 { "clean" } else { "disturbed" });
+    }
+}
+
+#[test]
+fn a_managed_irq_that_refused_is_explained() {
+    let d = tempfile::tempdir().unwrap();
+    let mut sp = FakeSpec::standard(Style::V1Prefix);
+    sp.config
+        .refuse
+        .insert("/proc/irq/36/smp_affinity_list".into(), "EPERM".into());
+    sp.build(d.path()).unwrap();
+    // The virtio-blk situation of this VM: irq 36 served on CPU 3.
+    fs::write(
+        d.path().join("proc/interrupts"),
+        "      CPU0  CPU1  CPU2  CPU3\n 24:  10  0  0  0  IO-APIC  acpi\n 36:  0  0  0  9157  PCI-MSIX  virtio1-req.0\nLOC:  5  5  5  5  Local timer interrupts\n",
+    )
+    .unwrap();
+    let o = rtshield(Some(d.path()), &["partition", "create", "3"]);
+    let t = text(&o);
+    assert!(t.contains("irq 36"), "{t}");
+    assert!(t.contains("EPERM"), "{t}");
+    assert!(t.contains("isolcpus=managed_irq,3"), "{t}");
+    let o = rtshield(Some(d.path()), &["audit", "--watch", "0s"]);
+    let t = text(&o);
+    assert!(
+        t.contains(
+            "CPU 3: the main disturbance is irq 36 (virtio1-req.0), 9157 interrupts since boot"
+        ),
+        "{t}"
+    );
+    assert!(
+        t.contains("irq 36 could not be moved off CPU 3 when the partition was created: EPERM"),
+        "{t}"
+    );
+    assert!(
+        t.contains("IRQ(s) 36 refuse run-time affinity changes"),
+        "{t}"
+    );
+    assert!(t.contains("CPU 3: DISTURBED"), "{t}");
+}

@@ -1,0 +1,144 @@
+//! `rtshield partition` through the binary, on fake trees (`--sysroot`).
+
+use rtshield_partition::fake::{FakeSpec, Style};
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn rtshield(root: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+        .arg("--sysroot")
+        .arg(root)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn snapshot(base: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![base.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+            if rel.starts_with("run") {
+                continue;
+            }
+            if p.is_dir() {
+                out.insert(format!("{rel}/"), vec![]);
+                stack.push(p);
+            } else {
+                out.insert(rel, fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn create_status_undo_through_the_binary() {
+    for style in [Style::V1Prefix, Style::V2] {
+        let d = tempfile::tempdir().unwrap();
+        let mut sp = FakeSpec::standard(style);
+        sp.config
+            .refuse
+            .insert("/proc/irq/30/smp_affinity_list".into(), "EIO".into());
+        sp.build(d.path()).unwrap();
+        let before = snapshot(d.path());
+
+        let o = rtshield(d.path(), &["partition", "create", "0x8", "--json"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["rt_cpus"], "3");
+        assert_eq!(v["nrt_cpus"], "0-2");
+        assert_eq!(v["refused_files"][0]["name"], "irq 30");
+        assert_eq!(v["refused_tasks"].as_array().unwrap().len(), 2);
+
+        let o = rtshield(d.path(), &["partition", "status"]);
+        let t = text(&o);
+        assert!(t.contains("state: complete"), "{t}");
+        assert!(t.contains("rt   CPUs 3"), "{t}");
+
+        let o = rtshield(d.path(), &["partition", "list"]);
+        assert!(text(&o).contains("rt 3  nrt 0-2"), "{}", text(&o));
+
+        // Undo dry run: changes nothing.
+        let mid = snapshot(d.path());
+        let o = rtshield(d.path(), &["partition", "undo", "--dry-run"]);
+        assert!(text(&o).contains("rmdir /sys/fs/cgroup"), "{}", text(&o));
+        assert_eq!(mid, snapshot(d.path()));
+
+        let o = rtshield(d.path(), &["partition", "undo"]);
+        assert!(o.status.success(), "{}", text(&o));
+        assert!(text(&o).contains("Everything is back"), "{}", text(&o));
+        assert_eq!(before, snapshot(d.path()), "{style:?}");
+        let o = rtshield(d.path(), &["partition", "undo"]);
+        assert!(text(&o).contains("Nothing to undo"));
+    }
+}
+
+#[test]
+fn create_text_output_names_refusals_and_boot_params() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(Style::V1NoPrefix)
+        .build(d.path())
+        .unwrap();
+    let o = rtshield(d.path(), &["partition", "create", "2-3"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("Moved 5 task(s) to nrt"), "{t}");
+    assert!(t.contains("ksoftirqd/3"), "{t}");
+    assert!(t.contains("PF_NO_SETAFFINITY"), "{t}");
+    assert!(t.contains("[missing] nohz_full=2-3"), "{t}");
+    assert!(t.contains("add to the kernel command line:"), "{t}");
+    assert_eq!(
+        fs::read_to_string(d.path().join("sys/fs/cgroup/cpuset/rt/cpus")).unwrap(),
+        "2-3\n"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_and_changes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    let before = snapshot(d.path());
+    for (args, want) in [
+        (vec!["partition", "create", "9"], "CPU 9 does not exist"),
+        (vec!["partition", "create", "0-3"], "housekeeping"),
+        (vec!["partition", "create", "1-x"], "invalid CPU set '1-x'"),
+        (
+            vec!["partition", "create", "3", "--skip", "irqs"],
+            "unknown knob 'irqs'",
+        ),
+        (
+            vec!["partition", "create", "3", "--rt-throttle", "maybe"],
+            "--rt-throttle",
+        ),
+        (
+            vec!["partition", "create", "3", "--parent", "nope"],
+            "does not exist",
+        ),
+        (
+            vec!["partition", "move", "rtx", "1"],
+            "unknown partition 'rtx'",
+        ),
+    ] {
+        let o = rtshield(d.path(), &args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
+        assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
+        assert_eq!(before, snapshot(d.path()), "{args:?}");
+    }
+    // Not bad input, but refused: no partition to move into.
+    let o = rtshield(d.path(), &["partition", "move", "rt", "1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("no rt partition"), "{}", text(&o));
+}

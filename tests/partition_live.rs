@@ -1,0 +1,229 @@
+//! Live test on this machine: partition a private cpuset cgroup that holds
+//! only `sleep` processes this test started (`--parent`), check their
+//! affinity, run a command in rt, undo, and check everything is back.
+//! Machine-wide knobs are not touched (no --with).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
+use std::time::{Duration, Instant};
+
+const MOUNT: &str = "/sys/fs/cgroup/cpuset";
+
+fn rtshield() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+}
+
+/// Owns the test cgroup and the children: on drop (even after a failed
+/// assertion) kills the children, moves nothing else, removes the cgroups
+/// and the state file.
+struct Guard {
+    cg: PathBuf,
+    children: Vec<Child>,
+    state: PathBuf,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        for sub in ["rt", "nrt"] {
+            let _ = fs::remove_dir(self.cg.join(sub));
+        }
+        let _ = fs::remove_dir(&self.cg);
+        let _ = fs::remove_file(&self.state);
+    }
+}
+
+fn allowed(pid: u32) -> String {
+    let s = fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    s.lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn ids(p: &Path) -> Vec<u32> {
+    fs::read_to_string(p)
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+fn irq_affinities() -> Vec<(String, String)> {
+    let mut v = vec![];
+    for e in fs::read_dir("/proc/irq").unwrap().flatten() {
+        let p = e.path().join("smp_affinity_list");
+        if let Ok(s) = fs::read_to_string(&p) {
+            v.push((p.display().to_string(), s));
+        }
+    }
+    v.sort();
+    v
+}
+
+fn ok(out: std::process::Output) -> String {
+    let s = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "rtshield failed: {}\n{s}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    s
+}
+
+#[test]
+fn live_partition_of_a_private_cgroup() {
+    if !rtshield_sys::sched::is_root() {
+        eprintln!("SKIP: live partition test needs root");
+        return;
+    }
+    if !Path::new(MOUNT).join("cpuset.cpus").exists() {
+        eprintln!("SKIP: no cgroup v1 cpuset hierarchy at {MOUNT}");
+        return;
+    }
+    let online = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    if online.trim() != "0-1" {
+        eprintln!(
+            "SKIP: written for a 2-CPU machine (online {})",
+            online.trim()
+        );
+        return;
+    }
+    let name = format!("rtshield-test-{}", std::process::id());
+    let mut g = Guard {
+        cg: Path::new(MOUNT).join(&name),
+        children: vec![],
+        state: PathBuf::from(format!(
+            "/run/rtshield/partition-{}.json",
+            name.replace('-', "_")
+        )),
+    };
+    fs::create_dir(&g.cg).unwrap();
+    fs::write(g.cg.join("cpuset.cpus"), "0-1").unwrap();
+    fs::write(g.cg.join("cpuset.mems"), "0").unwrap();
+    for _ in 0..2 {
+        let c = Command::new("sleep").arg("60").spawn().unwrap();
+        fs::write(g.cg.join("tasks"), c.id().to_string()).unwrap();
+        g.children.push(c);
+    }
+    let pids: Vec<u32> = g.children.iter().map(|c| c.id()).collect();
+    let irqs_before = irq_affinities();
+
+    let out = ok(rtshield()
+        .args(["partition", "create", "1", "--parent", &name])
+        .output()
+        .unwrap());
+    assert!(out.contains("rt   CPUs 1"), "{out}");
+    assert!(out.contains("Moved 2 task(s) to nrt"), "{out}");
+    for &p in &pids {
+        assert_eq!(allowed(p), "0", "pid {p} after create");
+    }
+    assert_eq!(ids(&g.cg.join("nrt/tasks")), pids);
+    assert!(ids(&g.cg.join("tasks")).is_empty());
+    assert_eq!(
+        fs::read_to_string(g.cg.join("rt/cpuset.cpus")).unwrap(),
+        "1\n"
+    );
+    assert!(g.state.exists());
+    // --parent: machine-wide knobs untouched.
+    assert_eq!(irq_affinities(), irqs_before);
+
+    // Run a command in rt, SCHED_FIFO (it sleeps).
+    let runner = rtshield()
+        .args([
+            "partition",
+            "run",
+            "rt",
+            "--parent",
+            &name,
+            "--fifo",
+            "10",
+            "--",
+            "sleep",
+            "60",
+        ])
+        .spawn()
+        .unwrap();
+    let rpid = runner.id();
+    g.children.push(runner);
+    let t0 = Instant::now();
+    while fs::read_to_string(format!("/proc/{rpid}/comm"))
+        .unwrap_or_default()
+        .trim()
+        != "sleep"
+    {
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "partition run did not exec"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(allowed(rpid), "1");
+    assert_eq!(ids(&g.cg.join("rt/tasks")), vec![rpid]);
+    let stat = fs::read_to_string(format!("/proc/{rpid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 1..];
+    let policy: u32 = after.split_whitespace().nth(38).unwrap().parse().unwrap();
+    assert_eq!(policy, 1, "SCHED_FIFO expected: {stat}");
+
+    let st = ok(rtshield()
+        .args(["partition", "status", "--parent", &name, "--json"])
+        .output()
+        .unwrap());
+    let v: serde_json::Value = serde_json::from_str(&st).unwrap();
+    assert_eq!(v["state"], "complete");
+    assert_eq!(v["partitions"][0]["name"], "rt");
+    assert_eq!(v["partitions"][0]["tasks"][0]["tid"], rpid);
+
+    // Move one sleeper to rt and back.
+    ok(rtshield()
+        .args([
+            "partition",
+            "move",
+            "rt",
+            &pids[0].to_string(),
+            "--parent",
+            &name,
+        ])
+        .output()
+        .unwrap());
+    assert_eq!(allowed(pids[0]), "1");
+    ok(rtshield()
+        .args([
+            "partition",
+            "move",
+            "nrt",
+            &pids[0].to_string(),
+            "--parent",
+            &name,
+        ])
+        .output()
+        .unwrap());
+    assert_eq!(allowed(pids[0]), "0");
+
+    let out = ok(rtshield()
+        .args(["partition", "undo", "--parent", &name])
+        .output()
+        .unwrap());
+    assert!(out.contains("Everything is back"), "{out}");
+    let mut all = pids.clone();
+    all.push(rpid);
+    all.sort_unstable();
+    assert_eq!(ids(&g.cg.join("tasks")), all);
+    for &p in &all {
+        assert_eq!(allowed(p), "0-1", "pid {p} after undo");
+    }
+    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
+    assert!(!g.state.exists());
+    assert_eq!(irq_affinities(), irqs_before);
+    // Idempotent.
+    let out = ok(rtshield()
+        .args(["partition", "undo", "--parent", &name])
+        .output()
+        .unwrap());
+    assert!(out.contains("Nothing to undo"), "{out}");
+}

@@ -14,6 +14,7 @@ fn seed_configs_pass_check_on_machines_of_their_size() {
         ("rpi_isolcpus_load.cfg", &rpi),
         ("torture.cfg", &rpi),
         ("local.cfg", &rpi),
+        ("hell.cfg", &rpi),
     ] {
         let o = run(&[
             "--sysroot",

@@ -97,6 +97,23 @@ fn fifo_99_spinning_on_every_cpu_is_refused() {
         "{err}"
     );
     assert!(err.contains("--force"), "{err}");
+
+    // Lower priorities too, when there is one never-sleeping RT task per CPU
+    // (as many as the CPUs this process may use: nothing starts).
+    let n = rtshield_sys::sched::get_affinity(0).unwrap().len();
+    let f = write(
+        d.path(),
+        "hogs.scn",
+        &format!("{{\nloop = 10\nsched = RR\npriority = 5\ncount = {n}\n}}\n"),
+    );
+    let o = rtshield(&["scenario", &f]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{f}:1:1: tasks rr5.1"))
+            && err.contains("together can hold every CPU"),
+        "{err}"
+    );
 }
 
 #[test]

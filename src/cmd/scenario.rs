@@ -26,7 +26,7 @@ pub struct Args {
     /// Parse and plan only: show the tasks as they would run (masks trimmed), run nothing.
     #[arg(long)]
     pub check: bool,
-    /// Run a FIFO/RR priority-99 task that never sleeps and may use every CPU (it can starve the machine).
+    /// Run real-time tasks that never sleep and could take every CPU (a FIFO/RR 99 one on every CPU, or one per CPU): they can starve the machine.
     #[arg(long)]
     pub force: bool,
     /// Multiply every task's `loop` by F (e.g. 0.01 for a short demo); sloop, sleep and irq_period are kept.

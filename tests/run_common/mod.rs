@@ -37,13 +37,9 @@ pub fn text(o: &Output) -> (String, String) {
 
 /// Alive and not a zombie.
 pub fn alive(pid: i32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => {
-            let rest = &s[s.rfind(')').unwrap() + 1..];
-            rest.split_whitespace().next() != Some("Z")
-        }
-        Err(_) => false,
-    }
+    // A zombie is dead for our purpose.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| rtshield_load::reaper::parse_state(&s) != Some('Z'))
 }
 
 /// Wait (up to `secs`) for a file to hold a pid.
@@ -60,35 +56,24 @@ pub fn wait_pid_file(p: &Path, secs: u64) -> i32 {
     }
 }
 
-/// Every descendant of `pid`, from /proc.
+/// Wait (up to `secs`) until `dir/timeline.csv` has `rows` data rows: the
+/// measurement is running. A bounded poll, not a guess at how long start-up takes.
+pub fn wait_timeline_rows(dir: &Path, rows: usize, secs: u64) {
+    let end = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Ok(t) = std::fs::read_to_string(dir.join("timeline.csv")) {
+            if t.lines().count() > rows {
+                return;
+            }
+        }
+        assert!(Instant::now() < end, "no {rows} timeline rows in {secs} s");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Every descendant of `pid`, from the host's /proc (the library's walk).
 pub fn descendants(pid: i32) -> Vec<i32> {
-    let mut parent = std::collections::HashMap::new();
-    for e in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(p) = e.file_name().to_string_lossy().parse::<i32>() else {
-            continue;
-        };
-        if let Ok(s) = std::fs::read_to_string(format!("/proc/{p}/stat")) {
-            let rest = &s[s.rfind(')').unwrap() + 1..];
-            if let Some(pp) = rest
-                .split_whitespace()
-                .nth(1)
-                .and_then(|x| x.parse::<i32>().ok())
-            {
-                parent.insert(p, pp);
-            }
-        }
-    }
-    let mut out = Vec::new();
-    let mut stack = vec![pid];
-    while let Some(x) = stack.pop() {
-        for (&c, &pp) in &parent {
-            if pp == x && !out.contains(&c) {
-                out.push(c);
-                stack.push(c);
-            }
-        }
-    }
-    out
+    rtshield_load::reaper::descendants(&rtshield_sys::Root::host(), pid)
 }
 
 /// A measuring stanza that works on any machine with CPU 0 (sleeps: FIFO is safe).

@@ -549,7 +549,7 @@ pub fn execute(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::Re
     supervise::become_subreaper().context("prctl(PR_SET_CHILD_SUBREAPER)")?;
     let res = execute_inner(cfg, opts, stop);
     // Whatever happened (even an error), nothing started by the run stays.
-    let killed = rtshield_load::reaper::kill_all_descendants(&opts.root);
+    let killed = rtshield_load::reaper::kill_all_descendants();
     res.map(|mut o| {
         o.stragglers_killed = killed;
         o

@@ -117,6 +117,17 @@ fn own_examples() {
     assert_eq!(c.main.rotate_ns, Some(86_400_000_000_000));
     assert_eq!(c.timers[0].period_ns, 100_000);
     rtshield_config::load(&example("local.cfg"), &machine("0-1")).unwrap();
+    let h = rtshield_config::load(&example("hell.cfg"), &machine("0-1")).unwrap();
+    assert_eq!(
+        h.programs[0].action,
+        rtshield_config::Action::Builtin {
+            kind: Builtin::Hell,
+            size: None,
+            workers: 1
+        }
+    );
+    assert_eq!(h.programs[0].cpu_affinity, Some(CpuSet::single(0)));
+    assert_eq!(h.timers[0].cpu, Some(1));
 }
 
 #[test]

@@ -80,14 +80,11 @@ impl Builtin {
     /// The kinds a worker process can run (everything but `hell`).
     pub fn expand(self) -> Vec<Builtin> {
         match self {
-            Builtin::Hell => vec![
-                Builtin::Cpu,
-                Builtin::Memory,
-                Builtin::Io,
-                Builtin::Syscall,
-                Builtin::Fork,
-                Builtin::Net,
-            ],
+            Builtin::Hell => ALL
+                .iter()
+                .copied()
+                .filter(|k| *k != Builtin::Hell)
+                .collect(),
             k => vec![k],
         }
     }

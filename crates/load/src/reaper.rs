@@ -69,7 +69,11 @@ pub fn descendants_in(parents: &HashMap<i32, i32>, pid: i32) -> Vec<i32> {
 ///
 /// Reaps with `waitpid(-1)`: only for a process that owns all its children
 /// (the `run` command, with [`crate::supervise::become_subreaper`]).
-pub fn kill_all_descendants(root: &Root) -> usize {
+///
+/// Always reads the host's `/proc`, never a `--sysroot` tree: the pids it
+/// signals must be real descendants of this process.
+pub fn kill_all_descendants() -> usize {
+    let root = &Root::host();
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
     let mut killed = 0;

@@ -319,22 +319,20 @@ impl Supervisor {
 
     fn reap(&mut self, events: &mut Vec<Event>) {
         loop {
-            let (pid, status) = if self.reap_all {
-                match wait_nohang(-1) {
+            // Find an ended child without reaping it: while it is an
+            // unreaped zombie its pid (= its group id) cannot be reused, so
+            // killing the rest of its group below reaches only its group.
+            let pid = if self.reap_all {
+                match peek_exited(-1) {
                     Some(x) => x,
                     None => break,
                 }
             } else {
                 // Only our own pids: other code in this process may have children.
-                let mut found = None;
-                for p in &self.procs {
-                    if let State::Running { pid, .. } = p.state {
-                        if let Some(x) = wait_nohang(pid) {
-                            found = Some(x);
-                            break;
-                        }
-                    }
-                }
+                let found = self.procs.iter().find_map(|p| match p.state {
+                    State::Running { pid, .. } => peek_exited(pid),
+                    _ => None,
+                });
                 match found {
                     Some(x) => x,
                     None => break,
@@ -345,13 +343,21 @@ impl Supervisor {
                 .iter_mut()
                 .find(|p| matches!(p.state, State::Running { pid: q, .. } if q == pid))
             else {
-                continue; // an orphaned grandchild: reaped, nothing else to do
+                // An orphaned grandchild: reap it, nothing else to do (and
+                // stop if someone else reaped it first: never spin).
+                if wait_nohang(pid).is_none() {
+                    break;
+                }
+                continue;
             };
             let State::Running { since, .. } = p.state else {
                 unreachable!()
             };
             // The leader is gone; anything left in its group goes too.
             kill_group(pid, libc::SIGKILL);
+            let Some((_, status)) = wait_nohang(pid) else {
+                break; // reaped elsewhere meanwhile: never spin
+            };
             let ok = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
             let how = describe_status(status);
             if ok {
@@ -424,8 +430,18 @@ impl Supervisor {
         }
         let deadline = Instant::now() + GRACE;
         let mut left: Vec<i32> = pids.clone();
+        // Each group is SIGKILLed (members that outlive their leader) while
+        // the leader is still an unreaped zombie or alive, never after: a
+        // reaped leader's pid, hence its group id, may be reused.
         while !left.is_empty() && Instant::now() < deadline {
-            left.retain(|&pid| wait_nohang(pid).is_none());
+            left.retain(|&pid| {
+                if peek_exited(pid).is_none() {
+                    return true;
+                }
+                kill_group(pid, libc::SIGKILL);
+                wait_nohang(pid);
+                false
+            });
             if !left.is_empty() {
                 std::thread::sleep(Duration::from_millis(5));
             }
@@ -433,10 +449,6 @@ impl Supervisor {
         for &pid in &left {
             kill_group(pid, libc::SIGKILL);
             wait_blocking(pid);
-        }
-        // Group members that outlived their leader.
-        for &pid in &pids {
-            kill_group(pid, libc::SIGKILL);
         }
         pids
     }
@@ -492,13 +504,7 @@ impl Supervisor {
 
     /// Pids of the programs running now (also their process group ids).
     pub fn running_pids(&self) -> Vec<i32> {
-        self.procs
-            .iter()
-            .filter_map(|p| match p.state {
-                State::Running { pid, .. } => Some(pid),
-                _ => None,
-            })
-            .collect()
+        self.running_pid_per_spec().into_iter().flatten().collect()
     }
 
     /// For each spec (in order), the pid running it now.
@@ -631,6 +637,33 @@ fn kill_group(pgid: i32, sig: i32) {
             libc::killpg(pgid, sig);
         }
     }
+}
+
+/// A child (`pid`, or any with -1) that has ended, left unreaped
+/// (`waitid(WNOWAIT)`): its pid stays ours until [`wait_nohang`].
+fn peek_exited(pid: i32) -> Option<i32> {
+    let (idtype, id) = if pid < 0 {
+        (libc::P_ALL, 0)
+    } else {
+        (libc::P_PID, pid as libc::id_t)
+    };
+    // SAFETY: a zeroed siginfo_t is valid output space for waitid.
+    let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+    // SAFETY: plain syscall with a valid pointer.
+    let r = unsafe {
+        libc::waitid(
+            idtype,
+            id,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        )
+    };
+    if r != 0 {
+        return None;
+    }
+    // SAFETY: waitid filled in a SIGCHLD siginfo (si_pid 0: none has ended).
+    let p = unsafe { info.si_pid() };
+    (p > 0).then_some(p)
 }
 
 /// `waitpid(pid, WNOHANG)`: `Some((pid, status))` when a child was reaped.

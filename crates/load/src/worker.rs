@@ -7,7 +7,7 @@ use rtshield_sys::Root;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static TERM: AtomicBool = AtomicBool::new(false);
 
@@ -160,23 +160,35 @@ pub fn run_until(
     dir: Option<&Path>,
     stop: &AtomicBool,
 ) -> anyhow::Result<u64> {
-    let size = size.or(kind.default_size()).unwrap_or(0);
-    match kind {
-        Builtin::Cpu => Ok(cpu(stop)),
-        Builtin::Memory => memory(size.max(4096) as usize, stop),
-        Builtin::Io => {
-            let dir = dir.ok_or_else(|| anyhow::anyhow!("io load: no --dir given"))?;
-            io(dir, size.max(4096), stop)
-        }
-        Builtin::Syscall => Ok(syscall(stop)),
-        Builtin::Fork => fork(stop),
-        Builtin::Net => net(stop),
-        Builtin::Hell => anyhow::bail!("hell is a preset of several workers, not a worker"),
-    }
+    run_counting(kind, size, dir, stop, &AtomicU64::new(0))
 }
 
-fn cpu(stop: &AtomicBool) -> u64 {
-    let mut n = 0;
+/// [`run_until`], counting finished batches in `done` as it goes (so a
+/// caller can see the load working without timing it).
+pub fn run_counting(
+    kind: Builtin,
+    size: Option<u64>,
+    dir: Option<&Path>,
+    stop: &AtomicBool,
+    done: &AtomicU64,
+) -> anyhow::Result<u64> {
+    let size = size.or(kind.default_size()).unwrap_or(0);
+    match kind {
+        Builtin::Cpu => cpu(stop, done),
+        Builtin::Memory => memory(size.max(4096) as usize, stop, done)?,
+        Builtin::Io => {
+            let dir = dir.ok_or_else(|| anyhow::anyhow!("io load: no --dir given"))?;
+            io(dir, size.max(4096), stop, done)?
+        }
+        Builtin::Syscall => syscall(stop, done),
+        Builtin::Fork => fork(stop, done),
+        Builtin::Net => net(stop, done)?,
+        Builtin::Hell => anyhow::bail!("hell is a preset of several workers, not a worker"),
+    }
+    Ok(done.load(Ordering::Relaxed))
+}
+
+fn cpu(stop: &AtomicBool, done: &AtomicU64) {
     let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
     while !stop.load(Ordering::Relaxed) {
         for _ in 0..200_000 {
@@ -185,15 +197,14 @@ fn cpu(stop: &AtomicBool) -> u64 {
                 .wrapping_add(1_442_695_040_888_963_407);
         }
         std::hint::black_box(x);
-        n += 1;
+        done.fetch_add(1, Ordering::Relaxed);
     }
-    n
 }
 
 /// mmap, write one byte per page, munmap: every round faults every page in.
-fn memory(size: usize, stop: &AtomicBool) -> anyhow::Result<u64> {
+fn memory(size: usize, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<()> {
     let page = 4096;
-    let mut n = 0;
+    let mut n: u64 = 0;
     while !stop.load(Ordering::Relaxed) {
         // SAFETY: anonymous private mapping, written only within its length,
         // unmapped before the next round.
@@ -224,17 +235,17 @@ fn memory(size: usize, stop: &AtomicBool) -> anyhow::Result<u64> {
             libc::munmap(p, size);
         }
         n += 1;
+        done.fetch_add(1, Ordering::Relaxed);
     }
-    Ok(n)
+    Ok(())
 }
 
 /// Write `size` bytes in 1 MiB chunks with an fsync after each, truncate, again.
-fn io(dir: &Path, size: u64, stop: &AtomicBool) -> anyhow::Result<u64> {
+fn io(dir: &Path, size: u64, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<()> {
     let path = dir.join(format!("load-{}.dat", std::process::id()));
     let mut f = std::fs::File::create(&path)
         .map_err(|e| anyhow::anyhow!("io load: {}: {e}", path.display()))?;
     let chunk = vec![0x5au8; (1 << 20).min(size as usize)];
-    let mut n = 0;
     let mut written = 0u64;
     while !stop.load(Ordering::Relaxed) {
         f.write_all(&chunk)?;
@@ -246,17 +257,16 @@ fn io(dir: &Path, size: u64, stop: &AtomicBool) -> anyhow::Result<u64> {
             f.seek(std::io::SeekFrom::Start(0))?;
             written = 0;
         }
-        n += 1;
+        done.fetch_add(1, Ordering::Relaxed);
     }
     drop(f);
     let _ = std::fs::remove_file(&path);
-    Ok(n)
+    Ok(())
 }
 
 /// Seed 001's `cat /proc/interrupts`, `ps`, `top -d 0` loops, in-process.
-fn syscall(stop: &AtomicBool) -> u64 {
+fn syscall(stop: &AtomicBool, done: &AtomicU64) {
     let root = Root::host();
-    let mut n = 0;
     while !stop.load(Ordering::Relaxed) {
         let _ = root.read("/proc/interrupts");
         let _ = root.read("/proc/stat");
@@ -279,17 +289,15 @@ fn syscall(stop: &AtomicBool) -> u64 {
                 libc::syscall(libc::SYS_getpid);
             }
         }
-        n += 1;
+        done.fetch_add(1, Ordering::Relaxed);
     }
-    n
 }
 
 /// fork/exec `/bin/true` (or a bare fork where it does not exist), one at a time.
-fn fork(stop: &AtomicBool) -> anyhow::Result<u64> {
+fn fork(stop: &AtomicBool, done: &AtomicU64) {
     let truth = ["/bin/true", "/usr/bin/true"]
         .into_iter()
         .find(|p| Path::new(p).exists());
-    let mut n = 0;
     while !stop.load(Ordering::Relaxed) {
         match truth {
             Some(t) => {
@@ -310,14 +318,13 @@ fn fork(stop: &AtomicBool) -> anyhow::Result<u64> {
                 }
             }
         }
-        n += 1;
+        done.fetch_add(1, Ordering::Relaxed);
     }
-    Ok(n)
 }
 
 /// UDP datagrams and a TCP stream between sockets bound to 127.0.0.1,
 /// non-blocking, 64 sends per batch.
-fn net(stop: &AtomicBool) -> anyhow::Result<u64> {
+fn net(stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<()> {
     let lo = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
     let a = UdpSocket::bind(lo)?;
     let b = UdpSocket::bind(lo)?;
@@ -342,7 +349,6 @@ fn net(stop: &AtomicBool) -> anyhow::Result<u64> {
     let buf = vec![0xa5u8; 1024];
     let big = vec![0x3cu8; 64 * 1024];
     let mut rbuf = vec![0u8; 64 * 1024];
-    let mut n = 0;
     while !stop.load(Ordering::Relaxed) {
         for _ in 0..64 {
             let _ = a.send_to(&buf, to);
@@ -350,9 +356,9 @@ fn net(stop: &AtomicBool) -> anyhow::Result<u64> {
         while b.recv(&mut rbuf).is_ok() {}
         let _ = tx.write(&big);
         while matches!(rx.read(&mut rbuf), Ok(k) if k > 0) {}
-        n += 1;
+        done.fetch_add(1, Ordering::Relaxed);
     }
-    Ok(n)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -361,15 +367,24 @@ mod tests {
     use std::sync::Arc;
     use std::time::Duration;
 
-    /// Run a worker kind in a thread for a moment; it must stop on the flag.
+    /// Run a worker kind in a thread until it has finished a batch (a
+    /// bounded wait, so a loaded machine only makes it slower), then stop
+    /// it: it must end, and its count includes what was seen.
     fn briefly(kind: Builtin, size: Option<u64>, dir: Option<&Path>) -> u64 {
         let stop = Arc::new(AtomicBool::new(false));
-        let s2 = stop.clone();
+        let done = Arc::new(AtomicU64::new(0));
+        let (s2, d2) = (stop.clone(), done.clone());
         let dir = dir.map(Path::to_path_buf);
-        let h = std::thread::spawn(move || run_until(kind, size, dir.as_deref(), &s2));
-        std::thread::sleep(Duration::from_millis(150));
+        let h = std::thread::spawn(move || run_counting(kind, size, dir.as_deref(), &s2, &d2));
+        let deadline = std::time::Instant::now() + Duration::from_secs(30);
+        while done.load(Ordering::Relaxed) == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let seen = done.load(Ordering::Relaxed);
         stop.store(true, Ordering::Relaxed);
-        h.join().unwrap().unwrap()
+        let n = h.join().unwrap().unwrap();
+        assert!(n >= seen, "{kind}: returned {n} < {seen} seen");
+        n
     }
 
     #[test]

@@ -937,7 +937,7 @@ mod tests {
     }
 
     mod props {
-        use super::super::parse_str;
+        use super::super::{parse_str, BLOCK_KEYS, GLOBAL_KEYS};
         use proptest::prelude::*;
 
         /// Lines that look like scenario lines, to get past the first error.
@@ -949,22 +949,15 @@ mod tests {
                 Just("#1".to_string()),
                 Just("# comment".to_string()),
                 (
-                    prop::sample::select(vec![
-                        "loop",
-                        "sloop",
-                        "sleep",
-                        "irq_period",
-                        "sched",
-                        "priority",
-                        "nice",
-                        "cpu_mask",
-                        "name",
-                        "group",
-                        "count",
-                        "loops_per_us",
-                        "timeout",
-                        "x",
-                    ]),
+                    // Every key the parser knows, and one it does not.
+                    prop::sample::select(
+                        BLOCK_KEYS
+                            .iter()
+                            .chain(GLOBAL_KEYS)
+                            .copied()
+                            .chain(["x"])
+                            .collect::<Vec<_>>()
+                    ),
                     prop::sample::select(vec![
                         "1",
                         "0",

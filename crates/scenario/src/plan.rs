@@ -139,6 +139,9 @@ pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, Input
             loops,
         });
     }
+    if !o.force {
+        refuse_rt_cover(s, &tasks, online)?;
+    }
     if o.scale != 1.0 {
         notes.push(format!(
             "--scale {}: every task's loop multiplied by {} (sloop, sleep and irq_period unchanged)",
@@ -146,6 +149,36 @@ pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, Input
         ));
     }
     Ok(Plan { tasks, notes })
+}
+
+/// Real-time tasks that never sleep each hold a CPU until their loop is
+/// done: as many of them as there are CPUs, with masks covering every CPU,
+/// can take the whole machine (only RT throttling would save it, and it may
+/// be off). Refused, naming the task that completes the cover, unless --force.
+fn refuse_rt_cover(s: &Scenario, tasks: &[PlannedTask], online: &CpuSet) -> Result<(), InputError> {
+    let mut cover = CpuSet::new();
+    let mut hogs: Vec<&str> = Vec::new();
+    for t in tasks {
+        if !(t.spec.policy.is_rt() && t.spec.sloop.is_none()) {
+            continue;
+        }
+        cover = cover.union(&t.mask);
+        hogs.push(&t.spec.name);
+        if hogs.len() >= online.len() && online.is_subset(&cover) {
+            return Err(InputError::at(
+                &s.source,
+                t.spec.line,
+                1,
+                format!(
+                    "tasks {} are real-time, never sleep and together can hold every CPU ({}): they \
+                     would starve this machine (give them `sloop`/`sleep`, smaller cpu_masks, or pass --force)",
+                    name_list(&hogs),
+                    online.to_list()
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `a, b, c` or `a, b, … (13 tasks)`.
@@ -246,6 +279,32 @@ mod tests {
             .unwrap();
         let p = plan(&s, &set("0-1"), PlanOptions::default()).unwrap();
         assert_eq!(p.notes.len(), 1);
+    }
+
+    #[test]
+    fn never_sleeping_rt_tasks_covering_every_cpu_are_refused_unless_forced() {
+        let text = "{loop=1; sched=fifo; priority=10; cpu_mask=0}\n{loop=1; sched=rr; priority=5; cpu_mask=0x2}\n";
+        let s = parse_str(text, "c.scn").unwrap();
+        let e = plan(&s, &set("0-1"), PlanOptions::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.scn:2:1: tasks fifo10.1, rr5.1 are real-time, never sleep and together can hold every \
+             CPU (0-1): they would starve this machine (give them `sloop`/`sleep`, smaller cpu_masks, or pass --force)"
+        );
+        let forced = PlanOptions {
+            scale: 1.0,
+            force: true,
+        };
+        assert_eq!(plan(&s, &set("0-1"), forced).unwrap().tasks.len(), 2);
+        // On a bigger machine the same two tasks leave CPUs free.
+        assert!(plan(&s, &set("0-3"), PlanOptions::default()).is_ok());
+        // Two on the same CPU hold only that CPU.
+        let s = parse_str(
+            "{loop=1; sched=fifo; priority=10; cpu_mask=0; count=2}\n",
+            "c",
+        )
+        .unwrap();
+        assert!(plan(&s, &set("0-1"), PlanOptions::default()).is_ok());
     }
 
     #[test]

@@ -201,8 +201,10 @@ fn task_main(
             }
         }
     }
-    out.end_ns = mono_ns();
+    // CPU time read inside the wall-time window (cpu0 after start_ns, this
+    // before end_ns), so a task's CPU time never exceeds its wall time.
     out.cpu_ns = thread_cpu_ns().saturating_sub(cpu0);
+    out.end_ns = mono_ns();
     sh.demand.fetch_sub(1, Ordering::Relaxed);
     std::hint::black_box(state);
     // Read the kernel's counters while the thread still exists.

@@ -5,53 +5,7 @@ use rtshield_sys::Root;
 use std::collections::BTreeMap;
 use std::io;
 
-/// Cumulative jiffies of one CPU line of `/proc/stat`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Ticks {
-    /// user + nice + system + idle + iowait + irq + softirq + steal.
-    pub total: u64,
-    /// idle + iowait.
-    pub idle: u64,
-}
-
-/// One reading of `/proc/stat`: the `cpu` line and every `cpuN` line.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StatSnapshot {
-    pub all: Ticks,
-    pub cpus: BTreeMap<u32, Ticks>,
-}
-
-impl StatSnapshot {
-    pub fn read(root: &Root) -> io::Result<Self> {
-        Ok(Self::parse(&root.read("/proc/stat")?))
-    }
-
-    /// Lines other than `cpu*` and malformed fields are skipped.
-    pub fn parse(text: &str) -> Self {
-        let mut s = StatSnapshot::default();
-        for line in text.lines() {
-            let mut f = line.split_whitespace();
-            let Some(name) = f.next() else { continue };
-            let Some(rest) = name.strip_prefix("cpu") else {
-                continue;
-            };
-            let v: Vec<u64> = f.take(8).filter_map(|x| x.parse().ok()).collect();
-            if v.len() < 4 {
-                continue;
-            }
-            let t = Ticks {
-                total: v.iter().sum(),
-                idle: v[3] + v.get(4).copied().unwrap_or(0),
-            };
-            if rest.is_empty() {
-                s.all = t;
-            } else if let Ok(n) = rest.parse::<u32>() {
-                s.cpus.insert(n, t);
-            }
-        }
-        s
-    }
-}
+pub use rtshield_sys::procstat::{StatSnapshot, Ticks};
 
 /// Load over one interval, in percent (0..=100).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -61,12 +15,7 @@ pub struct CpuLoad {
 }
 
 fn pct(a: Ticks, b: Ticks) -> f64 {
-    let dt = b.total.saturating_sub(a.total);
-    let di = b.idle.saturating_sub(a.idle);
-    if dt == 0 {
-        return 0.0;
-    }
-    (dt.saturating_sub(di) as f64 * 100.0 / dt as f64).clamp(0.0, 100.0)
+    a.busy_pct(b)
 }
 
 impl CpuLoad {

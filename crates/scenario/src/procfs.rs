@@ -4,77 +4,8 @@
 
 use rtshield_sys::Root;
 
-/// Per-CPU counters from one `/proc/stat` read, in USER_HZ ticks.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct CpuTimes {
-    /// Indexed by CPU number; `None` for CPUs absent from the file.
-    pub cpus: Vec<Option<CpuTick>>,
-}
-
-#[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct CpuTick {
-    /// idle + iowait.
-    pub idle: u64,
-    /// Every column the kernel reports (guest time is already in user).
-    pub total: u64,
-}
-
-impl CpuTimes {
-    pub fn parse(text: &str) -> CpuTimes {
-        let mut cpus: Vec<Option<CpuTick>> = Vec::new();
-        for line in text.lines() {
-            let mut f = line.split_whitespace();
-            let Some(name) = f.next() else { continue };
-            let Some(n) = name
-                .strip_prefix("cpu")
-                .and_then(|n| n.parse::<usize>().ok())
-            else {
-                continue;
-            };
-            if n > rtshield_sys::cpuset::MAX_CPU as usize {
-                continue;
-            }
-            let v: Vec<u64> = f.map(|x| x.parse().unwrap_or(0)).collect();
-            // user nice system idle iowait irq softirq steal guest guest_nice:
-            // guest and guest_nice are already counted in user and nice.
-            let total: u64 = v.iter().take(8).sum();
-            let idle = v.get(3).copied().unwrap_or(0) + v.get(4).copied().unwrap_or(0);
-            if cpus.len() <= n {
-                cpus.resize(n + 1, None);
-            }
-            cpus[n] = Some(CpuTick { idle, total });
-        }
-        CpuTimes { cpus }
-    }
-
-    pub fn read(root: &Root) -> CpuTimes {
-        root.read_opt("/proc/stat")
-            .map(|t| CpuTimes::parse(&t))
-            .unwrap_or_default()
-    }
-
-    /// Idle share of `cpu` between `self` (earlier) and `later`; `None`
-    /// when the CPU is missing or no tick elapsed.
-    pub fn idle_share(&self, later: &CpuTimes, cpu: usize) -> Option<f64> {
-        let a = self.cpus.get(cpu).copied().flatten()?;
-        let b = later.cpus.get(cpu).copied().flatten()?;
-        let total = b.total.checked_sub(a.total)?;
-        if total == 0 {
-            return None;
-        }
-        let idle = b.idle.saturating_sub(a.idle);
-        Some((idle as f64 / total as f64).clamp(0.0, 1.0))
-    }
-
-    /// Idle ticks summed over every CPU between `self` and `later`.
-    pub fn idle_ticks(&self, later: &CpuTimes) -> u64 {
-        self.cpus
-            .iter()
-            .zip(&later.cpus)
-            .filter_map(|(a, b)| Some(b.as_ref()?.idle.saturating_sub(a.as_ref()?.idle)))
-            .sum()
-    }
-}
+/// `/proc/stat` readings (per-CPU idle time) come from `rtshield_sys`.
+pub use rtshield_sys::procstat::StatSnapshot as CpuTimes;
 
 /// Scheduler counters of one thread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -128,28 +59,6 @@ impl ThreadSched {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    const STAT0: &str = "cpu  300 0 100 1000 10 0 5 0 0 0\n\
-        cpu0 100 0 50 500 5 0 5 0 0 0\n\
-        cpu1 200 0 50 500 5 0 0 0 0 0\n\
-        intr 12345 0 0\nctxt 999\n";
-    const STAT1: &str = "cpu  ...\n\
-        cpu0 150 0 50 545 10 0 5 0 7 0\n\
-        cpu1 300 0 50 500 5 0 0 0 0 0\n";
-
-    #[test]
-    fn proc_stat_idle_shares() {
-        let a = CpuTimes::parse(STAT0);
-        let b = CpuTimes::parse(STAT1);
-        assert_eq!(a.cpus.len(), 2);
-        // CPU0: total 660 -> 760 (guest 7 not counted again), idle 505 -> 555.
-        assert_eq!(a.idle_share(&b, 0), Some(0.5));
-        // CPU1: all 100 ticks busy.
-        assert_eq!(a.idle_share(&b, 1), Some(0.0));
-        assert_eq!(a.idle_share(&b, 2), None);
-        assert_eq!(a.idle_share(&a, 0), None);
-        assert_eq!(a.idle_ticks(&b), 50);
-    }
 
     #[test]
     fn sched_and_status_counters() {

@@ -293,7 +293,7 @@ pub fn run(
     {
         std::thread::sleep(Duration::from_micros(200));
     }
-    let stat0 = CpuTimes::read(&o.root);
+    let stat0 = CpuTimes::read(&o.root).unwrap_or_default();
     let t_release = mono_ns();
     release(&sh);
 
@@ -342,7 +342,11 @@ pub fn run(
             timed_out = true;
             break;
         }
-        sample(&CpuTimes::read(&o.root), mono_ns(), demand);
+        sample(
+            &CpuTimes::read(&o.root).unwrap_or_default(),
+            mono_ns(),
+            demand,
+        );
     }
     let stop_ns = mono_ns();
     sh.stop.store(true, Ordering::SeqCst);
@@ -355,7 +359,7 @@ pub fn run(
             })
         })
         .collect();
-    let stat1 = CpuTimes::read(&o.root);
+    let stat1 = CpuTimes::read(&o.root).unwrap_or_default();
     // The tail since the last sample: the tasks were finishing or being
     // stopped, so none is counted as waiting.
     sample(&stat1, mono_ns(), 0);
@@ -440,7 +444,7 @@ pub fn run(
     let cpus = online
         .iter()
         .map(|c| {
-            let idle = stat0.idle_share(&stat1, c as usize).unwrap_or(0.0);
+            let idle = stat0.idle_share(&stat1, c).unwrap_or(0.0);
             let rt = rt_ns.get(c as usize).copied().unwrap_or(0) as f64 / makespan.max(1) as f64;
             CpuReport {
                 cpu: c,

@@ -5,6 +5,7 @@
 
 pub mod cpuset;
 pub mod error;
+pub mod procstat;
 pub mod root;
 pub mod sched;
 pub mod sysinfo;

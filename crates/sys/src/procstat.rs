@@ -1,0 +1,160 @@
+//! `/proc/stat`: per-CPU time, interrupts and context switches. Read by the
+//! CPU-load display (`run`), the scenario runner (idle shares) and `stat`.
+
+use crate::Root;
+use std::collections::BTreeMap;
+use std::io;
+
+/// Cumulative USER_HZ ticks of one `cpu` line.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ticks {
+    /// user + nice + system + idle + iowait + irq + softirq + steal (guest
+    /// time is already inside user and nice, so it is not added again).
+    pub total: u64,
+    /// idle + iowait.
+    pub idle: u64,
+}
+
+impl Ticks {
+    /// Share of the time between `self` (earlier) and `later` that was idle;
+    /// `None` when no tick elapsed.
+    pub fn idle_share(self, later: Ticks) -> Option<f64> {
+        let dt = later.total.checked_sub(self.total)?;
+        if dt == 0 {
+            return None;
+        }
+        let di = later.idle.saturating_sub(self.idle);
+        Some((di as f64 / dt as f64).clamp(0.0, 1.0))
+    }
+
+    /// Busy share in percent (0 when no tick elapsed), as systress shows it.
+    pub fn busy_pct(self, later: Ticks) -> f64 {
+        self.idle_share(later).map_or(0.0, |i| (1.0 - i) * 100.0)
+    }
+}
+
+/// One reading of `/proc/stat`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatSnapshot {
+    /// The aggregate `cpu` line.
+    pub all: Ticks,
+    /// Every `cpuN` line.
+    pub cpus: BTreeMap<u32, Ticks>,
+    /// Context switches since boot (`ctxt`).
+    pub ctxt: u64,
+    /// Interrupts since boot (first field of `intr`).
+    pub intr: u64,
+    pub procs_running: u64,
+    pub procs_blocked: u64,
+}
+
+impl StatSnapshot {
+    pub fn read(root: &Root) -> io::Result<Self> {
+        Ok(Self::parse(&root.read("/proc/stat")?))
+    }
+
+    /// Malformed lines are skipped: the kernel adds fields over time.
+    pub fn parse(text: &str) -> Self {
+        let mut s = StatSnapshot::default();
+        for line in text.lines() {
+            let mut f = line.split_whitespace();
+            let Some(name) = f.next() else { continue };
+            if let Some(rest) = name.strip_prefix("cpu") {
+                let v: Vec<u64> = f.take(8).map_while(|x| x.parse().ok()).collect();
+                if v.len() < 4 {
+                    continue;
+                }
+                let t = Ticks {
+                    total: v.iter().sum(),
+                    idle: v[3] + v.get(4).copied().unwrap_or(0),
+                };
+                if rest.is_empty() {
+                    s.all = t;
+                } else if let Ok(n) = rest.parse::<u32>() {
+                    if n <= crate::cpuset::MAX_CPU {
+                        s.cpus.insert(n, t);
+                    }
+                }
+                continue;
+            }
+            let v: u64 = match f.next().and_then(|v| v.parse().ok()) {
+                Some(v) => v,
+                None => continue,
+            };
+            match name {
+                "ctxt" => s.ctxt = v,
+                "intr" => s.intr = v,
+                "procs_running" => s.procs_running = v,
+                "procs_blocked" => s.procs_blocked = v,
+                _ => {}
+            }
+        }
+        s
+    }
+
+    /// Idle share of `cpu` between `self` (earlier) and `later`.
+    pub fn idle_share(&self, later: &StatSnapshot, cpu: u32) -> Option<f64> {
+        self.cpus.get(&cpu)?.idle_share(*later.cpus.get(&cpu)?)
+    }
+
+    /// Idle ticks summed over the CPUs present in both readings.
+    pub fn idle_ticks(&self, later: &StatSnapshot) -> u64 {
+        self.cpus
+            .iter()
+            .filter_map(|(c, a)| Some(later.cpus.get(c)?.idle.saturating_sub(a.idle)))
+            .sum()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STAT0: &str = "cpu  300 0 100 1000 10 0 5 0 0 0\n\
+        cpu0 100 0 50 500 5 0 5 0 0 0\n\
+        cpu1 200 0 50 500 5 0 0 0 0 0\n\
+        intr 12345 0 0\nctxt 999\nprocs_running 3\nprocs_blocked 1\n";
+    const STAT1: &str = "cpu  x\n\
+        cpu0 150 0 50 545 10 0 5 0 7 0\n\
+        cpu1 300 0 50 500 5 0 0 0 0 0\n";
+
+    #[test]
+    fn parses_counters_and_shares() {
+        let a = StatSnapshot::parse(STAT0);
+        let b = StatSnapshot::parse(STAT1);
+        assert_eq!(a.cpus.len(), 2);
+        assert_eq!(
+            (a.intr, a.ctxt, a.procs_running, a.procs_blocked),
+            (12345, 999, 3, 1)
+        );
+        assert_eq!(
+            a.all,
+            Ticks {
+                total: 1415,
+                idle: 1010
+            }
+        );
+        // CPU0: total 660 -> 760 (guest 7 not counted again), idle 505 -> 555.
+        assert_eq!(a.idle_share(&b, 0), Some(0.5));
+        // CPU1: all 100 ticks busy.
+        assert_eq!(a.idle_share(&b, 1), Some(0.0));
+        assert_eq!(a.cpus[&1].busy_pct(b.cpus[&1]), 100.0);
+        assert_eq!(a.idle_share(&b, 2), None);
+        assert_eq!(a.idle_share(&a, 0), None);
+        assert_eq!(a.idle_ticks(&b), 50);
+    }
+
+    #[test]
+    fn garbage_is_skipped() {
+        let g = StatSnapshot::parse("cpu x y\ncpufoo 1 2 3 4\nctxt\n\n");
+        assert!(g.cpus.is_empty());
+        assert_eq!(g, StatSnapshot::default());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn never_panics(s in "(cpu[0-9]? [0-9 ]{0,20}\n|ctxt [0-9]{0,25}\n|.{0,10}\n){0,6}") {
+            let _ = StatSnapshot::parse(&s);
+        }
+    }
+}

@@ -5,13 +5,7 @@ use std::process::Command;
 
 #[test]
 fn demo_measures_under_load_and_writes_files() {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let root = status
-        .lines()
-        .find(|l| l.starts_with("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(2))
-        == Some("0");
-    if !root {
+    if !rtshield_sys::sched::is_root() {
         eprintln!("SKIP: demo test needs root");
         return;
     }

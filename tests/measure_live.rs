@@ -11,14 +11,7 @@ fn skip(why: &str) -> bool {
 }
 
 fn cannot_run() -> bool {
-    // SAFETY-free check: /proc/self/status Uid line.
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let root = status
-        .lines()
-        .find(|l| l.starts_with("Uid:"))
-        .and_then(|l| l.split_whitespace().nth(2))
-        == Some("0");
-    if !root {
+    if !rtshield_sys::sched::is_root() {
         return skip("live measurement needs root");
     }
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
@@ -254,45 +247,80 @@ fn fifo_refused_falls_back_to_other_and_says_so() {
     assert!(csv.contains("SCHED_FIFO refused"));
 }
 
-#[test]
-fn sigint_ends_early_and_writes_every_file() {
+/// Start a long run, wait until the live table shows samples, send
+/// `sig` (to our own child only), and check every file is written.
+fn signal_ends_early_and_writes_every_file(sig: &str, end_reason: &str, name: &str) {
     if cannot_run() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
     let mut child = bin()
-        .args(["measure", "--cpus", "1", "--period", "1ms", "--quiet"])
+        .args([
+            "measure",
+            "--cpus",
+            "1",
+            "--period",
+            "1ms",
+            "--stats-period",
+            "100ms",
+            // Far beyond the test, only so a broken build cannot hang it.
+            "--duration",
+            "2min",
+        ])
         .arg("--out")
         .arg(d.path())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The first line is printed once the handler is installed; then let
-    // it measure a little.
-    let mut first = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.as_mut().unwrap()),
-        &mut first,
-    )
-    .unwrap();
+    // Plain lines (stdout is a pipe): the first line is printed once the
+    // handler is installed, then one row per stats period. Wait for a row
+    // with samples, however long a loaded machine takes to get there.
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    let first = lines.next().unwrap().unwrap();
     assert!(first.starts_with("rtshield measure:"), "{first}");
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    // Our own child only.
+    let mut seen = Vec::new();
+    for l in lines.by_ref() {
+        let l = l.unwrap();
+        // "    0.1s     0   23548       97       12 ..." : Time Index TID Samples
+        let f: Vec<&str> = l.split_whitespace().collect();
+        let measuring =
+            f.len() == 8 && f[0].ends_with('s') && f[3].parse::<u64>().is_ok_and(|n| n > 0);
+        seen.push(l);
+        if measuring {
+            break;
+        }
+    }
     let k = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([sig, &child.id().to_string()])
         .status()
         .unwrap();
     assert!(k.success());
+    // Read the rest (the summary) so the child never blocks on a full pipe.
+    seen.extend(lines.map_while(Result::ok));
     let o = child.wait_with_output().unwrap();
-    assert!(o.status.success(), "{}", text(&o));
+    assert!(o.status.success(), "{}\n{}", seen.join("\n"), text(&o));
+    assert!(seen.iter().any(|l| l.starts_with("Total elapsed time:")));
     let v = json(&d.path().join("results.json"));
-    assert_eq!(v["end_reason"], "sigint");
+    assert_eq!(v["end_reason"], end_reason);
     assert!(v["threads"][0]["samples"].as_u64().unwrap() > 0);
-    assert!(v["warnings"].to_string().contains("interrupted by SIGINT"));
+    assert!(v["warnings"]
+        .to_string()
+        .contains(&format!("interrupted by {name}")));
     for f in ["results.csv", "histogram.txt", "timer_thread00.txt"] {
-        assert!(d.path().join(f).is_file(), "{f}");
+        let t = std::fs::read_to_string(d.path().join(f)).unwrap();
+        assert!(t.contains(&format!("interrupted by {name}")), "{f}");
     }
+}
+
+#[test]
+fn sigint_ends_early_and_writes_every_file() {
+    signal_ends_early_and_writes_every_file("-INT", "sigint", "SIGINT");
+}
+
+#[test]
+fn sigterm_ends_early_and_writes_every_file() {
+    signal_ends_early_and_writes_every_file("-TERM", "sigterm", "SIGTERM");
 }
 
 #[test]

@@ -13,7 +13,10 @@ use crate::{
 use anyhow::{bail, Context};
 use rtshield_sys::sched::{self, Policy};
 use rtshield_sys::{CpuSet, InputError};
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicI64, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{
+    AtomicBool, AtomicI32, AtomicI64, AtomicU64,
+    Ordering::{Acquire, Relaxed, Release},
+};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -67,8 +70,8 @@ fn sleep_until(ns: i64) {
     }
 }
 
-/// What the main thread can read while a thread runs: relaxed atomics
-/// stored by the measuring thread (a plain store each, no lock).
+/// What the main thread can read while a thread runs: atomics stored by the
+/// measuring thread (a plain store each, no lock, no fence).
 #[derive(Debug)]
 pub struct Live {
     pub count: AtomicU64,
@@ -110,8 +113,10 @@ impl Live {
         self.overruns.store(a.overruns, Relaxed);
         self.missed.store(a.missed, Relaxed);
         self.lost.store(a.lost, Relaxed);
-        // Last, so a reader seeing `count` sees figures at least that fresh.
-        self.count.store(a.count, Relaxed);
+        // Last, with Release (a plain store on x86, `stlr` on ARM, no
+        // fence): a reader loading `count` with Acquire first sees the
+        // other figures at least that fresh (avg = sum/count stays sane).
+        self.count.store(a.count, Release);
     }
 }
 
@@ -197,9 +202,18 @@ fn si_overrun(info: &libc::siginfo_t) -> u64 {
 
 impl Drop for PosixTimer {
     fn drop(&mut self) {
-        // SAFETY: id came from timer_create.
+        // SAFETY: id came from timer_create; set is the signal we blocked.
         unsafe {
             libc::timer_delete(self.id);
+            // An expiry may have been queued after the last wait (the loop
+            // ended between two periods): take it before unblocking, or its
+            // default action (terminate) would kill the process on kernels
+            // that keep a deleted timer's pending signal.
+            let zero = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            while libc::sigtimedwait(&self.set, std::ptr::null_mut(), &zero) > 0 {}
             libc::pthread_sigmask(libc::SIG_UNBLOCK, &self.set, std::ptr::null_mut());
         }
     }
@@ -456,7 +470,17 @@ pub fn run(
     let mut producers = Vec::with_capacity(n);
     for t in &spec.threads {
         let per_s = 1_000_000_000 / t.period_ns.max(1);
-        let (p, c) = rtrb::RingBuffer::<Sample>::new((per_s * 10).clamp(1 << 16, 1 << 20) as usize);
+        let (mut p, mut c) =
+            rtrb::RingBuffer::<Sample>::new((per_s * 10).clamp(1 << 16, 1 << 20) as usize);
+        if memlock.is_none() {
+            // Not locked (so not populated by MCL_FUTURE): touch every slot
+            // now, or the loop's first pass takes a page fault every 256
+            // samples.
+            for _ in 0..p.buffer().capacity() {
+                let _ = p.push(Sample::default());
+                let _ = c.pop();
+            }
+        }
         producers.push(p);
         rings.push(c);
     }
@@ -671,7 +695,7 @@ impl Snapshot<'_> {
             .lives
             .iter()
             .map(|l| Accum {
-                count: l.count.load(Relaxed),
+                count: l.count.load(Acquire),
                 min: l.min.load(Relaxed),
                 max: l.max.load(Relaxed),
                 cur: l.cur.load(Relaxed),
@@ -764,7 +788,7 @@ fn interval_stats(
         .enumerate()
         .map(|(i, t)| {
             let l = &lives[i];
-            let count = l.count.load(Relaxed);
+            let count = l.count.load(Acquire);
             let v = std::mem::take(&mut ival[i]);
             let r = ready[i].as_ref();
             ThreadStats {
@@ -945,6 +969,35 @@ mod tests {
         // which is at least 20 periods.
         let total: i64 = v.iter().map(|s| s.value).sum();
         assert!(total >= 20 * 200_000);
+    }
+
+    #[test]
+    fn dropping_a_timer_with_an_expiry_pending_is_harmless() {
+        // The timer fires every 50 µs while its signal is blocked and never
+        // taken: at drop an expiry is pending. Unblocking it then would
+        // terminate this test process (SIGRTMIN's default action).
+        std::thread::spawn(|| {
+            let t = PosixTimer::new(now_ns() + 50_000, 50_000).unwrap();
+            std::thread::sleep(Duration::from_millis(5));
+            // SAFETY: reading this thread's pending set and mask.
+            unsafe {
+                let mut pending: libc::sigset_t = std::mem::zeroed();
+                libc::sigpending(&mut pending);
+                assert_eq!(libc::sigismember(&pending, libc::SIGRTMIN()), 1);
+            }
+            drop(t);
+            // SAFETY: as above.
+            unsafe {
+                let mut pending: libc::sigset_t = std::mem::zeroed();
+                libc::sigpending(&mut pending);
+                assert_eq!(libc::sigismember(&pending, libc::SIGRTMIN()), 0);
+                let mut mask: libc::sigset_t = std::mem::zeroed();
+                libc::pthread_sigmask(libc::SIG_BLOCK, std::ptr::null(), &mut mask);
+                assert_eq!(libc::sigismember(&mask, libc::SIGRTMIN()), 0);
+            }
+        })
+        .join()
+        .unwrap();
     }
 
     #[test]

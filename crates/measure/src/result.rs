@@ -81,3 +81,110 @@ impl Measurement {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::{Accum, ThreadHistograms};
+    use crate::{EndReason, MeasureSpec, ThreadMeasurement};
+    use rtshield_sys::sched::Policy;
+
+    /// A finished one-thread measurement fed with `samples` (ns) the way
+    /// the engine feeds them: the thread's exact accumulator, and the
+    /// histograms on the main thread.
+    fn measured(histo_size_ns: u64, samples: &[i64]) -> Measurement {
+        let mut spec = MeasureSpec::new(&[1], 200_000);
+        spec.histo_size_ns = histo_size_ns;
+        let mut exact = Accum::default();
+        let mut hist = ThreadHistograms::new(histo_size_ns, 1000);
+        for &v in samples {
+            exact.add(v);
+            hist.record(v, 0, 200_000);
+        }
+        Measurement {
+            threads: vec![ThreadMeasurement {
+                spec: spec.threads[0].clone(),
+                tid: 4242,
+                cpu: Some(1),
+                policy: Policy::Fifo,
+                priority: 98,
+                fallback: None,
+                exact,
+                hist,
+            }],
+            spec,
+            started_at: "2026-11-22T05:47:39Z".into(),
+            elapsed_ns: 2_000_000,
+            end: EndReason::Samples,
+            warnings: vec![],
+            cpu_dma_latency: Some(0),
+            memlocked: true,
+            partial: false,
+        }
+    }
+
+    #[test]
+    fn overflow_samples_count_in_min_max_avg_not_in_the_h_columns() {
+        // Seed 000's situation: a 20 us histogram, and samples beyond it.
+        // In us: 2.4 3.0 17.2 17.9 17.0 18.5 20.999 | 25.0 100.3 (overflow).
+        let m = measured(
+            20_000,
+            &[
+                2_400, 3_000, 17_200, 17_900, 17_000, 18_500, 20_999, 25_000, 100_300,
+            ],
+        );
+        let r = m.to_result(&ResultContext::default());
+        let t = &r.threads[0];
+        // Exact figures over all nine: sum 222 299 ns.
+        assert_eq!((t.samples, t.min_ns, t.max_ns), (9, 2_400, 100_300));
+        assert!((t.avg_ns - 222_299.0 / 9.0).abs() < 1e-9);
+        assert_eq!(t.histogram.overflow, 2);
+        assert_eq!(
+            t.histogram.counts,
+            vec![[2, 1], [3, 1], [17, 3], [18, 1], [20, 1]]
+        );
+        // Over the histogram: buckets 2 3 17 17 17 18 20 (us): n 7, mean
+        // 94/7 = 13.43, lower median (rank 4) 17, mode 17, population
+        // variance 1604/7 - (94/7)^2 = 48.82 -> std 6.99.
+        let h = &t.hist_stats;
+        assert_eq!(h.samples, 7);
+        assert!((h.avg_ns - 94_000.0 / 7.0).abs() < 1e-6);
+        assert_eq!((h.median_ns, h.mode_ns), (17_000, 17_000));
+        let var = 1604.0 / 7.0 - (94.0f64 / 7.0).powi(2);
+        assert!((h.std_ns - var.sqrt() * 1000.0).abs() < 1e-6);
+        // The overflowed maximum is in the percentiles, exactly.
+        assert_eq!(t.percentiles["99.9999"], 100_300);
+        // The systress SUMMARY line: L_avg 24.7 -> 25 (with the overflow;
+        // 13 without), L_avg_H 13, L_std_H 7.
+        let txt = rtshield_results::to_systress_txt(&r, t);
+        assert_eq!(
+            txt.lines().last().unwrap(),
+            "#      0  4242        9      2    100     25          7       13       17        7        17"
+        );
+        assert!(txt.starts_with("       0        0\n       1        0\n       2        1\n"));
+        assert_eq!(txt.lines().position(|l| l.is_empty()), Some(21));
+    }
+
+    #[test]
+    fn the_example_fixture_is_what_the_engine_computes() {
+        // rtshield_results::example documents its figures; check them here.
+        let m = measured(
+            100_000,
+            &[
+                2_100, 3_500, 3_500, 3_500, 4_700, 5_500, 5_500, 6_900, 20_900, 150_400,
+            ],
+        );
+        let r = m.to_result(&ResultContext::default());
+        let ex = rtshield_results::example::example_result();
+        let (t, e) = (&r.threads[0], &ex.threads[0]);
+        assert_eq!(
+            (t.samples, t.min_ns, t.max_ns, t.avg_ns),
+            (e.samples, e.min_ns, e.max_ns, e.avg_ns)
+        );
+        assert_eq!(t.histogram, e.histogram);
+        assert_eq!(t.hist_stats, e.hist_stats);
+        assert_eq!(t.percentiles, e.percentiles);
+        assert_eq!(t.corrected, e.corrected);
+        assert_eq!(r.settings.histo_buckets, ex.settings.histo_buckets);
+    }
+}

@@ -12,11 +12,13 @@ static SIGNAL: AtomicI32 = AtomicI32::new(0);
 static INSTALL: Once = Once::new();
 
 extern "C" fn on_signal(sig: libc::c_int) {
+    // The signal first: whoever sees STOP (the handler may run on any
+    // thread that does not block it) must also see which signal it was.
+    SIGNAL.store(sig, Ordering::SeqCst);
     if STOP.swap(true, Ordering::SeqCst) {
         // SAFETY: _exit is async-signal-safe.
         unsafe { libc::_exit(128 + sig) };
     }
-    SIGNAL.store(sig, Ordering::SeqCst);
 }
 
 /// Install the SIGINT/SIGTERM handlers (once) and return the flag they set.

@@ -346,6 +346,8 @@ mod tests {
         assert_eq!(hs.median_ns, 20_000);
         assert_eq!(hs.mode_ns, 20_000);
         assert!((hs.avg_ns - 14_000.0).abs() < 1e-9);
+        // Deviations -12, 6, 6 us: population variance 72 us².
+        assert!((hs.std_ns - 72f64.sqrt() * 1000.0).abs() < 1e-6);
         let hist = h.to_histogram();
         assert_eq!(hist.counts, vec![[2, 1], [20, 2]]);
         assert_eq!(hist.overflow, 2);

@@ -47,13 +47,16 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn loop_allocations(mode: Mode, ring: usize, samples: u64) -> (u64, u64) {
+/// Run the loop on a watched thread: (allocations, samples, overruns).
+/// `late` starts the schedule that many periods in the past, so the first
+/// wake-up is an overrun (the skip-and-count path runs too).
+fn loop_allocations(mode: Mode, ring: usize, samples: u64, late: i64) -> (u64, u64, u64) {
     std::thread::spawn(move || {
         let (mut tx, _rx) = rtrb::RingBuffer::<Sample>::new(ring);
         let live = rtshield_measure::engine::Live::default();
         let stop = AtomicBool::new(false);
         let period = 100_000u64;
-        let start = now_ns();
+        let start = now_ns() - late * period as i64;
         let cfg = LoopConfig {
             mode,
             period_ns: period,
@@ -63,6 +66,8 @@ fn loop_allocations(mode: Mode, ring: usize, samples: u64) -> (u64, u64) {
         };
         let waiter = match mode {
             Mode::PosixTimer => {
+                // An absolute first expiry in the past fires at once, with
+                // the expiries since then as the timer overrun.
                 Waiter::Timer(PosixTimer::new(start + period as i64, period).unwrap())
             }
             _ => Waiter::Nanosleep,
@@ -72,7 +77,7 @@ fn loop_allocations(mode: Mode, ring: usize, samples: u64) -> (u64, u64) {
         let acc = hot_loop(&cfg, &waiter, &mut tx, &live, &stop);
         WATCHED.with(|w| w.set(false));
         let after = allocs();
-        (after - before, acc.count)
+        (after - before, acc.count, acc.overruns)
     })
     .join()
     .unwrap()
@@ -95,14 +100,14 @@ fn allocator_counts_when_watched() {
 
 #[test]
 fn nanosleep_loop_does_not_allocate() {
-    let (allocs, count) = loop_allocations(Mode::Nanosleep, 4096, 500);
+    let (allocs, count, _) = loop_allocations(Mode::Nanosleep, 4096, 500, 0);
     assert_eq!(count, 500);
     assert_eq!(allocs, 0);
 }
 
 #[test]
 fn posix_timer_loop_does_not_allocate() {
-    let (allocs, count) = loop_allocations(Mode::PosixTimer, 4096, 300);
+    let (allocs, count, _) = loop_allocations(Mode::PosixTimer, 4096, 300, 0);
     assert_eq!(count, 300);
     assert_eq!(allocs, 0);
 }
@@ -110,7 +115,19 @@ fn posix_timer_loop_does_not_allocate() {
 #[test]
 fn interval_loop_with_full_ring_does_not_allocate() {
     // A full ring is the lost-sample path: still no allocation.
-    let (allocs, count) = loop_allocations(Mode::Interval, 16, 200);
+    let (allocs, count, _) = loop_allocations(Mode::Interval, 16, 200, 0);
     assert_eq!(count, 200);
     assert_eq!(allocs, 0);
+}
+
+#[test]
+fn overrun_path_does_not_allocate() {
+    // Ten periods late from the start: at least one overrun, skipped and
+    // counted, in both wait modes.
+    for mode in [Mode::Nanosleep, Mode::PosixTimer] {
+        let (allocs, count, overruns) = loop_allocations(mode, 4096, 100, 10);
+        assert_eq!(count, 100);
+        assert!(overruns >= 1, "{mode}: the first wake-up is an overrun");
+        assert_eq!(allocs, 0, "{mode}");
+    }
 }

@@ -48,26 +48,28 @@ impl Observer for Recorder {
 fn runs_to_the_sample_count_with_snapshots() {
     let stop = AtomicBool::new(false);
     let mut obs = Recorder::default();
-    let m = run(&spec(150), &stop, &mut obs).unwrap();
+    // 0.5 s at 1 ms against a 20 ms stats period: even a main thread
+    // starved for a while by a loaded machine gets one period in.
+    let m = run(&spec(500), &stop, &mut obs).unwrap();
     assert_eq!(m.end, EndReason::Samples);
     assert!(!m.partial);
     let t = &m.threads[0];
-    assert_eq!(t.exact.count, 150);
+    assert_eq!(t.exact.count, 500);
     assert_eq!(t.policy, Policy::Other);
     assert!(t.fallback.is_none());
-    assert_eq!(t.hist.samples + t.exact.lost, 150);
+    assert_eq!(t.hist.samples + t.exact.lost, 500);
     // A snapshot mid-run is a complete, smaller result.
     assert_eq!(obs.snapshots.len(), 1);
     let (partial, end, samples) = &obs.snapshots[0];
     assert!(*partial);
     assert_eq!(end, "running");
-    assert!(*samples <= 150);
+    assert!(*samples <= 500);
     let r = m.to_result(&ResultContext {
         label: Some("x".into()),
         ..Default::default()
     });
     assert_eq!(r.end_reason, "samples");
-    assert_eq!(r.threads[0].samples, 150);
+    assert_eq!(r.threads[0].samples, 500);
     assert_eq!(r.settings.histo_buckets, 1001);
     assert_eq!(r.threads[0].requested_policy, None);
 }
@@ -110,9 +112,100 @@ fn bad_specs_are_input_errors() {
     let mut s = spec(10);
     s.threads[0].cpu = Some(4000);
     let e = run(&s, &stop, &mut NoObserver).unwrap_err();
-    assert!(e.to_string().contains("CPU 4000 is not online or not allowed"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("CPU 4000 is not online or not allowed"),
+        "{e}"
+    );
 
     let mut s = spec(10);
     s.threads.clear();
     assert!(run(&s, &stop, &mut NoObserver).is_err());
+}
+
+/// An open descriptor of this process on /dev/cpu_dma_latency.
+fn dma_fd_open() -> bool {
+    std::fs::read_dir("/proc/self/fd")
+        .unwrap()
+        .flatten()
+        .any(|e| {
+            std::fs::read_link(e.path())
+                .is_ok_and(|t| t == std::path::Path::new("/dev/cpu_dma_latency"))
+        })
+}
+
+fn locked_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmLck:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .unwrap()
+}
+
+/// What the main thread (the observer runs on it) looks like mid-run.
+#[derive(Default)]
+struct MainThreadProbe {
+    seen: Vec<(rtshield_sys::CpuSet, i32, i32, bool)>,
+}
+
+impl Observer for MainThreadProbe {
+    fn interval(&mut self, _s: &IntervalStats) -> bool {
+        let aff = rtshield_sys::sched::get_affinity(0).unwrap();
+        // SAFETY: reading the calling thread's policy.
+        let pol = unsafe { libc::sched_getscheduler(0) } & !libc::SCHED_RESET_ON_FORK;
+        let mut param = libc::sched_param { sched_priority: -1 };
+        // SAFETY: param is a valid out-pointer.
+        unsafe { libc::sched_getparam(0, &mut param) };
+        self.seen
+            .push((aff, pol, param.sched_priority, dma_fd_open()));
+        true
+    }
+}
+
+#[test]
+fn main_thread_is_placed_for_the_run_then_everything_is_put_back() {
+    if !rtshield_sys::sched::is_root() {
+        eprintln!("SKIP: FIFO measuring thread, mlockall and /dev/cpu_dma_latency need root");
+        return;
+    }
+    let online = rtshield_sys::sched::get_affinity(0).unwrap();
+    if online.len() < 2 {
+        eprintln!("SKIP: needs two CPUs");
+        return;
+    }
+    let cpu = online.last().unwrap();
+    // A thread of its own: affinity and policy are per thread, and the
+    // other tests run beside this one.
+    std::thread::spawn(move || {
+        // SAFETY: reading the calling thread's policy.
+        let policy_before = unsafe { libc::sched_getscheduler(0) };
+        let mut s = MeasureSpec::new(&[cpu], 1_000_000);
+        s.threads[0].priority = 10;
+        s.samples = Some(300);
+        s.stats_period_ns = 20_000_000;
+        let mut probe = MainThreadProbe::default();
+        let m = run(&s, &AtomicBool::new(false), &mut probe).unwrap();
+        assert_eq!(m.threads[0].exact.count, 300);
+        assert_eq!(m.threads[0].cpu, Some(cpu));
+        assert!(!probe.seen.is_empty());
+        for (aff, pol, prio, dma) in &probe.seen {
+            // Off the measured CPU, on all the others.
+            assert!(!aff.contains(cpu), "main thread on CPU {cpu}: {aff:?}");
+            assert_eq!(aff.len(), online.len() - 1);
+            // SCHED_FIFO 1 (below the measuring thread) when FIFO is permitted.
+            if m.threads[0].policy == Policy::Fifo {
+                assert_eq!((*pol, *prio), (libc::SCHED_FIFO, 1));
+            }
+            assert_eq!(*dma, m.cpu_dma_latency.is_some());
+        }
+        // Put back: affinity, policy, /dev/cpu_dma_latency closed, memory
+        // unlocked.
+        assert_eq!(rtshield_sys::sched::get_affinity(0).unwrap(), online);
+        assert_eq!(unsafe { libc::sched_getscheduler(0) }, policy_before);
+        assert!(!dma_fd_open());
+        assert_eq!(locked_kb(), 0);
+    })
+    .join()
+    .unwrap();
 }

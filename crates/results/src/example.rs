@@ -4,8 +4,10 @@
 use crate::*;
 use std::collections::BTreeMap;
 
-/// One thread on CPU 1, 10 samples of 2, 3, 3, 3, 4, 5, 5, 6, 20 and
-/// 150 µs (the last overflows a 100 µs histogram).
+/// One thread on CPU 1, 10 samples of 2.1, 3.5, 3.5, 3.5, 4.7, 5.5, 5.5,
+/// 6.9, 20.9 and 150.4 µs (the last overflows a 100 µs histogram). The
+/// figures are those the engine computes from these samples (checked by
+/// rtshield-measure's tests).
 pub fn example_result() -> RunResult {
     let pct = |v: &[i64]| -> BTreeMap<String, i64> {
         PERCENTILES
@@ -73,14 +75,16 @@ pub fn example_result() -> RunResult {
                 samples: 9,
                 avg_ns: 5666.666666666667,
                 median_ns: 4000,
-                std_ns: 5333.333333333333,
+                std_ns: 5206.833117271102,
                 mode_ns: 3000,
             },
-            percentiles: pct(&[5_000, 20_000, 150_400, 150_400, 150_400, 150_400, 150_400]),
+            // HDR answers are the top of their 3-digit equivalence range
+            // (4.7 µs -> 4703 ns), capped at the exact maximum.
+            percentiles: pct(&[4_703, 20_911, 150_400, 150_400, 150_400, 150_400, 150_400]),
             corrected: Corrected {
                 samples: 10,
                 max_ns: 150_400,
-                percentiles: pct(&[5_000, 20_000, 150_400, 150_400, 150_400, 150_400, 150_400]),
+                percentiles: pct(&[4_703, 20_911, 150_400, 150_400, 150_400, 150_400, 150_400]),
             },
         }],
         programs: vec![],

@@ -33,7 +33,9 @@ pub struct RunResult {
     /// fallback, lost samples, interrupted run...).
     #[serde(default)]
     pub warnings: Vec<String>,
-    /// Why the run ended: `duration`, `samples`, `sigint`, `sigterm`, `stop` (a program's STOP policy).
+    /// Why the run ended: `duration`, `samples`, `sigint`, `sigterm`, `stop`
+    /// (a program's STOP policy), or `running` in a checkpoint of a run
+    /// still going.
     pub end_reason: String,
     pub threads: Vec<ThreadResult>,
     /// Load programs and built-in loads that ran beside the measurement.

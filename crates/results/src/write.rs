@@ -219,9 +219,13 @@ fn unit_name(res: u64) -> String {
 }
 
 /// cyclictest's `-h` output: `# Histogram`, one zero-padded row per bucket
-/// with one tab-separated column per thread, then the `# Total:`,
-/// `# Min/Avg/Max Latencies:` and `# Histogram Overflows:` lines. Values
-/// in resolution units (µs by default, like cyclictest).
+/// with one tab-separated column per thread, then the `# Total:` (samples
+/// inside the histogram), `# Min/Avg/Max Latencies:`, `# Histogram
+/// Overflows:` and `# Histogram Overflow at cycle number:` lines and an
+/// empty line, byte for byte as cyclictest 2.x prints them. Values in
+/// resolution units (µs by default, like cyclictest). One difference: the
+/// rows are those of the systress histogram, `0..=histo_size` (cyclictest's
+/// `-h N` prints `0..N-1`), and no cycle numbers are recorded.
 pub fn to_cyclictest_hist(res: &RunResult) -> String {
     let mut s = provenance(res);
     s.push_str("# Histogram\n");
@@ -286,6 +290,8 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
         }
         s.push('\n');
     }
+    // cyclictest ends with an empty line too.
+    s.push('\n');
     s
 }
 

@@ -26,7 +26,7 @@ fn systress_txt_has_seed_layout() {
     );
     assert_eq!(lines[n - 2], "#");
     // min 2.1 -> 2, max 150.4 -> 150, avg 20.65 -> 21, Samples_H 9,
-    // avg_H 5.67 -> 6, med 4, std 5.33 -> 5, mode 3.
+    // avg_H 5.67 -> 6, med 4, std 5.21 -> 5, mode 3.
     assert_eq!(
         lines[n - 1],
         "#      0  4242       10      2    150     21          9        6        4        5         3"
@@ -56,6 +56,64 @@ fn cyclictest_histogram_format() {
     assert_eq!(rest[4], "# Histogram Overflows: 00001");
     assert_eq!(rest[5], "# Histogram Overflow at cycle number:");
     assert_eq!(rest[6], "# Thread 0: # 00001 others");
+    // cyclictest ends its histogram with an empty line.
+    assert_eq!(rest.len(), 8);
+    assert_eq!(rest[7], "");
+    assert!(s.ends_with("# Thread 0: # 00001 others\n\n"));
+}
+
+#[test]
+fn cyclictest_histogram_tail_byte_for_byte() {
+    // The end of what `cyclictest -q -h 50` printed on this machine, for a
+    // thread without overflow (cyclictest then lists no cycle numbers).
+    let mut r = example_result();
+    let t = &mut r.threads[0];
+    t.histogram.overflow = 0;
+    t.histogram.buckets = 50;
+    t.histogram.counts = vec![[14, 3], [49, 1509]];
+    t.min_ns = 14_200;
+    t.avg_ns = 39_999.0;
+    t.max_ns = 49_100;
+    let s = to_cyclictest_hist(&r);
+    let tail = &s[s.find("000048 ").unwrap()..];
+    assert_eq!(
+        tail,
+        "000048 000000\n000049 001509\n# Total: 000001512\n# Min Latencies: 00014\n\
+         # Avg Latencies: 00039\n# Max Latencies: 00049\n# Histogram Overflows: 00000\n\
+         # Histogram Overflow at cycle number:\n# Thread 0:\n\n"
+    );
+}
+
+#[test]
+fn systress_summary_reproduces_seed_000() {
+    // Seed 000 §4.3.4's timer_thread00.txt ends with:
+    //   #      0 13029    60000      2    100     17      55431       16       17        3        17
+    let mut r = example_result();
+    let t = &mut r.threads[0];
+    t.tid = 13029;
+    t.samples = 60000;
+    t.min_ns = 2_000;
+    t.max_ns = 100_000;
+    t.avg_ns = 17_000.0;
+    t.hist_stats = HistStats {
+        samples: 55431,
+        avg_ns: 16_000.0,
+        median_ns: 17_000,
+        std_ns: 3_000.0,
+        mode_ns: 17_000,
+    };
+    let s = to_systress_txt(&r, &r.threads[0]);
+    let tail: Vec<&str> = s.lines().rev().take(5).collect();
+    assert_eq!(
+        tail,
+        [
+            "#      0 13029    60000      2    100     17      55431       16       17        3        17",
+            "#",
+            "# Index    TID  Samples  L_min  L_max  L_avg  Samples_H  L_avg_H  L_med_H  L_std_H  L_mode_H",
+            "#",
+            "#                            SUMMARY",
+        ]
+    );
 }
 
 #[test]

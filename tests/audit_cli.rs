@@ -116,16 +116,23 @@ fn audit_bad_input() {
     assert!(text(&o).contains("CPU 7 is not online (online: 0-3)"));
     let o = rtshield(Some(d.path()), &["audit", "1-", "--watch", "0s"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("invalid CPU set '1-'"), "{}", text(&o));
     let o = rtshield(Some(d.path()), &["audit", "--watch", "soon"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("invalid duration 'soon'"), "{}", text(&o));
 }
 
 #[test]
 fn audit_this_machine() {
-    let o = rtshield(None, &["audit", "--watch", "200ms", "--json"]);
+    // CPUs named: the default selection would follow any partition another
+    // test (partition_live) or a user has open on this machine right now.
+    let online = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let o = rtshield(
+        None,
+        &["audit", online.trim(), "--watch", "200ms", "--json"],
+    );
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let online = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
     let n = rtshield_sys::CpuSet::parse_list(online.trim())
         .unwrap()
         .len();

@@ -1,7 +1,6 @@
 //! `rtshield partition` through the binary, on fake trees (`--sysroot`).
 
-use rtshield_partition::fake::{FakeSpec, Style};
-use std::collections::BTreeMap;
+use rtshield_partition::fake::{snapshot, FakeSpec, Style};
 use std::fs;
 use std::path::Path;
 use std::process::{Command, Output};
@@ -13,27 +12,6 @@ fn rtshield(root: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .unwrap()
-}
-
-fn snapshot(base: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![base.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
-            if rel.starts_with("run") {
-                continue;
-            }
-            if p.is_dir() {
-                out.insert(format!("{rel}/"), vec![]);
-                stack.push(p);
-            } else {
-                out.insert(rel, fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
 }
 
 fn text(o: &Output) -> String {
@@ -131,14 +109,74 @@ fn bad_input_exits_2_and_changes_nothing() {
             vec!["partition", "move", "rtx", "1"],
             "unknown partition 'rtx'",
         ),
+        (
+            vec!["partition", "move", "1", "2"],
+            "no partition named in '1 2'",
+        ),
+        (vec!["partition", "move", "rt", "x1"], "'x1' is not a PID"),
+        (
+            vec!["partition", "move", "rt"],
+            "partition move: no PID given",
+        ),
+        (vec!["partition", "move"], "required"),
+        (
+            vec!["partition", "run", "rtx", "--", "true"],
+            "unknown partition 'rtx'",
+        ),
+        (
+            vec!["partition", "run", "rt", "--fifo", "0", "--", "true"],
+            "--fifo",
+        ),
+        (vec!["partition", "undo", "--bogus"], "--bogus"),
     ] {
         let o = rtshield(d.path(), &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
         assert_eq!(before, snapshot(d.path()), "{args:?}");
+        // Nor a state file (the snapshot leaves /run out).
+        assert!(!d.path().join("run").exists(), "{args:?}");
     }
     // Not bad input, but refused: no partition to move into.
     let o = rtshield(d.path(), &["partition", "move", "rt", "1"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains("no rt partition"), "{}", text(&o));
+}
+
+/// SPEC §1 writes `move PID… rt|nrt`, the issue `move rt|nrt PID…`: both work.
+#[test]
+fn move_accepts_both_orders() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    let o = rtshield(d.path(), &["partition", "create", "3"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let tasks = |p: &str| {
+        fs::read_to_string(d.path().join(format!("sys/fs/cgroup/cpuset/{p}/tasks"))).unwrap()
+    };
+    let o = rtshield(d.path(), &["partition", "move", "101", "102", "rt"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("101: 1 thread(s) moved to rt"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(tasks("rt"), "101\n102\n");
+    let o = rtshield(d.path(), &["partition", "move", "nrt", "101"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(tasks("rt"), "102\n");
+    assert!(tasks("nrt").contains("101\n"), "{}", tasks("nrt"));
+    // The kernel's cgroup code applies the cpuset to the task's affinity.
+    let st = fs::read_to_string(d.path().join("proc/102/status")).unwrap();
+    assert!(st.contains("Cpus_allowed_list:\t3\n"), "{st}");
+    // A PID that does not exist is bad input, named.
+    let o = rtshield(d.path(), &["partition", "move", "999", "rt"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("no process 999"), "{}", text(&o));
+    // Undo puts tasks moved since back in the parent, and everything else.
+    let o = rtshield(d.path(), &["partition", "undo"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        fs::read_to_string(d.path().join("sys/fs/cgroup/cpuset/tasks")).unwrap(),
+        "1\n2\n14\n22\n35\n101\n102\n"
+    );
+    assert!(!d.path().join("sys/fs/cgroup/cpuset/rt").exists());
 }

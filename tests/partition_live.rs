@@ -108,8 +108,10 @@ fn live_partition_of_a_private_cgroup() {
     fs::write(g.cg.join("cpuset.mems"), "0").unwrap();
     for _ in 0..2 {
         let c = Command::new("sleep").arg("60").spawn().unwrap();
-        fs::write(g.cg.join("tasks"), c.id().to_string()).unwrap();
+        let pid = c.id();
+        // Owned by the guard before anything can fail.
         g.children.push(c);
+        fs::write(g.cg.join("tasks"), pid.to_string()).unwrap();
     }
     let pids: Vec<u32> = g.children.iter().map(|c| c.id()).collect();
     let irqs_before = irq_affinities();

@@ -31,7 +31,7 @@ fn json_lines_one_per_sample() {
     for l in lines {
         let v: serde_json::Value = serde_json::from_str(l).unwrap();
         assert_eq!(v["cpus"].as_array().unwrap().len(), n);
-        assert!(v["interval_s"].as_f64().unwrap() >= 0.1);
+        assert!(v["interval_s"].as_f64().unwrap() > 0.0);
         // Sorted by activity, busiest first.
         let act: Vec<f64> = v["threads"]
             .as_array()
@@ -39,7 +39,11 @@ fn json_lines_one_per_sample() {
             .iter()
             .map(|t| t["cswch_per_s"].as_f64().unwrap() + t["nvcswch_per_s"].as_f64().unwrap())
             .collect();
-        assert!(act.windows(2).all(|w| w[0] >= w[1]), "{act:?}");
+        // (JSON floats may come back one ulp off: compare with a margin.)
+        assert!(
+            act.windows(2).all(|w| w[0] >= w[1] * (1.0 - 1e-9)),
+            "{act:?}"
+        );
         assert!(act.len() <= 15);
     }
 }
@@ -57,7 +61,7 @@ fn pids_filter_keeps_only_those_threads() {
     let o = rtshield(&[
         "stat",
         "--interval",
-        "300ms",
+        "500ms",
         "--count",
         "1",
         "--pids",
@@ -87,6 +91,10 @@ fn text_output_and_bad_input() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--interval must be more than 0"));
     let o = rtshield(&["stat", "--pids", "12x"]);
     assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("invalid value '12x' for '--pids"));
+    let o = rtshield(&["stat", "--count", "many"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("invalid value 'many' for '--count"));
     let o = rtshield(&["stat", "--pids", "999999999", "--count", "1"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--pids: no process 999999999"));

@@ -50,12 +50,12 @@ pub enum Command {
         #[arg(last = true, required = true, value_name = "CMD")]
         cmd: Vec<String>,
     },
-    /// Move processes (all their threads) into a partition.
+    /// Move processes (all their threads) into a partition: `move rt PID…`
+    /// or `move PID… rt` (both orders are accepted).
     Move {
-        /// rt or nrt.
-        partition: String,
-        #[arg(required = true, value_name = "PID")]
-        pids: Vec<u32>,
+        /// rt or nrt, then the PIDs (or the PIDs, then rt or nrt).
+        #[arg(required = true, value_name = "rt|nrt PID…")]
+        args: Vec<String>,
         #[arg(long, value_name = "CGROUP")]
         parent: Option<String>,
     },
@@ -149,11 +149,8 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::List { json } => list(&root, json),
-        Command::Move {
-            partition,
-            pids,
-            parent,
-        } => {
+        Command::Move { args, parent } => {
+            let (partition, pids) = move_args(&args)?;
             let mut k = Kernel::open(root, false)?;
             let (h, dir) =
                 rtshield_partition::status::partition_dir(&k, parent.as_deref(), &partition)?;
@@ -192,6 +189,43 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             Err(anyhow::anyhow!(e).context(format!("cannot run {}", cmd[0])))
         }
     }
+}
+
+/// `rt|nrt PID…` (the order) or `PID… rt|nrt` (SPEC §1's): the
+/// partition name is the first or the last word, every other one a PID.
+fn move_args(args: &[String]) -> Result<(String, Vec<u32>), InputError> {
+    let is_part = |s: &String| s == "rt" || s == "nrt";
+    let (part, rest) = match (args.first(), args.last()) {
+        (Some(f), _) if is_part(f) => (f, &args[1..]),
+        (_, Some(l)) if is_part(l) => (l, &args[..args.len() - 1]),
+        _ => {
+            return Err(InputError::new(
+                match args.iter().find(|a| a.parse::<u32>().is_err()) {
+                    Some(w) => format!(
+                        "partition move: unknown partition '{w}' (expected rt or nrt, first or last)"
+                    ),
+                    None => format!(
+                        "partition move: no partition named in '{}' (expected `move rt|nrt PID…` or `move PID… rt|nrt`)",
+                        args.join(" ")
+                    ),
+                },
+            ))
+        }
+    };
+    let pids = rest
+        .iter()
+        .map(|p| {
+            p.parse::<u32>().map_err(|_| {
+                InputError::new(format!(
+                    "partition move: '{p}' is not a PID (expected `move rt|nrt PID…` or `move PID… rt|nrt`)"
+                ))
+            })
+        })
+        .collect::<Result<Vec<u32>, _>>()?;
+    if pids.is_empty() {
+        return Err(InputError::new("partition move: no PID given"));
+    }
+    Ok((part.clone(), pids))
 }
 
 fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
@@ -352,6 +386,12 @@ fn print_undo(r: &UndoReport) {
         r.restored.len(),
         r.unchanged
     );
+    if !r.vanished.is_empty() {
+        println!(
+            "Gone since create, nothing to restore: {}",
+            r.vanished.join(", ")
+        );
+    }
     if r.errors.is_empty() {
         println!("Everything is back as it was; state file removed.");
     } else {

@@ -1,7 +1,7 @@
 //! `rtshield audit`: what can still disturb a CPU, a score, and fixes.
 
 use crate::procfs::{self, family, Family, Table};
-use rtshield_partition::advice::{boot_advice, warnings};
+use rtshield_partition::advice::{boot_advice, cmd_cpus, warnings};
 use rtshield_partition::hier::Hierarchy;
 use rtshield_partition::state::{State, STATE_DIR};
 use rtshield_partition::tasks::{parse_ids, TaskInfo};
@@ -166,15 +166,10 @@ fn read_set(root: &Root, p: &str) -> CpuSet {
 }
 
 fn param_cpus(cmdline: &str, key: &str) -> CpuSet {
-    let params = rtshield_sys::sysinfo::isolation_params(cmdline);
-    let Some(v) = params.get(key) else {
-        return CpuSet::new();
-    };
-    let list: Vec<&str> = v
-        .split(',')
-        .filter(|p| p.starts_with(|c: char| c.is_ascii_digit()))
-        .collect();
-    CpuSet::parse_list(&list.join(",")).unwrap_or_default()
+    rtshield_sys::sysinfo::isolation_params(cmdline)
+        .get(key)
+        .and_then(|v| cmd_cpus(v))
+        .unwrap_or_default()
 }
 
 pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
@@ -417,7 +412,8 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
 }
 
 fn switches(t: &TaskInfo) -> u64 {
-    t.voluntary_ctxt_switches.unwrap_or(0) + t.nonvoluntary_ctxt_switches.unwrap_or(0)
+    let (v, n) = t.switches();
+    v + n
 }
 
 /// The score: the sum of the penalties below, capped at 100. Documented in

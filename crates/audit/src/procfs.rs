@@ -77,7 +77,12 @@ impl Table {
     }
 
     /// Count of line `l` on `cpu` (0 when the line has no such column).
+    /// `ERR:` and `MIS:` hold one machine-wide count, not CPU 0's: they
+    /// count on no CPU.
     pub fn count(&self, l: &Line, cpu: u32) -> u64 {
+        if l.counts.len() < self.cpus.len() {
+            return 0;
+        }
         self.col(cpu)
             .and_then(|i| l.counts.get(i).copied())
             .unwrap_or(0)
@@ -164,14 +169,22 @@ pub fn global(root: &Root) -> Global {
 
 /// Every thread of every process (kernel threads included).
 pub fn threads(root: &Root) -> Vec<TaskInfo> {
+    let pids: Vec<u32> = root
+        .read_dir_names("/proc")
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|p| p.parse().ok())
+        .collect();
+    threads_of(root, &pids)
+}
+
+/// Every thread of processes `pids` (those that exited are left out).
+pub fn threads_of(root: &Root, pids: &[u32]) -> Vec<TaskInfo> {
     let mut out = vec![];
-    for pid in root.read_dir_names("/proc").unwrap_or_default() {
-        if pid.parse::<u32>().is_err() {
-            continue;
-        }
+    for pid in pids {
         let tids = root
             .read_dir_names(format!("/proc/{pid}/task"))
-            .unwrap_or_else(|_| vec![pid.clone()]);
+            .unwrap_or_else(|_| vec![pid.to_string()]);
         for t in tids {
             if let Some(info) = t.parse().ok().and_then(|t| TaskInfo::read(root, t)) {
                 out.push(info);
@@ -227,6 +240,10 @@ mod tests {
         assert_eq!(t.lines[4].counts, vec![0]);
         assert_eq!(t.count(&t.lines[3], 1), 25870);
         assert_eq!(t.total(1), 9157 + 25870);
+        // ERR/MIS are machine-wide, not CPU 0's.
+        let t = Table::parse(&INTR.replace("ERR:          0", "ERR:          7"));
+        assert_eq!(t.count(&t.lines[4], 0), 0);
+        assert_eq!(t.total(0), 1 + 23800);
     }
 
     #[test]

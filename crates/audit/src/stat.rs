@@ -59,32 +59,12 @@ pub struct Sampler {
 fn tasks(root: &Root, pids: &Option<Vec<u32>>) -> Vec<TaskInfo> {
     match pids {
         None => procfs::threads(root),
-        Some(ps) => ps
-            .iter()
-            .flat_map(|p| {
-                let tids = root
-                    .read_dir_names(format!("/proc/{p}/task"))
-                    .unwrap_or_else(|_| vec![p.to_string()]);
-                tids.into_iter()
-                    .filter_map(|t| t.parse().ok().and_then(|t| TaskInfo::read(root, t)))
-                    .collect::<Vec<_>>()
-            })
-            .collect(),
+        Some(ps) => procfs::threads_of(root, ps),
     }
 }
 
 fn switches(ts: &[TaskInfo]) -> Switches {
-    ts.iter()
-        .map(|t| {
-            (
-                t.tid,
-                (
-                    t.voluntary_ctxt_switches.unwrap_or(0),
-                    t.nonvoluntary_ctxt_switches.unwrap_or(0),
-                ),
-            )
-        })
-        .collect()
+    ts.iter().map(|t| (t.tid, t.switches())).collect()
 }
 
 impl Sampler {
@@ -146,10 +126,7 @@ pub fn compute(
         .collect();
     let mut threads = vec![];
     for t in ts {
-        let (v1, n1) = (
-            t.voluntary_ctxt_switches.unwrap_or(0),
-            t.nonvoluntary_ctxt_switches.unwrap_or(0),
-        );
+        let (v1, n1) = t.switches();
         // A thread born during the interval counts from zero.
         let (v0, n0) = sw0.get(&t.tid).copied().unwrap_or((0, 0));
         let (dv, dn) = (v1.saturating_sub(v0), n1.saturating_sub(n0));
@@ -160,23 +137,25 @@ pub fn compute(
             }
         }
         if dv + dn > 0 {
-            threads.push(ThreadRow {
-                tid: t.tid,
-                name: t.name.clone(),
-                cpu: t.processor,
-                cswch_per_s: dv as f64 / dt,
-                nvcswch_per_s: dn as f64 / dt,
-            });
+            threads.push((
+                dv + dn,
+                ThreadRow {
+                    tid: t.tid,
+                    name: t.name.clone(),
+                    cpu: t.processor,
+                    cswch_per_s: dv as f64 / dt,
+                    nvcswch_per_s: dn as f64 / dt,
+                },
+            ));
         }
     }
-    threads.sort_by(|a, b| {
-        (b.cswch_per_s + b.nvcswch_per_s)
-            .total_cmp(&(a.cswch_per_s + a.nvcswch_per_s))
-            .then(a.tid.cmp(&b.tid))
-    });
+    // Busiest first, on the exact switch counts (summing two rounded rates
+    // could order equal counts differently).
+    threads.sort_by(|(a, ta), (b, tb)| b.cmp(a).then(ta.tid.cmp(&tb.tid)));
     if top > 0 {
         threads.truncate(top);
     }
+    let threads: Vec<ThreadRow> = threads.into_iter().map(|(_, t)| t).collect();
     Sample {
         interval_s: dt,
         cpus,

@@ -17,8 +17,9 @@ pub struct BootParam {
     pub available: bool,
 }
 
-fn cmd_cpus(v: &str) -> Option<CpuSet> {
-    // `isolcpus=nohz,domain,2-3`: the CPU list is what follows the flags.
+/// The CPUs of a kernel command-line value: `isolcpus=nohz,domain,2-3`
+/// lists flags before the CPU list, which is what is returned.
+pub fn cmd_cpus(v: &str) -> Option<CpuSet> {
     let list: Vec<&str> = v
         .split(',')
         .filter(|p| p.starts_with(|c: char| c.is_ascii_digit()))
@@ -156,6 +157,71 @@ pub fn warnings(root: &Root, h: &Hierarchy, irq_knob: bool) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn warns_about_irqbalance_and_systemd() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |p: &str, s: &str| {
+            let f = d.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, s).unwrap();
+        };
+        w("proc/1/comm", "systemd\n");
+        w("proc/812/comm", "irqbalance\n");
+        w("proc/900/comm", "sshd\n");
+        let root = Root::new(d.path());
+        let v1 = Hierarchy {
+            kind: crate::hier::Kind::V1 { prefix: true },
+            mount: "/sys/fs/cgroup/cpuset".into(),
+        };
+        let ws = warnings(&root, &v1, true);
+        assert_eq!(ws.len(), 2, "{ws:?}");
+        assert!(
+            ws[0].starts_with("irqbalance is running (pid 812):"),
+            "{ws:?}"
+        );
+        assert!(ws[0].contains("systemctl stop irqbalance"), "{ws:?}");
+        assert!(ws[1].contains("cpuset delegation"), "{ws:?}");
+        let ws = warnings(&root, &v1, false);
+        assert!(ws[0].contains("IRQs were not moved (--skip irq)"), "{ws:?}");
+        let v2 = Hierarchy {
+            kind: crate::hier::Kind::V2,
+            mount: "/sys/fs/cgroup".into(),
+        };
+        assert!(warnings(&root, &v2, true)[1].contains("AllowedCPUs="));
+        // Neither running: no warning.
+        std::fs::write(d.path().join("proc/1/comm"), "init\n").unwrap();
+        std::fs::remove_dir_all(d.path().join("proc/812")).unwrap();
+        assert!(warnings(&root, &v1, true).is_empty());
+    }
+
+    #[test]
+    fn boot_advice_follows_the_kernel_config() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |p: &str, s: &str| {
+            let f = d.path().join(p);
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, s).unwrap();
+        };
+        w("proc/sys/kernel/osrelease", "6.1.0-x\n");
+        w(
+            "boot/config-6.1.0-x",
+            "CONFIG_RCU_NOCB_CPU=y\nCONFIG_PREEMPT_RT=y\n",
+        );
+        w("proc/cmdline", "quiet rcu_nocbs=1-3 irqaffinity=0\n");
+        let p = |s: &str| CpuSet::parse_list(s).unwrap();
+        let (bp, note) = boot_advice(&Root::new(d.path()), &p("2-3"), &p("0-1"));
+        assert!(note.is_none());
+        let get = |name: &str| bp.iter().find(|b| b.param.starts_with(name)).unwrap();
+        // No CONFIG_NO_HZ_FULL: no `nohz` flag, nohz_full not available.
+        assert_eq!(get("isolcpus=").param, "isolcpus=domain,managed_irq,2-3");
+        assert!(!get("nohz_full=").available);
+        // rcu_nocbs=1-3 covers 2-3; irqaffinity=0 is not the nrt set 0-1.
+        assert!(get("rcu_nocbs=").present && get("rcu_nocbs=").available);
+        assert!(!get("irqaffinity=").present);
+        // PREEMPT_RT threads every IRQ already: threadirqs is not advised.
+        assert!(bp.iter().all(|b| b.param != "threadirqs"));
+    }
 
     #[test]
     fn isolcpus_flags_are_skipped() {

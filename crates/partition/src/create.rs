@@ -83,6 +83,15 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
     }
     let h = Hierarchy::detect(&k.root)?;
     let parent = h.resolve(opts.parent.as_deref());
+    // `..` would leave the hierarchy (and confuse the state file's name).
+    if parent.split('/').any(|c| c == "." || c == "..") {
+        return Err(InputError::new(format!(
+            "--parent: '{}' must name a cgroup below {} without `.` or `..`",
+            opts.parent.as_deref().unwrap_or(""),
+            h.mount
+        ))
+        .into());
+    }
     if !k.exists(&parent) {
         return Err(InputError::new(format!(
             "--parent: cgroup {parent} does not exist in the {} hierarchy at {}",

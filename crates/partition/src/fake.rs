@@ -257,6 +257,50 @@ impl FakeFs {
     }
 }
 
+/// Every file (content) and directory (empty) below `base`, by relative
+/// path, for before/after comparisons in tests. `run/` (state files) and
+/// the marker are left out: they are expected to change.
+pub fn snapshot(base: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![base.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
+            if rel == "run" || rel.starts_with("run/") || format!("/{rel}") == MARKER {
+                continue;
+            }
+            if p.is_dir() {
+                out.insert(format!("{rel}/"), vec![]);
+                stack.push(p);
+            } else {
+                out.insert(rel, fs::read(&p).unwrap_or_default());
+            }
+        }
+    }
+    out
+}
+
+/// What differs between two [`snapshot`]s, one line per path.
+pub fn diff(a: &BTreeMap<String, Vec<u8>>, b: &BTreeMap<String, Vec<u8>>) -> Vec<String> {
+    let mut d = vec![];
+    for (k, v) in a {
+        match b.get(k) {
+            None => d.push(format!("missing {k}")),
+            Some(w) if w != v => d.push(format!(
+                "{k}: {:?} != {:?}",
+                String::from_utf8_lossy(v),
+                String::from_utf8_lossy(w)
+            )),
+            _ => {}
+        }
+    }
+    for k in b.keys().filter(|k| !a.contains_key(*k)) {
+        d.push(format!("extra {k}"));
+    }
+    d
+}
+
 fn files_named(top: &Path, name: &str) -> Vec<PathBuf> {
     let mut out = vec![];
     let mut stack = vec![top.to_path_buf()];

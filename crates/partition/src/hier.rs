@@ -115,14 +115,43 @@ impl Hierarchy {
     /// Resolve `--parent`: a path below the mount (`test/a`) or an absolute
     /// path that starts with the mount.
     pub fn resolve(&self, parent: Option<&str>) -> String {
-        match parent {
-            None => self.mount.clone(),
-            Some(p) if p.starts_with(&self.mount) => p.trim_end_matches('/').to_string(),
-            Some(p) => format!(
-                "{}/{}",
-                self.mount,
-                p.trim_start_matches('/').trim_end_matches('/')
-            ),
+        let rel = match parent {
+            None => "",
+            Some(p) => match p.strip_prefix(&self.mount) {
+                Some(r) if r.is_empty() || r.starts_with('/') => r,
+                _ => p,
+            }
+            .trim_matches('/'),
+        };
+        // `--parent ""` or `--parent /` is the root itself.
+        if rel.is_empty() {
+            self.mount.clone()
+        } else {
+            format!("{}/{rel}", self.mount)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parent_paths_resolve_below_the_mount() {
+        let h = Hierarchy {
+            kind: Kind::V1 { prefix: true },
+            mount: "/sys/fs/cgroup/cpuset".into(),
+        };
+        let m = "/sys/fs/cgroup/cpuset";
+        assert_eq!(h.resolve(None), m);
+        assert_eq!(h.resolve(Some("")), m);
+        assert_eq!(h.resolve(Some("/")), m);
+        assert_eq!(h.resolve(Some("/sys/fs/cgroup/cpuset/")), m);
+        assert_eq!(h.resolve(Some("demo")), format!("{m}/demo"));
+        assert_eq!(h.resolve(Some("/demo/a/")), format!("{m}/demo/a"));
+        assert_eq!(
+            h.resolve(Some("/sys/fs/cgroup/cpuset/demo")),
+            format!("{m}/demo")
+        );
     }
 }

@@ -64,6 +64,14 @@ impl TaskInfo {
         Some(t)
     }
 
+    /// (voluntary, involuntary) context switches so far; 0 when unknown.
+    pub fn switches(&self) -> (u64, u64) {
+        (
+            self.voluntary_ctxt_switches.unwrap_or(0),
+            self.nonvoluntary_ctxt_switches.unwrap_or(0),
+        )
+    }
+
     /// Why the kernel refused to move this task, in words.
     pub fn refusal_reason(&self, errno: Option<i32>) -> String {
         let e = errno.map_or("error".to_string(), |c| {

@@ -21,6 +21,10 @@ pub struct UndoReport {
     /// Files already holding their old value (never changed, or restored by
     /// an earlier undo).
     pub unchanged: usize,
+    /// Saved files that no longer exist (an IRQ freed, a workqueue
+    /// destroyed since create): nothing left to restore.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub vanished: Vec<String>,
     pub errors: Vec<String>,
     pub plan: Vec<String>,
 }
@@ -104,6 +108,11 @@ pub fn undo_state(k: &mut Kernel, state: &State) -> UndoReport {
     // 3. Every file that existed before, newest change first.
     for f in state.files.iter().rev() {
         let Some(old) = &f.old else { continue };
+        if !k.exists(&f.path) {
+            // Not an error, or undo could never finish.
+            rep.vanished.push(f.path.clone());
+            continue;
+        }
         let cur = k.read_opt(&f.path);
         let same = match &f.restore {
             // `+cpuset` in subtree_control: undone when cpuset is absent.

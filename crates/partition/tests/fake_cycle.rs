@@ -12,45 +12,11 @@ use std::path::Path;
 type Snap = BTreeMap<String, Vec<u8>>;
 
 fn snapshot(base: &Path) -> Snap {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![base.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in fs::read_dir(&d).unwrap().flatten() {
-            let p = e.path();
-            let rel = p.strip_prefix(base).unwrap().to_string_lossy().into_owned();
-            if rel.starts_with("run") || format!("/{rel}") == MARKER {
-                continue;
-            }
-            if p.is_dir() {
-                out.insert(format!("{rel}/"), vec![]);
-                stack.push(p);
-            } else {
-                out.insert(rel, fs::read(&p).unwrap());
-            }
-        }
-    }
-    out
+    rtshield_partition::fake::snapshot(base)
 }
 
 fn diff(a: &Snap, b: &Snap) -> Vec<String> {
-    let mut d = vec![];
-    for (k, v) in a {
-        match b.get(k) {
-            None => d.push(format!("missing {k}")),
-            Some(w) if w != v => d.push(format!(
-                "{k}: {:?} != {:?}",
-                String::from_utf8_lossy(v),
-                String::from_utf8_lossy(w)
-            )),
-            _ => {}
-        }
-    }
-    for k in b.keys() {
-        if !a.contains_key(k) {
-            d.push(format!("extra {k}"));
-        }
-    }
-    d
+    rtshield_partition::fake::diff(a, b)
 }
 
 fn read(base: &Path, p: &str) -> String {
@@ -234,7 +200,8 @@ fn dry_run_changes_nothing_and_lists_every_write() {
         let rep = create(&mut k, &full("3")).unwrap();
         assert!(rep.dry_run);
         assert!(diff(&before, &snapshot(d.path())).is_empty());
-        assert!(!d.path().join("run/rtshield/partition.json").exists());
+        // The snapshot leaves out /run (state files): nothing may appear there either.
+        assert!(!d.path().join("run").exists());
         let plan = rep.plan.join("\n");
         assert!(
             plan.contains("write /proc/irq/24/smp_affinity_list <- 0-2"),
@@ -362,6 +329,9 @@ fn refusals_change_nothing() {
         "cgroup /sys/fs/cgroup/cpuset/nope does not exist",
         true,
     );
+    // A parent that climbs out of the hierarchy.
+    o.parent = Some("../..".into());
+    refused(&sp, &o, "--parent: '../..' must name a cgroup below", true);
 }
 
 #[test]
@@ -495,5 +465,52 @@ fn a_corrupt_state_file_is_reported_not_guessed() {
     assert!(e.to_string().contains("corrupt state file"), "{e}");
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("corrupt state file"), "{e}");
+    assert!(diff(&before, &snapshot(d.path())).is_empty());
+}
+
+#[test]
+fn undo_survives_an_irq_that_vanished_since_create() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    let mut k = Kernel::open(Root::new(d.path()), false).unwrap();
+    create(&mut k, &full("3")).unwrap();
+    // The device behind irq 24 was unplugged: its /proc/irq entry is gone.
+    fs::remove_dir_all(d.path().join("proc/irq/24")).unwrap();
+    let before = snapshot(d.path());
+    let u = undo(&mut k, None).unwrap();
+    assert!(u.errors.is_empty(), "{:?}", u.errors);
+    assert_eq!(u.vanished, ["/proc/irq/24/smp_affinity_list"]);
+    assert!(!d.path().join("run/rtshield/partition.json").exists());
+    assert!(!d.path().join("proc/irq/24").exists());
+    // Everything else is back.
+    assert_eq!(read(d.path(), "/proc/irq/36/smp_affinity_list"), "3\n");
+    assert!(diff(&before, &snapshot(d.path()))
+        .iter()
+        .all(|l| !l.contains("irq/24")));
+}
+
+#[test]
+fn v2_without_cpus_exclusive_is_explained_not_fatal() {
+    let d = tempfile::tempdir().unwrap();
+    let mut sp = FakeSpec::standard(Style::V2);
+    // Kernels before 6.7 have no cpuset.cpus.exclusive.
+    sp.config.refuse.insert(
+        "/sys/fs/cgroup/rt/cpuset.cpus.exclusive".into(),
+        "ENOENT".into(),
+    );
+    sp.build(d.path()).unwrap();
+    let before = snapshot(d.path());
+    let mut k = Kernel::open(Root::new(d.path()), false).unwrap();
+    let rep = create(&mut k, &full("3")).unwrap();
+    assert!(
+        rep.notes
+            .iter()
+            .any(|n| n.contains("no cpuset.cpus.exclusive (before 6.7)")),
+        "{:?}",
+        rep.notes
+    );
+    assert_eq!(rep.v2_partition.as_deref(), Some("isolated"));
+    let u = undo(&mut k, None).unwrap();
+    assert!(u.errors.is_empty(), "{:?}", u.errors);
     assert!(diff(&before, &snapshot(d.path())).is_empty());
 }

@@ -10,6 +10,9 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Root {
     base: PathBuf,
+    /// Whether `base` is the real `/` (also when spelled `//` or `/.`):
+    /// decides whether writes may create files and whether root is needed.
+    host: bool,
 }
 
 impl Default for Root {
@@ -23,16 +26,22 @@ impl Root {
     pub fn host() -> Self {
         Root {
             base: PathBuf::from("/"),
+            host: true,
         }
     }
 
     /// A fake tree rooted at `base`.
     pub fn new(base: impl Into<PathBuf>) -> Self {
-        Root { base: base.into() }
+        let base = base.into();
+        let host = base
+            .canonicalize()
+            .map(|p| p == Path::new("/"))
+            .unwrap_or(false);
+        Root { base, host }
     }
 
     pub fn is_host(&self) -> bool {
-        self.base == Path::new("/")
+        self.host
     }
 
     pub fn base(&self) -> &Path {
@@ -163,6 +172,16 @@ mod tests {
         let e = r.read("/proc/nope").unwrap_err();
         assert_eq!(os_code(&e), Some(libc::ENOENT));
         assert!(e.to_string().contains("proc/nope"), "{e}");
+    }
+
+    #[test]
+    fn any_spelling_of_slash_is_the_host() {
+        for p in ["/", "//", "/.", "/proc/.."] {
+            assert!(Root::new(p).is_host(), "{p}");
+        }
+        let d = tempfile::tempdir().unwrap();
+        assert!(!Root::new(d.path()).is_host());
+        assert!(Root::host().is_host());
     }
 
     #[test]

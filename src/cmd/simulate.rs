@@ -1,14 +1,286 @@
-//! `rtshield simulate`.
+//! `rtshield simulate`: run a scenario file through the deterministic SMP
+//! simulator under one balancer, or several side by side (`--compare`).
 
 use crate::cli::Global;
+use anyhow::Context;
+use rtshield_scenario::parse::parse_file;
+use rtshield_scenario::report::{fmt_ns, render_text};
+use rtshield_sim::{gantt, table, trace, BalancerKind, Placement, SimConfig, SimOutcome};
+use rtshield_sys::units::parse_duration_ns;
+use rtshield_sys::{CpuSet, InputError};
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Arguments (not implemented yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub rest: Vec<String>,
+    /// Scenario file (lollobrigida format, seed 004 annex B).
+    pub file: PathBuf,
+    /// Number of simulated CPUs.
+    #[arg(long, default_value_t = 4)]
+    pub cpus: usize,
+    /// ARTiS RT CPUs (list: 1-3, or mask: 0xe). Other balancers only use it to label rows.
+    #[arg(long, value_name = "LIST", default_value = "")]
+    pub rt_cpus: String,
+    /// Balancer: linux26, ule, artis, artis-2005.
+    #[arg(long, default_value = "linux26", conflicts_with = "compare")]
+    pub balancer: String,
+    /// Run several balancers on the same input and seed; one column each (e.g. linux26,ule,artis).
+    #[arg(long, value_name = "A,B,...")]
+    pub compare: Option<String>,
+    /// Seed of the random generator (start jitter, random placement).
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Stop after this much simulated time (default: the scenario's `timeout`, else when every task has finished).
+    #[arg(long, value_name = "D")]
+    pub duration: Option<String>,
+    /// Scheduler tick.
+    #[arg(long, value_name = "D", default_value = "1ms")]
+    pub tick: String,
+    /// ARTiS K (thesis §3.2.3, 2..100).
+    #[arg(long, default_value_t = 100)]
+    pub artis_k: u64,
+    /// ARTiS C: a duration or a number of ticks (`2ticks`).
+    #[arg(long, value_name = "D", default_value = "2ticks")]
+    pub artis_c: String,
+    /// Length of one interrupt-masking section.
+    #[arg(long, value_name = "D", default_value = "5us")]
+    pub mask_len: String,
+    /// Delay of a migration through an ARTiS FIFO (IPI, fetch, cache refill).
+    #[arg(long, value_name = "D", default_value = "20us")]
+    pub migration_cost: String,
+    /// Time a locking balancer holds both run-queues (delays wake-ups on both CPUs).
+    #[arg(long, value_name = "D", default_value = "10us")]
+    pub lock_cost: String,
+    /// Time a CPU spends pushing into or draining an ARTiS FIFO.
+    #[arg(long, value_name = "D", default_value = "1us")]
+    pub fifo_cost: String,
+    /// Tasks that ran less than this ago are cache-hot (a busy balancer leaves them).
+    #[arg(long, value_name = "D", default_value = "10ms")]
+    pub cache_decay: String,
+    /// Iterations per µs (overrides the scenario's loops_per_us; default 0.1).
+    #[arg(long, value_name = "F")]
+    pub loops_per_us: Option<f64>,
+    /// Initial placement: spread, random, first.
+    #[arg(long, default_value = "spread")]
+    pub placement: String,
+    /// Random start offset of each task, uniform in [0, D).
+    #[arg(long, value_name = "D", default_value = "10us")]
+    pub start_jitter: String,
+    /// Write the report(s) as JSON (an array with --compare).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the event trace as CSV (with --compare: one file per balancer, FILE-NAME.csv).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Write a Gantt chart (SVG, one row per CPU); one per balancer with --compare.
+    #[arg(long, value_name = "FILE.svg")]
+    pub gantt: Option<PathBuf>,
+    /// Print the wall time and events per second to stderr.
+    #[arg(long)]
+    pub timing: bool,
 }
 
-pub fn run(_args: Args, _g: &Global) -> anyhow::Result<i32> {
-    super::not_yet("simulate")
+fn bad(msg: impl Into<String>) -> anyhow::Error {
+    InputError::new(msg.into()).into()
+}
+
+fn dur(opt: &str, s: &str) -> anyhow::Result<u64> {
+    parse_duration_ns(s, None).map_err(|e| bad(format!("--{opt}: {e}")))
+}
+
+/// `2ticks`, `2 ticks`, `1tick`, or a duration.
+fn dur_or_ticks(opt: &str, s: &str, tick_ns: u64) -> anyhow::Result<u64> {
+    let t = s.trim();
+    for suffix in ["ticks", "tick"] {
+        if let Some(num) = t.strip_suffix(suffix) {
+            let n: u64 = num
+                .trim()
+                .parse()
+                .map_err(|_| bad(format!("--{opt}: '{s}' is not a number of ticks")))?;
+            return Ok(n * tick_ns);
+        }
+    }
+    dur(opt, s)
+}
+
+/// `trace.csv` + `artis` → `trace-artis.csv`.
+fn per_balancer(path: &Path, name: &str, many: bool) -> PathBuf {
+    if !many {
+        return path.to_path_buf();
+    }
+    let stem = path
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let file = match path.extension() {
+        Some(ext) => format!("{stem}-{name}.{}", ext.to_string_lossy()),
+        None => format!("{stem}-{name}"),
+    };
+    path.with_file_name(file)
+}
+
+fn config(a: &Args) -> anyhow::Result<(SimConfig, Vec<BalancerKind>)> {
+    let names = a.compare.clone().unwrap_or_else(|| a.balancer.clone());
+    let mut kinds = Vec::new();
+    for n in names.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let k = BalancerKind::parse(n).ok_or_else(|| {
+            bad(format!(
+                "unknown balancer '{n}' (expected linux26, ule, artis or artis-2005)"
+            ))
+        })?;
+        if !kinds.contains(&k) {
+            kinds.push(k);
+        }
+    }
+    if kinds.is_empty() {
+        return Err(bad("--compare needs at least one balancer name"));
+    }
+    let mut cfg = SimConfig::new(a.cpus, kinds[0]);
+    cfg.rt_cpus = if a.rt_cpus.trim().is_empty() {
+        CpuSet::new()
+    } else {
+        CpuSet::parse(&a.rt_cpus).map_err(|e| bad(format!("--rt-cpus: {e}")))?
+    };
+    cfg.seed = a.seed;
+    cfg.tick_ns = dur("tick", &a.tick)?;
+    if cfg.tick_ns == 0 {
+        return Err(bad("--tick must be longer than 0"));
+    }
+    cfg.duration_ns = a
+        .duration
+        .as_deref()
+        .map(|d| dur("duration", d))
+        .transpose()?;
+    cfg.artis_k = a.artis_k;
+    cfg.artis_c_ns = dur_or_ticks("artis-c", &a.artis_c, cfg.tick_ns)?;
+    cfg.mask_len_ns = dur("mask-len", &a.mask_len)?;
+    cfg.migration_cost_ns = dur("migration-cost", &a.migration_cost)?;
+    cfg.lock_cost_ns = dur("lock-cost", &a.lock_cost)?;
+    cfg.fifo_cost_ns = dur("fifo-cost", &a.fifo_cost)?;
+    cfg.cache_decay_ns = dur("cache-decay", &a.cache_decay)?;
+    cfg.start_jitter_ns = dur("start-jitter", &a.start_jitter)?;
+    cfg.placement = Placement::parse(&a.placement).ok_or_else(|| {
+        bad(format!(
+            "--placement: unknown '{}' (expected spread, random or first)",
+            a.placement
+        ))
+    })?;
+    if let Some(l) = a.loops_per_us {
+        if !(l.is_finite() && l > 0.0) {
+            return Err(bad(format!(
+                "--loops-per-us must be a positive number, not {l}"
+            )));
+        }
+        cfg.loops_per_us = l;
+    }
+    cfg.record_trace = a.trace.is_some();
+    cfg.record_segments = a.gantt.is_some();
+    for &k in &kinds {
+        let mut c = cfg.clone();
+        c.balancer = k;
+        c.validate().map_err(|e| bad(e.to_string()))?;
+    }
+    Ok((cfg, kinds))
+}
+
+pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+    let (cfg, kinds) = config(&args)?;
+    let mut scenario = parse_file(&args.file)?;
+    if let Some(l) = args.loops_per_us {
+        scenario.globals.loops_per_us = Some(l);
+    }
+    let many = kinds.len() > 1 || args.compare.is_some();
+    let mut runs: Vec<SimOutcome> = Vec::new();
+    for &k in &kinds {
+        let mut c = cfg.clone();
+        c.balancer = k;
+        // The scenario's own timeout bounds the simulated time unless --duration says otherwise.
+        c.duration_ns = c.duration_ns.or(scenario.globals.timeout_ns);
+        let started = std::time::Instant::now();
+        let out = rtshield_sim::simulate(&scenario, &c).map_err(|e| bad(e.to_string()))?;
+        let wall = started.elapsed().as_secs_f64();
+        if args.timing {
+            eprintln!(
+                "{}: simulated {} in {:.3} s wall, {} events ({:.0} events/s)",
+                k,
+                fmt_ns(out.extra.simulated_ns as f64),
+                wall,
+                out.extra.events,
+                out.extra.events as f64 / wall.max(1e-9)
+            );
+        }
+        if let (Some(p), Some(rows)) = (&args.trace, &out.trace) {
+            let p = per_balancer(p, k.name(), many);
+            std::fs::write(&p, trace::to_csv(rows))
+                .with_context(|| format!("cannot write trace {}", p.display()))?;
+        }
+        if let (Some(p), Some(segs)) = (&args.gantt, &out.segments) {
+            let p = per_balancer(p, k.name(), many);
+            let rt: Vec<bool> = (0..c.ncpus).map(|i| c.is_rt_cpu(i)).collect();
+            let title = format!(
+                "{} — {} on {} CPUs (RT: {}), seed {}",
+                out.report.scenario,
+                k,
+                c.ncpus,
+                if out.report.rt_cpus.is_empty() {
+                    "none"
+                } else {
+                    &out.report.rt_cpus
+                },
+                c.seed
+            );
+            let svg = gantt::render_svg(segs, c.ncpus, &rt, out.extra.simulated_ns, &title);
+            std::fs::write(&p, svg)
+                .with_context(|| format!("cannot write Gantt chart {}", p.display()))?;
+        }
+        runs.push(out);
+    }
+    if let Some(p) = &args.json {
+        let text = if many {
+            let v: Vec<serde_json::Value> = runs.iter().map(|r| r.to_json_value()).collect();
+            let mut s = serde_json::to_string_pretty(&v)?;
+            s.push('\n');
+            s
+        } else {
+            runs[0].to_json()
+        };
+        std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+    }
+    if many {
+        print!("{}", table::render(&runs));
+    } else {
+        print!("{}", render_text(&runs[0].report));
+        println!();
+        print!("{}", table::render(&runs));
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn per_balancer_names() {
+        let p = Path::new("/tmp/x/trace.csv");
+        assert_eq!(
+            per_balancer(p, "artis", false),
+            PathBuf::from("/tmp/x/trace.csv")
+        );
+        assert_eq!(
+            per_balancer(p, "artis", true),
+            PathBuf::from("/tmp/x/trace-artis.csv")
+        );
+        assert_eq!(
+            per_balancer(Path::new("g"), "ule", true),
+            PathBuf::from("g-ule")
+        );
+    }
+
+    #[test]
+    fn ticks_or_durations() {
+        assert_eq!(dur_or_ticks("c", "2ticks", 1_000_000).unwrap(), 2_000_000);
+        assert_eq!(dur_or_ticks("c", "3 tick", 4_000_000).unwrap(), 12_000_000);
+        assert_eq!(dur_or_ticks("c", "500us", 1_000_000).unwrap(), 500_000);
+        assert!(dur_or_ticks("c", "xticks", 1).is_err());
+    }
 }

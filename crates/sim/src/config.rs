@@ -1,0 +1,223 @@
+//! What the simulated machine looks like and which knobs the model exposes.
+
+use rtshield_sys::CpuSet;
+use serde::Serialize;
+
+/// The load balancers the simulator knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum BalancerKind {
+    /// Linux 2.6.4's O(1) balancer (seed 004 §2.2).
+    Linux26,
+    /// FreeBSD ULE as summarised in seed 004 §2.2.6.
+    Ule,
+    /// The ARTiS balancer as specified by the thesis (seed 004 ch. 3).
+    Artis,
+    /// The ARTiS patch posted to LKML on 2005-05-03 (against 2.6.11).
+    Artis2005,
+}
+
+impl BalancerKind {
+    pub const ALL: [BalancerKind; 4] = [
+        BalancerKind::Linux26,
+        BalancerKind::Ule,
+        BalancerKind::Artis,
+        BalancerKind::Artis2005,
+    ];
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "linux26" | "linux" | "o1" => BalancerKind::Linux26,
+            "ule" => BalancerKind::Ule,
+            "artis" => BalancerKind::Artis,
+            "artis-2005" | "artis2005" => BalancerKind::Artis2005,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            BalancerKind::Linux26 => "linux26",
+            BalancerKind::Ule => "ule",
+            BalancerKind::Artis => "artis",
+            BalancerKind::Artis2005 => "artis-2005",
+        }
+    }
+
+    /// Does this balancer treat RT CPUs specially (forced migrations, FIFOs)?
+    pub fn is_artis(self) -> bool {
+        matches!(self, BalancerKind::Artis | BalancerKind::Artis2005)
+    }
+}
+
+impl std::fmt::Display for BalancerKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where tasks start (before any balancing).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Placement {
+    /// Each task on the allowed CPU with the fewest tasks so far (ties: lowest
+    /// CPU): a balanced start, like fork-time balancing.
+    Spread,
+    /// Each task on a random allowed CPU (seeded).
+    Random,
+    /// Every task on its first allowed CPU, as when one parent forks them all
+    /// on a kernel without fork balancing: the balancer has everything to do.
+    First,
+}
+
+impl Placement {
+    pub fn parse(s: &str) -> Option<Self> {
+        Some(match s.trim().to_ascii_lowercase().as_str() {
+            "spread" | "rr" => Placement::Spread,
+            "random" => Placement::Random,
+            "first" => Placement::First,
+            _ => return None,
+        })
+    }
+}
+
+/// Everything that parameterises one simulation run.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimConfig {
+    pub ncpus: usize,
+    /// ARTiS RT CPUs. Only the ARTiS balancers act on it; for the others it
+    /// only labels migrations and latency rows.
+    pub rt_cpus: CpuSet,
+    pub balancer: BalancerKind,
+    pub seed: u64,
+    /// Scheduler tick (HZ = 1 s / tick).
+    pub tick_ns: u64,
+    /// Stop after this much simulated time even if tasks remain (they are
+    /// reported unfinished). `None`: run until every task finished.
+    pub duration_ns: Option<u64>,
+    /// Busy-loop iterations per microsecond, to turn `loop`, `sloop` and
+    /// `irq_period` into time.
+    pub loops_per_us: f64,
+    /// Length of one interrupt-masking section.
+    pub mask_len_ns: u64,
+    /// Delay between a task leaving one CPU through an ARTiS FIFO and being
+    /// runnable on the other (IPI, fetch, cache refill).
+    pub migration_cost_ns: u64,
+    /// Time a balancer holds the run-queue locks of both CPUs when it moves
+    /// tasks with the standard (locking) mechanism.
+    pub lock_cost_ns: u64,
+    /// Time a CPU spends with preemption off to push into or drain an ARTiS
+    /// lock-free FIFO.
+    pub fifo_cost_ns: u64,
+    /// A task that ran less than this long ago is cache-hot: a busy CPU's
+    /// balancer leaves it where it is.
+    pub cache_decay_ns: u64,
+    /// Busy-CPU balance period (Linux 2.6: 200 ms).
+    pub busy_balance_ns: u64,
+    /// ULE's push period (twice a second).
+    pub ule_push_ns: u64,
+    /// ARTiS: how often NRT CPUs send RT tasks back to RT CPUs (thesis:
+    /// about 20 times a second).
+    pub artis_return_ns: u64,
+    /// ARTiS prediction constants (thesis §3.2.3): K (2..100) and C.
+    pub artis_k: u64,
+    pub artis_c_ns: u64,
+    pub placement: Placement,
+    /// Random start offset of each task, uniform in [0, start_jitter).
+    pub start_jitter_ns: u64,
+    /// Record a CSV-able event trace.
+    pub record_trace: bool,
+    /// Record per-CPU run segments (for the Gantt chart and the invariant tests).
+    pub record_segments: bool,
+}
+
+/// Default iterations per µs when the scenario does not say: 0.1, i.e. one
+/// lollobrigida iteration = 10 µs. With it, annex B's RT tasks compute 50 ms
+/// and sleep 5 ms (RT share 0.91), which is what the annex's comment assumes
+/// when it predicts 10:1:1:1.
+pub const DEFAULT_LOOPS_PER_US: f64 = 0.1;
+
+impl SimConfig {
+    pub fn new(ncpus: usize, balancer: BalancerKind) -> Self {
+        SimConfig {
+            ncpus,
+            rt_cpus: CpuSet::new(),
+            balancer,
+            seed: 1,
+            tick_ns: 1_000_000,
+            duration_ns: None,
+            loops_per_us: DEFAULT_LOOPS_PER_US,
+            mask_len_ns: 5_000,
+            migration_cost_ns: 20_000,
+            lock_cost_ns: 10_000,
+            fifo_cost_ns: 1_000,
+            cache_decay_ns: 10_000_000,
+            busy_balance_ns: 200_000_000,
+            ule_push_ns: 500_000_000,
+            artis_return_ns: 50_000_000,
+            artis_k: 100,
+            artis_c_ns: 2_000_000,
+            placement: Placement::Spread,
+            start_jitter_ns: 10_000,
+            record_trace: false,
+            record_segments: false,
+        }
+    }
+
+    /// A period in ticks (at least one).
+    pub fn ticks(&self, ns: u64) -> u64 {
+        (ns / self.tick_ns).max(1)
+    }
+
+    pub fn is_rt_cpu(&self, cpu: usize) -> bool {
+        self.rt_cpus.contains(cpu as u32)
+    }
+
+    pub fn validate(&self) -> Result<(), SimError> {
+        if self.ncpus == 0 || self.ncpus > 1024 {
+            return Err(SimError::Config(format!(
+                "--cpus {} is out of range (1..=1024)",
+                self.ncpus
+            )));
+        }
+        if self.tick_ns == 0 {
+            return Err(SimError::Config("the tick must be longer than 0".into()));
+        }
+        if !(self.loops_per_us.is_finite() && self.loops_per_us > 0.0) {
+            return Err(SimError::Config(format!(
+                "loops_per_us must be a positive number, not {}",
+                self.loops_per_us
+            )));
+        }
+        if let Some(last) = self.rt_cpus.last() {
+            if last as usize >= self.ncpus {
+                return Err(SimError::Config(format!(
+                    "--rt-cpus {} names CPU {last} but the machine has {} CPUs (0-{})",
+                    self.rt_cpus.to_list(),
+                    self.ncpus,
+                    self.ncpus - 1
+                )));
+            }
+        }
+        if self.balancer.is_artis() && self.rt_cpus.len() == self.ncpus {
+            return Err(SimError::Config(format!(
+                "{} needs at least one NRT CPU: --rt-cpus {} covers the whole machine",
+                self.balancer,
+                self.rt_cpus.to_list()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A scenario or configuration the simulator cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum SimError {
+    #[error("{0}")]
+    Config(String),
+    /// A task-level problem; `line` is the task's line in the scenario file.
+    #[error("{source_name}:{line}:1: {msg}")]
+    Task {
+        source_name: String,
+        line: usize,
+        msg: String,
+    },
+}

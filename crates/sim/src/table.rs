@@ -1,0 +1,263 @@
+//! The text table: one column per balancer, one row per figure, grouped as
+//! the ARTiS argument goes (placement, fairness, efficiency, migrations,
+//! RT0 latency).
+
+use crate::engine::MIG_KIND_NAMES;
+use crate::SimOutcome;
+use rtshield_scenario::report::fmt_ns;
+use std::fmt::Write as _;
+
+fn secs(ns: f64) -> String {
+    fmt_ns(ns)
+}
+
+fn us(ns: f64) -> String {
+    format!("{:.1}", ns / 1e3)
+}
+
+/// Render runs of the same scenario side by side.
+pub fn render(runs: &[SimOutcome]) -> String {
+    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
+    let Some(first) = runs.first() else {
+        return String::new();
+    };
+    let n = first.report.ncpus;
+    let rt: Vec<bool> = {
+        let set = rtshield_sys::CpuSet::parse_list(&first.report.rt_cpus).unwrap_or_default();
+        (0..n).map(|c| set.contains(c as u32)).collect()
+    };
+    let cpu_label = |c: usize| {
+        if rt[c] {
+            format!("  cpu{c} (RT)")
+        } else {
+            format!("  cpu{c}")
+        }
+    };
+    let mut head = |title: &str| rows.push((title.to_string(), vec![String::new(); runs.len()]));
+    head("normal tasks per CPU (mean, until the first finished)");
+    for c in 0..n {
+        rows.push((
+            cpu_label(c),
+            runs.iter()
+                .map(|r| {
+                    format!(
+                        "{:.2}",
+                        r.extra.normal_tasks_mean.get(c).copied().unwrap_or(0.0)
+                    )
+                })
+                .collect(),
+        ));
+    }
+    rows.push((
+        "  ratio".into(),
+        runs.iter()
+            .map(|r| {
+                r.extra
+                    .normal_tasks_mean
+                    .iter()
+                    .map(|v| format!("{v:.0}"))
+                    .collect::<Vec<_>>()
+                    .join(":")
+            })
+            .collect(),
+    ));
+    rows.push((
+        "  window".into(),
+        runs.iter()
+            .map(|r| secs(r.extra.placement_window_ns as f64))
+            .collect(),
+    ));
+    rows.push((
+        "fairness: wall time per group (mean ± stddev)".into(),
+        vec![String::new(); runs.len()],
+    ));
+    for (gi, g) in first.report.groups.iter().enumerate() {
+        rows.push((
+            format!("  {} ({} tasks)", g.name, g.tasks),
+            runs.iter()
+                .map(|r| {
+                    r.report
+                        .groups
+                        .get(gi)
+                        .map(|g| format!("{} ± {}", secs(g.wall_mean_ns), secs(g.wall_std_ns)))
+                        .unwrap_or_default()
+                })
+                .collect(),
+        ));
+        rows.push((
+            "    min .. max".into(),
+            runs.iter()
+                .map(|r| {
+                    r.report
+                        .groups
+                        .get(gi)
+                        .map(|g| {
+                            format!(
+                                "{} .. {}",
+                                secs(g.wall_min_ns as f64),
+                                secs(g.wall_max_ns as f64)
+                            )
+                        })
+                        .unwrap_or_default()
+                })
+                .collect(),
+        ));
+    }
+    rows.push(("efficiency".into(), vec![String::new(); runs.len()]));
+    rows.push((
+        "  makespan".into(),
+        runs.iter()
+            .map(|r| secs(r.report.run.makespan_ns as f64))
+            .collect(),
+    ));
+    rows.push((
+        "  idle while tasks waited".into(),
+        runs.iter()
+            .map(|r| secs(r.report.run.idle_while_waiting_ns as f64))
+            .collect(),
+    ));
+    for c in 0..n {
+        rows.push((
+            format!("{} idle / RT %", cpu_label(c)),
+            runs.iter()
+                .map(|r| {
+                    let cpu = &r.report.cpus[c];
+                    format!(
+                        "{:.1} / {:.1}",
+                        cpu.idle_share * 100.0,
+                        cpu.rt_share * 100.0
+                    )
+                })
+                .collect(),
+        ));
+    }
+    rows.push(("migrations".into(), vec![String::new(); runs.len()]));
+    for k in MIG_KIND_NAMES {
+        rows.push((
+            format!("  {k}"),
+            runs.iter()
+                .map(|r| {
+                    r.report
+                        .migrations_by_kind
+                        .get(k)
+                        .copied()
+                        .unwrap_or(0)
+                        .to_string()
+                })
+                .collect(),
+        ));
+    }
+    rows.push((
+        "  masking sections on RT CPUs".into(),
+        runs.iter()
+            .map(|r| r.extra.masking_sections_on_rt_by_non_rt0.to_string())
+            .collect(),
+    ));
+    rows.push((
+        "RT0 wake-up latency, µs (avg / p99 / max)".into(),
+        vec![String::new(); runs.len()],
+    ));
+    let lat_cpus: Vec<u32> = {
+        let mut v: Vec<u32> = runs
+            .iter()
+            .flat_map(|r| r.report.rt0_latency.iter().map(|l| l.cpu))
+            .collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    for c in lat_cpus {
+        rows.push((
+            format!("{} ({} wake-ups)", cpu_label(c as usize), {
+                first
+                    .report
+                    .rt0_latency
+                    .iter()
+                    .find(|l| l.cpu == c)
+                    .map_or(0, |l| l.samples)
+            }),
+            runs.iter()
+                .map(|r| {
+                    r.report
+                        .rt0_latency
+                        .iter()
+                        .find(|l| l.cpu == c)
+                        .map(|l| {
+                            format!(
+                                "{} / {} / {}",
+                                us(l.avg_ns),
+                                us(l.p99_ns as f64),
+                                us(l.max_ns as f64)
+                            )
+                        })
+                        .unwrap_or_else(|| "-".into())
+                })
+                .collect(),
+        ));
+    }
+
+    // Section headings (rows without values) may overhang the first column.
+    let w0 = rows
+        .iter()
+        .filter(|(_, v)| v.iter().any(|x| !x.is_empty()))
+        .map(|(k, _)| k.chars().count())
+        .max()
+        .unwrap_or(0);
+    let widths: Vec<usize> = (0..runs.len())
+        .map(|i| {
+            rows.iter()
+                .map(|(_, v)| v[i].chars().count())
+                .chain(std::iter::once(runs[i].report.balancer.len()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut o = String::new();
+    let r0 = &first.report;
+    let _ = writeln!(
+        o,
+        "{}: {} CPUs{}, tick {}, seed {}, {} tasks",
+        r0.scenario,
+        r0.ncpus,
+        if r0.rt_cpus.is_empty() {
+            String::new()
+        } else {
+            format!(" (RT CPUs {})", r0.rt_cpus)
+        },
+        fmt_ns(first.extra.tick_ns as f64),
+        r0.seed.unwrap_or(0),
+        r0.tasks.len()
+    );
+    let _ = write!(o, "{:w0$}", "");
+    for (i, r) in runs.iter().enumerate() {
+        let _ = write!(o, "  {:>w$}", r.report.balancer, w = widths[i]);
+    }
+    o.push('\n');
+    for (k, vals) in &rows {
+        o.push_str(k);
+        if vals.iter().any(|v| !v.is_empty()) {
+            o.push_str(&" ".repeat(w0.saturating_sub(k.chars().count())));
+            for (i, v) in vals.iter().enumerate() {
+                let _ = write!(o, "  {:>w$}", v, w = widths[i]);
+            }
+        }
+        o.push('\n');
+    }
+    // The same warning from every run is printed once.
+    let mut seen: Vec<&str> = Vec::new();
+    for r in runs {
+        for w in &r.report.warnings {
+            if seen.contains(&w.as_str()) {
+                continue;
+            }
+            seen.push(w);
+            let all = runs.iter().all(|x| x.report.warnings.contains(w));
+            if all {
+                let _ = writeln!(o, "warning: {w}");
+            } else {
+                let _ = writeln!(o, "warning ({}): {w}", r.report.balancer);
+            }
+        }
+    }
+    o
+}

@@ -93,7 +93,15 @@ fn format_selects_outputs() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["latency-idle_cpu1.dat", "plot.gp", "summary.csv"]);
+    assert_eq!(
+        names,
+        [
+            ".rtshield-report",
+            "latency-idle_cpu1.dat",
+            "plot.gp",
+            "summary.csv"
+        ]
+    );
     // A format it does not know is a usage error.
     let o = rtshield(&["report", s(&fixture("real/idle")), "--format", "pdf"]);
     assert_eq!(o.status.code(), Some(2));
@@ -200,6 +208,88 @@ fn bad_input_exits_2_naming_the_file_and_writes_nothing() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("2 --name labels for 1 results"));
 }
 
+/// Several good runs and one bad one (last, first, middle; truncated JSON
+/// or a bad timeline.csv): exit 2 naming the bad file, no output at all.
+#[test]
+fn one_bad_run_among_several_writes_nothing() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let text = std::fs::read_to_string(fixture("real/hell/results.json")).unwrap();
+    let cut = d.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() - 10]).unwrap();
+    // A copy of the real cycle run whose timeline.csv has a bad line 3.
+    let badtl = d.path().join("badtl");
+    std::fs::create_dir(&badtl).unwrap();
+    std::fs::copy(
+        fixture("real/cycle/results.json"),
+        badtl.join("results.json"),
+    )
+    .unwrap();
+    let tl = std::fs::read_to_string(fixture("real/cycle/timeline.csv")).unwrap();
+    let mut lines: Vec<&str> = tl.lines().collect();
+    lines[2] = "2.036,load,0,1,9795,4915,9836,33852,oops,3987145,100,0,100.0,100.0,100.0";
+    std::fs::write(badtl.join("timeline.csv"), lines.join("\n")).unwrap();
+    let (idle, hell, cycle) = (
+        fixture("real/idle"),
+        fixture("real/hell"),
+        fixture("real/cycle"),
+    );
+    let bad_tl_name = format!("{}:3:", badtl.join("timeline.csv").display());
+    for (args, names) in [
+        (vec![&idle, &hell, &cut], s(&cut)),
+        (vec![&cut, &idle, &hell], s(&cut)),
+        (vec![&idle, &badtl, &cycle], bad_tl_name.as_str()),
+    ] {
+        let mut a = vec!["report"];
+        a.extend(args.iter().map(|p| s(p)));
+        a.extend(["-o", s(&out)]);
+        let o = rtshield(&a);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{a:?}: {err}");
+        assert!(err.contains(names), "{a:?}: {err}");
+        assert!(!out.exists(), "{a:?}: a report was written");
+        let left: Vec<_> = std::fs::read_dir(d.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .filter(|n| n.to_string_lossy().contains(".tmp-"))
+            .collect();
+        assert!(left.is_empty(), "temporary files left: {left:?}");
+    }
+}
+
+/// Rewriting a report directory: the earlier report's extra curves go; a
+/// directory holding other files is refused (exit 2) and left alone.
+#[test]
+fn rewrite_keeps_only_the_new_report() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("r");
+    let (idle, hell) = (fixture("real/idle"), fixture("real/hell"));
+    let o = rtshield(&["report", s(&idle), s(&hell), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.join("latency-loaded_cpu1.dat").is_file());
+    let o = rtshield(&["report", s(&idle), "-o", s(&out)]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(!out.join("latency-loaded_cpu1.dat").exists());
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        stdout.contains("removed 1 files of the earlier report: latency-loaded_cpu1.dat"),
+        "{stdout}"
+    );
+
+    let mine = d.path().join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("thesis.tex"), "x").unwrap();
+    let o = rtshield(&["report", s(&idle), "-o", s(&mine)]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(s(&mine)) && err.contains("did not write (thesis.tex)"),
+        "{err}"
+    );
+    let left: Vec<_> = std::fs::read_dir(&mine).unwrap().collect();
+    assert_eq!(left.len(), 1);
+}
+
 /// A real `rtshield run` directory (load.cycle 20 s / 10 s, stats every
 /// second): its timeline.csv becomes timeline.png and gnuplot data.
 #[test]
@@ -228,6 +318,35 @@ fn run_directory_timeline() {
     assert_eq!(first[0], r0[0].parse::<f64>().unwrap());
     assert_eq!(first[1], r0[8].parse::<f64>().unwrap() / 1000.0);
     assert_eq!(first[2], r0[9].parse::<f64>().unwrap() / 1000.0);
+    // timeline.gp shades each stretch of `load` rows (20 s on, 10 s off).
+    let mut stretches: Vec<(f64, f64)> = Vec::new();
+    let mut prev_t = 0.0;
+    let mut prev_phase = "";
+    for r in &rows {
+        let t: f64 = r[0].parse().unwrap();
+        if r[1] == "load" {
+            if prev_phase == "load" {
+                stretches.last_mut().unwrap().1 = t;
+            } else {
+                stretches.push((prev_t, t));
+            }
+        }
+        (prev_t, prev_phase) = (t, r[1]);
+    }
+    assert!(stretches.len() >= 4, "{stretches:?}");
+    let gp = std::fs::read_to_string(out.join("timeline.gp")).unwrap();
+    let rects: Vec<&str> = gp.lines().filter(|l| l.contains(" rect from ")).collect();
+    assert_eq!(rects.len(), stretches.len(), "{gp}");
+    for (k, (a, b)) in stretches.iter().enumerate() {
+        assert!(
+            rects[k].starts_with(&format!(
+                "set object {} rect from {a}, graph 0 to {b}, graph 1 ",
+                k + 1
+            )),
+            "{}",
+            rects[k]
+        );
+    }
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("<h2>Timeline</h2>") && html.contains("data:image/png;base64,"));
     assert!(

@@ -41,7 +41,8 @@ pub struct Args {
     /// Result directories or files to compare.
     #[arg(required = true, value_name = "RESULT")]
     pub results: Vec<PathBuf>,
-    /// Output directory (created; existing report files in it are replaced).
+    /// Output directory: created, or an earlier report's directory, whose files are replaced
+    /// (those the new report does not write are removed). A directory holding other files is refused.
     #[arg(short, long, value_name = "DIR", default_value = "report")]
     pub output: PathBuf,
     /// Labels for the results, in order (default: the run's label, directory or file name).
@@ -78,5 +79,12 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         args.output.display(),
         out.files.join(" ")
     );
+    if !out.removed.is_empty() {
+        println!(
+            "removed {} files of the earlier report: {}",
+            out.removed.len(),
+            out.removed.join(" ")
+        );
+    }
     Ok(0)
 }

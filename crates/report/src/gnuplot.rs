@@ -1,6 +1,8 @@
 //! gnuplot export: `plot.gp` plus one data file per curve
-//! (`latency-SLUG.dat`: `µs count`, non-zero buckets) and, for runs with a
-//! timeline, `timeline.gp` + `timeline-SLUG.dat` (`t_s max_us maxmax_us`).
+//! (`latency-SLUG.dat`: `µs count`, non-zero buckets, a blank line where
+//! empty buckets break the curve) and, for runs with a
+//! timeline, `timeline.gp` + `timeline-SLUG.dat` (`t_s max_us maxmax_us`),
+//! load phases shaded like `timeline.png`.
 //! Like seed 000's `plot.show`: `gnuplot -p plot.gp`, or `load "plot.gp"`
 //! in an interactive gnuplot, where clicking a key entry toggles its curve.
 
@@ -11,22 +13,32 @@ use crate::series::{slugify, Series};
 pub fn files(runs: &[Run], series: &[Series], title: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut plots = Vec::new();
+    let x_end = crate::plot::x_range(series);
     for s in series {
         let name = format!("latency-{}.dat", s.slug);
+        // The legend's words, in ASCII: gnuplot terminals differ in UTF-8 support.
+        let note = s
+            .note(x_end)
+            .replace("µs", "us")
+            .replace('≥', ">=")
+            .replace(" · ", ", ");
         let mut d = format!(
-            "# {}\n# latency_us count (non-zero buckets; {} samples beyond {} us, max {} us)\n",
+            "# {}: {note}\n# latency_us count (non-zero buckets; a blank line where buckets are empty breaks the curve)\n",
             s.label,
-            s.overflow(),
-            s.hist_end_us,
-            s.max_us()
         );
-        for (x, c) in &s.points {
-            d.push_str(&format!("{x} {c}\n"));
+        for (k, seg) in s.segments.iter().enumerate() {
+            if k > 0 {
+                d.push('\n');
+            }
+            for (x, c) in &s.points[seg.clone()] {
+                d.push_str(&format!("{x} {c}\n"));
+            }
         }
         plots.push(format!(
-            "  \"{name}\" using 1:2 with linespoints pt 7 ps 0.4 lw 2 lc rgb \"{}\" title \"{}\"",
+            "  \"{name}\" using 1:2 with linespoints pt 7 ps 0.4 lw 2 lc rgb \"{}\" title \"{}: {}\"",
             s.css_color(),
-            gp_escape(&s.label)
+            gp_escape(&s.label),
+            gp_escape(&note)
         ));
         out.push((name, d));
     }
@@ -39,17 +51,43 @@ pub fn files(runs: &[Run], series: &[Series], title: &str) -> Vec<(String, Strin
          set xlabel \"latency (us)\"\n\
          set ylabel \"samples\"\n\
          set logscale y\n\
-         set yrange [0.8:*]\n\
-         set xrange [0:*]\n\
+         # The same axes as latency.png: counts from 0.8 (a single sample\n\
+         # shows), latency up to the histogram end or just past the maximum.\n\
+         set yrange [0.8:{ymax}]\n\
+         set xrange [0:{x_end}]\n\
          set grid\n\
          set key top right\n\
          plot \\\n{}\n",
         gp_escape(title),
-        plots.join(", \\\n")
+        plots.join(", \\\n"),
+        ymax = crate::plot::y_range(series),
     );
     out.insert(0, ("plot.gp".to_string(), gp));
 
     let mut tplots = Vec::new();
+    // Load phases shaded as in timeline.png, when one run has a timeline
+    // (several runs' phases would overlap on the one plot).
+    let mut shading = String::new();
+    let with_tl: Vec<_> = runs.iter().filter_map(|r| r.timeline.as_ref()).collect();
+    if let [tl] = with_tl[..] {
+        let names = crate::plot::phase_names(tl);
+        for (k, p) in tl
+            .phases
+            .iter()
+            .filter(|p| names.contains(&p.name))
+            .enumerate()
+        {
+            let (r, g, b) = crate::plot::phase_fill(&names, &p.name);
+            shading.push_str(&format!(
+                "set object {} rect from {}, graph 0 to {}, graph 1 behind fillcolor rgb \"#{r:02x}{g:02x}{b:02x}\" fillstyle solid 1.0 noborder  # {} phase\n",
+                k + 1,
+                p.start_s,
+                p.end_s,
+                gp_escape(&p.name)
+            ));
+        }
+    }
+    let n_threads: usize = with_tl.iter().map(|t| t.threads.len()).sum();
     for run in runs {
         let Some(tl) = &run.timeline else { continue };
         for t in &tl.threads {
@@ -66,9 +104,15 @@ pub fn files(runs: &[Run], series: &[Series], title: &str) -> Vec<(String, Strin
                     t.t_s[i], t.max_us[i], t.maxmax_us[i]
                 ));
             }
+            // The colours of timeline.png; the running maximum as a
+            // staircase (it holds until the interval that raises it).
+            let (dot, line) = crate::plot::timeline_colors(tplots.len(), n_threads);
+            let hex = |c: plotters::style::RGBColor| format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2);
             tplots.push(format!(
-                "  \"{name}\" using 1:2 with dots title \"{} max per interval\", \\\n  \"{name}\" using 1:3 with lines lw 2 title \"{} running max\"",
+                "  \"{name}\" using 1:2 with points pt 7 ps 0.4 lc rgb \"{}\" title \"{} max per interval\", \\\n  \"{name}\" using 1:3 with steps lw 2 lc rgb \"{}\" title \"{} running max\"",
+                hex(dot),
                 gp_escape(&label),
+                hex(line),
                 gp_escape(&label)
             ));
             out.push((name, d));
@@ -79,8 +123,8 @@ pub fn files(runs: &[Run], series: &[Series], title: &str) -> Vec<(String, Strin
             "timeline.gp".to_string(),
             format!(
                 "# rtshield report: per-interval maximum (dots) and running maximum (line).\n\
-                 set termoption noenhanced\nset title \"{}\"\nset xlabel \"time (s)\"\nset ylabel \"latency (us)\"\nset grid\nset key top left\n\
-                 plot \\\n{}\n",
+                 set termoption noenhanced\nset title \"{}\"\nset xlabel \"time (s)\"\nset ylabel \"latency (us)\"\nset grid\nset key below\n\
+                 {shading}plot \\\n{}\n",
                 gp_escape(title),
                 tplots.join(", \\\n")
             ),

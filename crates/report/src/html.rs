@@ -24,18 +24,24 @@ pub struct Inputs<'a> {
 }
 
 pub fn render(inp: &Inputs) -> String {
+    // Axis ranges and legend text come from the same code as the PNG/SVG.
+    let x_end = crate::plot::x_range(inp.series);
     let data = json!({
         "title": inp.title,
+        "xmax": x_end,
+        "ymax": crate::plot::y_range(inp.series),
         "series": inp.series.iter().map(|s| json!({
             "label": s.label,
             "color": s.css_color(),
             "res_us": s.thread.histogram.resolution_ns as f64 / 1000.0,
             "points": s.points.iter().map(|p| json!([p.0, p.1])).collect::<Vec<_>>(),
+            // Runs of adjacent buckets [first, end) into `points`: the
+            // curve breaks at empty buckets.
+            "segments": s.segments.iter().map(|r| json!([r.start, r.end])).collect::<Vec<_>>(),
             "overflow": s.overflow(),
             "hist_end_us": s.hist_end_us,
             "max_us": s.max_us(),
-            // As in the table: floored to the resolution.
-            "max_txt": crate::series::fmt_us(s.thread.max_ns as f64, s.thread.histogram.resolution_ns),
+            "note": s.note(x_end),
             "samples": s.thread.samples,
         })).collect::<Vec<_>>(),
     });
@@ -224,14 +230,7 @@ var NS='http://www.w3.org/2000/svg';
 var svg=document.getElementById('plot'),tip=document.getElementById('tip'),leg=document.getElementById('legend');
 var W=1000,H=560,L=80,R=20,T=20,B=50;
 function el(n,a,p){var e=document.createElementNS(NS,n);for(var k in a)e.setAttribute(k,a[k]);(p||svg).appendChild(e);return e;}
-var xmax=1,ymax=1;
-D.series.forEach(function(s){
-  var last=s.points.length?s.points[s.points.length-1][0]+s.res_us:0;
-  xmax=Math.max(xmax,s.overflow>0?s.hist_end_us:Math.max(s.max_us,last));
-  s.points.forEach(function(p){ymax=Math.max(ymax,p[1]);});
-  ymax=Math.max(ymax,s.overflow);
-});
-xmax*=1.04;ymax*=3;
+var xmax=D.xmax,ymax=D.ymax;
 var ly0=Math.log10(0.8),ly1=Math.log10(ymax);
 function X(v){return L+(W-L-R)*v/xmax;}
 function Y(v){return T+(H-T-B)*(1-(Math.log10(Math.max(v,0.8))-ly0)/(ly1-ly0));}
@@ -253,9 +252,11 @@ var yl=el('text',{x:16,y:(T+H-B)/2,'text-anchor':'middle',transform:'rotate(-90 
 var groups=[];
 D.series.forEach(function(s,i){
   var g=el('g',{'class':'series','data-series':i});
-  var d=s.points.map(function(p,j){return (j?'L':'M')+X(p[0]).toFixed(2)+' '+Y(p[1]).toFixed(2);}).join('');
-  if(s.points.length===1){d+='h1';}
+  // One subpath per run of adjacent buckets; a lone bucket is a dot.
+  var d=s.segments.map(function(r){return s.points.slice(r[0],r[1]).map(function(p,j){return (j?'L':'M')+X(p[0]).toFixed(2)+' '+Y(p[1]).toFixed(2);}).join('');}).join('');
   el('path',{'class':'curve',d:d,fill:'none',stroke:s.color,'stroke-width':2,'stroke-linejoin':'round'},g);
+  s.segments.forEach(function(r){if(r[1]-r[0]===1){var p=s.points[r[0]];
+    el('circle',{'class':'dot',cx:X(p[0]).toFixed(2),cy:Y(p[1]).toFixed(2),r:2.5,fill:s.color},g);}});
   if(s.max_us<=xmax){var mx=X(s.max_us);
     el('line',{'class':'max',x1:mx,x2:mx,y1:H-B,y2:H-B-14,stroke:s.color,'stroke-width':4},g);}
   if(s.overflow>0){var ox=X(Math.min(s.hist_end_us,xmax)),oy=Y(s.overflow);
@@ -265,7 +266,7 @@ D.series.forEach(function(s,i){
   li.innerHTML='<span class="sw"></span><span class="lab"></span> <small></small>';
   li.querySelector('.sw').style.background=s.color;
   li.querySelector('.lab').textContent=s.label;
-  li.querySelector('small').textContent='max '+s.max_txt+' \u00b5s'+(s.max_us>xmax?' \u2192':'')+(s.overflow>0?', \u25b2 '+s.overflow+' \u2265 '+s.hist_end_us+' \u00b5s':'');
+  li.querySelector('small').textContent=s.note;
   li.addEventListener('click',function(){toggle(i);});
   leg.appendChild(li);
 });

@@ -8,7 +8,7 @@
 //! overlap the curves or each other.
 
 use crate::series::{fmt_us, Series};
-use crate::timeline::Timeline;
+use crate::timeline::{Phase, Timeline};
 use anyhow::anyhow;
 use plotters::coord::Shift;
 use plotters::prelude::*;
@@ -119,20 +119,20 @@ where
         .map_err(err)?;
     for s in series {
         let c = rgb(s.color);
-        chart
-            .draw_series(LineSeries::new(
-                s.points.iter().map(|p| (p.0, p.1 as f64)),
-                c.stroke_width(2),
-            ))
-            .map_err(err)?;
-        // A lone bucket would be an invisible line: dot every point.
-        chart
-            .draw_series(
-                s.points
-                    .iter()
-                    .map(|p| Circle::new((p.0, p.1 as f64), 2, c.filled())),
-            )
-            .map_err(err)?;
+        // One line per run of adjacent buckets: the curve breaks where a
+        // bucket is empty (log axis), a lone bucket is a dot.
+        for seg in &s.segments {
+            let pts = s.points[seg.clone()].iter().map(|p| (p.0, p.1 as f64));
+            if seg.len() > 1 {
+                chart
+                    .draw_series(LineSeries::new(pts, c.stroke_width(2)))
+                    .map_err(err)?;
+            } else {
+                chart
+                    .draw_series(pts.map(|p| Circle::new(p, 3, c.filled())))
+                    .map_err(err)?;
+            }
+        }
         if s.overflow() > 0 {
             chart
                 .draw_series([TriangleMarker::new(
@@ -143,7 +143,7 @@ where
                 .map_err(err)?;
         }
         // The maximum: a short vertical bar on the x axis when it is on
-        // the plot; beyond the axis the legend says so (`→`) rather than
+        // the plot; beyond the axis the legend says so rather than
         // stacking every off-scale bar on the right edge.
         if s.max_us() <= xmax {
             let mx = s.max_us();
@@ -188,9 +188,10 @@ fn truncate(s: &str, n: usize) -> String {
     }
 }
 
-/// One entry per curve: colour swatch, label, then max and overflow. Two
-/// lines per entry while they fit, one line when there are many, and a
-/// "+N more" line rather than text running off the picture.
+/// One entry per curve: colour swatch, label, then max and overflow in
+/// plain words (`max 8380 µs (beyond axis)`, `181 overflow ≥ 401 µs`).
+/// Three lines per entry while they fit, then two (shorter wording), then
+/// one, then a "+N more" line rather than text running off the picture.
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     series: &[Series],
@@ -200,8 +201,13 @@ where
 {
     let top = 60;
     let avail = HEIGHT as i32 - top - 70;
-    let two_lines = series.len() as i32 * 40 <= avail;
-    let step = if two_lines { 40 } else { 20 };
+    let n = series.len() as i32;
+    let lines = match n {
+        _ if n * 54 <= avail => 3,
+        _ if n * 38 <= avail => 2,
+        _ => 1,
+    };
+    let step = [20, 38, 54][lines - 1];
     let fit = (avail / step) as usize;
     let shown = if series.len() > fit {
         fit.saturating_sub(1)
@@ -216,38 +222,49 @@ where
         (10, top - 28),
     )
     .map_err(err)?;
+    let x_end = x_range(series);
     for (i, s) in series.iter().take(shown).enumerate() {
         let y = top + i as i32 * step;
-        let c = rgb(s.color);
-        area.draw(&Rectangle::new([(10, y + 5), (34, y + 9)], c.filled()))
-            .map_err(err)?;
-        let arrow = if s.max_us() > x_range(series) {
-            " →"
-        } else {
-            ""
+        area.draw(&Rectangle::new(
+            [(10, y + 5), (34, y + 9)],
+            rgb(s.color).filled(),
+        ))
+        .map_err(err)?;
+        let res = s.thread.histogram.resolution_ns;
+        let max = fmt_us(s.thread.max_ns as f64, res);
+        let ovf = s.overflow();
+        let text: Vec<(String, &TextStyle, i32)> = match lines {
+            3 => [
+                Some((truncate(&s.label, 34), &label_style, 0)),
+                Some((s.max_note(x_end), &small, 18)),
+                s.overflow_note().map(|o| (o, &small, 34)),
+            ]
+            .into_iter()
+            .flatten()
+            .collect(),
+            2 => {
+                let stats = if ovf > 0 {
+                    format!("max {max} µs · {ovf} overflow")
+                } else {
+                    format!("max {max} µs")
+                };
+                vec![
+                    (truncate(&s.label, 34), &label_style, 0),
+                    (stats, &small, 18),
+                ]
+            }
+            _ => {
+                let ovf = if ovf > 0 {
+                    format!(" · {ovf} ovf")
+                } else {
+                    String::new()
+                };
+                let line = format!("{}  max {max}{ovf}", truncate(&s.label, 20));
+                vec![(line, &small, 0)]
+            }
         };
-        let max = format!(
-            "{} µs{arrow}",
-            fmt_us(s.thread.max_ns as f64, s.thread.histogram.resolution_ns)
-        );
-        if two_lines {
-            let stats = if s.overflow() > 0 {
-                format!("max {max} · ▲ {} ≥ {} µs", s.overflow(), s.hist_end_us)
-            } else {
-                format!("max {max}")
-            };
-            area.draw_text(&truncate(&s.label, 34), &label_style, (42, y))
-                .map_err(err)?;
-            area.draw_text(&truncate(&stats, 46), &small, (42, y + 18))
-                .map_err(err)?;
-        } else {
-            let ovf = if s.overflow() > 0 {
-                format!(" · ▲ {}", s.overflow())
-            } else {
-                String::new()
-            };
-            let line = format!("{}  max {max}{ovf}", truncate(&s.label, 20));
-            area.draw_text(&truncate(&line, 44), &small, (42, y))
+        for (t, st, dy) in text {
+            area.draw_text(&truncate(&t, 44), st, (42, y + dy))
                 .map_err(err)?;
         }
     }
@@ -262,13 +279,13 @@ where
     }
     let note_y = HEIGHT as i32 - 60;
     area.draw_text(
-        "▲ samples beyond the histogram (count)",
+        "▲ at the histogram end: overflow count",
         &small,
         (10, note_y),
     )
     .map_err(err)?;
     area.draw_text(
-        "▮ on the x axis: maximum (→ beyond the axis)",
+        "▮ on the x axis: maximum (when on the axis)",
         &small,
         (10, note_y + 20),
     )
@@ -285,19 +302,57 @@ const PHASE_FILLS: &[(u8, u8, u8)] = &[
     (240, 220, 250),
 ];
 
+/// Fill of phase `name`, one tint per name of `names` ([`phase_names`]).
+pub fn phase_fill(names: &[String], name: &str) -> (u8, u8, u8) {
+    let i = names.iter().position(|x| x == name).unwrap_or(0);
+    PHASE_FILLS[i % PHASE_FILLS.len()]
+}
+
 pub fn is_quiet_phase(name: &str) -> bool {
     matches!(name, "rest" | "idle" | "none" | "off")
 }
 
-/// Distinct shaded phase names, in order of first appearance.
+/// Distinct shaded phase names, in order of first appearance. A run that
+/// never changes phase (no `load.cycle`: every row says `load`) has
+/// nothing to contrast, so nothing is shaded.
 pub fn phase_names(tl: &Timeline) -> Vec<String> {
-    let mut v: Vec<String> = Vec::new();
+    let mut all: Vec<&str> = Vec::new();
     for p in &tl.phases {
-        if !is_quiet_phase(&p.name) && !v.contains(&p.name) {
-            v.push(p.name.clone());
+        if !all.contains(&p.name.as_str()) {
+            all.push(&p.name);
         }
     }
-    v
+    if all.len() < 2 {
+        return Vec::new();
+    }
+    all.into_iter()
+        .filter(|n| !is_quiet_phase(n))
+        .map(str::to_string)
+        .collect()
+}
+
+/// The stretches of the shaded phases `names`, a stretch joined to the
+/// previous one of the same phase when less than `min_gap` s lies between.
+pub fn merge_close(phases: &[Phase], names: &[String], min_gap: f64) -> Vec<Phase> {
+    let mut out: Vec<Phase> = Vec::new();
+    for p in phases.iter().filter(|p| names.contains(&p.name)) {
+        match out.last_mut() {
+            Some(q) if q.name == p.name && p.start_s - q.end_s < min_gap => q.end_s = p.end_s,
+            _ => out.push(p.clone()),
+        }
+    }
+    out
+}
+
+/// (dot, line) colours of timeline thread `i`: seed 001's navy dots and
+/// maroon line for a single thread, one palette colour per thread else.
+pub fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) {
+    if threads == 1 {
+        (RGBColor(0, 0, 128), RGBColor(128, 0, 0))
+    } else {
+        let c = rgb(crate::series::PALETTE[i % crate::series::PALETTE.len()]);
+        (c, c)
+    }
 }
 
 /// Seed 001's plot: per-interval maximum as points, running maximum as a
@@ -309,35 +364,36 @@ pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
     {
         let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let (legend, plot) = root.split_vertically(34);
+        // Title, then a legend row saying which mark is which, then the plot.
+        let body = root
+            .margin(8, 0, 0, 0)
+            .titled(title, (FONT, 22))
+            .map_err(err)?;
+        let (legend, plot) = body.split_vertically(30);
         let hours = tl.end_s() > 7200.0;
         let scale = if hours { 3600.0 } else { 1.0 };
         let xmax = (tl.end_s() / scale).max(1e-9) * 1.01;
         let ymax = tl.max_us().max(1.0) * 1.08;
         let mut chart = ChartBuilder::on(&plot)
-            .caption(title, (FONT, 22))
             .margin(12)
+            .margin_top(4)
             .x_label_area_size(50)
             .y_label_area_size(75)
             .build_cartesian_2d(0f64..xmax, 0f64..ymax)
             .map_err(err)?;
         let names = phase_names(tl);
-        let fill = |n: &str| {
-            let i = names.iter().position(|x| x == n).unwrap_or(0);
-            rgb(PHASE_FILLS[i % PHASE_FILLS.len()])
-        };
+        let fill = |n: &str| rgb(phase_fill(&names, n));
+        // A gap narrower than 2 px between two stretches of one phase (30 s
+        // rests in a day) cannot be seen, only aliased into stripes: merged.
+        let min_gap = 2.0 * tl.end_s() / f64::from(w);
+        let shaded = merge_close(&tl.phases, &names, min_gap);
         chart
-            .draw_series(
-                tl.phases
-                    .iter()
-                    .filter(|p| !is_quiet_phase(&p.name))
-                    .map(|p| {
-                        Rectangle::new(
-                            [(p.start_s / scale, 0.0), (p.end_s / scale, ymax)],
-                            fill(&p.name).filled(),
-                        )
-                    }),
-            )
+            .draw_series(shaded.iter().map(|p| {
+                Rectangle::new(
+                    [(p.start_s / scale, 0.0), (p.end_s / scale, ymax)],
+                    fill(&p.name).filled(),
+                )
+            }))
             .map_err(err)?;
         chart
             .configure_mesh()
@@ -351,15 +407,9 @@ pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
             .bold_line_style(RGBColor(205, 205, 205))
             .draw()
             .map_err(err)?;
-        let single = tl.threads.len() == 1;
+        let n = tl.threads.len();
         for (i, s) in tl.threads.iter().enumerate() {
-            // Seed 001's colours for one thread: navy dots, maroon line.
-            let (dot, line) = if single {
-                (RGBColor(0, 0, 128), RGBColor(128, 0, 0))
-            } else {
-                let c = rgb(crate::series::PALETTE[i % crate::series::PALETTE.len()]);
-                (c, c)
-            };
+            let (dot, line) = timeline_colors(i, n);
             chart
                 .draw_series(
                     s.t_s
@@ -375,42 +425,47 @@ pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
                 ))
                 .map_err(err)?;
         }
-        // Legend row above the plot: dots, lines, phases.
+        // Legend row: `● cpu1 max per interval  ━ cpu1 running max  ▇ load`.
         let st = TextStyle::from((FONT, 14)).color(&BLACK);
+        let width = |t: &str| {
+            legend
+                .estimate_text_size(t, &st)
+                .map_or(t.chars().count() as i32 * 8, |s| s.0 as i32)
+        };
+        let right = w as i32 - 20;
         let mut x = 90;
         for (i, s) in tl.threads.iter().enumerate() {
             let who = match s.cpu {
                 Some(c) => format!("cpu{c}"),
                 None => format!("t{}", s.thread),
             };
-            let (dot, line) = if single {
-                (RGBColor(0, 0, 128), RGBColor(128, 0, 0))
-            } else {
-                let c = rgb(crate::series::PALETTE[i % crate::series::PALETTE.len()]);
-                (c, c)
-            };
-            legend
-                .draw(&Circle::new((x, 18), 3, dot.filled()))
-                .map_err(err)?;
-            legend
-                .draw(&Rectangle::new([(x + 8, 17), (x + 26, 19)], line.filled()))
-                .map_err(err)?;
-            let text = format!("{who}: max per interval · running max");
-            legend.draw_text(&text, &st, (x + 32, 10)).map_err(err)?;
-            x += 40 + (text.chars().count() as i32) * 8;
-            if x > w as i32 - 200 {
+            let (dot, line) = timeline_colors(i, n);
+            let a = format!("{who} max per interval");
+            let b = format!("{who} running max");
+            if x + 30 + width(&a) + 40 + width(&b) > right {
                 break;
             }
+            legend
+                .draw(&Circle::new((x + 8, 15), 3, dot.filled()))
+                .map_err(err)?;
+            legend.draw_text(&a, &st, (x + 20, 7)).map_err(err)?;
+            x += 20 + width(&a) + 22;
+            legend
+                .draw(&Rectangle::new([(x, 14), (x + 20, 16)], line.filled()))
+                .map_err(err)?;
+            legend.draw_text(&b, &st, (x + 26, 7)).map_err(err)?;
+            x += 26 + width(&b) + 22;
         }
-        for n in &names {
-            if x > w as i32 - 120 {
+        for p in &names {
+            let t = format!("{p} phase");
+            if x + 28 + width(&t) > right {
                 break;
             }
             legend
-                .draw(&Rectangle::new([(x, 10), (x + 22, 26)], fill(n).filled()))
+                .draw(&Rectangle::new([(x, 7), (x + 22, 23)], fill(p).filled()))
                 .map_err(err)?;
-            legend.draw_text(n, &st, (x + 28, 10)).map_err(err)?;
-            x += 40 + n.chars().count() as i32 * 9;
+            legend.draw_text(&t, &st, (x + 28, 7)).map_err(err)?;
+            x += 28 + width(&t) + 22;
         }
         root.present().map_err(err)?;
     }
@@ -436,8 +491,58 @@ fn encode_png(rgb: &[u8], w: u32, h: u32) -> anyhow::Result<Vec<u8>> {
         let mut enc = png::Encoder::new(&mut out, w, h);
         enc.set_color(png::ColorType::Rgb);
         enc.set_depth(png::BitDepth::Eight);
+        // Flat colours and thin lines: adaptive filtering makes files
+        // about 8 times smaller (680 KB → 86 KB for the README picture)
+        // at the default deflate level, for little time.
+        enc.set_compression(png::Compression::Default);
+        enc.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
         let mut wr = enc.write_header()?;
         wr.write_image_data(rgb)?;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tl(phases: &[&str]) -> Timeline {
+        let mut csv = String::from("t_s,max_us,phase\n");
+        for (i, p) in phases.iter().enumerate() {
+            csv.push_str(&format!("{},10,{p}\n", i + 1));
+        }
+        Timeline::parse(&csv, "t.csv").unwrap()
+    }
+
+    #[test]
+    fn only_changing_phases_are_shaded() {
+        // A run without load.cycle says `load` on every row: nothing to contrast.
+        assert!(phase_names(&tl(&["load", "load", "load"])).is_empty());
+        assert_eq!(phase_names(&tl(&["load", "rest", "load"])), ["load"]);
+        assert_eq!(
+            phase_names(&tl(&["idle", "hell", "cpu", "hell"])),
+            ["hell", "cpu"]
+        );
+        let names = phase_names(&tl(&["idle", "hell", "cpu"]));
+        assert_ne!(phase_fill(&names, "hell"), phase_fill(&names, "cpu"));
+    }
+
+    #[test]
+    fn gaps_too_narrow_to_see_are_merged() {
+        // load 0-5, rest 5-6, load 6-10, rest 10-13, load 13-14
+        let t = tl(&[
+            "load", "load", "load", "load", "load", "rest", "load", "load", "load", "load", "rest",
+            "rest", "rest", "load",
+        ]);
+        let names = phase_names(&t);
+        let span = |v: Vec<Phase>| v.iter().map(|p| (p.start_s, p.end_s)).collect::<Vec<_>>();
+        assert_eq!(
+            span(merge_close(&t.phases, &names, 0.5)),
+            [(0.0, 5.0), (6.0, 10.0), (13.0, 14.0)]
+        );
+        assert_eq!(
+            span(merge_close(&t.phases, &names, 2.0)),
+            [(0.0, 10.0), (13.0, 14.0)]
+        );
+    }
 }

@@ -40,6 +40,11 @@ pub struct Series<'a> {
     pub thread: &'a ThreadResult,
     /// Non-zero buckets: (lower edge in µs, count).
     pub points: Vec<(f64, u64)>,
+    /// Runs of adjacent buckets, as index ranges into `points`. A zero
+    /// count has no place on a log axis: the curve breaks there instead
+    /// of being drawn across the gap (OSADL plots do the same), and a
+    /// bucket with empty neighbours on both sides is a lone dot.
+    pub segments: Vec<std::ops::Range<usize>>,
     /// Where the histogram ends (start of the overflow), in µs.
     pub hist_end_us: f64,
 }
@@ -54,6 +59,30 @@ impl Series<'_> {
     }
     pub fn overflow(&self) -> u64 {
         self.thread.histogram.overflow
+    }
+    /// `max 8380 µs`, plus ` (beyond axis)` when the plot's x axis (ending
+    /// at `x_end` µs) cannot show it. Floored like the table's value.
+    pub fn max_note(&self, x_end: f64) -> String {
+        let beyond = if self.max_us() > x_end {
+            " (beyond axis)"
+        } else {
+            ""
+        };
+        let res = self.thread.histogram.resolution_ns;
+        format!("max {} µs{beyond}", fmt_us(self.thread.max_ns as f64, res))
+    }
+    /// `181 overflow ≥ 401 µs` when samples fell beyond the histogram.
+    pub fn overflow_note(&self) -> Option<String> {
+        (self.overflow() > 0)
+            .then(|| format!("{} overflow ≥ {} µs", self.overflow(), self.hist_end_us))
+    }
+    /// The legend's text after the label, the same in every output:
+    /// `max 8380 µs (beyond axis) · 181 overflow ≥ 401 µs`.
+    pub fn note(&self, x_end: f64) -> String {
+        match self.overflow_note() {
+            Some(o) => format!("{} · {o}", self.max_note(x_end)),
+            None => self.max_note(x_end),
+        }
     }
 }
 
@@ -81,19 +110,34 @@ pub fn build(runs: &[Run]) -> Vec<Series<'_>> {
                 k += 1;
             }
             slugs.push(slug.clone());
+            // Defensive: the schema stores non-zero buckets only.
+            let nonzero: Vec<[u64; 2]> = h.counts.iter().filter(|c| c[1] > 0).copied().collect();
             out.push(Series {
                 run: ri,
                 color: PALETTE[out.len() % PALETTE.len()],
                 label,
                 slug,
                 thread: t,
-                points: h
-                    .counts
+                points: nonzero
                     .iter()
                     .map(|c| (c[0] as f64 * res_us, c[1]))
                     .collect(),
+                segments: adjacent_runs(&nonzero),
                 hist_end_us: h.buckets as f64 * res_us,
             });
+        }
+    }
+    out
+}
+
+/// Index ranges of `counts` whose bucket numbers follow each other.
+pub fn adjacent_runs(counts: &[[u64; 2]]) -> Vec<std::ops::Range<usize>> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for i in 1..=counts.len() {
+        if i == counts.len() || counts[i][0] != counts[i - 1][0] + 1 {
+            out.push(start..i);
+            start = i;
         }
     }
     out
@@ -149,6 +193,15 @@ mod tests {
         assert_eq!(slugify("idle run:cpu1"), "idle_run_cpu1");
         assert_eq!(slugify("../x"), "_.._x");
         assert_eq!(slugify(""), "_");
+    }
+
+    #[test]
+    fn curves_break_at_empty_buckets() {
+        assert!(adjacent_runs(&[]).is_empty());
+        assert_eq!(adjacent_runs(&[[4, 1]]), vec![0..1]);
+        // 10 11 12 | 15 | 17 18
+        let c = [[10, 2], [11, 5], [12, 2], [15, 1], [17, 3], [18, 1]];
+        assert_eq!(adjacent_runs(&c), vec![0..3, 3..4, 4..6]);
     }
 
     #[test]

@@ -246,6 +246,14 @@ mod tests {
         20,0,1,50000,2,3.5,10,30,load\n\
         20,1,2,50000,2,3.5,8,9,load\n";
 
+    fn ph(start_s: f64, end_s: f64, name: &str) -> Phase {
+        Phase {
+            start_s,
+            end_s,
+            name: name.into(),
+        }
+    }
+
     #[test]
     fn parses_threads_and_phases() {
         let tl = Timeline::parse(CSV, "t.csv").unwrap();
@@ -257,21 +265,9 @@ mod tests {
         assert_eq!(
             tl.phases,
             vec![
-                Phase {
-                    start_s: 0.0,
-                    end_s: 10.0,
-                    name: "load".into()
-                },
-                Phase {
-                    start_s: 10.0,
-                    end_s: 15.0,
-                    name: "rest".into()
-                },
-                Phase {
-                    start_s: 15.0,
-                    end_s: 20.0,
-                    name: "load".into()
-                },
+                ph(0.0, 10.0, "load"),
+                ph(10.0, 15.0, "rest"),
+                ph(15.0, 20.0, "load")
             ]
         );
         assert_eq!(tl.end_s(), 20.0);
@@ -303,18 +299,7 @@ mod tests {
         assert_eq!(s.maxmax_us, vec![41.0, 41.0, 41.0]);
         assert_eq!(
             tl.phases,
-            vec![
-                Phase {
-                    start_s: 0.0,
-                    end_s: 10.0,
-                    name: "load".into()
-                },
-                Phase {
-                    start_s: 10.0,
-                    end_s: 20.0,
-                    name: "rest".into()
-                },
-            ]
+            vec![ph(0.0, 10.0, "load"), ph(10.0, 20.0, "rest")]
         );
     }
 

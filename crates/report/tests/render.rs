@@ -1,7 +1,7 @@
 //! Library-level tests of the report: numbers carried by every output
 //! against the input statistics, determinism, errors, atomic output.
 
-use rtshield_report::{generate, synth, Format, Options};
+use rtshield_report::{generate, synth, Format, Options, MANIFEST};
 use rtshield_results::import::thread_from_histogram;
 use rtshield_results::{Histogram, RunResult};
 use std::path::{Path, PathBuf};
@@ -112,21 +112,54 @@ fn svg_has_one_curve_per_thread_with_its_points() {
     for label in ["idle:cpu1", "loaded:cpu2", "loaded:cpu3"] {
         assert!(svg.contains(label), "legend entry {label}");
     }
-    // Curve of idle:cpu1 (first palette colour): one vertex per non-zero bucket.
-    let curve = svg
-        .lines()
-        .find(|l| l.contains("stroke=\"#1F77B4\" stroke-width=\"2\""))
-        .expect("idle curve");
-    let pts = curve
-        .split("points=\"")
-        .nth(1)
-        .unwrap()
-        .trim_end_matches("\"/>");
-    assert_eq!(pts.split_whitespace().count(), 4);
+    // Curve of idle:cpu1 (first palette colour), buckets 10 11 12 _ _ 15:
+    // a line through the three adjacent buckets, none across the empty
+    // 13 and 14 (no count to draw on a log axis), and bucket 15 a dot.
+    let idle: Vec<&str> = svg.lines().filter(|l| l.contains("\"#1F77B4\"")).collect();
+    let lines: Vec<Vec<(f64, f64)>> = idle
+        .iter()
+        .filter(|l| l.starts_with("<polyline") && l.contains("stroke-width=\"2\""))
+        .map(|l| {
+            let pts = l.split("points=\"").nth(1).unwrap();
+            pts[..pts.find('"').unwrap()]
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect()
+        })
+        .collect();
+    assert_eq!(lines.len(), 1, "{idle:#?}");
+    let l = &lines[0];
+    assert_eq!(l.len(), 3, "buckets 10, 11, 12");
+    assert_eq!(l[0].1, l[2].1, "2 samples in buckets 10 and 12");
+    assert!(l[1].1 < l[0].1, "5 samples in bucket 11 are higher up");
+    let dots: Vec<f64> = idle
+        .iter()
+        .filter(|l| l.starts_with("<circle"))
+        .map(|l| {
+            let i = l.find("cx=\"").unwrap() + 4;
+            l[i..i + l[i..].find('"').unwrap()].parse().unwrap()
+        })
+        .collect();
+    assert_eq!(dots.len(), 1, "bucket 15 alone: {idle:#?}");
+    let per_us = l[1].0 - l[0].0;
     assert!(
-        svg.contains("max 120 µs → · ▲ 1 ≥ 100 µs"),
-        "overflow and max in the legend"
+        (dots[0] - (l[0].0 + 5.0 * per_us)).abs() <= 1.0,
+        "dot at 15 µs"
     );
+    // The legend in plain words: max beyond the axis (which ends at the
+    // 100 µs histogram end), overflow count.
+    assert!(
+        svg.contains("\nmax 120 µs (beyond axis)\n"),
+        "max in the legend"
+    );
+    assert!(
+        svg.contains("\n1 overflow ≥ 100 µs\n"),
+        "overflow in the legend"
+    );
+    assert!(!svg.contains('→'), "no arrow glyph");
 }
 
 #[test]
@@ -147,7 +180,13 @@ fn html_embeds_the_histograms_and_is_self_contained() {
     );
     assert_eq!(s[0]["overflow"], 1);
     assert_eq!(s[0]["max_us"], 120.0);
-    assert_eq!(s[0]["max_txt"], "120");
+    assert_eq!(s[0]["segments"], serde_json::json!([[0, 3], [3, 4]]));
+    assert_eq!(
+        s[0]["note"],
+        "max 120 µs (beyond axis) · 1 overflow ≥ 100 µs"
+    );
+    // The script draws on the axes the PNG uses (histogram end + 4 %).
+    assert_eq!(data["xmax"], 104.0);
     assert!(html.contains("<table class=\"summary\">"));
     assert!(html.contains("data:image/png;base64,"), "timeline inlined");
     assert!(html.contains("sysinfo kernel_release"), "sysinfo shown");
@@ -201,7 +240,13 @@ fn timeline_png_and_gnuplot_files() {
     }
     let dat = read(&out.join("latency-idle_cpu1.dat"));
     let rows: Vec<&str> = dat.lines().filter(|l| !l.starts_with('#')).collect();
-    assert_eq!(rows, ["10 2", "11 5", "12 2", "15 1"]);
+    // A blank line breaks gnuplot's line at the empty buckets 13 and 14.
+    assert_eq!(rows, ["10 2", "11 5", "12 2", "", "15 1"]);
+    assert!(
+        gp.contains("title \"idle:cpu1: max 120 us (beyond axis), 1 overflow >= 100 us\""),
+        "{gp}"
+    );
+    assert!(gp.contains("set xrange [0:104]"), "{gp}");
     let tl = read(&out.join("timeline-loaded_cpu2.dat"));
     assert_eq!(tl.lines().filter(|l| !l.starts_with('#')).count(), 40);
     assert!(read(&out.join("timeline.gp")).contains("timeline-loaded_cpu3.dat"));
@@ -353,23 +398,126 @@ fn bad_inputs_name_the_file_and_write_nothing() {
     assert!(leftovers.is_empty());
 }
 
+fn listing(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+/// An earlier report with more curves: its data files do not survive into
+/// the new report, which holds exactly its own files and the manifest.
 #[test]
-fn existing_output_dir_keeps_its_other_files() {
+fn rewriting_a_report_leaves_only_the_new_files() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("rep");
-    std::fs::create_dir(&out).unwrap();
-    std::fs::write(out.join("notes.txt"), "mine").unwrap();
-    std::fs::write(out.join("summary.md"), "old").unwrap();
     let inputs = two_runs(d.path());
-    generate(&opts(inputs.clone(), &out)).unwrap();
-    assert_eq!(read(&out.join("notes.txt")), "mine");
-    assert!(read(&out.join("summary.md")).starts_with("# Test report"));
-    // A failing second report leaves the first one as it was.
+    let first = generate(&opts(inputs.clone(), &out)).unwrap();
+    assert!(first.removed.is_empty());
+    assert!(first.files.contains(&"latency-loaded_cpu3.dat".to_string()));
+    let mut expect = first.files.clone();
+    expect.push(MANIFEST.to_string());
+    expect.sort();
+    assert_eq!(listing(&out), expect);
+
+    let second = generate(&opts(vec![inputs[0].clone()], &out)).unwrap();
+    let mut expect = second.files.clone();
+    expect.push(MANIFEST.to_string());
+    expect.sort();
+    assert_eq!(listing(&out), expect, "only the new report's files");
+    assert!(!out.join("latency-loaded_cpu2.dat").exists());
+    assert_eq!(
+        second.removed,
+        [
+            "latency-loaded_cpu2.dat",
+            "latency-loaded_cpu3.dat",
+            "timeline-loaded_cpu2.dat",
+            "timeline-loaded_cpu3.dat",
+            "timeline.gp",
+            "timeline.png"
+        ]
+    );
+    let manifest = read(&out.join(MANIFEST));
+    let listed: Vec<&str> = manifest.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(listed, second.files);
+
+    // A failing third report leaves the second one as it was.
     let before = read(&out.join("summary.md"));
     let bad = d.path().join("bad.json");
     std::fs::write(&bad, "{\"schema\": \"rtshield.results/1\"").unwrap();
     assert!(generate(&opts(vec![inputs[0].clone(), bad], &out)).is_err());
     assert_eq!(read(&out.join("summary.md")), before);
+    assert_eq!(listing(&out), expect);
+}
+
+/// A directory holding anything rtshield did not write is refused before
+/// any work, and left exactly as it was.
+#[test]
+fn a_directory_with_other_files_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let inputs = two_runs(d.path());
+
+    // Someone's own files, no report.
+    let out = d.path().join("mine");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    std::fs::write(out.join("summary.md"), "mine too").unwrap();
+    let msg = input_error(&generate(&opts(inputs.clone(), &out)).unwrap_err());
+    assert!(
+        msg.starts_with(&format!("{}: holds files", out.display()))
+            && msg.contains("(notes.txt, summary.md)"),
+        "{msg}"
+    );
+    assert_eq!(listing(&out), ["notes.txt", "summary.md"]);
+    assert_eq!(read(&out.join("summary.md")), "mine too");
+
+    // A report directory to which the user added a file, or in which a
+    // listed file became a directory: refused too, nothing removed.
+    let rep = d.path().join("rep");
+    generate(&opts(inputs.clone(), &rep)).unwrap();
+    std::fs::write(rep.join("my-notes.md"), "keep").unwrap();
+    let msg = input_error(&generate(&opts(vec![inputs[0].clone()], &rep)).unwrap_err());
+    assert!(msg.contains("(my-notes.md)"), "{msg}");
+    assert!(
+        rep.join("latency-loaded_cpu2.dat").is_file(),
+        "nothing removed"
+    );
+    std::fs::remove_file(rep.join("my-notes.md")).unwrap();
+    std::fs::remove_file(rep.join("timeline.png")).unwrap();
+    std::fs::create_dir(rep.join("timeline.png")).unwrap();
+    let msg = input_error(&generate(&opts(vec![inputs[0].clone()], &rep)).unwrap_err());
+    assert!(msg.contains("(timeline.png/)"), "{msg}");
+
+    // Not a directory.
+    let file = d.path().join("afile");
+    std::fs::write(&file, "x").unwrap();
+    let msg = input_error(&generate(&opts(inputs.clone(), &file)).unwrap_err());
+    assert!(msg.contains("exists and is not a directory"), "{msg}");
+}
+
+/// A manifest edited to name files outside the directory never makes the
+/// report delete them; an empty directory is fine.
+#[test]
+fn a_forged_manifest_deletes_nothing_outside() {
+    let d = tempfile::tempdir().unwrap();
+    let inputs = two_runs(d.path());
+    let victim = d.path().join("victim.txt");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = d.path().join("rep");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(
+        out.join(MANIFEST),
+        format!(
+            "../victim.txt\n{}\n/etc/hostname\n.\n..\n",
+            victim.display()
+        ),
+    )
+    .unwrap();
+    let o = generate(&opts(vec![inputs[0].clone()], &out)).unwrap();
+    assert!(o.removed.is_empty(), "{:?}", o.removed);
+    assert_eq!(read(&victim), "precious");
 }
 
 #[test]
@@ -438,7 +586,8 @@ fn legend_texts(svg: &str) -> Vec<(f64, f64, String)> {
 /// "+N more" line; entries never overlap and never leave the picture.
 #[test]
 fn legend_entries_never_overlap() {
-    for n in [3u32, 25, 60] {
+    // 3 lines per entry, 2, 1, and the "+N more" line.
+    for n in [3u32, 15, 25, 60] {
         let d = tempfile::tempdir().unwrap();
         let cpus: Vec<u32> = (0..n).collect();
         let r = synth::run_result("many", 5, &cpus, 200, 10.0, 0.3, 50);

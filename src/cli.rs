@@ -55,7 +55,7 @@ pub enum Command {
     /// Run a load-balancing scenario (lollobrigida format) on the real kernel.
     Scenario(cmd::scenario::Args),
     /// Simulate a scenario under the linux26, ule or ARTiS balancers.
-    Simulate(cmd::simulate::Args),
+    Simulate(Box<cmd::simulate::Args>),
     /// Internal: the worker process of a built-in load (started by measure/run, not by users).
     #[command(name = "__load", hide = true)]
     LoadWorker(cmd::load_worker::Args),
@@ -76,7 +76,7 @@ pub fn main() -> i32 {
         Command::Stat(a) => cmd::stat::run(a, &g),
         Command::Report(a) => cmd::report::run(a, &g),
         Command::Scenario(a) => cmd::scenario::run(a, &g),
-        Command::Simulate(a) => cmd::simulate::run(a, &g),
+        Command::Simulate(a) => cmd::simulate::run(*a, &g),
         Command::LoadWorker(a) => cmd::load_worker::run(a, &g),
     };
     match res {

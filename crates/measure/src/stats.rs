@@ -225,55 +225,7 @@ fn percentiles(h: &hdrhistogram::Histogram<u64>, max_ns: i64) -> BTreeMap<String
 
 /// `_H` statistics of a linear histogram (`counts[i]` samples at `i*res` ns).
 pub fn hist_stats(counts: &[u64], res: u64) -> HistStats {
-    let n: u64 = counts.iter().sum();
-    if n == 0 {
-        return HistStats {
-            samples: 0,
-            avg_ns: 0.0,
-            median_ns: 0,
-            std_ns: 0.0,
-            mode_ns: 0,
-        };
-    }
-    let r = res as f64;
-    let sum: f64 = counts
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| i as f64 * c as f64)
-        .sum();
-    let mean = sum / n as f64;
-    let var: f64 = counts
-        .iter()
-        .enumerate()
-        .map(|(i, &c)| {
-            let d = i as f64 - mean;
-            d * d * c as f64
-        })
-        .sum::<f64>()
-        / n as f64;
-    let rank = n.div_ceil(2);
-    let mut cum = 0;
-    let mut median = 0;
-    for (i, &c) in counts.iter().enumerate() {
-        cum += c;
-        if cum >= rank {
-            median = i;
-            break;
-        }
-    }
-    let mut mode = 0;
-    for (i, &c) in counts.iter().enumerate() {
-        if c > counts[mode] {
-            mode = i;
-        }
-    }
-    HistStats {
-        samples: n,
-        avg_ns: mean * r,
-        median_ns: median as i64 * res as i64,
-        std_ns: var.sqrt() * r,
-        mode_ns: mode as i64 * res as i64,
-    }
+    HistStats::from_buckets(counts.iter().enumerate().map(|(i, &c)| (i as u64, c)), res)
 }
 
 #[cfg(test)]

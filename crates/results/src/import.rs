@@ -458,58 +458,7 @@ pub fn thread_from_histogram(
 
 /// Seed 000's `_H` statistics over the samples inside the histogram.
 pub fn hist_stats(h: &Histogram) -> HistStats {
-    let res = h.resolution_ns as f64;
-    let n: u64 = h.counts.iter().map(|c| c[1]).sum();
-    if n == 0 {
-        return HistStats {
-            samples: 0,
-            avg_ns: 0.0,
-            median_ns: 0,
-            std_ns: 0.0,
-            mode_ns: 0,
-        };
-    }
-    let sum: f64 = h
-        .counts
-        .iter()
-        .map(|c| c[0] as f64 * res * c[1] as f64)
-        .sum();
-    let avg = sum / n as f64;
-    let var: f64 = h
-        .counts
-        .iter()
-        .map(|c| (c[0] as f64 * res - avg).powi(2) * c[1] as f64)
-        .sum::<f64>()
-        / n as f64;
-    // Median: the bucket holding the ((n+1)/2)-th sample.
-    let mut acc = 0;
-    let mut median = 0;
-    for c in &h.counts {
-        acc += c[1];
-        if acc * 2 >= n {
-            median = c[0];
-            break;
-        }
-    }
-    // Mode: the fullest bucket; the lowest one on a tie (deterministic).
-    let mode = h
-        .counts
-        .iter()
-        .fold((0u64, 0u64), |best, c| {
-            if c[1] > best.1 {
-                (c[0], c[1])
-            } else {
-                best
-            }
-        })
-        .0;
-    HistStats {
-        samples: n,
-        avg_ns: avg,
-        median_ns: (median * h.resolution_ns) as i64,
-        std_ns: var.sqrt(),
-        mode_ns: (mode * h.resolution_ns) as i64,
-    }
+    HistStats::from_buckets(h.counts.iter().map(|c| (c[0], c[1])), h.resolution_ns)
 }
 
 /// Percentiles over all samples (histogram + overflow): the lower edge of

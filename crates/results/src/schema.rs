@@ -127,6 +127,60 @@ pub struct HistStats {
     pub mode_ns: i64,
 }
 
+impl HistStats {
+    /// Seed 000's `_H` statistics over `(bucket index, count)` pairs in
+    /// ascending bucket order, buckets `res_ns` wide: mean, population
+    /// standard deviation, lower median (the bucket holding the
+    /// ⌈n/2⌉-th sample) and mode (the lowest of the fullest buckets).
+    pub fn from_buckets<I>(buckets: I, res_ns: u64) -> HistStats
+    where
+        I: IntoIterator<Item = (u64, u64)>,
+        I::IntoIter: Clone,
+    {
+        let it = buckets.into_iter();
+        let n: u64 = it.clone().map(|(_, c)| c).sum();
+        if n == 0 {
+            return HistStats {
+                samples: 0,
+                avg_ns: 0.0,
+                median_ns: 0,
+                std_ns: 0.0,
+                mode_ns: 0,
+            };
+        }
+        let r = res_ns as f64;
+        let mean = it.clone().map(|(i, c)| i as f64 * c as f64).sum::<f64>() / n as f64;
+        let var = it
+            .clone()
+            .map(|(i, c)| (i as f64 - mean).powi(2) * c as f64)
+            .sum::<f64>()
+            / n as f64;
+        let rank = n.div_ceil(2);
+        let mut cum = 0;
+        let mut median = 0;
+        for (i, c) in it.clone() {
+            cum += c;
+            if cum >= rank {
+                median = i;
+                break;
+            }
+        }
+        let (mut mode, mut best) = (0, 0);
+        for (i, c) in it {
+            if c > best {
+                (mode, best) = (i, c);
+            }
+        }
+        HistStats {
+            samples: n,
+            avg_ns: mean * r,
+            median_ns: (median * res_ns) as i64,
+            std_ns: var.sqrt() * r,
+            mode_ns: (mode * res_ns) as i64,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Corrected {
     pub samples: u64,

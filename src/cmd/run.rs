@@ -4,7 +4,7 @@ use crate::cli::Global;
 use anyhow::Context;
 use rtshield_config::runner::{self, RunOptions};
 use rtshield_config::{Action, Config, Machine};
-use rtshield_measure::display::{units, units_avg, TABLE_HEADER};
+use rtshield_measure::display::{result_row, TABLE_HEADER};
 use rtshield_results::RunResult;
 use rtshield_sys::units::Dur;
 use rtshield_sys::InputError;
@@ -137,16 +137,7 @@ fn print_summary(cfg: &Config, dir: &Path, res: &RunResult) {
     let r = res.settings.resolution_ns;
     println!("\n{TABLE_HEADER}");
     for t in &res.threads {
-        println!(
-            "{:>5} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
-            t.index,
-            t.tid,
-            t.samples,
-            units(t.min_ns, r),
-            units(t.max_ns, r),
-            units(t.cur_ns, r),
-            units_avg(t.avg_ns, r)
-        );
+        println!("{}", result_row(t, r));
     }
     println!();
     for p in &res.programs {

@@ -21,15 +21,45 @@ pub fn units_avg(ns: f64, res: u64) -> i64 {
 
 /// One row of the systress table.
 pub fn table_row(t: &ThreadStats, res: u64) -> String {
-    format!(
-        "{:>5} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
+    row(
         t.index,
         t.tid,
         t.samples,
-        units(t.min_ns, res),
-        units(t.max_ns, res),
-        units(t.cur_ns, res),
-        units_avg(t.avg_ns, res)
+        [t.min_ns, t.max_ns, t.cur_ns],
+        t.avg_ns,
+        res,
+    )
+}
+
+/// The same row for a finished thread read from a result file.
+pub fn result_row(t: &rtshield_results::ThreadResult, res: u64) -> String {
+    row(
+        t.index,
+        t.tid,
+        t.samples,
+        [t.min_ns, t.max_ns, t.cur_ns],
+        t.avg_ns,
+        res,
+    )
+}
+
+fn row(
+    index: u32,
+    tid: i32,
+    samples: u64,
+    [min, max, cur]: [i64; 3],
+    avg: f64,
+    res: u64,
+) -> String {
+    format!(
+        "{:>5} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
+        index,
+        tid,
+        samples,
+        units(min, res),
+        units(max, res),
+        units(cur, res),
+        units_avg(avg, res)
     )
 }
 

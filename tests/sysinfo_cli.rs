@@ -19,8 +19,16 @@ fn sysinfo_json_reads_the_fake_tree() {
     let b = d.path();
     write(b, "/proc/sys/kernel/osrelease", "5.10.0-rpi\n");
     write(b, "/proc/sys/kernel/version", "#1 SMP PREEMPT\n");
-    write(b, "/boot/config-5.10.0-rpi", "CONFIG_PREEMPT=y\nCONFIG_HZ=100\n");
-    write(b, "/proc/cmdline", "console=ttyAMA0 isolcpus=3 rcu_nocbs=3\n");
+    write(
+        b,
+        "/boot/config-5.10.0-rpi",
+        "CONFIG_PREEMPT=y\nCONFIG_HZ=100\n",
+    );
+    write(
+        b,
+        "/proc/cmdline",
+        "console=ttyAMA0 isolcpus=3 rcu_nocbs=3\n",
+    );
     write(b, "/sys/devices/system/cpu/online", "0-3\n");
     write(b, "/sys/devices/system/cpu/isolated", "3\n");
     write(
@@ -28,13 +36,21 @@ fn sysinfo_json_reads_the_fake_tree() {
         "/proc/self/mountinfo",
         "30 1 0:26 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw\n",
     );
-    write(b, "/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory\n");
+    write(
+        b,
+        "/sys/fs/cgroup/cgroup.controllers",
+        "cpuset cpu io memory\n",
+    );
 
     let out = rtshield()
         .args(["--sysroot", b.to_str().unwrap(), "sysinfo", "--json"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["kernel_release"], "5.10.0-rpi");
     assert_eq!(v["preempt_model"], "PREEMPT");
@@ -56,7 +72,13 @@ fn sysinfo_text_describes_this_machine() {
     let text = String::from_utf8(out.stdout).unwrap();
     let release = fs::read_to_string("/proc/sys/kernel/osrelease").unwrap();
     assert!(text.contains(release.trim()), "{text}");
-    for key in ["preemption", "HZ", "clocksource", "cpus online", "SCHED_FIFO"] {
+    for key in [
+        "preemption",
+        "HZ",
+        "clocksource",
+        "cpus online",
+        "SCHED_FIFO",
+    ] {
         assert!(text.contains(key), "missing {key} in\n{text}");
     }
 }

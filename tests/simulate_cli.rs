@@ -82,6 +82,59 @@ fn compare_on_annex_b_shows_the_thesis_ratios() {
     assert_eq!(runs[2]["rt0_latency"].as_array().unwrap().len(), 3);
 }
 
+/// The shipped masking example (`examples/scenarios/irq-mix.scn`): linux26
+/// lets normal tasks mask interrupts on the RT CPUs, ARTiS never does.
+#[test]
+fn irq_mix_example_shows_the_latency_half() {
+    let o = rtshield(&[
+        "simulate",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/examples/scenarios/irq-mix.scn"
+        ),
+        "--cpus",
+        "4",
+        "--rt-cpus",
+        "1-3",
+        "--compare",
+        "linux26,artis",
+        "--mask-len",
+        "23us",
+    ]);
+    let (out, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let row = |name: &str| -> Vec<u64> {
+        let l = out
+            .lines()
+            .find(|l| l.trim_start().starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row:\n{out}"));
+        l[name.len() + 2..]
+            .split_whitespace()
+            .map(|v| v.parse().unwrap())
+            .collect()
+    };
+    let on_rt = row("masking sections on RT CPUs");
+    assert!(on_rt[0] > 1_000, "{out}");
+    assert_eq!(on_rt[1], 0, "{out}");
+    assert!(row("rt->nrt forced")[1] >= 1, "{out}");
+    // RT0 wake-ups delayed by a section: some under linux26, none under ARTiS.
+    let delayed: Vec<&str> = out
+        .lines()
+        .filter(|l| l.trim_start().starts_with("delayed wake-ups"))
+        .collect();
+    assert_eq!(delayed.len(), 3, "{out}");
+    let total: (u64, u64) = delayed.iter().fold((0, 0), |acc, l| {
+        let v: Vec<u64> = l
+            .split_whitespace()
+            .skip(2)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        (acc.0 + v[0], acc.1 + v[1])
+    });
+    assert!(total.0 > 10, "{out}");
+    assert_eq!(total.1, 0, "{out}");
+}
+
 #[test]
 fn same_seed_same_bytes_and_files_per_balancer() {
     let dir = tempfile::tempdir().unwrap();

@@ -324,6 +324,16 @@ fn normal_count(e: &Engine, c: usize) -> f64 {
     (cpu.queued_normal() + usize::from(running)) as f64
 }
 
+/// The CPU with the lowest weighted load among those `ok` accepts (ties:
+/// the lowest number).
+fn least_loaded(e: &Engine, mut ok: impl FnMut(usize) -> bool) -> Option<usize> {
+    (0..e.cpus.len()).filter(|&i| ok(i)).min_by(|&a, &b| {
+        artis_load(e, a)
+            .total_cmp(&artis_load(e, b))
+            .then(a.cmp(&b))
+    })
+}
+
 /// n = (Le·Me − Lr·Mr) / (Me + Mr), rounded to the nearest integer with
 /// ties down. Moving one task when n = 0.9 leaves the pair nearer to equal
 /// than not moving (after the move the imbalance is 1 − n); a tie (n = 0.5,
@@ -348,22 +358,15 @@ pub fn tasks_to_move(le: f64, me: f64, lr: f64, mr: f64) -> usize {
 /// A non-RT0 task attempted to mask interrupts on RT CPU `c`: it leaves
 /// through the (c, NRT) FIFO and does its masking section over there.
 pub(crate) fn forced_migration(e: &mut Engine, c: usize, t: usize) {
-    let nrt: Vec<usize> = (0..e.cpus.len())
-        .filter(|&i| !e.cpus[i].is_rt && e.tasks[t].mask[i])
-        .collect();
+    let nrt_in_mask = |i: usize| !e.cpus[i].is_rt && e.tasks[t].mask[i];
+    // The scenario check guarantees a masking task an NRT CPU in its mask.
     let dest = match e.cfg.balancer {
         // complete_migration(): "for the time being we choose the first one
         // which respects the affinity".
-        BalancerKind::Artis2005 => nrt[0],
-        _ => *nrt
-            .iter()
-            .min_by(|&&a, &&b| {
-                artis_load(e, a)
-                    .total_cmp(&artis_load(e, b))
-                    .then(a.cmp(&b))
-            })
-            .unwrap(),
-    };
+        BalancerKind::Artis2005 => (0..e.cpus.len()).find(|&i| nrt_in_mask(i)),
+        _ => least_loaded(e, nrt_in_mask),
+    }
+    .expect("a masking task has an NRT CPU in its mask");
     e.settle(c);
     // The running task is switched out, then pushed by the next task.
     e.stop_current(c);
@@ -374,12 +377,7 @@ pub(crate) fn forced_migration(e: &mut Engine, c: usize, t: usize) {
 
 /// The RT CPU `e` pushes load to the least loaded CPU (weighted loads).
 fn artis_push_from_rt(e: &mut Engine, src: usize) {
-    let n = e.cpus.len();
-    let Some(dst) = (0..n).filter(|&i| i != src).min_by(|&a, &b| {
-        artis_load(e, a)
-            .total_cmp(&artis_load(e, b))
-            .then(a.cmp(&b))
-    }) else {
+    let Some(dst) = least_loaded(e, |i| i != src) else {
         return;
     };
     let want = artis_tasks_to_move(e, src, dst);
@@ -402,7 +400,10 @@ fn artis_push_from_rt(e: &mut Engine, src: usize) {
         if task.class == Class::Rt0 || task.mask_pending || !task.mask[dst] || cache_hot(e, t) {
             continue;
         }
-        if to_rt && !artis_may_go_rt(e, t) {
+        // Thesis §3.2.4: RT→RT keeps the original designation, the
+        // prediction test is for tasks arriving from an NRT CPU. The 2005
+        // patch's can_migrate_task() tests every move to an RT CPU.
+        if to_rt && e.cfg.balancer == BalancerKind::Artis2005 && !artis_may_go_rt(e, t) {
             continue;
         }
         e.push_fifo(t, src, dst, kind);
@@ -462,12 +463,7 @@ fn artis_return_rt(e: &mut Engine, src: usize) -> usize {
 
 /// NRT CPU `src` pushes normal tasks to the least loaded RT CPU.
 fn artis_push_to_rt(e: &mut Engine, src: usize) {
-    let n = e.cpus.len();
-    let Some(dst) = (0..n).filter(|&i| e.cpus[i].is_rt).min_by(|&a, &b| {
-        artis_load(e, a)
-            .total_cmp(&artis_load(e, b))
-            .then(a.cmp(&b))
-    }) else {
+    let Some(dst) = least_loaded(e, |i| e.cpus[i].is_rt) else {
         return;
     };
     let want = artis_tasks_to_move(e, src, dst);

@@ -218,11 +218,13 @@ impl Cpu {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+// u32 indices keep a heap entry at 32 bytes instead of 40: the heap is a
+// quarter of the run time.
 enum Ev {
-    Start { task: usize },
-    Milestone { cpu: usize, gen: u64 },
-    Wake { task: usize },
-    Drain { src: usize, dst: usize },
+    Start { task: u32 },
+    Milestone { cpu: u32, gen: u64 },
+    Wake { task: u32 },
+    Drain { src: u32, dst: u32 },
 }
 
 pub(crate) struct Engine<'a> {
@@ -361,7 +363,7 @@ impl<'a> Engine<'a> {
             e.start_skew_ns = e.start_skew_ns.max(jitter);
             e.tasks[t].start_ns = jitter;
             e.tasks[t].last_ran = jitter;
-            e.push_ev(jitter, Ev::Start { task: t });
+            e.push_ev(jitter, Ev::Start { task: t as u32 });
         }
         Ok(e)
     }
@@ -556,14 +558,15 @@ impl<'a> Engine<'a> {
 
     fn handle(&mut self, ev: Ev) {
         match ev {
-            Ev::Start { task } => self.on_start(task),
+            Ev::Start { task } => self.on_start(task as usize),
             Ev::Milestone { cpu, gen } => {
+                let cpu = cpu as usize;
                 if self.cpus[cpu].gen == gen && self.cpus[cpu].current.is_some() {
                     self.on_milestone(cpu);
                 }
             }
-            Ev::Wake { task } => self.on_wake(task),
-            Ev::Drain { src, dst } => self.on_drain(src, dst),
+            Ev::Wake { task } => self.on_wake(task as usize),
+            Ev::Drain { src, dst } => self.on_drain(src as usize, dst as usize),
         }
     }
 
@@ -600,7 +603,7 @@ impl<'a> Engine<'a> {
                     self.cpus[c].deferred = None;
                 } else if at < next_tick {
                     self.cpus[c].deferred = None;
-                    self.push_ev(at, Ev::Milestone { cpu: c, gen });
+                    self.push_ev(at, Ev::Milestone { cpu: c as u32, gen });
                 }
             }
         }
@@ -721,7 +724,7 @@ impl<'a> Engine<'a> {
         } else {
             self.tasks[t].state = State::Sleeping;
             self.log(Some(c), Some(t), "sleep", || format!("ns={sleep}"));
-            self.push_ev(self.now + sleep, Ev::Wake { task: t });
+            self.push_ev(self.now + sleep, Ev::Wake { task: t as u32 });
         }
         self.schedule(c);
     }
@@ -738,7 +741,7 @@ impl<'a> Engine<'a> {
         // operation in progress on that CPU delays the wake-up.
         if self.cpus[c].lock_until > self.now {
             let at = self.cpus[c].lock_until;
-            self.push_ev(at, Ev::Wake { task: t });
+            self.push_ev(at, Ev::Wake { task: t as u32 });
             return;
         }
         self.tasks[t].state = State::Runnable;
@@ -883,7 +886,7 @@ impl<'a> Engine<'a> {
         let next_tick = (self.tick_no + 1).saturating_mul(self.cfg.tick_ns);
         if at < next_tick {
             self.cpus[c].deferred = None;
-            self.push_ev(at, Ev::Milestone { cpu: c, gen });
+            self.push_ev(at, Ev::Milestone { cpu: c as u32, gen });
         } else {
             self.cpus[c].deferred = Some((at, gen));
         }
@@ -1017,7 +1020,10 @@ impl<'a> Engine<'a> {
             .max(self.now + self.cfg.fifo_cost_ns);
         self.push_ev(
             self.now + self.cfg.migration_cost_ns,
-            Ev::Drain { src: from, dst: to },
+            Ev::Drain {
+                src: from as u32,
+                dst: to as u32,
+            },
         );
     }
 

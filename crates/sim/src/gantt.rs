@@ -22,6 +22,19 @@ fn colour(kind: SegmentKind) -> &'static str {
     }
 }
 
+/// The smallest 1, 2 or 5 × 10^k at least `raw` (and at least 1).
+fn nice_step(raw: u64) -> u64 {
+    let mut p = 1u64;
+    loop {
+        for m in [1, 2, 5] {
+            if p.saturating_mul(m) >= raw.max(1) {
+                return p.saturating_mul(m);
+            }
+        }
+        p = p.saturating_mul(10);
+    }
+}
+
 fn esc(s: &str) -> String {
     s.replace('&', "&amp;")
         .replace('<', "&lt;")
@@ -151,9 +164,12 @@ pub fn render_svg(
     }
     // Time axis.
     let axis_y = TOP + ncpus * ROW_H + 4;
-    for i in 0..=5 {
-        let x = LEFT + i * PLOT_W / 5;
-        let t = span / 5 * i as u64;
+    // Round steps (1, 2 or 5 × 10^k ns), about five of them, so the labels
+    // read 10 s, 20 s… rather than 16.7 s, 33.5 s…
+    let step = nice_step(span / 5);
+    for i in 0..=span / step {
+        let t = step * i;
+        let x = LEFT + (u128::from(t) * PLOT_W as u128 / u128::from(span)) as usize;
         let _ = writeln!(
             o,
             r##"<line x1="{x}" y1="{axis_y}" x2="{x}" y2="{}" stroke="#555555"/><text x="{x}" y="{}" text-anchor="middle">{}</text>"##,
@@ -192,30 +208,22 @@ pub fn render_svg(
 mod tests {
     use super::*;
 
+    fn seg(cpu: usize, task: usize, start: u64, end: u64, kind: SegmentKind) -> Segment {
+        Segment {
+            cpu,
+            task,
+            start,
+            end,
+            kind,
+        }
+    }
+
     #[test]
     fn draws_one_row_per_cpu_and_each_class() {
         let segs = [
-            Segment {
-                cpu: 0,
-                task: 0,
-                start: 0,
-                end: 600,
-                kind: SegmentKind::Normal,
-            },
-            Segment {
-                cpu: 1,
-                task: 1,
-                start: 0,
-                end: 1200,
-                kind: SegmentKind::Rt0,
-            },
-            Segment {
-                cpu: 1,
-                task: 2,
-                start: 600,
-                end: 601,
-                kind: SegmentKind::Masked,
-            },
+            seg(0, 0, 0, 600, SegmentKind::Normal),
+            seg(1, 1, 0, 1200, SegmentKind::Rt0),
+            seg(1, 2, 600, 601, SegmentKind::Masked),
         ];
         let svg = render_svg(&segs, 2, &[false, true], 1200, "t<1>");
         assert!(svg.starts_with("<svg"));
@@ -226,20 +234,8 @@ mod tests {
         assert!(svg.contains(r##"width="1200" height="18" fill="#d62728""##));
         // A column shared half and half stacks two half-height bars.
         let segs = [
-            Segment {
-                cpu: 0,
-                task: 0,
-                start: 0,
-                end: 600,
-                kind: SegmentKind::Rt0,
-            },
-            Segment {
-                cpu: 0,
-                task: 1,
-                start: 600,
-                end: 1200,
-                kind: SegmentKind::Normal,
-            },
+            seg(0, 0, 0, 600, SegmentKind::Rt0),
+            seg(0, 1, 600, 1200, SegmentKind::Normal),
         ];
         let half = render_svg(&segs, 1, &[false], 1200 * 1200, "half");
         assert!(
@@ -251,5 +247,19 @@ mod tests {
             "{half}"
         );
         assert!(svg.contains(r#"width="1" height="4" fill="black""#));
+    }
+
+    #[test]
+    fn axis_uses_round_steps() {
+        assert_eq!(nice_step(0), 1);
+        assert_eq!(nice_step(16_740_000_000), 20_000_000_000);
+        assert_eq!(nice_step(2_000), 2_000);
+        assert_eq!(nice_step(2_001), 5_000);
+        // 83.7 s: labels at 0, 20, 40, 60, 80 s.
+        let svg = render_svg(&[], 1, &[false], 83_700_000_000, "axis");
+        for l in [">0 ns<", ">20.0 s<", ">40.0 s<", ">60.0 s<", ">80.0 s<"] {
+            assert!(svg.contains(l), "{l} missing");
+        }
+        assert!(!svg.contains(">100 s<"));
     }
 }

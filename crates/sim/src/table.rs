@@ -4,7 +4,7 @@
 
 use crate::engine::MIG_KIND_NAMES;
 use crate::SimOutcome;
-use rtshield_scenario::report::fmt_ns;
+use rtshield_scenario::report::{fmt_ns, LatencySummary};
 use std::fmt::Write as _;
 
 fn secs(ns: f64) -> String {
@@ -13,6 +13,21 @@ fn secs(ns: f64) -> String {
 
 fn us(ns: f64) -> String {
     format!("{:.1}", ns / 1e3)
+}
+
+fn latency_on(r: &SimOutcome, cpu: u32) -> Option<&LatencySummary> {
+    r.report.rt0_latency.iter().find(|l| l.cpu == cpu)
+}
+
+/// Wake-ups that waited at all: the samples outside the histogram's
+/// first bucket (upper bound 0 ns).
+fn delayed(l: &LatencySummary) -> u64 {
+    let zero = l
+        .histogram
+        .first()
+        .filter(|b| b[0] == 0)
+        .map_or(0, |b| b[1]);
+    l.samples - zero
 }
 
 /// Render runs of the same scenario side by side.
@@ -167,32 +182,32 @@ pub fn render(runs: &[SimOutcome]) -> String {
         v
     };
     for c in lat_cpus {
-        rows.push((
-            format!("{} ({} wake-ups)", cpu_label(c as usize), {
-                first
-                    .report
-                    .rt0_latency
-                    .iter()
-                    .find(|l| l.cpu == c)
-                    .map_or(0, |l| l.samples)
-            }),
+        let of = |r| latency_on(r, c);
+        // One cell per run, "-" where that run has no RT0 task on `c`.
+        let cells = |f: &dyn Fn(&LatencySummary) -> String| -> Vec<String> {
             runs.iter()
-                .map(|r| {
-                    r.report
-                        .rt0_latency
-                        .iter()
-                        .find(|l| l.cpu == c)
-                        .map(|l| {
-                            format!(
-                                "{} / {} / {}",
-                                us(l.avg_ns),
-                                us(l.p99_ns as f64),
-                                us(l.max_ns as f64)
-                            )
-                        })
-                        .unwrap_or_else(|| "-".into())
-                })
-                .collect(),
+                .map(|r| of(r).map_or_else(|| "-".into(), f))
+                .collect()
+        };
+        rows.push((
+            format!(
+                "{} ({} wake-ups)",
+                cpu_label(c as usize),
+                of(first).map_or(0, |l| l.samples)
+            ),
+            cells(&|l| {
+                format!(
+                    "{} / {} / {}",
+                    us(l.avg_ns),
+                    us(l.p99_ns as f64),
+                    us(l.max_ns as f64)
+                )
+            }),
+        ));
+        // Rare delays vanish in the average and the p99: count them.
+        rows.push((
+            "    delayed wake-ups".into(),
+            cells(&|l| delayed(l).to_string()),
         ));
     }
 

@@ -78,16 +78,7 @@ fn rt_share_weighting_places_fewer_normal_tasks_on_the_rt_cpu() {
     // (f as compute/sleep ms, N normal tasks, predicted ARTiS count on CPU 1)
     for (run_ms, sleep_ms, n) in [(3u64, 1u64, 5usize), (2, 1, 8), (9, 1, 11), (1, 1, 6)] {
         let f = run_ms as f64 / (run_ms + sleep_ms) as f64;
-        let mut tasks: Vec<_> = (0..n).map(|i| common::normal(i, 100_000_000)).collect();
-        tasks.push(common::fifo(
-            n,
-            99,
-            1,
-            1_000_000_000,
-            run_ms * 1000,
-            sleep_ms * 1000,
-        ));
-        let sc = common::scenario(tasks, 1.0);
+        let sc = common::rt_fraction(run_ms, sleep_ms, n);
         let m = 1.0 / (1.0 - f);
         let predicted = n as f64 / (1.0 + m);
         let mut on_rt = Vec::new();

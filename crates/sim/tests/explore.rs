@@ -21,16 +21,7 @@ fn explore_annex_b() {
 #[ignore]
 fn explore_fraction() {
     for (run_ms, sleep_ms, n) in [(3u64, 1u64, 5usize), (2, 1, 8), (9, 1, 11), (1, 1, 6)] {
-        let mut tasks: Vec<_> = (0..n).map(|i| common::normal(i, 100_000_000)).collect();
-        tasks.push(common::fifo(
-            n,
-            99,
-            1,
-            1_000_000_000,
-            run_ms * 1000,
-            sleep_ms * 1000,
-        ));
-        let sc = common::scenario(tasks, 1.0);
+        let sc = common::rt_fraction(run_ms, sleep_ms, n);
         for b in [
             BalancerKind::Linux26,
             BalancerKind::Ule,

@@ -64,3 +64,19 @@ pub fn annex_b(scale: u64) -> Scenario {
     }
     scenario(v, 0.1)
 }
+
+/// Thesis §3.2.1 on two CPUs: `n` normal tasks and a FIFO 99 task bound to
+/// CPU 1 that computes `run_ms` then sleeps `sleep_ms` (RT share
+/// run/(run + sleep)).
+pub fn rt_fraction(run_ms: u64, sleep_ms: u64, n: usize) -> Scenario {
+    let mut tasks: Vec<_> = (0..n).map(|i| normal(i, 100_000_000)).collect();
+    tasks.push(fifo(
+        n,
+        99,
+        1,
+        1_000_000_000,
+        run_ms * 1000,
+        sleep_ms * 1000,
+    ));
+    scenario(tasks, 1.0)
+}

@@ -175,12 +175,11 @@ fn load_worker_refuses_to_be_started_by_hand() {
 fn readme_key_reference_is_the_generated_one() {
     let o = run(&["run", "--keys"]);
     let (table, _) = text(&o);
-    let doc = std::fs::read_to_string(
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/readme/30-run.md"),
-    )
-    .unwrap();
+    let doc =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
     assert!(
         doc.contains(&table),
-        "docs/readme/30-run.md is out of date: paste `rtshield run --keys`"
+        "README.md is out of date: paste `rtshield run --keys` into its key reference"
     );
 }

@@ -417,7 +417,7 @@ fn switches(t: &TaskInfo) -> u64 {
 }
 
 /// The score: the sum of the penalties below, capped at 100. Documented in
-/// the README (docs/readme/45-audit.md); keep the two in step.
+/// the README (section `rtshield audit`); keep the two in step.
 fn score(a: &mut CpuAudit, windowed: bool) {
     let mut p = vec![];
     let when = if windowed {

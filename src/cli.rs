@@ -62,8 +62,38 @@ pub enum Command {
 }
 
 /// Parse, run, and turn errors into exit codes: 2 for bad input (like
-/// clap's usage errors), 1 for everything else.
+/// clap's usage errors), 1 for everything else, 141 when stdout was closed
+/// under us (`rtshield stat | head`), as for any Unix filter.
+///
+/// SIGPIPE stays ignored (Rust's default) rather than killing the process:
+/// a measurement or a supervised run whose reader went away must still
+/// write its files and reap its children. The print that fails panics; the
+/// panic is caught here, silently.
 pub fn main() -> i32 {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if !is_broken_pipe(info.payload()) {
+            default_hook(info);
+        }
+    }));
+    match std::panic::catch_unwind(dispatch) {
+        Ok(code) => code,
+        Err(p) if is_broken_pipe(&*p) => 141,
+        Err(p) => std::panic::resume_unwind(p),
+    }
+}
+
+/// Whether a panic comes from printing to a closed pipe.
+fn is_broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
+    let msg = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    msg.contains("Broken pipe") || msg.contains("os error 32")
+}
+
+fn dispatch() -> i32 {
     let cli = Cli::parse();
     let g = cli.global.clone();
     let res = match cli.command {

@@ -78,3 +78,51 @@ fn bad_load_options() {
     refused(&["--load-cpus", "0"], "--load-cpus needs --load NAME");
     refused(&["--load", "lava"], "unknown built-in load 'lava'");
 }
+
+/// `rtshield measure … | head -1`: the reader goes away mid-run; the
+/// measurement still completes and writes every file, then exits 141
+/// quietly like any Unix filter. Runs as SCHED_OTHER, so no root needed.
+#[test]
+fn a_reader_that_goes_away_does_not_lose_the_results() {
+    use std::io::BufRead;
+    use std::process::Stdio;
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("m");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rtshield"))
+        .args([
+            "measure",
+            "--policy",
+            "other",
+            "--period",
+            "1ms",
+            "--samples",
+            "300",
+        ])
+        .args([
+            "--stats-period",
+            "100ms",
+            "--no-dma-latency",
+            "--no-memlock",
+            "--out",
+        ])
+        .arg(&out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut first)
+        .unwrap(); // the reader is dropped here, like `head -1`
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(first.starts_with("rtshield measure"), "{first}");
+    assert_eq!(o.status.code(), Some(141), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(v["threads"][0]["samples"], 300);
+    for f in ["timer_thread00.txt", "histogram.txt", "results.csv"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+}

@@ -89,3 +89,20 @@ fn unimplemented_or_bad_input_never_pretends() {
     let out = rtshield().arg("frobnicate").output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[test]
+fn a_closed_stdout_ends_quietly_with_141() {
+    use std::process::Stdio;
+    // The reader is gone before rtshield prints: its first write gets EPIPE.
+    let mut child = rtshield()
+        .arg("sysinfo")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(141), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+}

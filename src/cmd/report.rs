@@ -73,8 +73,9 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     })?;
     print!("{}", out.table.to_markdown(&args.title));
     println!(
-        "\n{} curves; wrote {} files to {}/: {}",
+        "\n{} curve{}; wrote {} files to {}/: {}",
         out.curves,
+        if out.curves == 1 { "" } else { "s" },
         out.files.len(),
         args.output.display(),
         out.files.join(" ")

@@ -6,7 +6,7 @@ use crate::procfs::{self, Global, Table};
 use rtshield_partition::tasks::TaskInfo;
 use rtshield_sys::Root;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -56,11 +56,16 @@ pub struct Sampler {
     sw: Switches,
 }
 
-fn tasks(root: &Root, pids: &Option<Vec<u32>>) -> Vec<TaskInfo> {
-    match pids {
-        None => procfs::threads(root),
-        Some(ps) => procfs::threads_of(root, ps),
-    }
+/// Every thread (the per-CPU rows always count them all) and, with
+/// `--pids`, the threads of those processes (the only ones listed).
+fn tasks(root: &Root, pids: &Option<Vec<u32>>) -> (Vec<TaskInfo>, Option<BTreeSet<u32>>) {
+    let shown = pids.as_ref().map(|ps| {
+        procfs::threads_of(root, ps)
+            .into_iter()
+            .map(|t| t.tid)
+            .collect()
+    });
+    (procfs::threads(root), shown)
 }
 
 fn switches(ts: &[TaskInfo]) -> Switches {
@@ -70,7 +75,7 @@ fn switches(ts: &[TaskInfo]) -> Switches {
 impl Sampler {
     /// `top`: how many threads to list (0 = all that switched).
     pub fn new(root: Root, pids: Option<Vec<u32>>, top: usize) -> Sampler {
-        let ts = tasks(&root, &pids);
+        let (ts, _) = tasks(&root, &pids);
         Sampler {
             intr: procfs::interrupts(&root),
             glob: procfs::global(&root),
@@ -88,10 +93,18 @@ impl Sampler {
         let dt = now.duration_since(self.last).as_secs_f64().max(1e-6);
         let intr = procfs::interrupts(&self.root);
         let glob = procfs::global(&self.root);
-        let ts = tasks(&self.root, &self.pids);
+        let (ts, shown) = tasks(&self.root, &self.pids);
         let sw = switches(&ts);
         let s = compute(
-            &self.intr, &intr, &self.glob, &glob, &self.sw, &ts, dt, self.top,
+            &self.intr,
+            &intr,
+            &self.glob,
+            &glob,
+            &self.sw,
+            &ts,
+            shown.as_ref(),
+            dt,
+            self.top,
         );
         self.last = now;
         self.intr = intr;
@@ -101,7 +114,8 @@ impl Sampler {
     }
 }
 
-/// Pure: rates from two snapshots `dt` seconds apart.
+/// Pure: rates from two snapshots `dt` seconds apart. Per-CPU rows count
+/// every thread of `ts`; the thread list keeps only `shown` when given.
 #[allow(clippy::too_many_arguments)]
 pub fn compute(
     i0: &Table,
@@ -110,6 +124,7 @@ pub fn compute(
     g1: &Global,
     sw0: &Switches,
     ts: &[TaskInfo],
+    shown: Option<&BTreeSet<u32>>,
     dt: f64,
     top: usize,
 ) -> Sample {
@@ -136,7 +151,7 @@ pub fn compute(
                 row.runq += 1;
             }
         }
-        if dv + dn > 0 {
+        if dv + dn > 0 && shown.is_none_or(|s| s.contains(&t.tid)) {
             threads.push((
                 dv + dn,
                 ThreadRow {
@@ -245,7 +260,7 @@ mod tests {
             task(11, "idle-ish", 0, 7, 0, 'S'),
             task(12, "stress", 0, 0, 30, 'R'),
         ];
-        let s = compute(&i0, &i1, &g0, &g1, &sw0, &ts, 2.0, 0);
+        let s = compute(&i0, &i1, &g0, &g1, &sw0, &ts, None, 2.0, 0);
         assert_eq!(s.cpus[0].intr_per_s, 10.0); // (0 + 20) / 2
         assert_eq!(s.cpus[1].intr_per_s, 120.0); // (200 + 40) / 2
         assert_eq!(s.intr_per_s, 150.0);
@@ -265,7 +280,15 @@ mod tests {
         assert_eq!(s.threads[1].nvcswch_per_s, 15.0);
         let text = render(&s);
         assert!(text.contains("ksoftirqd/1"), "{text}");
-        let s = compute(&i0, &i1, &g0, &g1, &sw0, &ts, 2.0, 1);
+        let s = compute(&i0, &i1, &g0, &g1, &sw0, &ts, None, 2.0, 1);
         assert_eq!(s.threads.len(), 1);
+        // --pids narrows the thread list, never the per-CPU rows.
+        let only: BTreeSet<u32> = [12].into_iter().collect();
+        let s = compute(&i0, &i1, &g0, &g1, &sw0, &ts, Some(&only), 2.0, 0);
+        assert_eq!(s.threads.len(), 1);
+        assert_eq!(s.threads[0].name, "stress");
+        assert_eq!(s.cpus[0].cs_per_s, 15.0);
+        assert_eq!(s.cpus[1].cs_per_s, 42.0);
+        assert_eq!(s.cpus[0].runq, 1);
     }
 }

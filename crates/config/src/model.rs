@@ -878,7 +878,9 @@ impl Cx<'_> {
                 _ => unreachable!("key table and match disagree on {k}"),
             }
         }
-        p.sched = self.sched(&m)?;
+        // Programs never inherit the real-time main thread: SCHED_OTHER
+        // unless set, and said so by `--check`.
+        p.sched = Some(self.sched(&m)?.unwrap_or_default());
         if let (Action::Builtin { .. }, Some(s)) = (&p.action, p.sched) {
             if s.policy.is_rt() {
                 let en = m

@@ -469,3 +469,16 @@ proptest! {
         let _ = parse(&parts.concat());
     }
 }
+
+#[test]
+fn a_program_without_policy_runs_and_shows_as_sched_other() {
+    let c = parse(&format!(
+        "{TIMER}program[0] {{\n cmdline sleep 1\n}}\nprogram[1] {{\n cmdline sleep 1\n sched.policy FIFO\n sched.priority 10\n}}\n"
+    ))
+    .unwrap();
+    assert_eq!(c.programs[0].sched.map(|s| s.policy), Some(Policy::Other));
+    assert_eq!(c.programs[1].sched.map(|s| s.policy), Some(Policy::Fifo));
+    let text = rtshield_config::render::effective(&c);
+    let p0 = &text[text.find("program[0]").unwrap()..text.find("program[1]").unwrap()];
+    assert!(p0.contains("sched.policy OTHER"), "{p0}");
+}

@@ -172,20 +172,29 @@ impl Observer for LiveDisplay {
                 pb.set_message(msg);
             }
             Target::Plain { header_done } => {
+                use std::fmt::Write as _;
+                let mut out = String::new();
                 if !*header_done {
-                    println!("{:>8} {TABLE_HEADER}", "Time");
+                    let _ = writeln!(out, "{:>8} {TABLE_HEADER}", "Time");
                     *header_done = true;
                 }
                 for t in &s.threads {
-                    println!(
+                    let _ = writeln!(
+                        out,
                         "{:>7.1}s {}",
                         s.elapsed_ns as f64 / 1e9,
                         table_row(t, s.resolution_ns)
                     );
                 }
                 if let Some(f) = &footer {
-                    println!("{}", f.trim_end());
+                    let _ = writeln!(out, "{}", f.trim_end());
                 }
+                // A reader that went away (`| head`) must not end the
+                // measurement: the lines are dropped, the run goes on and
+                // still writes its files.
+                let mut so = std::io::stdout().lock();
+                let _ = std::io::Write::write_all(&mut so, out.as_bytes())
+                    .and_then(|()| std::io::Write::flush(&mut so));
             }
         }
         true

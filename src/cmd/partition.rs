@@ -19,18 +19,22 @@ pub enum Command {
         /// Print what would be written, change nothing.
         #[arg(long)]
         dry_run: bool,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Partitions, their CPUs and tasks.
     Status {
+        /// The cgroup that was partitioned (as given to create --parent).
         #[arg(long, value_name = "CGROUP")]
         parent: Option<String>,
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
     /// Partitions rtshield manages (one line each).
     List {
+        /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
     },
@@ -81,6 +85,7 @@ pub struct CreateArgs {
     /// Print every write it would make, change nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Print the outcome (every write, refusals, advice) as JSON.
     #[arg(long)]
     pub json: bool,
 }

@@ -96,8 +96,16 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         exe: rtshield_load::worker_exe()?,
     };
     let outcome = runner::execute(&cfg, &opts, stop)?;
+    let parts = outcome.results.len();
     for (dir, res) in &outcome.results {
-        print_summary(&cfg, dir, res);
+        print_summary(&cfg, dir, res, parts > 1);
+    }
+    if parts > 1 {
+        let total: f64 = outcome.results.iter().map(|(_, r)| r.duration_s).sum();
+        println!(
+            "\n{}",
+            elapsed_line("Total elapsed time", total, &outcome.end_reason)
+        );
     }
     if outcome.stragglers_killed > 0 {
         eprintln!(
@@ -133,7 +141,7 @@ fn in_path(prog: &str) -> bool {
 }
 
 /// The systress end-of-run output: final table, where the files are, time.
-fn print_summary(cfg: &Config, dir: &Path, res: &RunResult) {
+fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) {
     let r = res.settings.resolution_ns;
     println!("\n{TABLE_HEADER}");
     for t in &res.threads {
@@ -160,11 +168,20 @@ fn print_summary(cfg: &Config, dir: &Path, res: &RunResult) {
     for w in &res.warnings {
         println!("warning: {w}");
     }
-    let ns = (res.duration_s * 1e9) as u64;
-    println!(
-        "\nTotal elapsed time: {} minutes, {} nanoseconds (end: {})",
+    let what = if one_of_parts {
+        "Elapsed time of this part"
+    } else {
+        "Total elapsed time"
+    };
+    println!("\n{}", elapsed_line(what, res.duration_s, &res.end_reason));
+}
+
+/// systress's closing line: `Total elapsed time: 1 minutes, 2000 nanoseconds (end: duration)`.
+fn elapsed_line(what: &str, secs: f64, end: &str) -> String {
+    let ns = (secs * 1e9) as u64;
+    format!(
+        "{what}: {} minutes, {} nanoseconds (end: {end})",
         ns / 60_000_000_000,
-        ns % 60_000_000_000,
-        res.end_reason
-    );
+        ns % 60_000_000_000
+    )
 }

@@ -146,20 +146,14 @@ pub struct Global {
 }
 
 pub fn global(root: &Root) -> Global {
-    let mut g = Global::default();
-    for l in root.read("/proc/stat").unwrap_or_default().lines() {
-        let mut w = l.split_whitespace();
-        let (Some(k), Some(v)) = (w.next(), w.next().and_then(|v| v.parse().ok())) else {
-            continue;
-        };
-        match k {
-            "ctxt" => g.ctxt = v,
-            "intr" => g.intr = v,
-            "procs_running" => g.procs_running = v,
-            "procs_blocked" => g.procs_blocked = v,
-            _ => {}
-        }
-    }
+    let st = rtshield_sys::procstat::StatSnapshot::read(root).unwrap_or_default();
+    let mut g = Global {
+        ctxt: st.ctxt,
+        intr: st.intr,
+        procs_running: st.procs_running,
+        procs_blocked: st.procs_blocked,
+        loadavg: [0.0; 3],
+    };
     let la = root.read("/proc/loadavg").unwrap_or_default();
     for (i, v) in la.split_whitespace().take(3).enumerate() {
         g.loadavg[i] = v.parse().unwrap_or(0.0);

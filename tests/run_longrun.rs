@@ -100,13 +100,7 @@ fn rotation_makes_numbered_result_directories() {
         ),
     );
     let out = d.path().join("out");
-    let o = run(&[
-        "run",
-        "-q",
-        cfg.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_quiet(&cfg, &out);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let mut total = 0;
     let mut requested = 0u64;
@@ -143,13 +137,7 @@ fn load_cycle_phases_are_marked_in_the_timeline() {
         ),
     );
     let out = d.path().join("out");
-    let o = run(&[
-        "run",
-        "-q",
-        cfg.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_quiet(&cfg, &out);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let t = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     let phases: Vec<&str> = t

@@ -21,13 +21,7 @@ fn respawn_and_ignore_counts_go_into_results() {
         ),
     );
     let out = d.path().join("out");
-    let o = run(&[
-        "run",
-        "-q",
-        cfg.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_quiet(&cfg, &out);
     let (so, se) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{so}{se}");
     let r = results(&out);
@@ -64,13 +58,7 @@ fn stop_policy_ends_the_run_early_and_results_are_written() {
     );
     let out = d.path().join("out");
     let t0 = Instant::now();
-    let o = run(&[
-        "run",
-        "-q",
-        cfg.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_quiet(&cfg, &out);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     assert!(
         t0.elapsed() < Duration::from_secs(30),
@@ -110,13 +98,7 @@ fn no_process_survives_the_end_of_the_run() {
     let d = tempfile::tempdir().unwrap();
     let (cfg, g1, g2) = grandchild_cfg(d.path(), "2 s");
     let out = d.path().join("out");
-    let o = run(&[
-        "run",
-        "-q",
-        cfg.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_quiet(&cfg, &out);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let (p1, p2) = (wait_pid_file(&g1, 1), wait_pid_file(&g2, 1));
     std::thread::sleep(Duration::from_millis(100));
@@ -303,13 +285,7 @@ fn program_gets_its_affinity_policy_and_output_file() {
         ),
     );
     let out = d.path().join("out");
-    let o = run(&[
-        "run",
-        "-q",
-        cfg.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let o = run_quiet(&cfg, &out);
     let (so, se) = text(&o);
     assert_eq!(o.status.code(), Some(0), "{so}{se}");
     assert!(!se.contains("to-stderr"), "stderr went to /dev/null: {se}");

@@ -28,6 +28,17 @@ pub fn run(args: &[&str]) -> Output {
     Command::new(bin()).args(args).output().unwrap()
 }
 
+/// `rtshield run -q CFG --out OUT`, waited for.
+pub fn run_quiet(cfg: &Path, out: &Path) -> Output {
+    run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
 pub fn text(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),

@@ -550,10 +550,11 @@ pub fn run(
                     break;
                 }
                 if obs.wants_snapshot(&s) {
+                    let exact = consistent_figures(&lives, &mut rings, &mut hists, &mut ival, spec);
                     let snap = Snapshot {
                         spec,
                         ready: &ready,
-                        lives: &lives,
+                        exact,
                         hists: &hists,
                         started_at: &started_at,
                         elapsed: (now - t0) as u64,
@@ -678,7 +679,8 @@ fn thread_results(
 struct Snapshot<'a> {
     spec: &'a MeasureSpec,
     ready: &'a [Option<Ready>],
-    lives: &'a [Live],
+    /// The measuring threads' figures, matching `hists` sample for sample.
+    exact: Vec<Accum>,
     hists: &'a [ThreadHistograms],
     started_at: &'a str,
     elapsed: u64,
@@ -689,22 +691,7 @@ struct Snapshot<'a> {
 
 impl Snapshot<'_> {
     fn measurement(&self, caller_rt_runtime_us: Option<i64>) -> Measurement {
-        // The live atomics are the measuring threads' exact figures, a
-        // moment old.
-        let exact = self
-            .lives
-            .iter()
-            .map(|l| Accum {
-                count: l.count.load(Acquire),
-                min: l.min.load(Relaxed),
-                max: l.max.load(Relaxed),
-                cur: l.cur.load(Relaxed),
-                sum: l.sum.load(Relaxed) as i128,
-                overruns: l.overruns.load(Relaxed),
-                missed: l.missed.load(Relaxed),
-                lost: l.lost.load(Relaxed),
-            })
-            .collect();
+        let exact = self.exact.clone();
         let mut warnings = self.warnings.to_vec();
         let threads = thread_results(
             self.spec,
@@ -748,6 +735,81 @@ impl Default for IvalAcc {
     }
 }
 
+/// The live atomics of every thread, `count` first (Acquire): the other
+/// figures are at least that fresh.
+fn read_live(lives: &[Live]) -> Vec<Accum> {
+    lives
+        .iter()
+        .map(|l| Accum {
+            count: l.count.load(Acquire),
+            min: l.min.load(Relaxed),
+            max: l.max.load(Relaxed),
+            cur: l.cur.load(Relaxed),
+            sum: l.sum.load(Relaxed) as i128,
+            overruns: l.overruns.load(Relaxed),
+            missed: l.missed.load(Relaxed),
+            lost: l.lost.load(Relaxed),
+        })
+        .collect()
+}
+
+/// Figures and histograms that agree for a checkpoint: read the figures,
+/// then take from each ring exactly the samples they count (a sample is
+/// pushed before its count is published, so they are there). The drain
+/// may also have run ahead of a count not yet published: then read again,
+/// a few microseconds later (bounded; the measuring thread publishes right
+/// after it pushes).
+fn consistent_figures(
+    lives: &[Live],
+    rings: &mut [rtrb::Consumer<Sample>],
+    hists: &mut [ThreadHistograms],
+    ival: &mut [IvalAcc],
+    spec: &MeasureSpec,
+) -> Vec<Accum> {
+    let mut exact = read_live(lives);
+    for _ in 0..200 {
+        for (i, c) in rings.iter_mut().enumerate() {
+            let want = exact[i].count.saturating_sub(exact[i].lost);
+            let k = want.saturating_sub(hists[i].samples).min(c.slots() as u64) as usize;
+            take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
+        }
+        let agree = exact
+            .iter()
+            .zip(hists.iter())
+            .all(|(a, h)| a.count.saturating_sub(a.lost) == h.samples);
+        if agree {
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(50));
+        exact = read_live(lives);
+    }
+    exact
+}
+
+/// Move `k` samples from a ring into the thread's histograms.
+fn take(
+    c: &mut rtrb::Consumer<Sample>,
+    k: usize,
+    hist: &mut ThreadHistograms,
+    v: &mut IvalAcc,
+    period: u64,
+) {
+    if k == 0 {
+        return;
+    }
+    if let Ok(chunk) = c.read_chunk(k) {
+        let (a, b) = chunk.as_slices();
+        for s in a.iter().chain(b) {
+            hist.record(s.value, s.missed, period);
+            v.n += 1;
+            v.min = v.min.min(s.value);
+            v.max = v.max.max(s.value);
+            v.sum += s.value as i128;
+        }
+        chunk.commit_all();
+    }
+}
+
 fn drain(
     rings: &mut [rtrb::Consumer<Sample>],
     hists: &mut [ThreadHistograms],
@@ -755,23 +817,8 @@ fn drain(
     spec: &MeasureSpec,
 ) {
     for (i, c) in rings.iter_mut().enumerate() {
-        let period = spec.threads[i].period_ns;
         let k = c.slots();
-        if k == 0 {
-            continue;
-        }
-        if let Ok(chunk) = c.read_chunk(k) {
-            let (a, b) = chunk.as_slices();
-            for s in a.iter().chain(b) {
-                hists[i].record(s.value, s.missed, period);
-                let v = &mut ival[i];
-                v.n += 1;
-                v.min = v.min.min(s.value);
-                v.max = v.max.max(s.value);
-                v.sum += s.value as i128;
-            }
-            chunk.commit_all();
-        }
+        take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
     }
 }
 

@@ -22,7 +22,8 @@ fn spec(samples: u64) -> MeasureSpec {
 #[derive(Default)]
 struct Recorder {
     calls: u32,
-    snapshots: Vec<(bool, String, u64)>,
+    /// (partial, end reason, samples, samples the histogram holds + lost)
+    snapshots: Vec<(bool, String, u64, u64)>,
     stop_after: Option<u32>,
 }
 
@@ -35,12 +36,15 @@ impl Observer for Recorder {
         }
     }
     fn wants_snapshot(&mut self, _s: &IntervalStats) -> bool {
-        self.snapshots.is_empty()
+        self.snapshots.len() < 10
     }
     fn snapshot(&mut self, m: &Measurement) {
         let r = m.to_result(&ResultContext::default());
+        let t = &r.threads[0];
+        let h = &t.histogram;
+        let held = h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow + h.underflow;
         self.snapshots
-            .push((m.partial, r.end_reason.clone(), r.threads[0].samples));
+            .push((m.partial, r.end_reason.clone(), t.samples, held + t.lost));
     }
 }
 
@@ -59,11 +63,15 @@ fn runs_to_the_sample_count_with_snapshots() {
     assert!(t.fallback.is_none());
     assert_eq!(t.hist.samples + t.exact.lost, 500);
     // A snapshot mid-run is a complete, smaller result.
-    assert_eq!(obs.snapshots.len(), 1);
-    let (partial, end, samples) = &obs.snapshots[0];
-    assert!(*partial);
-    assert_eq!(end, "running");
-    assert!(*samples <= 500);
+    assert!(!obs.snapshots.is_empty());
+    for (partial, end, samples, held) in &obs.snapshots {
+        assert!(*partial);
+        assert_eq!(end, "running");
+        assert!(*samples <= 500);
+        // A checkpoint's histogram holds exactly the samples it counts,
+        // even while the measuring thread keeps pushing.
+        assert_eq!(held, samples, "{:?}", obs.snapshots);
+    }
     let r = m.to_result(&ResultContext {
         label: Some("x".into()),
         ..Default::default()

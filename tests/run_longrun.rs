@@ -23,17 +23,7 @@ fn kill_9_leaves_complete_parseable_results() {
         ),
     );
     let out = d.path().join("out");
-    let mut child = Command::new(bin())
-        .args([
-            "run",
-            "-q",
-            cfg.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&cfg, &out);
     let prog = wait_pid_file(&pidf, 10);
     let grandchild = wait_pid_file(&gcf, 10);
     // Wait for at least two checkpoints, then kill -9 mid-run.

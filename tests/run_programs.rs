@@ -111,17 +111,7 @@ fn sigterm_cleans_up_and_still_writes_results() {
     let d = tempfile::tempdir().unwrap();
     let (cfg, g1, g2) = grandchild_cfg(d.path(), "60 s");
     let out = d.path().join("out");
-    let mut child = Command::new(bin())
-        .args([
-            "run",
-            "-q",
-            cfg.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn_quiet(&cfg, &out);
     let me = child.id() as i32;
     let (p1, p2) = (wait_pid_file(&g1, 10), wait_pid_file(&g2, 10));
     assert!(alive(p1) && alive(p2));
@@ -220,17 +210,7 @@ fn sigint_ends_the_run_like_ctrl_c() {
         ),
     );
     let out = d.path().join("out");
-    let child = Command::new(bin())
-        .args([
-            "run",
-            "-q",
-            cfg.to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ])
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let child = spawn_quiet(&cfg, &out);
     let me = child.id() as i32;
     let prog = wait_pid_file(&pidf, 10);
     wait_timeline_rows(&out, 1, 30);

@@ -39,6 +39,21 @@ pub fn run_quiet(cfg: &Path, out: &Path) -> Output {
     ])
 }
 
+/// `rtshield run -q CFG --out OUT` in the background, stdout discarded.
+pub fn spawn_quiet(cfg: &Path, out: &Path) -> std::process::Child {
+    Command::new(bin())
+        .args([
+            "run",
+            "-q",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 pub fn text(o: &Output) -> (String, String) {
     (
         String::from_utf8_lossy(&o.stdout).into_owned(),

@@ -416,7 +416,7 @@ impl SafeDir {
             .map_err(|e| io_err(&self.path, e))?;
         let mut dir = rfs::Dir::read_from(&fd).map_err(|e| io_err(&self.path, e))?;
         let mut out = Vec::new();
-        while let Some(ent) = dir.next() {
+        for ent in dir.by_ref() {
             let ent = ent.map_err(|e| io_err(&self.path, e))?;
             let n = ent.file_name().to_bytes();
             if n != b"." && n != b".." {

@@ -606,17 +606,21 @@ mod tests {
 
     #[test]
     fn create_subdir_ignores_umask() {
+        // Changing the umask here would race with the other tests' temp
+        // dirs; the process umask (022 under cargo) would strip 0o022 from
+        // a plain mkdir, so an exact 0o777 proves the explicit chmod.
         let t = tempfile::tempdir().unwrap();
         let d = SafeDir::open(t.path(), DirPolicy::Strict).unwrap();
-        let old = unsafe { libc::umask(0) };
-        let s = d.create_subdir("state", 0o700);
-        unsafe { libc::umask(old) };
-        s.unwrap();
-        let m = std::fs::metadata(t.path().join("state"))
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_eq!(m & 0o7777, 0o700);
+        d.create_subdir("shared", 0o777).unwrap();
+        d.create_subdir("state", 0o700).unwrap();
+        let mode = |n: &str| {
+            std::fs::metadata(t.path().join(n))
+                .unwrap()
+                .permissions()
+                .mode()
+                & 0o7777
+        };
+        assert_eq!((mode("shared"), mode("state")), (0o777, 0o700));
     }
 
     #[test]

@@ -433,6 +433,31 @@ impl SafeDir {
     }
 }
 
+/// Open the directory results go to.
+///
+/// - `out` given and existing: opened and checked against `policy` (a
+///   directory owned by someone else, or writable by others without the
+///   sticky bit, is refused under [`DirPolicy::Strict`]);
+/// - `out` given and missing: created (with missing parents), mode 0755;
+/// - `out` not given: `default_parent` (e.g. `rtshield-results`) is opened or
+///   created and checked, then a fresh subdirectory `stamp`, `stamp-1`, … is
+///   created with `mkdir`, so the directory is always new and the caller's.
+pub fn output_dir(
+    out: Option<&Path>,
+    default_parent: &Path,
+    stamp: &str,
+    policy: DirPolicy,
+) -> Result<SafeDir> {
+    match out {
+        Some(p) => SafeDir::open_or_create(p, 0o755, policy),
+        None => {
+            let parent = SafeDir::open_or_create(default_parent, 0o755, policy)?;
+            let (d, _) = parent.create_unique_subdir(stamp, 0o755)?;
+            Ok(d)
+        }
+    }
+}
+
 /// Read an open file that must be regular, at most `limit` bytes.
 fn read_regular(fd: OwnedFd, p: &Path, limit: u64) -> Result<Vec<u8>> {
     let st = rfs::fstat(&fd).map_err(|e| io_err(p, e))?;
@@ -655,6 +680,22 @@ mod tests {
         assert!(e.to_string().contains("disk full"));
         assert_eq!(std::fs::read(t.path().join("f")).unwrap(), b"old");
         assert_eq!(d.list().unwrap(), vec!["f".to_string()]);
+    }
+
+    #[test]
+    fn output_dir_is_fresh_by_default_and_checked_when_given() {
+        let t = tempfile::tempdir().unwrap();
+        let parent = t.path().join("rtshield-results");
+        let a = output_dir(None, &parent, "20261122-000000", DirPolicy::Strict).unwrap();
+        let b = output_dir(None, &parent, "20261122-000000", DirPolicy::Strict).unwrap();
+        assert_eq!(a.path(), parent.join("20261122-000000"));
+        assert_eq!(b.path(), parent.join("20261122-000000-1"));
+        let given = t.path().join("x/y");
+        output_dir(Some(&given), &parent, "s", DirPolicy::Strict).unwrap();
+        assert!(given.is_dir());
+        std::fs::set_permissions(&given, std::fs::Permissions::from_mode(0o757)).unwrap();
+        let e = output_dir(Some(&given), &parent, "s", DirPolicy::Strict).unwrap_err();
+        assert!(e.is_refusal(), "{e}");
     }
 
     #[test]

@@ -1,7 +1,6 @@
 //! `rtshield run --check` on the seed-000 configurations and on bad ones.
 
-mod run_common;
-use run_common::*;
+use crate::util::*;
 
 #[test]
 fn seed_configs_pass_check_on_machines_of_their_size() {

@@ -1,8 +1,7 @@
 //! The seed-000 configurations run as printed (CPUs folded onto this
 //! machine's, shortened with --duration).
 
-mod run_common;
-use run_common::*;
+use crate::util::*;
 
 #[test]
 fn seed_examples_run_shortened() {

@@ -2,8 +2,7 @@
 //! rotation makes numbered directories, load/rest cycles are marked in the
 //! timeline, built-in loads run and leave nothing behind.
 
-mod run_common;
-use run_common::*;
+use crate::util::*;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 

@@ -1,8 +1,7 @@
 //! `rtshield run` with programs: respawn counts, STOP, and that no process
 //! outlives the run (normal end, SIGTERM, and a grandchild).
 
-mod run_common;
-use run_common::*;
+use crate::util::*;
 use std::process::Command;
 use std::time::{Duration, Instant};
 

@@ -1,4 +1,4 @@
-// Shared helpers for the `run_*` integration tests (included with `mod`).
+// Shared helpers for the integration tests (the `util` module of tests/tests.rs).
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};

@@ -1,0 +1,21 @@
+//! The one integration test binary (`autotests = false` in Cargo.toml):
+//! every former `tests/*.rs` binary is a module here, and `util` holds the
+//! helpers they share. A new CLI test file must be declared below.
+
+mod util;
+
+mod audit_cli;
+mod measure_cli;
+mod measure_demo;
+mod measure_live;
+mod partition_cli;
+mod partition_live;
+mod report_cli;
+mod run_check;
+mod run_examples;
+mod run_longrun;
+mod run_programs;
+mod scenario_cli;
+mod simulate_cli;
+mod stat_cli;
+mod sysinfo_cli;

@@ -1,26 +1,10 @@
 //! `rtshield audit` on fake trees (seed 001's "every IRQ on CPU 0", the rt
 //! partition as default selection, scores, fixes) and on this machine.
 
+use crate::util::all_text as text;
+use crate::util::*;
 use rtshield_partition::fake::{FakeSpec, Style};
 use std::fs;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn rtshield(root: Option<&Path>, args: &[&str]) -> Output {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rtshield"));
-    if let Some(r) = root {
-        c.arg("--sysroot").arg(r);
-    }
-    c.args(args).output().unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 /// Seed 001's Pandaboard: every device IRQ on CPU 0.
 const PANDA: &str = "           CPU0       CPU1       CPU2       CPU3\n 24:      44000          0          0          0   GIC  dma\n 30:     109000          0          0          0   GIC  eth0\n 36:     115000          0          0          0   GIC  mmc0\n 41:          0          0          0          0   GIC  unused\nLOC:      23800      25870      25000      24000   Local timer interrupts\nRES:       1771       2429        100        200   Rescheduling interrupts\nERR:          0\n";
@@ -45,7 +29,7 @@ fn tree(style: Style) -> tempfile::TempDir {
 #[test]
 fn tells_the_user_every_device_irq_is_on_one_cpu() {
     let d = tree(Style::V1Prefix);
-    let o = rtshield(Some(d.path()), &["audit", "--watch", "0s"]);
+    let o = rtshield_at(d.path(), &["audit", "--watch", "0s"]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(
@@ -68,9 +52,9 @@ fn tells_the_user_every_device_irq_is_on_one_cpu() {
 #[test]
 fn audits_the_rt_partition_by_default_and_scores_it() {
     let d = tree(Style::V1Prefix);
-    let o = rtshield(Some(d.path()), &["partition", "create", "3"]);
+    let o = rtshield_at(d.path(), &["partition", "create", "3"]);
     assert!(o.status.success(), "{}", text(&o));
-    let o = rtshield(Some(d.path()), &["audit", "--watch", "0s", "--json"]);
+    let o = rtshield_at(d.path(), &["audit", "--watch", "0s", "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     assert_eq!(v["selection"], "CPUs 3 (the rt partition)");
@@ -95,10 +79,10 @@ fn audits_the_rt_partition_by_default_and_scores_it() {
         "{fixes:?}"
     );
     // Undo: CPU 3 is disturbed again.
-    assert!(rtshield(Some(d.path()), &["partition", "undo"])
+    assert!(rtshield_at(d.path(), &["partition", "undo"])
         .status
         .success());
-    let o = rtshield(Some(d.path()), &["audit", "3", "--watch", "0s", "--json"]);
+    let o = rtshield_at(d.path(), &["audit", "3", "--watch", "0s", "--json"]);
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let c = &v["cpus"][0];
     assert_eq!(c["verdict"], "disturbed");
@@ -111,13 +95,13 @@ fn audits_the_rt_partition_by_default_and_scores_it() {
 #[test]
 fn audit_bad_input() {
     let d = tree(Style::V2);
-    let o = rtshield(Some(d.path()), &["audit", "7"]);
+    let o = rtshield_at(d.path(), &["audit", "7"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("CPU 7 is not online (online: 0-3)"));
-    let o = rtshield(Some(d.path()), &["audit", "1-", "--watch", "0s"]);
+    let o = rtshield_at(d.path(), &["audit", "1-", "--watch", "0s"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("invalid CPU set '1-'"), "{}", text(&o));
-    let o = rtshield(Some(d.path()), &["audit", "--watch", "soon"]);
+    let o = rtshield_at(d.path(), &["audit", "--watch", "soon"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("invalid duration 'soon'"), "{}", text(&o));
 }
@@ -126,16 +110,11 @@ fn audit_bad_input() {
 fn audit_this_machine() {
     // CPUs named: the default selection would follow any partition another
     // test (partition_live) or a user has open on this machine right now.
-    let online = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let o = rtshield(
-        None,
-        &["audit", online.trim(), "--watch", "200ms", "--json"],
-    );
+    let online = online_cpus();
+    let o = rtshield(&["audit", &online, "--watch", "200ms", "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let n = rtshield_sys::CpuSet::parse_list(online.trim())
-        .unwrap()
-        .len();
+    let n = rtshield_sys::CpuSet::parse_list(&online).unwrap().len();
     assert_eq!(v["cpus"].as_array().unwrap().len(), n);
     for c in v["cpus"].as_array().unwrap() {
         let s = c["score"].as_u64().unwrap();
@@ -158,12 +137,12 @@ fn a_managed_irq_that_refused_is_explained() {
         "      CPU0  CPU1  CPU2  CPU3\n 24:  10  0  0  0  IO-APIC  acpi\n 36:  0  0  0  9157  PCI-MSIX  virtio1-req.0\nLOC:  5  5  5  5  Local timer interrupts\n",
     )
     .unwrap();
-    let o = rtshield(Some(d.path()), &["partition", "create", "3"]);
+    let o = rtshield_at(d.path(), &["partition", "create", "3"]);
     let t = text(&o);
     assert!(t.contains("irq 36"), "{t}");
     assert!(t.contains("EPERM"), "{t}");
     assert!(t.contains("isolcpus=managed_irq,3"), "{t}");
-    let o = rtshield(Some(d.path()), &["audit", "--watch", "0s"]);
+    let o = rtshield_at(d.path(), &["audit", "--watch", "0s"]);
     let t = text(&o);
     assert!(
         t.contains(

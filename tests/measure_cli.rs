@@ -1,18 +1,13 @@
 //! `rtshield measure`: bad input is refused with exit status 2 and a
 //! message naming the option, before anything starts.
 
-use std::process::Command;
+use crate::util::*;
 
-fn rtshield(args: &[&str]) -> (i32, String, String) {
-    let o = Command::new(env!("CARGO_BIN_EXE_rtshield"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+/// Exit status (-1 for a signal), stdout, stderr.
+fn status_text(args: &[&str]) -> (i32, String, String) {
+    let o = rtshield(args);
+    let (out, err) = text(&o);
+    (o.status.code().unwrap_or(-1), out, err)
 }
 
 fn refused(args: &[&str], needle: &str) {
@@ -24,7 +19,7 @@ fn refused(args: &[&str], needle: &str) {
         "/nonexistent/never-written",
     ];
     a.extend_from_slice(args);
-    let (code, out, err) = rtshield(&a);
+    let (code, out, err) = status_text(&a);
     assert_eq!(code, 2, "{args:?}: stdout {out} stderr {err}");
     assert!(
         err.contains(needle),
@@ -68,7 +63,7 @@ fn bad_policy_priority_mode_resolution() {
 
 #[test]
 fn zero_samples() {
-    let (code, _, err) = rtshield(&["measure", "--samples", "0"]);
+    let (code, _, err) = status_text(&["measure", "--samples", "0"]);
     assert_eq!(code, 2);
     assert!(err.contains("--samples 0: must be at least 1"), "{err}");
 }
@@ -88,7 +83,7 @@ fn a_reader_that_goes_away_does_not_lose_the_results() {
     use std::process::Stdio;
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("m");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rtshield"))
+    let mut child = command()
         .args([
             "measure",
             "--policy",

@@ -1,17 +1,16 @@
 //! `rtshield demo`: measures on the last CPU with a CPU load on the others
 //! and writes every file (short duration here; root only).
 
-use std::process::Command;
+use crate::util::*;
 
 #[test]
 fn demo_measures_under_load_and_writes_files() {
-    if !rtshield_sys::sched::is_root() {
-        eprintln!("SKIP: demo test needs root");
+    if !require_root("the demo measures under SCHED_FIFO") {
         return;
     }
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("rtshield-demo");
-    let o = Command::new(env!("CARGO_BIN_EXE_rtshield"))
+    let o = command()
         .args(["demo", "--duration", "1s", "--quiet", "--out"])
         .arg(&out)
         .output()
@@ -33,8 +32,10 @@ fn demo_measures_under_load_and_writes_files() {
         t["samples"].as_u64().unwrap() + t["missed_periods"].as_u64().unwrap(),
         5000
     );
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    if online.trim() != "0" {
+    if require(
+        online_cpus() != "0",
+        "the demo's CPU load needs a second CPU",
+    ) {
         // The CPU load ran beside the measurement.
         assert_eq!(v["tags"]["load"], "cpu");
         assert_eq!(v["programs"][0]["command"], "builtin:cpu");

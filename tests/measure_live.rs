@@ -1,41 +1,16 @@
 //! Live measurements on this machine (root, CPU 1): sample counts, file
 //! contents, the SCHED_OTHER fallback, SIGINT, --max-latency.
-//! Skipped with a visible message when not root or without CPU 1.
+//! Skipped with a visible message when not root or without CPU 1 (a
+//! failure under RTSHIELD_REQUIRE_ROOT=1).
 
+use crate::util::describe as text;
+use crate::util::*;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
-fn skip(why: &str) -> bool {
-    eprintln!("SKIP: {why}");
-    true
-}
+use std::process::{Command, Stdio};
 
 fn cannot_run() -> bool {
-    if !rtshield_sys::sched::is_root() {
-        return skip("live measurement needs root");
-    }
-    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
-    if online.trim() == "0" {
-        return skip("live measurement needs a CPU 1");
-    }
-    false
-}
-
-fn bin() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-fn json(p: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(p).unwrap()).unwrap()
+    !require_root("live measurement runs SCHED_FIFO")
+        || !require(online_cpus() != "0", "live measurement needs a CPU 1")
 }
 
 /// Histogram rows of a systress txt file, summed.
@@ -62,7 +37,7 @@ fn two_second_measurement_on_cpu1() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("res");
     let j = d.path().join("out.json");
-    let o = bin()
+    let o = command()
         .args([
             "measure",
             "--cpus",
@@ -160,7 +135,7 @@ fn duration_run_accounts_for_every_period() {
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let o = bin()
+    let o = command()
         .args([
             "measure",
             "--cpus",
@@ -194,8 +169,7 @@ fn fifo_refused_falls_back_to_other_and_says_so() {
     if cannot_run() {
         return;
     }
-    if Command::new("setpriv").arg("--version").output().is_err() {
-        skip("setpriv (util-linux) not installed");
+    if !require_tool("setpriv", "--version") {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -203,7 +177,7 @@ fn fifo_refused_falls_back_to_other_and_says_so() {
     // refuses SCHED_FIFO to it (nothing machine-wide changes).
     let o = Command::new("setpriv")
         .args(["--bounding-set=-sys_nice", "prlimit", "--rtprio=0", "--"])
-        .arg(env!("CARGO_BIN_EXE_rtshield"))
+        .arg(bin())
         .args([
             "measure",
             "--cpus",
@@ -254,7 +228,7 @@ fn signal_ends_early_and_writes_every_file(sig: &str, end_reason: &str, name: &s
         return;
     }
     let d = tempfile::tempdir().unwrap();
-    let mut child = bin()
+    let mut child = command()
         .args([
             "measure",
             "--cpus",
@@ -330,7 +304,7 @@ fn max_latency_exit_status() {
     }
     let d = tempfile::tempdir().unwrap();
     let run = |limit: &str| {
-        bin()
+        command()
             .args([
                 "measure",
                 "--cpus",

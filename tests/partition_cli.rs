@@ -1,26 +1,8 @@
 //! `rtshield partition` through the binary, on fake trees (`--sysroot`).
 
+use crate::util::{all_text as text, rtshield_at as rtshield};
 use rtshield_partition::fake::{snapshot, FakeSpec, Style};
 use std::fs;
-use std::path::Path;
-use std::process::{Command, Output};
-
-fn rtshield(root: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
-        .arg("--sysroot")
-        .arg(root)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
 
 #[test]
 fn create_status_undo_through_the_binary() {

@@ -3,16 +3,14 @@
 //! affinity, run a command in rt, undo, and check everything is back.
 //! Machine-wide knobs are not touched (no --with).
 
+use crate::util::command as rtshield;
+use crate::util::*;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const MOUNT: &str = "/sys/fs/cgroup/cpuset";
-
-fn rtshield() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
-}
 
 /// Owns the test cgroup and the children: on drop (even after a failed
 /// assertion) kills the children, moves nothing else, removes the cgroups
@@ -66,32 +64,18 @@ fn irq_affinities() -> Vec<(String, String)> {
     v
 }
 
-fn ok(out: std::process::Output) -> String {
-    let s = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "rtshield failed: {}\n{s}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    s
-}
-
 #[test]
 fn live_partition_of_a_private_cgroup() {
-    if !rtshield_sys::sched::is_root() {
-        eprintln!("SKIP: live partition test needs root");
-        return;
-    }
-    if !Path::new(MOUNT).join("cpuset.cpus").exists() {
-        eprintln!("SKIP: no cgroup v1 cpuset hierarchy at {MOUNT}");
-        return;
-    }
-    let online = fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    if online.trim() != "0-1" {
-        eprintln!(
-            "SKIP: written for a 2-CPU machine (online {})",
-            online.trim()
-        );
+    if !require_root("live partition test writes cgroups")
+        || !require(
+            Path::new(MOUNT).join("cpuset.cpus").exists(),
+            &format!("no cgroup v1 cpuset hierarchy at {MOUNT}"),
+        )
+        || !require(
+            online_cpus() == "0-1",
+            &format!("written for a 2-CPU machine (online {})", online_cpus()),
+        )
+    {
         return;
     }
     let name = format!("rtshield-test-{}", std::process::id());
@@ -153,18 +137,11 @@ fn live_partition_of_a_private_cgroup() {
         .unwrap();
     let rpid = runner.id();
     g.children.push(runner);
-    let t0 = Instant::now();
-    while fs::read_to_string(format!("/proc/{rpid}/comm"))
-        .unwrap_or_default()
-        .trim()
-        != "sleep"
-    {
-        assert!(
-            t0.elapsed() < Duration::from_secs(10),
-            "partition run did not exec"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(
+        Duration::from_secs(10),
+        "partition run did not exec",
+        || fs::read_to_string(format!("/proc/{rpid}/comm")).is_ok_and(|c| c.trim() == "sleep"),
+    );
     assert_eq!(allowed(rpid), "1");
     assert_eq!(ids(&g.cg.join("rt/tasks")), vec![rpid]);
     let stat = fs::read_to_string(format!("/proc/{rpid}/stat")).unwrap();

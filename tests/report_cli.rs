@@ -2,20 +2,13 @@
 //! development machine (tests/fixtures/report/real) and real cyclictest
 //! output (tests/fixtures/report/cyclictest-*).
 
+use crate::util::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 fn fixture(p: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/report")
         .join(p)
-}
-
-fn rtshield(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
-        .args(args)
-        .output()
-        .expect("run rtshield")
 }
 
 fn s(p: &Path) -> &str {

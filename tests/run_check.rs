@@ -88,26 +88,32 @@ fn a_cpu_that_does_not_exist_is_exit_2_with_position() {
 fn bad_config_starts_nothing_and_exits_2() {
     let d = tempfile::tempdir().unwrap();
     let marker = d.path().join("started");
-    // A valid program first, then an error: nothing may run.
+    // A valid program first, then an error: nothing may run. The program
+    // would inherit stdout, so `output()` (which reads to end of file, i.e.
+    // until every process holding the pipe is gone) would see its line and
+    // the marker it touches before exiting: no need to wait and hope.
     let cfg = write_cfg(
         d.path(),
         "bad.cfg",
         &format!(
-            "{}program[0]\n{{\n  cmdline touch {}\n}}\nprogram[1]\n{{\n  cmdline true\n  termination.ok SOMETIMES\n}}\n",
+            "{}program[0]\n{{\n  cmdline sh -c \"echo program-started; touch {}\"\n}}\nprogram[1]\n{{\n  cmdline true\n  termination.ok SOMETIMES\n}}\n",
             timer("1 s"),
             marker.display()
         ),
     );
     let out = d.path().join("out");
     let o = run(&["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()]);
-    let (_, err) = text(&o);
+    let (so, err) = text(&o);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(
         err.contains("bad.cfg:17:18: unknown termination policy 'SOMETIMES'"),
         "{err}"
     );
     assert!(err.contains("expected RESPAWN, STOP or IGNORE"), "{err}");
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    assert!(
+        !so.contains("program-started"),
+        "a program was started: {so}"
+    );
     assert!(!marker.exists(), "a program was started");
     assert!(!out.exists(), "an output directory was created");
 }

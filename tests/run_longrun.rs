@@ -26,16 +26,10 @@ fn kill_9_leaves_complete_parseable_results() {
     let prog = wait_pid_file(&pidf, 10);
     let grandchild = wait_pid_file(&gcf, 10);
     // Wait for at least two checkpoints, then kill -9 mid-run.
-    let end = std::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Ok(t) = std::fs::read_to_string(out.join("timeline.csv")) {
-            if t.lines().count() >= 6 && out.join("results.json").exists() {
-                break;
-            }
-        }
-        assert!(std::time::Instant::now() < end, "no checkpoint written");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_until(Duration::from_secs(20), "no checkpoint written", || {
+        std::fs::read_to_string(out.join("timeline.csv")).is_ok_and(|t| t.lines().count() >= 6)
+            && out.join("results.json").exists()
+    });
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     // What is on disk parses with the project's own reader.
@@ -63,18 +57,9 @@ fn kill_9_leaves_complete_parseable_results() {
     }
     // The program and its grandchild died with rtshield: the shim leading
     // their group got its parent-death signal and killed the group.
-    let end = std::time::Instant::now() + Duration::from_secs(3);
-    while (alive(prog) || alive(grandchild)) && std::time::Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    assert!(
-        !alive(prog),
-        "program {prog} outlived a kill -9 of rtshield"
-    );
-    assert!(
-        !alive(grandchild),
-        "grandchild {grandchild} outlived a kill -9 of rtshield"
-    );
+    // (The group sleeps for 300 s: a survivor is caught.)
+    wait_gone(prog, 10);
+    wait_gone(grandchild, 10);
 }
 
 #[test]
@@ -136,10 +121,10 @@ fn load_cycle_phases_are_marked_in_the_timeline() {
         .collect();
     assert!(phases.contains(&"load") && phases.contains(&"rest"), "{t}");
     let r = results(&out);
-    // Load 0-1 s, rest 1-3 s, load from 3 s; the run ends 3.5 s after the
-    // measurement starts (>= 3.5 s), so before 5 s unless start-up takes
-    // 1.5 s: started, stopped for the rest phase (not an exit), started again.
-    assert_eq!(r["programs"][0]["spawns"], 2, "{}", r["programs"]);
+    // Load 0-1 s, rest 1-3 s, load from 3 s, the run lasts 3.5 s or more:
+    // started, stopped for the rest phase (not an exit), started again.
+    let spawns = r["programs"][0]["spawns"].as_u64().unwrap();
+    assert!(spawns >= 2, "{}", r["programs"]);
     assert_eq!(r["programs"][0]["exits_ko"], 0);
 }
 

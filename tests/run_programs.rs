@@ -3,7 +3,7 @@
 
 use crate::util::*;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 #[test]
 fn respawn_and_ignore_counts_go_into_results() {
@@ -27,10 +27,13 @@ fn respawn_and_ignore_counts_go_into_results() {
     let p = &r["programs"];
     assert_eq!(p[0]["command"], "sh -c exit 0");
     let spawns0 = p[0]["spawns"].as_u64().unwrap();
-    // Respawned again and again, but with back-off (0.1, 0.2, 0.4, 0.8 s...):
-    // never a storm. 3 spawns need 0.3 s of back-off out of 2 s, which leaves
-    // a loaded machine plenty of slack; without back-off there would be hundreds.
-    assert!((3..=8).contains(&spawns0), "{p}");
+    // Respawned (at least once: the first back-off is 0.1 s of the 2 s), but
+    // with back-off (0.1, 0.2, 0.4 s... doubling), never a storm: an 8th
+    // spawn would need 12.7 s of back-offs in a run of 2 s plus start-up, so
+    // the cap holds however loaded the machine is (load only delays spawns);
+    // without back-off there would be hundreds.
+    assert!(spawns0 >= 2, "respawned: {p}");
+    assert!(spawns0 <= 8, "backed off: {p}");
     assert!(p[0]["exits_ok"].as_u64().unwrap() >= spawns0 - 1, "{p}");
     assert_eq!(
         (p[1]["spawns"].as_u64(), p[1]["exits_ko"].as_u64()),
@@ -39,7 +42,7 @@ fn respawn_and_ignore_counts_go_into_results() {
     );
     // Not startable: the trampoline reports exit 127, respawned with back-off.
     let ko2 = p[2]["exits_ko"].as_u64().unwrap();
-    assert!((3..=8).contains(&ko2), "{p}");
+    assert!((2..=8).contains(&ko2), "respawned, backed off: {p}");
     assert_eq!(r["end_reason"], "duration");
     assert!(so.contains("program[0] sh -c exit 0:"), "{so}");
 }
@@ -56,14 +59,10 @@ fn stop_policy_ends_the_run_early_and_results_are_written() {
         ),
     );
     let out = d.path().join("out");
-    let t0 = Instant::now();
     let o = run_quiet(&cfg, &out);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
-    assert!(
-        t0.elapsed() < Duration::from_secs(30),
-        "STOP did not end the run"
-    );
     let r = results(&out);
+    // Ended by the program, not by the 60 s lifetime.
     assert_eq!(r["end_reason"], "stop");
     assert_eq!(r["programs"][0]["exits_ko"], 1);
     assert!(r["threads"][0]["samples"].as_u64().unwrap() > 0);
@@ -100,9 +99,10 @@ fn no_process_survives_the_end_of_the_run() {
     let o = run_quiet(&cfg, &out);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let (p1, p2) = (wait_pid_file(&g1, 1), wait_pid_file(&g2, 1));
-    std::thread::sleep(Duration::from_millis(100));
-    assert!(!alive(p1), "grandchild {p1} survived");
-    assert!(!alive(p2), "escaped grandchild {p2} survived");
+    // Killed at the end of the run (a survivor sleeps for 300 s): the
+    // kernel may take a moment to tear a killed process down.
+    wait_gone(p1, 10);
+    wait_gone(p2, 10);
 }
 
 #[test]
@@ -214,13 +214,11 @@ fn sigint_ends_the_run_like_ctrl_c() {
     let prog = wait_pid_file(&pidf, 10);
     wait_timeline_rows(&out, 1, 30);
     // Both shims, the cpu worker and sh (bounded wait: start-up may be slow).
-    let end = Instant::now() + Duration::from_secs(30);
-    let mut kids = descendants(me);
-    while kids.len() < 4 && Instant::now() < end {
-        std::thread::sleep(Duration::from_millis(20));
-        kids = descendants(me);
-    }
-    assert!(kids.len() >= 4, "shims, the cpu worker and sh: {kids:?}");
+    let kids = poll(
+        Duration::from_secs(30),
+        "shims, the cpu worker and sh",
+        || Some(descendants(me)).filter(|k| k.len() >= 4),
+    );
     Command::new("kill")
         .args(["-INT", &me.to_string()])
         .status()

@@ -1,27 +1,18 @@
 //! `rtshield scenario` end to end: the binary, its exit codes, its files.
 
+use crate::util::*;
 use std::io::{BufRead, Read};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
-
-const BIN: &str = env!("CARGO_BIN_EXE_rtshield");
+use std::process::Stdio;
 const ANNEX: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/examples/scenarios/annex-b.scn"
 );
 
-fn rtshield(args: &[&str]) -> Output {
-    Command::new(BIN).args(args).output().unwrap()
-}
-
 fn write(dir: &Path, name: &str, text: &str) -> String {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p.display().to_string()
-}
-
-fn json(path: &Path) -> serde_json::Value {
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 #[test]
@@ -236,7 +227,7 @@ fn sigint_still_writes_results() {
         "loops_per_us = 1\n{\nloop = 60000000\n}\n",
     );
     let j = d.path().join("r.json");
-    let mut child = Command::new(BIN)
+    let mut child = command()
         .args(["scenario", &f, "--json", j.to_str().unwrap()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -1,21 +1,7 @@
 //! `rtshield simulate` end to end.
 
+use crate::util::*;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-
-fn rtshield(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
-        .args(args)
-        .output()
-        .expect("run rtshield")
-}
-
-fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
-}
 
 /// Annex B with every `loop` divided by 10 (same shape, 10x shorter).
 fn annex_b_small(dir: &Path) -> PathBuf {

@@ -1,21 +1,7 @@
 //! `rtshield stat` on this machine and on a fake tree.
 
-use std::process::{Child, Command, Output};
-
-fn rtshield(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-struct Kill(Child);
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use crate::util::*;
+use std::process::Command;
 
 #[test]
 fn json_lines_one_per_sample() {

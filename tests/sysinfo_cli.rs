@@ -1,17 +1,7 @@
 //! `rtshield sysinfo` on a fake tree and on this machine.
 
+use crate::util::{command as rtshield, put as write};
 use std::fs;
-use std::process::Command;
-
-fn rtshield() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
-}
-
-fn write(base: &std::path::Path, p: &str, s: &str) {
-    let f = base.join(p.trim_start_matches('/'));
-    fs::create_dir_all(f.parent().unwrap()).unwrap();
-    fs::write(f, s).unwrap();
-}
 
 #[test]
 fn sysinfo_json_reads_the_fake_tree() {

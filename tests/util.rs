@@ -1,12 +1,112 @@
-// Shared helpers for the integration tests (the `util` module of tests/tests.rs).
+// Shared helpers for the integration tests (the `util` module of tests/tests.rs):
+// running the binary, environment preconditions, deadline polling, files.
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
+
+pub use rtshield_sys::testenv::{require, require_root, require_tool};
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rtshield")
+}
+
+/// A command for the binary under test, to add arguments, pipes, spawn.
+pub fn command() -> Command {
+    Command::new(bin())
+}
+
+/// `rtshield ARGS`, waited for.
+pub fn rtshield(args: &[&str]) -> Output {
+    command().args(args).output().expect("run rtshield")
+}
+
+/// `rtshield --sysroot ROOT ARGS`, waited for.
+pub fn rtshield_at(root: &Path, args: &[&str]) -> Output {
+    command()
+        .arg("--sysroot")
+        .arg(root)
+        .args(args)
+        .output()
+        .expect("run rtshield")
+}
+
+/// stdout then stderr, as one string (for `contains` checks).
+pub fn all_text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Status, stdout and stderr, for assertion messages.
+pub fn describe(o: &Output) -> String {
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// stdout of a run that must succeed.
+pub fn ok(o: Output) -> String {
+    assert!(o.status.success(), "rtshield failed: {}", describe(&o));
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A JSON file, parsed.
+pub fn json(p: &Path) -> serde_json::Value {
+    let t = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    serde_json::from_str(&t).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Write `text` at `rel` under `base`, creating the directories (fake
+/// trees: a leading `/` is ignored).
+pub fn put(base: &Path, rel: &str, text: &str) {
+    let f = base.join(rel.trim_start_matches('/'));
+    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+    std::fs::write(f, text).unwrap();
+}
+
+/// This machine's online CPUs (the host's list, e.g. "0-1").
+pub fn online_cpus() -> String {
+    std::fs::read_to_string("/sys/devices/system/cpu/online")
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// Poll `f` every 20 ms until it gives a value; panics naming `what` after
+/// `within`. For "wait until the program did X" instead of a fixed sleep.
+#[track_caller]
+pub fn poll<T>(within: Duration, what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + within;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < end, "timed out after {within:?}: {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// [`poll`] for a condition.
+#[track_caller]
+pub fn wait_until(within: Duration, what: &str, mut f: impl FnMut() -> bool) {
+    poll(within, what, || f().then_some(()))
+}
+
+/// A child process killed and reaped on drop (even after a failed assertion).
+pub struct Kill(pub Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
 
 pub fn example(name: &str) -> PathBuf {
@@ -24,8 +124,9 @@ pub fn fake_root(online: &str) -> tempfile::TempDir {
     d
 }
 
+/// `rtshield ARGS`, waited for (the `run_*` modules' name for [`rtshield`]).
 pub fn run(args: &[&str]) -> Output {
-    Command::new(bin()).args(args).output().unwrap()
+    rtshield(args)
 }
 
 /// `rtshield run -q CFG --out OUT`, waited for.
@@ -41,7 +142,7 @@ pub fn run_quiet(cfg: &Path, out: &Path) -> Output {
 
 /// `rtshield run -q CFG --out OUT` in the background, stdout discarded.
 pub fn spawn_quiet(cfg: &Path, out: &Path) -> std::process::Child {
-    Command::new(bin())
+    command()
         .args([
             "run",
             "-q",
@@ -70,31 +171,33 @@ pub fn alive(pid: i32) -> bool {
 
 /// Wait (up to `secs`) for a file to hold a pid.
 pub fn wait_pid_file(p: &Path, secs: u64) -> i32 {
-    let end = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Ok(s) = std::fs::read_to_string(p) {
-            if let Ok(pid) = s.trim().parse() {
-                return pid;
-            }
-        }
-        assert!(Instant::now() < end, "{} never written", p.display());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    poll(
+        Duration::from_secs(secs),
+        &format!("{} never written", p.display()),
+        || std::fs::read_to_string(p).ok()?.trim().parse().ok(),
+    )
 }
 
 /// Wait (up to `secs`) until `dir/timeline.csv` has `rows` data rows: the
 /// measurement is running. A bounded poll, not a guess at how long start-up takes.
 pub fn wait_timeline_rows(dir: &Path, rows: usize, secs: u64) {
-    let end = Instant::now() + Duration::from_secs(secs);
-    loop {
-        if let Ok(t) = std::fs::read_to_string(dir.join("timeline.csv")) {
-            if t.lines().count() > rows {
-                return;
-            }
-        }
-        assert!(Instant::now() < end, "no {rows} timeline rows in {secs} s");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until(
+        Duration::from_secs(secs),
+        &format!("no {rows} timeline rows in {secs} s"),
+        || {
+            std::fs::read_to_string(dir.join("timeline.csv"))
+                .is_ok_and(|t| t.lines().count() > rows)
+        },
+    )
+}
+
+/// Wait (up to `secs`) until `pid` is gone (dead or a zombie).
+pub fn wait_gone(pid: i32, secs: u64) {
+    wait_until(
+        Duration::from_secs(secs),
+        &format!("pid {pid} still alive after {secs} s"),
+        || !alive(pid),
+    )
 }
 
 /// Every descendant of `pid`, from the host's /proc (the library's walk).

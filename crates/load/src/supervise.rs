@@ -518,6 +518,15 @@ impl Supervisor {
             .collect()
     }
 
+    /// For each spec (in order), whether it ended for good (IGNORE, STOP or
+    /// shutdown): nothing will start it again.
+    pub fn ended_per_spec(&self) -> Vec<bool> {
+        self.procs
+            .iter()
+            .map(|p| matches!(p.state, State::Dead))
+            .collect()
+    }
+
     pub fn specs(&self) -> impl Iterator<Item = &ProcSpec> {
         self.procs.iter().map(|p| &p.spec)
     }

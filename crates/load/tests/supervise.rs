@@ -86,7 +86,8 @@ fn ignore_leaves_it_dead_and_missing_programs_count_as_failures() {
         .iter()
         .any(|e| matches!(e, Event::SpawnFailed { label, .. } if label == "b")));
     poll_until(&mut sup, |_, s| s.stats()[0].1.exits_ko == 1);
-    std::thread::sleep(Duration::from_millis(150));
+    // Left dead for good: no respawn is pending (no sleep-and-see).
+    assert_eq!(sup.ended_per_spec(), [true, true]);
     sup.poll();
     let st = sup.stats();
     assert_eq!((st[0].1.spawns, st[0].1.exits_ko), (1, 1));

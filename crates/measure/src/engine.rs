@@ -1025,12 +1025,20 @@ mod tests {
         // terminate this test process (SIGRTMIN's default action).
         std::thread::spawn(|| {
             let t = PosixTimer::new(now_ns() + 50_000, 50_000).unwrap();
-            std::thread::sleep(Duration::from_millis(5));
-            // SAFETY: reading this thread's pending set and mask.
-            unsafe {
-                let mut pending: libc::sigset_t = std::mem::zeroed();
-                libc::sigpending(&mut pending);
-                assert_eq!(libc::sigismember(&pending, libc::SIGRTMIN()), 1);
+            // Wait (bounded) for the first expiry to be pending.
+            let end = std::time::Instant::now() + Duration::from_secs(10);
+            loop {
+                // SAFETY: reading this thread's pending set.
+                let pending = unsafe {
+                    let mut pending: libc::sigset_t = std::mem::zeroed();
+                    libc::sigpending(&mut pending);
+                    libc::sigismember(&pending, libc::SIGRTMIN())
+                };
+                if pending == 1 {
+                    break;
+                }
+                assert!(std::time::Instant::now() < end, "the timer never expired");
+                std::thread::sleep(Duration::from_millis(1));
             }
             drop(t);
             // SAFETY: as above.

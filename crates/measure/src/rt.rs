@@ -124,7 +124,12 @@ mod tests {
                     assert_ne!(p & libc::SCHED_RESET_ON_FORK, 0);
                     drop(g);
                 }
-                Err(e) => eprintln!("SKIP: SCHED_FIFO not permitted here ({e})"),
+                Err(e) => {
+                    rtshield_sys::testenv::require(
+                        false,
+                        &format!("SCHED_FIFO not permitted here ({e})"),
+                    );
+                }
             }
             assert_eq!(unsafe { libc::sched_getscheduler(0) }, before);
         })

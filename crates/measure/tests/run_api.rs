@@ -173,13 +173,12 @@ impl Observer for MainThreadProbe {
 
 #[test]
 fn main_thread_is_placed_for_the_run_then_everything_is_put_back() {
-    if !rtshield_sys::sched::is_root() {
-        eprintln!("SKIP: FIFO measuring thread, mlockall and /dev/cpu_dma_latency need root");
+    use rtshield_sys::testenv::{require, require_root};
+    if !require_root("FIFO measuring thread, mlockall and /dev/cpu_dma_latency") {
         return;
     }
     let online = rtshield_sys::sched::get_affinity(0).unwrap();
-    if online.len() < 2 {
-        eprintln!("SKIP: needs two CPUs");
+    if !require(online.len() >= 2, "needs two CPUs") {
         return;
     }
     let cpu = online.last().unwrap();

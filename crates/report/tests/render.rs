@@ -254,12 +254,7 @@ fn timeline_png_and_gnuplot_files() {
 
 #[test]
 fn gnuplot_script_runs_when_gnuplot_is_installed() {
-    if std::process::Command::new("gnuplot")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIP: gnuplot not installed");
+    if !rtshield_sys::testenv::require_tool("gnuplot", "--version") {
         return;
     }
     let d = tempfile::tempdir().unwrap();

@@ -10,6 +10,7 @@ pub mod root;
 pub mod safefs;
 pub mod sched;
 pub mod sysinfo;
+pub mod testenv;
 pub mod units;
 
 pub use cpuset::CpuSet;

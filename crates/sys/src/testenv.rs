@@ -1,0 +1,78 @@
+//! Preconditions of tests that need more than a build machine (root, a
+//! cgroup v1 mount, two CPUs, an installed tool). Without the precondition
+//! a test is skipped with a visible `SKIP` line, unless the environment
+//! says the machine is meant to have it (`RTSHIELD_REQUIRE_ROOT=1`, set by
+//! `.ci/run`): then a missing precondition fails the test, so a CI run can
+//! never pass green by silently skipping its live tests.
+//!
+//! Used by tests only; nothing here touches the system.
+
+/// The variable that turns every skip into a failure.
+pub const REQUIRE_VAR: &str = "RTSHIELD_REQUIRE_ROOT";
+
+/// Whether skips are failures (`RTSHIELD_REQUIRE_ROOT` set to anything but
+/// empty or `0`).
+pub fn strict() -> bool {
+    std::env::var_os(REQUIRE_VAR).is_some_and(|v| !v.is_empty() && v != "0")
+}
+
+/// `true` when `met`; otherwise prints `SKIP: why` and returns `false`, or
+/// panics under [`strict`].
+#[track_caller]
+pub fn require(met: bool, why: &str) -> bool {
+    if met {
+        return true;
+    }
+    if strict() {
+        panic!("{REQUIRE_VAR} is set but this test cannot run: {why}");
+    }
+    eprintln!("SKIP: {why}");
+    false
+}
+
+/// [`require`] that the process runs as root (effective uid 0).
+#[track_caller]
+pub fn require_root(why: &str) -> bool {
+    require(crate::sched::is_root(), &format!("not root ({why})"))
+}
+
+/// [`require`] that `cmd --version` (or `arg`) starts: the tool is installed.
+#[track_caller]
+pub fn require_tool(cmd: &str, arg: &str) -> bool {
+    let found = std::process::Command::new(cmd)
+        .arg(arg)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok();
+    require(found, &format!("{cmd} is not installed"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_met_precondition_always_runs() {
+        assert!(require(true, "never printed"));
+    }
+
+    #[test]
+    fn an_unmet_precondition_skips_or_fails_by_the_variable() {
+        // The variable is read, not set: tests run in parallel threads.
+        let r = std::panic::catch_unwind(|| require(false, "unmet on purpose"));
+        if strict() {
+            assert!(r.is_err(), "strict mode must fail");
+        } else {
+            assert_eq!(r.ok(), Some(false));
+        }
+    }
+
+    #[test]
+    fn a_missing_tool_is_unmet() {
+        let r = std::panic::catch_unwind(|| {
+            require_tool("/nonexistent/rtshield-no-such-tool", "--version")
+        });
+        assert!(r.is_err() || r.ok() == Some(false));
+    }
+}

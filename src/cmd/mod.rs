@@ -11,8 +11,3 @@ pub mod scenario;
 pub mod simulate;
 pub mod stat;
 pub mod sysinfo;
-
-/// What a subcommand whose issue has not landed yet answers. None pretends to work.
-pub fn not_yet(name: &str) -> anyhow::Result<i32> {
-    anyhow::bail!("`rtshield {name}` is not implemented yet")
-}

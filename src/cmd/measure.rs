@@ -275,7 +275,7 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         None => None,
     };
     let mut display = LiveDisplay::new(plan.quiet);
-    let res = rtshield_measure::run(spec, stop, &mut display);
+    let res = rtshield_measure::run_at(&root, spec, stop, &mut display);
     display.finish();
     let programs = loads.map(|l| {
         l.stop()

@@ -699,7 +699,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         // observer); give the engine back the thread as it was.
         let saved_aff = sched::get_affinity(0).ok();
         obs.applied_main = false;
-        let m = rtshield_measure::run(&spec, stop, &mut obs);
+        let m = rtshield_measure::run_at(&opts.root, &spec, stop, &mut obs);
         if obs.main_sched.is_some() {
             let _ = sched::set_scheduler(0, Policy::Other, 0);
         }

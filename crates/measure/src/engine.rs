@@ -12,7 +12,7 @@ use crate::{
 };
 use anyhow::{bail, Context};
 use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_sys::{CpuSet, InputError, Root};
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicI64, AtomicU64,
     Ordering::{Acquire, Relaxed, Release},
@@ -72,7 +72,14 @@ fn sleep_until(ns: i64) {
 
 /// What the main thread can read while a thread runs: atomics stored by the
 /// measuring thread (a plain store each, no lock, no fence).
+///
+/// Aligned to 128 bytes: the `Live`s of a run sit side by side in one
+/// `Vec`, and without it two measuring threads on two CPUs would store into
+/// the same cache line every sample (72 bytes each), each store pulling the
+/// line away from the other CPU. 128, not 64: x86's adjacent-line
+/// prefetcher pairs 64-byte lines, and many ARM cores have 128-byte lines.
 #[derive(Debug)]
+#[repr(align(128))]
 pub struct Live {
     pub count: AtomicU64,
     pub min: AtomicI64,
@@ -233,6 +240,19 @@ pub struct LoopConfig {
     pub samples: Option<u64>,
 }
 
+impl LoopConfig {
+    /// The loop of thread `t` of `spec`, period 0 at `start_ns`.
+    pub fn for_thread(spec: &MeasureSpec, t: &ThreadSpec, start_ns: i64) -> LoopConfig {
+        LoopConfig {
+            mode: spec.mode,
+            period_ns: t.period_ns,
+            start_ns,
+            end_ns: spec.duration_ns.map(|d| start_ns.saturating_add(d as i64)),
+            samples: spec.samples,
+        }
+    }
+}
+
 /// The hot loop. No allocation, no lock, no system call besides the wait
 /// (`clock_nanosleep` or `sigwaitinfo`) and the vDSO clock read.
 ///
@@ -387,10 +407,22 @@ impl Drop for AffinityGuard {
     }
 }
 
+/// [`run_at`] on the host's root.
+pub fn run(
+    spec: &MeasureSpec,
+    stop: &AtomicBool,
+    obs: &mut dyn Observer,
+) -> anyhow::Result<Measurement> {
+    run_at(&Root::host(), spec, stop, obs)
+}
+
 /// Run a measurement: set up, start one thread per [`ThreadSpec`], drain
 /// the rings, call `obs` every stats period, stop on duration, samples,
-/// `stop` (e.g. [`signals::install`]) or when `obs` returns false.
-pub fn run(
+/// `stop` (e.g. [`signals::install`]) or when `obs` returns false. `root`
+/// (the caller's `--sysroot`) is where the explanation of a refused
+/// SCHED_FIFO is read.
+pub fn run_at(
+    root: &Root,
     spec: &MeasureSpec,
     stop: &AtomicBool,
     obs: &mut dyn Observer,
@@ -455,8 +487,9 @@ pub fn run(
         _ => None,
     };
 
-    let caller_rt_runtime_us =
-        rtshield_sys::SysInfo::collect(&rtshield_sys::Root::host(), false).caller_rt_runtime_us;
+    // The one figure a refused SCHED_FIFO is explained with; read before
+    // the threads start, never from the loop.
+    let caller_rt_runtime_us = rtshield_sys::sysinfo::caller_rt_runtime_us(root);
 
     let n = spec.threads.len();
     let lives: Vec<Live> = (0..n).map(|_| Live::default()).collect();
@@ -492,21 +525,16 @@ pub fn run(
     let outcome = std::thread::scope(|scope| -> anyhow::Result<_> {
         let mut handles = Vec::with_capacity(n);
         for (i, (t, mut tx)) in spec.threads.iter().zip(producers).enumerate() {
-            let live = &lives[i];
-            let inner_stop = &inner_stop;
-            let ready_tx = ready_tx.clone();
-            let t = t.clone();
-            let mode = spec.mode;
-            let duration = spec.duration_ns;
-            let samples = spec.samples;
+            let links = Links {
+                index: i,
+                live: &lives[i],
+                stop: &inner_stop,
+                ready_tx: ready_tx.clone(),
+            };
             let h = std::thread::Builder::new()
                 .name(format!("rtshield-m{}", t.index))
                 .stack_size(STACK_BYTES)
-                .spawn_scoped(scope, move || {
-                    measuring_thread(
-                        i, &t, mode, duration, samples, &mut tx, live, inner_stop, &ready_tx,
-                    )
-                })
+                .spawn_scoped(scope, move || measuring_thread(spec, t, &mut tx, links))
                 .context("cannot start a measuring thread")?;
             handles.push(h);
         }
@@ -890,20 +918,29 @@ fn block_stop_signals() {
     }
 }
 
-/// Set up the calling thread (affinity, policy, stack, timer), report,
-/// then run the hot loop.
-#[allow(clippy::too_many_arguments)]
-fn measuring_thread(
+/// A measuring thread's links to the main thread.
+struct Links<'a> {
+    /// Its place in `spec.threads`, the `Live`s and the rings.
     index: usize,
+    live: &'a Live,
+    stop: &'a AtomicBool,
+    ready_tx: mpsc::Sender<Ready>,
+}
+
+/// Set up the calling thread (affinity, policy, stack, timer), report,
+/// then run the hot loop of thread `t` of `spec`.
+fn measuring_thread(
+    spec: &MeasureSpec,
     t: &ThreadSpec,
-    mode: Mode,
-    duration: Option<u64>,
-    samples: Option<u64>,
     tx: &mut rtrb::Producer<Sample>,
-    live: &Live,
-    stop: &AtomicBool,
-    ready_tx: &mpsc::Sender<Ready>,
+    links: Links<'_>,
 ) -> Accum {
+    let Links {
+        index,
+        live,
+        stop,
+        ready_tx,
+    } = links;
     let tid = sched::gettid();
     live.tid.store(tid, Relaxed);
     block_stop_signals();
@@ -940,14 +977,8 @@ fn measuring_thread(
     }
     rt::prefault_stack(PREFAULT_BYTES);
     let start = now_ns();
-    let cfg = LoopConfig {
-        mode,
-        period_ns: t.period_ns,
-        start_ns: start,
-        end_ns: duration.map(|d| start.saturating_add(d as i64)),
-        samples,
-    };
-    let waiter = match mode {
+    let cfg = LoopConfig::for_thread(spec, t, start);
+    let waiter = match cfg.mode {
         Mode::PosixTimer => match PosixTimer::new(start + t.period_ns as i64, t.period_ns) {
             Ok(pt) => Waiter::Timer(pt),
             Err(e) => return fail(r, format!("thread {}: timer_create: {e}", t.index)),
@@ -988,6 +1019,21 @@ mod tests {
         }
         assert_eq!(live.count.load(Relaxed), a.count);
         (a, v)
+    }
+
+    #[test]
+    fn live_figures_of_two_threads_never_share_a_cache_line() {
+        const LINE: usize = 128;
+        assert!(std::mem::align_of::<Live>() >= LINE);
+        // As `run` lays them out: side by side in one Vec.
+        let lives: Vec<Live> = (0..4).map(|_| Live::default()).collect();
+        for pair in lives.windows(2) {
+            let a = &pair[0] as *const Live as usize;
+            let b = &pair[1] as *const Live as usize;
+            assert_eq!(a % LINE, 0, "starts on a line");
+            let last_line_of_a = (a + std::mem::size_of::<Live>() - 1) / LINE;
+            assert!(last_line_of_a < b / LINE, "{a:#x} and {b:#x} share a line");
+        }
     }
 
     #[test]

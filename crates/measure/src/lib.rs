@@ -24,7 +24,7 @@ pub mod stats;
 mod timefmt;
 
 pub use display::{render_table, LiveDisplay};
-pub use engine::run;
+pub use engine::{run, run_at};
 pub use result::ResultContext;
 pub use timefmt::{rfc3339_utc, stamp_utc};
 

@@ -431,8 +431,10 @@ fn cgroup_layout(root: &Root) -> (Option<String>, Option<String>) {
     (version.map(str::to_string), cpuset_v1.or(cpuset_v2))
 }
 
-/// `cpu.rt_runtime_us` of the caller's cpu cgroup (v1 with RT group sched).
-fn caller_rt_runtime_us(root: &Root) -> Option<i64> {
+/// `cpu.rt_runtime_us` of the caller's cpu cgroup (v1 with RT group sched):
+/// 0 there is why SCHED_FIFO is refused even to root. Cheap (no
+/// /proc/config.gz): what `measure` reads instead of a whole [`SysInfo`].
+pub fn caller_rt_runtime_us(root: &Root) -> Option<i64> {
     let cg = root.read_opt("/proc/self/cgroup")?;
     let ms = mounts(root);
     for line in cg.lines() {

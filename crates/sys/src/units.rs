@@ -110,6 +110,8 @@ pub fn format_duration_ns(ns: u64) -> String {
         ("ms", 1_000_000),
         ("us", 1_000),
     ] {
+        // `%`, not `u64::is_multiple_of`: that is Rust 1.87, the MSRV is 1.85.
+        #[allow(clippy::manual_is_multiple_of)]
         if ns % m == 0 {
             return format!("{}{unit}", ns / m);
         }

@@ -1,8 +1,9 @@
-//! The state file: everything `create` is about to change, written (fsync +
+//! The partition state file (rtshield's own format, read by `partition`
+//! and `audit`): everything `create` is about to change, written (fsync +
 //! rename) before the change is made, so `undo` can always put it back.
 
-use crate::hier::Hierarchy;
-use rtshield_sys::Root;
+use crate::cgroup::Hierarchy;
+use crate::Root;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::{self, Write};

@@ -1,9 +1,10 @@
-//! What cannot be done at run time (boot parameters, given this kernel's
+//! Advice shared by `partition` and `audit`: what cannot be done at run time (boot parameters, given this kernel's
 //! config) and who else might be managing the same cpusets and IRQs.
 
-use crate::hier::Hierarchy;
-use rtshield_sys::sysinfo::{isolation_params, KernelConfig};
-use rtshield_sys::{CpuSet, Root};
+use crate::cgroup::Hierarchy;
+use crate::kpath;
+use crate::sysinfo::{isolation_params, KernelConfig};
+use crate::{CpuSet, Root};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -29,11 +30,9 @@ pub fn cmd_cpus(v: &str) -> Option<CpuSet> {
 
 /// Boot parameters that would finish the isolation of `rt`.
 pub fn boot_advice(root: &Root, rt: &CpuSet, nrt: &CpuSet) -> (Vec<BootParam>, Option<String>) {
-    let release = root
-        .read_opt("/proc/sys/kernel/osrelease")
-        .unwrap_or_default();
+    let release = root.read_opt(kpath::OSRELEASE).unwrap_or_default();
     let cfg = KernelConfig::read(root, &release);
-    let cmdline = root.read_opt("/proc/cmdline").unwrap_or_default();
+    let cmdline = root.read_opt(kpath::CMDLINE).unwrap_or_default();
     let params = isolation_params(&cmdline);
     let has = |key: &str, want: &CpuSet| {
         params
@@ -120,14 +119,10 @@ pub fn boot_advice(root: &Root, rt: &CpuSet, nrt: &CpuSet) -> (Vec<BootParam>, O
 /// Other managers of the same cpusets or IRQs.
 pub fn warnings(root: &Root, h: &Hierarchy, irq_knob: bool) -> Vec<String> {
     let mut w = vec![];
-    let mut comms = vec![];
-    for pid in root.read_dir_names("/proc").unwrap_or_default() {
-        if pid.parse::<u32>().is_ok() {
-            if let Some(c) = root.read_opt(format!("/proc/{pid}/comm")) {
-                comms.push((pid, c));
-            }
-        }
-    }
+    let comms: Vec<(String, String)> = crate::task::pids(root)
+        .into_iter()
+        .filter_map(|pid| Some((pid.to_string(), crate::task::comm(root, pid)?)))
+        .collect();
     if let Some((pid, _)) = comms.iter().find(|(_, c)| c == "irqbalance") {
         w.push(format!(
             "irqbalance is running (pid {pid}){}: it moves IRQs back onto the rt CPUs. Stop it \
@@ -171,7 +166,7 @@ mod tests {
         w("proc/900/comm", "sshd\n");
         let root = Root::new(d.path());
         let v1 = Hierarchy {
-            kind: crate::hier::Kind::V1 { prefix: true },
+            kind: crate::cgroup::Kind::V1 { prefix: true },
             mount: "/sys/fs/cgroup/cpuset".into(),
         };
         let ws = warnings(&root, &v1, true);
@@ -185,7 +180,7 @@ mod tests {
         let ws = warnings(&root, &v1, false);
         assert!(ws[0].contains("IRQs were not moved (--skip irq)"), "{ws:?}");
         let v2 = Hierarchy {
-            kind: crate::hier::Kind::V2,
+            kind: crate::cgroup::Kind::V2,
             mount: "/sys/fs/cgroup".into(),
         };
         assert!(warnings(&root, &v2, true)[1].contains("AllowedCPUs="));

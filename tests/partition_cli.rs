@@ -7,6 +7,8 @@ use std::process::{Command, Output};
 
 fn rtshield(root: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_rtshield"))
+        // Ask for the fake kernel's cgroup emulation (test builds only).
+        .env("RTSHIELD_FAKE_KERNEL", "1")
         .arg("--sysroot")
         .arg(root)
         .args(args)

@@ -9,7 +9,8 @@
 use crate::busy::{self, mono_ns, thread_cpu_ns};
 use crate::model::Scenario;
 use crate::plan::{Plan, PlannedTask};
-use crate::procfs::{CpuTimes, ThreadSched};
+use rtshield_sys::procstat::StatSnapshot as CpuTimes;
+use rtshield_sys::task::ThreadSched;
 use crate::report::{self, BalanceReport, CpuReport, RunSummary, TaskReport, SCHEMA};
 use rtshield_sys::sched::{self, Policy};
 use rtshield_sys::{CpuSet, Root};
@@ -142,7 +143,7 @@ fn task_main(
 ) -> TaskOut {
     let tid = sched::gettid();
     let (notes, policy) = setup(&t);
-    let before = ThreadSched::read(&root, tid);
+    let before = ThreadSched::read_own(&root, tid);
     let mut out = TaskOut {
         notes,
         policy: Some(policy),
@@ -208,7 +209,7 @@ fn task_main(
     sh.demand.fetch_sub(1, Ordering::Relaxed);
     std::hint::black_box(state);
     // Read the kernel's counters while the thread still exists.
-    out.sched = before.delta(&ThreadSched::read(&root, tid));
+    out.sched = before.delta(&ThreadSched::read_own(&root, tid));
     sh.finished.fetch_add(1, Ordering::SeqCst);
     out
 }

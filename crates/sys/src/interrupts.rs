@@ -9,7 +9,8 @@
 //! interrupts (ARM `IPI0`…, x86 `RES`/`CAL`/`TLB`), or machine-wide
 //! summaries (`ERR`, `MIS`). Handler names keep every word (`OMAP DISPC`).
 
-use crate::Root;
+use crate::kpath;
+use crate::{CpuSet, Root};
 use serde::Serialize;
 
 /// What a line of `/proc/interrupts` counts.
@@ -226,6 +227,43 @@ pub fn softirqs(root: &Root) -> Table {
         .unwrap_or_default()
 }
 
+/// Numbers of the IRQs that have a `/proc/irq/N` directory, ascending.
+pub fn irq_numbers(root: &Root) -> Vec<String> {
+    root.read_dir_names(kpath::IRQ_DIR)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| n.parse::<u32>().is_ok())
+        .collect()
+}
+
+/// Handler names of IRQ `n`: the kernel makes one directory per action in
+/// `/proc/irq/N/` (`virtio1-req.0`, `ttyS0`), joined by `,`.
+pub fn irq_actions(root: &Root, n: &str) -> Option<String> {
+    let dir = kpath::irq_dir(n);
+    let names: Vec<String> = root
+        .read_dir_names(&dir)
+        .ok()?
+        .into_iter()
+        .filter(|e| root.path(format!("{dir}/{e}")).is_dir())
+        .collect();
+    (!names.is_empty()).then(|| names.join(","))
+}
+
+/// `smp_affinity_list` of IRQ `n`, trimmed (list syntax).
+pub fn irq_affinity(root: &Root, n: &str) -> Option<String> {
+    root.read_opt(kpath::irq_affinity_list(n))
+}
+
+/// `effective_affinity_list` of IRQ `n`, trimmed; absent on old kernels.
+pub fn irq_effective_affinity(root: &Root, n: &str) -> Option<String> {
+    root.read_opt(kpath::irq_effective_affinity_list(n))
+}
+
+/// The affinity new IRQs get (`/proc/irq/default_smp_affinity`, a mask).
+pub fn default_affinity(root: &Root) -> Option<CpuSet> {
+    CpuSet::parse_mask(root.read_opt(kpath::IRQ_DEFAULT_AFFINITY)?.trim()).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -372,6 +410,29 @@ mod tests {
         assert_eq!(t.lines[1].id, "TIMER");
         assert_eq!(t.count(&t.lines[2], 1), 600);
         assert!(interrupts(&Root::new(d.path())).lines.is_empty());
+    }
+
+    #[test]
+    fn proc_irq_files() {
+        let d = tempfile::tempdir().unwrap();
+        let w = |p: &str, s: &str| {
+            let f = d.path().join(p.trim_start_matches('/'));
+            std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+            std::fs::write(f, s).unwrap();
+        };
+        w(&kpath::irq_affinity_list("36"), "0-3\n");
+        w(&kpath::irq_effective_affinity_list("36"), "1\n");
+        std::fs::create_dir_all(d.path().join("proc/irq/36/virtio1-req.0")).unwrap();
+        w(&kpath::irq_affinity_list("9"), "0\n");
+        w(kpath::IRQ_DEFAULT_AFFINITY, "f\n");
+        let r = Root::new(d.path());
+        assert_eq!(irq_numbers(&r), vec!["9", "36"]);
+        assert_eq!(irq_actions(&r, "36").as_deref(), Some("virtio1-req.0"));
+        assert_eq!(irq_actions(&r, "9"), None);
+        assert_eq!(irq_affinity(&r, "36").as_deref(), Some("0-3"));
+        assert_eq!(irq_effective_affinity(&r, "36").as_deref(), Some("1"));
+        assert_eq!(irq_effective_affinity(&r, "9"), None);
+        assert_eq!(default_affinity(&r).unwrap().to_list(), "0-3");
     }
 
     proptest::proptest! {

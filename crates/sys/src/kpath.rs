@@ -16,6 +16,7 @@ pub const CMDLINE: &str = "/proc/cmdline";
 pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
 pub const PROC: &str = "/proc";
+pub const MEMINFO: &str = "/proc/meminfo";
 
 pub const TIMER_MIGRATION: &str = "/proc/sys/kernel/timer_migration";
 pub const STAT_INTERVAL: &str = "/proc/sys/vm/stat_interval";

@@ -22,6 +22,7 @@ pub mod sched;
 pub mod sysinfo;
 pub mod task;
 pub mod units;
+pub mod workqueue;
 
 pub use cpuset::CpuSet;
 pub use error::InputError;

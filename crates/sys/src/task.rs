@@ -19,7 +19,7 @@ pub struct ProcStat {
     /// Field 4.
     pub ppid: i32,
     /// `PF_*` flags (field 9).
-    pub flags: u64,
+    pub flags: Option<u64>,
     /// CPU it last ran on (field 39); absent on very old kernels.
     pub processor: Option<u32>,
 }
@@ -33,17 +33,17 @@ impl ProcStat {
         Some(ProcStat {
             state,
             ppid: f.get(1)?.parse().ok()?,
-            flags: f.get(6)?.parse().ok()?,
+            flags: f.get(6).and_then(|v| v.parse().ok()),
             processor: f.get(36).and_then(|v| v.parse().ok()),
         })
     }
 
     pub fn is_kthread(&self) -> bool {
-        self.flags & PF_KTHREAD != 0
+        self.flags.is_some_and(|f| f & PF_KTHREAD != 0)
     }
 
     pub fn no_setaffinity(&self) -> bool {
-        self.flags & PF_NO_SETAFFINITY != 0
+        self.flags.is_some_and(|f| f & PF_NO_SETAFFINITY != 0)
     }
 }
 
@@ -170,7 +170,7 @@ impl TaskInfo {
         // kthreadd", tell.
         let kthread = st
             .kthread
-            .or(stat.map(|s| s.is_kthread()))
+            .or(stat.and_then(|s| s.flags).map(|f| f & PF_KTHREAD != 0))
             .unwrap_or(tid == 2 || st.ppid == Some(2));
         TaskInfo {
             tid,
@@ -324,13 +324,17 @@ mod tests {
         let s = ProcStat::parse(&fixture("stat_odd_comm")).unwrap();
         assert_eq!(s.state, 'S');
         assert_eq!(s.ppid, 1);
-        assert_eq!(s.flags, 0x0040_0140);
+        assert_eq!(s.flags, Some(0x0040_0140));
         assert_eq!(s.processor, Some(3));
         assert!(!s.is_kthread());
         let k = ProcStat::parse(&fixture("stat_ksoftirqd")).unwrap();
         assert!(k.is_kthread() && k.no_setaffinity());
         assert_eq!((k.ppid, k.processor), (2, Some(1)));
         assert_eq!(ProcStat::parse("12 (x) R"), None);
+        // Short lines (old kernels, hand-made trees): state and ppid only.
+        let short = ProcStat::parse("42 (a) b) c) Z 7 42").unwrap();
+        assert_eq!((short.state, short.ppid, short.flags), ('Z', 7, None));
+        assert!(!short.is_kthread());
         assert_eq!(ProcStat::parse("no paren"), None);
     }
 

@@ -9,7 +9,8 @@ use std::process::{Command, Output};
 fn rtshield(root: Option<&Path>, args: &[&str]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_rtshield"));
     if let Some(r) = root {
-        c.arg("--sysroot").arg(r);
+        // Fake trees get the fake kernel's cgroup emulation (test builds only).
+        c.env("RTSHIELD_FAKE_KERNEL", "1").arg("--sysroot").arg(r);
     }
     c.args(args).output().unwrap()
 }

@@ -365,7 +365,10 @@ pub fn run(
     // stopped, so none is counted as waiting.
     sample(&stat1, mono_ns(), 0);
     if stat0.cpus.is_empty() || stat1.cpus.is_empty() {
-        warnings.push("/proc/stat could not be read: per-CPU idle and busy shares are unknown (shown as 0 % idle)".into());
+        warnings.push(format!(
+            "{} could not be read: per-CPU idle and busy shares are unknown (shown as 0 % idle)",
+            rtshield_sys::kpath::STAT
+        ));
     }
 
     // Build the report.
@@ -462,7 +465,7 @@ pub fn run(
         balancer: format!(
             "linux {}",
             o.root
-                .read_trim("/proc/sys/kernel/osrelease")
+                .read_trim(rtshield_sys::kpath::OSRELEASE)
                 .unwrap_or_else(|_| "?".into())
         ),
         scenario: s.source.clone(),

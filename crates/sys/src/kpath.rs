@@ -17,6 +17,8 @@ pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
 pub const PROC: &str = "/proc";
 pub const MEMINFO: &str = "/proc/meminfo";
+/// Per-CPU times and counters (parsed by [`crate::procstat`]).
+pub const STAT: &str = "/proc/stat";
 
 pub const TIMER_MIGRATION: &str = "/proc/sys/kernel/timer_migration";
 pub const STAT_INTERVAL: &str = "/proc/sys/vm/stat_interval";

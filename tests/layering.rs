@@ -263,10 +263,7 @@ fn only_sys_names_kernel_files() {
             rust_files(&c.path().join("src"), &mut files);
         }
     }
-    assert!(
-        files.len() > 20,
-        "the walk found too few files: {files:?}"
-    );
+    assert!(files.len() > 20, "the walk found too few files: {files:?}");
     let allowed: BTreeMap<&str, &str> = ALLOWED.iter().copied().collect();
     let mut bad = vec![];
     for f in &files {

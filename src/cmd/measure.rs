@@ -76,7 +76,7 @@ pub struct Args {
 /// The CPUs this process may run on (its affinity mask, which `taskset`
 /// or a cpuset may have narrowed), not the machine's online CPUs.
 fn allowed_cpus() -> CpuSet {
-    rtshield_sys::sched::get_affinity(0).unwrap_or_else(|_| CpuSet::single(0))
+    rtshield_sys::cpus::allowed().unwrap_or_else(|_| CpuSet::single(0))
 }
 
 fn parse_cpus(flag: &str, s: &str) -> anyhow::Result<CpuSet> {

@@ -92,7 +92,11 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(d.path().join("proc")).unwrap();
         std::fs::write(d.path().join("proc/loadavg"), "1.50 0.25 0.00 2/80 99\n").unwrap();
-        std::fs::write(d.path().join("proc/stat"), "ctxt 7\nintr 9 1 2\nprocs_running 2\n").unwrap();
+        std::fs::write(
+            d.path().join("proc/stat"),
+            "ctxt 7\nintr 9 1 2\nprocs_running 2\n",
+        )
+        .unwrap();
         let g = global(&Root::new(d.path()));
         assert_eq!(g.loadavg, [1.5, 0.25, 0.0]);
         assert_eq!((g.ctxt, g.intr, g.procs_running), (7, 9, 2));

@@ -35,6 +35,9 @@ mod tests {
             "error: kernel thread the kernel keeps where it is"
         );
         t.kthread = false;
-        assert_eq!(refusal_reason(&t, Some(libc::EPERM)), "EPERM: refused by the kernel");
+        assert_eq!(
+            refusal_reason(&t, Some(libc::EPERM)),
+            "EPERM: refused by the kernel"
+        );
     }
 }

@@ -9,10 +9,10 @@
 use crate::busy::{self, mono_ns, thread_cpu_ns};
 use crate::model::Scenario;
 use crate::plan::{Plan, PlannedTask};
-use rtshield_sys::procstat::StatSnapshot as CpuTimes;
-use rtshield_sys::task::ThreadSched;
 use crate::report::{self, BalanceReport, CpuReport, RunSummary, TaskReport, SCHEMA};
+use rtshield_sys::procstat::StatSnapshot as CpuTimes;
 use rtshield_sys::sched::{self, Policy};
+use rtshield_sys::task::ThreadSched;
 use rtshield_sys::{CpuSet, Root};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -41,7 +41,6 @@ pub fn mounts(root: &Root) -> Vec<Mount> {
         .collect()
 }
 
-
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
@@ -212,7 +211,9 @@ mod tests {
             .unwrap();
         assert_eq!(cs.mount_point, "/sys/fs/cgroup/cpuset");
         assert_eq!(cs.super_options, vec!["rw", "cpuset"]);
-        assert!(ms.iter().any(|m| m.mount_point == "/proc" && m.fs_type == "proc"));
+        assert!(ms
+            .iter()
+            .any(|m| m.mount_point == "/proc" && m.fs_type == "proc"));
         assert!(mounts(&Root::new(d.path().join("none"))).is_empty());
     }
 
@@ -220,7 +221,10 @@ mod tests {
     fn detects_v1_prefix_noprefix_and_v2() {
         let d = tree(
             "v1-prefix",
-            &["sys/fs/cgroup/cpuset/cpuset.cpus", "sys/fs/cgroup/cpuset/rt/cpuset.cpus"],
+            &[
+                "sys/fs/cgroup/cpuset/cpuset.cpus",
+                "sys/fs/cgroup/cpuset/rt/cpuset.cpus",
+            ],
         );
         let r = Root::new(d.path());
         let h = Hierarchy::detect(&r).unwrap();
@@ -236,7 +240,10 @@ mod tests {
 
         let d = tree(
             "v1-noprefix",
-            &["sys/fs/cgroup/cpuset/cpus", "sys/fs/cgroup/cpuset/mine/rt/cpus"],
+            &[
+                "sys/fs/cgroup/cpuset/cpus",
+                "sys/fs/cgroup/cpuset/mine/rt/cpus",
+            ],
         );
         let r = Root::new(d.path());
         let h = Hierarchy::detect(&r).unwrap();
@@ -265,7 +272,11 @@ mod tests {
             Some("/sys/fs/cgroup/rt")
         );
         // v2 without the cpuset controller: none.
-        std::fs::write(d.path().join("sys/fs/cgroup/cgroup.controllers"), "cpu io\n").unwrap();
+        std::fs::write(
+            d.path().join("sys/fs/cgroup/cgroup.controllers"),
+            "cpu io\n",
+        )
+        .unwrap();
         assert!(matches!(Hierarchy::detect(&r), Err(HierarchyError::None)));
         // v1 cpuset mount without either file layout: unknown.
         let d = tree("v1-prefix", &[]);

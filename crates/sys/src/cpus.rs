@@ -39,6 +39,12 @@ pub fn nohz_full(root: &Root) -> CpuSet {
     read_list(root, kpath::CPU_NOHZ_FULL).unwrap_or_default()
 }
 
+/// CPUs this process may run on: its affinity mask (`taskset`, a cpuset).
+/// Not the machine's online CPUs: ask [`online`] for those.
+pub fn allowed() -> io::Result<CpuSet> {
+    crate::sched::get_affinity(0)
+}
+
 /// CPUs that are online *and* allowed to this process. On a fake tree the
 /// host's affinity says nothing, so only the tree's online CPUs count.
 /// When the two do not meet (a sysroot copied from another machine), the
@@ -46,9 +52,7 @@ pub fn nohz_full(root: &Root) -> CpuSet {
 /// nothing can be read, CPU 0.
 pub fn usable(root: &Root) -> CpuSet {
     let online = online(root).ok().filter(|s| !s.is_empty());
-    let allowed = crate::sched::get_affinity(0)
-        .ok()
-        .filter(|s| !s.is_empty());
+    let allowed = allowed().ok().filter(|s| !s.is_empty());
     match (online, allowed) {
         (Some(o), Some(a)) if root.is_host() && !o.intersection(&a).is_empty() => {
             o.intersection(&a)
@@ -86,6 +90,8 @@ mod tests {
         assert_eq!(possible(&r).unwrap().to_list(), "0-2,5");
         assert!(isolated(&r).is_empty());
         assert_eq!(nohz_full(&r).to_list(), "5");
+        // This process runs somewhere.
+        assert!(!allowed().unwrap().is_empty());
         // A fake tree: the host's affinity does not matter.
         assert_eq!(usable(&r).to_list(), "0-2,5");
     }
@@ -94,7 +100,10 @@ mod tests {
     fn errors_name_the_file() {
         let d = tree(&[(kpath::CPU_ONLINE, "zero\n")]);
         let e = online(&Root::new(d.path())).unwrap_err();
-        assert!(e.to_string().contains("sys/devices/system/cpu/online"), "{e}");
+        assert!(
+            e.to_string().contains("sys/devices/system/cpu/online"),
+            "{e}"
+        );
         let e = online(&Root::new(d.path().join("nope"))).unwrap_err();
         assert!(e.to_string().contains("cpu/online"), "{e}");
     }

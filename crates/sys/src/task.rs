@@ -363,7 +363,10 @@ mod tests {
         w("proc/22/stat", &fixture("stat_ksoftirqd"));
         w("proc/22/comm", "ksoftirqd/1\n");
         for t in ["300", "301"] {
-            w(&format!("proc/300/task/{t}/stat"), &fixture("stat_odd_comm"));
+            w(
+                &format!("proc/300/task/{t}/stat"),
+                &fixture("stat_odd_comm"),
+            );
             w(
                 &format!("proc/{t}/status"),
                 "Name:\tsrv\nState:\tR (running)\nPPid:\t1\nCpus_allowed_list:\t0-3\n",
@@ -386,7 +389,10 @@ mod tests {
         assert_eq!(k.bound_cpu_from_name(), Some(1));
         let u = &all[2];
         assert_eq!(u.tid, 301);
-        assert_eq!((u.kthread, u.processor, u.state), (false, Some(3), Some('R')));
+        assert_eq!(
+            (u.kthread, u.processor, u.state),
+            (false, Some(3), Some('R'))
+        );
         assert_eq!(u.cpus_allowed.as_deref(), Some("0-3"));
         assert!(TaskInfo::read(&r, 999).is_none());
     }

@@ -57,7 +57,10 @@ mod tests {
         assert_eq!(global_mask(&r).unwrap().to_list(), "0-3");
         let m = masks(&r);
         assert_eq!(m.len(), 1);
-        assert_eq!((m[0].0.as_str(), m[0].1.to_list()), ("writeback", "0-1".into()));
+        assert_eq!(
+            (m[0].0.as_str(), m[0].1.to_list()),
+            ("writeback", "0-1".into())
+        );
         assert_eq!(
             cpumask_files(&r),
             vec![

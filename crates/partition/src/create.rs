@@ -119,10 +119,10 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
     if !offline.is_empty() {
         return Err(InputError::new(format!(
             "CPU {} is offline (online: {}); bring it online with \
-             `echo 1 > /sys/devices/system/cpu/cpu{}/online` first",
+             `echo 1 > {}` first",
             offline.to_list(),
             online.to_list(),
-            offline.first().unwrap()
+            rtshield_sys::kpath::cpu_online(offline.first().unwrap())
         ))
         .into());
     }

@@ -12,6 +12,11 @@ pub const CPU_ISOLATED: &str = "/sys/devices/system/cpu/isolated";
 /// CPUs without the tick (`nohz_full=`).
 pub const CPU_NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
 
+/// `/sys/devices/system/cpu/cpuN/online`: writing 1 brings CPU N up.
+pub fn cpu_online(cpu: u32) -> String {
+    format!("/sys/devices/system/cpu/cpu{cpu}/online")
+}
+
 pub const CMDLINE: &str = "/proc/cmdline";
 pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";

@@ -217,17 +217,6 @@ pub fn threads_of(root: &Root, pids: &[u32]) -> Vec<TaskInfo> {
     out
 }
 
-/// Field `i` (0 = state) of `/proc/<tid>/stat`, counting after the `(comm)`
-/// which may itself contain spaces and parentheses.
-pub fn stat_field(stat: &str, i: usize) -> Option<u64> {
-    let after = &stat[stat.rfind(')')? + 1..];
-    let f = after.split_whitespace().nth(i)?;
-    if i == 0 {
-        return None;
-    }
-    f.parse().ok()
-}
-
 /// TIDs listed in a cgroup tasks file (blank lines and junk ignored).
 pub fn parse_ids(text: &str) -> Vec<u32> {
     text.split_whitespace()
@@ -297,19 +286,16 @@ mod tests {
 
     #[test]
     fn stat_fields_survive_odd_names() {
-        let s = "14 (ksoftirqd/0) S 2 0 0 0 -1 69238848 0 0";
-        assert_eq!(stat_field(s, 1), Some(2));
-        assert_eq!(stat_field(s, 6), Some(69238848));
-        let s = "99 (a) b) c) R 1 0 0 0 -1 4194560 0";
-        assert_eq!(stat_field(s, 6), Some(4194560));
-        assert_eq!(stat_field("garbage", 3), None);
+        let s = ProcStat::parse("14 (ksoftirqd/0) S 2 0 0 0 -1 69238848 0 0").unwrap();
+        assert_eq!((s.ppid, s.flags), (2, Some(69238848)));
+        let s = ProcStat::parse("99 (a) b) c) R 1 0 0 0 -1 4194560 0").unwrap();
+        assert_eq!((s.state, s.flags), ('R', Some(4194560)));
+        assert_eq!(ProcStat::parse("garbage"), None);
     }
 
     proptest::proptest! {
         #[test]
         fn parsers_never_panic(s in "\\PC{0,200}") {
-            let _ = stat_field(&s, 6);
-            let _ = stat_field(&s, 36);
             let _ = parse_ids(&s);
             let _ = ProcStat::parse(&s);
             let _ = ProcStatus::parse(&s);

@@ -25,6 +25,8 @@ pub fn rtshield(args: &[&str]) -> Output {
 /// `rtshield --sysroot ROOT ARGS`, waited for.
 pub fn rtshield_at(root: &Path, args: &[&str]) -> Output {
     command()
+        // Fake trees get the fake kernel's cgroup emulation (test builds only).
+        .env("RTSHIELD_FAKE_KERNEL", "1")
         .arg("--sysroot")
         .arg(root)
         .args(args)

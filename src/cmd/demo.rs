@@ -21,9 +21,10 @@ pub struct Args {
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
-    let online = rtshield_sys::sched::get_affinity(0)?;
-    let last = online.last().unwrap_or(0);
-    let others = online.difference(&rtshield_sys::CpuSet::single(last));
+    // The CPUs this process may use (not every online CPU: taskset counts).
+    let allowed = rtshield_sys::cpus::allowed()?;
+    let last = allowed.last().unwrap_or(0);
+    let others = allowed.difference(&rtshield_sys::CpuSet::single(last));
     println!(
         "rtshield demo: wake-up latency of a SCHED_FIFO thread on CPU {last} (period 200us) for {}, {}.",
         args.duration,

@@ -73,8 +73,10 @@ pub struct Args {
     pub label: Option<String>,
 }
 
-fn online_cpus() -> CpuSet {
-    rtshield_sys::sched::get_affinity(0).unwrap_or_else(|_| CpuSet::single(0))
+/// The CPUs this process may run on (its affinity mask, which `taskset`
+/// or a cpuset may have narrowed), not the machine's online CPUs.
+fn allowed_cpus() -> CpuSet {
+    rtshield_sys::cpus::allowed().unwrap_or_else(|_| CpuSet::single(0))
 }
 
 fn parse_cpus(flag: &str, s: &str) -> anyhow::Result<CpuSet> {
@@ -99,15 +101,15 @@ pub struct Plan {
 
 impl Args {
     pub fn plan(&self) -> anyhow::Result<Plan> {
-        let online = online_cpus();
+        let allowed = allowed_cpus();
         let cpus = match &self.cpus {
             Some(s) => parse_cpus("--cpus", s)?,
-            None => CpuSet::single(online.last().unwrap_or(0)),
+            None => CpuSet::single(allowed.last().unwrap_or(0)),
         };
-        if let Some(bad) = cpus.iter().find(|c| !online.contains(*c)) {
+        if let Some(bad) = cpus.iter().find(|c| !allowed.contains(*c)) {
             return Err(InputError::new(format!(
-                "--cpus: CPU {bad} is not available (online and allowed: {})",
-                online.to_list()
+                "--cpus: CPU {bad} is not available (allowed to this process: {})",
+                allowed.to_list()
             ))
             .into());
         }
@@ -185,9 +187,9 @@ impl Args {
                 let lc = match &self.load_cpus {
                     Some(s) => parse_cpus("--load-cpus", s)?,
                     None => {
-                        let rest = online.difference(&cpus);
+                        let rest = allowed.difference(&cpus);
                         if rest.is_empty() {
-                            online.clone()
+                            allowed.clone()
                         } else {
                             rest
                         }

@@ -3,7 +3,7 @@
 use crate::cli::Global;
 use anyhow::Context;
 use rtshield_partition::state::{Knob, State, STATE_DIR};
-use rtshield_partition::{status, undo, CreateOptions, CreateReport, Kernel, Knobs, UndoReport};
+use rtshield_partition::{status, undo, CreateOptions, CreateReport, Knobs, UndoReport};
 use rtshield_sys::sched::{set_scheduler, Policy};
 use rtshield_sys::{CpuSet, InputError};
 
@@ -99,7 +99,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             dry_run,
             json,
         } => {
-            let mut k = Kernel::open(root, dry_run)?;
+            let mut k = rtshield_partition::open_kernel(root, dry_run)?;
             let rep = undo(&mut k, parent.as_deref())?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&rep)?);
@@ -109,7 +109,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             Ok(if rep.errors.is_empty() { 0 } else { 1 })
         }
         Command::Status { parent, json } => {
-            let k = Kernel::open(root, false)?;
+            let k = rtshield_partition::open_kernel(root, false)?;
             let st = status(&k, parent.as_deref())?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&st)?);
@@ -156,7 +156,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
         Command::List { json } => list(&root, json),
         Command::Move { args, parent } => {
             let (partition, pids) = move_args(&args)?;
-            let mut k = Kernel::open(root, false)?;
+            let mut k = rtshield_partition::open_kernel(root, false)?;
             let (h, dir) =
                 rtshield_partition::status::partition_dir(&k, parent.as_deref(), &partition)?;
             let mut code = 0;
@@ -177,7 +177,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             rr,
             cmd,
         } => {
-            let mut k = Kernel::open(root, false)?;
+            let mut k = rtshield_partition::open_kernel(root, false)?;
             rtshield_partition::status::enter(&mut k, parent.as_deref(), &partition)?;
             let sched = fifo
                 .map(|p| (Policy::Fifo, p))
@@ -245,7 +245,7 @@ fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
         }
     };
     let knobs = Knobs::resolve(a.parent.is_some(), &a.skip, &a.with, rt_off)?;
-    let mut k = Kernel::open(root, a.dry_run)?;
+    let mut k = rtshield_partition::open_kernel(root, a.dry_run)?;
     let rep = rtshield_partition::create(
         &mut k,
         &CreateOptions {

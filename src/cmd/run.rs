@@ -47,8 +47,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     // Handlers first: a Ctrl-C from now on still ends in clean-up and files.
     let stop = rtshield_measure::signals::install();
     let root = g.root();
-    let machine = Machine::from_root(&root, args.fold_cpus)
-        .context("cannot read the online CPUs (/sys/devices/system/cpu/online)")?;
+    let machine =
+        Machine::from_root(&root, args.fold_cpus).context("cannot read the online CPUs")?;
     let cfg = rtshield_config::load(&path, &machine)?;
     if args.duration.map(|d| d.ns()) == Some(0) {
         return Err(InputError::new("--duration 0: must be > 0").into());

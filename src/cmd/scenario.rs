@@ -7,7 +7,7 @@ use rtshield_scenario::report::{fmt_ns, render_text, table_with_text_cols};
 use rtshield_scenario::runner::{self, RunOptions};
 use rtshield_scenario::{parse_file, signal};
 use rtshield_sys::units::Dur;
-use rtshield_sys::{sched, CpuSet, InputError, Root};
+use rtshield_sys::InputError;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -37,24 +37,6 @@ pub struct Args {
     pub loops_per_us: Option<f64>,
 }
 
-/// CPUs the tasks may use: online, and allowed to this process.
-fn online_cpus(root: &Root) -> CpuSet {
-    let online = root
-        .read_trim("/sys/devices/system/cpu/online")
-        .ok()
-        .and_then(|s| CpuSet::parse_list(&s).ok())
-        .filter(|s| !s.is_empty());
-    let allowed = sched::get_affinity(0).ok().filter(|s| !s.is_empty());
-    match (online, allowed) {
-        (Some(o), Some(a)) if root.is_host() && !o.intersection(&a).is_empty() => {
-            o.intersection(&a)
-        }
-        (Some(o), _) => o,
-        (None, Some(a)) => a,
-        (None, None) => CpuSet::single(0),
-    }
-}
-
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
     let scenario = parse_file(&args.file)?;
@@ -66,7 +48,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             .into());
         }
     }
-    let online = online_cpus(&root);
+    let online = rtshield_sys::cpus::usable(&root);
     let plan = plan::plan(
         &scenario,
         &online,

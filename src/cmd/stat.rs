@@ -29,7 +29,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     }
     let root = g.root();
     for p in args.pids.iter().flatten() {
-        if !root.exists(format!("/proc/{p}")) {
+        if !rtshield_sys::task::exists(&root, *p) {
             return Err(rtshield_sys::InputError::new(format!("--pids: no process {p}")).into());
         }
     }

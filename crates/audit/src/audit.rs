@@ -1,10 +1,13 @@
 //! `rtshield audit`: what can still disturb a CPU, a score, and fixes.
 
 use crate::procfs::{self, family, Family, Table};
-use rtshield_partition::advice::{boot_advice, cmd_cpus, warnings};
-use rtshield_partition::hier::Hierarchy;
-use rtshield_partition::state::{State, STATE_DIR};
-use rtshield_partition::tasks::{parse_ids, TaskInfo};
+use rtshield_sys::advice::{boot_advice, cmd_cpus, warnings};
+use rtshield_sys::cgroup::Hierarchy;
+use rtshield_sys::interrupts::{default_affinity, irq_affinity, irq_effective_affinity, IrqClass};
+use rtshield_sys::kpath;
+use rtshield_sys::partstate::{State, STATE_DIR};
+use rtshield_sys::task::{parse_ids, TaskInfo};
+use rtshield_sys::{cpus as syscpus, workqueue};
 use rtshield_sys::{CpuSet, Root, SysInfo};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -146,10 +149,7 @@ fn partitions(root: &Root) -> Partitions {
             p.rt_tids.extend(parse_ids(&t));
         }
         for (path, why) in &s.refused {
-            if let Some(n) = path
-                .strip_prefix("/proc/irq/")
-                .and_then(|r| r.split('/').next())
-            {
+            if let Some(n) = kpath::irq_of_path(path) {
                 p.refused_irqs.insert(n.to_string(), why.clone());
             }
         }
@@ -157,12 +157,6 @@ fn partitions(root: &Root) -> Partitions {
         p.nrt_dirs.push(s.nrt_dir);
     }
     p
-}
-
-fn read_set(root: &Root, p: &str) -> CpuSet {
-    root.read_opt(p)
-        .and_then(|s| CpuSet::parse_list(s.trim()).ok())
-        .unwrap_or_default()
 }
 
 fn param_cpus(cmdline: &str, key: &str) -> CpuSet {
@@ -173,9 +167,9 @@ fn param_cpus(cmdline: &str, key: &str) -> CpuSet {
 }
 
 pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
-    let online = read_set(root, "/sys/devices/system/cpu/online");
+    let online = syscpus::online(root).unwrap_or_default();
     let parts = partitions(root);
-    let isolated = read_set(root, "/sys/devices/system/cpu/isolated");
+    let isolated = syscpus::isolated(root);
     let (sel, selection) = match &opts.cpus {
         Some(c) => {
             let bad = c.difference(&online);
@@ -217,11 +211,7 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
     let s1 = procfs::softirqs(root);
     // rtshield's own threads are the observer, not a disturbance.
     let own: BTreeSet<u32> = if root.is_host() {
-        root.read_dir_names("/proc/self/task")
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|t| t.parse().ok())
-            .collect()
+        rtshield_sys::task::own_tids(root).into_iter().collect()
     } else {
         BTreeSet::new()
     };
@@ -237,26 +227,13 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
     };
     let switches0: BTreeMap<u32, u64> = t0.iter().map(|t| (t.tid, switches(t))).collect();
 
-    let cmdline = root.read_opt("/proc/cmdline").unwrap_or_default();
-    let nohz = read_set(root, "/sys/devices/system/cpu/nohz_full");
+    let cmdline = root.read_opt(kpath::CMDLINE).unwrap_or_default();
+    let nohz = syscpus::nohz_full(root);
     let nocbs = param_cpus(&cmdline, "rcu_nocbs");
     let ncpus = online.last().map_or(1, |c| c + 1);
-    let wq = root
-        .read_opt("/sys/devices/virtual/workqueue/cpumask")
-        .and_then(|s| CpuSet::parse_mask(s.trim()).ok());
-    let wq_base = "/sys/devices/virtual/workqueue";
-    let per_wq: Vec<(String, CpuSet)> = root
-        .read_dir_names(wq_base)
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|n| {
-            let m = root.read_opt(format!("{wq_base}/{n}/cpumask"))?;
-            Some((n, CpuSet::parse_mask(m.trim()).ok()?))
-        })
-        .collect();
-    let dflt = root
-        .read_opt("/proc/irq/default_smp_affinity")
-        .and_then(|s| CpuSet::parse_mask(s.trim()).ok());
+    let wq = workqueue::global_mask(root);
+    let per_wq = workqueue::masks(root);
+    let dflt = default_affinity(root);
 
     let mut cpus = vec![];
     for cpu in sel.iter() {
@@ -328,10 +305,8 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
                     .map_or(0, |x| iw.count(x, cpu))
             });
             if l.is_device() {
-                let aff = root
-                    .read_opt(format!("/proc/irq/{}/smp_affinity_list", l.id))
-                    .unwrap_or_default();
-                let eff = root.read_opt(format!("/proc/irq/{}/effective_affinity_list", l.id));
+                let aff = irq_affinity(root, &l.id).unwrap_or_default();
+                let eff = irq_effective_affinity(root, &l.id);
                 let allows = |s: &str| CpuSet::parse_list(s.trim()).is_ok_and(|c| c.contains(cpu));
                 let fired = during.unwrap_or(total) > 0;
                 if fired || allows(&aff) || eff.as_deref().is_some_and(allows) {
@@ -345,6 +320,11 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
                         refused: parts.refused_irqs.get(&l.id).cloned(),
                     });
                 }
+            } else if l.class == IrqClass::PerCpu && l.id.parse::<u32>().is_ok() {
+                // A numbered per-CPU interrupt (ARM `twd`, `arch_timer`):
+                // it fires on every CPU and cannot be moved.
+                let key = format!("{} ({})", l.id, l.name());
+                a.ipis.insert(key, during.unwrap_or(total));
             } else if !l.counts.is_empty() {
                 a.ipis.insert(l.id.clone(), during.unwrap_or(total));
             }
@@ -655,8 +635,9 @@ fn fixes(
                 join(&movable)
             ),
             format!(
-                "for i in {}; do echo {n} > /proc/irq/$i/smp_affinity_list; done",
-                join(&movable)
+                "for i in {}; do echo {n} > {}; done",
+                join(&movable),
+                kpath::irq_affinity_list("$i")
             ),
         ));
     }
@@ -673,8 +654,9 @@ fn fixes(
         v.push((
             format!("make new IRQs start on CPU {n}"),
             format!(
-                "echo {} > /proc/irq/default_smp_affinity",
-                nrt.to_mask(ncpus)
+                "echo {} > {}",
+                nrt.to_mask(ncpus),
+                kpath::IRQ_DEFAULT_AFFINITY
             ),
         ));
     }
@@ -684,11 +666,12 @@ fn fixes(
         .collect();
     if cpus.iter().any(|a| a.workqueue_mask == Some(true)) || !wqs.is_empty() {
         let m = nrt.to_mask(ncpus);
-        let mut cmd = format!("echo {m} > /sys/devices/virtual/workqueue/cpumask");
+        let mut cmd = format!("echo {m} > {}", kpath::WORKQUEUE_CPUMASK);
         if !wqs.is_empty() {
             cmd.push_str(&format!(
-                "; for w in {}; do echo {m} > /sys/devices/virtual/workqueue/$w/cpumask; done",
-                wqs.into_iter().collect::<Vec<_>>().join(" ")
+                "; for w in {}; do echo {m} > {}; done",
+                wqs.into_iter().collect::<Vec<_>>().join(" "),
+                kpath::workqueue_cpumask("$w")
             ));
         }
         v.push((format!("keep unbound workqueues on CPU {n}"), cmd));

@@ -3,7 +3,7 @@
 //! per-thread voluntary/involuntary switches/s, busiest first.
 
 use crate::procfs::{self, Global, Table};
-use rtshield_partition::tasks::TaskInfo;
+use rtshield_sys::task::TaskInfo;
 use rtshield_sys::Root;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};

@@ -39,14 +39,13 @@ pub use model::{
     Timer,
 };
 
-use rtshield_sys::{CpuSet, InputError, Root};
+use rtshield_sys::{InputError, Root};
 use std::path::Path;
 
 impl Machine {
     /// The online CPUs of the machine behind `root`.
     pub fn from_root(root: &Root, fold_cpus: bool) -> std::io::Result<Machine> {
-        let online = root.read_trim("/sys/devices/system/cpu/online")?;
-        let online = CpuSet::parse_list(&online).map_err(std::io::Error::other)?;
+        let online = rtshield_sys::cpus::online(root)?;
         Ok(Machine { online, fold_cpus })
     }
 }

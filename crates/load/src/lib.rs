@@ -69,7 +69,8 @@ pub fn proc_specs(label: &str, spec: &LoadSpec) -> anyhow::Result<Vec<ProcSpec>>
         Some(c) if c.is_empty() => anyhow::bail!("{label}: empty CPU set for load {}", spec.kind),
         Some(c) => c.iter().map(Some).collect(),
         None => {
-            let n = rtshield_sys::sched::get_affinity(0)
+            // One worker per CPU this process may use.
+            let n = rtshield_sys::cpus::allowed()
                 .map(|s| s.len())
                 .unwrap_or(1)
                 .max(1);

@@ -1,40 +1,27 @@
 //! Finding and ending every descendant of a process, whatever process
 //! group or session it moved to, by walking the parent links in `/proc`.
 
-use rtshield_sys::Root;
+use rtshield_sys::{task, Root};
 use std::collections::HashMap;
 use std::time::Duration;
 
 /// `pid -> ppid` for every process in `/proc` (threads are not listed).
 pub fn parent_map(root: &Root) -> HashMap<i32, i32> {
-    let mut m = HashMap::new();
-    let Ok(names) = root.read_dir_names("/proc") else {
-        return m;
-    };
-    for n in names {
-        let Ok(pid) = n.parse::<i32>() else { continue };
-        if let Some(stat) = root.read_opt(format!("/proc/{pid}/stat")) {
-            if let Some(ppid) = parse_ppid(&stat) {
-                m.insert(pid, ppid);
-            }
-        }
-    }
-    m
+    task::pids(root)
+        .into_iter()
+        .filter_map(|pid| Some((i32::try_from(pid).ok()?, task::stat(root, pid)?.ppid)))
+        .collect()
 }
 
 /// The ppid field of `/proc/PID/stat`. The command name is in parentheses
 /// and may itself contain spaces and parentheses: parse after the last `)`.
 pub fn parse_ppid(stat: &str) -> Option<i32> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    let mut f = rest.split_whitespace();
-    let _state = f.next()?;
-    f.next()?.parse().ok()
+    Some(task::ProcStat::parse(stat)?.ppid)
 }
 
 /// The state letter of `/proc/PID/stat` (`R`, `S`, `Z`...).
 pub fn parse_state(stat: &str) -> Option<char> {
-    let rest = &stat[stat.rfind(')')? + 1..];
-    rest.split_whitespace().next()?.chars().next()
+    Some(task::ProcStat::parse(stat)?.state)
 }
 
 /// Every descendant of `pid` (children, grandchildren, ...), sorted.
@@ -82,9 +69,10 @@ pub fn kill_all_descendants() -> usize {
         let live: Vec<i32> = descendants(root, me)
             .into_iter()
             .filter(|&p| {
-                root.read_opt(format!("/proc/{p}/stat"))
-                    .and_then(|s| parse_state(&s))
-                    .is_some_and(|c| c != 'Z')
+                u32::try_from(p)
+                    .ok()
+                    .and_then(|p| task::stat(root, p))
+                    .is_some_and(|s| s.state != 'Z')
             })
             .collect();
         let zombies = !descendants(root, me).is_empty();

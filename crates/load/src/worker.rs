@@ -268,19 +268,15 @@ fn io(dir: &Path, size: u64, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Res
 fn syscall(stop: &AtomicBool, done: &AtomicU64) {
     let root = Root::host();
     while !stop.load(Ordering::Relaxed) {
-        let _ = root.read("/proc/interrupts");
-        let _ = root.read("/proc/stat");
-        let _ = root.read("/proc/loadavg");
-        let _ = root.read("/proc/meminfo");
+        let _ = rtshield_sys::interrupts::interrupts(&root);
+        let _ = rtshield_sys::procstat::StatSnapshot::read(&root);
+        let _ = rtshield_sys::loadavg::LoadAvg::read(&root);
+        let _ = root.read(rtshield_sys::kpath::MEMINFO);
         // ps: every process's stat.
-        if let Ok(names) = root.read_dir_names("/proc") {
-            for (i, name) in names.iter().enumerate() {
-                if name.as_bytes()[0].is_ascii_digit() {
-                    let _ = root.read(format!("/proc/{name}/stat"));
-                }
-                if i % 64 == 0 && stop.load(Ordering::Relaxed) {
-                    break;
-                }
+        for (i, pid) in rtshield_sys::task::pids(&root).into_iter().enumerate() {
+            let _ = rtshield_sys::task::stat(&root, pid);
+            if i % 64 == 0 && stop.load(Ordering::Relaxed) {
+                break;
             }
         }
         for _ in 0..1000 {

@@ -104,14 +104,8 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
     if rt.is_empty() {
         return Err(InputError::new("no CPU given for the rt partition").into());
     }
-    let online = k
-        .read_opt("/sys/devices/system/cpu/online")
-        .and_then(|s| CpuSet::parse_list(s.trim()).ok())
-        .context("cannot read /sys/devices/system/cpu/online")?;
-    let possible = k
-        .read_opt("/sys/devices/system/cpu/possible")
-        .and_then(|s| CpuSet::parse_list(s.trim()).ok())
-        .unwrap_or_else(|| online.clone());
+    let online = rtshield_sys::cpus::online(&k.root).context("cannot read the online CPUs")?;
+    let possible = rtshield_sys::cpus::possible(&k.root).unwrap_or_else(|_| online.clone());
     let missing = rt.difference(&possible);
     if !missing.is_empty() {
         return Err(InputError::new(format!(
@@ -125,10 +119,10 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
     if !offline.is_empty() {
         return Err(InputError::new(format!(
             "CPU {} is offline (online: {}); bring it online with \
-             `echo 1 > /sys/devices/system/cpu/cpu{}/online` first",
+             `echo 1 > {}` first",
             offline.to_list(),
             online.to_list(),
-            offline.first().unwrap()
+            rtshield_sys::kpath::cpu_online(offline.first().unwrap())
         ))
         .into());
     }
@@ -393,14 +387,12 @@ fn apply(
 
 /// `irq 36 (virtio1-req.0)` for IRQ files; the path otherwise.
 pub fn describe_file(k: &Kernel, path: &str) -> String {
-    if let Some(rest) = path.strip_prefix("/proc/irq/") {
-        if let Some((n, _)) = rest.split_once('/') {
-            let action = crate::irq::irq_actions(k, n);
-            return format!(
-                "irq {n}{}",
-                action.map(|a| format!(" ({a})")).unwrap_or_default()
-            );
-        }
+    if let Some(n) = rtshield_sys::kpath::irq_of_path(path) {
+        let action = rtshield_sys::interrupts::irq_actions(&k.root, n);
+        return format!(
+            "irq {n}{}",
+            action.map(|a| format!(" ({a})")).unwrap_or_default()
+        );
     }
     path.to_string()
 }
@@ -522,7 +514,7 @@ fn move_tasks(
                     rep.refused_tasks.push(Refusal {
                         what: t.to_string(),
                         name: info.name.clone(),
-                        reason: info.refusal_reason(errno(&e)),
+                        reason: crate::tasks::refusal_reason(&info, errno(&e)),
                     });
                 }
             }

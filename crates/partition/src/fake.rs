@@ -4,9 +4,10 @@
 //! the directory with control files, an IRQ refuses with EIO, a task forks
 //! while it is being moved, a `create` is killed after N writes).
 //!
-//! The emulation is switched on by a file `/.rtshield-fake.json` at the top
-//! of the tree (never on the host root), so the binary itself can be run
-//! against such a tree with `--sysroot`:
+//! Compiled only with the `testing` feature (tests enable it through their
+//! dev-dependencies), so the release binary holds none of it. The emulation
+//! is chosen explicitly: [`kernel`] opens a tree with it; its settings come
+//! from `/.rtshield-fake.json` at the top of the tree:
 //!
 //! ```json
 //! { "refuse": { "/proc/irq/30/smp_affinity_list": "EIO" },
@@ -356,6 +357,34 @@ pub struct FakeTask {
     /// PF_NO_SETAFFINITY: a per-CPU kernel thread that refuses to move.
     pub pinned: bool,
     pub cpus_allowed: String,
+}
+
+impl crate::kernel::Backend for FakeFs {
+    fn write(&mut self, root: &Root, path: &str, value: &str) -> io::Result<()> {
+        FakeFs::write(self, root, path, value)
+    }
+    fn mkdir(&mut self, root: &Root, path: &str) -> io::Result<()> {
+        FakeFs::mkdir(self, root, path)
+    }
+    fn rmdir(&mut self, root: &Root, path: &str) -> io::Result<()> {
+        FakeFs::rmdir(self, root, path)
+    }
+    fn kill_after_writes(&self) -> Option<usize> {
+        self.kill_after_writes
+    }
+}
+
+/// Open a fake tree built by [`FakeSpec::build`] with the kernel emulation
+/// its `/.rtshield-fake.json` describes; a tree without that file (or the
+/// host) is opened as plain files.
+pub fn kernel(root: Root, dry_run: bool) -> io::Result<crate::Kernel> {
+    if root.is_host() {
+        return crate::Kernel::open(root, dry_run);
+    }
+    match FakeFs::load(&root)? {
+        Some(f) => Ok(crate::Kernel::with_backend(root, dry_run, Box::new(f))),
+        None => crate::Kernel::open(root, dry_run),
+    }
 }
 
 impl FakeTask {

@@ -1,9 +1,10 @@
 //! Every read and write `partition` makes, in one place: through a
 //! [`Root`], optionally in dry-run mode (writes are logged, not made), and
-//! on fake trees with the kernel's cgroup semantics emulated (see
-//! [`crate::fake`]) so the whole create/undo cycle can be tested in a temp dir.
+//! optionally through a [`Backend`] that emulates the kernel's cgroup
+//! semantics on a fake tree. The backend is always chosen by the caller
+//! (tests pass `partition::fake`'s, which is only compiled with the
+//! `testing` feature): nothing found on disk switches it on.
 
-use crate::fake::FakeFs;
 use rtshield_sys::Root;
 use std::fs;
 use std::io;
@@ -14,31 +15,49 @@ use std::io;
 #[error("simulated kill after {0} writes (fake tree)")]
 pub struct SimulatedKill(pub usize);
 
+/// What a write, `mkdir` or `rmdir` does besides changing a plain file:
+/// the kernel's side effects, emulated on a fake tree.
+pub trait Backend {
+    fn write(&mut self, root: &Root, path: &str, value: &str) -> io::Result<()>;
+    fn mkdir(&mut self, root: &Root, path: &str) -> io::Result<()>;
+    fn rmdir(&mut self, root: &Root, path: &str) -> io::Result<()>;
+    /// Fail every write after this many (a killed `create`).
+    fn kill_after_writes(&self) -> Option<usize> {
+        None
+    }
+}
+
 pub struct Kernel {
     pub root: Root,
     pub dry_run: bool,
     /// What a dry run would have done, in order (`write PATH <- VALUE`).
     pub log: Vec<String>,
-    fake: Option<FakeFs>,
+    backend: Option<Box<dyn Backend>>,
     writes: usize,
 }
 
 impl Kernel {
-    /// Open `root`. A non-host root holding `/.rtshield-fake.json` gets the
-    /// cgroup emulation; any other root is used as plain files.
+    /// Open `root` as plain kernel files (the host, or a fake tree without
+    /// emulation). Never fails; `io::Result` keeps callers unchanged.
     pub fn open(root: Root, dry_run: bool) -> io::Result<Kernel> {
-        let fake = if root.is_host() {
-            None
-        } else {
-            FakeFs::load(&root)?
-        };
         Ok(Kernel {
             root,
             dry_run,
             log: vec![],
-            fake,
+            backend: None,
             writes: 0,
         })
+    }
+
+    /// Open `root` with the kernel's side effects emulated by `backend`.
+    pub fn with_backend(root: Root, dry_run: bool, backend: Box<dyn Backend>) -> Kernel {
+        Kernel {
+            root,
+            dry_run,
+            log: vec![],
+            backend: Some(backend),
+            writes: 0,
+        }
     }
 
     pub fn is_fake(&self) -> bool {
@@ -62,8 +81,8 @@ impl Kernel {
     }
 
     fn count(&mut self) -> io::Result<()> {
-        if let Some(f) = &self.fake {
-            if f.kill_after_writes == Some(self.writes) {
+        if let Some(f) = &self.backend {
+            if f.kill_after_writes() == Some(self.writes) {
                 return Err(io::Error::other(SimulatedKill(self.writes)));
             }
         }
@@ -79,7 +98,7 @@ impl Kernel {
             return Ok(());
         }
         self.count()?;
-        match &mut self.fake {
+        match &mut self.backend {
             Some(f) => f.write(&self.root, p, value),
             None => self.root.write(p, value),
         }
@@ -92,7 +111,7 @@ impl Kernel {
             return Ok(());
         }
         self.count()?;
-        match &mut self.fake {
+        match &mut self.backend {
             Some(f) => f.mkdir(&self.root, p),
             None => fs::create_dir(self.root.path(p))
                 .map_err(|e| io::Error::new(e.kind(), format!("mkdir {p}: {e}"))),
@@ -105,7 +124,7 @@ impl Kernel {
             self.log.push(format!("rmdir {p}"));
             return Ok(());
         }
-        match &mut self.fake {
+        match &mut self.backend {
             Some(f) => f.rmdir(&self.root, p),
             None => fs::remove_dir(self.root.path(p)),
         }

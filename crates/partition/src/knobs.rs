@@ -4,6 +4,7 @@
 
 use crate::kernel::Kernel;
 use crate::state::{FileChange, Knob};
+use rtshield_sys::kpath;
 use rtshield_sys::{CpuSet, InputError};
 use serde::Serialize;
 
@@ -62,9 +63,8 @@ fn away_from(cur: &CpuSet, rt: &CpuSet, nrt: &CpuSet) -> CpuSet {
 
 /// Width of kernel masks: the highest possible CPU + 1.
 pub fn ncpus(k: &Kernel) -> u32 {
-    k.read_opt("/sys/devices/system/cpu/possible")
-        .or_else(|| k.read_opt("/sys/devices/system/cpu/online"))
-        .and_then(|s| CpuSet::parse_list(s.trim()).ok())
+    rtshield_sys::cpus::possible(&k.root)
+        .ok()
         .and_then(|c| c.last())
         .map_or(1, |c| c + 1)
 }
@@ -84,11 +84,8 @@ pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileCha
         }
     };
     if knobs.irq {
-        for irq in k.dir_names("/proc/irq").unwrap_or_default() {
-            if irq.parse::<u32>().is_err() {
-                continue;
-            }
-            let p = format!("/proc/irq/{irq}/smp_affinity_list");
+        for irq in rtshield_sys::interrupts::irq_numbers(&k.root) {
+            let p = kpath::irq_affinity_list(&irq);
             let Some(old) = k.read_opt(&p) else { continue };
             let Ok(cur) = CpuSet::parse_list(old.trim()) else {
                 continue;
@@ -103,7 +100,7 @@ pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileCha
                 format!("{}\n", away_from(&cur, rt, nrt).to_list()),
             );
         }
-        let p = "/proc/irq/default_smp_affinity".to_string();
+        let p = kpath::IRQ_DEFAULT_AFFINITY.to_string();
         if let Some(old) = k.read_opt(&p) {
             if let Ok(cur) = CpuSet::parse_mask(old.trim()) {
                 if !cur.intersection(rt).is_empty() {
@@ -114,15 +111,7 @@ pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileCha
         }
     }
     if knobs.workqueue {
-        let base = "/sys/devices/virtual/workqueue";
-        let mut files = vec![format!("{base}/cpumask")];
-        for wq in k.dir_names(base).unwrap_or_default() {
-            let f = format!("{base}/{wq}/cpumask");
-            if k.exists(&f) {
-                files.push(f);
-            }
-        }
-        for p in files {
+        for p in rtshield_sys::workqueue::cpumask_files(&k.root) {
             let Some(old) = k.read_opt(&p) else { continue };
             let Ok(cur) = CpuSet::parse_mask(old.trim()) else {
                 continue;
@@ -136,18 +125,18 @@ pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileCha
     }
     if knobs.sysctl {
         // Timers armed on rt CPUs stay there instead of migrating to busy ones.
-        let p = "/proc/sys/kernel/timer_migration".to_string();
+        let p = kpath::TIMER_MIGRATION.to_string();
         if let Some(old) = k.read_opt(&p) {
             change(Knob::Sysctl, p, old, "0\n".into());
         }
         // vmstat statistics refresh once every 10 s instead of every second.
-        let p = "/proc/sys/vm/stat_interval".to_string();
+        let p = kpath::STAT_INTERVAL.to_string();
         if let Some(old) = k.read_opt(&p) {
             if old.trim().parse::<u64>().is_ok_and(|v| v < 10) {
                 change(Knob::Sysctl, p, old, "10\n".into());
             }
         }
-        let p = "/proc/sys/kernel/watchdog_cpumask".to_string();
+        let p = kpath::WATCHDOG_CPUMASK.to_string();
         if let Some(old) = k.read_opt(&p) {
             if let Ok(cur) = CpuSet::parse_list(old.trim()) {
                 if !cur.intersection(rt).is_empty() {
@@ -162,7 +151,7 @@ pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileCha
         }
     }
     if knobs.rt_throttle_off {
-        let p = "/proc/sys/kernel/sched_rt_runtime_us".to_string();
+        let p = kpath::SCHED_RT_RUNTIME_US.to_string();
         if let Some(old) = k.read_opt(&p) {
             change(Knob::RtThrottle, p, old, "-1\n".into());
         }

@@ -126,7 +126,7 @@ pub fn move_process(
     dir: &str,
     pid: u32,
 ) -> anyhow::Result<MoveOutcome> {
-    if !k.exists(&format!("/proc/{pid}")) {
+    if !rtshield_sys::task::exists(&k.root, pid) {
         return Err(InputError::new(format!("no process {pid}")).into());
     }
     let mut out = MoveOutcome {
@@ -137,12 +137,7 @@ pub fn move_process(
     let tids: Vec<u32> = if h.is_v2() {
         vec![pid]
     } else {
-        let mut v: Vec<u32> = k
-            .dir_names(&format!("/proc/{pid}/task"))
-            .unwrap_or_default()
-            .iter()
-            .filter_map(|t| t.parse().ok())
-            .collect();
+        let mut v = rtshield_sys::task::tids(&k.root, pid).unwrap_or_default();
         if v.is_empty() {
             v.push(pid);
         }
@@ -158,7 +153,7 @@ pub fn move_process(
                 out.refused.push(format!(
                     "{t} ({}): {}",
                     info.name,
-                    info.refusal_reason(errno(&e))
+                    crate::tasks::refusal_reason(&info, errno(&e))
                 ));
             }
         }

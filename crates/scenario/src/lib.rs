@@ -6,7 +6,6 @@ pub mod busy;
 pub mod model;
 pub mod parse;
 pub mod plan;
-pub mod procfs;
 pub mod report;
 pub mod runner;
 pub mod signal;

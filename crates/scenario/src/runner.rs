@@ -9,9 +9,10 @@
 use crate::busy::{self, mono_ns, thread_cpu_ns};
 use crate::model::Scenario;
 use crate::plan::{Plan, PlannedTask};
-use crate::procfs::{CpuTimes, ThreadSched};
 use crate::report::{self, BalanceReport, CpuReport, RunSummary, TaskReport, SCHEMA};
+use rtshield_sys::procstat::StatSnapshot as CpuTimes;
 use rtshield_sys::sched::{self, Policy};
+use rtshield_sys::task::ThreadSched;
 use rtshield_sys::{CpuSet, Root};
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -142,7 +143,7 @@ fn task_main(
 ) -> TaskOut {
     let tid = sched::gettid();
     let (notes, policy) = setup(&t);
-    let before = ThreadSched::read(&root, tid);
+    let before = ThreadSched::read_own(&root, tid);
     let mut out = TaskOut {
         notes,
         policy: Some(policy),
@@ -208,7 +209,7 @@ fn task_main(
     sh.demand.fetch_sub(1, Ordering::Relaxed);
     std::hint::black_box(state);
     // Read the kernel's counters while the thread still exists.
-    out.sched = before.delta(&ThreadSched::read(&root, tid));
+    out.sched = before.delta(&ThreadSched::read_own(&root, tid));
     sh.finished.fetch_add(1, Ordering::SeqCst);
     out
 }
@@ -364,7 +365,10 @@ pub fn run(
     // stopped, so none is counted as waiting.
     sample(&stat1, mono_ns(), 0);
     if stat0.cpus.is_empty() || stat1.cpus.is_empty() {
-        warnings.push("/proc/stat could not be read: per-CPU idle and busy shares are unknown (shown as 0 % idle)".into());
+        warnings.push(format!(
+            "{} could not be read: per-CPU idle and busy shares are unknown (shown as 0 % idle)",
+            rtshield_sys::kpath::STAT
+        ));
     }
 
     // Build the report.
@@ -461,7 +465,7 @@ pub fn run(
         balancer: format!(
             "linux {}",
             o.root
-                .read_trim("/proc/sys/kernel/osrelease")
+                .read_trim(rtshield_sys::kpath::OSRELEASE)
                 .unwrap_or_else(|_| "?".into())
         ),
         scenario: s.source.clone(),

@@ -50,7 +50,7 @@ pub struct StatSnapshot {
 
 impl StatSnapshot {
     pub fn read(root: &Root) -> io::Result<Self> {
-        Ok(Self::parse(&root.read("/proc/stat")?))
+        Ok(Self::parse(&root.read(crate::kpath::STAT)?))
     }
 
     /// Malformed lines are skipped: the kernel adds fields over time.

@@ -372,39 +372,7 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
     None
 }
 
-/// One line of `/proc/self/mountinfo`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Mount {
-    pub mount_point: String,
-    pub fs_type: String,
-    pub super_options: Vec<String>,
-}
-
-pub fn mounts(root: &Root) -> Vec<Mount> {
-    let Some(text) = root.read_opt("/proc/self/mountinfo") else {
-        return vec![];
-    };
-    text.lines()
-        .filter_map(|l| {
-            let (pre, post) = l.split_once(" - ")?;
-            let mount_point = pre.split_whitespace().nth(4)?.to_string();
-            let mut post = post.split_whitespace();
-            let fs_type = post.next()?.to_string();
-            let _src = post.next();
-            let super_options = post
-                .next()
-                .unwrap_or("")
-                .split(',')
-                .map(str::to_string)
-                .collect();
-            Some(Mount {
-                mount_point,
-                fs_type,
-                super_options,
-            })
-        })
-        .collect()
-}
+pub use crate::cgroup::{mounts, Mount};
 
 /// (version, where the cpuset controller lives).
 fn cgroup_layout(root: &Root) -> (Option<String>, Option<String>) {

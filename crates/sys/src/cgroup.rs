@@ -1,0 +1,307 @@
+//! Cgroups: mounts from `/proc/self/mountinfo`, which cpuset hierarchy this
+//! system has (cgroup v1 with or without the `cpuset.` prefix, or the v2
+//! unified mount), how its files are named, and finding a named cpuset.
+
+use crate::kpath;
+use crate::Root;
+use serde::{Deserialize, Serialize};
+
+/// One line of `/proc/self/mountinfo`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Mount {
+    pub mount_point: String,
+    pub fs_type: String,
+    pub super_options: Vec<String>,
+}
+
+/// Every mount of `/proc/self/mountinfo`, in order.
+pub fn mounts(root: &Root) -> Vec<Mount> {
+    let Some(text) = root.read_opt(kpath::MOUNTINFO) else {
+        return vec![];
+    };
+    text.lines()
+        .filter_map(|l| {
+            let (pre, post) = l.split_once(" - ")?;
+            let mount_point = pre.split_whitespace().nth(4)?.to_string();
+            let mut post = post.split_whitespace();
+            let fs_type = post.next()?.to_string();
+            let _src = post.next();
+            let super_options = post
+                .next()
+                .unwrap_or("")
+                .split(',')
+                .map(str::to_string)
+                .collect();
+            Some(Mount {
+                mount_point,
+                fs_type,
+                super_options,
+            })
+        })
+        .collect()
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// cgroup v1 cpuset; `prefix` is true when files are named `cpuset.cpus`
+    /// (false for a `noprefix` mount: `cpus`).
+    V1 { prefix: bool },
+    /// cgroup v2 with the cpuset controller available.
+    V2,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hierarchy {
+    pub kind: Kind,
+    /// Mount point of the hierarchy (`/sys/fs/cgroup/cpuset`).
+    pub mount: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum HierarchyError {
+    #[error(
+        "no cpuset cgroup hierarchy found in /proc/self/mountinfo: mount one, e.g. \
+         `mount -t cgroup -o cpuset cpuset /sys/fs/cgroup/cpuset` (v1) or enable cpuset in \
+         cgroup v2 (`echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control`)"
+    )]
+    None,
+    #[error("cpuset hierarchy at {0} has neither cpuset.cpus nor cpus: not a layout rtshield understands")]
+    Unknown(String),
+}
+
+impl Hierarchy {
+    /// v1 is preferred when the cpuset controller is bound there (a hybrid
+    /// system uses v1 for cpuset; v2 then does not offer it).
+    pub fn detect(root: &Root) -> Result<Hierarchy, HierarchyError> {
+        let ms = mounts(root);
+        if let Some(m) = ms
+            .iter()
+            .find(|m| m.fs_type == "cgroup" && m.super_options.iter().any(|o| o == "cpuset"))
+        {
+            let mp = m.mount_point.clone();
+            let prefix = if root.exists(format!("{mp}/cpuset.cpus")) {
+                true
+            } else if root.exists(format!("{mp}/cpus")) {
+                false
+            } else {
+                return Err(HierarchyError::Unknown(mp));
+            };
+            return Ok(Hierarchy {
+                kind: Kind::V1 { prefix },
+                mount: mp,
+            });
+        }
+        for m in ms.iter().filter(|m| m.fs_type == "cgroup2") {
+            let offers_cpuset = root
+                .read_opt(format!("{}/cgroup.controllers", m.mount_point))
+                .is_some_and(|c| c.split_whitespace().any(|x| x == "cpuset"));
+            if offers_cpuset {
+                return Ok(Hierarchy {
+                    kind: Kind::V2,
+                    mount: m.mount_point.clone(),
+                });
+            }
+        }
+        Err(HierarchyError::None)
+    }
+
+    pub fn is_v2(&self) -> bool {
+        self.kind == Kind::V2
+    }
+
+    pub fn label(&self) -> &'static str {
+        match self.kind {
+            Kind::V1 { prefix: true } => "cgroup v1",
+            Kind::V1 { prefix: false } => "cgroup v1 (noprefix)",
+            Kind::V2 => "cgroup v2",
+        }
+    }
+
+    /// A cpuset control file of cgroup `dir`, named in v1 terms
+    /// (`cpus`, `mems`, `cpu_exclusive`, `sched_load_balance`, `effective_cpus`).
+    pub fn file(&self, dir: &str, name: &str) -> String {
+        match self.kind {
+            Kind::V1 { prefix: true } => format!("{dir}/cpuset.{name}"),
+            Kind::V1 { prefix: false } => format!("{dir}/{name}"),
+            Kind::V2 => {
+                let n = match name {
+                    "effective_cpus" => "cpus.effective",
+                    "effective_mems" => "mems.effective",
+                    other => other,
+                };
+                format!("{dir}/cpuset.{n}")
+            }
+        }
+    }
+
+    /// The file listing a cgroup's tasks, one TID (v1) or PID (v2) per line;
+    /// writing an id to it moves that task there.
+    pub fn tasks_file(&self, dir: &str) -> String {
+        match self.kind {
+            Kind::V1 { .. } => format!("{dir}/tasks"),
+            Kind::V2 => format!("{dir}/cgroup.procs"),
+        }
+    }
+
+    /// The file that moves a whole process (all its threads).
+    pub fn procs_file(&self, dir: &str) -> String {
+        format!("{dir}/cgroup.procs")
+    }
+
+    /// The cpuset cgroup `name` (`rt`, `nrt`, cset's `user`) directly
+    /// under `parent` (resolved as `--parent` is), when it exists and is a
+    /// cpuset (has its `cpus` file).
+    pub fn find_cpuset(&self, root: &Root, parent: Option<&str>, name: &str) -> Option<String> {
+        if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+            return None;
+        }
+        let dir = format!("{}/{name}", self.resolve(parent));
+        root.exists(self.file(&dir, "cpus")).then_some(dir)
+    }
+
+    /// Resolve `--parent`: a path below the mount (`test/a`) or an absolute
+    /// path that starts with the mount.
+    pub fn resolve(&self, parent: Option<&str>) -> String {
+        let rel = match parent {
+            None => "",
+            Some(p) => match p.strip_prefix(&self.mount) {
+                Some(r) if r.is_empty() || r.starts_with('/') => r,
+                _ => p,
+            }
+            .trim_matches('/'),
+        };
+        // `--parent ""` or `--parent /` is the root itself.
+        if rel.is_empty() {
+            self.mount.clone()
+        } else {
+            format!("{}/{rel}", self.mount)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A tree with `/proc/self/mountinfo` from fixture `mi` and the files
+    /// `files` (paths relative to the tree).
+    fn tree(mi: &str, files: &[&str]) -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/mountinfo")
+            .join(mi);
+        std::fs::create_dir_all(d.path().join("proc/self")).unwrap();
+        std::fs::copy(src, d.path().join("proc/self/mountinfo")).unwrap();
+        for f in files {
+            let p = d.path().join(f);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, "").unwrap();
+        }
+        d
+    }
+
+    #[test]
+    fn mountinfo_lines() {
+        let d = tree("v1-prefix", &[]);
+        let ms = mounts(&Root::new(d.path()));
+        let cs = ms
+            .iter()
+            .find(|m| m.fs_type == "cgroup" && m.super_options.contains(&"cpuset".to_string()))
+            .unwrap();
+        assert_eq!(cs.mount_point, "/sys/fs/cgroup/cpuset");
+        assert_eq!(cs.super_options, vec!["rw", "cpuset"]);
+        assert!(ms
+            .iter()
+            .any(|m| m.mount_point == "/proc" && m.fs_type == "proc"));
+        assert!(mounts(&Root::new(d.path().join("none"))).is_empty());
+    }
+
+    #[test]
+    fn detects_v1_prefix_noprefix_and_v2() {
+        let d = tree(
+            "v1-prefix",
+            &[
+                "sys/fs/cgroup/cpuset/cpuset.cpus",
+                "sys/fs/cgroup/cpuset/rt/cpuset.cpus",
+            ],
+        );
+        let r = Root::new(d.path());
+        let h = Hierarchy::detect(&r).unwrap();
+        assert_eq!(h.kind, Kind::V1 { prefix: true });
+        assert_eq!(h.mount, "/sys/fs/cgroup/cpuset");
+        assert_eq!(h.file("/x", "cpus"), "/x/cpuset.cpus");
+        assert_eq!(
+            h.find_cpuset(&r, None, "rt").as_deref(),
+            Some("/sys/fs/cgroup/cpuset/rt")
+        );
+        assert_eq!(h.find_cpuset(&r, None, "nrt"), None);
+        assert_eq!(h.find_cpuset(&r, None, "../rt"), None);
+
+        let d = tree(
+            "v1-noprefix",
+            &[
+                "sys/fs/cgroup/cpuset/cpus",
+                "sys/fs/cgroup/cpuset/mine/rt/cpus",
+            ],
+        );
+        let r = Root::new(d.path());
+        let h = Hierarchy::detect(&r).unwrap();
+        assert_eq!(h.kind, Kind::V1 { prefix: false });
+        assert_eq!(h.tasks_file("/x"), "/x/tasks");
+        assert_eq!(h.find_cpuset(&r, None, "rt"), None);
+        assert_eq!(
+            h.find_cpuset(&r, Some("mine"), "rt").as_deref(),
+            Some("/sys/fs/cgroup/cpuset/mine/rt")
+        );
+
+        let d = tree("v2", &["sys/fs/cgroup/rt/cpuset.cpus"]);
+        std::fs::write(
+            d.path().join("sys/fs/cgroup/cgroup.controllers"),
+            "cpuset cpu io memory pids\n",
+        )
+        .unwrap();
+        let r = Root::new(d.path());
+        let h = Hierarchy::detect(&r).unwrap();
+        assert_eq!(h.kind, Kind::V2);
+        assert_eq!(h.mount, "/sys/fs/cgroup");
+        assert_eq!(h.tasks_file("/x"), "/x/cgroup.procs");
+        assert_eq!(h.file("/x", "effective_cpus"), "/x/cpuset.cpus.effective");
+        assert_eq!(
+            h.find_cpuset(&r, Some("/sys/fs/cgroup"), "rt").as_deref(),
+            Some("/sys/fs/cgroup/rt")
+        );
+        // v2 without the cpuset controller: none.
+        std::fs::write(
+            d.path().join("sys/fs/cgroup/cgroup.controllers"),
+            "cpu io\n",
+        )
+        .unwrap();
+        assert!(matches!(Hierarchy::detect(&r), Err(HierarchyError::None)));
+        // v1 cpuset mount without either file layout: unknown.
+        let d = tree("v1-prefix", &[]);
+        assert!(matches!(
+            Hierarchy::detect(&Root::new(d.path())),
+            Err(HierarchyError::Unknown(_))
+        ));
+    }
+
+    #[test]
+    fn parent_paths_resolve_below_the_mount() {
+        let h = Hierarchy {
+            kind: Kind::V1 { prefix: true },
+            mount: "/sys/fs/cgroup/cpuset".into(),
+        };
+        let m = "/sys/fs/cgroup/cpuset";
+        assert_eq!(h.resolve(None), m);
+        assert_eq!(h.resolve(Some("")), m);
+        assert_eq!(h.resolve(Some("/")), m);
+        assert_eq!(h.resolve(Some("/sys/fs/cgroup/cpuset/")), m);
+        assert_eq!(h.resolve(Some("demo")), format!("{m}/demo"));
+        assert_eq!(h.resolve(Some("/demo/a/")), format!("{m}/demo/a"));
+        assert_eq!(
+            h.resolve(Some("/sys/fs/cgroup/cpuset/demo")),
+            format!("{m}/demo")
+        );
+    }
+}

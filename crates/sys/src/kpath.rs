@@ -1,0 +1,91 @@
+//! The kernel's file names, in one place. Callers that write a knob (through
+//! `partition::Kernel`, which logs and records the path in the state file)
+//! need the path itself; everything that only reads uses a typed reader of
+//! this crate instead.
+
+/// `/sys/devices/system/cpu/online`: CPUs up now (list syntax).
+pub const CPU_ONLINE: &str = "/sys/devices/system/cpu/online";
+/// CPUs that may ever come online.
+pub const CPU_POSSIBLE: &str = "/sys/devices/system/cpu/possible";
+/// CPUs isolated at boot (`isolcpus=`).
+pub const CPU_ISOLATED: &str = "/sys/devices/system/cpu/isolated";
+/// CPUs without the tick (`nohz_full=`).
+pub const CPU_NOHZ_FULL: &str = "/sys/devices/system/cpu/nohz_full";
+
+/// `/sys/devices/system/cpu/cpuN/online`: writing 1 brings CPU N up.
+pub fn cpu_online(cpu: u32) -> String {
+    format!("/sys/devices/system/cpu/cpu{cpu}/online")
+}
+
+pub const CMDLINE: &str = "/proc/cmdline";
+pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
+pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+pub const PROC: &str = "/proc";
+pub const MEMINFO: &str = "/proc/meminfo";
+/// Per-CPU times and counters (parsed by [`crate::procstat`]).
+pub const STAT: &str = "/proc/stat";
+
+pub const TIMER_MIGRATION: &str = "/proc/sys/kernel/timer_migration";
+pub const STAT_INTERVAL: &str = "/proc/sys/vm/stat_interval";
+pub const WATCHDOG_CPUMASK: &str = "/proc/sys/kernel/watchdog_cpumask";
+pub const SCHED_RT_RUNTIME_US: &str = "/proc/sys/kernel/sched_rt_runtime_us";
+pub const SCHED_RT_PERIOD_US: &str = "/proc/sys/kernel/sched_rt_period_us";
+
+/// One directory per IRQ number, plus `default_smp_affinity`.
+pub const IRQ_DIR: &str = "/proc/irq";
+/// Affinity (mask syntax) given to IRQs registered from now on.
+pub const IRQ_DEFAULT_AFFINITY: &str = "/proc/irq/default_smp_affinity";
+
+/// `/proc/irq/N`.
+pub fn irq_dir(irq: &str) -> String {
+    format!("{IRQ_DIR}/{irq}")
+}
+
+/// `/proc/irq/N/smp_affinity_list`: where IRQ `N` may fire (list syntax).
+pub fn irq_affinity_list(irq: &str) -> String {
+    format!("{IRQ_DIR}/{irq}/smp_affinity_list")
+}
+
+/// `/proc/irq/N/effective_affinity_list`: where it does fire.
+pub fn irq_effective_affinity_list(irq: &str) -> String {
+    format!("{IRQ_DIR}/{irq}/effective_affinity_list")
+}
+
+/// The IRQ number of a path below `/proc/irq/N/...`, if it is one.
+pub fn irq_of_path(path: &str) -> Option<&str> {
+    let rest = path.strip_prefix(IRQ_DIR)?.strip_prefix('/')?;
+    let n = rest.split('/').next()?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(n)
+}
+
+/// Unbound workqueues: a global `cpumask` and one directory per workqueue.
+pub const WORKQUEUE_DIR: &str = "/sys/devices/virtual/workqueue";
+pub const WORKQUEUE_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
+
+/// `cpumask` of workqueue `name` (mask syntax).
+pub fn workqueue_cpumask(name: &str) -> String {
+    format!("{WORKQUEUE_DIR}/{name}/cpumask")
+}
+
+/// `/proc/PID` (also resolves a TID not listed in `/proc`).
+pub fn proc_dir(pid: u32) -> String {
+    format!("{PROC}/{pid}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn irq_paths_round_trip() {
+        assert_eq!(irq_affinity_list("30"), "/proc/irq/30/smp_affinity_list");
+        assert_eq!(irq_of_path(&irq_affinity_list("30")), Some("30"));
+        assert_eq!(irq_of_path("/proc/irq/default_smp_affinity"), None);
+        assert_eq!(irq_of_path("/proc/irqx/3/a"), None);
+        assert_eq!(irq_of_path(WORKQUEUE_CPUMASK), None);
+        assert_eq!(
+            workqueue_cpumask("writeback"),
+            "/sys/devices/virtual/workqueue/writeback/cpumask"
+        );
+    }
+}

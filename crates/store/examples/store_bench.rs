@@ -48,14 +48,15 @@ fn main() {
     let picked = st.list(&sel).unwrap();
     let list = t1.elapsed().as_secs_f64();
     let t2 = Instant::now();
-    let a: Vec<i64> = picked.iter().take(20).map(|r| r.id).collect();
-    let b: Vec<i64> = st
-        .list(&Selector::parse("isolation = partition and load = hell").unwrap())
-        .unwrap()
-        .iter()
-        .take(20)
-        .map(|r| r.id)
-        .collect();
+    let ids = |st: &mut SqliteStore, q: &str| -> Vec<i64> {
+        st.list(&Selector::parse(q).unwrap())
+            .unwrap()
+            .iter()
+            .map(|r| r.id)
+            .collect()
+    };
+    let a = ids(&mut st, "campaign = c7 and isolation = none");
+    let b = ids(&mut st, "campaign = c7 and isolation = partition");
     let ra = st.results(&a).unwrap();
     let rb = st.results(&b).unwrap();
     let c = compare(&ra, &rb, &default_stats(), 0);

@@ -134,7 +134,13 @@ fn a_version_1_store_is_migrated_with_its_runs() {
         .unwrap();
     assert_eq!(n, 1);
     assert_eq!(s.results(&[1]).unwrap()[0], r);
-    let _ = s.list(&sel).unwrap();
+    let picked = s.list(&sel).unwrap();
+    assert_eq!(picked.len(), 1);
+    assert_eq!(
+        picked[0].threads.len(),
+        1,
+        "summary rebuilt from the result"
+    );
 }
 
 fn rusqlite_conn(p: &std::path::Path) -> rusqlite::Connection {
@@ -164,13 +170,19 @@ fn selectors_pick_runs() {
         )
         .unwrap();
     }
+    s.put(&synth(99, 100, 50.0, &[]), None).unwrap();
     let mut n = |q: &str| s_list(&mut s, q);
+    // A run without the tag: matches only != and !~.
+    assert_eq!(n("isolation != none"), 3);
+    assert_eq!(n("isolation !~ non"), 3);
+    assert_eq!(n("isolation ="), 1);
+    assert_eq!(n("host ~ "), 0);
     assert_eq!(n("isolation=none"), 2);
     assert_eq!(n("isolation=none and load=hell"), 1);
     assert_eq!(n("load != hell"), 2);
     assert_eq!(n("load ~ el"), 2);
     assert_eq!(n("campaign = x"), 0);
-    assert_eq!(n(""), 4);
+    assert_eq!(n(""), 5);
     drop(n);
     let one = s.find("2").unwrap();
     assert_eq!(one.field("isolation").as_deref(), Some("partition"));

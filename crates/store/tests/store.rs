@@ -179,7 +179,7 @@ fn selectors_pick_runs() {
     assert!(Selector::parse("host ~ ").is_err());
     assert_eq!(n("isolation=none"), 2);
     assert_eq!(n("isolation=none and load=hell"), 1);
-    assert_eq!(n("load != hell"), 2);
+    assert_eq!(n("load != hell"), 3);
     assert_eq!(n("load ~ el"), 2);
     assert_eq!(n("campaign = x"), 0);
     assert_eq!(n(""), 5);

@@ -52,6 +52,8 @@ pub enum Command {
     Stat(cmd::stat::Args),
     /// Plots and tables from one or more result files.
     Report(cmd::report::Args),
+    /// The results store: list, show, compare, import, export and report stored runs.
+    Runs(cmd::runs::Args),
     /// Run a load-balancing scenario (lollobrigida format) on the real kernel.
     Scenario(cmd::scenario::Args),
     /// Simulate a scenario under the linux26, ule or ARTiS balancers.
@@ -105,6 +107,7 @@ fn dispatch() -> i32 {
         Command::Audit(a) => cmd::audit::run(a, &g),
         Command::Stat(a) => cmd::stat::run(a, &g),
         Command::Report(a) => cmd::report::run(a, &g),
+        Command::Runs(a) => cmd::runs::run(a, &g),
         Command::Scenario(a) => cmd::scenario::run(a, &g),
         Command::Simulate(a) => cmd::simulate::run(*a, &g),
         Command::LoadWorker(a) => cmd::load_worker::run(a, &g),

@@ -16,6 +16,7 @@ mod run_check;
 mod run_examples;
 mod run_longrun;
 mod run_programs;
+mod runs_cli;
 mod scenario_cli;
 mod simulate_cli;
 mod stat_cli;

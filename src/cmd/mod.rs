@@ -7,6 +7,7 @@ pub mod measure;
 pub mod partition;
 pub mod report;
 pub mod run;
+pub mod runs;
 pub mod scenario;
 pub mod simulate;
 pub mod stat;

@@ -27,6 +27,7 @@
 //! [`InputError`] `FILE:LINE:COL: message (expected ...)`. [`keys::KEYS`]
 //! documents every key. [`render`] prints the effective settings.
 
+pub mod campaign;
 pub mod keys;
 pub mod model;
 pub mod render;

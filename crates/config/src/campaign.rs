@@ -1,0 +1,609 @@
+//! The campaign file (TOML): a matrix of measurement runs.
+//!
+//! ```toml
+//! name = "isolation"
+//! cpus = "1"                 # measured CPUs
+//! duration = "20s"           # per run
+//! repeat = 2
+//! [measure]                  # settings shared by every cell
+//! period = "200us"
+//! [axes]                     # the cross product is the matrix
+//! isolation = ["none", "partition"]
+//! load = ["idle", "hell"]
+//! [partition]                # how `isolation = "partition"` partitions
+//! parent = "rtshield-campaign"
+//! with = ["irq"]
+//! [[exclude]]
+//! isolation = "partition"
+//! load = "idle"
+//! ```
+//!
+//! Unknown keys and bad values are refused with FILE:LINE:COL before
+//! anything runs.
+
+use rtshield_sys::units::parse_duration_ns;
+use rtshield_sys::InputError;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// Axis names that are not measurement settings.
+pub const AXIS_ISOLATION: &str = "isolation";
+pub const AXIS_LOAD: &str = "load";
+
+/// Measurement settings an axis or `[measure]` may set, with the
+/// `rtshield measure` option each one becomes.
+pub const SETTINGS: &[(&str, &str)] = &[
+    ("period", "--period"),
+    ("priority", "--prio"),
+    ("policy", "--policy"),
+    ("mode", "--mode"),
+    ("histo_size", "--histo-size"),
+    ("resolution", "--resolution"),
+];
+
+/// The isolation methods.
+pub const ISOLATIONS: &[&str] = &["none", "partition", "isolcpus", "existing"];
+
+/// Limits (documented in docs/campaign.md).
+pub const MAX_REPEAT: u64 = 1000;
+pub const MAX_CELLS: usize = 10_000;
+pub const MIN_DURATION_NS: u64 = 1_000_000_000;
+pub const MAX_DURATION_NS: u64 = 7 * 86_400 * 1_000_000_000;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Raw {
+    name: String,
+    cpus: String,
+    duration: String,
+    #[serde(default = "one")]
+    repeat: u64,
+    #[serde(default)]
+    order: Option<String>,
+    #[serde(default)]
+    measure: BTreeMap<String, toml::Spanned<toml::Value>>,
+    axes: BTreeMap<String, toml::Spanned<Vec<toml::Value>>>,
+    #[serde(default)]
+    partition: Option<RawPartition>,
+    #[serde(default)]
+    exclude: Vec<BTreeMap<String, toml::Value>>,
+    #[serde(default)]
+    include: Vec<BTreeMap<String, toml::Value>>,
+    #[serde(default)]
+    load_cpus: Option<String>,
+}
+
+fn one() -> u64 {
+    1
+}
+
+#[derive(Debug, Deserialize, Clone, PartialEq, Eq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct RawPartition {
+    #[serde(default)]
+    pub parent: Option<String>,
+    #[serde(default)]
+    pub with: Vec<String>,
+}
+
+/// How cells are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Order {
+    /// Round 1 of every cell, then round 2, …: slow drift of the machine
+    /// spreads over all cells instead of biasing the last ones.
+    Interleaved,
+    /// Every round of cell 1, then cell 2, …
+    Sequential,
+}
+
+/// One cell of the matrix: a value per axis.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cell {
+    /// `isolation=none,load=hell` (axis order of the file).
+    pub id: String,
+    pub values: Vec<(String, String)>,
+}
+
+impl Cell {
+    pub fn get(&self, axis: &str) -> Option<&str> {
+        self.values
+            .iter()
+            .find(|(k, _)| k == axis)
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn isolation(&self) -> &str {
+        self.get(AXIS_ISOLATION).unwrap_or("none")
+    }
+    pub fn load(&self) -> &str {
+        self.get(AXIS_LOAD).unwrap_or("idle")
+    }
+}
+
+/// One run of the campaign: a cell and its repeat number (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Step {
+    pub cell: usize,
+    pub repeat: u64,
+}
+
+/// A parsed, checked campaign.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Campaign {
+    pub name: String,
+    pub cpus: String,
+    pub load_cpus: Option<String>,
+    pub duration_ns: u64,
+    pub repeat: u64,
+    pub order: Order,
+    /// Settings shared by every cell (`rtshield measure` option, value).
+    pub measure: Vec<(String, String)>,
+    pub partition: RawPartition,
+    pub cells: Vec<Cell>,
+    /// A fingerprint of the file's content: `--resume` only skips runs of
+    /// the very same campaign.
+    pub fingerprint: String,
+}
+
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let col = before
+        .rfind('\n')
+        .map_or(before.len(), |i| before.len() - i - 1)
+        + 1;
+    (line, col)
+}
+
+fn value_str(v: &toml::Value) -> Option<String> {
+    match v {
+        toml::Value::String(s) => Some(s.clone()),
+        toml::Value::Integer(i) => Some(i.to_string()),
+        toml::Value::Float(f) => Some(f.to_string()),
+        toml::Value::Boolean(b) => Some(b.to_string()),
+        _ => None,
+    }
+}
+
+/// Is `load` a load this build can run: `idle`, a built-in load, or an
+/// external command (`cmd:…`)?
+fn check_load(v: &str) -> Result<(), String> {
+    if v == "idle" || v.starts_with("cmd:") || rtshield_load::Builtin::parse(v).is_some() {
+        Ok(())
+    } else {
+        Err(format!(
+            "unknown load `{v}`: expected idle, a built-in load (cpu, memory, io, syscall, fork, net, hell) or cmd:COMMAND LINE"
+        ))
+    }
+}
+
+fn check_setting(key: &str, v: &str) -> Result<(), String> {
+    match key {
+        "period" | "histo_size" => {
+            let ns = parse_duration_ns(v, Some("us")).map_err(|e| format!("{key}: {e}"))?;
+            if !(1_000..=3_600_000_000_000).contains(&ns) {
+                return Err(format!("{key} `{v}` out of range 1 us .. 1 h"));
+            }
+        }
+        "priority" => {
+            let p: i64 = v
+                .parse()
+                .map_err(|_| format!("priority `{v}` is not an integer"))?;
+            if !(0..=99).contains(&p) {
+                return Err(format!("priority {p} out of range 0..99"));
+            }
+        }
+        "policy" => {
+            if !["fifo", "rr", "other"].contains(&v.to_ascii_lowercase().as_str()) {
+                return Err(format!("policy `{v}`: expected fifo, rr or other"));
+            }
+        }
+        "mode" => {
+            if !["nanosleep", "posix-timer", "interval"].contains(&v) {
+                return Err(format!(
+                    "mode `{v}`: expected nanosleep, posix-timer or interval"
+                ));
+            }
+        }
+        "resolution" => {
+            if !["us", "ns"].contains(&v) {
+                return Err(format!("resolution `{v}`: expected us or ns"));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Parse and check a campaign file's text; `file` names it in errors.
+pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
+    let at = |off: usize, msg: String| {
+        let (l, c) = line_col(text, off);
+        InputError::at(file, l, c, msg)
+    };
+    let raw: Raw = toml::from_str(text).map_err(|e| {
+        let off = e.span().map_or(0, |s| s.start);
+        at(off, e.message().trim().to_string())
+    })?;
+    let whole = |msg: String| InputError::at(file, 1, 1, msg);
+    if raw.name.trim().is_empty() || raw.name.contains(['/', '\0']) {
+        return Err(whole(format!(
+            "name `{}`: give a plain name (no `/`)",
+            raw.name
+        )));
+    }
+    let duration_ns =
+        parse_duration_ns(&raw.duration, Some("s")).map_err(|e| whole(format!("duration: {e}")))?;
+    if !(MIN_DURATION_NS..=MAX_DURATION_NS).contains(&duration_ns) {
+        return Err(whole(format!(
+            "duration `{}` out of range 1 s .. 7 d",
+            raw.duration
+        )));
+    }
+    if !(1..=MAX_REPEAT).contains(&raw.repeat) {
+        return Err(whole(format!(
+            "repeat {} out of range 1..{MAX_REPEAT}",
+            raw.repeat
+        )));
+    }
+    rtshield_sys::CpuSet::parse(&raw.cpus)
+        .map_err(|e| whole(format!("cpus `{}`: {e}", raw.cpus)))?;
+    let order = match raw.order.as_deref() {
+        None | Some("interleaved") => Order::Interleaved,
+        Some("sequential") => Order::Sequential,
+        Some(o) => {
+            return Err(whole(format!(
+                "order `{o}`: expected interleaved or sequential"
+            )))
+        }
+    };
+    let mut measure = Vec::new();
+    for (k, v) in &raw.measure {
+        let off = v.span().start;
+        if !SETTINGS.iter().any(|(s, _)| s == k) {
+            return Err(at(
+                off,
+                format!(
+                    "unknown measurement setting `{k}` (expected one of: {})",
+                    names()
+                ),
+            ));
+        }
+        let s = value_str(v.get_ref())
+            .ok_or_else(|| at(off, format!("{k}: expected a string or number")))?;
+        check_setting(k, &s).map_err(|m| at(off, m))?;
+        measure.push((k.clone(), s));
+    }
+    // Axes in file order (TOML tables are sorted by our BTreeMap, so use
+    // the spans to restore the order the user wrote).
+    let mut axes: Vec<(&String, &toml::Spanned<Vec<toml::Value>>)> = raw.axes.iter().collect();
+    axes.sort_by_key(|(_, v)| v.span().start);
+    let mut axis_values: Vec<(String, Vec<String>)> = Vec::new();
+    for (k, v) in axes {
+        let off = v.span().start;
+        let known = k == AXIS_ISOLATION || k == AXIS_LOAD || SETTINGS.iter().any(|(s, _)| s == k);
+        if !known {
+            return Err(at(
+                off,
+                format!(
+                    "unknown axis `{k}` (expected isolation, load or one of: {})",
+                    names()
+                ),
+            ));
+        }
+        if v.get_ref().is_empty() {
+            return Err(at(off, format!("axis `{k}` has no value")));
+        }
+        let mut vals = Vec::new();
+        for x in v.get_ref() {
+            let s =
+                value_str(x).ok_or_else(|| at(off, format!("{k}: expected strings or numbers")))?;
+            let check = match k.as_str() {
+                AXIS_ISOLATION if !ISOLATIONS.contains(&s.as_str()) => Err(format!(
+                    "isolation `{s}`: expected none, partition, isolcpus or existing"
+                )),
+                AXIS_LOAD => check_load(&s),
+                AXIS_ISOLATION => Ok(()),
+                _ => check_setting(k, &s),
+            };
+            check.map_err(|m| at(off, m))?;
+            if vals.contains(&s) {
+                return Err(at(off, format!("axis `{k}` lists `{s}` twice")));
+            }
+            vals.push(s);
+        }
+        axis_values.push((k.clone(), vals));
+    }
+    let mut cells = vec![Vec::<(String, String)>::new()];
+    for (k, vals) in &axis_values {
+        let mut next = Vec::new();
+        for c in &cells {
+            for v in vals {
+                let mut c2 = c.clone();
+                c2.push((k.clone(), v.clone()));
+                next.push(c2);
+            }
+        }
+        cells = next;
+        if cells.len() > MAX_CELLS {
+            return Err(whole(format!("the matrix has more than {MAX_CELLS} cells")));
+        }
+    }
+    let to_pairs = |m: &BTreeMap<String, toml::Value>,
+                    what: &str|
+     -> Result<Vec<(String, String)>, InputError> {
+        m.iter()
+            .map(|(k, v)| {
+                if !axis_values.iter().any(|(a, _)| a == k) {
+                    return Err(whole(format!("{what} names `{k}`, which is not an axis")));
+                }
+                Ok((k.clone(), value_str(v).unwrap_or_default()))
+            })
+            .collect()
+    };
+    for ex in &raw.exclude {
+        let pairs = to_pairs(ex, "exclude")?;
+        cells.retain(|c| !pairs.iter().all(|p| c.contains(p)));
+    }
+    for inc in &raw.include {
+        let pairs = to_pairs(inc, "include")?;
+        // A full cell: every axis must be given.
+        if pairs.len() != axis_values.len() {
+            return Err(whole("include must give a value for every axis".into()));
+        }
+        let cell: Vec<(String, String)> = axis_values
+            .iter()
+            .map(|(a, _)| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| k == a)
+                    .cloned()
+                    .expect("checked")
+            })
+            .collect();
+        if !cells.contains(&cell) {
+            cells.push(cell);
+        }
+    }
+    if cells.is_empty() {
+        return Err(whole("every cell is excluded: nothing to run".into()));
+    }
+    let cells = cells
+        .into_iter()
+        .map(|values| Cell {
+            id: values
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(","),
+            values,
+        })
+        .collect();
+    Ok(Campaign {
+        name: raw.name,
+        cpus: raw.cpus,
+        load_cpus: raw.load_cpus,
+        duration_ns,
+        repeat: raw.repeat,
+        order,
+        measure,
+        partition: raw.partition.unwrap_or_default(),
+        cells,
+        fingerprint: fingerprint(text),
+    })
+}
+
+fn names() -> String {
+    SETTINGS
+        .iter()
+        .map(|(s, _)| *s)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// 64-bit FNV-1a of the text, hex.
+fn fingerprint(text: &str) -> String {
+    let mut h: u64 = 0xcbf29ce484222325;
+    for b in text.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x100000001b3);
+    }
+    format!("{h:016x}")
+}
+
+impl Campaign {
+    /// The runs in the order they are made.
+    pub fn steps(&self) -> Vec<Step> {
+        let mut out = Vec::new();
+        match self.order {
+            Order::Interleaved => {
+                for r in 1..=self.repeat {
+                    for c in 0..self.cells.len() {
+                        out.push(Step { cell: c, repeat: r });
+                    }
+                }
+            }
+            Order::Sequential => {
+                for c in 0..self.cells.len() {
+                    for r in 1..=self.repeat {
+                        out.push(Step { cell: c, repeat: r });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// Measuring time of the whole campaign, ns (checked: the ranges keep
+    /// it far below u64::MAX, but say so rather than wrap).
+    pub fn total_ns(&self) -> u64 {
+        (self.cells.len() as u64)
+            .checked_mul(self.repeat)
+            .and_then(|n| n.checked_mul(self.duration_ns))
+            .unwrap_or(u64::MAX)
+    }
+
+    /// `rtshield measure` options for a cell (settings of `[measure]`, then
+    /// the cell's own, which win).
+    pub fn measure_args(&self, cell: &Cell) -> Vec<String> {
+        let mut settings: Vec<(String, String)> = self.measure.clone();
+        for (k, v) in &cell.values {
+            if SETTINGS.iter().any(|(s, _)| s == k) {
+                settings.retain(|(a, _)| a != k);
+                settings.push((k.clone(), v.clone()));
+            }
+        }
+        let mut args = vec![
+            "--cpus".to_string(),
+            self.cpus.clone(),
+            "--duration".into(),
+            format!("{}ns", self.duration_ns),
+        ];
+        for (k, v) in settings {
+            let opt = SETTINGS
+                .iter()
+                .find(|(s, _)| *s == k)
+                .map(|(_, o)| *o)
+                .expect("checked");
+            args.push(opt.into());
+            args.push(v);
+        }
+        let load = cell.load();
+        if load != "idle" && !load.starts_with("cmd:") {
+            args.push("--load".into());
+            args.push(load.into());
+            if let Some(lc) = &self.load_cpus {
+                args.push("--load-cpus".into());
+                args.push(lc.clone());
+            }
+        }
+        args
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"name = "isolation"
+cpus = "1"
+duration = "2s"
+repeat = 2
+[measure]
+period = "200us"
+priority = 99
+[axes]
+load = ["idle", "hell"]
+isolation = ["none", "partition"]
+[partition]
+parent = "rtshield-campaign"
+with = ["irq"]
+"#;
+
+    #[test]
+    fn matrix_in_file_order_and_interleaved_steps() {
+        let c = parse(FILE, "c.toml").unwrap();
+        let ids: Vec<&str> = c.cells.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "load=idle,isolation=none",
+                "load=idle,isolation=partition",
+                "load=hell,isolation=none",
+                "load=hell,isolation=partition"
+            ]
+        );
+        let steps: Vec<(usize, u64)> = c.steps().iter().map(|s| (s.cell, s.repeat)).collect();
+        assert_eq!(
+            steps,
+            [
+                (0, 1),
+                (1, 1),
+                (2, 1),
+                (3, 1),
+                (0, 2),
+                (1, 2),
+                (2, 2),
+                (3, 2)
+            ]
+        );
+        assert_eq!(c.total_ns(), 8 * 2_000_000_000);
+        assert_eq!(c.partition.with, ["irq"]);
+        let a = c.measure_args(&c.cells[2]);
+        assert_eq!(
+            a,
+            [
+                "--cpus",
+                "1",
+                "--duration",
+                "2000000000ns",
+                "--period",
+                "200us",
+                "--prio",
+                "99",
+                "--load",
+                "hell"
+            ]
+        );
+    }
+
+    #[test]
+    fn exclude_include_and_sequential() {
+        let t = FILE.to_string()
+            + "[[exclude]]\nisolation = \"partition\"\n[[include]]\nload = \"idle\"\nisolation = \"partition\"\n";
+        let t = t.replace("repeat = 2", "repeat = 2\norder = \"sequential\"");
+        let c = parse(&t, "c.toml").unwrap();
+        let ids: Vec<&str> = c.cells.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "load=idle,isolation=none",
+                "load=hell,isolation=none",
+                "load=idle,isolation=partition"
+            ]
+        );
+        let steps: Vec<(usize, u64)> = c.steps().iter().map(|s| (s.cell, s.repeat)).collect();
+        assert_eq!(steps[..3], [(0, 1), (0, 2), (1, 1)]);
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "isolation = [\"none\", \"partition\"]",
+                "isolation = [\"none\", \"cset\"]",
+                "c.toml:10:13: isolation `cset`",
+            ),
+            (
+                "priority = 99",
+                "priority = 100",
+                "c.toml:7:12: priority 100 out of range",
+            ),
+            (
+                "priority = 99",
+                "prio = 99",
+                "c.toml:7:8: unknown measurement setting `prio`",
+            ),
+            (
+                "repeat = 2",
+                "repeat = 2\ncolour = 1",
+                "c.toml:5:1: unknown field `colour`",
+            ),
+            (
+                "load = [\"idle\", \"hell\"]",
+                "load = [\"idle\", \"doom\"]",
+                "c.toml:9:8: unknown load `doom`",
+            ),
+            (
+                "duration = \"2s\"",
+                "duration = \"0.5s\"",
+                "c.toml:1:1: duration `0.5s` out of range",
+            ),
+            ("repeat = 2", "repeat = 0", "repeat 0 out of range"),
+        ];
+        for (from, to, want) in cases {
+            let t = FILE.replace(from, to);
+            let e = parse(&t, "c.toml").unwrap_err().to_string();
+            assert!(e.contains(want), "{to}: got {e}");
+        }
+    }
+}

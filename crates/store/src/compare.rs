@@ -1,0 +1,382 @@
+//! `runs compare A B`: is B's latency really different from A's?
+//!
+//! For each statistic (p50 … max) both sides' values come from their pooled
+//! histograms (every thread of every run of the side), and the ratio B/A
+//! gets a 95 % confidence interval from a bootstrap:
+//!
+//! - with at least [`MIN_RUNS`] runs on each side, the runs are resampled
+//!   with replacement (the repeats are the unit of variation: this captures
+//!   run-to-run drift that no single histogram shows);
+//! - otherwise the samples inside each histogram are resampled, with the
+//!   Poisson bootstrap (each bucket's count redrawn as Poisson(count)), which
+//!   for large samples is equivalent to resampling samples one by one.
+//!   The maximum is the exception: a resample of n samples can never exceed
+//!   the observed maximum, so that bootstrap is inconsistent for it; the
+//!   maximum uses the m-out-of-n bootstrap instead (m = n / [`MAX_SUBSAMPLE`],
+//!   each count redrawn as Poisson(count / 4)), which is consistent for
+//!   extremes.
+//!
+//! The verdict is `B worse` when the whole interval lies above 1, `B better`
+//! when it lies below 1, and `no significant difference` otherwise. Samples
+//! beyond a histogram count at that run's exact maximum (the only value
+//! known for them). The resampling is seeded, so the same runs always give
+//! the same output.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rtshield_results::RunResult;
+use serde::Serialize;
+
+/// Runs needed on each side to resample runs rather than samples.
+pub const MIN_RUNS: usize = 3;
+
+/// The maximum's subsample divisor in the samples bootstrap.
+pub const MAX_SUBSAMPLE: u64 = 4;
+
+/// Bootstrap iterations.
+pub const ITERATIONS: usize = 1000;
+
+/// A statistic `runs compare` can report.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum Stat {
+    /// A percentile, e.g. 99.9.
+    Percentile(f64),
+    Max,
+}
+
+impl Stat {
+    /// Parse `p99.9`, `99.9`, `p50`, `max`, `median`.
+    pub fn parse(s: &str) -> Result<Stat, String> {
+        let t = s.trim();
+        match t {
+            "max" => return Ok(Stat::Max),
+            "median" => return Ok(Stat::Percentile(50.0)),
+            _ => {}
+        }
+        let num = t.strip_prefix('p').unwrap_or(t);
+        match num.parse::<f64>() {
+            Ok(p) if p > 0.0 && p < 100.0 => Ok(Stat::Percentile(p)),
+            _ => Err(format!(
+                "`{s}` is not a statistic: use p50, p99, p99.9, p99.99 (0 < p < 100) or max"
+            )),
+        }
+    }
+
+    /// The name as printed (`p99.9`, `max`).
+    pub fn name(&self) -> String {
+        match self {
+            Stat::Max => "max".into(),
+            Stat::Percentile(p) => format!("p{p}"),
+        }
+    }
+}
+
+/// The default statistics.
+pub fn default_stats() -> Vec<Stat> {
+    vec![
+        Stat::Percentile(50.0),
+        Stat::Percentile(99.0),
+        Stat::Percentile(99.9),
+        Stat::Percentile(99.99),
+        Stat::Max,
+    ]
+}
+
+/// How the interval was obtained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// Runs resampled (≥ MIN_RUNS per side).
+    Runs,
+    /// Samples resampled within the histograms.
+    Samples,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Verdict {
+    #[serde(rename = "B worse")]
+    Worse,
+    #[serde(rename = "B better")]
+    Better,
+    #[serde(rename = "no significant difference")]
+    Same,
+}
+
+impl Verdict {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Verdict::Worse => "B worse",
+            Verdict::Better => "B better",
+            Verdict::Same => "no significant difference",
+        }
+    }
+}
+
+/// One line of the comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    pub stat: String,
+    /// Side A's value, ns.
+    pub a_ns: i64,
+    pub b_ns: i64,
+    /// b / a (1 when both are 0).
+    pub ratio: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+    pub verdict: Verdict,
+}
+
+/// The whole comparison.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Comparison {
+    pub runs_a: usize,
+    pub runs_b: usize,
+    pub samples_a: u64,
+    pub samples_b: u64,
+    pub method: Method,
+    pub iterations: usize,
+    pub rows: Vec<Row>,
+}
+
+/// A run reduced to counts on a value grid shared by both sides.
+struct Dense {
+    counts: Vec<u64>,
+}
+
+/// Build the shared grid (sorted distinct values, ns) and each run's counts.
+fn densify(a: &[RunResult], b: &[RunResult]) -> (Vec<i64>, Vec<Dense>, Vec<Dense>) {
+    let pairs = |r: &RunResult| -> Vec<(i64, u64)> {
+        let mut v = Vec::new();
+        for t in &r.threads {
+            let h = &t.histogram;
+            for c in &h.counts {
+                v.push(((c[0].saturating_mul(h.resolution_ns)) as i64, c[1]));
+            }
+            if h.overflow > 0 {
+                v.push((t.max_ns, h.overflow));
+            }
+        }
+        v
+    };
+    let all: Vec<Vec<(i64, u64)>> = a.iter().chain(b).map(pairs).collect();
+    let mut grid: Vec<i64> = all.iter().flatten().map(|p| p.0).collect();
+    grid.sort_unstable();
+    grid.dedup();
+    let mut dense: Vec<Dense> = all
+        .iter()
+        .map(|ps| {
+            let mut counts = vec![0u64; grid.len()];
+            for &(v, c) in ps {
+                let i = grid.binary_search(&v).expect("value is on the grid");
+                counts[i] = counts[i].saturating_add(c);
+            }
+            Dense { counts }
+        })
+        .collect();
+    let db = dense.split_off(a.len());
+    (grid, dense, db)
+}
+
+/// The statistic over counts on the grid; 0 for no samples.
+fn stat_of(stat: Stat, grid: &[i64], counts: &[u64]) -> i64 {
+    let n: u64 = counts.iter().sum();
+    if n == 0 {
+        return 0;
+    }
+    match stat {
+        Stat::Max => counts
+            .iter()
+            .rposition(|&c| c > 0)
+            .map(|i| grid[i])
+            .unwrap_or(0),
+        Stat::Percentile(p) => {
+            let rank = ((p / 100.0 * n as f64).ceil() as u64).max(1);
+            let mut acc = 0;
+            for (i, &c) in counts.iter().enumerate() {
+                acc += c;
+                if acc >= rank {
+                    return grid[i];
+                }
+            }
+            *grid.last().unwrap_or(&0)
+        }
+    }
+}
+
+fn ratio(a: i64, b: i64) -> f64 {
+    match (a, b) {
+        (0, 0) => 1.0,
+        (0, _) => f64::INFINITY,
+        _ => b as f64 / a as f64,
+    }
+}
+
+fn pool(runs: &[Dense], pick: impl Iterator<Item = usize>, out: &mut [u64]) {
+    out.iter_mut().for_each(|x| *x = 0);
+    for i in pick {
+        for (o, &c) in out.iter_mut().zip(&runs[i].counts) {
+            *o += c;
+        }
+    }
+}
+
+/// Poisson(lambda) draw: Knuth's method for small lambda, a rounded normal
+/// for large (the difference is far below a bucket at those counts).
+fn poisson(rng: &mut ChaCha8Rng, lambda: f64) -> u64 {
+    if lambda <= 0.0 {
+        return 0;
+    }
+    if lambda < 30.0 {
+        let l = (-lambda).exp();
+        let mut k = 0u64;
+        let mut p = 1.0;
+        loop {
+            p *= rng.random::<f64>();
+            if p <= l {
+                return k;
+            }
+            k += 1;
+        }
+    }
+    // Box-Muller.
+    let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
+    let u2: f64 = rng.random();
+    let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+    let x = lambda + z * lambda.sqrt();
+    x.round().max(0.0) as u64
+}
+
+/// Compare side A with side B.
+pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> Comparison {
+    let (grid, da, db) = densify(a, b);
+    let g = grid.len();
+    let samples = |d: &[Dense]| d.iter().map(|x| x.counts.iter().sum::<u64>()).sum::<u64>();
+    let method = if a.len() >= MIN_RUNS && b.len() >= MIN_RUNS {
+        Method::Runs
+    } else {
+        Method::Samples
+    };
+    let mut pa = vec![0u64; g];
+    let mut pb = vec![0u64; g];
+    pool(&da, 0..da.len(), &mut pa);
+    pool(&db, 0..db.len(), &mut pb);
+    let point: Vec<(i64, i64)> = stats
+        .iter()
+        .map(|&s| (stat_of(s, &grid, &pa), stat_of(s, &grid, &pb)))
+        .collect();
+
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::with_capacity(ITERATIONS); stats.len()];
+    let mut ra = vec![0u64; g];
+    let mut rb = vec![0u64; g];
+    // Subsamples for the maximum (samples method only).
+    let mut ma = vec![0u64; g];
+    let mut mb = vec![0u64; g];
+    let sub = 1.0 / MAX_SUBSAMPLE as f64;
+    let wants_max = stats.contains(&Stat::Max);
+    for _ in 0..ITERATIONS {
+        match method {
+            Method::Runs => {
+                let ka: Vec<usize> = (0..da.len())
+                    .map(|_| rng.random_range(0..da.len()))
+                    .collect();
+                let kb: Vec<usize> = (0..db.len())
+                    .map(|_| rng.random_range(0..db.len()))
+                    .collect();
+                pool(&da, ka.into_iter(), &mut ra);
+                pool(&db, kb.into_iter(), &mut rb);
+            }
+            Method::Samples => {
+                for (r, &c) in ra.iter_mut().zip(&pa) {
+                    *r = poisson(&mut rng, c as f64);
+                }
+                for (r, &c) in rb.iter_mut().zip(&pb) {
+                    *r = poisson(&mut rng, c as f64);
+                }
+                if wants_max {
+                    for (r, &c) in ma.iter_mut().zip(&pa) {
+                        *r = poisson(&mut rng, c as f64 * sub);
+                    }
+                    for (r, &c) in mb.iter_mut().zip(&pb) {
+                        *r = poisson(&mut rng, c as f64 * sub);
+                    }
+                }
+            }
+        }
+        for (k, &s) in stats.iter().enumerate() {
+            let (xa, xb) = if s == Stat::Max && method == Method::Samples {
+                (&ma, &mb)
+            } else {
+                (&ra, &rb)
+            };
+            ratios[k].push(ratio(stat_of(s, &grid, xa), stat_of(s, &grid, xb)));
+        }
+    }
+    let rows = stats
+        .iter()
+        .zip(point)
+        .zip(ratios)
+        .map(|((s, (va, vb)), mut rs)| {
+            rs.sort_by(|x, y| x.partial_cmp(y).unwrap_or(std::cmp::Ordering::Equal));
+            let q = |p: f64| rs[((p * (rs.len() - 1) as f64).round() as usize).min(rs.len() - 1)];
+            let (lo, hi) = if rs.is_empty() {
+                (1.0, 1.0)
+            } else {
+                (q(0.025), q(0.975))
+            };
+            let verdict = if lo > 1.0 {
+                Verdict::Worse
+            } else if hi < 1.0 {
+                Verdict::Better
+            } else {
+                Verdict::Same
+            };
+            Row {
+                stat: s.name(),
+                a_ns: va,
+                b_ns: vb,
+                ratio: ratio(va, vb),
+                ci_low: lo,
+                ci_high: hi,
+                verdict,
+            }
+        })
+        .collect();
+    Comparison {
+        runs_a: a.len(),
+        runs_b: b.len(),
+        samples_a: samples(&da),
+        samples_b: samples(&db),
+        method,
+        iterations: ITERATIONS,
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stat_names_parse() {
+        assert_eq!(Stat::parse("p99.9").unwrap(), Stat::Percentile(99.9));
+        assert_eq!(Stat::parse("max").unwrap(), Stat::Max);
+        assert_eq!(Stat::parse("50").unwrap().name(), "p50");
+        assert!(Stat::parse("p100").is_err());
+        assert!(Stat::parse("mean").is_err());
+    }
+
+    #[test]
+    fn percentile_and_max_on_a_grid_match_hand_values() {
+        let grid = [10, 20, 30, 1000];
+        let counts = [50, 40, 9, 1];
+        // n = 100: p50 is the 50th sample (10), p90 the 90th (20), p99 the
+        // 99th (30), max 1000.
+        assert_eq!(stat_of(Stat::Percentile(50.0), &grid, &counts), 10);
+        assert_eq!(stat_of(Stat::Percentile(90.0), &grid, &counts), 20);
+        assert_eq!(stat_of(Stat::Percentile(99.0), &grid, &counts), 30);
+        assert_eq!(stat_of(Stat::Percentile(99.5), &grid, &counts), 1000);
+        assert_eq!(stat_of(Stat::Max, &grid, &counts), 1000);
+        assert_eq!(stat_of(Stat::Max, &grid, &[0, 0, 0, 0]), 0);
+    }
+}

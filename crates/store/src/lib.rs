@@ -1,0 +1,152 @@
+//! The results store: every run rtshield measures (or imports) is indexed
+//! so runs of different days, kernels and boards can be listed, selected
+//! and compared. Result files stay the primary record; the store is an
+//! index that `runs import` can rebuild from them.
+//!
+//! - [`Store`]: the storage interface (SQLite today: [`SqliteStore`]).
+//! - [`Selector`]: `kernel ~ 6.18 and load = hell`.
+//! - [`compare()`]: B versus A with bootstrap confidence intervals.
+
+mod compare;
+mod record;
+mod select;
+mod sqlite;
+
+pub use compare::{
+    compare, default_stats, Comparison, Method, Row, Stat, Verdict, ITERATIONS, MIN_RUNS,
+};
+pub use record::{new_uuid, run_uuid, RunSummary, ThreadSummary, TAG_UUID};
+pub use select::{Cond, Op, SelectError, Selector, FIELDS};
+pub use sqlite::{SqliteStore, SCHEMA_V1, SCHEMA_VERSION};
+
+use rtshield_results::RunResult;
+use std::fmt;
+use std::path::PathBuf;
+
+/// The environment variable naming the store.
+pub const STORE_ENV: &str = "RTSHIELD_STORE";
+
+/// A store error, with the store or run it concerns in the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError {
+    pub msg: String,
+}
+
+impl StoreError {
+    pub fn new(msg: impl Into<String>) -> StoreError {
+        StoreError { msg: msg.into() }
+    }
+    fn db(e: rusqlite::Error) -> StoreError {
+        StoreError::new(format!("store: {e}"))
+    }
+    fn json(e: serde_json::Error) -> StoreError {
+        StoreError::new(format!("store: {e}"))
+    }
+}
+
+impl fmt::Display for StoreError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.msg)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// What storing a run did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Put {
+    Stored {
+        id: i64,
+        uuid: String,
+    },
+    /// A run with the same UUID was already there: nothing written.
+    AlreadyStored {
+        id: i64,
+        uuid: String,
+    },
+}
+
+impl Put {
+    pub fn id(&self) -> i64 {
+        match self {
+            Put::Stored { id, .. } | Put::AlreadyStored { id, .. } => *id,
+        }
+    }
+    pub fn uuid(&self) -> &str {
+        match self {
+            Put::Stored { uuid, .. } | Put::AlreadyStored { uuid, .. } => uuid,
+        }
+    }
+}
+
+/// Where runs are kept. Each run is stored in one transaction: an
+/// interrupted store leaves no half-stored run, and storing again is a
+/// no-op (runs are identified by UUID).
+pub trait Store {
+    /// Store one run; `source` is where it was read from, if anywhere.
+    fn put(&mut self, r: &RunResult, source: Option<&str>) -> Result<Put, StoreError>;
+    /// Store many runs in one transaction (imports).
+    fn put_many(&mut self, runs: &[(RunResult, Option<String>)]) -> Result<Vec<Put>, StoreError>;
+    /// Summaries of the runs `sel` selects, in storage order.
+    fn list(&mut self, sel: &Selector) -> Result<Vec<RunSummary>, StoreError>;
+    /// The full results of runs by local id.
+    fn results(&mut self, ids: &[i64]) -> Result<Vec<RunResult>, StoreError>;
+    /// Where the store is, for messages.
+    fn location(&self) -> String;
+
+    /// One run by local id or (a unique prefix of) its UUID.
+    fn find(&mut self, id: &str) -> Result<RunSummary, StoreError> {
+        let all = self.list(&Selector::all())?;
+        let hits: Vec<&RunSummary> = match id.parse::<i64>() {
+            Ok(n) => all.iter().filter(|r| r.id == n).collect(),
+            Err(_) => all.iter().filter(|r| r.uuid.starts_with(id)).collect(),
+        };
+        match hits.as_slice() {
+            [one] => Ok((*one).clone()),
+            [] => Err(StoreError::new(format!(
+                "no run {id:?} in {} (see `rtshield runs list`)",
+                self.location()
+            ))),
+            many => Err(StoreError::new(format!(
+                "{id:?} matches {} runs; give more of the UUID",
+                many.len()
+            ))),
+        }
+    }
+}
+
+/// The default store path: `$XDG_DATA_HOME/rtshield/runs.db`, else
+/// `$HOME/.local/share/rtshield/runs.db`.
+pub fn default_path() -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(base.join("rtshield").join("runs.db"))
+}
+
+/// Open the store named by `spec` (a path), else `$RTSHIELD_STORE`, else
+/// the default path. The store's directory is created (0700) if missing.
+pub fn open(spec: Option<&str>) -> Result<Box<dyn Store>, StoreError> {
+    let spec = spec
+        .map(str::to_string)
+        .or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
+    let path = match spec {
+        Some(s) if s.starts_with("postgres://") || s.starts_with("postgresql://") => {
+            return Err(StoreError::new(format!(
+                "{s}: PostgreSQL stores are not supported by this build yet; use a file path"
+            )))
+        }
+        Some(s) => PathBuf::from(s),
+        None => default_path().ok_or_else(|| {
+            StoreError::new(
+                "no store path: set RTSHIELD_STORE, XDG_DATA_HOME or HOME, or give --store",
+            )
+        })?,
+    };
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        rtshield_sys::safefs::SafeDir::open_or_create(dir, 0o700, rtshield_sys::DirPolicy::Strict)
+            .map_err(|e| StoreError::new(e.to_string()))?;
+    }
+    Ok(Box::new(SqliteStore::open(&path)?))
+}

@@ -1,0 +1,221 @@
+//! What the store keeps of a run: the whole result (lossless, histograms
+//! included) and a summary row that lists and selectors work on.
+
+use rtshield_results::RunResult;
+use serde::Serialize;
+use std::collections::BTreeMap;
+
+/// One measuring thread, as `runs list`/`show` print it (ns).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ThreadSummary {
+    pub cpu: Option<u32>,
+    pub samples: u64,
+    pub min_ns: i64,
+    pub avg_ns: f64,
+    pub max_ns: i64,
+    /// Percentiles by key ("50", "99.9", …), as in `results.json`.
+    pub percentiles: BTreeMap<String, i64>,
+    pub overruns: u64,
+    pub missed_periods: u64,
+    pub lost: u64,
+}
+
+/// A stored run without its histograms.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RunSummary {
+    /// Local row number (differs between stores; the UUID does not).
+    pub id: i64,
+    pub uuid: String,
+    pub host: String,
+    pub kernel: String,
+    pub kernel_version: String,
+    pub preempt: String,
+    pub arch: String,
+    pub cpu_model: String,
+    pub tool: String,
+    pub label: String,
+    pub started: String,
+    pub duration_s: f64,
+    pub end: String,
+    pub mode: String,
+    pub tags: BTreeMap<String, String>,
+    pub threads: Vec<ThreadSummary>,
+}
+
+/// Tag keys the store knows by name.
+pub const TAG_UUID: &str = "uuid";
+
+impl RunSummary {
+    /// The summary of `r`; `id` is filled in by the store.
+    pub fn of(r: &RunResult) -> RunSummary {
+        let s = &r.sysinfo;
+        let opt = |o: &Option<String>| o.clone().unwrap_or_else(|| "?".into());
+        RunSummary {
+            id: 0,
+            uuid: run_uuid(r),
+            host: opt(&s.hostname),
+            kernel: opt(&s.kernel_release),
+            kernel_version: opt(&s.kernel_version),
+            preempt: opt(&s.preempt_model),
+            arch: s.arch.clone(),
+            cpu_model: opt(&s.cpu_model),
+            tool: r.tool.clone(),
+            label: r.label.clone().unwrap_or_default(),
+            started: r.started_at.clone(),
+            duration_s: r.duration_s,
+            end: r.end_reason.clone(),
+            mode: r.settings.mode.clone(),
+            tags: r.tags.clone(),
+            threads: r
+                .threads
+                .iter()
+                .map(|t| ThreadSummary {
+                    cpu: t.cpu,
+                    samples: t.samples,
+                    min_ns: t.min_ns,
+                    avg_ns: t.avg_ns,
+                    max_ns: t.max_ns,
+                    percentiles: t.percentiles.clone(),
+                    overruns: t.overruns,
+                    missed_periods: t.missed_periods,
+                    lost: t.lost,
+                })
+                .collect(),
+        }
+    }
+
+    /// The value of a selector key: a field, else a tag.
+    pub fn field(&self, key: &str) -> Option<String> {
+        let v = match key {
+            "id" => self.id.to_string(),
+            "uuid" => self.uuid.clone(),
+            "host" => self.host.clone(),
+            "kernel" => self.kernel.clone(),
+            "kernel_version" => self.kernel_version.clone(),
+            "preempt" => self.preempt.clone(),
+            "arch" => self.arch.clone(),
+            "cpu_model" => self.cpu_model.clone(),
+            "tool" => self.tool.clone(),
+            "label" => self.label.clone(),
+            "started" => self.started.clone(),
+            "end" => self.end.clone(),
+            "mode" => self.mode.clone(),
+            // Runs stored before tags existed ran without isolation or load
+            // as far as anyone recorded; say "?" rather than guess.
+            _ => return self.tags.get(key).cloned(),
+        };
+        Some(v)
+    }
+
+    /// The worst value of percentile `key` over the threads (ns).
+    pub fn worst_percentile(&self, key: &str) -> Option<i64> {
+        self.threads
+            .iter()
+            .filter_map(|t| t.percentiles.get(key).copied())
+            .max()
+    }
+
+    /// The worst maximum over the threads (ns).
+    pub fn worst_max(&self) -> Option<i64> {
+        self.threads.iter().map(|t| t.max_ns).max()
+    }
+
+    /// Samples over all threads.
+    pub fn samples(&self) -> u64 {
+        self.threads.iter().map(|t| t.samples).sum()
+    }
+}
+
+/// The run's UUID: the `uuid` tag written by rtshield when it stored the
+/// run, else one derived from the result's content, so importing or
+/// pushing the same run twice always gives the same identity.
+pub fn run_uuid(r: &RunResult) -> String {
+    if let Some(u) = r.tags.get(TAG_UUID) {
+        return u.clone();
+    }
+    let text = serde_json::to_vec(r).unwrap_or_default();
+    let h = fnv1a128(&text);
+    let b = h.to_be_bytes();
+    // Shape of a version-8 (custom) UUID so tools that parse UUIDs accept it.
+    let mut b = b;
+    b[6] = (b[6] & 0x0f) | 0x80;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// A new random UUID (version 4) for a run being stored for the first time.
+pub fn new_uuid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // RandomState is seeded from the OS's randomness once per process;
+    // hashing the time and a counter through it gives unpredictable,
+    // distinct bits without another dependency.
+    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos())
+        .unwrap_or(0);
+    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let word = |salt: u64| {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(t);
+        h.write_u64(n);
+        h.write_u64(salt);
+        h.write_u32(std::process::id());
+        h.finish()
+    };
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&word(1).to_le_bytes());
+    b[8..].copy_from_slice(&word(2).to_le_bytes());
+    b[6] = (b[6] & 0x0f) | 0x40;
+    b[8] = (b[8] & 0x3f) | 0x80;
+    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}
+
+/// FNV-1a, 128 bits: an identity for content, not a security hash.
+fn fnv1a128(data: &[u8]) -> u128 {
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    let mut h = OFFSET;
+    for &x in data {
+        h ^= x as u128;
+        h = h.wrapping_mul(PRIME);
+    }
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_is_stable_and_tag_wins() {
+        let mut r = rtshield_results::example::example_result();
+        let a = run_uuid(&r);
+        assert_eq!(a, run_uuid(&r.clone()));
+        assert_eq!(a.len(), 36);
+        assert_eq!(&a[14..15], "8");
+        r.duration_s += 1.0;
+        assert_ne!(a, run_uuid(&r));
+        r.tags.insert("uuid".into(), "x-y".into());
+        assert_eq!(run_uuid(&r), "x-y");
+        let n = new_uuid();
+        assert_eq!(&n[14..15], "4");
+        assert_ne!(n, new_uuid());
+    }
+}

@@ -1,0 +1,489 @@
+//! The embedded SQLite store (the default: no server needed).
+
+use crate::record::{RunSummary, ThreadSummary};
+use crate::select::Selector;
+use crate::{Put, Store, StoreError};
+use rtshield_results::RunResult;
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The schema version this build writes. Older databases are migrated
+/// forward when opened; a newer one is refused (an older rtshield must not
+/// write into a schema it does not know).
+pub const SCHEMA_VERSION: i64 = 2;
+
+/// Version 1: runs only (kept verbatim: the migration test builds a
+/// version-1 database from it).
+pub const SCHEMA_V1: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id INTEGER PRIMARY KEY,
+    uuid TEXT NOT NULL UNIQUE,
+    host TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    kernel_version TEXT NOT NULL,
+    preempt TEXT NOT NULL,
+    arch TEXT NOT NULL,
+    cpu_model TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    label TEXT NOT NULL,
+    started TEXT NOT NULL,
+    duration_s REAL NOT NULL,
+    end_reason TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    source TEXT,
+    stored_at INTEGER NOT NULL,
+    summary TEXT NOT NULL,
+    result TEXT NOT NULL
+);
+INSERT INTO meta (key, value) VALUES ('schema_version', '1');
+";
+
+/// Version 2 adds queryable tags and per-thread figures.
+const MIGRATE_V1_V2: &str = "
+CREATE TABLE tags (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+CREATE INDEX tags_key_value ON tags (key, value);
+CREATE TABLE threads (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    cpu INTEGER,
+    samples INTEGER NOT NULL,
+    min_ns INTEGER NOT NULL,
+    avg_ns REAL NOT NULL,
+    max_ns INTEGER NOT NULL,
+    p50_ns INTEGER,
+    p99_ns INTEGER,
+    p999_ns INTEGER,
+    p9999_ns INTEGER,
+    overruns INTEGER NOT NULL,
+    missed_periods INTEGER NOT NULL,
+    lost INTEGER NOT NULL,
+    PRIMARY KEY (run_id, idx)
+);
+CREATE INDEX runs_host_kernel ON runs (host, kernel);
+";
+
+/// A SQLite store at a path.
+pub struct SqliteStore {
+    conn: Connection,
+    path: PathBuf,
+}
+
+/// Seconds since the epoch, when the run was stored.
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+impl SqliteStore {
+    /// Open (creating it if needed) the database at `path`. The file is
+    /// opened with `SQLITE_OPEN_NOFOLLOW`: a planted symlink is refused.
+    pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NOFOLLOW
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(path, flags).map_err(|e| {
+            StoreError::new(format!("{}: cannot open the store: {e}", path.display()))
+        })?;
+        let mut s = SqliteStore {
+            conn,
+            path: path.to_path_buf(),
+        };
+        s.setup()?;
+        Ok(s)
+    }
+
+    /// An in-memory store (tests, benchmarks).
+    pub fn memory() -> Result<SqliteStore, StoreError> {
+        let conn = Connection::open_in_memory().map_err(StoreError::db)?;
+        let mut s = SqliteStore {
+            conn,
+            path: PathBuf::from(":memory:"),
+        };
+        s.setup()?;
+        Ok(s)
+    }
+
+    fn setup(&mut self) -> Result<(), StoreError> {
+        // WAL: readers never block the writer; NORMAL sync is durable at
+        // each checkpoint and keeps ingest fast. busy_timeout: two
+        // rtshield processes storing at once wait instead of failing.
+        self.conn
+            .execute_batch(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+            )
+            .map_err(|e| self.err(e))?;
+        self.conn
+            .busy_timeout(std::time::Duration::from_secs(10))
+            .map_err(|e| self.err(e))?;
+        self.migrate()
+    }
+
+    fn err(&self, e: rusqlite::Error) -> StoreError {
+        StoreError::new(format!("{}: {e}", self.path.display()))
+    }
+
+    /// The schema version of the open database.
+    pub fn version(&self) -> Result<i64, StoreError> {
+        let v: Option<String> = self
+            .conn
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(|e| self.err(e))?;
+        Ok(v.and_then(|s| s.parse().ok()).unwrap_or(0))
+    }
+
+    fn migrate(&mut self) -> Result<(), StoreError> {
+        let has_meta: bool = self
+            .conn
+            .query_row(
+                "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'",
+                [],
+                |r| r.get::<_, i64>(0),
+            )
+            .map_err(|e| self.err(e))?
+            > 0;
+        // IMMEDIATE: two processes opening a new store at once do not both
+        // create the tables.
+        let tx = self
+            .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(StoreError::db)?;
+        if !has_meta {
+            tx.execute_batch(SCHEMA_V1).map_err(StoreError::db)?;
+        }
+        let v: i64 = tx
+            .query_row(
+                "SELECT value FROM meta WHERE key = 'schema_version'",
+                [],
+                |r| r.get::<_, String>(0),
+            )
+            .map_err(StoreError::db)?
+            .parse()
+            .unwrap_or(0);
+        if v > SCHEMA_VERSION {
+            return Err(StoreError::new(format!(
+                "{}: store schema version {v} is newer than this rtshield knows ({SCHEMA_VERSION}); upgrade rtshield",
+                self.path.display()
+            )));
+        }
+        if v < 2 {
+            tx.execute_batch(MIGRATE_V1_V2).map_err(StoreError::db)?;
+            // Backfill from the lossless result of every stored run.
+            let rows: Vec<(i64, String)> = {
+                let mut st = tx
+                    .prepare("SELECT id, result FROM runs")
+                    .map_err(StoreError::db)?;
+                let it = st
+                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+                    .map_err(StoreError::db)?;
+                it.collect::<Result<_, _>>().map_err(StoreError::db)?
+            };
+            for (id, text) in rows {
+                let r: RunResult = serde_json::from_str(&text).map_err(|e| {
+                    StoreError::new(format!("run {id}: stored result unreadable: {e}"))
+                })?;
+                let s = RunSummary::of(&r);
+                insert_children(&tx, id, &s)?;
+                // The summary row is rebuilt from the lossless result too,
+                // so selection by tags and the summary agree.
+                let summary =
+                    serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
+                tx.execute(
+                    "UPDATE runs SET summary = ?1 WHERE id = ?2",
+                    params![summary, id],
+                )
+                .map_err(StoreError::db)?;
+            }
+            tx.execute(
+                "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
+                [SCHEMA_VERSION.to_string()],
+            )
+            .map_err(StoreError::db)?;
+        }
+        tx.commit().map_err(StoreError::db)
+    }
+
+    fn put_tx(
+        tx: &rusqlite::Transaction,
+        r: &RunResult,
+        source: Option<&str>,
+    ) -> Result<Put, StoreError> {
+        let s = RunSummary::of(r);
+        let exists: Option<i64> = tx
+            .query_row("SELECT id FROM runs WHERE uuid = ?1", [&s.uuid], |row| {
+                row.get(0)
+            })
+            .optional()
+            .map_err(StoreError::db)?;
+        if let Some(id) = exists {
+            return Ok(Put::AlreadyStored { id, uuid: s.uuid });
+        }
+        let summary = serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
+        let result = serde_json::to_string(r).map_err(StoreError::json)?;
+        tx.execute(
+            "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
+                label, started, duration_s, end_reason, mode, source, stored_at, summary, result)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+            params![
+                s.uuid,
+                s.host,
+                s.kernel,
+                s.kernel_version,
+                s.preempt,
+                s.arch,
+                s.cpu_model,
+                s.tool,
+                s.label,
+                s.started,
+                s.duration_s,
+                s.end,
+                s.mode,
+                source,
+                now_secs(),
+                summary,
+                result
+            ],
+        )
+        .map_err(StoreError::db)?;
+        let id = tx.last_insert_rowid();
+        insert_children(tx, id, &s)?;
+        Ok(Put::Stored { id, uuid: s.uuid })
+    }
+}
+
+fn insert_children(tx: &rusqlite::Transaction, id: i64, s: &RunSummary) -> Result<(), StoreError> {
+    let mut tag = tx
+        .prepare_cached("INSERT INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)")
+        .map_err(StoreError::db)?;
+    for (k, v) in &s.tags {
+        tag.execute(params![id, k, v]).map_err(StoreError::db)?;
+    }
+    let mut th = tx
+        .prepare_cached(
+            "INSERT INTO threads (run_id, idx, cpu, samples, min_ns, avg_ns, max_ns, p50_ns, p99_ns,
+                p999_ns, p9999_ns, overruns, missed_periods, lost)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14)",
+        )
+        .map_err(StoreError::db)?;
+    for (i, t) in s.threads.iter().enumerate() {
+        let p = |k: &str| t.percentiles.get(k).copied();
+        th.execute(params![
+            id,
+            i as i64,
+            t.cpu.map(i64::from),
+            t.samples as i64,
+            t.min_ns,
+            t.avg_ns,
+            t.max_ns,
+            p("50"),
+            p("99"),
+            p("99.9"),
+            p("99.99"),
+            t.overruns as i64,
+            t.missed_periods as i64,
+            t.lost as i64
+        ])
+        .map_err(StoreError::db)?;
+    }
+    Ok(())
+}
+
+type SummaryExtra = (Vec<ThreadSummary>, BTreeMap<String, String>);
+
+#[derive(serde::Deserialize)]
+struct ThreadRow {
+    cpu: Option<u32>,
+    samples: u64,
+    min_ns: i64,
+    avg_ns: f64,
+    max_ns: i64,
+    percentiles: BTreeMap<String, i64>,
+    overruns: u64,
+    missed_periods: u64,
+    lost: u64,
+}
+
+fn parse_summary(text: &str) -> Result<SummaryExtra, StoreError> {
+    let (threads, tags): (Vec<ThreadRow>, BTreeMap<String, String>) =
+        serde_json::from_str(text).map_err(StoreError::json)?;
+    let threads = threads
+        .into_iter()
+        .map(|t| ThreadSummary {
+            cpu: t.cpu,
+            samples: t.samples,
+            min_ns: t.min_ns,
+            avg_ns: t.avg_ns,
+            max_ns: t.max_ns,
+            percentiles: t.percentiles,
+            overruns: t.overruns,
+            missed_periods: t.missed_periods,
+            lost: t.lost,
+        })
+        .collect();
+    Ok((threads, tags))
+}
+
+/// Column of a selector key that is a field of the runs table.
+fn column(key: &str) -> Option<&'static str> {
+    Some(match key {
+        "id" => "CAST(id AS TEXT)",
+        "uuid" => "uuid",
+        "host" => "host",
+        "kernel" => "kernel",
+        "kernel_version" => "kernel_version",
+        "preempt" => "preempt",
+        "arch" => "arch",
+        "cpu_model" => "cpu_model",
+        "tool" => "tool",
+        "label" => "label",
+        "started" => "started",
+        "end" => "end_reason",
+        "mode" => "mode",
+        _ => return None,
+    })
+}
+
+/// ` WHERE …` and its bound values for a selector (empty when it selects
+/// everything). Tags are matched through the tags table; a missing tag
+/// matches `!=` and `!~` only, as in [`Selector::matches`].
+fn where_clause(sel: &Selector) -> (String, Vec<String>) {
+    use crate::select::Op;
+    let mut parts = Vec::new();
+    let mut binds = Vec::new();
+    for c in &sel.conds {
+        binds.push(c.value.clone());
+        let n = binds.len();
+        let part = match column(&c.key) {
+            Some(col) => match c.op {
+                Op::Eq => format!("{col} = ?{n}"),
+                Op::Ne => format!("{col} <> ?{n}"),
+                Op::Contains => format!("instr({col}, ?{n}) > 0"),
+                Op::NotContains => format!("instr({col}, ?{n}) = 0"),
+            },
+            None => {
+                binds.push(c.key.clone());
+                let k = binds.len();
+                let tag = |cond: &str| {
+                    format!("EXISTS (SELECT 1 FROM tags t WHERE t.run_id = runs.id AND t.key = ?{k} AND {cond})")
+                };
+                match c.op {
+                    Op::Eq if c.value.is_empty() => format!(
+                        "NOT EXISTS (SELECT 1 FROM tags t WHERE t.run_id = runs.id AND t.key = ?{k} AND t.value <> ?{n})"
+                    ),
+                    Op::Eq => tag(&format!("t.value = ?{n}")),
+                    Op::Ne => format!("NOT {}", tag(&format!("t.value = ?{n}"))),
+                    Op::Contains => tag(&format!("instr(t.value, ?{n}) > 0")),
+                    Op::NotContains => format!("NOT {}", tag(&format!("instr(t.value, ?{n}) > 0"))),
+                }
+            }
+        };
+        parts.push(part);
+    }
+    if parts.is_empty() {
+        (String::new(), binds)
+    } else {
+        (format!(" WHERE {}", parts.join(" AND ")), binds)
+    }
+}
+
+const SUMMARY_COLS: &str = "id, uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
+    label, started, duration_s, end_reason, mode, summary";
+
+fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<(RunSummary, String)> {
+    Ok((
+        RunSummary {
+            id: r.get(0)?,
+            uuid: r.get(1)?,
+            host: r.get(2)?,
+            kernel: r.get(3)?,
+            kernel_version: r.get(4)?,
+            preempt: r.get(5)?,
+            arch: r.get(6)?,
+            cpu_model: r.get(7)?,
+            tool: r.get(8)?,
+            label: r.get(9)?,
+            started: r.get(10)?,
+            duration_s: r.get(11)?,
+            end: r.get(12)?,
+            mode: r.get(13)?,
+            tags: BTreeMap::new(),
+            threads: Vec::new(),
+        },
+        r.get(14)?,
+    ))
+}
+
+impl Store for SqliteStore {
+    fn put(&mut self, r: &RunResult, source: Option<&str>) -> Result<Put, StoreError> {
+        let tx = self.conn.transaction().map_err(StoreError::db)?;
+        let p = SqliteStore::put_tx(&tx, r, source)?;
+        tx.commit().map_err(StoreError::db)?;
+        Ok(p)
+    }
+
+    fn put_many(&mut self, runs: &[(RunResult, Option<String>)]) -> Result<Vec<Put>, StoreError> {
+        let tx = self.conn.transaction().map_err(StoreError::db)?;
+        let mut out = Vec::with_capacity(runs.len());
+        for (r, src) in runs {
+            out.push(SqliteStore::put_tx(&tx, r, src.as_deref())?);
+        }
+        tx.commit().map_err(StoreError::db)?;
+        Ok(out)
+    }
+
+    fn list(&mut self, sel: &Selector) -> Result<Vec<RunSummary>, StoreError> {
+        // The selector becomes SQL so only the matching rows' summaries
+        // are decoded (a store of 10 000 runs lists in milliseconds).
+        let (clause, binds) = where_clause(sel);
+        let sql = format!("SELECT {SUMMARY_COLS} FROM runs{clause} ORDER BY id");
+        let mut st = self.conn.prepare_cached(&sql).map_err(StoreError::db)?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(binds.iter()), summary_row)
+            .map_err(StoreError::db)?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (mut s, extra) = row.map_err(StoreError::db)?;
+            let (threads, tags) = parse_summary(&extra)?;
+            s.threads = threads;
+            s.tags = tags;
+            // The SQL and the in-memory matcher must agree; the latter is
+            // the definition.
+            debug_assert!(sel.matches(&s), "SQL selection disagrees for run {}", s.id);
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    fn results(&mut self, ids: &[i64]) -> Result<Vec<RunResult>, StoreError> {
+        let mut st = self
+            .conn
+            .prepare_cached("SELECT result FROM runs WHERE id = ?1")
+            .map_err(StoreError::db)?;
+        let mut out = Vec::with_capacity(ids.len());
+        for id in ids {
+            let text: String = st.query_row([id], |r| r.get(0)).map_err(StoreError::db)?;
+            out.push(serde_json::from_str(&text).map_err(|e| {
+                StoreError::new(format!("run {id}: stored result unreadable: {e}"))
+            })?);
+        }
+        Ok(out)
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+}

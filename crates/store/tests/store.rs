@@ -1,0 +1,264 @@
+//! The store: round trip, idempotence, migration, selectors, and the
+//! comparison statistics on synthetic runs with known answers.
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rtshield_results::{example::example_result, Histogram, RunResult};
+use rtshield_store::{compare, default_stats, Method, Selector, SqliteStore, Store, Verdict};
+
+/// A run of `n` samples: 10 µs + Exp(3 µs), and with probability 1/1000
+/// a tail of Exp(`tail_us`); 1 µs buckets, 1000 buckets.
+fn synth(seed: u64, n: u64, tail_us: f64, tags: &[(&str, &str)]) -> RunResult {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut counts = vec![0u64; 1000];
+    let (mut min, mut max, mut sum, mut overflow) = (i64::MAX, 0i64, 0f64, 0u64);
+    for _ in 0..n {
+        let e = |rng: &mut ChaCha8Rng, m: f64| -m * (1.0 - rng.random::<f64>()).ln();
+        let mut us = 10.0 + e(&mut rng, 3.0);
+        if rng.random::<f64>() < 0.001 {
+            us += e(&mut rng, tail_us);
+        }
+        let ns = (us * 1000.0) as i64;
+        min = min.min(ns);
+        max = max.max(ns);
+        sum += ns as f64;
+        let b = (ns / 1000) as usize;
+        if b < counts.len() {
+            counts[b] += 1;
+        } else {
+            overflow += 1;
+        }
+    }
+    let h = Histogram {
+        resolution_ns: 1000,
+        buckets: 1000,
+        counts: counts
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| [i as u64, c])
+            .collect(),
+        overflow,
+        underflow: 0,
+    };
+    let mut r = example_result();
+    let t = rtshield_results::import::thread_from_histogram(
+        0,
+        Some(1),
+        200_000,
+        n,
+        min,
+        max,
+        sum / n as f64,
+        h,
+    );
+    r.threads = vec![t];
+    r.started_at = format!("2026-11-22T00:00:{:02}Z", seed % 60);
+    r.duration_s = seed as f64;
+    for (k, v) in tags {
+        r.tags.insert(k.to_string(), v.to_string());
+    }
+    r
+}
+
+#[test]
+fn round_trip_is_lossless_and_idempotent() {
+    let mut s = SqliteStore::memory().unwrap();
+    let a = synth(1, 5000, 50.0, &[("isolation", "none"), ("load", "hell")]);
+    let p1 = s.put(&a, Some("dir/a")).unwrap();
+    let p2 = s.put(&a, None).unwrap();
+    assert!(matches!(p1, rtshield_store::Put::Stored { .. }));
+    assert!(matches!(p2, rtshield_store::Put::AlreadyStored { .. }));
+    assert_eq!(p1.uuid(), p2.uuid());
+    let list = s.list(&Selector::all()).unwrap();
+    assert_eq!(list.len(), 1);
+    let back = s.results(&[list[0].id]).unwrap();
+    assert_eq!(
+        back[0], a,
+        "stored result equals results.json field by field"
+    );
+    // The summary agrees with the result.
+    let t = &a.threads[0];
+    assert_eq!(list[0].threads[0].max_ns, t.max_ns);
+    assert_eq!(list[0].threads[0].percentiles, t.percentiles);
+    assert_eq!(list[0].field("load").as_deref(), Some("hell"));
+}
+
+#[test]
+fn file_store_survives_reopen_and_refuses_symlink() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("runs.db");
+    {
+        let mut s = SqliteStore::open(&p).unwrap();
+        s.put(&synth(2, 100, 50.0, &[]), None).unwrap();
+    }
+    let mut s = SqliteStore::open(&p).unwrap();
+    assert_eq!(s.list(&Selector::all()).unwrap().len(), 1);
+    assert_eq!(s.version().unwrap(), rtshield_store::SCHEMA_VERSION);
+    std::os::unix::fs::symlink(&p, d.path().join("link.db")).unwrap();
+    assert!(SqliteStore::open(&d.path().join("link.db")).is_err());
+}
+
+#[test]
+fn a_version_1_store_is_migrated_with_its_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("v1.db");
+    let r = synth(3, 1000, 50.0, &[("load", "cpu")]);
+    {
+        let c = rusqlite_conn(&p);
+        c.execute_batch(rtshield_store::SCHEMA_V1).unwrap();
+        c.execute(
+            "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
+               label, started, duration_s, end_reason, mode, source, stored_at, summary, result)
+             VALUES ('u-1','h','6.1','v','p','x86_64','c','t','l','s',1.0,'duration','nanosleep',NULL,0,
+               '[[],{}]', ?1)",
+            [serde_json::to_string(&r).unwrap()],
+        )
+        .unwrap();
+    }
+    let mut s = SqliteStore::open(&p).unwrap();
+    assert_eq!(s.version().unwrap(), 2);
+    let sel = Selector::parse("load = cpu").unwrap();
+    // Tags are backfilled into the new table (and the summary row keeps
+    // what version 1 had).
+    let n: i64 = rusqlite_conn(&p)
+        .query_row(
+            "SELECT count(*) FROM tags WHERE key='load' AND value='cpu'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(n, 1);
+    let n: i64 = rusqlite_conn(&p)
+        .query_row("SELECT count(*) FROM threads", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(n, 1);
+    assert_eq!(s.results(&[1]).unwrap()[0], r);
+    let picked = s.list(&sel).unwrap();
+    assert_eq!(picked.len(), 1);
+    assert_eq!(
+        picked[0].threads.len(),
+        1,
+        "summary rebuilt from the result"
+    );
+}
+
+fn rusqlite_conn(p: &std::path::Path) -> rusqlite::Connection {
+    rusqlite::Connection::open(p).unwrap()
+}
+
+#[test]
+fn selectors_pick_runs() {
+    let mut s = SqliteStore::memory().unwrap();
+    for (i, (iso, load)) in [
+        ("none", "idle"),
+        ("partition", "idle"),
+        ("none", "hell"),
+        ("partition", "hell"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        s.put(
+            &synth(
+                10 + i as u64,
+                100,
+                50.0,
+                &[("isolation", iso), ("load", load)],
+            ),
+            None,
+        )
+        .unwrap();
+    }
+    s.put(&synth(99, 100, 50.0, &[]), None).unwrap();
+    let mut n = |q: &str| s_list(&mut s, q);
+    // A run without the tag: matches only != and !~.
+    assert_eq!(n("isolation != none"), 3);
+    assert_eq!(n("isolation !~ non"), 3);
+    assert_eq!(n("isolation ="), 1);
+    assert!(Selector::parse("host ~ ").is_err());
+    assert_eq!(n("isolation=none"), 2);
+    assert_eq!(n("isolation=none and load=hell"), 1);
+    assert_eq!(n("load != hell"), 3);
+    assert_eq!(n("load ~ el"), 2);
+    assert_eq!(n("campaign = x"), 0);
+    assert_eq!(n(""), 5);
+    drop(n);
+    let one = s.find("2").unwrap();
+    assert_eq!(one.field("isolation").as_deref(), Some("partition"));
+    assert!(s.find("999").is_err());
+}
+
+fn s_list(s: &mut SqliteStore, q: &str) -> usize {
+    s.list(&Selector::parse(q).unwrap()).unwrap().len()
+}
+
+#[test]
+fn same_distribution_is_no_significant_difference_in_95_of_100_trials() {
+    let stats = default_stats();
+    let mut same = vec![0; stats.len()];
+    for trial in 0..100u64 {
+        let a = [synth(1000 + trial, 20_000, 50.0, &[])];
+        let b = [synth(5000 + trial, 20_000, 50.0, &[])];
+        let c = compare(&a, &b, &stats, trial);
+        assert_eq!(c.method, Method::Samples);
+        for (k, row) in c.rows.iter().enumerate() {
+            if row.verdict == Verdict::Same {
+                same[k] += 1;
+            }
+        }
+    }
+    eprintln!("no significant difference per statistic: {same:?}");
+    for (k, s) in stats.iter().enumerate() {
+        assert!(
+            same[k] >= 95,
+            "{}: no significant difference in only {}/100",
+            s.name(),
+            same[k]
+        );
+    }
+}
+
+#[test]
+fn a_doubled_tail_is_b_worse_over_runs() {
+    let stats = default_stats();
+    let a: Vec<_> = (0..4).map(|i| synth(100 + i, 50_000, 40.0, &[])).collect();
+    // Same body, tail twice as long: p99.99 and max must come out worse,
+    // the body must not.
+    let b: Vec<_> = (0..4).map(|i| synth(200 + i, 50_000, 80.0, &[])).collect();
+    let c = compare(&a, &b, &stats, 7);
+    assert_eq!(c.method, Method::Runs);
+    let row = |n: &str| c.rows.iter().find(|r| r.stat == n).unwrap();
+    assert_eq!(row("p99.99").verdict, Verdict::Worse, "{:?}", row("p99.99"));
+    assert_eq!(row("max").verdict, Verdict::Worse, "{:?}", row("max"));
+    assert_eq!(row("p50").verdict, Verdict::Same, "{:?}", row("p50"));
+    assert!(row("p99.99").ratio > 1.3);
+    // And the other way round it is better.
+    let c = compare(&b, &a, &stats, 7);
+    assert_eq!(
+        c.rows.iter().find(|r| r.stat == "p99.99").unwrap().verdict,
+        Verdict::Better
+    );
+}
+
+#[test]
+fn a_doubled_tail_is_b_worse_within_single_runs() {
+    // One run a side: the samples inside the histograms are resampled.
+    let a = [synth(300, 200_000, 40.0, &[])];
+    let b = [synth(400, 200_000, 80.0, &[])];
+    let c = compare(&a, &b, &default_stats(), 7);
+    assert_eq!(c.method, Method::Samples);
+    let row = |n: &str| c.rows.iter().find(|r| r.stat == n).unwrap().clone();
+    assert_eq!(row("p99.99").verdict, Verdict::Worse, "{:?}", row("p99.99"));
+    assert_eq!(row("p50").verdict, Verdict::Same, "{:?}", row("p50"));
+}
+
+#[test]
+fn compare_is_deterministic() {
+    let a = [synth(1, 5000, 50.0, &[])];
+    let b = [synth(2, 5000, 50.0, &[])];
+    assert_eq!(
+        compare(&a, &b, &default_stats(), 3),
+        compare(&a, &b, &default_stats(), 3)
+    );
+}

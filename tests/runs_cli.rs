@@ -1,0 +1,132 @@
+//! `rtshield runs`: import real result files, list, select, show, export
+//! and compare them, all from a private store.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn rtshield(store: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+        .arg("runs")
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .env_remove("RTSHIELD_STORE")
+        .output()
+        .expect("run rtshield")
+}
+
+fn fixture(p: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/report")
+        .join(p)
+}
+
+fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn import_list_show_export_and_compare() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("sub/runs.db");
+    let idle = fixture("real/idle");
+    let hell = fixture("real/hell");
+    let cyc = fixture("cyclictest-cpu1.json");
+    let out = ok(&rtshield(
+        &db,
+        &[
+            "import",
+            idle.to_str().unwrap(),
+            hell.to_str().unwrap(),
+            cyc.to_str().unwrap(),
+        ],
+    ));
+    assert!(out.contains("3 stored, 0 already there"), "{out}");
+    // Idempotent by UUID.
+    let out = ok(&rtshield(&db, &["import", idle.to_str().unwrap()]));
+    assert!(out.contains("0 stored, 1 already there"), "{out}");
+
+    let out = ok(&rtshield(&db, &["list", "--json"]));
+    let list: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 3);
+    let out = ok(&rtshield(
+        &db,
+        &["list", "--where", "tool ~ cyclictest", "--json"],
+    ));
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+
+    // What `show --json` gives back is the results.json that was imported.
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(idle.join("results.json")).unwrap()).unwrap();
+    let out = ok(&rtshield(&db, &["show", "1", "--json"]));
+    let shown: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(shown["threads"], original["threads"]);
+    assert_eq!(shown["sysinfo"], original["sysinfo"]);
+    // The table's max is the file's, in µs.
+    let out = ok(&rtshield(&db, &["show", "1"]));
+    let max_us = original["threads"][0]["max_ns"].as_i64().unwrap() as f64 / 1000.0;
+    assert!(out.contains(&format!("{max_us:.1}")), "{out}");
+
+    // CSV export: one row per thread, figures from the stored run.
+    let out = ok(&rtshield(&db, &["export", "id=1", "--format", "csv"]));
+    let rows: Vec<&str> = out.lines().collect();
+    assert_eq!(
+        rows.len(),
+        1 + original["threads"].as_array().unwrap().len()
+    );
+    let p999 = original["threads"][0]["percentiles"]["99.9"]
+        .as_i64()
+        .unwrap();
+    assert!(rows[1].contains(&format!(",{p999},")), "{}", rows[1]);
+
+    // Compare idle with hell: fewer than 3 runs a side, so samples are
+    // resampled, and the output says so.
+    let out = ok(&rtshield(
+        &db,
+        &["compare", "id=1", "id=2", "--stat", "p50,max", "--json"],
+    ));
+    let c: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(c["method"], "samples");
+    assert_eq!(c["rows"].as_array().unwrap().len(), 2);
+    let hell_r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(hell.join("results.json")).unwrap()).unwrap();
+    let worst = |r: &serde_json::Value| {
+        r["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["max_ns"].as_i64().unwrap())
+            .max()
+            .unwrap()
+    };
+    assert_eq!(c["rows"][1]["a_ns"].as_i64().unwrap(), worst(&original));
+    assert_eq!(c["rows"][1]["b_ns"].as_i64().unwrap(), worst(&hell_r));
+    let out = ok(&rtshield(&db, &["compare", "id=1", "id=2"]));
+    assert!(out.contains("samples within the histograms"), "{out}");
+}
+
+#[test]
+fn bad_selectors_and_unknown_runs_are_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("runs.db");
+    let o = rtshield(&db, &["list", "--where", "kernel 6.18"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("column 8") && e.contains("expected =, !=, ~ or !~"),
+        "{e}"
+    );
+    let o = rtshield(&db, &["show", "42"]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = rtshield(&db, &["compare", "host=a", "host=b"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("selects no run"));
+    let o = rtshield(&db, &["compare", "host=a", "host=b", "--stat", "p100"]);
+    assert_eq!(o.status.code(), Some(2));
+}

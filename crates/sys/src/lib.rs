@@ -3,6 +3,7 @@
 //! Also the small shared vocabulary types: [`CpuSet`], durations, and the
 //! [`sysinfo::SysInfo`] block embedded in every result file.
 
+pub mod confine;
 pub mod cpuset;
 pub mod error;
 pub mod procstat;

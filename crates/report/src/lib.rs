@@ -210,7 +210,7 @@ pub fn is_report_file(n: &str) -> bool {
     let per_curve = |prefix: &str, exts: &[&str]| {
         n.strip_prefix(prefix).is_some_and(|rest| {
             exts.iter()
-                .any(|e| rest.strip_suffix(e).is_some_and(|slug| slug_ok(slug)))
+                .any(|e| rest.strip_suffix(e).is_some_and(slug_ok))
         })
     };
     per_curve("latency-", &[".dat"]) || per_curve("timeline-", &[".dat", ".png"])

@@ -62,6 +62,9 @@ fn trusted_owner(uid: u32) -> bool {
 pub enum SafeError {
     /// The directory is not safe to write into as root.
     Unsafe { path: PathBuf, why: String },
+    /// A file or directory root would act on (saved state) that others
+    /// could have written or replaced.
+    Untrusted { path: PathBuf, why: String },
     /// A name that is not a single path component.
     BadName { name: String },
     /// An I/O error on a path.
@@ -72,7 +75,10 @@ impl SafeError {
     /// True when the error is a refusal of the caller's input (exit 2), not
     /// a failure of the system.
     pub fn is_refusal(&self) -> bool {
-        matches!(self, SafeError::Unsafe { .. } | SafeError::BadName { .. })
+        matches!(
+            self,
+            SafeError::Unsafe { .. } | SafeError::Untrusted { .. } | SafeError::BadName { .. }
+        )
     }
     /// The underlying I/O error kind, if any.
     pub fn io_kind(&self) -> Option<io::ErrorKind> {
@@ -91,6 +97,12 @@ impl fmt::Display for SafeError {
                 "refusing to write into {}: {why} (a root process writing there could be \
                  tricked into overwriting other files; use a directory you own, or \
                  --force-unsafe-dir if you trust every user who can write there)",
+                path.display()
+            ),
+            SafeError::Untrusted { path, why } => write!(
+                f,
+                "{}: not trusted as saved state: {why} (it must be a regular file of mode \
+                 0600 or stricter, owned by root, in a directory of mode 0700)",
                 path.display()
             ),
             SafeError::BadName { name } => {
@@ -117,7 +129,9 @@ impl From<SafeError> for io::Error {
     fn from(e: SafeError) -> io::Error {
         let kind = match &e {
             SafeError::Io { err, .. } => err.kind(),
-            SafeError::Unsafe { .. } => io::ErrorKind::PermissionDenied,
+            SafeError::Unsafe { .. } | SafeError::Untrusted { .. } => {
+                io::ErrorKind::PermissionDenied
+            }
             SafeError::BadName { .. } => io::ErrorKind::InvalidInput,
         };
         io::Error::new(kind, e.to_string())
@@ -210,6 +224,29 @@ impl SafeDir {
         }
     }
 
+    /// Open (creating it and missing parents 0700, whatever the umask) a
+    /// directory of state root acts on later. It must be owned by root or
+    /// the effective uid; a directory an older version created with the
+    /// umask's mode (0755, or 0777 under `umask 000`) is tightened to 0700.
+    /// Files read from it still go through [`SafeDir::read_private`].
+    pub fn open_private_or_create(path: &Path) -> Result<SafeDir> {
+        let d = SafeDir::open_or_create(path, 0o700, DirPolicy::AllowUnsafe)?;
+        let (uid, mode) = d.owner_mode()?;
+        if !trusted_owner(uid) {
+            return Err(SafeError::Untrusted {
+                path: path.to_path_buf(),
+                why: format!(
+                    "it is owned by uid {uid}, not by root or you (uid {})",
+                    rustix::process::geteuid().as_raw()
+                ),
+            });
+        }
+        if mode & 0o077 != 0 {
+            d.set_mode(0o700)?;
+        }
+        Ok(d)
+    }
+
     /// The path this directory was opened at (for messages only: every
     /// operation goes through the descriptor).
     pub fn path(&self) -> &Path {
@@ -228,24 +265,27 @@ impl SafeDir {
         let st = rfs::fstat(&self.fd).map_err(|e| io_err(&self.path, e))?;
         let me = rustix::process::geteuid().as_raw();
         let mode = st.st_mode;
+        if policy == DirPolicy::Private {
+            let why = if !trusted_owner(st.st_uid) {
+                format!(
+                    "it is owned by uid {}, not by root or you (uid {me})",
+                    st.st_uid
+                )
+            } else if mode & 0o077 != 0 {
+                format!("it is mode {:o}", mode & 0o7777)
+            } else {
+                return Ok(());
+            };
+            return Err(SafeError::Untrusted {
+                path: self.path.clone(),
+                why,
+            });
+        }
         if !trusted_owner(st.st_uid) {
             return Err(SafeError::Unsafe {
                 path: self.path.clone(),
                 why: format!("it is owned by uid {}, not by you (uid {me})", st.st_uid),
             });
-        }
-        if policy == DirPolicy::Private {
-            if mode & 0o077 != 0 {
-                return Err(SafeError::Unsafe {
-                    path: self.path.clone(),
-                    why: format!(
-                        "it is mode {:o}: a directory of saved state must be 0700 \
-                         (no access for group or others)",
-                        mode & 0o7777
-                    ),
-                });
-            }
-            return Ok(());
         }
         let sticky = mode & 0o1000 != 0;
         if mode & 0o022 != 0 && !sticky {
@@ -479,7 +519,7 @@ impl SafeDir {
     /// Read `name`, which root will act on: it must be a regular file (not
     /// a symlink), owned by root or the effective uid, with no permission
     /// for group or others (mode ≤ 0600), at most `limit` bytes. Anything
-    /// else is [`SafeError::Unsafe`].
+    /// else is [`SafeError::Untrusted`].
     pub fn read_private(&self, name: &str, limit: u64) -> Result<Vec<u8>> {
         check_name(name)?;
         let p = self.path.join(name);
@@ -490,14 +530,14 @@ impl SafeDir {
             Mode::empty(),
         )
         .map_err(|e| match e {
-            rustix::io::Errno::LOOP => SafeError::Unsafe {
+            rustix::io::Errno::LOOP => SafeError::Untrusted {
                 path: p.clone(),
                 why: "it is a symbolic link".into(),
             },
             e => io_err(&p, e),
         })?;
         let st = rfs::fstat(&fd).map_err(|e| io_err(&p, e))?;
-        let unsafe_because = |why: String| SafeError::Unsafe {
+        let unsafe_because = |why: String| SafeError::Untrusted {
             path: p.clone(),
             why,
         };
@@ -882,5 +922,18 @@ mod tests {
         assert_eq!(temp_target(".summary.md.0123.tmp"), None);
         assert_eq!(temp_target("summary.md"), None);
         assert_eq!(temp_target("..0123456789abcdef.tmp"), None);
+    }
+
+    #[test]
+    fn private_dir_is_created_0700_and_tightened() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("run/rtshield");
+        let d = SafeDir::open_private_or_create(&p).unwrap();
+        assert_eq!(d.owner_mode().unwrap().1, 0o700);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
+        SafeDir::open_private_or_create(&p).unwrap();
+        let m = std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(m, 0o700);
+        SafeDir::open(&p, DirPolicy::Private).unwrap();
     }
 }

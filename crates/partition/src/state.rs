@@ -157,12 +157,14 @@ impl State {
     /// Read the state file `path` (below `root`). It must be a regular
     /// file (not a symlink) owned by root — or by the effective uid, which
     /// is root in production and the test's uid on fake trees — of mode
-    /// 0600 or stricter, in a directory of mode 0700 with the same owner.
+    /// 0600 or stricter, in a directory of mode 0700 with the same kind of
+    /// owner (an older version's 0755 directory is tightened to 0700, a
+    /// group/world-writable one refused; [`SafeDir::open_private`]).
     /// Anything else is refused ([`InputError`]): a planted state file
     /// would make `undo` write what it says as root. `Ok(None)`: no file.
     pub fn load(root: &Root, path: &str) -> anyhow::Result<Option<State>> {
         let (dir, name) = split(path);
-        let d = match SafeDir::open(&root.path(dir), DirPolicy::Private) {
+        let d = match SafeDir::open_private(&root.path(dir)) {
             Ok(d) => d,
             Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => return Ok(None),
             Err(e) => return Err(state_error(e)),

@@ -35,7 +35,8 @@ pub enum DirPolicy {
     AllowUnsafe,
     /// For state that root acts on later (`/run/rtshield`): owned by root
     /// or by the effective uid (fake trees in tests), and no permission at
-    /// all for group or others (mode ≤ 0700).
+    /// all for group or others (mode ≤ 0700). See also
+    /// [`SafeDir::open_private`], which tightens an older 0755 directory.
     Private,
 }
 
@@ -225,26 +226,44 @@ impl SafeDir {
     }
 
     /// Open (creating it and missing parents 0700, whatever the umask) a
-    /// directory of state root acts on later. It must be owned by root or
-    /// the effective uid; a directory an older version created with the
-    /// umask's mode (0755, or 0777 under `umask 000`) is tightened to 0700.
-    /// Files read from it still go through [`SafeDir::read_private`].
+    /// directory of state root acts on later; see [`SafeDir::open_private`].
     pub fn open_private_or_create(path: &Path) -> Result<SafeDir> {
-        let d = SafeDir::open_or_create(path, 0o700, DirPolicy::AllowUnsafe)?;
+        match SafeDir::open_private(path) {
+            Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => {
+                match SafeDir::open_or_create(path, 0o700, DirPolicy::AllowUnsafe) {
+                    Ok(_) => SafeDir::open_private(path),
+                    Err(e) => Err(e),
+                }
+            }
+            r => r,
+        }
+    }
+
+    /// Open an existing directory of state root acts on later
+    /// (`/run/rtshield`). It must be owned by root or the effective uid and
+    /// writable by nobody else. One an older version created with the
+    /// umask's mode (0755) is tightened to 0700 when it is ours; a group-
+    /// or world-writable one (0777 under `umask 000`) is refused, since
+    /// anyone could have planted or hard-linked files into it. Files read
+    /// from it still go through [`SafeDir::read_private`].
+    pub fn open_private(path: &Path) -> Result<SafeDir> {
+        let d = SafeDir::open(path, DirPolicy::AllowUnsafe)?;
         let (uid, mode) = d.owner_mode()?;
-        if !trusted_owner(uid) {
-            return Err(SafeError::Untrusted {
-                path: path.to_path_buf(),
-                why: format!(
-                    "it is owned by uid {uid}, not by root or you (uid {})",
-                    rustix::process::geteuid().as_raw()
-                ),
-            });
-        }
-        if mode & 0o077 != 0 {
-            d.set_mode(0o700)?;
-        }
-        Ok(d)
+        let me = rustix::process::geteuid().as_raw();
+        let why = if !trusted_owner(uid) {
+            format!("it is owned by uid {uid}, not by root or you (uid {me})")
+        } else if mode & 0o022 != 0 {
+            format!("it is mode {mode:o}: others may have written into it")
+        } else {
+            if mode & 0o077 != 0 && uid == me {
+                d.set_mode(0o700)?;
+            }
+            return Ok(d);
+        };
+        Err(SafeError::Untrusted {
+            path: path.to_path_buf(),
+            why,
+        })
     }
 
     /// The path this directory was opened at (for messages only: every
@@ -930,10 +949,15 @@ mod tests {
         let p = t.path().join("run/rtshield");
         let d = SafeDir::open_private_or_create(&p).unwrap();
         assert_eq!(d.owner_mode().unwrap().1, 0o700);
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
         SafeDir::open_private_or_create(&p).unwrap();
         let m = std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777;
         assert_eq!(m, 0o700);
         SafeDir::open(&p, DirPolicy::Private).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = SafeDir::open_private_or_create(&p).unwrap_err();
+        assert!(e.is_refusal() && e.to_string().contains("mode 777"), "{e}");
+        let e = SafeDir::open_private(&p).unwrap_err();
+        assert!(e.to_string().contains("others may have written"), "{e}");
     }
 }

@@ -78,12 +78,13 @@ NAMES="results.json results.csv histogram.txt timer_thread00.txt timeline.csv"
 
 # Plant symlinks to VICTIM in each DIR (as the attacker) for every name
 # rtshield writes and for the old predictable temporary names
-# (.NAME.tmp<PID>) of the next 300 PIDs. One python process, so that
+# (.NAME.tmp<PID>) of the next NPIDS PIDs (a busy machine uses PIDs fast,
+# so this part is best effort; symlinks are slow to create by the thousand). One python process, so that
 # planting does not itself use up the PIDs it predicts.
-plant() { # victim dir...
+plant() { # npids victim dir...
     as_user /usr/bin/python3 - "$@" <<'EOF'
 import os, sys
-victim, dirs = sys.argv[1], sys.argv[2:]
+npids, victim, dirs = int(sys.argv[1]), sys.argv[2], sys.argv[3:]
 names = "results.json results.csv histogram.txt timer_thread00.txt timeline.csv".split()
 last = int(open("/proc/sys/kernel/ns_last_pid").read())
 for d in dirs:
@@ -91,7 +92,7 @@ for d in dirs:
     os.chmod(d, 0o777)
     for n in names:
         os.symlink(victim, os.path.join(d, n))
-    for pid in range(last + 1, last + 301):
+    for pid in range(last + 1, last + 1 + npids):
         for n in names[:4]:
             os.symlink(victim, os.path.join(d, ".%s.tmp%d" % (n, pid)))
 EOF
@@ -104,7 +105,7 @@ echo
 # --- (a) symlinks planted in a pre-created output directory -------------
 # a1: measure --out DIR, DIR made by the attacker with links inside.
 V=$WORK/victim-a1; echo precious > "$V"
-plant "$V" "$ATT/out-a1"
+plant 300 "$V" "$ATT/out-a1"
 (cd "$WORK" && timeout 60 "$BIN" "${MEASURE[@]}" --out "$ATT/out-a1" >"$WORK/a1.out" 2>"$WORK/a1.err"); rc=$?
 if [ "$(cat "$V")" = precious ]; then
     verdict a1 1 "measure --out <attacker's dir with links>: victim intact (exit $rc: $(first_err "$WORK/a1.err"))"
@@ -127,7 +128,7 @@ timer_thread[0]
 }
 EOF
 V=$WORK/victim-a2; echo precious > "$V"
-plant "$V" "$ATT/out-a2"
+plant 300 "$V" "$ATT/out-a2"
 (cd "$WORK" && timeout 60 "$BIN" run -q "$WORK/a2.cfg" --out "$ATT/out-a2" >"$WORK/a2.out" 2>"$WORK/a2.err"); rc=$?
 if [ "$(cat "$V")" = precious ]; then
     verdict a2 1 "run --out <attacker's dir with links>: victim intact (exit $rc: $(first_err "$WORK/a2.err"))"
@@ -136,16 +137,16 @@ else
 fi
 
 # a3: the default ./rtshield-results/STAMP, predicted by the attacker: the
-# parent and the next 9 seconds' stamps made in advance, links inside.
+# parent and the next 4 seconds' stamps made in advance, links inside.
 V=$WORK/victim-a3; echo precious > "$V"
 CWD3=$WORK/cwd-a3; mkdir "$CWD3"; chmod 1777 "$CWD3"
 as_user mkdir -m 777 "$CWD3/rtshield-results"
 now=$(date -u +%s)
 stamps=()
-for i in $(seq 0 8); do
+for i in $(seq 0 3); do
     stamps+=("$CWD3/rtshield-results/$(date -u -d "@$((now + i))" +%Y%m%d-%H%M%S)")
 done
-plant "$V" "${stamps[@]}"
+plant 50 "$V" "${stamps[@]}"
 (cd "$CWD3" && timeout 60 "$BIN" "${MEASURE[@]}" >"$WORK/a3.out" 2>"$WORK/a3.err"); rc=$?
 if [ "$(cat "$V")" = precious ]; then
     verdict a3 1 "measure (default rtshield-results/STAMP, predicted): victim intact (exit $rc: $(first_err "$WORK/a3.err"))"
@@ -243,19 +244,40 @@ fi
 
 # --- (d) report -o: race and manifest deletion ---------------------------
 # d1: DIR is the attacker's: it passes the checks with a manifest naming
-# `precious.conf`, then is swapped for a link to root's directory holding
-# a `precious.conf`, over and over, while root writes reports into it.
-ROOTDIR=$WORK/rootdir-d1; mkdir "$ROOTDIR"; echo precious >"$ROOTDIR/precious.conf"
-as_user bash -c "mkdir '$ATT/real-d1' && printf 'precious.conf\n' > '$ATT/real-d1/.rtshield-report' && echo mine > '$ATT/real-d1/precious.conf' && ln -s '$ROOTDIR' '$ATT/link-d1' && mv -T '$ATT/real-d1' '$ATT/out-d1'"
+# `latency-precious.dat` (a name a report writes), then is swapped for a
+# link to root's directory holding a `latency-precious.dat`, over and over,
+# while root writes reports into it (with --force-unsafe-dir when the
+# build has it, so the directory-fd logic itself is what is tested).
+ROOTDIR=$WORK/rootdir-d1; mkdir "$ROOTDIR"; echo precious >"$ROOTDIR/latency-precious.dat"
+as_user bash -c "mkdir '$ATT/out-d1' && ln -s '$ROOTDIR' '$ATT/link-d1'"
 # The swap is renameat2(RENAME_EXCHANGE) in a tight loop: DIR is always
-# either the real directory or the link, flipping every few microseconds.
+# either the real directory or the link, flipping every few microseconds;
+# the manifest and the bait file are planted again and again through a
+# descriptor of the real directory.
 # (setpriv directly, not the as_user function: $! must be the swapper itself.)
 setpriv --reuid="$AUID" --regid="$AGID" --clear-groups -- /usr/bin/python3 -c '
 import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 os.chdir(sys.argv[1])
+fd = os.open("out-d1", os.O_RDONLY | os.O_DIRECTORY)
+def put(name, text):
+    try:  # root may rename its own file in at any moment: just try again later
+        os.unlink(name, dir_fd=fd)
+    except OSError:
+        pass
+    try:
+        f = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, dir_fd=fd)
+        os.write(f, text.encode())
+        os.close(f)
+    except OSError:
+        pass
+i = 0
 while True:
+    if i % 64 == 0:
+        put(".rtshield-report", "latency-precious.dat\nsummary.md\nsummary.csv\n")
+        put("latency-precious.dat", "mine\n")
     libc.renameat2(-100, b"out-d1", -100, b"link-d1", 2)  # RENAME_EXCHANGE
+    i += 1
 ' "$ATT" &
 BG_PIDS+=($!)
 FORCE=()
@@ -264,14 +286,14 @@ end=$((SECONDS + RACE_SECONDS)); tries=0; ok=0
 while [ $SECONDS -lt $end ]; do
     "$BIN" report "$FIX/idle" -o "$ATT/out-d1" --format md,csv "${FORCE[@]}" >/dev/null 2>&1 && ok=$((ok + 1))
     tries=$((tries + 1))
-    [ -f "$ROOTDIR/precious.conf" ] || break
+    [ -f "$ROOTDIR/latency-precious.dat" ] || break
 done
 kill "${BG_PIDS[-1]}" 2>/dev/null; wait "${BG_PIDS[-1]}" 2>/dev/null; unset 'BG_PIDS[-1]'
-extra=$(ls -A "$ROOTDIR" | grep -vx precious.conf | tr '\n' ' ')
-if [ "$(cat "$ROOTDIR/precious.conf" 2>/dev/null)" = precious ] && [ -z "$extra" ]; then
+extra=$(ls -A "$ROOTDIR" | grep -vx latency-precious.dat | tr '\n' ' ')
+if [ "$(cat "$ROOTDIR/latency-precious.dat" 2>/dev/null)" = precious ] && [ -z "$extra" ]; then
     verdict d1 1 "report -o <dir swapped with a link> ${FORCE[*]}: $tries tries ($ok wrote a report), root's dir untouched"
 else
-    verdict d1 0 "report -o <dir swapped with a link> ${FORCE[*]}: after $tries tries root's dir lost precious.conf or got: ${extra:-nothing}"
+    verdict d1 0 "report -o <dir swapped with a link> ${FORCE[*]}: after $tries tries root's dir lost latency-precious.dat or got: ${extra:-nothing}"
 fi
 # d2: DIR is a link to root's own earlier report (more curves): writing
 # through it rewrote root's report and removed its files.

@@ -2,6 +2,7 @@
 
 use crate::cli::Global;
 use rtshield_report::{generate, Format, Options};
+use rtshield_sys::DirPolicy;
 use std::path::PathBuf;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,7 +43,8 @@ pub struct Args {
     #[arg(required = true, value_name = "RESULT")]
     pub results: Vec<PathBuf>,
     /// Output directory: created, or an earlier report's directory, whose files are replaced
-    /// (those the new report does not write are removed). A directory holding other files is refused.
+    /// (those the new report does not write are removed). A directory holding other files, a
+    /// symbolic link, or a directory others can write to (see --force-unsafe-dir) is refused.
     #[arg(short, long, value_name = "DIR", default_value = "report")]
     pub output: PathBuf,
     /// Labels for the results, in order (default: the run's label, directory or file name).
@@ -54,6 +56,10 @@ pub struct Args {
     /// Title of the plots and the report.
     #[arg(long, default_value = "Wake-up latency")]
     pub title: String,
+    /// Write into an existing -o DIR even if it is owned by another user or writable by
+    /// group/others without the sticky bit (anyone who can write there could redirect files).
+    #[arg(long)]
+    pub force_unsafe_dir: bool,
 }
 
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
@@ -70,6 +76,11 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         out_dir: args.output.clone(),
         formats,
         title: args.title.clone(),
+        policy: if args.force_unsafe_dir {
+            DirPolicy::AllowUnsafe
+        } else {
+            DirPolicy::Strict
+        },
     })?;
     print!("{}", out.table.to_markdown(&args.title));
     println!(

@@ -382,6 +382,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
                     out_dir: output.clone(),
                     formats: rtshield_report::Format::ALL.to_vec(),
                     title: title.clone(),
+                    policy: DirPolicy::Strict,
                 })?;
                 print!("{}", out.table.to_markdown(&title));
                 println!("\nwrote {} files to {}/", out.files.len(), output.display());

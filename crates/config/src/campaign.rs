@@ -192,22 +192,16 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
                 return Err(format!("priority {p} out of range 0..99"));
             }
         }
-        "policy" => {
-            if !["fifo", "rr", "other"].contains(&v.to_ascii_lowercase().as_str()) {
-                return Err(format!("policy `{v}`: expected fifo, rr or other"));
-            }
+        "policy" if !["fifo", "rr", "other"].contains(&v.to_ascii_lowercase().as_str()) => {
+            return Err(format!("policy `{v}`: expected fifo, rr or other"));
         }
-        "mode" => {
-            if !["nanosleep", "posix-timer", "interval"].contains(&v) {
-                return Err(format!(
-                    "mode `{v}`: expected nanosleep, posix-timer or interval"
-                ));
-            }
+        "mode" if !["nanosleep", "posix-timer", "interval"].contains(&v) => {
+            return Err(format!(
+                "mode `{v}`: expected nanosleep, posix-timer or interval"
+            ));
         }
-        "resolution" => {
-            if !["us", "ns"].contains(&v) {
-                return Err(format!("resolution `{v}`: expected us or ns"));
-            }
+        "resolution" if !["us", "ns"].contains(&v) => {
+            return Err(format!("resolution `{v}`: expected us or ns"));
         }
         _ => {}
     }

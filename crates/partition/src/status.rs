@@ -3,7 +3,7 @@
 use crate::create::cpus_of;
 use crate::hier::Hierarchy;
 use crate::kernel::{errno, Kernel};
-use crate::state::{state_path, Phase, State};
+use crate::state::{Phase, State};
 use crate::tasks::{parse_ids, TaskInfo};
 use anyhow::{bail, Context};
 use rtshield_sys::InputError;
@@ -44,8 +44,7 @@ pub struct Status {
 pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
     let h = Hierarchy::detect(&k.root)?;
     let parent = h.resolve(parent);
-    let sf = state_path(&h, &parent);
-    let st = State::load(&k.root, &sf)?;
+    let (sf, st) = State::find(&k.root, &h, &parent)?;
     let mut parts = vec![];
     for name in ["rt", "nrt"] {
         let dir = format!("{parent}/{name}");

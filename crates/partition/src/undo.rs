@@ -2,8 +2,11 @@
 
 use crate::hier::Hierarchy;
 use crate::kernel::{errno, Kernel};
-use crate::state::{state_path, State};
+use crate::state::State;
 use crate::tasks::parse_ids;
+use rtshield_sys::confine::{is_strictly_under, is_under, normalise, resolves_inside, KNOB_ROOTS};
+use rtshield_sys::sysinfo::mounts;
+use rtshield_sys::{InputError, Root};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -32,8 +35,8 @@ pub struct UndoReport {
 pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> {
     let h = Hierarchy::detect(&k.root)?;
     let parent = h.resolve(parent);
-    let path = state_path(&h, &parent);
-    let Some(state) = State::load(&k.root, &path)? else {
+    let (path, state) = State::find(&k.root, &h, &parent)?;
+    let Some(state) = state else {
         return Ok(UndoReport {
             dry_run: k.dry_run,
             nothing_to_undo: true,
@@ -41,6 +44,13 @@ pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> 
             ..Default::default()
         });
     };
+    // Every path is checked before anything is written (dry run too).
+    if let Err(why) = validate(&k.root, &state) {
+        return Err(InputError::new(format!(
+            "{path}: {why}: refusing to undo, nothing was changed"
+        ))
+        .into());
+    }
     if !k.is_fake() && !k.dry_run && !rtshield_sys::sched::is_root() {
         anyhow::bail!("partition undo needs root; run it with sudo (or --dry-run to see the plan)");
     }
@@ -56,6 +66,66 @@ pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> 
     }
     rep.plan = std::mem::take(&mut k.log);
     Ok(rep)
+}
+
+/// Check every path of `state` before `undo` acts on it: each must be
+/// absolute and free of `..`, and after normalisation lie below the places
+/// `create` writes — the cpuset hierarchy recorded in the state (which must
+/// be a cgroup mount point of this system) for cgroup directories, task
+/// files and control files, [`KNOB_ROOTS`] for machine-wide knobs — and,
+/// on a fake tree, resolve inside it. The error names the first offending
+/// entry.
+pub fn validate(root: &Root, state: &State) -> Result<(), String> {
+    let m = &state.hierarchy.mount;
+    let mount = normalise(m).map_err(|e| format!("hierarchy.mount {m:?}: {e}"))?;
+    let is_cgroup_mount = mounts(root).iter().any(|x| {
+        (x.fs_type == "cgroup" || x.fs_type == "cgroup2")
+            && normalise(&x.mount_point).is_ok_and(|p| p == mount)
+    });
+    if !is_cgroup_mount || mount == "/" {
+        return Err(format!(
+            "hierarchy.mount {m:?}: not a cgroup mount point of this system"
+        ));
+    }
+    // (entry name, path, must be strictly below the mount, may be a knob)
+    let mut checks: Vec<(String, &str, bool, bool)> = vec![
+        ("parent".into(), &state.parent, false, false),
+        ("rt_dir".into(), &state.rt_dir, true, false),
+        ("nrt_dir".into(), &state.nrt_dir, true, false),
+    ];
+    for (i, d) in state.dirs.iter().enumerate() {
+        checks.push((format!("dirs[{i}]"), d, true, false));
+    }
+    for (i, t) in state.tasks.iter().enumerate() {
+        checks.push((format!("tasks[{i}].from"), &t.from, false, false));
+    }
+    for (i, f) in state.files.iter().enumerate() {
+        checks.push((format!("files[{i}].path"), &f.path, true, true));
+    }
+    for (what, p, strict, knob) in checks {
+        let n = normalise(p).map_err(|e| format!("{what} {p:?}: {e}"))?;
+        let in_mount = if strict {
+            is_strictly_under(&n, &mount)
+        } else {
+            is_under(&n, &mount)
+        };
+        let in_knobs = knob && KNOB_ROOTS.iter().any(|r| is_strictly_under(&n, r));
+        if !in_mount && !in_knobs {
+            let places = if knob {
+                format!("{mount}, {}", KNOB_ROOTS.join(", "))
+            } else {
+                mount.clone()
+            };
+            return Err(format!("{what} {p:?}: not below {places}"));
+        }
+        if !resolves_inside(root, &n) {
+            return Err(format!(
+                "{what} {p:?}: leads out of the --sysroot tree {} (symbolic link)",
+                root.base().display()
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Restore `state`. Never stops at the first error: as much as possible is

@@ -459,6 +459,13 @@ fn a_corrupt_state_file_is_reported_not_guessed() {
         "{ \"version\": 1, ",
     )
     .unwrap();
+    // Private as rtshield makes them, so the content is what is judged.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &str, m: u32| {
+        fs::set_permissions(d.path().join(p), fs::Permissions::from_mode(m)).unwrap()
+    };
+    mode("run/rtshield", 0o700);
+    mode("run/rtshield/partition.json", 0o600);
     let before = snapshot(d.path());
     let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
     let e = undo(&mut k, None).unwrap_err();

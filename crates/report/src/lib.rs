@@ -2,12 +2,12 @@
 //!
 //! Flow: [`load`] reads and checks every input (rtshield results, cyclictest
 //! JSON or histogram text, `timeline.csv`), [`series`] turns each measuring
-//! thread into one curve, then every output is rendered in memory and
-//! written into a temporary directory that replaces the output files only
-//! once everything succeeded — a bad input never leaves half a report. The
-//! output directory holds one report: a rewrite leaves only the new
-//! report's files, and a directory with files rtshield did not write is
-//! refused (see [`check_out_dir`]).
+//! thread into one curve, then every output is rendered in memory and only
+//! then written — a bad input never leaves half a report. The output
+//! directory holds one report: a rewrite leaves only the new report's
+//! files, and a directory with files rtshield did not write is refused
+//! (see [`check_out_dir`]). All writes and removals go through one
+//! directory descriptor ([`SafeDir`]); see docs/security.md.
 
 pub mod gnuplot;
 pub mod html;
@@ -19,8 +19,8 @@ pub mod synth;
 pub mod table;
 pub mod timeline;
 
-use anyhow::Context;
-use rtshield_sys::InputError;
+use rtshield_sys::safefs::temp_target;
+use rtshield_sys::{DirPolicy, InputError, SafeDir, SafeError};
 use std::path::{Path, PathBuf};
 
 /// What to produce.
@@ -58,6 +58,9 @@ pub struct Options {
     pub out_dir: PathBuf,
     pub formats: Vec<Format>,
     pub title: String,
+    /// Ownership/mode policy for an existing output directory
+    /// (`--force-unsafe-dir` → [`DirPolicy::AllowUnsafe`]).
+    pub policy: DirPolicy,
 }
 
 /// What [`generate`] did.
@@ -77,12 +80,12 @@ pub struct Outcome {
 /// Read the inputs and write the report.
 pub fn generate(opts: &Options) -> anyhow::Result<Outcome> {
     // Refuse an output directory holding other files before any work.
-    check_out_dir(&opts.out_dir)?;
+    check_out_dir(&opts.out_dir, opts.policy)?;
     let runs = load::load_all(&opts.inputs, &opts.names)?;
     let files = render(&runs, &opts.formats, &opts.title)?;
     let series = series::build(&runs);
     let table = table::build(&runs, &series);
-    let w = write_atomically(&opts.out_dir, &files)?;
+    let w = write_report(&opts.out_dir, opts.policy, &files)?;
     Ok(Outcome {
         files: w.files,
         removed: w.removed,
@@ -173,20 +176,58 @@ pub fn render(
 
 /// The list of files a report wrote, kept in its output directory: what
 /// the next report into that directory may replace or remove. Nothing
-/// else is ever deleted.
+/// else is ever deleted, and only names [`is_report_file`] accepts count.
 pub const MANIFEST: &str = ".rtshield-report";
 
-fn valid_name(n: &str) -> bool {
-    !n.is_empty() && n != "." && n != ".." && n != MANIFEST && !n.contains(['/', '\0'])
+/// Largest manifest read (a report lists a few dozen names).
+const MANIFEST_LIMIT: u64 = 1 << 20;
+
+/// Whether `n` is a name `rtshield report` itself writes: the fixed
+/// outputs, or a per-curve `latency-SLUG.dat` / `timeline-SLUG.{dat,png}`
+/// where SLUG is what [`series::slugify`] produces. A manifest naming
+/// anything else (planted or edited) is not trusted for that name.
+pub fn is_report_file(n: &str) -> bool {
+    const FIXED: &[&str] = &[
+        "latency.png",
+        "latency.svg",
+        "report.html",
+        "summary.md",
+        "summary.csv",
+        "plot.gp",
+        "timeline.gp",
+        "timeline.png",
+    ];
+    if FIXED.contains(&n) {
+        return true;
+    }
+    let slug_ok = |s: &str| {
+        !s.is_empty()
+            && !s.starts_with('.')
+            && s.len() <= 200
+            && s.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
+    let per_curve = |prefix: &str, exts: &[&str]| {
+        n.strip_prefix(prefix).is_some_and(|rest| {
+            exts.iter()
+                .any(|e| rest.strip_suffix(e).is_some_and(slug_ok))
+        })
+    };
+    per_curve("latency-", &[".dat"]) || per_curve("timeline-", &[".dat", ".png"])
 }
 
-/// The files a previous report listed in `dir`'s manifest.
-fn read_manifest(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join(MANIFEST))
-        .map(|t| {
-            t.lines()
+/// The report files a previous report listed in `dir`'s manifest (a
+/// regular file, never read through a symlink).
+fn read_manifest(dir: &SafeDir) -> Vec<String> {
+    if !dir.entry(MANIFEST).is_some_and(|e| e.is_file) {
+        return Vec::new();
+    }
+    dir.read(MANIFEST, MANIFEST_LIMIT)
+        .map(|b| {
+            String::from_utf8_lossy(&b)
+                .lines()
                 .filter(|l| !l.starts_with('#'))
-                .filter(|l| valid_name(l))
+                .filter(|l| is_report_file(l))
                 .map(str::to_string)
                 .collect()
         })
@@ -205,38 +246,69 @@ fn manifest_text(names: &[String]) -> String {
     t
 }
 
-/// Check that `dir` may receive a report: it does not exist, or it holds
-/// nothing but regular files listed in the manifest of an earlier report
-/// (and that manifest). Returns the earlier report's file names.
-pub fn check_out_dir(dir: &Path) -> anyhow::Result<Vec<String>> {
+/// An opened output directory that passed [`check_out_dir`].
+struct OutDir {
+    dir: SafeDir,
+    /// The earlier report's files (from its manifest).
+    old: Vec<String>,
+    /// Leftover temporary files of an interrupted earlier report.
+    temps: Vec<String>,
+}
+
+fn refusal(e: SafeError) -> anyhow::Error {
+    if e.is_refusal() {
+        InputError::new(e.to_string()).into()
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// Open `dir` (never through a symlink) and check that it may receive a
+/// report: it holds nothing but regular files that are report files
+/// listed in the manifest of an earlier report (and that manifest, and
+/// leftover temporary files of such files). `Ok(None)`: it does not
+/// exist. Ownership and mode are checked against `policy`.
+fn open_out_dir(dir: &Path, policy: DirPolicy) -> anyhow::Result<Option<OutDir>> {
     let shown = dir.display();
-    let meta = match std::fs::metadata(dir) {
-        Ok(m) => m,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+    match std::fs::symlink_metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             return Err(InputError::new(format!("{shown}: cannot use as output: {e}")).into())
         }
-    };
-    if !meta.is_dir() {
-        return Err(InputError::new(format!("{shown}: exists and is not a directory")).into());
-    }
-    let old = read_manifest(dir);
-    let mut foreign = Vec::new();
-    let entries =
-        std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()))?;
-    for e in entries {
-        let e = e.with_context(|| format!("cannot list {}", dir.display()))?;
-        let name = e.file_name().to_string_lossy().into_owned();
-        let is_file = e.file_type().is_ok_and(|t| t.is_file());
-        let ours = is_file && (name == MANIFEST || old.contains(&name));
-        if !ours {
-            let dir_mark = if e.file_type().is_ok_and(|t| t.is_dir()) {
-                "/"
-            } else {
-                ""
-            };
-            foreign.push(format!("{name}{dir_mark}"));
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(InputError::new(format!(
+                "{shown}: is a symbolic link; give the real directory (a report is never \
+                 written through a link)"
+            ))
+            .into())
         }
+        Ok(m) if !m.is_dir() => {
+            return Err(InputError::new(format!("{shown}: exists and is not a directory")).into())
+        }
+        Ok(_) => {}
+    }
+    let d = SafeDir::open(dir, policy).map_err(refusal)?;
+    let old = read_manifest(&d);
+    let mut foreign = Vec::new();
+    let mut temps = Vec::new();
+    for name in d.list().map_err(refusal)? {
+        let e = d.entry(&name);
+        let is_file = e.is_some_and(|e| e.is_file);
+        if is_file && (name == MANIFEST || old.contains(&name)) {
+            continue;
+        }
+        if is_file && temp_target(&name).is_some_and(|t| t == MANIFEST || is_report_file(t)) {
+            temps.push(name);
+            continue;
+        }
+        let mark = if e.is_some_and(|e| e.is_dir) {
+            "/"
+        } else if e.is_some_and(|e| e.is_symlink) {
+            "@"
+        } else {
+            ""
+        };
+        foreign.push(format!("{name}{mark}"));
     }
     if !foreign.is_empty() {
         foreign.sort();
@@ -252,90 +324,87 @@ pub fn check_out_dir(dir: &Path) -> anyhow::Result<Vec<String>> {
         ))
         .into());
     }
-    Ok(old)
+    Ok(Some(OutDir { dir: d, old, temps }))
 }
 
-/// What [`write_atomically`] did: files written and stale files removed.
+/// Check that `dir` may receive a report (see `generate`); returns the
+/// earlier report's file names. Refusals are [`InputError`]s.
+pub fn check_out_dir(dir: &Path, policy: DirPolicy) -> anyhow::Result<Vec<String>> {
+    Ok(open_out_dir(dir, policy)?
+        .map(|o| o.old)
+        .unwrap_or_default())
+}
+
+/// What [`write_report`] did: files written and stale files removed.
 struct Written {
     files: Vec<String>,
     removed: Vec<String>,
 }
 
-/// Write `files` into a fresh temporary directory beside `dir`, then move
-/// them into place. A new `dir` is the renamed temporary directory. An
-/// existing `dir` (an earlier report, see [`check_out_dir`]) gets the new
-/// files renamed over the old ones (each rename is atomic), then loses the
-/// earlier report's files this one did not write (an older report with
-/// more curves), so it holds exactly the new report. The manifest lists
-/// old and new files until then, so an interruption never leaves a file
-/// the next report would not recognise. Any failure before the moves
-/// leaves `dir` untouched.
-fn write_atomically(dir: &Path, files: &[(String, Vec<u8>)]) -> anyhow::Result<Written> {
-    let parent = match dir.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    std::fs::create_dir_all(&parent)
-        .with_context(|| format!("cannot create {}", parent.display()))?;
-    let base = dir
-        .file_name()
-        .map_or("report".into(), |n| n.to_string_lossy().into_owned());
-    let tmp = tempfile::Builder::new()
-        .prefix(&format!(".{base}.tmp-"))
-        .tempdir_in(&parent)
-        .with_context(|| {
-            format!(
-                "cannot create a temporary directory in {}",
-                parent.display()
-            )
-        })?;
+/// Write `files` (all rendered in memory already) into `dir`.
+///
+/// Every operation is relative to one directory descriptor, opened once
+/// without following a symlink: swapping the path for a link afterwards
+/// cannot redirect a write or a removal. A missing `dir` is created now
+/// (with `mkdir`, so it is new and ours). Each file is written atomically
+/// ([`SafeDir::write`]: unpredictable temporary name, `O_EXCL|O_NOFOLLOW`,
+/// fsync, `renameat`). The manifest lists old and new files until the
+/// earlier report's files this one does not write are removed (`unlinkat`,
+/// never following a link, only report file names), so an interruption
+/// never leaves a file the next report would not recognise.
+fn write_report(
+    dir: &Path,
+    policy: DirPolicy,
+    files: &[(String, Vec<u8>)],
+) -> anyhow::Result<Written> {
     let mut names: Vec<String> = files.iter().map(|f| f.0.clone()).collect();
     names.sort();
-    let put = |name: &str, bytes: &[u8]| -> anyhow::Result<()> {
-        let p = tmp.path().join(name);
-        std::fs::write(&p, bytes).with_context(|| format!("cannot write {}", p.display()))
-    };
-    for (name, bytes) in files {
-        put(name, bytes)?;
-    }
     // Checked again now that everything is rendered: the directory may
     // have changed since `generate` started.
-    let old = check_out_dir(dir)?;
-    let replace = |name: &str| -> anyhow::Result<()> {
-        let to = dir.join(name);
-        std::fs::rename(tmp.path().join(name), &to)
-            .with_context(|| format!("cannot replace {}", to.display()))
-    };
-    let mut removed = Vec::new();
-    if !dir.exists() {
-        put(MANIFEST, manifest_text(&names).as_bytes())?;
-        let t = tmp.keep();
-        if let Err(e) = std::fs::rename(&t, dir) {
-            let _ = std::fs::remove_dir_all(&t);
-            return Err(e)
-                .with_context(|| format!("cannot move the report into {}", dir.display()));
-        }
-    } else {
-        let mut union = names.clone();
-        union.extend(old.iter().filter(|o| !names.contains(o)).cloned());
-        put(MANIFEST, manifest_text(&union).as_bytes())?;
-        replace(MANIFEST)?;
-        for name in &names {
-            replace(name)?;
-        }
-        for stale in old.iter().filter(|o| !names.contains(o)) {
-            let p = dir.join(stale);
-            // Only a regular file (never a directory or what a symlink
-            // points to), and only one our manifest listed.
-            if std::fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
-                std::fs::remove_file(&p)
-                    .with_context(|| format!("cannot remove the stale {}", p.display()))?;
-                removed.push(stale.clone());
+    let out = match open_out_dir(dir, policy)? {
+        Some(o) => o,
+        None => {
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                SafeDir::open_or_create(parent, 0o755, DirPolicy::AllowUnsafe).map_err(refusal)?;
+            }
+            match SafeDir::create_new(dir, 0o755) {
+                Ok(d) => OutDir {
+                    dir: d,
+                    old: Vec::new(),
+                    temps: Vec::new(),
+                },
+                // Created meanwhile by someone else: check it like any
+                // existing directory.
+                Err(e) if e.io_kind() == Some(std::io::ErrorKind::AlreadyExists) => {
+                    open_out_dir(dir, policy)?
+                        .ok_or_else(|| anyhow::anyhow!("{}: vanished", dir.display()))?
+                }
+                Err(e) => return Err(refusal(e)),
             }
         }
-        put(MANIFEST, manifest_text(&names).as_bytes())?;
-        replace(MANIFEST)?;
+    };
+    let d = &out.dir;
+    let mut union = names.clone();
+    union.extend(out.old.iter().filter(|o| !names.contains(o)).cloned());
+    d.write(MANIFEST, manifest_text(&union).as_bytes())
+        .map_err(refusal)?;
+    for (name, bytes) in files {
+        d.write(name, bytes).map_err(refusal)?;
     }
+    let mut removed = Vec::new();
+    for stale in out.old.iter().filter(|o| !names.contains(o)) {
+        // Only a regular file: never a directory, and a symlink is not
+        // followed by unlinkat anyway.
+        if d.entry(stale).is_some_and(|e| e.is_file) {
+            d.remove_file(stale).map_err(refusal)?;
+            removed.push(stale.clone());
+        }
+    }
+    for t in &out.temps {
+        d.remove_file(t).map_err(refusal)?;
+    }
+    d.write(MANIFEST, manifest_text(&names).as_bytes())
+        .map_err(refusal)?;
     Ok(Written {
         files: names,
         removed,

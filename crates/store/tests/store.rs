@@ -183,7 +183,6 @@ fn selectors_pick_runs() {
     assert_eq!(n("load ~ el"), 2);
     assert_eq!(n("campaign = x"), 0);
     assert_eq!(n(""), 5);
-    drop(n);
     let one = s.find("2").unwrap();
     assert_eq!(one.field("isolation").as_deref(), Some("partition"));
     assert!(s.find("999").is_err());

@@ -8,6 +8,7 @@
 
 pub mod advice;
 pub mod cgroup;
+pub mod confine;
 pub mod cpus;
 pub mod cpuset;
 pub mod error;

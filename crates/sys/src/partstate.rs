@@ -1,12 +1,15 @@
-//! The partition state file (rtshield's own format, read by `partition`
-//! and `audit`): everything `create` is about to change, written (fsync +
+//! The state file: everything `create` is about to change, written (fsync +
 //! rename) before the change is made, so `undo` can always put it back.
+//!
+//! `undo` runs as root and writes what this file says, so the file and its
+//! directory are private to root (0600 in a 0700 directory, checked on
+//! every read) and every path in it is validated before the first write
+//! (see `rtshield_partition::undo::validate`).
 
 use crate::cgroup::Hierarchy;
-use crate::Root;
+use crate::{DirPolicy, InputError, Root, SafeDir, SafeError};
 use serde::{Deserialize, Serialize};
-use std::fs;
-use std::io::{self, Write};
+use std::io;
 
 pub const STATE_DIR: &str = "/run/rtshield";
 pub const STATE_VERSION: u32 = 1;
@@ -75,56 +78,185 @@ pub struct State {
     pub refused: std::collections::BTreeMap<String, String>,
 }
 
+/// Largest state file read (a state lists a few thousand changes at most).
+pub const STATE_LIMIT: u64 = 16 << 20;
+
 /// Where the state of a partition of `parent` lives: one file per parent,
-/// `partition.json` for the hierarchy's root.
+/// `partition.json` for the hierarchy's root, `partition-NAME.json` below
+/// it, NAME being the path below the mount percent-encoded (letters,
+/// digits and `-` kept, every other byte `%XX`). The encoding is
+/// injective: `a-b`, `a_b` and `a/b` get three different files.
 pub fn state_path(h: &Hierarchy, parent: &str) -> String {
-    if parent == h.mount {
-        format!("{STATE_DIR}/partition.json")
+    match rel_parent(h, parent) {
+        None => format!("{STATE_DIR}/partition.json"),
+        Some(rel) => format!("{STATE_DIR}/partition-{}.json", encode(rel)),
+    }
+}
+
+/// The name versions before the injective encoding used (every
+/// non-alphanumeric character became `_`; `a-b`, `a_b` and `a/b`
+/// collided). Still read, but only for the parent recorded inside.
+pub fn legacy_state_path(h: &Hierarchy, parent: &str) -> String {
+    match rel_parent(h, parent) {
+        None => format!("{STATE_DIR}/partition.json"),
+        Some(rel) => {
+            let safe: String = rel
+                .chars()
+                .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                .collect();
+            format!("{STATE_DIR}/partition-{safe}.json")
+        }
+    }
+}
+
+fn rel_parent<'a>(h: &Hierarchy, parent: &'a str) -> Option<&'a str> {
+    let rel = parent
+        .strip_prefix(h.mount.as_str())
+        .unwrap_or(parent)
+        .trim_matches('/');
+    (!rel.is_empty()).then_some(rel)
+}
+
+fn encode(rel: &str) -> String {
+    let mut out = String::with_capacity(rel.len());
+    for b in rel.bytes() {
+        if b.is_ascii_alphanumeric() || b == b'-' {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `/run/rtshield/partition.json` → (`/run/rtshield`, `partition.json`).
+fn split(path: &str) -> (&str, &str) {
+    match path.rsplit_once('/') {
+        Some(("", name)) => ("/", name),
+        Some((dir, name)) => (dir, name),
+        None => (".", path),
+    }
+}
+
+/// A refusal (unsafe state file or directory, bad name, oversize or
+/// corrupt file) is the user's input error: exit 2.
+fn state_error(e: SafeError) -> anyhow::Error {
+    let input = e.is_refusal()
+        || matches!(
+            e.io_kind(),
+            Some(io::ErrorKind::InvalidData | io::ErrorKind::InvalidInput)
+        );
+    if input {
+        InputError::new(e.to_string()).into()
     } else {
-        let rel = parent[h.mount.len()..].trim_matches('/');
-        let safe: String = rel
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect();
-        format!("{STATE_DIR}/partition-{safe}.json")
+        anyhow::Error::new(e)
     }
 }
 
 impl State {
-    pub fn load(root: &Root, path: &str) -> io::Result<Option<State>> {
-        match fs::read_to_string(root.path(path)) {
-            Ok(s) => serde_json::from_str(&s).map(Some).map_err(|e| {
-                io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!("{path}: corrupt state file: {e}"),
-                )
-            }),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-            Err(e) => Err(io::Error::new(e.kind(), format!("{path}: {e}"))),
-        }
+    /// Read the state file `path` (below `root`). It must be a regular
+    /// file (not a symlink) owned by root — or by the effective uid, which
+    /// is root in production and the test's uid on fake trees — of mode
+    /// 0600 or stricter, in a directory of mode 0700 with the same kind of
+    /// owner (an older version's 0755 directory is tightened to 0700, a
+    /// group/world-writable one refused; [`SafeDir::open_private`]).
+    /// Anything else is refused ([`InputError`]): a planted state file
+    /// would make `undo` write what it says as root. `Ok(None)`: no file.
+    pub fn load(root: &Root, path: &str) -> anyhow::Result<Option<State>> {
+        let (dir, name) = split(path);
+        let d = match SafeDir::open_private(&root.path(dir)) {
+            Ok(d) => d,
+            Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => return Ok(None),
+            Err(e) => return Err(state_error(e)),
+        };
+        let bytes = match d.read_private(name, STATE_LIMIT) {
+            Ok(b) => b,
+            Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => return Ok(None),
+            Err(e) => return Err(state_error(e)),
+        };
+        serde_json::from_slice(&bytes).map(Some).map_err(|e| {
+            InputError::new(format!(
+                "{path}:{}:{}: corrupt state file: {e}",
+                e.line(),
+                e.column()
+            ))
+            .into()
+        })
     }
 
-    /// Write atomically and durably: temp file, fsync, rename, fsync dir.
-    /// A crash leaves either the old or the new state, never half of one.
+    /// The state of the partition of `parent`, and its file: the
+    /// injectively named file, or a file of an older version's naming if
+    /// it records exactly this parent. A state file that records another
+    /// parent than its name says is refused.
+    pub fn find(
+        root: &Root,
+        h: &Hierarchy,
+        parent: &str,
+    ) -> anyhow::Result<(String, Option<State>)> {
+        let path = state_path(h, parent);
+        if let Some(s) = State::load(root, &path)? {
+            if s.parent != parent {
+                return Err(InputError::new(format!(
+                    "{path}: records the partition of {}, not of {parent}: refusing to use it",
+                    s.parent
+                ))
+                .into());
+            }
+            return Ok((path, Some(s)));
+        }
+        let old = legacy_state_path(h, parent);
+        if old != path {
+            if let Some(s) = State::load(root, &old)? {
+                if s.parent == parent {
+                    return Ok((old, Some(s)));
+                }
+            }
+        }
+        Ok((path, None))
+    }
+
+    /// Write atomically and durably through [`SafeDir`]: an unpredictable
+    /// temporary name (`O_EXCL|O_NOFOLLOW`), mode 0600, fsync, `renameat`,
+    /// directory fsync. A crash leaves either the old or the new state.
     pub fn save(&self, root: &Root, path: &str) -> io::Result<()> {
-        let p = root.path(path);
-        let dir = p.parent().expect("state path has a parent");
-        fs::create_dir_all(dir)?;
-        let tmp = p.with_extension("json.tmp");
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(serde_json::to_string_pretty(self)?.as_bytes())?;
-        f.write_all(b"\n")?;
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, &p)?;
-        fs::File::open(dir)?.sync_all()?;
+        let (dir, name) = split(path);
+        let d = SafeDir::open_private_or_create(&root.path(dir))?;
+        let mut text = serde_json::to_string_pretty(self)?;
+        text.push('\n');
+        d.write_with_mode(name, 0o600, |w| w.write_all(text.as_bytes()))?;
         Ok(())
     }
 
     pub fn remove(root: &Root, path: &str) -> io::Result<()> {
-        match fs::remove_file(root.path(path)) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-            _ => Ok(()),
+        let (dir, name) = split(path);
+        match SafeDir::open(&root.path(dir), DirPolicy::AllowUnsafe) {
+            Ok(d) => Ok(d.remove_file(name)?),
+            Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => Ok(()),
+            Err(e) => Err(e.into()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cgroup::Kind;
+
+    #[test]
+    fn names_are_injective_and_legacy_names_kept() {
+        let h = Hierarchy {
+            kind: Kind::V2,
+            mount: "/sys/fs/cgroup".into(),
+        };
+        let p = |r: &str| state_path(&h, &h.resolve(Some(r)));
+        assert_eq!(p(""), "/run/rtshield/partition.json");
+        assert_eq!(p("demo"), "/run/rtshield/partition-demo.json");
+        assert_eq!(p("a-b"), "/run/rtshield/partition-a-b.json");
+        assert_eq!(p("a_b"), "/run/rtshield/partition-a%5Fb.json");
+        assert_eq!(p("a/b"), "/run/rtshield/partition-a%2Fb.json");
+        assert_eq!(p("a%2Fb"), "/run/rtshield/partition-a%252Fb.json");
+        let l = |r: &str| legacy_state_path(&h, &h.resolve(Some(r)));
+        assert_eq!(l("a-b"), l("a_b"));
+        assert_eq!(l("a/b"), "/run/rtshield/partition-a_b.json");
     }
 }

@@ -33,6 +33,28 @@ pub enum DirPolicy {
     Strict,
     /// Accept it anyway (`--force-unsafe-dir`).
     AllowUnsafe,
+    /// For state that root acts on later (`/run/rtshield`): owned by root
+    /// or by the effective uid (fake trees in tests), and no permission at
+    /// all for group or others (mode ≤ 0700). See also
+    /// [`SafeDir::open_private`], which tightens an older 0755 directory.
+    Private,
+}
+
+/// What [`SafeDir::entry`] saw at a name (never following a symlink).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    pub is_file: bool,
+    pub is_dir: bool,
+    pub is_symlink: bool,
+    pub uid: u32,
+    /// Permission bits (`& 0o7777`).
+    pub mode: u32,
+}
+
+/// Owners whose files root may trust: root itself and the effective uid
+/// (which is root in production; the test's uid on fake trees).
+fn trusted_owner(uid: u32) -> bool {
+    uid == 0 || uid == rustix::process::geteuid().as_raw()
 }
 
 /// Why a directory or file operation was refused or failed. The message
@@ -41,6 +63,9 @@ pub enum DirPolicy {
 pub enum SafeError {
     /// The directory is not safe to write into as root.
     Unsafe { path: PathBuf, why: String },
+    /// A file or directory root would act on (saved state) that others
+    /// could have written or replaced.
+    Untrusted { path: PathBuf, why: String },
     /// A name that is not a single path component.
     BadName { name: String },
     /// An I/O error on a path.
@@ -51,7 +76,10 @@ impl SafeError {
     /// True when the error is a refusal of the caller's input (exit 2), not
     /// a failure of the system.
     pub fn is_refusal(&self) -> bool {
-        matches!(self, SafeError::Unsafe { .. } | SafeError::BadName { .. })
+        matches!(
+            self,
+            SafeError::Unsafe { .. } | SafeError::Untrusted { .. } | SafeError::BadName { .. }
+        )
     }
     /// The underlying I/O error kind, if any.
     pub fn io_kind(&self) -> Option<io::ErrorKind> {
@@ -70,6 +98,12 @@ impl fmt::Display for SafeError {
                 "refusing to write into {}: {why} (a root process writing there could be \
                  tricked into overwriting other files; use a directory you own, or \
                  --force-unsafe-dir if you trust every user who can write there)",
+                path.display()
+            ),
+            SafeError::Untrusted { path, why } => write!(
+                f,
+                "{}: not trusted as saved state: {why} (it must be a regular file of mode \
+                 0600 or stricter, owned by root, in a directory of mode 0700)",
                 path.display()
             ),
             SafeError::BadName { name } => {
@@ -96,7 +130,9 @@ impl From<SafeError> for io::Error {
     fn from(e: SafeError) -> io::Error {
         let kind = match &e {
             SafeError::Io { err, .. } => err.kind(),
-            SafeError::Unsafe { .. } => io::ErrorKind::PermissionDenied,
+            SafeError::Unsafe { .. } | SafeError::Untrusted { .. } => {
+                io::ErrorKind::PermissionDenied
+            }
             SafeError::BadName { .. } => io::ErrorKind::InvalidInput,
         };
         io::Error::new(kind, e.to_string())
@@ -189,6 +225,47 @@ impl SafeDir {
         }
     }
 
+    /// Open (creating it and missing parents 0700, whatever the umask) a
+    /// directory of state root acts on later; see [`SafeDir::open_private`].
+    pub fn open_private_or_create(path: &Path) -> Result<SafeDir> {
+        match SafeDir::open_private(path) {
+            Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => {
+                match SafeDir::open_or_create(path, 0o700, DirPolicy::AllowUnsafe) {
+                    Ok(_) => SafeDir::open_private(path),
+                    Err(e) => Err(e),
+                }
+            }
+            r => r,
+        }
+    }
+
+    /// Open an existing directory of state root acts on later
+    /// (`/run/rtshield`). It must be owned by root or the effective uid and
+    /// writable by nobody else. One an older version created with the
+    /// umask's mode (0755) is tightened to 0700 when it is ours; a group-
+    /// or world-writable one (0777 under `umask 000`) is refused, since
+    /// anyone could have planted or hard-linked files into it. Files read
+    /// from it still go through [`SafeDir::read_private`].
+    pub fn open_private(path: &Path) -> Result<SafeDir> {
+        let d = SafeDir::open(path, DirPolicy::AllowUnsafe)?;
+        let (uid, mode) = d.owner_mode()?;
+        let me = rustix::process::geteuid().as_raw();
+        let why = if !trusted_owner(uid) {
+            format!("it is owned by uid {uid}, not by root or you (uid {me})")
+        } else if mode & 0o022 != 0 {
+            format!("it is mode {mode:o}: others may have written into it")
+        } else {
+            if mode & 0o077 != 0 && uid == me {
+                d.set_mode(0o700)?;
+            }
+            return Ok(d);
+        };
+        Err(SafeError::Untrusted {
+            path: path.to_path_buf(),
+            why,
+        })
+    }
+
     /// The path this directory was opened at (for messages only: every
     /// operation goes through the descriptor).
     pub fn path(&self) -> &Path {
@@ -207,7 +284,23 @@ impl SafeDir {
         let st = rfs::fstat(&self.fd).map_err(|e| io_err(&self.path, e))?;
         let me = rustix::process::geteuid().as_raw();
         let mode = st.st_mode;
-        if st.st_uid != me && st.st_uid != 0 {
+        if policy == DirPolicy::Private {
+            let why = if !trusted_owner(st.st_uid) {
+                format!(
+                    "it is owned by uid {}, not by root or you (uid {me})",
+                    st.st_uid
+                )
+            } else if mode & 0o077 != 0 {
+                format!("it is mode {:o}", mode & 0o7777)
+            } else {
+                return Ok(());
+            };
+            return Err(SafeError::Untrusted {
+                path: self.path.clone(),
+                why,
+            });
+        }
+        if !trusted_owner(st.st_uid) {
             return Err(SafeError::Unsafe {
                 path: self.path.clone(),
                 why: format!("it is owned by uid {}, not by you (uid {me})", st.st_uid),
@@ -427,6 +520,77 @@ impl SafeDir {
         Ok(out)
     }
 
+    /// What `name` is (a symlink is reported as such, never followed);
+    /// `None` when it does not exist or is not a valid name.
+    pub fn entry(&self, name: &str) -> Option<Entry> {
+        check_name(name).ok()?;
+        let st = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        let fmt = st.st_mode & libc::S_IFMT;
+        Some(Entry {
+            is_file: fmt == libc::S_IFREG,
+            is_dir: fmt == libc::S_IFDIR,
+            is_symlink: fmt == libc::S_IFLNK,
+            uid: st.st_uid,
+            mode: st.st_mode & 0o7777,
+        })
+    }
+
+    /// Read `name`, which root will act on: it must be a regular file (not
+    /// a symlink), owned by root or the effective uid, with no permission
+    /// for group or others (mode ≤ 0600), at most `limit` bytes. Anything
+    /// else is [`SafeError::Untrusted`].
+    pub fn read_private(&self, name: &str, limit: u64) -> Result<Vec<u8>> {
+        check_name(name)?;
+        let p = self.path.join(name);
+        let fd = rfs::openat(
+            &self.fd,
+            name,
+            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
+            Mode::empty(),
+        )
+        .map_err(|e| match e {
+            rustix::io::Errno::LOOP => SafeError::Untrusted {
+                path: p.clone(),
+                why: "it is a symbolic link".into(),
+            },
+            e => io_err(&p, e),
+        })?;
+        let st = rfs::fstat(&fd).map_err(|e| io_err(&p, e))?;
+        let unsafe_because = |why: String| SafeError::Untrusted {
+            path: p.clone(),
+            why,
+        };
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(unsafe_because("it is not a regular file".into()));
+        }
+        if !trusted_owner(st.st_uid) {
+            return Err(unsafe_because(format!(
+                "it is owned by uid {}, not by root or you (uid {})",
+                st.st_uid,
+                rustix::process::geteuid().as_raw()
+            )));
+        }
+        if st.st_mode & 0o077 != 0 {
+            return Err(unsafe_because(format!(
+                "it is mode {:o}, not 0600 or stricter",
+                st.st_mode & 0o7777
+            )));
+        }
+        read_regular(fd, &p, limit)
+    }
+
+    /// Set this directory's permission bits (e.g. tighten a state
+    /// directory an older version created with the umask's mode).
+    pub fn set_mode(&self, mode: u32) -> Result<()> {
+        rfs::fchmod(&self.fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(&self.path, e))
+    }
+
+    /// Owner and permission bits of this directory.
+    pub fn owner_mode(&self) -> Result<(u32, u32)> {
+        let st = rfs::fstat(&self.fd).map_err(|e| io_err(&self.path, e))?;
+        Ok((st.st_uid, st.st_mode & 0o7777))
+    }
+
     /// The descriptor, for `*at` calls this module does not wrap.
     pub fn fd(&self) -> impl AsFd + '_ {
         &self.fd
@@ -456,6 +620,15 @@ pub fn output_dir(
             Ok(d)
         }
     }
+}
+
+/// The final name a temporary file of [`SafeDir::write`] was for
+/// (`.NAME.<16 hex>.tmp` → `NAME`): a leftover of an interrupted write.
+pub fn temp_target(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let (stem, hex) = rest.rsplit_once('.')?;
+    let ok = hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()) && !stem.is_empty();
+    ok.then_some(stem)
 }
 
 /// Read an open file that must be regular, at most `limit` bytes.
@@ -710,5 +883,81 @@ mod tests {
         d.remove_file("x").unwrap();
         assert!(t.path().join("keep/x").exists());
         assert!(d.remove_file("x").is_ok());
+    }
+
+    #[test]
+    fn private_dir_and_file_checks() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("state");
+        std::fs::create_dir(&p).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = SafeDir::open(&p, DirPolicy::Private).unwrap_err();
+        assert!(e.is_refusal() && e.to_string().contains("mode 755"), "{e}");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let d = SafeDir::open(&p, DirPolicy::Private).unwrap();
+        d.write_with_mode("s.json", 0o600, |w| w.write_all(b"{}"))
+            .unwrap();
+        assert_eq!(d.entry("s.json").unwrap().mode, 0o600);
+        assert_eq!(d.read_private("s.json", 100).unwrap(), b"{}");
+        d.write("loose.json", b"{}").unwrap();
+        let e = d.read_private("loose.json", 100).unwrap_err();
+        assert!(e.is_refusal() && e.to_string().contains("mode 644"), "{e}");
+        symlink(p.join("s.json"), p.join("ln.json")).unwrap();
+        let e = d.read_private("ln.json", 100).unwrap_err();
+        assert!(
+            e.is_refusal() && e.to_string().contains("symbolic link"),
+            "{e}"
+        );
+        let fifo = std::ffi::CString::new(p.join("f").as_os_str().as_bytes()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+        let e = d.read_private("f", 100).unwrap_err();
+        assert!(e.to_string().contains("not a regular file"), "{e}");
+        let l = d.entry("ln.json").unwrap();
+        assert!(l.is_symlink && !l.is_file);
+        assert!(d.entry("nope").is_none());
+    }
+
+    #[test]
+    fn foreign_owner_is_refused_for_private_reads() {
+        if !rustix::process::geteuid().is_root() {
+            eprintln!("SKIP foreign_owner_is_refused_for_private_reads: needs root to chown");
+            return;
+        }
+        let t = tempfile::tempdir().unwrap();
+        let d = SafeDir::open(t.path(), DirPolicy::Strict).unwrap();
+        d.write_with_mode("s.json", 0o600, |w| w.write_all(b"{}"))
+            .unwrap();
+        std::os::unix::fs::chown(t.path().join("s.json"), Some(65534), Some(65534)).unwrap();
+        let e = d.read_private("s.json", 100).unwrap_err();
+        assert!(e.to_string().contains("owned by uid 65534"), "{e}");
+    }
+
+    #[test]
+    fn temp_names_map_back_to_their_target() {
+        assert_eq!(
+            temp_target(".summary.md.0123456789abcdef.tmp"),
+            Some("summary.md")
+        );
+        assert_eq!(temp_target(".summary.md.0123.tmp"), None);
+        assert_eq!(temp_target("summary.md"), None);
+        assert_eq!(temp_target("..0123456789abcdef.tmp"), None);
+    }
+
+    #[test]
+    fn private_dir_is_created_0700_and_tightened() {
+        let t = tempfile::tempdir().unwrap();
+        let p = t.path().join("run/rtshield");
+        let d = SafeDir::open_private_or_create(&p).unwrap();
+        assert_eq!(d.owner_mode().unwrap().1, 0o700);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        SafeDir::open_private_or_create(&p).unwrap();
+        let m = std::fs::metadata(&p).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(m, 0o700);
+        SafeDir::open(&p, DirPolicy::Private).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = SafeDir::open_private_or_create(&p).unwrap_err();
+        assert!(e.is_refusal() && e.to_string().contains("mode 777"), "{e}");
+        let e = SafeDir::open_private(&p).unwrap_err();
+        assert!(e.to_string().contains("others may have written"), "{e}");
     }
 }

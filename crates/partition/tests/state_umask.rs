@@ -1,0 +1,54 @@
+//! The state directory and file stay private whatever the umask, and the
+//! old fixed temporary name is not followed when planted as a symlink.
+//! Alone in its binary: it changes the process umask.
+
+use rtshield_partition::fake::{FakeSpec, Style};
+use rtshield_partition::{create, undo, CreateOptions, Knobs};
+use rtshield_sys::{CpuSet, Root};
+use std::fs;
+use std::os::unix::fs::{symlink, PermissionsExt};
+
+#[test]
+fn umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored() {
+    let d = tempfile::tempdir().unwrap();
+    let base = d.path().join("tree");
+    FakeSpec::standard(Style::V2).build(&base).unwrap();
+    let victim = d.path().join("victim");
+    fs::write(&victim, "precious").unwrap();
+    // What the old code opened with File::create before renaming.
+    fs::create_dir_all(base.join("run/rtshield")).unwrap();
+    symlink(&victim, base.join("run/rtshield/partition.json.tmp")).unwrap();
+    fs::set_permissions(base.join("run/rtshield"), fs::Permissions::from_mode(0o700)).unwrap();
+
+    // SAFETY: umask has no preconditions; this is the only test in this binary.
+    let old = unsafe { libc::umask(0) };
+    let mut k = rtshield_partition::fake::kernel(Root::new(&base), false).unwrap();
+    let o = CreateOptions {
+        cpus: CpuSet::parse("3").unwrap(),
+        parent: None,
+        knobs: Knobs::resolve(false, &[], &[], false).unwrap(),
+    };
+    let r = create(&mut k, &o);
+    unsafe { libc::umask(old) };
+    r.unwrap();
+    let mode = |p: &str| fs::metadata(base.join(p)).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode("run/rtshield"), 0o700);
+    assert_eq!(mode("run/rtshield/partition.json"), 0o600);
+    assert_eq!(fs::read_to_string(&victim).unwrap(), "precious");
+
+    // A fresh state directory made under umask 000 is 0700 too.
+    let d2 = tempfile::tempdir().unwrap();
+    let base2 = d2.path().join("tree");
+    FakeSpec::standard(Style::V2).build(&base2).unwrap();
+    let old = unsafe { libc::umask(0) };
+    let mut k2 = rtshield_partition::fake::kernel(Root::new(&base2), false).unwrap();
+    let r = create(&mut k2, &o);
+    unsafe { libc::umask(old) };
+    r.unwrap();
+    let mode2 = |p: &str| fs::metadata(base2.join(p)).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode2("run"), 0o700);
+    assert_eq!(mode2("run/rtshield"), 0o700);
+    assert_eq!(mode2("run/rtshield/partition.json"), 0o600);
+    undo(&mut k, None).unwrap();
+    undo(&mut k2, None).unwrap();
+}

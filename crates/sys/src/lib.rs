@@ -13,6 +13,7 @@ pub mod cpus;
 pub mod cpuset;
 pub mod error;
 pub mod interrupts;
+pub mod isolation;
 pub mod kpath;
 pub mod loadavg;
 pub mod partstate;

@@ -52,6 +52,8 @@ pub enum Command {
     Stat(cmd::stat::Args),
     /// Plots and tables from one or more result files.
     Report(cmd::report::Args),
+    /// Run a matrix of measurements (isolation x load x settings), store every run, write one report.
+    Campaign(cmd::campaign::Args),
     /// The results store: list, show, compare, import, export and report stored runs.
     Runs(cmd::runs::Args),
     /// Run a load-balancing scenario (lollobrigida format) on the real kernel.
@@ -108,6 +110,7 @@ fn dispatch() -> i32 {
         Command::Stat(a) => cmd::stat::run(a, &g),
         Command::Report(a) => cmd::report::run(a, &g),
         Command::Runs(a) => cmd::runs::run(a, &g),
+        Command::Campaign(a) => cmd::campaign::run(a, &g),
         Command::Scenario(a) => cmd::scenario::run(a, &g),
         Command::Simulate(a) => cmd::simulate::run(*a, &g),
         Command::LoadWorker(a) => cmd::load_worker::run(a, &g),

@@ -1,6 +1,7 @@
 //! One file per subcommand: argument definitions and printing only.
 
 pub mod audit;
+pub mod campaign;
 pub mod demo;
 pub mod load_worker;
 pub mod measure;

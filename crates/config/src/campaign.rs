@@ -386,6 +386,15 @@ pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
     })
 }
 
+/// A duration as `measure` reads it: the short form when it is exact.
+fn duration_arg(ns: u64) -> String {
+    let short = rtshield_sys::units::format_duration_ns(ns);
+    match parse_duration_ns(&short, Some("s")) {
+        Ok(back) if back == ns => short,
+        _ => format!("{ns}ns"),
+    }
+}
+
 fn names() -> String {
     SETTINGS
         .iter()
@@ -450,7 +459,7 @@ impl Campaign {
             "--cpus".to_string(),
             self.cpus.clone(),
             "--duration".into(),
-            format!("{}ns", self.duration_ns),
+            duration_arg(self.duration_ns),
         ];
         for (k, v) in settings {
             let opt = SETTINGS
@@ -529,7 +538,7 @@ with = ["irq"]
                 "--cpus",
                 "1",
                 "--duration",
-                "2000000000ns",
+                "2s",
                 "--period",
                 "200us",
                 "--prio",

@@ -102,8 +102,12 @@ mod tests {
 
     fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
         let d = tempfile::tempdir().unwrap();
-        let mi = "30 25 0:26 / /sys/fs/cgroup/cpuset rw,nosuid shared:12 - cgroup cgroup rw,cpuset\n";
-        let mut all = vec![("proc/self/mountinfo", mi), ("sys/fs/cgroup/cpuset/cpuset.cpus", "0-3\n")];
+        let mi =
+            "30 25 0:26 / /sys/fs/cgroup/cpuset rw,nosuid shared:12 - cgroup cgroup rw,cpuset\n";
+        let mut all = vec![
+            ("proc/self/mountinfo", mi),
+            ("sys/fs/cgroup/cpuset/cpuset.cpus", "0-3\n"),
+        ];
         all.extend_from_slice(files);
         for (p, body) in all {
             let p = d.path().join(p);

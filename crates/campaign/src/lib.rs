@@ -1,0 +1,503 @@
+//! `rtshield campaign`: run a matrix of measurements, store every run,
+//! write one report.
+//!
+//! Each run is a child `rtshield measure` (and, for `isolation =
+//! "partition"`, a child `rtshield partition create` before it and `undo`
+//! after it): a crash of one cell cannot take the campaign's bookkeeping
+//! down, and the partition is always undone — on a normal end, a failing
+//! cell, SIGINT and SIGTERM — before the campaign exits.
+
+use rtshield_config::campaign::{Campaign, Cell, Step};
+use rtshield_results::RunResult;
+use rtshield_store::{compare, default_stats, Selector, Store, Verdict};
+use rtshield_sys::{DirPolicy, InputError, Root, SafeDir};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::time::Duration;
+
+/// The signal that asked the campaign to stop (0: none).
+static STOP: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    STOP.store(sig, Ordering::SeqCst);
+}
+
+/// SIGINT and SIGTERM set [`STOP`]; the running cell is told to end (it
+/// still writes its results), its partition is undone, and the campaign
+/// stops.
+fn install_handlers() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        // SAFETY: the handler only stores to an atomic.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Tag keys a campaign writes on each run.
+pub const TAGS: &[&str] = &[
+    "campaign",
+    "campaign_id",
+    "cell",
+    "repeat",
+    "isolation",
+    "load",
+];
+
+/// Options of a campaign run.
+pub struct Options {
+    /// The rtshield binary to run cells with.
+    pub exe: PathBuf,
+    /// Directory for the cells' result directories and the report.
+    pub out: SafeDir,
+    pub store: Box<dyn Store>,
+    pub resume: bool,
+    /// Print the children's output (otherwise `-q`).
+    pub verbose: bool,
+}
+
+/// What a finished (or stopped) campaign did.
+pub struct Outcome {
+    pub stored: usize,
+    pub skipped_done: usize,
+    pub skipped: Vec<(String, String)>,
+    /// The signal that stopped it, if any.
+    pub stopped_by: Option<i32>,
+    pub report: Option<PathBuf>,
+}
+
+/// The plan as `--dry-run` prints it.
+pub fn plan_text(c: &Campaign) -> String {
+    let mut s = format!(
+        "campaign {} ({} cells x {} repeats = {} runs of {}; measuring time {})\n",
+        c.name,
+        c.cells.len(),
+        c.repeat,
+        c.cells.len() as u64 * c.repeat,
+        rtshield_sys::units::format_duration_ns(c.duration_ns),
+        rtshield_sys::units::format_duration_ns(c.total_ns())
+    );
+    s.push_str(&format!(
+        "order: {}\n",
+        match c.order {
+            rtshield_config::campaign::Order::Interleaved =>
+                "interleaved (round 1 of every cell, then round 2, ...)",
+            rtshield_config::campaign::Order::Sequential => "sequential",
+        }
+    ));
+    for (i, st) in c.steps().iter().enumerate() {
+        let cell = &c.cells[st.cell];
+        s.push_str(&format!(
+            "{:>4}. cell {} [{}] repeat {}: rtshield measure {}\n",
+            i + 1,
+            st.cell + 1,
+            cell.id,
+            st.repeat,
+            c.measure_args(cell).join(" ")
+        ));
+    }
+    s
+}
+
+/// A partition made for one cell; undone when dropped.
+struct PartitionGuard<'a> {
+    exe: &'a Path,
+    parent: Option<String>,
+    active: bool,
+}
+
+impl PartitionGuard<'_> {
+    fn undo(&mut self) -> Result<(), String> {
+        if !self.active {
+            return Ok(());
+        }
+        self.active = false;
+        let mut cmd = Command::new(self.exe);
+        cmd.args(["partition", "undo"]);
+        if let Some(p) = &self.parent {
+            cmd.args(["--parent", p]);
+        }
+        match cmd.stdout(Stdio::null()).status() {
+            Ok(s) if s.success() => Ok(()),
+            Ok(s) => Err(format!("`rtshield partition undo` exited with {s}")),
+            Err(e) => Err(format!("cannot run rtshield partition undo: {e}")),
+        }
+    }
+}
+
+impl Drop for PartitionGuard<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.undo() {
+            eprintln!("rtshield: campaign: {e}: run `rtshield partition undo` by hand");
+        }
+    }
+}
+
+fn wait_child(mut child: Child) -> std::io::Result<std::process::ExitStatus> {
+    let mut forwarded = false;
+    loop {
+        if let Some(s) = child.try_wait()? {
+            return Ok(s);
+        }
+        let sig = STOP.load(Ordering::SeqCst);
+        if sig != 0 && !forwarded {
+            // The child may not have seen it (kill -TERM to us only).
+            // SAFETY: signalling our own child by pid.
+            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+            forwarded = true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// An external load (`cmd:…`) in its own process group, killed as a group.
+struct ExternalLoad(Child);
+
+impl Drop for ExternalLoad {
+    fn drop(&mut self) {
+        // SAFETY: the group is the one we created for this child.
+        unsafe { libc::kill(-(self.0.id() as libc::pid_t), libc::SIGKILL) };
+        let _ = self.0.wait();
+    }
+}
+
+fn start_external(cmdline: &str) -> std::io::Result<ExternalLoad> {
+    use std::os::unix::process::CommandExt;
+    let child = Command::new("/bin/sh")
+        .args(["-c", cmdline])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    Ok(ExternalLoad(child))
+}
+
+/// Runs already stored for this very campaign (by fingerprint).
+fn done(store: &mut dyn Store, c: &Campaign) -> Result<BTreeSet<(String, u64)>, String> {
+    let sel =
+        Selector::parse(&format!("campaign_id = {}", c.fingerprint)).map_err(|e| e.to_string())?;
+    let runs = store.list(&sel).map_err(|e| e.to_string())?;
+    Ok(runs
+        .iter()
+        .filter_map(|r| {
+            Some((
+                r.tags.get("cell")?.clone(),
+                r.tags.get("repeat")?.parse().ok()?,
+            ))
+        })
+        .collect())
+}
+
+/// Run the campaign. `progress` is told about each run as it ends.
+pub fn run(
+    c: &Campaign,
+    mut opts: Options,
+    progress: &mut dyn FnMut(usize, usize, &Step, &Cell, &str),
+) -> anyhow::Result<Outcome> {
+    install_handlers();
+    let root = Root::host();
+    let already = if opts.resume {
+        done(opts.store.as_mut(), c).map_err(anyhow::Error::msg)?
+    } else {
+        BTreeSet::new()
+    };
+    let steps = c.steps();
+    let mut out = Outcome {
+        stored: 0,
+        skipped_done: 0,
+        skipped: Vec::new(),
+        stopped_by: None,
+        report: None,
+    };
+    for (i, st) in steps.iter().enumerate() {
+        if STOP.load(Ordering::SeqCst) != 0 {
+            break;
+        }
+        let cell = &c.cells[st.cell];
+        if already.contains(&(cell.id.clone(), st.repeat)) {
+            out.skipped_done += 1;
+            progress(i, steps.len(), st, cell, "already stored (resume)");
+            continue;
+        }
+        let iso = cell.isolation();
+        let found = rtshield_sys::isolation::detect(&root);
+        if iso == "isolcpus" && !found.found.iter().any(|f| f.method == "isolcpus") {
+            let why = "no isolcpus= on the kernel command line".to_string();
+            progress(i, steps.len(), st, cell, &format!("skipped: {why}"));
+            out.skipped.push((cell.id.clone(), why));
+            continue;
+        }
+        let mut guard = PartitionGuard {
+            exe: &opts.exe,
+            parent: c.partition.parent.clone(),
+            active: false,
+        };
+        if iso == "partition" {
+            // A campaign killed with SIGKILL may have left its partition:
+            // undo it first (undo is idempotent; the parent is the
+            // campaign's own).
+            guard.active = true;
+            guard.undo().map_err(anyhow::Error::msg)?;
+            let mut cmd = Command::new(&opts.exe);
+            cmd.args(["partition", "create", &c.cpus]);
+            if let Some(p) = &c.partition.parent {
+                cmd.args(["--parent", p]);
+            }
+            for w in &c.partition.with {
+                cmd.args(["--with", w]);
+            }
+            // Active before the child runs: a create killed half-way is
+            // still undone (undo is idempotent).
+            guard.active = true;
+            let s = cmd.stdout(Stdio::null()).status()?;
+            if !s.success() {
+                guard.undo().ok();
+                anyhow::bail!(
+                    "cell {}: `rtshield partition create {}` failed ({s})",
+                    cell.id,
+                    c.cpus
+                );
+            }
+        }
+        let detected = rtshield_sys::isolation::detect(&root).summary();
+        let _load = match cell.load().strip_prefix("cmd:") {
+            Some(cmdline) => Some(start_external(cmdline)?),
+            None => None,
+        };
+        let dir_name = format!("{:03}-cell{}-r{}", i + 1, st.cell + 1, st.repeat);
+        let (cell_dir, _) = opts.out.create_unique_subdir(&dir_name, 0o755)?;
+        let mut cmd = Command::new(&opts.exe);
+        if iso == "partition" {
+            // The measuring process itself lives in the rt cpuset.
+            cmd.args(["partition", "run", "rt"]);
+            if let Some(p) = &c.partition.parent {
+                cmd.args(["--parent", p]);
+            }
+            cmd.arg("--").arg(&opts.exe);
+        }
+        cmd.arg("measure")
+            .args(c.measure_args(cell))
+            .arg("--out")
+            .arg(cell_dir.path());
+        if !opts.verbose {
+            cmd.arg("-q").stdout(Stdio::null());
+        }
+        let status = wait_child(cmd.spawn()?)?;
+        drop(_load);
+        guard.undo().map_err(anyhow::Error::msg)?;
+        let sig = STOP.load(Ordering::SeqCst);
+        let results = cell_dir.path().join("results.json");
+        if !results.exists() {
+            if sig != 0 {
+                break;
+            }
+            anyhow::bail!(
+                "cell {}: `rtshield measure` wrote no results ({status})",
+                cell.id
+            );
+        }
+        let mut r: RunResult = rtshield_results::read_json(&results)?;
+        let tags = [
+            ("campaign", c.name.clone()),
+            ("campaign_id", c.fingerprint.clone()),
+            ("cell", cell.id.clone()),
+            ("repeat", st.repeat.to_string()),
+            ("isolation", iso.to_string()),
+            ("isolation_detected", detected.clone()),
+            ("load", cell.load().to_string()),
+        ];
+        for (k, v) in tags {
+            r.tags.insert(k.into(), v);
+        }
+        for (k, v) in &cell.values {
+            r.tags.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        r.label = Some(format!("{} r{}", cell.id, st.repeat));
+        // The result file is the primary record: it carries the tags too,
+        // so `runs import` rebuilds the same store.
+        cell_dir.write(
+            "results.json",
+            (serde_json::to_string_pretty(&r)? + "\n").as_bytes(),
+        )?;
+        if sig != 0 || r.end_reason != "duration" {
+            // An interrupted cell is kept on disk but not stored: resume
+            // measures it again in full.
+            progress(
+                i,
+                steps.len(),
+                st,
+                cell,
+                &format!("interrupted ({})", r.end_reason),
+            );
+            break;
+        }
+        opts.store
+            .put(&r, Some(&results.display().to_string()))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        out.stored += 1;
+        let p = |k: &str| {
+            r.threads
+                .iter()
+                .filter_map(|t| t.percentiles.get(k).copied())
+                .max()
+                .map_or("?".into(), |v| format!("{:.1}", v as f64 / 1000.0))
+        };
+        let max = r.threads.iter().map(|t| t.max_ns).max().unwrap_or(0) as f64 / 1000.0;
+        progress(
+            i,
+            steps.len(),
+            st,
+            cell,
+            &format!(
+                "p50 {} us  p99.9 {} us  max {max:.1} us  [{detected}]",
+                p("50"),
+                p("99.9")
+            ),
+        );
+    }
+    let sig = STOP.load(Ordering::SeqCst);
+    if sig != 0 {
+        out.stopped_by = Some(sig);
+        return Ok(out);
+    }
+    out.report = Some(report(c, opts.store.as_mut(), &opts.out)?);
+    Ok(out)
+}
+
+/// The campaign report: `report.html` and plots over every stored run of
+/// the campaign, and `summary.md` with the matrix (rows load × isolation,
+/// as figure 11 of the systress article) and the verdicts of `runs
+/// compare` between isolation methods within each load.
+pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Result<PathBuf> {
+    let sel =
+        Selector::parse(&format!("campaign_id = {}", c.fingerprint)).map_err(anyhow::Error::msg)?;
+    let sums = store.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if sums.is_empty() {
+        return Err(InputError::new("the campaign has no stored run to report").into());
+    }
+    let runs = store
+        .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let rdir = out.subdir("report", 0o755)?;
+    let data = rdir.subdir("runs", 0o755)?;
+    let mut inputs = Vec::new();
+    for (s, r) in sums.iter().zip(&runs) {
+        let n = format!("run-{}.json", s.id);
+        data.write(&n, serde_json::to_string(r)?.as_bytes())?;
+        inputs.push(data.path().join(n));
+    }
+    let names: Vec<String> = runs
+        .iter()
+        .map(|r| r.label.clone().unwrap_or_default())
+        .collect();
+    rtshield_report::generate(&rtshield_report::Options {
+        inputs,
+        names,
+        out_dir: rdir.path().join("plots"),
+        formats: rtshield_report::Format::ALL.to_vec(),
+        title: format!("Campaign {}", c.name),
+        policy: DirPolicy::Strict,
+    })?;
+    let stat_keys = ["50", "99", "99.9", "99.99"];
+    let mut md = format!("# Campaign {}\n\n", c.name);
+    md.push_str("| load | isolation | runs | samples | p50 (us) | p99 (us) | p99.9 (us) | p99.99 (us) | max (us) |\n|---|---|---|---|---|---|---|---|---|\n");
+    let loads: Vec<&str> = dedup(c.cells.iter().map(Cell::load));
+    let isos: Vec<&str> = dedup(c.cells.iter().map(Cell::isolation));
+    let us = |v: Option<i64>| v.map_or("?".into(), |v| format!("{:.1}", v as f64 / 1000.0));
+    for l in &loads {
+        for iso in &isos {
+            let group: Vec<&RunResult> = runs
+                .iter()
+                .filter(|r| {
+                    r.tags.get("load").map(String::as_str) == Some(l)
+                        && r.tags.get("isolation").map(String::as_str) == Some(iso)
+                })
+                .collect();
+            if group.is_empty() {
+                continue;
+            }
+            let samples: u64 = group
+                .iter()
+                .flat_map(|r| &r.threads)
+                .map(|t| t.samples)
+                .sum();
+            // Worst over the runs: the figure a user must plan for.
+            let worst = |k: &str| {
+                group
+                    .iter()
+                    .flat_map(|r| &r.threads)
+                    .filter_map(|t| t.percentiles.get(k).copied())
+                    .max()
+            };
+            let max = group
+                .iter()
+                .flat_map(|r| &r.threads)
+                .map(|t| t.max_ns)
+                .max();
+            md.push_str(&format!(
+                "| {l} | {iso} | {} | {samples} | {} | {} | {} | {} | {} |\n",
+                group.len(),
+                us(worst(stat_keys[0])),
+                us(worst(stat_keys[1])),
+                us(worst(stat_keys[2])),
+                us(worst(stat_keys[3])),
+                us(max)
+            ));
+        }
+    }
+    md.push_str("\nPercentiles are the worst over each group's runs and threads.\n\n## Isolation methods compared within each load\n\n");
+    md.push_str("| load | A | B | statistic | A (us) | B (us) | B/A | 95 % CI | verdict |\n|---|---|---|---|---|---|---|---|---|\n");
+    for l in &loads {
+        let side = |iso: &str| -> Vec<RunResult> {
+            runs.iter()
+                .filter(|r| {
+                    r.tags.get("load").map(String::as_str) == Some(l)
+                        && r.tags.get("isolation").map(String::as_str) == Some(iso)
+                })
+                .cloned()
+                .collect()
+        };
+        for (ai, a) in isos.iter().enumerate() {
+            for b in isos.iter().skip(ai + 1) {
+                let (ra, rb) = (side(a), side(b));
+                if ra.is_empty() || rb.is_empty() {
+                    continue;
+                }
+                let cmp = compare(&ra, &rb, &default_stats(), 0);
+                for row in &cmp.rows {
+                    md.push_str(&format!(
+                        "| {l} | {a} | {b} | {} | {} | {} | {:.2} | [{:.2}, {:.2}] | {} |\n",
+                        row.stat,
+                        us(Some(row.a_ns)),
+                        us(Some(row.b_ns)),
+                        row.ratio,
+                        row.ci_low,
+                        row.ci_high,
+                        match row.verdict {
+                            Verdict::Worse => "B worse",
+                            Verdict::Better => "B better",
+                            Verdict::Same => "no significant difference",
+                        }
+                    ));
+                }
+            }
+        }
+    }
+    rdir.write("summary.md", md.as_bytes())?;
+    Ok(rdir.path().to_path_buf())
+}
+
+fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut v: Vec<&str> = Vec::new();
+    for x in it {
+        if !v.contains(&x) {
+            v.push(x);
+        }
+    }
+    v
+}

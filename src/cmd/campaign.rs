@@ -1,0 +1,130 @@
+//! `rtshield campaign FILE`: arguments and printing only.
+
+use crate::cli::Global;
+use rtshield_sys::{DirPolicy, InputError};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+The file is TOML: name, cpus, duration, repeat, [measure], [axes] (isolation = none|partition|isolcpus|existing,
+load = idle|cpu|memory|io|syscall|fork|net|hell|\"cmd:COMMAND\", and any of period, priority, policy, mode,
+histo_size, resolution as lists), [partition] (parent, with), [[exclude]], [[include]]. See docs/campaign.md.
+
+Examples:
+  rtshield campaign examples/campaigns/isolation.toml --dry-run
+  rtshield campaign examples/campaigns/isolation.toml
+  rtshield campaign examples/campaigns/isolation.toml --resume     # after Ctrl-C or a crash")]
+pub struct Args {
+    /// The campaign file.
+    pub file: PathBuf,
+    /// List the runs, their order and the total time; run nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Skip the runs of this campaign already in the store.
+    #[arg(long)]
+    pub resume: bool,
+    /// The results store [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
+    #[arg(long, value_name = "PATH")]
+    pub store: Option<String>,
+    /// Directory for the runs and the report [default: ./rtshield-results/campaign-NAME-<UTC timestamp>/].
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Write into --out even if other users can write there.
+    #[arg(long)]
+    pub force_unsafe_dir: bool,
+    /// Show each run's own output.
+    #[arg(short, long)]
+    pub verbose: bool,
+}
+
+pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+    let name = args.file.display().to_string();
+    let bytes = rtshield_sys::safefs::read_input(&args.file, 1 << 20)
+        .map_err(|e| InputError::new(e.to_string()))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let (ok, _) = e.as_bytes().split_at(e.utf8_error().valid_up_to());
+        let ok = String::from_utf8_lossy(ok);
+        let line = ok.matches('\n').count() + 1;
+        let col = ok.len() - ok.rfind('\n').map_or(0, |i| i + 1) + 1;
+        InputError::at(&name, line, col, "not valid UTF-8")
+    })?;
+    let c = rtshield_config::campaign::parse(&text, &name)?;
+    if args.dry_run {
+        print!("{}", rtshield_campaign::plan_text(&c));
+        return Ok(0);
+    }
+    let store = rtshield_store::open(args.store.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let policy = if args.force_unsafe_dir {
+        DirPolicy::AllowUnsafe
+    } else {
+        DirPolicy::Strict
+    };
+    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
+    let out = rtshield_sys::safefs::output_dir(
+        args.out.as_deref(),
+        std::path::Path::new("rtshield-results"),
+        &format!("campaign-{}-{stamp}", c.name),
+        policy,
+    )
+    .map_err(|e| -> anyhow::Error {
+        if e.is_refusal() {
+            InputError::new(e.to_string()).into()
+        } else {
+            e.into()
+        }
+    })?;
+    let out_path = out.path().to_path_buf();
+    println!(
+        "campaign {}: {} runs, measuring time {}; results in {}/",
+        c.name,
+        c.steps().len(),
+        rtshield_sys::units::format_duration_ns(c.total_ns()),
+        out_path.display()
+    );
+    let exe = std::env::current_exe()?;
+    let total = c.steps().len();
+    let mut progress = |i: usize,
+                        _n: usize,
+                        st: &rtshield_config::campaign::Step,
+                        cell: &rtshield_config::campaign::Cell,
+                        what: &str| {
+        println!(
+            "[{:>3}/{total}] {} repeat {}: {what}",
+            i + 1,
+            cell.id,
+            st.repeat
+        );
+    };
+    let o = rtshield_campaign::run(
+        &c,
+        rtshield_campaign::Options {
+            exe,
+            out,
+            store,
+            resume: args.resume,
+            verbose: args.verbose,
+        },
+        &mut progress,
+    )?;
+    println!(
+        "{} stored, {} already stored, {} skipped",
+        o.stored,
+        o.skipped_done,
+        o.skipped.len()
+    );
+    for (cell, why) in &o.skipped {
+        println!("skipped {cell}: {why}");
+    }
+    if let Some(sig) = o.stopped_by {
+        println!("stopped by signal {sig}; no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display());
+        return Ok(128 + sig);
+    }
+    if let Some(r) = o.report {
+        println!(
+            "report: {}/summary.md, {}/plots/report.html",
+            r.display(),
+            r.display()
+        );
+    }
+    Ok(0)
+}

@@ -5,6 +5,7 @@
 mod util;
 
 mod audit_cli;
+mod campaign_live;
 mod layering;
 mod measure_cli;
 mod measure_demo;

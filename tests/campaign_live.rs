@@ -1,0 +1,166 @@
+//! Live campaign (root): 2 isolation methods x 2 loads x 2 repeats of 1 s,
+//! the partition under a private `--parent` cgroup this test creates. The
+//! campaign is killed with SIGKILL part-way, resumed with `--resume`, and
+//! must end with 8 stored runs (each cell and repeat once), no partition
+//! left behind, and a report.
+
+use crate::util::*;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+const MOUNT: &str = "/sys/fs/cgroup/cpuset";
+
+/// Removes the test's cgroups and state file even when an assertion fails
+/// (undoing through rtshield first, so moved tasks go back).
+struct Guard {
+    name: String,
+    cg: PathBuf,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        let _ = command()
+            .args(["partition", "undo", "--parent", &self.name])
+            .output();
+        for sub in ["rt", "nrt"] {
+            let _ = fs::remove_dir(self.cg.join(sub));
+        }
+        let _ = fs::remove_dir(&self.cg);
+        let _ = fs::remove_file(format!("/run/rtshield/partition-{}.json", self.name));
+    }
+}
+
+fn stored(db: &Path, campaign: &str) -> Vec<serde_json::Value> {
+    let o = command()
+        .args(["runs", "--store"])
+        .arg(db)
+        .args([
+            "list",
+            "--json",
+            "--where",
+            &format!("campaign = {campaign}"),
+        ])
+        .output()
+        .unwrap();
+    if !o.status.success() {
+        return Vec::new();
+    }
+    serde_json::from_slice::<serde_json::Value>(&o.stdout)
+        .ok()
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default()
+}
+
+fn tasks(p: &Path) -> usize {
+    fs::read_to_string(p)
+        .map(|s| s.split_whitespace().count())
+        .unwrap_or(0)
+}
+
+#[test]
+fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() {
+    if !require_root("a live campaign makes cpuset partitions and SCHED_FIFO threads")
+        || !require(
+            Path::new(MOUNT).join("cpuset.cpus").exists(),
+            &format!("no cgroup v1 cpuset hierarchy at {MOUNT}"),
+        )
+        || !require(
+            online_cpus() == "0-1",
+            &format!("written for a 2-CPU machine (online {})", online_cpus()),
+        )
+    {
+        return;
+    }
+    let name = format!("rtshield-camp-{}", std::process::id());
+    let g = Guard {
+        name: name.clone(),
+        cg: Path::new(MOUNT).join(&name),
+    };
+    fs::create_dir(&g.cg).unwrap();
+    fs::write(g.cg.join("cpuset.cpus"), "0-1").unwrap();
+    fs::write(g.cg.join("cpuset.mems"), "0").unwrap();
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("c.toml");
+    let campaign = format!("live{}", std::process::id());
+    fs::write(
+        &file,
+        format!(
+            "name = \"{campaign}\"\ncpus = \"1\"\nload_cpus = \"0\"\nduration = \"1s\"\nrepeat = 2\n\
+             [measure]\nperiod = \"1ms\"\n[axes]\nisolation = [\"none\", \"partition\"]\n\
+             load = [\"idle\", \"cpu\"]\n[partition]\nparent = \"{name}\"\n"
+        ),
+    )
+    .unwrap();
+    let db = d.path().join("runs.db");
+    let out = d.path().join("out");
+    let args = |resume: bool| {
+        let mut c = command();
+        c.arg("campaign")
+            .arg(&file)
+            .arg("--store")
+            .arg(&db)
+            .arg("--out")
+            .arg(&out);
+        if resume {
+            c.arg("--resume");
+        }
+        c
+    };
+    let mut first = Kill(
+        args(false)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // Kill it once three runs are stored: mid-campaign, mid-cell.
+    wait_until(Duration::from_secs(120), "3 stored runs", || {
+        stored(&db, &campaign).len() >= 3
+    });
+    first.0.kill().unwrap();
+    first.0.wait().unwrap();
+    // The killed cell's measure (and a `partition run` wrapper) end on
+    // their own within the cell's second; wait for the rt set to empty.
+    wait_until(
+        Duration::from_secs(30),
+        "the killed cell's processes to end",
+        || tasks(&g.cg.join("rt/tasks")) == 0,
+    );
+    let before = stored(&db, &campaign).len();
+    assert!(
+        (3..8).contains(&before),
+        "{before} runs stored before resume"
+    );
+
+    let o = args(true).output().unwrap();
+    let text = ok(o);
+    assert!(text.contains(&format!("{before} already stored")), "{text}");
+    let runs = stored(&db, &campaign);
+    assert_eq!(runs.len(), 8, "{text}");
+    let mut seen: Vec<(String, String)> = runs
+        .iter()
+        .map(|r| {
+            (
+                r["tags"]["cell"].as_str().unwrap().to_string(),
+                r["tags"]["repeat"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 8, "each cell and repeat stored once: {seen:?}");
+    // Runs of the partition cells saw rtshield's partition in force.
+    for r in &runs {
+        let asked = r["tags"]["isolation"].as_str().unwrap();
+        let found = r["tags"]["isolation_detected"].as_str().unwrap();
+        if asked == "partition" {
+            assert!(found.contains("partition"), "{found}");
+        }
+    }
+    // No partition left behind.
+    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
+    assert!(!Path::new(&format!("/run/rtshield/partition-{name}.json")).exists());
+    let md = fs::read_to_string(out.join("report/summary.md")).unwrap();
+    assert!(md.contains("| idle | partition | 2 |"), "{md}");
+    assert!(md.contains("| cpu | none | 2 |"), "{md}");
+}

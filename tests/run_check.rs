@@ -177,14 +177,15 @@ fn load_worker_refuses_to_be_started_by_hand() {
 }
 
 #[test]
-fn readme_key_reference_is_the_generated_one() {
+fn docs_key_reference_is_the_generated_one() {
     let o = run(&["run", "--keys"]);
     let (table, _) = text(&o);
-    let doc =
-        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
-            .unwrap();
+    // The table must be a real one, so that an empty `--keys` cannot pass.
+    assert!(table.contains("| `cpu_affinity` |"), "{table}");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/config.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
     assert!(
         doc.contains(&table),
-        "README.md is out of date: paste `rtshield run --keys` into its key reference"
+        "docs/config.md is out of date: paste `rtshield run --keys` into its key reference"
     );
 }

@@ -6,6 +6,7 @@ mod util;
 
 mod audit_cli;
 mod campaign_live;
+mod docs_links;
 mod layering;
 mod measure_cli;
 mod measure_demo;

@@ -2,10 +2,10 @@
 
 use crate::cli::Global;
 use anyhow::Context;
-use rtshield_config::runner::{self, RunOptions};
 use rtshield_config::{Action, Config, Machine};
 use rtshield_measure::display::{result_row, TABLE_HEADER};
 use rtshield_results::RunResult;
+use rtshield_run::runner::{self, RunOptions};
 use rtshield_sys::units::Dur;
 use rtshield_sys::InputError;
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! per-CPU load, timeline.csv, load/rest phases, rotation, and the final
 //! clean-up that leaves no process behind.
 
-use crate::model::{Action, Config, CpuLoadShow, Cycle, Format, Mode, Partition};
+use crate::model::{Action, Config, CpuLoadShow, Cycle, Format, Partition};
 use crate::timeline::Timeline;
 use anyhow::Context;
 use rtshield_load::supervise::{self, Event};
@@ -98,11 +98,7 @@ pub fn measure_spec(cfg: &Config, duration_ns: Option<u64>) -> (MeasureSpec, Vec
     let samples = cfg.timers.iter().filter_map(|t| t.samples).min();
     let spec = MeasureSpec {
         threads,
-        mode: match cfg.main.mode {
-            Mode::Nanosleep => rtshield_measure::Mode::Nanosleep,
-            Mode::PosixTimer => rtshield_measure::Mode::PosixTimer,
-            Mode::Interval => rtshield_measure::Mode::Interval,
-        },
+        mode: cfg.main.mode,
         duration_ns: duration_ns.or(cfg.duration_ns()),
         samples,
         histo_size_ns: histo,
@@ -180,6 +176,8 @@ pub fn describe_action(a: &Action) -> String {
 /// Where the rt/nrt partitions of `rtshield partition` live: cgroup v2
 /// `cgroup.procs` or v1 cpuset `tasks`.
 fn partition_procs_file(root: &Root, p: Partition) -> Option<String> {
+    // TODO(cgroup discovery): ask `sys` for the cgroup mount (mountinfo) and
+    // honour `--parent` instead of these fixed paths.
     [
         format!("/sys/fs/cgroup/{}/cgroup.procs", p.name()),
         format!("/sys/fs/cgroup/cpuset/{}/tasks", p.name()),

@@ -5,6 +5,7 @@
 
 pub mod cpuset;
 pub mod error;
+pub mod mode;
 pub mod procstat;
 pub mod root;
 pub mod safefs;

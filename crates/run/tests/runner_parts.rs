@@ -50,7 +50,8 @@ fn spec_from_a_config() {
 #[test]
 fn timeline_rows() {
     let d = tempfile::tempdir().unwrap();
-    let mut t = Timeline::create(d.path(), vec![0, 1]).unwrap();
+    let sd = rtshield_sys::SafeDir::open(d.path(), rtshield_sys::DirPolicy::Strict).unwrap();
+    let mut t = Timeline::create(&sd, vec![0, 1]).unwrap();
     let s = IntervalStats {
         elapsed_ns: 5_000_000_000,
         resolution_ns: 1000,

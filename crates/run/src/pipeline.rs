@@ -193,19 +193,13 @@ impl ResultWriter {
             match &got {
                 Some(at) => self.report(
                     "",
-                    format!(
-                        "{} could not be written ({}); written to {} instead",
-                        wanted.display(),
-                        p.failure.error,
-                        at.display()
-                    ),
+                    format!("{}; written to {} instead", p.failure.error, at.display()),
                 ),
                 None => self.report(
                     "",
                     format!(
-                        "{} could not be written ({}), nor to a fallback directory: lost",
-                        wanted.display(),
-                        p.failure.error
+                        "{}; no fallback directory could be written either: {} is lost",
+                        p.failure.error, name
                     ),
                 ),
             }

@@ -3,7 +3,7 @@
 
 use crate::keys::{self, Section};
 use crate::syntax::{self, display_name, Entry, Errs, Pos, Stanza};
-use rtshield_load::{parse_size, Builtin, Output, Termination};
+use rtshield_sys::programs::{parse_size, Builtin, Output, Termination};
 use rtshield_sys::sched::Policy;
 use rtshield_sys::units::{format_duration_ns, parse_duration_ns};
 use rtshield_sys::{CpuSet, InputError};

@@ -7,6 +7,7 @@ pub mod cpuset;
 pub mod error;
 pub mod mode;
 pub mod procstat;
+pub mod programs;
 pub mod root;
 pub mod safefs;
 pub mod sched;

@@ -237,6 +237,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
 pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
     // First: from here on SIGINT/SIGTERM end the run and the files are written.
     let stop = signals::install();
+    // Refused (exit 2) or impossible before anything is printed or measured.
+    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
+    let dir = pipeline::open_output(plan.out.as_deref(), &stamp, plan.policy)?;
+    let out = dir.path().to_path_buf();
     let root = g.root();
     let sysinfo = SysInfo::collect(&root, root.is_host());
     let spec = &plan.spec;
@@ -273,10 +277,6 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         );
     }
 
-    // Refused (exit 2) or impossible before anything is measured.
-    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
-    let dir = pipeline::open_output(plan.out.as_deref(), &stamp, plan.policy)?;
-    let out = dir.path().to_path_buf();
     let loads = match &plan.load {
         Some(l) => {
             println!(

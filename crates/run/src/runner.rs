@@ -590,6 +590,12 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
     let (mut spec, mut warnings) = measure_spec(cfg, total);
     warnings.extend(cfg.warnings.iter().cloned());
     let sysinfo = SysInfo::collect(&opts.root, false);
+    let rotate = cfg.main.rotate_ns;
+    let mut rot_n: Option<u32> = rotate.map(|_| 1);
+    // Refused or impossible before anything starts or moves: an error (exit 2 for a refusal).
+    let first = Rc::new(open_part(opts, rot_n)?);
+    let mut dir_path = first.path().to_path_buf();
+    let mut dir = Some(first);
 
     for p in &cfg.programs {
         if let Some(g) = p.cgroup {
@@ -639,12 +645,6 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         )?)
     };
 
-    let rotate = cfg.main.rotate_ns;
-    let mut rot_n: Option<u32> = rotate.map(|_| 1);
-    // Refused or impossible before anything is measured: an error.
-    let first = Rc::new(open_part(opts, rot_n)?);
-    let mut dir_path = first.path().to_path_buf();
-    let mut dir = Some(first);
     let online_cpus: Vec<u32> = rtshield_load::cpuload::StatSnapshot::read(&opts.root)
         .map(|s| s.cpus.keys().copied().collect())
         .unwrap_or_default();

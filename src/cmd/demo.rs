@@ -51,6 +51,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         stats_period: Dur(1_000_000_000),
         out: Some(args.out.clone()),
         json: None,
+        force_unsafe_dir: false,
         max_latency: None,
         quiet: args.quiet,
         no_memlock: false,

@@ -5,10 +5,11 @@ use anyhow::Context;
 use rtshield_load::{Builtin, LoadSpec};
 use rtshield_measure::display::{render_table, units, units_avg};
 use rtshield_measure::{signals, LiveDisplay, MeasureSpec, Measurement, Mode, ResultContext};
-use rtshield_results::{ProgramResult, RunResult, PERCENTILES};
+use rtshield_results::{ExportManager, RunResult, PERCENTILES};
+use rtshield_run::pipeline;
 use rtshield_sys::sched::Policy;
 use rtshield_sys::units::{format_duration_ns, Dur};
-use rtshield_sys::{CpuSet, InputError, SysInfo};
+use rtshield_sys::{CpuSet, DirPolicy, InputError, SysInfo};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -50,6 +51,10 @@ pub struct Args {
     /// Also write results.json to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write into --out (or next to --json) even if it is owned by another
+    /// user or writable by others without the sticky bit.
+    #[arg(long)]
+    pub force_unsafe_dir: bool,
     /// Exit with status 3 when any thread's maximum exceeds DUR (for CI).
     #[arg(long, value_name = "DUR")]
     pub max_latency: Option<Dur>,
@@ -90,7 +95,9 @@ fn parse_cpus(flag: &str, s: &str) -> anyhow::Result<CpuSet> {
 /// Everything `execute` needs, from `measure` or `demo`.
 pub struct Plan {
     pub spec: MeasureSpec,
-    pub out: PathBuf,
+    /// None: a fresh `rtshield-results/<UTC timestamp>[-N]`.
+    pub out: Option<PathBuf>,
+    pub policy: DirPolicy,
     pub json: Option<PathBuf>,
     pub max_latency_ns: Option<u64>,
     pub quiet: bool,
@@ -198,10 +205,12 @@ impl Args {
                 Some(LoadSpec::new(kind, Some(lc)))
             }
         };
-        let out = self.out.clone().unwrap_or_else(|| {
-            PathBuf::from("rtshield-results")
-                .join(rtshield_measure::stamp_utc(std::time::SystemTime::now()))
-        });
+        let out = self.out.clone();
+        let policy = if self.force_unsafe_dir {
+            DirPolicy::AllowUnsafe
+        } else {
+            DirPolicy::Strict
+        };
         let mut tags = std::collections::BTreeMap::new();
         if let Some(l) = &load {
             tags.insert("load".into(), l.kind.name().into());
@@ -209,6 +218,7 @@ impl Args {
         Ok(Plan {
             spec,
             out,
+            policy,
             json: self.json.clone(),
             max_latency_ns: self.max_latency.map(|d| d.ns()),
             quiet: self.quiet,
@@ -229,6 +239,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
 pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
     // First: from here on SIGINT/SIGTERM end the run and the files are written.
     let stop = signals::install();
+    // Refused (exit 2) or impossible before anything is printed or measured.
+    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
+    let dir = pipeline::open_output(plan.out.as_deref(), &stamp, plan.policy)?;
+    let out = dir.path().to_path_buf();
     let root = g.root();
     let sysinfo = SysInfo::collect(&root, root.is_host());
     let spec = &plan.spec;
@@ -276,53 +290,49 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         }
         None => None,
     };
+    let label = plan
+        .label
+        .clone()
+        .or_else(|| out.file_name().map(|n| n.to_string_lossy().into_owned()));
     let mut display = LiveDisplay::new(plan.quiet);
-    let res = rtshield_measure::run_at(&root, spec, stop, &mut display);
+    let written = pipeline::measure_and_write(
+        &root,
+        spec,
+        stop,
+        &mut display,
+        dir,
+        &ExportManager::all(),
+        || ResultContext {
+            command: std::env::args().collect(),
+            config: None,
+            label,
+            tags: plan.tags.clone(),
+            programs: match (loads, &plan.load) {
+                (Some(l), Some(spec)) => pipeline::load_results(spec, l.stop()),
+                _ => Vec::new(),
+            },
+            warnings: vec![],
+            sysinfo,
+        },
+        plan.json.as_deref().map(|j| (j, plan.policy)),
+    );
     display.finish();
-    let programs = loads.map(|l| {
-        l.stop()
-            .into_iter()
-            .enumerate()
-            .map(|(i, (_label, st))| ProgramResult {
-                index: i as u32,
-                command: format!(
-                    "builtin:{}",
-                    plan.load.as_ref().map_or("load", |l| l.kind.name())
-                ),
-                cpus: plan
-                    .load
-                    .as_ref()
-                    .and_then(|l| l.cpus.as_ref())
-                    .map(|c| c.to_list()),
-                spawns: st.spawns,
-                exits_ok: st.exits_ok,
-                exits_ko: st.exits_ko,
-            })
-            .collect::<Vec<_>>()
-    });
-    let m = res?;
-    let label = plan.label.clone().or_else(|| {
-        plan.out
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-    });
-    let ctx = ResultContext {
-        command: std::env::args().collect(),
-        config: None,
-        label,
-        tags: plan.tags.clone(),
-        programs: programs.unwrap_or_default(),
-        warnings: vec![],
-        sysinfo,
-    };
-    let result = m.to_result(&ctx);
-    rtshield_results::write_all(&result, &plan.out)
-        .with_context(|| format!("cannot write the results to {}", plan.out.display()))?;
-    if let Some(j) = &plan.json {
-        rtshield_results::write_json(&result, j)
-            .with_context(|| format!("cannot write {}", j.display()))?;
+    let written = written?;
+    let (m, result) = (&written.measurement, &written.result);
+    print_summary(
+        m,
+        result,
+        &out,
+        plan.json.as_deref().filter(|_| !written.json_failed),
+    );
+    let files_missing = !written.missing.is_empty() || written.json_failed;
+    if files_missing {
+        println!(
+            "WARNING: some result files are not in {} (see the messages above; exit status {})",
+            out.display(),
+            pipeline::EXIT_FILES_MISSING
+        );
     }
-    print_summary(&m, &result, &plan.out, plan.json.as_deref());
     if let Some(limit) = plan.max_latency_ns {
         let worst = m.max_latency_ns();
         if worst > limit as i64 {
@@ -339,7 +349,11 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
             format_duration_ns(limit)
         );
     }
-    Ok(0)
+    Ok(if files_missing {
+        pipeline::EXIT_FILES_MISSING
+    } else {
+        0
+    })
 }
 
 fn fmt_ns(ns: i64) -> String {

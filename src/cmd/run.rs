@@ -2,10 +2,10 @@
 
 use crate::cli::Global;
 use anyhow::Context;
-use rtshield_config::runner::{self, RunOptions};
 use rtshield_config::{Action, Config, Machine};
 use rtshield_measure::display::{result_row, TABLE_HEADER};
 use rtshield_results::RunResult;
+use rtshield_run::runner::{self, RunOptions};
 use rtshield_sys::units::Dur;
 use rtshield_sys::InputError;
 use std::path::{Path, PathBuf};
@@ -21,6 +21,10 @@ pub struct Args {
     /// Output directory [default: ./rtshield-results/<config name>-<UTC timestamp>/]; DIR-1, DIR-2... with stats.rotate.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
+    /// Write into --out even if it is owned by another user or writable by
+    /// others without the sticky bit.
+    #[arg(long)]
+    pub force_unsafe_dir: bool,
     /// Measure this long, whatever lifetime.duration says (`30s`, `10min`, `1d`).
     #[arg(long, value_name = "DUR")]
     pub duration: Option<Dur>,
@@ -73,21 +77,26 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     for w in check_warnings(&cfg) {
         eprintln!("rtshield: warning: {w}");
     }
-    let out = args.out.clone().unwrap_or_else(|| {
-        let stem = path
-            .file_stem()
-            .map_or("run".into(), |s| s.to_string_lossy().into_owned());
-        PathBuf::from("rtshield-results").join(format!(
-            "{stem}-{}",
-            rtshield_measure::stamp_utc(std::time::SystemTime::now())
-        ))
+    let stem = path
+        .file_stem()
+        .map_or("run".into(), |s| s.to_string_lossy().into_owned());
+    let stamp = format!(
+        "{stem}-{}",
+        rtshield_measure::stamp_utc(std::time::SystemTime::now())
+    );
+    // Without --label: the output directory's name.
+    let label = args.label.clone().or_else(|| match &args.out {
+        Some(o) => o.file_name().map(|n| n.to_string_lossy().into_owned()),
+        None => Some(stamp.clone()),
     });
-    let label = args
-        .label
-        .clone()
-        .or_else(|| out.file_name().map(|n| n.to_string_lossy().into_owned()));
     let opts = RunOptions {
-        out,
+        out: args.out.clone(),
+        stamp,
+        policy: if args.force_unsafe_dir {
+            rtshield_sys::DirPolicy::AllowUnsafe
+        } else {
+            rtshield_sys::DirPolicy::Strict
+        },
         duration_ns: args.duration.map(|d| d.ns()),
         quiet: args.quiet,
         command: std::env::args().collect(),
@@ -112,6 +121,14 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             "rtshield: killed {} leftover process(es) that had left their program's process group",
             outcome.stragglers_killed
         );
+    }
+    if !outcome.missing.is_empty() {
+        println!(
+            "WARNING: {} result file(s) are not where asked (see the messages above; exit status {})",
+            outcome.missing.len(),
+            rtshield_run::pipeline::EXIT_FILES_MISSING
+        );
+        return Ok(rtshield_run::pipeline::EXIT_FILES_MISSING);
     }
     Ok(0)
 }

@@ -167,7 +167,7 @@ fn value_str(v: &toml::Value) -> Option<String> {
 /// Is `load` a load this build can run: `idle`, a built-in load, or an
 /// external command (`cmd:…`)?
 fn check_load(v: &str) -> Result<(), String> {
-    if v == "idle" || v.starts_with("cmd:") || rtshield_load::Builtin::parse(v).is_some() {
+    if v == "idle" || v.starts_with("cmd:") || rtshield_sys::programs::Builtin::parse(v).is_some() {
         Ok(())
     } else {
         Err(format!(

@@ -31,9 +31,7 @@ pub mod campaign;
 pub mod keys;
 pub mod model;
 pub mod render;
-pub mod runner;
 pub mod syntax;
-pub mod timeline;
 
 pub use model::{
     Action, Config, CpuLoadShow, Cycle, Format, Machine, Main, Mode, Partition, Program, Sched,

@@ -3,39 +3,14 @@
 
 use crate::keys::{self, Section};
 use crate::syntax::{self, display_name, Entry, Errs, Pos, Stanza};
-use rtshield_load::{parse_size, Builtin, Output, Termination};
+use rtshield_sys::programs::{parse_size, Builtin, Output, Termination};
 use rtshield_sys::sched::Policy;
 use rtshield_sys::units::{format_duration_ns, parse_duration_ns};
 use rtshield_sys::{CpuSet, InputError};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// How measuring threads wait (mirrors the engine's modes).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Mode {
-    #[default]
-    Nanosleep,
-    PosixTimer,
-    Interval,
-}
-
-impl Mode {
-    pub fn parse(s: &str) -> Option<Mode> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "nanosleep" | "clock_nanosleep" => Mode::Nanosleep,
-            "posix-timer" | "posix_timer" | "timer" => Mode::PosixTimer,
-            "interval" => Mode::Interval,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Nanosleep => "nanosleep",
-            Mode::PosixTimer => "posix-timer",
-            Mode::Interval => "interval",
-        }
-    }
-}
+pub use rtshield_sys::mode::Mode;
 
 /// Result file formats (`stats.format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -3,7 +3,7 @@
 //! is itself a valid configuration that means the same thing.
 
 use crate::model::*;
-use rtshield_load::{Output, Termination};
+use rtshield_sys::programs::{Output, Termination};
 use rtshield_sys::units::format_duration_ns as dur;
 use std::fmt::Write;
 

@@ -3,7 +3,7 @@
 
 use proptest::prelude::*;
 use rtshield_config::{model, Action, CpuLoadShow, Machine, Mode};
-use rtshield_load::{Builtin, Output, Termination};
+use rtshield_sys::programs::{Builtin, Output, Termination};
 use rtshield_sys::sched::Policy;
 use rtshield_sys::CpuSet;
 use std::path::PathBuf;

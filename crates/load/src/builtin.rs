@@ -2,125 +2,8 @@
 //! expands into worker processes.
 
 use rtshield_sys::CpuSet;
-use std::fmt;
 
-/// A built-in load. Each runs as one or more worker processes
-/// (`rtshield __load KIND`), one per CPU of its affinity, pinned there.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Builtin {
-    /// Busy arithmetic loop (always SCHED_OTHER).
-    Cpu,
-    /// Map, touch every page, unmap, again: page faults and memory bandwidth.
-    Memory,
-    /// Write + fsync files in a private temp dir (removed at the end).
-    Io,
-    /// The seed-001 syscall mix: /proc/interrupts, /proc/stat, ps-like /proc
-    /// walks, getpid storms.
-    Syscall,
-    /// fork/exec storm (`/bin/true`), one child at a time.
-    Fork,
-    /// UDP and TCP flood between two sockets on 127.0.0.1 (never elsewhere).
-    Net,
-    /// All of the above on every CPU, like Xenomai's `dohell`.
-    Hell,
-}
-
-/// Every built-in load, in documentation order.
-pub const ALL: &[Builtin] = &[
-    Builtin::Cpu,
-    Builtin::Memory,
-    Builtin::Io,
-    Builtin::Syscall,
-    Builtin::Fork,
-    Builtin::Net,
-    Builtin::Hell,
-];
-
-impl Builtin {
-    /// `cpu`, `memory` (or `mem`, `vm`), `io`, `syscall` (or `sys`), `fork`,
-    /// `net`, `hell` (or `dohell`); case-insensitive.
-    pub fn parse(s: &str) -> Option<Builtin> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "cpu" => Builtin::Cpu,
-            "memory" | "mem" | "vm" => Builtin::Memory,
-            "io" => Builtin::Io,
-            "syscall" | "sys" | "syscalls" => Builtin::Syscall,
-            "fork" => Builtin::Fork,
-            "net" | "network" => Builtin::Net,
-            "hell" | "dohell" => Builtin::Hell,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Builtin::Cpu => "cpu",
-            Builtin::Memory => "memory",
-            Builtin::Io => "io",
-            Builtin::Syscall => "syscall",
-            Builtin::Fork => "fork",
-            Builtin::Net => "net",
-            Builtin::Hell => "hell",
-        }
-    }
-
-    /// One line for `--help` and the README.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Builtin::Cpu => "busy arithmetic loop",
-            Builtin::Memory => "map, touch every page, unmap (size: bytes per worker, default 64M)",
-            Builtin::Io => "write + fsync in a private temp dir, removed at the end (size: file size, default 16M)",
-            Builtin::Syscall => "read /proc/interrupts, /proc/stat, walk /proc like ps, getpid storms",
-            Builtin::Fork => "fork/exec /bin/true, one child at a time",
-            Builtin::Net => "UDP + TCP flood between two sockets on 127.0.0.1",
-            Builtin::Hell => "cpu + memory + io + syscall + fork + net on every CPU (dohell)",
-        }
-    }
-
-    /// The kinds a worker process can run (everything but `hell`).
-    pub fn expand(self) -> Vec<Builtin> {
-        match self {
-            Builtin::Hell => ALL
-                .iter()
-                .copied()
-                .filter(|k| *k != Builtin::Hell)
-                .collect(),
-            k => vec![k],
-        }
-    }
-
-    /// Default `size` in bytes for loads that have one.
-    pub fn default_size(self) -> Option<u64> {
-        match self {
-            Builtin::Memory | Builtin::Hell => Some(64 << 20),
-            Builtin::Io => Some(16 << 20),
-            _ => None,
-        }
-    }
-
-    /// The list of names for error messages: `cpu, memory, io, ...`.
-    pub fn names() -> String {
-        ALL.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
-    }
-}
-
-impl fmt::Display for Builtin {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Builtin {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Builtin::parse(s).ok_or_else(|| {
-            format!(
-                "unknown built-in load '{s}' (expected one of {})",
-                Builtin::names()
-            )
-        })
-    }
-}
+pub use rtshield_sys::programs::{Builtin, ALL};
 
 /// What to run: a built-in load on some CPUs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -146,28 +29,7 @@ impl LoadSpec {
     }
 }
 
-/// Parse a byte size: `4096`, `64K`, `64M`, `1G`, `1 GiB`, `512MB`.
-pub fn parse_size(s: &str) -> Result<u64, String> {
-    let t = s.trim();
-    let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
-    let (num, unit) = t.split_at(split);
-    let n: u64 = num
-        .parse()
-        .map_err(|_| format!("invalid size '{s}' (expected a number of bytes with an optional K, M or G suffix, e.g. 64M)"))?;
-    let mult: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-        "" | "b" => 1,
-        "k" | "kb" | "kib" => 1 << 10,
-        "m" | "mb" | "mib" => 1 << 20,
-        "g" | "gb" | "gib" => 1 << 30,
-        u => {
-            return Err(format!(
-                "invalid size '{s}': unknown unit '{u}' (expected K, M or G)"
-            ))
-        }
-    };
-    n.checked_mul(mult)
-        .ok_or_else(|| format!("invalid size '{s}': too large"))
-}
+pub use rtshield_sys::programs::parse_size;
 
 #[cfg(test)]
 mod tests {

@@ -18,47 +18,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// Where a program's stdout or stderr goes.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum Output {
-    /// rtshield's own stdout/stderr.
-    #[default]
-    Inherit,
-    /// `/dev/null`.
-    Null,
-    /// A file, truncated when the run starts, appended to by respawns.
-    File(PathBuf),
-}
-
-/// What to do when a program ends (`termination.ok` / `termination.ko`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Termination {
-    /// Start it again, after a back-off when it keeps failing fast.
-    Respawn,
-    /// End the whole run.
-    Stop,
-    /// Leave it dead.
-    #[default]
-    Ignore,
-}
-
-impl Termination {
-    pub fn parse(s: &str) -> Option<Termination> {
-        Some(match s.trim().to_ascii_uppercase().as_str() {
-            "RESPAWN" | "RESTART" => Termination::Respawn,
-            "STOP" | "END" => Termination::Stop,
-            "IGNORE" | "NONE" => Termination::Ignore,
-            _ => return None,
-        })
-    }
-    pub fn name(self) -> &'static str {
-        match self {
-            Termination::Respawn => "RESPAWN",
-            Termination::Stop => "STOP",
-            Termination::Ignore => "IGNORE",
-        }
-    }
-}
+pub use rtshield_sys::programs::{Output, Termination};
 
 /// One supervised program.
 #[derive(Debug, Clone)]

@@ -50,9 +50,11 @@ fn timespec(ns: i64) -> libc::timespec {
     }
 }
 
-/// Absolute sleep until `ns` on CLOCK_MONOTONIC (restarted after a signal).
+/// Absolute sleep until `ns` on CLOCK_MONOTONIC (restarted after a signal,
+/// unless `stop` is set: then the run is ending and false is returned).
+/// `stop` is only read after an interruption, never on the normal path.
 #[inline(always)]
-fn sleep_until(ns: i64) {
+fn sleep_until(ns: i64, stop: &AtomicBool) -> bool {
     let ts = timespec(ns);
     loop {
         // SAFETY: ts is valid; no remaining-time pointer with TIMER_ABSTIME.
@@ -65,7 +67,10 @@ fn sleep_until(ns: i64) {
             )
         };
         if r != libc::EINTR {
-            return;
+            return true;
+        }
+        if stop.load(Relaxed) {
+            return false;
         }
     }
 }
@@ -178,15 +183,19 @@ impl PosixTimer {
     }
 
     /// Wait for the next expiry; returns the timer overrun count (expiries
-    /// merged into this signal, i.e. missed periods).
+    /// merged into this signal, i.e. missed periods), or None when the wait
+    /// was interrupted and `stop` is set (the run is ending).
     #[inline(always)]
-    fn wait(&self) -> u64 {
+    fn wait(&self, stop: &AtomicBool) -> Option<u64> {
         loop {
             // SAFETY: info is written by the kernel.
             let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
             let r = unsafe { libc::sigwaitinfo(&self.set, &mut info) };
             if r >= 0 {
-                return si_overrun(&info);
+                return Some(si_overrun(&info));
+            }
+            if stop.load(Relaxed) {
+                return None;
             }
         }
     }
@@ -273,12 +282,18 @@ pub fn hot_loop(
     let end = cfg.end_ns.unwrap_or(i64::MAX);
     let max_samples = cfg.samples.unwrap_or(u64::MAX);
     while acc.count < max_samples && next <= end && !stop.load(Relaxed) {
+        // An interrupted wait (the run is stopping) is not a sample.
         let timer_missed = match waiter {
             Waiter::Nanosleep => {
-                sleep_until(next);
+                if !sleep_until(next, stop) {
+                    break;
+                }
                 0
             }
-            Waiter::Timer(t) => t.wait(),
+            Waiter::Timer(t) => match t.wait(stop) {
+                Some(m) => m,
+                None => break,
+            },
         };
         let now = now_ns();
         let latency = now - next;
@@ -491,6 +506,7 @@ pub fn run_at(
     // the threads start, never from the loop.
     let caller_rt_runtime_us = rtshield_sys::sysinfo::caller_rt_runtime_us(root);
 
+    signals::install_wake();
     let n = spec.threads.len();
     let lives: Vec<Live> = (0..n).map(|_| Live::default()).collect();
     let inner_stop = AtomicBool::new(false);
@@ -548,6 +564,7 @@ pub fn run_at(
         }
         if let Some(f) = ready.iter().flatten().find_map(|r| r.fatal.clone()) {
             inner_stop.store(true, Relaxed);
+            wake_until_done(&lives, &inner_stop);
             for h in handles {
                 let _ = h.join();
             }
@@ -594,6 +611,7 @@ pub fn run_at(
                 }
             }
         }
+        wake_until_done(&lives, &inner_stop);
         let mut exact = Vec::with_capacity(n);
         for h in handles {
             exact.push(
@@ -902,6 +920,29 @@ fn interval_stats(
         resolution_ns: spec.resolution_ns,
         mode: Some(spec.mode),
         threads,
+    }
+}
+
+/// When the run stops early, cut the measuring threads' waits short (a
+/// period may be 10 s): send each unfinished thread the wake signal, again
+/// every millisecond, since a signal that lands just before a thread enters
+/// its wait is lost (the handler ran, the wait then sleeps).
+fn wake_until_done(lives: &[Live], stop: &AtomicBool) {
+    if !stop.load(Relaxed) {
+        return;
+    }
+    loop {
+        let mut pending = false;
+        for l in lives {
+            if !l.done.load(Acquire) {
+                pending = true;
+                signals::wake_thread(l.tid.load(Relaxed));
+            }
+        }
+        if !pending {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
 

@@ -28,53 +28,7 @@ pub use engine::{run, run_at};
 pub use result::ResultContext;
 pub use timefmt::{rfc3339_utc, stamp_utc};
 
-/// How the measuring thread waits for its next period.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
-    /// Absolute `clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME)`; the sample
-    /// is wake-up − theoretical wake-up (cyclictest's default).
-    Nanosleep,
-    /// A periodic `timer_create` timer delivering a signal to this thread
-    /// only (SIGEV_THREAD_ID), waited for with `sigwaitinfo` (seed 001).
-    PosixTimer,
-    /// Like `Nanosleep`, but the sample is the time between two consecutive
-    /// wake-ups (seed 001's min/avg/max/max-max view).
-    Interval,
-}
-
-impl Mode {
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Nanosleep => "nanosleep",
-            Mode::PosixTimer => "posix-timer",
-            Mode::Interval => "interval",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<Mode> {
-        Some(match s.trim().to_ascii_lowercase().as_str() {
-            "nanosleep" | "clock_nanosleep" => Mode::Nanosleep,
-            "posix-timer" | "posix_timer" | "timer" => Mode::PosixTimer,
-            "interval" => Mode::Interval,
-            _ => return None,
-        })
-    }
-}
-
-impl std::fmt::Display for Mode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Mode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Mode::parse(s).ok_or_else(|| {
-            format!("unknown mode '{s}' (expected nanosleep, posix-timer or interval)")
-        })
-    }
-}
+pub use rtshield_sys::mode::Mode;
 
 /// One measuring thread.
 #[derive(Debug, Clone, PartialEq)]

@@ -46,3 +46,43 @@ pub fn received() -> Option<i32> {
         s => Some(s),
     }
 }
+
+static INSTALL_WAKE: Once = Once::new();
+
+extern "C" fn on_wake(_sig: libc::c_int) {
+    // Nothing to do: the point is that the interrupted wait returns EINTR.
+}
+
+/// The signal the main thread sends a measuring thread to cut its current
+/// wait short when the run stops (a period may be 10 s or 1 h long).
+/// `SIGRTMIN + 1`: `SIGRTMIN` is the POSIX timer's own signal.
+pub fn wake_signal() -> libc::c_int {
+    libc::SIGRTMIN() + 1
+}
+
+/// Install the no-op handler of [`wake_signal`] (once), WITHOUT
+/// `SA_RESTART`, so `clock_nanosleep` and `sigwaitinfo` return EINTR.
+pub fn install_wake() {
+    INSTALL_WAKE.call_once(|| {
+        // SAFETY: a zeroed sigaction with a valid handler and an empty mask.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_wake as extern "C" fn(libc::c_int) as usize;
+            sa.sa_flags = 0;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(wake_signal(), &sa, std::ptr::null_mut());
+        }
+    });
+}
+
+/// Send [`wake_signal`] to thread `tid` of this process.
+pub fn wake_thread(tid: i32) {
+    if tid <= 0 {
+        return;
+    }
+    // SAFETY: tgkill to a thread of our own process (tgid = getpid), whose
+    // handler for this signal does nothing.
+    unsafe {
+        libc::syscall(libc::SYS_tgkill, libc::getpid(), tid, wake_signal());
+    }
+}

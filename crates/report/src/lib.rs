@@ -14,7 +14,8 @@ pub mod html;
 pub mod load;
 pub mod plot;
 pub mod series;
-#[doc(hidden)]
+/// Fixtures for tests and examples: never in the release binary.
+#[cfg(any(test, feature = "testing"))]
 pub mod synth;
 pub mod table;
 pub mod timeline;

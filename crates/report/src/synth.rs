@@ -2,6 +2,7 @@
 //! (no real measurement needed): a latency histogram shaped like a real
 //! one (a peak and a long tail) and a day-long `timeline.csv`.
 
+use rtshield_results::export::timeline;
 use rtshield_results::import::thread_from_histogram;
 use rtshield_results::{Histogram, RunResult};
 use rtshield_sys::SysInfo;
@@ -135,7 +136,8 @@ pub fn run_result(
 pub fn timeline_csv(seed: u64, intervals: usize, cpus: &[u32]) -> String {
     let mut rng = Rng::new(seed);
     let mut s = String::with_capacity(intervals * cpus.len() * 80 + 200);
-    s.push_str("elapsed_s,phase,thread,cpu,samples,ival_samples,ival_min_ns,ival_avg_ns,ival_max_ns,max_max_ns,overruns,lost,load_total\n");
+    s.push_str(timeline::HEADER);
+    s.push('\n');
     let mut maxmax = vec![0u64; cpus.len()];
     for i in 0..intervals {
         let t = (i as u64 + 1) * 5;
@@ -150,11 +152,23 @@ pub fn timeline_csv(seed: u64, intervals: usize, cpus: &[u32]) -> String {
             let max = base + (rng.unit() * 30_000.0) as u64 + spike;
             maxmax[k] = maxmax[k].max(max);
             let load = if phase == "load" { 98.5 } else { 1.5 };
-            s.push_str(&format!(
-                "{t}.000,{phase},{k},{cpu},{},25000,2000,6500,{max},{},0,0,{load}\n",
-                (i as u64 + 1) * 25000,
-                maxmax[k]
-            ));
+            s.push_str(&timeline::format_row(&timeline::Row {
+                elapsed_s: t as f64,
+                phase,
+                thread: k as u32,
+                cpu: Some(cpu),
+                samples: (i as u64 + 1) * 25000,
+                ival_samples: 25000,
+                ival_min_ns: 2000,
+                ival_avg_ns: 6500.0,
+                ival_max_ns: max as i64,
+                max_max_ns: maxmax[k] as i64,
+                overruns: 0,
+                lost: 0,
+                load_total: Some(load),
+                load_cpus: Vec::new(),
+            }));
+            s.push('\n');
         }
     }
     s
@@ -165,7 +179,7 @@ pub fn write_run_dir(dir: &Path, r: &RunResult, timeline: Option<&str>) -> std::
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(r)?)?;
     if let Some(t) = timeline {
-        std::fs::write(dir.join("timeline.csv"), t)?;
+        std::fs::write(dir.join(timeline::FILE), t)?;
     }
     Ok(())
 }

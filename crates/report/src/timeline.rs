@@ -2,7 +2,8 @@
 //! as seed 001's `[t] Min.= …, Moy.= …, Max.= …, Max.Max.= …` lines.
 //!
 //! Columns are found by header name, in any order, other columns ignored.
-//! What `rtshield run` writes (crates/config/src/timeline.rs):
+//! What `rtshield run` writes (the format of
+//! `rtshield_results::export::timeline`, whose column names are used here):
 //! `elapsed_s,phase,thread,cpu,…,ival_max_ns,max_max_ns,…` (ns); the
 //! hand-friendly µs form is also read: `t_s,thread,cpu,max_us,maxmax_us,phase`.
 //! The time (`elapsed_s`/`t_s`, seconds since the start, end of the
@@ -11,6 +12,7 @@
 //! missing running maximum is computed, a missing `thread` means thread 0,
 //! `phase` names the load phase (`load`, `rest`, …) if any.
 
+use rtshield_results::export::timeline as tl_format;
 use rtshield_sys::InputError;
 use std::path::Path;
 
@@ -72,14 +74,18 @@ impl Timeline {
         };
         let (c_t, _) = need(
             "`elapsed_s`/`t_s`",
-            find_us(&[("elapsed_s", 1.0), ("t_s", 1.0)]),
+            find_us(&[(tl_format::ELAPSED_S, 1.0), ("t_s", 1.0)]),
         )?;
         let (c_max, max_div) = need(
             "`ival_max_ns`/`max_us`",
-            find_us(&[("ival_max_ns", 1000.0), ("max_us", 1.0)]),
+            find_us(&[(tl_format::IVAL_MAX_NS, 1000.0), ("max_us", 1.0)]),
         )?;
-        let c_mm = find_us(&[("max_max_ns", 1000.0), ("maxmax_us", 1.0)]);
-        let (c_thread, c_cpu, c_phase) = (find("thread"), find("cpu"), find("phase"));
+        let c_mm = find_us(&[(tl_format::MAX_MAX_NS, 1000.0), ("maxmax_us", 1.0)]);
+        let (c_thread, c_cpu, c_phase) = (
+            find(tl_format::THREAD),
+            find(tl_format::CPU),
+            find(tl_format::PHASE),
+        );
 
         let mut tl = Timeline::default();
         let mut phase_rows: Vec<(f64, &str)> = Vec::new();

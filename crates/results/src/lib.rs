@@ -5,15 +5,16 @@
 //! All latencies are integer nanoseconds; output formats round to the
 //! run's resolution only when printing.
 
+#[cfg(any(test, feature = "testing"))]
 pub mod example;
+pub mod export;
 pub mod import;
 pub mod read;
 pub mod schema;
-pub mod write;
 
+pub use export::{
+    file_names, systress_file_name, to_csv, to_cyclictest_hist, to_json, to_systress_txt,
+    write_all, write_json, ExportManager, Exporter, CSV_FILE, HIST_FILE, JSON_FILE,
+};
 pub use read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
 pub use schema::*;
-pub use write::{
-    file_names, systress_file_name, to_csv, to_cyclictest_hist, to_json, to_systress_txt,
-    write_all, write_atomic, write_json, CSV_FILE, HIST_FILE, JSON_FILE,
-};

@@ -464,6 +464,27 @@ impl SafeDir {
         ))
     }
 
+    /// Create `name` for appending (a log-like file such as `timeline.csv`,
+    /// written row by row, so not atomically): an existing entry is removed
+    /// first (a symlink is removed, never followed), then the file is
+    /// created with `O_CREAT|O_EXCL|O_NOFOLLOW` relative to the directory
+    /// descriptor, mode 0644.
+    pub fn create_appendable(&self, name: &str) -> Result<std::fs::File> {
+        check_name(name)?;
+        self.remove_file(name)?;
+        let flags = OFlags::WRONLY
+            .union(OFlags::CREATE)
+            .union(OFlags::EXCL)
+            .union(OFlags::NOFOLLOW)
+            .union(OFlags::APPEND)
+            .union(OFlags::CLOEXEC);
+        let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))
+            .map_err(|e| io_err(&self.path.join(name), e))?;
+        rfs::fchmod(&fd, Mode::from_raw_mode(0o644))
+            .map_err(|e| io_err(&self.path.join(name), e))?;
+        Ok(std::fs::File::from(fd))
+    }
+
     /// Remove the file `name` (a symlink is removed, never followed).
     /// Missing files are not an error.
     pub fn remove_file(&self, name: &str) -> Result<()> {

@@ -1,11 +1,11 @@
 //! The pieces of `run` that need no process: spec building, timeline rows,
 //! result file selection, rotation names.
 
-use rtshield_config::runner::{self, measure_spec, rotated_dir};
-use rtshield_config::timeline::Timeline;
 use rtshield_config::{model, Machine};
 use rtshield_load::CpuLoad;
 use rtshield_measure::{IntervalStats, ThreadStats};
+use rtshield_run::runner::{self, measure_spec, rotated_dir};
+use rtshield_run::timeline::Timeline;
 use rtshield_sys::sched::Policy;
 use rtshield_sys::CpuSet;
 use std::path::Path;
@@ -50,7 +50,8 @@ fn spec_from_a_config() {
 #[test]
 fn timeline_rows() {
     let d = tempfile::tempdir().unwrap();
-    let mut t = Timeline::create(d.path(), vec![0, 1]).unwrap();
+    let sd = rtshield_sys::SafeDir::open(d.path(), rtshield_sys::DirPolicy::Strict).unwrap();
+    let mut t = Timeline::create(&sd, vec![0, 1]).unwrap();
     let s = IntervalStats {
         elapsed_ns: 5_000_000_000,
         resolution_ns: 1000,

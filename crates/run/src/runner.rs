@@ -4,7 +4,8 @@
 //! per-CPU load, timeline.csv, load/rest phases, rotation, and the final
 //! clean-up that leaves no process behind.
 
-use crate::model::{Action, Config, CpuLoadShow, Cycle, Format, Mode, Partition};
+use crate::model::{Action, Config, CpuLoadShow, Cycle, Format, Partition};
+use crate::pipeline::{self, Missing, ResultWriter};
 use crate::timeline::Timeline;
 use anyhow::Context;
 use rtshield_load::supervise::{self, Event};
@@ -13,12 +14,15 @@ use rtshield_measure::{
     display, EndReason, IntervalStats, MeasureSpec, Measurement, Observer, ResultContext,
     ThreadSpec,
 };
+use rtshield_results::ExportManager;
 use rtshield_results::{ProgramResult, RunResult};
 use rtshield_sys::sched::{self, Policy};
 use rtshield_sys::units::format_duration_ns;
 use rtshield_sys::{CpuSet, Root, SysInfo};
+use rtshield_sys::{DirPolicy, SafeDir};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -26,8 +30,13 @@ use std::time::{Duration, Instant};
 /// What the command line adds to the configuration.
 #[derive(Debug, Clone)]
 pub struct RunOptions {
-    /// Output directory (`DIR-1`, `DIR-2`, ... with `stats.rotate`).
-    pub out: PathBuf,
+    /// Output directory (`DIR-1`, `DIR-2`, ... with `stats.rotate`); None:
+    /// a fresh `rtshield-results/STAMP[-N]`.
+    pub out: Option<PathBuf>,
+    /// The default directory's name (`CONFIG-YYYYMMDD-HHMMSS`).
+    pub stamp: String,
+    /// `--force-unsafe-dir`.
+    pub policy: DirPolicy,
     /// `--duration`: overrides every `lifetime.duration`.
     pub duration_ns: Option<u64>,
     /// No live display.
@@ -48,6 +57,8 @@ pub struct RunOutcome {
     pub end_reason: String,
     /// Descendants still alive after the supervisor's shutdown, killed by the final sweep.
     pub stragglers_killed: usize,
+    /// Result files not written where asked (see [`pipeline::ResultWriter`]).
+    pub missing: Vec<Missing>,
 }
 
 /// The engine's spec for a configuration (per-thread histogram settings
@@ -98,11 +109,7 @@ pub fn measure_spec(cfg: &Config, duration_ns: Option<u64>) -> (MeasureSpec, Vec
     let samples = cfg.timers.iter().filter_map(|t| t.samples).min();
     let spec = MeasureSpec {
         threads,
-        mode: match cfg.main.mode {
-            Mode::Nanosleep => rtshield_measure::Mode::Nanosleep,
-            Mode::PosixTimer => rtshield_measure::Mode::PosixTimer,
-            Mode::Interval => rtshield_measure::Mode::Interval,
-        },
+        mode: cfg.main.mode,
         duration_ns: duration_ns.or(cfg.duration_ns()),
         samples,
         histo_size_ns: histo,
@@ -180,6 +187,8 @@ pub fn describe_action(a: &Action) -> String {
 /// Where the rt/nrt partitions of `rtshield partition` live: cgroup v2
 /// `cgroup.procs` or v1 cpuset `tasks`.
 fn partition_procs_file(root: &Root, p: Partition) -> Option<String> {
+    // TODO(cgroup discovery): ask `sys` for the cgroup mount (mountinfo) and
+    // honour `--parent` instead of these fixed paths.
     [
         format!("/sys/fs/cgroup/{}/cgroup.procs", p.name()),
         format!("/sys/fs/cgroup/cpuset/{}/tasks", p.name()),
@@ -348,7 +357,7 @@ struct Checkpoint {
     every_ns: u64,
     /// Segment-relative time of the next one.
     next_ns: u64,
-    dir: PathBuf,
+    dir: Rc<SafeDir>,
     /// Everything but the programs, which are read at each checkpoint.
     ctx: ResultContext,
 }
@@ -371,6 +380,8 @@ struct RunObserver<'a> {
     main_sched: Option<(Policy, i32)>,
     applied_main: bool,
     total_ns: Option<u64>,
+    exports: ExportManager,
+    writer: ResultWriter,
 }
 
 impl RunObserver<'_> {
@@ -462,7 +473,8 @@ impl Observer for RunObserver<'_> {
         let load = self.meter.as_mut().and_then(|m| m.sample().ok());
         if let Some(t) = &mut self.timeline {
             if let Err(e) = t.append(&s, 0, &phase, load.as_ref()) {
-                self.messages.push(format!("timeline.csv: {e}"));
+                self.writer
+                    .note(format!("timeline.csv: {e}; no more timeline rows"));
                 self.timeline = None;
             }
         }
@@ -487,44 +499,61 @@ impl Observer for RunObserver<'_> {
             let stats = sh.lock().unwrap_or_else(|p| p.into_inner()).stats.clone();
             ctx.programs = program_results(self.cfg, &stats);
         }
-        let mut res = m.to_result(&ctx);
+        let mut res = pipeline::to_result(m, &ctx);
         res.end_reason = "checkpoint".into();
-        if let Err(e) = write_results(&res, self.cfg, &c.dir) {
-            self.messages.push(format!("checkpoint: {e:#}"));
-        }
+        let dir = c.dir.clone();
+        self.writer.checkpoint(&self.exports, &res, &dir);
     }
 }
 
 // ---------------------------------------------------------------- files
 
-/// Write the result files `formats` asks for (results.json always), each
-/// atomically (temp + rename).
-pub fn write_results(res: &RunResult, cfg: &Config, dir: &Path) -> anyhow::Result<()> {
-    use rtshield_results as r;
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let put = |name: &str, text: String| -> anyhow::Result<()> {
-        r::write_atomic(&dir.join(name), text.as_bytes())
-            .with_context(|| format!("cannot write {}", dir.join(name).display()))
-    };
-    put(r::JSON_FILE, r::to_json(res))?;
+/// The formats `stats.format` asks for (results.json always), with the
+/// timer threads' `stats.filename`s.
+pub fn exports(cfg: &Config) -> ExportManager {
+    use rtshield_results::export::{Csv, CyclictestHist, SystressTxt};
     let f = &cfg.main.formats;
+    let mut ex = ExportManager::new();
     if f.contains(&Format::Csv) {
-        put(r::CSV_FILE, r::to_csv(res))?;
+        ex = ex.with(Csv);
     }
     if f.contains(&Format::Cyclictest) {
-        put(r::HIST_FILE, r::to_cyclictest_hist(res))?;
+        ex = ex.with(CyclictestHist);
     }
     if f.contains(&Format::Txt) {
-        for t in &res.threads {
-            let name = cfg
+        ex = ex.with(SystressTxt {
+            names: cfg
                 .timers
                 .iter()
-                .find(|c| c.index == t.index)
-                .map_or_else(|| r::systress_file_name(t.index), |c| c.filename.clone());
-            put(&name, r::to_systress_txt(res, t))?;
+                .map(|t| (t.index, t.filename.clone()))
+                .collect(),
+        });
+    }
+    ex
+}
+
+/// Write the result files `formats` asks for into `dir` (created if
+/// needed), each atomically; the first failure is returned, after every
+/// file was tried.
+pub fn write_results(res: &RunResult, cfg: &Config, dir: &Path) -> anyhow::Result<()> {
+    let d = SafeDir::open_or_create(dir, 0o755, DirPolicy::Strict).map_err(pipeline::refusal)?;
+    match exports(cfg).write(res, &d).into_iter().next() {
+        None => Ok(()),
+        Some(f) => anyhow::bail!(f.error),
+    }
+}
+
+/// Open the directory of rotation part `n` (None: no rotation): `--out`
+/// as given, or a fresh directory under `rtshield-results`.
+fn open_part(opts: &RunOptions, n: Option<u32>) -> anyhow::Result<SafeDir> {
+    match &opts.out {
+        Some(out) => SafeDir::open_or_create(&rotated_dir(out, n), 0o755, opts.policy)
+            .map_err(pipeline::refusal),
+        None => {
+            let name = rotated_dir(Path::new(&opts.stamp), n);
+            pipeline::open_output(None, &name.to_string_lossy(), opts.policy)
         }
     }
-    Ok(())
 }
 
 /// `DIR` or, with rotation, `DIR-N`.
@@ -561,6 +590,12 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
     let (mut spec, mut warnings) = measure_spec(cfg, total);
     warnings.extend(cfg.warnings.iter().cloned());
     let sysinfo = SysInfo::collect(&opts.root, false);
+    let rotate = cfg.main.rotate_ns;
+    let mut rot_n: Option<u32> = rotate.map(|_| 1);
+    // Refused or impossible before anything starts or moves: an error (exit 2 for a refusal).
+    let first = Rc::new(open_part(opts, rot_n)?);
+    let mut dir_path = first.path().to_path_buf();
+    let mut dir = Some(first);
 
     for p in &cfg.programs {
         if let Some(g) = p.cgroup {
@@ -610,10 +645,6 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         )?)
     };
 
-    let rotate = cfg.main.rotate_ns;
-    let mut rot_n: Option<u32> = rotate.map(|_| 1);
-    let mut dir = rotated_dir(&opts.out, rot_n);
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     let online_cpus: Vec<u32> = rtshield_load::cpuload::StatSnapshot::read(&opts.root)
         .map(|s| s.cpus.keys().copied().collect())
         .unwrap_or_default();
@@ -622,7 +653,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         cfg,
         shared: sup.as_ref().map(|s| s.shared.clone()),
         meter: CpuLoadMeter::new(opts.root.clone()).ok(),
-        timeline: Some(Timeline::create(&dir, online_cpus.clone())?),
+        timeline: None,
         offset_ns: 0,
         checkpoint: None,
         quiet: opts.quiet,
@@ -634,7 +665,12 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         main_sched: cfg.main.sched.map(|s| (s.policy, s.priority)),
         applied_main: false,
         total_ns: total,
+        exports: exports(cfg),
+        writer: ResultWriter::new(),
     };
+    obs.timeline = dir
+        .as_ref()
+        .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus));
 
     // Let the loads settle before measuring.
     let delay_end = Instant::now() + Duration::from_nanos(cfg.main.start_delay_ns);
@@ -689,17 +725,20 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         }
         spec.duration_ns = seg;
         spec.samples = target_samples.map(|t| t.saturating_sub(samples_done).max(1));
-        obs.checkpoint = (cfg.main.checkpoint_ns > 0).then(|| Checkpoint {
-            every_ns: cfg.main.checkpoint_ns,
-            next_ns: cfg.main.checkpoint_ns,
-            dir: dir.clone(),
-            ctx: ctx_for(Vec::new(), &warnings, rot_n),
-        });
+        obs.checkpoint = dir
+            .as_ref()
+            .filter(|_| cfg.main.checkpoint_ns > 0)
+            .map(|d| Checkpoint {
+                every_ns: cfg.main.checkpoint_ns,
+                next_ns: cfg.main.checkpoint_ns,
+                dir: d.clone(),
+                ctx: ctx_for(Vec::new(), &warnings, rot_n),
+            });
         // main's affinity/policy are applied inside each segment (see the
         // observer); give the engine back the thread as it was.
         let saved_aff = sched::get_affinity(0).ok();
         obs.applied_main = false;
-        let m = rtshield_measure::run_at(&opts.root, &spec, stop, &mut obs);
+        let m = pipeline::measure(&opts.root, &spec, stop, &mut obs);
         if obs.main_sched.is_some() {
             let _ = sched::set_scheduler(0, Policy::Other, 0);
         }
@@ -729,24 +768,41 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
             )
             || total.is_some_and(|t| done_ns >= t)
             || target_samples.is_some_and(|t| samples_done >= t);
-        let mut res = m.to_result(&ctx_for(programs_now(&sup), &warnings, rot_n));
+        let mut res = pipeline::to_result(&m, &ctx_for(programs_now(&sup), &warnings, rot_n));
         if finished {
             res.end_reason = end_reason.clone();
             break_out(&mut sup, &mut res, cfg);
-            write_results(&res, cfg, &dir)?;
-            results.push((dir.clone(), res));
+            obs.writer.write(&obs.exports, &res, dir.clone(), &dir_path);
+            results.push((dir_path.clone(), res));
             break;
         }
         // Only a rotation ends a segment without ending the run.
         res.end_reason = "rotate".into();
-        write_results(&res, cfg, &dir)?;
-        results.push((dir.clone(), res));
+        obs.writer.write(&obs.exports, &res, dir.clone(), &dir_path);
+        results.push((dir_path.clone(), res));
         rot_n = rot_n.map(|n| n + 1);
-        dir = rotated_dir(&opts.out, rot_n);
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("cannot create {}", dir.display()))?;
-        obs.timeline = Some(Timeline::create(&dir, online_cpus.clone())?);
+        // A part directory that cannot be made does not stop the run: its
+        // files go to the fallback directory at the end.
+        match open_part(opts, rot_n) {
+            Ok(d) => {
+                dir_path = d.path().to_path_buf();
+                dir = Some(Rc::new(d));
+            }
+            Err(e) => {
+                dir_path = match &opts.out {
+                    Some(o) => rotated_dir(o, rot_n),
+                    None => Path::new("rtshield-results")
+                        .join(rotated_dir(Path::new(&opts.stamp), rot_n)),
+                };
+                obs.writer.note(format!("{e:#}"));
+                dir = None;
+            }
+        }
+        obs.timeline = dir
+            .as_ref()
+            .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus));
     }
+    let missing = obs.writer.finish();
     if let Some(s) = &mut sup {
         s.stop();
     }
@@ -759,7 +815,20 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         results,
         end_reason,
         stragglers_killed: 0,
+        missing,
     })
+}
+
+/// Create `timeline.csv` in `dir`; a failure is reported and the run goes
+/// on without a timeline.
+fn open_timeline(w: &mut ResultWriter, dir: &SafeDir, cpus: &[u32]) -> Option<Timeline> {
+    match Timeline::create(dir, cpus.to_vec()) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            w.note(format!("{e}; no timeline for this part"));
+            None
+        }
+    }
 }
 
 /// Stop the programs before the final write, so their exit counts are final.

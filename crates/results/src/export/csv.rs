@@ -1,0 +1,143 @@
+//! `results.csv`: one row per thread, provenance repeated on each row.
+
+use super::Exporter;
+use crate::{RunResult, PERCENTILES};
+
+/// The name of the CSV file.
+pub const CSV_FILE: &str = "results.csv";
+
+pub struct Csv;
+
+impl Exporter for Csv {
+    fn name(&self) -> &'static str {
+        "csv"
+    }
+    fn files(&self, res: &RunResult) -> Vec<(String, String)> {
+        vec![(CSV_FILE.into(), to_csv(res))]
+    }
+}
+
+/// The CSV columns, in order.
+pub fn csv_header() -> Vec<String> {
+    let mut h: Vec<String> = [
+        "label",
+        "index",
+        "tid",
+        "cpu",
+        "policy",
+        "priority",
+        "requested_policy",
+        "period_ns",
+        "mode",
+        "samples",
+        "min_ns",
+        "max_ns",
+        "avg_ns",
+        "cur_ns",
+        "samples_h",
+        "avg_h_ns",
+        "median_h_ns",
+        "std_h_ns",
+        "mode_h_ns",
+        "overflow",
+        "underflow",
+        "overruns",
+        "missed_periods",
+        "lost",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    h.extend(PERCENTILES.iter().map(|k| format!("p{k}_ns")));
+    h.push("corrected_samples".into());
+    h.extend(PERCENTILES.iter().map(|k| format!("corrected_p{k}_ns")));
+    h.extend(
+        [
+            "started_at",
+            "duration_s",
+            "end_reason",
+            "kernel_release",
+            "preempt",
+            "hostname",
+            "command",
+            "warnings",
+        ]
+        .iter()
+        .map(|s| s.to_string()),
+    );
+    h
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// `results.csv`: a header and one row per thread; the last columns repeat
+/// the run's provenance so a row is never orphaned.
+pub fn to_csv(res: &RunResult) -> String {
+    let mut s = csv_header().join(",");
+    s.push('\n');
+    let si = &res.sysinfo;
+    for t in &res.threads {
+        let hs = &t.hist_stats;
+        let mut row: Vec<String> = vec![
+            res.label.clone().unwrap_or_default(),
+            t.index.to_string(),
+            t.tid.to_string(),
+            t.cpu.map_or(String::new(), |c| c.to_string()),
+            t.policy.clone(),
+            t.priority.to_string(),
+            t.requested_policy.clone().unwrap_or_default(),
+            t.period_ns.to_string(),
+            res.settings.mode.clone(),
+            t.samples.to_string(),
+            t.min_ns.to_string(),
+            t.max_ns.to_string(),
+            format!("{:.1}", t.avg_ns),
+            t.cur_ns.to_string(),
+            hs.samples.to_string(),
+            format!("{:.1}", hs.avg_ns),
+            hs.median_ns.to_string(),
+            format!("{:.1}", hs.std_ns),
+            hs.mode_ns.to_string(),
+            t.histogram.overflow.to_string(),
+            t.histogram.underflow.to_string(),
+            t.overruns.to_string(),
+            t.missed_periods.to_string(),
+            t.lost.to_string(),
+        ];
+        row.extend(PERCENTILES.iter().map(|k| {
+            t.percentiles
+                .get(*k)
+                .map_or(String::new(), |v| v.to_string())
+        }));
+        row.push(t.corrected.samples.to_string());
+        row.extend(PERCENTILES.iter().map(|k| {
+            t.corrected
+                .percentiles
+                .get(*k)
+                .map_or(String::new(), |v| v.to_string())
+        }));
+        row.push(res.started_at.clone());
+        row.push(format!("{:.3}", res.duration_s));
+        row.push(res.end_reason.clone());
+        row.push(si.kernel_release.clone().unwrap_or_default());
+        row.push(
+            si.preempt_mode
+                .clone()
+                .or(si.preempt_model.clone())
+                .unwrap_or_default(),
+        );
+        row.push(si.hostname.clone().unwrap_or_default());
+        row.push(res.command.join(" "));
+        row.push(res.warnings.join(" | "));
+        let row: Vec<String> = row.iter().map(|f| csv_field(f)).collect();
+        s.push_str(&row.join(","));
+        s.push('\n');
+    }
+    s
+}

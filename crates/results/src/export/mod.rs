@@ -1,0 +1,216 @@
+//! Every result file format, behind one registry (in the spirit of
+//! hyperfine's `Exporter`): each format is an [`Exporter`] in its own file,
+//! and an [`ExportManager`] writes the selected ones. All writes go through
+//! [`rtshield_sys::SafeDir`] (temp file + fsync + rename + directory fsync);
+//! a failed file does not stop the others.
+//!
+//! - [`json`] — `results.json` (always written; what `report` reads);
+//! - [`csv`] — `results.csv`;
+//! - [`cyclictest_hist`] — `histogram.txt`, cyclictest's `-h` text;
+//! - [`systress_txt`] — `timer_threadNN.txt`, the systress article's format;
+//! - [`timeline`] — `timeline.csv`, rows appended during a run.
+
+pub mod csv;
+pub mod cyclictest_hist;
+pub mod json;
+pub mod systress_txt;
+pub mod timeline;
+
+use crate::RunResult;
+use rtshield_sys::SafeDir;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+pub use self::csv::{csv_header, to_csv, Csv, CSV_FILE};
+pub use cyclictest_hist::{to_cyclictest_hist, CyclictestHist, HIST_FILE};
+pub use json::{to_json, Json, JSON_FILE};
+pub use systress_txt::{systress_file_name, to_systress_txt, SystressTxt};
+
+/// One result file format.
+pub trait Exporter {
+    /// The format's name (`stats.format` spelling).
+    fn name(&self) -> &'static str;
+    /// The files of `res` in this format: (file name, content).
+    fn files(&self, res: &RunResult) -> Vec<(String, String)>;
+}
+
+/// A file that could not be written.
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// The file name (inside the directory written to).
+    pub name: String,
+    /// Its content, kept so the caller can retry or write it elsewhere.
+    pub bytes: Vec<u8>,
+    /// The error, naming the path once.
+    pub error: String,
+}
+
+/// The formats to write, in order.
+pub struct ExportManager {
+    exporters: Vec<Box<dyn Exporter + Send + Sync>>,
+}
+
+impl ExportManager {
+    /// JSON only (it is always written).
+    pub fn new() -> ExportManager {
+        ExportManager {
+            exporters: vec![Box::new(Json)],
+        }
+    }
+    /// Every format: `rtshield measure`'s files.
+    pub fn all() -> ExportManager {
+        ExportManager::new()
+            .with(Csv)
+            .with(CyclictestHist)
+            .with(SystressTxt::default())
+    }
+    /// Add a format.
+    pub fn with(mut self, e: impl Exporter + Send + Sync + 'static) -> ExportManager {
+        self.exporters.push(Box::new(e));
+        self
+    }
+    /// The names of the selected formats.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.exporters.iter().map(|e| e.name()).collect()
+    }
+    /// Every (file name, content) of `res`, in order.
+    pub fn render(&self, res: &RunResult) -> Vec<(String, String)> {
+        self.exporters.iter().flat_map(|e| e.files(res)).collect()
+    }
+    /// The file names [`ExportManager::write`] writes for `res`.
+    pub fn file_names(&self, res: &RunResult) -> Vec<String> {
+        self.render(res).into_iter().map(|(n, _)| n).collect()
+    }
+    /// Write every file of `res` through `put`; a failure does not stop the
+    /// other files. Returns the files that failed.
+    pub fn write_with<F>(&self, res: &RunResult, mut put: F) -> Vec<Failure>
+    where
+        F: FnMut(&str, &[u8]) -> Result<(), String>,
+    {
+        let mut failed = Vec::new();
+        for (name, text) in self.render(res) {
+            if let Err(error) = put(&name, text.as_bytes()) {
+                failed.push(Failure {
+                    name,
+                    bytes: text.into_bytes(),
+                    error,
+                });
+            }
+        }
+        failed
+    }
+    /// Write every file of `res` into `dir`, each atomically.
+    pub fn write(&self, res: &RunResult, dir: &SafeDir) -> Vec<Failure> {
+        self.write_with(res, |name, bytes| {
+            dir.write(name, bytes).map_err(|e| e.to_string())
+        })
+    }
+}
+
+impl Default for ExportManager {
+    fn default() -> Self {
+        ExportManager::new()
+    }
+}
+
+/// Write every format of `res` into `dir` (created if needed): results.json,
+/// results.csv, histogram.txt and one timer_threadNN.txt per thread.
+pub fn write_all(res: &RunResult, dir: &std::path::Path) -> std::io::Result<()> {
+    let d = SafeDir::open_or_create(dir, 0o755, rtshield_sys::DirPolicy::Strict)
+        .map_err(std::io::Error::other)?;
+    match ExportManager::all().write(res, &d).into_iter().next() {
+        None => Ok(()),
+        Some(f) => Err(std::io::Error::other(f.error)),
+    }
+}
+
+/// The files [`write_all`] writes for `res`, in order.
+pub fn file_names(res: &RunResult) -> Vec<String> {
+    ExportManager::all().file_names(res)
+}
+
+/// Write `results.json` alone to `path` (for `--json FILE`), atomically in
+/// its directory.
+pub fn write_json(
+    res: &RunResult,
+    path: &std::path::Path,
+    policy: rtshield_sys::DirPolicy,
+) -> Result<(), rtshield_sys::SafeError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    SafeDir::open(&dir, policy)?.write(&name, to_json(res).as_bytes())
+}
+
+/// A value in resolution units, floored like the histogram buckets.
+pub(crate) fn units(ns: i64, res: u64) -> i64 {
+    ns.div_euclid(res.max(1) as i64)
+}
+
+pub(crate) fn units_round(ns: f64, res: u64) -> i64 {
+    (ns / res.max(1) as f64).round() as i64
+}
+
+/// Short provenance lines, each starting with `# `.
+pub(crate) fn provenance(res: &RunResult) -> String {
+    let si = &res.sysinfo;
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# {} ({}), started {}, {:.3} s, ended by {}",
+        res.tool,
+        crate::SCHEMA,
+        res.started_at,
+        res.duration_s,
+        res.end_reason
+    );
+    if !res.command.is_empty() {
+        let _ = writeln!(s, "# command: {}", res.command.join(" "));
+    }
+    let _ = writeln!(
+        s,
+        "# kernel: {} {} preempt={} hz={} clocksource={} cpus={} isolated={} model={}",
+        si.kernel_release.as_deref().unwrap_or("?"),
+        si.arch,
+        si.preempt_mode
+            .as_deref()
+            .or(si.preempt_model.as_deref())
+            .unwrap_or("?"),
+        si.hz.map_or("?".into(), |h| h.to_string()),
+        si.clocksource.as_deref().unwrap_or("?"),
+        si.cpus_online.as_deref().unwrap_or("?"),
+        si.cpus_isolated
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .unwrap_or("none"),
+        si.cpu_model.as_deref().unwrap_or("?"),
+    );
+    if let Some(cl) = &si.cmdline {
+        let _ = writeln!(s, "# cmdline: {cl}");
+    }
+    let st = &res.settings;
+    let _ = writeln!(
+        s,
+        "# settings: mode={} resolution={}ns buckets={} memlock={} cpu_dma_latency={}",
+        st.mode,
+        st.resolution_ns,
+        st.histo_buckets,
+        st.memlock,
+        st.cpu_dma_latency.map_or("off".into(), |v| v.to_string())
+    );
+    if let Some(cfg) = &res.config {
+        let _ = writeln!(s, "# config:");
+        for l in cfg.lines() {
+            let _ = writeln!(s, "#   {l}");
+        }
+    }
+    for w in &res.warnings {
+        let _ = writeln!(s, "# WARNING: {w}");
+    }
+    s
+}

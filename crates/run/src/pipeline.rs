@@ -1,0 +1,304 @@
+//! The one "measure and write" pipeline of `rtshield measure` and
+//! `rtshield run`: open the output directory safely, run the engine, turn
+//! the measurement into a [`RunResult`], write the selected formats, and
+//! survive a full disk.
+//!
+//! A failed write never stops a measurement: the error is printed at once
+//! (on stderr, even under `-q`) and recorded. Final result files that could
+//! not be written are retried when the run ends, then written to a fallback
+//! directory (under `$TMPDIR`, else `/tmp`, else `/dev/shm`), named in the
+//! error. The command then exits with [`EXIT_FILES_MISSING`].
+
+use rtshield_measure::{MeasureSpec, Measurement, Observer, ResultContext};
+use rtshield_results::export::Failure;
+use rtshield_results::{ExportManager, RunResult};
+use rtshield_sys::{safefs, DirPolicy, InputError, SafeDir, SafeError};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::atomic::AtomicBool;
+
+/// Exit status: measured, but some result files are not in the requested
+/// directory (see the messages on stderr for where they went).
+pub const EXIT_FILES_MISSING: i32 = 4;
+
+/// Open (or create) the output directory: `out` if given, else a fresh
+/// `rtshield-results/STAMP[-N]`. A refusal (unsafe directory, bad name) is
+/// an input error (exit 2).
+pub fn open_output(out: Option<&Path>, stamp: &str, policy: DirPolicy) -> anyhow::Result<SafeDir> {
+    safefs::output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(refusal)
+}
+
+/// A [`SafeError`] as an error: refusals are input errors (exit 2).
+pub fn refusal(e: SafeError) -> anyhow::Error {
+    if e.is_refusal() {
+        InputError::new(e.to_string()).into()
+    } else {
+        anyhow::Error::new(e)
+    }
+}
+
+/// Run the engine: the measuring step of the pipeline, shared so both
+/// commands take the same path.
+/// `root` is the caller's (`--sysroot`): the engine reads the RT limits
+/// through it.
+pub fn measure(
+    root: &rtshield_sys::Root,
+    spec: &MeasureSpec,
+    stop: &AtomicBool,
+    obs: &mut dyn Observer,
+) -> anyhow::Result<Measurement> {
+    rtshield_measure::run_at(root, spec, stop, obs)
+}
+
+/// A final file still to be written.
+struct Pending {
+    dir_path: PathBuf,
+    dir: Option<Rc<SafeDir>>,
+    failure: Failure,
+}
+
+/// Where a file that could not be written in its directory ended up.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Missing {
+    /// Where it should have been.
+    pub wanted: PathBuf,
+    /// Where it was written instead, if anywhere.
+    pub fallback: Option<PathBuf>,
+}
+
+/// Writes result files and keeps account of what failed.
+pub struct ResultWriter {
+    pending: Vec<Pending>,
+    /// Every write error seen (checkpoints included), in order.
+    pub errors: Vec<String>,
+    /// Where the fallback directory lives (tests point it elsewhere).
+    fallback_parents: Vec<PathBuf>,
+}
+
+impl Default for ResultWriter {
+    fn default() -> Self {
+        ResultWriter::new()
+    }
+}
+
+impl ResultWriter {
+    pub fn new() -> ResultWriter {
+        ResultWriter {
+            pending: Vec::new(),
+            errors: Vec::new(),
+            fallback_parents: vec![
+                std::env::temp_dir(),
+                PathBuf::from("/tmp"),
+                PathBuf::from("/dev/shm"),
+            ],
+        }
+    }
+
+    /// Use `parents` (in order) for the fallback directory.
+    pub fn with_fallback_parents(mut self, parents: Vec<PathBuf>) -> ResultWriter {
+        self.fallback_parents = parents;
+        self
+    }
+
+    /// Print and record an error that loses no result file (e.g. the
+    /// timeline could not be created).
+    pub fn note(&mut self, msg: String) {
+        self.report("", msg);
+    }
+
+    fn report(&mut self, what: &str, msg: String) {
+        // Printed even under -q: a file that is not written must be seen.
+        eprintln!("rtshield: {what}{msg}");
+        self.errors.push(format!("{what}{msg}"));
+    }
+
+    /// Write a checkpoint: failures are printed and recorded, not retried
+    /// (the final results supersede it).
+    pub fn checkpoint(&mut self, ex: &ExportManager, res: &RunResult, dir: &SafeDir) {
+        for f in ex.write(res, dir) {
+            self.report("checkpoint: ", f.error);
+        }
+    }
+
+    /// Write the final files of `res` into `dir` (None: the directory could
+    /// not be opened, at `dir_path`). Failures are printed, recorded and
+    /// kept for [`ResultWriter::finish`].
+    pub fn write(
+        &mut self,
+        ex: &ExportManager,
+        res: &RunResult,
+        dir: Option<Rc<SafeDir>>,
+        dir_path: &Path,
+    ) {
+        self.write_with(ex, res, dir, dir_path, |d, name, bytes| {
+            d.write(name, bytes).map_err(|e| e.to_string())
+        })
+    }
+
+    /// [`ResultWriter::write`] through `put` (tests make it fail).
+    pub fn write_with<F>(
+        &mut self,
+        ex: &ExportManager,
+        res: &RunResult,
+        dir: Option<Rc<SafeDir>>,
+        dir_path: &Path,
+        mut put: F,
+    ) where
+        F: FnMut(&SafeDir, &str, &[u8]) -> Result<(), String>,
+    {
+        let failures = match &dir {
+            Some(d) => ex.write_with(res, |name, bytes| put(d, name, bytes)),
+            None => ex.write_with(res, |name, _| {
+                Err(format!(
+                    "cannot write {}: the directory could not be opened",
+                    dir_path.join(name).display()
+                ))
+            }),
+        };
+        for f in failures {
+            self.report("", format!("{} (retried at the end)", f.error));
+            self.pending.push(Pending {
+                dir_path: dir_path.to_path_buf(),
+                dir: dir.clone(),
+                failure: f,
+            });
+        }
+    }
+
+    /// At the end of the run: retry every failed final file in its
+    /// directory, then write what still fails to a fallback directory.
+    /// Returns the files that are not where they were asked for.
+    pub fn finish(&mut self) -> Vec<Missing> {
+        let mut fallback: Option<SafeDir> = None;
+        let mut missing = Vec::new();
+        for p in std::mem::take(&mut self.pending) {
+            let name = p.failure.name.clone();
+            let wanted = p.dir_path.join(&name);
+            if let Some(d) = &p.dir {
+                if d.write(&name, &p.failure.bytes).is_ok() {
+                    eprintln!("rtshield: {} written on retry", wanted.display());
+                    continue;
+                }
+            }
+            if fallback.is_none() {
+                fallback = self.fallback_dir();
+            }
+            // One subdirectory per requested directory (rotated parts).
+            let sub = p
+                .dir_path
+                .file_name()
+                .map_or("results".into(), |n| n.to_string_lossy().into_owned());
+            let got = fallback.as_ref().and_then(|f| {
+                let d = f.subdir(&sub, 0o755).ok()?;
+                d.write(&name, &p.failure.bytes).ok()?;
+                Some(d.display_path(&name))
+            });
+            match &got {
+                Some(at) => self.report(
+                    "",
+                    format!("{}; written to {} instead", p.failure.error, at.display()),
+                ),
+                None => self.report(
+                    "",
+                    format!(
+                        "{}; no fallback directory could be written either: {} is lost",
+                        p.failure.error, name
+                    ),
+                ),
+            }
+            missing.push(Missing {
+                wanted,
+                fallback: got,
+            });
+        }
+        missing
+    }
+
+    /// A fresh directory `rtshield-fallback/STAMP` under the first parent
+    /// where one can be made.
+    fn fallback_dir(&self) -> Option<SafeDir> {
+        let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
+        self.fallback_parents.iter().find_map(|p| {
+            safefs::output_dir(
+                None,
+                &p.join("rtshield-fallback"),
+                &stamp,
+                DirPolicy::Strict,
+            )
+            .ok()
+        })
+    }
+}
+
+/// Build the result of a measurement: the one place `ProgramResult`s and
+/// the context meet the engine's figures.
+pub fn to_result(m: &Measurement, ctx: &ResultContext) -> RunResult {
+    m.to_result(ctx)
+}
+
+/// What [`measure_and_write`] did.
+pub struct Written {
+    pub measurement: Measurement,
+    pub result: RunResult,
+    /// Files not written where asked (exit [`EXIT_FILES_MISSING`]).
+    pub missing: Vec<Missing>,
+    /// The `--json FILE` copy could not be written (printed already).
+    pub json_failed: bool,
+}
+
+/// `rtshield measure`: measure once, then write every format of `exports`
+/// into `dir` (retrying and falling back, see [`ResultWriter`]), and the
+/// JSON alone to `json` if given. `context` is called after the engine
+/// returns (stop the loads there, so their counts are final).
+#[allow(clippy::too_many_arguments)]
+pub fn measure_and_write(
+    root: &rtshield_sys::Root,
+    spec: &MeasureSpec,
+    stop: &AtomicBool,
+    obs: &mut dyn Observer,
+    dir: SafeDir,
+    exports: &ExportManager,
+    context: impl FnOnce() -> ResultContext,
+    json: Option<(&Path, DirPolicy)>,
+) -> anyhow::Result<Written> {
+    let m = measure(root, spec, stop, obs);
+    let ctx = context();
+    let m = m?;
+    let result = to_result(&m, &ctx);
+    let mut w = ResultWriter::new();
+    let dir = Rc::new(dir);
+    w.write(exports, &result, Some(dir.clone()), dir.path());
+    let mut json_failed = false;
+    if let Some((path, policy)) = json {
+        if let Err(e) = rtshield_results::write_json(&result, path, policy) {
+            w.note(format!("--json: {e}"));
+            json_failed = true;
+        }
+    }
+    let missing = w.finish();
+    Ok(Written {
+        measurement: m,
+        result,
+        missing,
+        json_failed,
+    })
+}
+
+/// One [`ProgramResult`] per worker of a built-in load (`measure --load`).
+pub fn load_results(
+    load: &rtshield_load::LoadSpec,
+    stats: Vec<(String, rtshield_load::ProcStats)>,
+) -> Vec<rtshield_results::ProgramResult> {
+    stats
+        .into_iter()
+        .enumerate()
+        .map(|(i, (_label, st))| rtshield_results::ProgramResult {
+            index: i as u32,
+            command: format!("builtin:{}", load.kind.name()),
+            cpus: load.cpus.as_ref().map(|c| c.to_list()),
+            spawns: st.spawns,
+            exits_ok: st.exits_ok,
+            exits_ko: st.exits_ko,
+        })
+        .collect()
+}

@@ -15,23 +15,11 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// Files allowed to hold kernel path literals, each with its reason.
-const ALLOWED: &[(&str, &str)] = &[
-    (
-        "crates/partition/src/fake.rs",
-        "test fixture: builds fake /proc and /sys trees; compiled only with the \
+const ALLOWED: &[(&str, &str)] = &[(
+    "crates/partition/src/fake.rs",
+    "test fixture: builds fake /proc and /sys trees; compiled only with the \
          `testing` feature, which only dev-dependencies enable",
-    ),
-    // Temporary: another branch moves the `run` orchestrator out of config
-    // (and its cgroup paths to sys); remove these two when it lands.
-    (
-        "crates/config/src/runner.rs",
-        "temporary: being moved to the run crate",
-    ),
-    (
-        "crates/config/src/timeline.rs",
-        "temporary: being moved to the run crate",
-    ),
-];
+)];
 
 /// A string literal found in source: its line and content (undecoded).
 #[derive(Debug, PartialEq)]

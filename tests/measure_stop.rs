@@ -94,3 +94,53 @@ fn sigint_ends_a_nanosleep_run_with_a_10s_period() {
 fn sigint_ends_a_posix_timer_run_with_a_10s_period() {
     stop_long_period("posix-timer");
 }
+
+#[test]
+fn sigint_ends_a_run_with_a_10s_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let cfg = dir.path().join("slow.cfg");
+    std::fs::write(
+        &cfg,
+        "timer_thread[0]\n{\n  cpu_affinity 0\n  period 10 s\n  lifetime.duration 1 min\n}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rtshield"))
+        .args(["run", "-q"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // timeline.csv is created just before the engine starts (and the
+    // SIGINT handler is installed before that).
+    assert!(
+        poll(30, || out.join("timeline.csv").is_file()),
+        "run did not start"
+    );
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: a signal to the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let mut status = None;
+    poll(5, || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    let Some(status) = status else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("run still running 5 s after SIGINT");
+    };
+    assert_eq!(status.code(), Some(0));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(
+        json["end_reason"].as_str(),
+        Some("sigint"),
+        "{}",
+        json["end_reason"]
+    );
+    assert_eq!(json["threads"][0]["samples"].as_u64(), Some(0));
+}

@@ -134,12 +134,26 @@ fn sigterm_cleans_up_and_still_writes_results() {
 
 #[test]
 fn cgroup_key_moves_rtshield_and_programs_into_the_partitions() {
-    // A fake tree with rt/nrt partitions (cgroup v2 layout).
+    // A fake tree with rt/nrt partitions (cgroup v2 layout, found through
+    // mountinfo as on a real machine).
     let root = fake_root("0-1");
+    std::fs::create_dir_all(root.path().join("proc/self")).unwrap();
+    std::fs::write(
+        root.path().join("proc/self/mountinfo"),
+        "35 24 0:30 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n",
+    )
+    .unwrap();
+    std::fs::create_dir_all(root.path().join("sys/fs/cgroup")).unwrap();
+    std::fs::write(
+        root.path().join("sys/fs/cgroup/cgroup.controllers"),
+        "cpuset cpu io memory\n",
+    )
+    .unwrap();
     for p in ["rt", "nrt"] {
         let d = root.path().join("sys/fs/cgroup").join(p);
         std::fs::create_dir_all(&d).unwrap();
         std::fs::write(d.join("cgroup.procs"), "").unwrap();
+        std::fs::write(d.join("cpuset.cpus"), if p == "rt" { "1\n" } else { "0\n" }).unwrap();
     }
     let d = tempfile::tempdir().unwrap();
     let pidf = d.path().join("p.pid");

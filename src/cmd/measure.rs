@@ -1,7 +1,6 @@
 //! `rtshield measure`: cyclictest-like quick mode, no config file.
 
 use crate::cli::Global;
-use anyhow::Context;
 use rtshield_load::{Builtin, LoadSpec};
 use rtshield_measure::display::{render_table, units, units_avg};
 use rtshield_measure::{signals, LiveDisplay, MeasureSpec, Measurement, Mode, ResultContext};
@@ -279,17 +278,13 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         );
     }
 
-    let loads = match &plan.load {
-        Some(l) => {
-            println!(
-                "load: built-in '{}' on CPU {}",
-                l.kind,
-                l.cpus.as_ref().map_or("all".into(), |c| c.to_list())
-            );
-            Some(rtshield_load::start(std::slice::from_ref(l)).context("cannot start the load")?)
-        }
-        None => None,
-    };
+    if let Some(l) = &plan.load {
+        println!(
+            "load: built-in '{}' on CPU {}",
+            l.kind,
+            l.cpus.as_ref().map_or("all".into(), |c| c.to_list())
+        );
+    }
     let label = plan
         .label
         .clone()
@@ -300,17 +295,15 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         spec,
         stop,
         &mut display,
+        plan.load.as_ref(),
         dir,
         &ExportManager::all(),
-        || ResultContext {
+        |programs| ResultContext {
             command: std::env::args().collect(),
             config: None,
             label,
             tags: plan.tags.clone(),
-            programs: match (loads, &plan.load) {
-                (Some(l), Some(spec)) => pipeline::load_results(spec, l.stop()),
-                _ => Vec::new(),
-            },
+            programs,
             warnings: vec![],
             sysinfo,
         },

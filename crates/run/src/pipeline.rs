@@ -246,23 +246,36 @@ pub struct Written {
     pub json_failed: bool,
 }
 
-/// `rtshield measure`: measure once, then write every format of `exports`
-/// into `dir` (retrying and falling back, see [`ResultWriter`]), and the
-/// JSON alone to `json` if given. `context` is called after the engine
-/// returns (stop the loads there, so their counts are final).
+/// `rtshield measure`: start the built-in `load` if any, measure once,
+/// stop the load (so its counts are final), then write every format of
+/// `exports` into `dir` (retrying and falling back, see [`ResultWriter`]),
+/// and the JSON alone to `json` if given. `context` gets the load's
+/// program results.
 #[allow(clippy::too_many_arguments)]
 pub fn measure_and_write(
     root: &rtshield_sys::Root,
     spec: &MeasureSpec,
     stop: &AtomicBool,
     obs: &mut dyn Observer,
+    load: Option<&rtshield_load::LoadSpec>,
     dir: SafeDir,
     exports: &ExportManager,
-    context: impl FnOnce() -> ResultContext,
+    context: impl FnOnce(Vec<rtshield_results::ProgramResult>) -> ResultContext,
     json: Option<(&Path, DirPolicy)>,
 ) -> anyhow::Result<Written> {
+    use anyhow::Context as _;
+    let running = match load {
+        Some(l) => {
+            Some(rtshield_load::start(std::slice::from_ref(l)).context("cannot start the load")?)
+        }
+        None => None,
+    };
     let m = measure(root, spec, stop, obs);
-    let ctx = context();
+    let programs = match (running, load) {
+        (Some(r), Some(l)) => load_results(l, r.stop()),
+        _ => Vec::new(),
+    };
+    let ctx = context(programs);
     let m = m?;
     let result = to_result(&m, &ctx);
     let mut w = ResultWriter::new();

@@ -184,17 +184,24 @@ pub fn describe_action(a: &Action) -> String {
     }
 }
 
-/// Where the rt/nrt partitions of `rtshield partition` live: cgroup v2
-/// `cgroup.procs` or v1 cpuset `tasks`.
+/// The tasks file of the `rt` or `nrt` set a stanza's `cgroup` names: the
+/// cpuset hierarchy comes from mountinfo; rtshield's own partitions are
+/// looked for at the root and under every `--parent` that has a state
+/// file; then a partrt partition (`rt`/`nrt` at the root) and a cset shield
+/// (`user` is the shielded set, `system` the rest).
 fn partition_procs_file(root: &Root, p: Partition) -> Option<String> {
-    // TODO(cgroup discovery): ask `sys` for the cgroup mount (mountinfo) and
-    // honour `--parent` instead of these fixed paths.
-    [
-        format!("/sys/fs/cgroup/{}/cgroup.procs", p.name()),
-        format!("/sys/fs/cgroup/cpuset/{}/tasks", p.name()),
-    ]
-    .into_iter()
-    .find(|f| root.exists(f))
+    let h = rtshield_sys::cgroup::Hierarchy::detect(root).ok()?;
+    let mut parents = rtshield_sys::partstate::parents(root);
+    parents.push(None);
+    let cset = match p {
+        Partition::Rt => "user",
+        Partition::Nrt => "system",
+    };
+    parents
+        .iter()
+        .find_map(|parent| h.find_cpuset(root, parent.as_deref(), p.name()))
+        .or_else(|| h.find_cpuset(root, None, cset))
+        .map(|dir| h.tasks_file(&dir))
 }
 
 // ---------------------------------------------------------------- supervisor thread

@@ -129,6 +129,45 @@ fn encode(rel: &str) -> String {
     out
 }
 
+/// The inverse of [`encode`]; `None` for a name it cannot have made.
+fn decode(enc: &str) -> Option<String> {
+    let b = enc.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' {
+            let h = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(h, 16).ok()?);
+            i += 3;
+        } else if b[i].is_ascii_alphanumeric() || b[i] == b'-' {
+            out.push(b[i]);
+            i += 1;
+        } else {
+            return None;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// The `--parent`s of the rtshield partitions whose state files exist
+/// (`None` for the hierarchy's root), from the file names alone.
+pub fn parents(root: &Root) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    for n in root.read_dir_names(STATE_DIR).unwrap_or_default() {
+        if n == "partition.json" {
+            out.push(None);
+        } else if let Some(enc) = n
+            .strip_prefix("partition-")
+            .and_then(|r| r.strip_suffix(".json"))
+        {
+            if let Some(p) = decode(enc) {
+                out.push(Some(p));
+            }
+        }
+    }
+    out
+}
+
 /// `/run/rtshield/partition.json` → (`/run/rtshield`, `partition.json`).
 fn split(path: &str) -> (&str, &str) {
     match path.rsplit_once('/') {
@@ -250,6 +289,10 @@ mod tests {
         };
         let p = |r: &str| state_path(&h, &h.resolve(Some(r)));
         assert_eq!(p(""), "/run/rtshield/partition.json");
+        for parent in ["a-b", "a_b", "a/b", "lab/x%y"] {
+            assert_eq!(decode(&encode(parent)).as_deref(), Some(parent));
+        }
+        assert_eq!(decode("a_b"), None);
         assert_eq!(p("demo"), "/run/rtshield/partition-demo.json");
         assert_eq!(p("a-b"), "/run/rtshield/partition-a-b.json");
         assert_eq!(p("a_b"), "/run/rtshield/partition-a%5Fb.json");

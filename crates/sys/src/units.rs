@@ -110,7 +110,7 @@ pub fn format_duration_ns(ns: u64) -> String {
         ("ms", 1_000_000),
         ("us", 1_000),
     ] {
-        if ns.is_multiple_of(m) {
+        if ns % m == 0 {
             return format!("{}{unit}", ns / m);
         }
     }

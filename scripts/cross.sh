@@ -26,7 +26,7 @@ command -v "$objcopy" >/dev/null 2>&1 || objcopy=objcopy
 
 # RUSTFLAGS with an explicit --target apply to the target only, not to build
 # scripts and proc-macros (which must stay dynamic host programs).
-export RUSTFLAGS="-C target-feature=+crt-static ${RTSHIELD_EXTRA_RUSTFLAGS:-}"
+export RUSTFLAGS="$CROSS_RUSTFLAGS${RTSHIELD_EXTRA_RUSTFLAGS:+ $RTSHIELD_EXTRA_RUSTFLAGS}"
 CARGO_TARGET_DIR=$MSRV_TARGET_DIR "$CARGO185" build --locked --release \
   --target "$triple" --bin rtshield "$@"
 

@@ -12,3 +12,7 @@ export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
 export CARGO_TARGET_ARMV7_UNKNOWN_LINUX_GNUEABIHF_LINKER=arm-linux-gnueabihf-gcc
 # Builds for this machine's CI reuse one target directory across runs.
 MSRV_TARGET_DIR=${RTSHIELD_MSRV_TARGET_DIR:-$CACHE/target}
+# Static target binaries: one file to copy to a board. Both cross.sh and the
+# armv7 test build use exactly this string (a different RUSTFLAGS would
+# rebuild every dependency).
+CROSS_RUSTFLAGS="-C target-feature=+crt-static"

@@ -60,7 +60,6 @@ Maintainer: rtshield developers <rtshield@localhost>
 Installed-Size: $installed_kb
 Section: utils
 Priority: optional
-Homepage: https://localhost/rtshield
 Description: shield CPUs for real-time work and measure wake-up latency
  rtshield partitions CPUs (cpusets, IRQ affinity), audits what can still
  disturb them, measures wake-up latency of periodic real-time threads under

@@ -2,18 +2,22 @@
 # CI for the boards (called at the end of .ci/run; runnable alone, as root):
 #  1. proves the MSRV: the whole workspace, tests included, checks with
 #     Debian's Rust 1.85 and the committed Cargo.lock (scripts/msrv-check.sh);
-#  2. builds the static aarch64 (and armv7) binary with scripts/cross.sh and
+#  2. builds the static aarch64 (and, with RTSHIELD_CI_ARMV7=full, armv7) binary with scripts/cross.sh and
 #     runs it under qemu-user: --version, sysinfo, run --check on every
 #     examples/*.cfg (fake sysroot), simulate on annex B (output compared byte
 #     for byte with the x86-64 binary's), a 1 s measure in both wait modes;
 #  3. armv7: the unit tests of sys, measure, results and sim, run under
 #     qemu-arm (32-bit time_t, siginfo layout, 64-bit atomics);
-#  4. the Debian packages: amd64, arm64, armhf built, the amd64 one
+#  4. the Debian packages: amd64, arm64 (armhf with "full") built, the amd64 one
 #     installed, checked and removed (scripts/deb-test.sh).
 # Builds go to one target directory under /var/cache/rtshield-ci (reused by
-# later CI runs on this machine). RTSHIELD_CI_ARMV7=0 skips armv7.
+# later CI runs on this machine).
+# RTSHIELD_CI_ARMV7: "tests" (default) runs only the armv7 unit tests,
+# "full" also builds and smoke-runs the armv7 release binary (about 3 more
+# minutes of CI), "0" skips armv7.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+trap 'echo "ci-arm: FAILED at scripts/ci-arm.sh:$LINENO: $BASH_COMMAND" >&2' ERR
 t0=$SECONDS
 step() { echo "== ci-arm: $* (at $((SECONDS - t0)) s)"; }
 fail() { echo "ci-arm: FAILED: $*" >&2; exit 1; }
@@ -85,10 +89,13 @@ step "aarch64: static build"
 bin=$(scripts/cross.sh aarch64 -q | tail -1)
 smoke aarch64 qemu-aarch64-static "$bin"
 
-if [ "${RTSHIELD_CI_ARMV7:-1}" != 0 ]; then
+armv7=${RTSHIELD_CI_ARMV7:-tests}
+if [ "$armv7" = full ]; then
   step "armv7: static build"
   bin=$(scripts/cross.sh armv7 -q | tail -1)
   smoke armv7 qemu-arm-static "$bin"
+fi
+if [ "$armv7" != 0 ]; then
 
   step "armv7: unit tests of sys, measure, results, sim under qemu-arm"
   tests=$(RUSTFLAGS=$CROSS_RUSTFLAGS CARGO_TARGET_DIR=$MSRV_TARGET_DIR \
@@ -109,6 +116,8 @@ fi
 
 if [ -x scripts/deb-test.sh ]; then
   step "Debian packages"
-  scripts/deb-test.sh
+  # armhf only when its binary was built above (cross.sh would build it).
+  if [ "$armv7" = full ]; then arches="arm64 armhf"; else arches=arm64; fi
+  RTSHIELD_DEB_ARCHES=$arches scripts/deb-test.sh
 fi
 step "done"

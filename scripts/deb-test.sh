@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds the three Debian packages, installs the amd64 one on this machine
+# Builds the Debian packages (amd64 and RTSHIELD_DEB_ARCHES, default
+# "arm64 armhf"), installs the amd64 one on this machine
 # with dpkg -i, checks `rtshield --version` and `man -w rtshield`, and
 # removes it again (also when a check fails). Needs root.
 set -euo pipefail
@@ -14,9 +15,13 @@ command -v man >/dev/null 2>&1 || {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends man-db
 }
 
-for arch in arm64 armhf amd64; do
+# amd64 last: $deb is the one installed below.
+for arch in ${RTSHIELD_DEB_ARCHES:-arm64 armhf} amd64; do
   deb=$(scripts/deb.sh "$arch" | tail -1)
-  dpkg-deb --info "$deb" | grep -q "Architecture: $arch"
+  # (No `dpkg-deb | grep -q`: grep quitting early kills dpkg-deb with
+  # SIGPIPE, which pipefail turns into a failure.)
+  [ "$(dpkg-deb --field "$deb" Architecture)" = "$arch" ] \
+    || { echo "deb-test.sh: $deb is not $arch" >&2; exit 1; }
   # Every man page and completion is in the package.
   listing=$(dpkg-deb --contents "$deb")
   for f in usr/bin/rtshield usr/share/man/man1/rtshield.1.gz usr/share/man/man5/rtshield.conf.5.gz \

@@ -1106,6 +1106,45 @@ mod tests {
     }
 
     #[test]
+    fn timer_overrun_comes_from_the_right_siginfo_field() {
+        // The siginfo union starts after 3 ints on 32-bit targets and after
+        // 4 on 64-bit ones (pointer alignment). Reading the wrong slot gives
+        // the thread id or 0, both outside the bounds below. (Run under
+        // qemu-arm by scripts/ci-arm.sh for armv7.)
+        std::thread::spawn(|| {
+            let period = 100_000;
+            let first = now_ns() + period as i64;
+            let t = PosixTimer::new(first, period).unwrap();
+            // Every expiry during these 20 ms past the first is merged into
+            // the one queued signal.
+            std::thread::sleep(Duration::from_millis(20));
+            let overrun = t.wait(&AtomicBool::new(false)).expect("not stopped");
+            let taken = now_ns();
+            let max = (taken - first) as u64 / period;
+            assert!(
+                (150..=max).contains(&overrun),
+                "overrun {overrun}, expected 150..={max} (tid {})",
+                // SAFETY: gettid has no preconditions.
+                unsafe { libc::gettid() }
+            );
+        })
+        .join()
+        .unwrap();
+    }
+
+    #[test]
+    fn time_arithmetic_is_64_bit_on_every_target() {
+        // timespec fields are 32-bit on armv7: the conversions must not
+        // wrap for a monotonic clock of years.
+        let ns = 40 * 365 * 86_400 * 1_000_000_000i64 + 123_456_789;
+        let ts = timespec(ns);
+        #[allow(clippy::unnecessary_cast)] // time_t/c_long are 32-bit on armv7
+        let back = ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64;
+        assert_eq!(back, ns);
+        assert!(now_ns() > 0);
+    }
+
+    #[test]
     fn dropping_a_timer_with_an_expiry_pending_is_harmless() {
         // The timer fires every 50 µs while its signal is blocked and never
         // taken: at drop an expiry is pending. Unblocking it then would

@@ -142,7 +142,9 @@ impl ThreadHistograms {
         if v < 0 {
             self.underflow += 1;
         } else {
-            let i = (v as u64 / self.resolution_ns) as usize;
+            // try_from: on 32-bit targets a huge latency must overflow, not
+            // wrap into a low bucket.
+            let i = usize::try_from(v as u64 / self.resolution_ns).unwrap_or(usize::MAX);
             match self.buckets.get_mut(i) {
                 Some(c) => *c += 1,
                 None => self.overflow += 1,
@@ -244,6 +246,18 @@ mod tests {
         assert_eq!(a.max, 17);
         assert_eq!(a.cur, 4);
         assert_eq!(a.avg(), 6.0);
+    }
+
+    #[test]
+    fn a_latency_past_u32_buckets_overflows_on_every_target() {
+        // At 1 ns resolution, 2^32 + 3 ns is bucket 2^32 + 3: on armv7 a
+        // plain `as usize` would wrap it to bucket 3.
+        let mut h = ThreadHistograms::new(10, 1);
+        h.record((1i64 << 32) + 3, 0, 1_000_000);
+        h.record(3, 0, 1_000_000);
+        assert_eq!(h.overflow, 1);
+        assert_eq!(h.buckets[3], 1);
+        assert_eq!(h.samples, 2);
     }
 
     #[test]

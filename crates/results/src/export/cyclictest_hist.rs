@@ -41,7 +41,9 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
         .map(|t| {
             let mut v = vec![0u64; rows as usize];
             for [b, c] in &t.histogram.counts {
-                if let Some(x) = v.get_mut(*b as usize) {
+                // try_from: an index past usize (32-bit) is out of range,
+                // not wrapped into a low row.
+                if let Some(x) = usize::try_from(*b).ok().and_then(|b| v.get_mut(b)) {
                     *x = *c;
                 }
             }

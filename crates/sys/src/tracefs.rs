@@ -114,8 +114,14 @@ pub struct TopState {
 }
 
 impl TopState {
+    /// The state where tracefs is mounted now (all `None` if it is not).
     pub fn read(root: &Root) -> TopState {
-        let at = find(root);
+        Self::read_at(root, find(root))
+    }
+
+    /// The state read below a known tracefs mount (e.g. the one an
+    /// [`Instance`] mounted itself).
+    pub fn read_at(root: &Root, at: Option<String>) -> TopState {
         let f = |name: &str| {
             at.as_ref()
                 .and_then(|a| root.read_opt(format!("{a}/{name}")))

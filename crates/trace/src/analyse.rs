@@ -48,7 +48,9 @@ pub struct Spike {
     /// `switch_in_ns - expected_ns` (0 if the trace reads it as early).
     pub latency_ns: u64,
     /// `timer_expiry_ns - expected_ns` (kernel latency; may read slightly
-    /// negative because of timer slack rounding).
+    /// negative because of timer slack rounding). `None` when the thread
+    /// armed its timer only after the expected time (it overran or was
+    /// still waiting for the CPU since its previous wake-up).
     pub irq_latency_ns: Option<i64>,
     /// `switch_in_ns - wakeup_ns`.
     pub thread_latency_ns: Option<u64>,
@@ -390,6 +392,27 @@ pub fn analyse(
     }
     let prio_of = |p: u32| prios.iter().rev().find(|(q, _)| *q == p).map(|x| x.1);
 
+    // Until the timer fires the thread is not runnable, so no thread can
+    // be blocking it: time before the expiry outside interrupt context is
+    // the timer interrupt not being delivered (no event: hypervisor, SMI,
+    // firmware, or interrupts disabled), not the current thread's doing.
+    // Unless the thread armed its sleep only after the expected time (it
+    // overran, or was still waiting for the CPU since its previous
+    // wake-up): then it was runnable or running all along and whoever held
+    // the CPU is to blame from the start.
+    let armed_late = records.iter().any(|r| {
+        r.pid == pid
+            && r.ts_ns > expected_ns
+            && r.ts_ns <= sw.ts_ns
+            && matches!(&r.event, Event::HrtimerStart { function, expires_ns: Some(e), .. }
+                if function == "hrtimer_wakeup" && e.abs_diff(expected_ns) <= TS_SLACK_NS)
+    });
+    let irq_due = if armed_late {
+        expected_ns
+    } else {
+        expiry.unwrap_or(expected_ns)
+    };
+
     // Replay the CPU up to the window, then attribute every ns in it.
     let mut current: Option<Task> = None;
     let mut stack: Vec<Ctx> = Vec::new();
@@ -419,12 +442,39 @@ pub fn analyse(
         if in_window {
             let end = r.ts_ns.min(switch_in);
             if end > t {
-                attribute(&mut acc, &stack, current.as_ref(), end - t, &prio_of);
+                attribute_span(
+                    &mut acc,
+                    &stack,
+                    current.as_ref(),
+                    t,
+                    end,
+                    irq_due,
+                    &prio_of,
+                );
                 t = end;
             }
         }
+        // Process-context events: no interrupt context can still be open;
+        // real traces lose exits (some vectors never trace theirs), and an
+        // entry left open would swallow the rest of the window.
+        if matches!(
+            r.event,
+            Event::SchedSwitch { .. } | Event::WorkqueueStart { .. } | Event::WorkqueueEnd { .. }
+        ) {
+            stack.clear();
+        }
         if let Some((open, kind, name, number)) = context(&r.event) {
             if open {
+                // The same IRQ or vector does not nest in itself: an open
+                // one has ended without its exit being traced.
+                if kind != ItemKind::Ipi {
+                    if let Some(pos) = stack
+                        .iter()
+                        .position(|c| c.kind == kind && c.number == number)
+                    {
+                        stack.truncate(pos);
+                    }
+                }
                 stack.push(Ctx {
                     kind,
                     name: name.clone(),
@@ -476,7 +526,15 @@ pub fn analyse(
         }
     }
     if switch_in > t {
-        attribute(&mut acc, &stack, current.as_ref(), switch_in - t, &prio_of);
+        attribute_span(
+            &mut acc,
+            &stack,
+            current.as_ref(),
+            t,
+            switch_in,
+            irq_due,
+            &prio_of,
+        );
     }
     for c in &stack {
         let it = acc.item(c.kind, &c.name, c.number);
@@ -485,7 +543,13 @@ pub fn analyse(
     acc.items.sort_by_key(|i| std::cmp::Reverse(i.total_ns));
     acc.threads.sort_by_key(|t| std::cmp::Reverse(t.ns));
 
-    let irq_latency_ns = expiry.map(|e| e as i64 - expected_ns as i64);
+    // A timer armed after the expected time says nothing about interrupt
+    // latency.
+    let irq_latency_ns = if armed_late {
+        None
+    } else {
+        expiry.map(|e| e as i64 - expected_ns as i64)
+    };
     let mut spike = Spike {
         cpu,
         pid,
@@ -504,6 +568,30 @@ pub fn analyse(
     };
     spike.verdict = verdict(&spike);
     Ok(spike)
+}
+
+/// [`attribute`] for `[from, to)`, with the part before `irq_due` (the
+/// timer expiry) outside interrupt context counted as unaccounted.
+fn attribute_span(
+    acc: &mut Acc,
+    stack: &[Ctx],
+    current: Option<&Task>,
+    from: u64,
+    to: u64,
+    irq_due: u64,
+    prio_of: &dyn Fn(u32) -> Option<i32>,
+) {
+    let cut = irq_due.clamp(from, to);
+    if cut > from {
+        if stack.is_empty() {
+            acc.unaccounted += cut - from;
+        } else {
+            attribute(acc, stack, current, cut - from, prio_of);
+        }
+    }
+    if to > cut {
+        attribute(acc, stack, current, to - cut, prio_of);
+    }
 }
 
 fn attribute(
@@ -569,7 +657,7 @@ fn verdict(s: &Spike) -> String {
     }
     if max == best[2] {
         return match (thread, s.irq_latency_ns) {
-            (None, Some(irq)) if irq > 0 => format!(
+            (_, Some(irq)) if irq > 0 && irq as u64 >= s.unaccounted_ns / 2 => format!(
                 "timer IRQ {} late, nothing ran: hypervisor, SMI or firmware",
                 fmt_signed(irq)
             ),

@@ -315,7 +315,18 @@ impl Instance {
             _ => Ok(()),
         };
         if self.mounted_by_us {
-            unmount(&self.root, &self.tracefs)?;
+            // Another rtshield that found our mount may still be tracing:
+            // leave the mount to it rather than pull it away.
+            let others = live_instances(&self.root, &self.tracefs);
+            if others.is_empty() {
+                unmount(&self.root, &self.tracefs)?;
+            } else {
+                eprintln!(
+                    "rtshield: leaving tracefs mounted at {}: still used by {}",
+                    self.tracefs,
+                    others.join(", ")
+                );
+            }
         }
         rm
     }
@@ -347,6 +358,17 @@ pub fn remove_stale(root: &Root, tracefs: &str) -> Vec<String> {
         }
     }
     out
+}
+
+/// Instances `rtshield-<pid>` of other processes that are still alive.
+pub fn live_instances(root: &Root, tracefs: &str) -> Vec<String> {
+    let dir = format!("{}/instances", tracefs.trim_end_matches('/'));
+    let me = std::process::id();
+    root.read_dir_names(&dir)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| instance_pid(n).is_some_and(|p| p != me && crate::task::exists(root, p)))
+        .collect()
 }
 
 /// Mount tracefs at [`MOUNT_POINT`] (host only: a fake tree cannot mount).
@@ -496,6 +518,11 @@ mod tests {
         assert_eq!(inst.stale_removed(), ["rtshield-999999"]);
         assert!(inst_root.join("rtshield-777").exists());
         assert!(inst_root.join("perf").exists());
+        // Who would still need a mount we made: the live one only.
+        assert_eq!(
+            live_instances(&r, "/sys/kernel/tracing"),
+            vec!["rtshield-777".to_string()]
+        );
         let rd = |f: &str| fs::read_to_string(dir.join(f)).unwrap();
         assert_eq!(rd("tracing_cpumask"), "a");
         assert_eq!(rd("buffer_size_kb"), "512");

@@ -203,12 +203,27 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                 }
             }
             Event::SchedWaking { pid: p, .. } | Event::SchedWakeup { pid: p, .. } if *p == pid => {
-                if let St::Fired { expires, irq } = st {
-                    st = St::Woken {
-                        expires,
-                        irq,
-                        wake: r.ts_ns,
-                    };
+                match st {
+                    St::Fired { expires, irq } => {
+                        st = St::Woken {
+                            expires,
+                            irq,
+                            wake: r.ts_ns,
+                        }
+                    }
+                    // The kernel does not always record the expiry (seen on
+                    // this VM for timers that wake an idle CPU: neither
+                    // `local_timer_entry` nor `hrtimer_expire_entry` is in
+                    // the buffer, `sched_waking` is). The wake-up, a few µs
+                    // later in the same interrupt, stands in for it.
+                    St::Armed { expires, .. } if r.ts_ns + TS_SLACK_NS >= expires => {
+                        st = St::Woken {
+                            expires,
+                            irq: r.ts_ns as i64 - expires as i64,
+                            wake: r.ts_ns,
+                        }
+                    }
+                    _ => {}
                 }
             }
             Event::SchedSwitch { next_pid, .. } if *next_pid == pid => {
@@ -742,6 +757,34 @@ pub fn render_text(spikes: &[Spike]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn split_uses_the_wake_up_when_the_expiry_was_not_recorded() {
+        // Shape recorded on this VM: a sleeper waking an idle CPU, with no
+        // local_timer_entry / hrtimer_expire_entry in the buffer.
+        let t = "\
+ s-314 [001] d..1. 6218.609854: hrtimer_start: hrtimer=00000000063c4f58 function=hrtimer_wakeup expires=6218619902903 softexpires=6218619852903 mode=REL was_armed=0
+ s-314 [001] d..2. 6218.609859: sched_switch: prev_comm=s prev_pid=314 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ <idle>-0 [001] d.h3. 6218.619951: sched_waking: comm=s pid=314 prio=120 target_cpu=001
+ <idle>-0 [001] dNh4. 6218.619965: sched_wakeup: comm=s pid=314 prio=120 target_cpu=001
+ <idle>-0 [001] d..2. 6218.619990: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=s next_pid=314 next_prio=120
+";
+        let r = crate::parse(t).unwrap();
+        assert_eq!(
+            split(&r, 314),
+            vec![Split {
+                expected_ns: 6_218_619_902_903,
+                // waking .619951000 - expires
+                irq_latency_ns: 48_097,
+                // switch .619990 - waking .619951
+                thread_latency_ns: 39_000,
+            }]
+        );
+        // A wake-up before the expiry (a signal) is not the timer's.
+        let early = t.replace("6218.6199", "6218.6100");
+        let r = crate::parse(&early).unwrap();
+        assert!(split(&r, 314).is_empty());
+    }
 
     #[test]
     fn durations_and_priorities_read_well() {

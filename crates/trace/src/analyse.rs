@@ -171,13 +171,44 @@ fn fmt_signed(ns: i64) -> String {
 pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
     enum St {
         Idle,
-        Armed { timer: String, expires: u64 },
-        Fired { expires: u64, irq: i64 },
-        Woken { expires: u64, irq: i64, wake: u64 },
+        Armed {
+            timer: String,
+            expires: u64,
+        },
+        Fired {
+            expires: u64,
+            irq: i64,
+        },
+        Woken {
+            expires: u64,
+            irq: i64,
+            wake: u64,
+            by_other: bool,
+        },
     }
     let mut st = St::Idle;
     let mut out = Vec::new();
     for r in records {
+        // The switch out of idle is not traced on this kernel: the
+        // thread's first own event after a wake-up in another task's
+        // context (idle's) is its switch-in. A thread woken in its own
+        // context (an already expired timer) never slept: not split.
+        if let St::Woken {
+            expires,
+            irq,
+            wake,
+            by_other: true,
+        } = st
+        {
+            if runs_as(r, pid) && !matches!(r.event, Event::SchedSwitch { .. }) {
+                out.push(Split {
+                    expected_ns: expires,
+                    irq_latency_ns: irq,
+                    thread_latency_ns: r.ts_ns.saturating_sub(wake),
+                });
+                st = St::Idle;
+            }
+        }
         match &r.event {
             Event::HrtimerStart {
                 hrtimer,
@@ -209,6 +240,7 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                             expires,
                             irq,
                             wake: r.ts_ns,
+                            by_other: r.pid != pid,
                         }
                     }
                     // The kernel does not always record the expiry (seen on
@@ -221,13 +253,17 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                             expires,
                             irq: r.ts_ns as i64 - expires as i64,
                             wake: r.ts_ns,
+                            by_other: r.pid != pid,
                         }
                     }
                     _ => {}
                 }
             }
             Event::SchedSwitch { next_pid, .. } if *next_pid == pid => {
-                if let St::Woken { expires, irq, wake } = st {
+                if let St::Woken {
+                    expires, irq, wake, ..
+                } = st
+                {
                     out.push(Split {
                         expected_ns: expires,
                         irq_latency_ns: irq,
@@ -329,6 +365,16 @@ fn context(ev: &Event) -> Option<(bool, ItemKind, String, Option<u32>)> {
     })
 }
 
+/// `r` was recorded while `pid` was the current task (not a wake-up of
+/// it, which another task's context records).
+fn runs_as(r: &Record, pid: u32) -> bool {
+    r.pid == pid
+        && !matches!(
+            r.event,
+            Event::SchedWaking { .. } | Event::SchedWakeup { .. }
+        )
+}
+
 /// Explain the wake-up of thread `pid` on `cpu` expected at `expected_ns`:
 /// what the timer, the scheduler and everything else on the CPU did from
 /// the expected wake-up to the thread's switch-in.
@@ -345,13 +391,17 @@ pub fn analyse(
                 Event::SchedWaking { pid: p, .. } | Event::SchedWakeup { pid: p, .. } if *p == pid)
     });
     let from = wake.map_or(lo, |w| w.ts_ns);
+    // This kernel does not trace the switch out of the idle task: after a
+    // wake-up from idle the thread's first own event is its switch-in.
+    let woken_by_other = wake.is_some_and(|w| w.pid != pid);
     let (sw_idx, sw) = records
         .iter()
         .enumerate()
         .find(|(_, r)| {
             r.cpu == cpu
                 && r.ts_ns >= from
-                && matches!(&r.event, Event::SchedSwitch { next_pid, .. } if *next_pid == pid)
+                && (matches!(&r.event, Event::SchedSwitch { next_pid, .. } if *next_pid == pid)
+                    || (woken_by_other && runs_as(r, pid)))
         })
         .ok_or_else(|| {
             AnalyseError(format!(
@@ -361,7 +411,7 @@ pub fn analyse(
     let switch_in = sw.ts_ns.max(expected_ns);
     let comm = match &sw.event {
         Event::SchedSwitch { next_comm, .. } => next_comm.clone(),
-        _ => String::new(),
+        _ => sw.comm.clone(),
     };
     // The thread's timer: the last expiry on the CPU before the wake-up,
     // preferring the sleep timer (`hrtimer_wakeup`).
@@ -383,7 +433,11 @@ pub fn analyse(
         .map(|r| match &r.event {
             Event::HrtimerExpireEntry { now_ns, .. } => now_ns.unwrap_or(r.ts_ns),
             _ => r.ts_ns,
-        });
+        })
+        // The kernel does not always record the expiry (on this VM, for
+        // timers that wake an idle CPU); the wake-up, a few µs later in
+        // the same interrupt, stands in for it (as in `split`).
+        .or(wake.map(|w| w.ts_ns));
 
     // Priorities of every task seen, for the thread table.
     let mut prios: Vec<(u32, i32)> = Vec::new();
@@ -780,6 +834,10 @@ mod tests {
                 thread_latency_ns: 39_000,
             }]
         );
+        let sp = analyse(&r, 1, 314, 6_218_619_902_903).unwrap();
+        assert_eq!(sp.timer_expiry_ns, Some(6_218_619_951_000));
+        assert_eq!(sp.irq_latency_ns, Some(48_097));
+        assert_eq!(sp.thread_latency_ns, Some(39_000));
         // A wake-up before the expiry (a signal) is not the timer's.
         let early = t.replace("6218.6199", "6218.6100");
         let r = crate::parse(&early).unwrap();

@@ -365,14 +365,10 @@ fn context(ev: &Event) -> Option<(bool, ItemKind, String, Option<u32>)> {
     })
 }
 
-/// `r` was recorded while `pid` was the current task (not a wake-up of
-/// it, which another task's context records).
+/// `r` was recorded while `pid` was the current task (a line's own pid
+/// is the current task's, whatever the event).
 fn runs_as(r: &Record, pid: u32) -> bool {
     r.pid == pid
-        && !matches!(
-            r.event,
-            Event::SchedWaking { .. } | Event::SchedWakeup { .. }
-        )
 }
 
 /// Explain the wake-up of thread `pid` on `cpu` expected at `expected_ns`:

@@ -160,3 +160,37 @@ fn a_recorded_periodic_sleeper_splits_every_wake_up() {
     );
     assert_eq!(s.latency_ns, 127_317);
 }
+
+#[test]
+fn wake_ups_from_idle_without_a_traced_switch_are_split_and_explained() {
+    // This kernel traces no sched_switch out of the idle task: the
+    // sleeper's first own line after its wake-up is its switch-in.
+    let r = fixture("recorded-idle.txt");
+    assert!(!r.iter().any(|x| matches!(
+        &x.event,
+        rtshield_trace::Event::SchedSwitch { prev_pid: 0, .. }
+    )));
+    let sp = split(&r, 32437);
+    let at = |e: u64| sp.iter().find(|x| x.expected_ns == e).copied().unwrap();
+    // expires=6208440146645; expiry now=6208440152676; sched_waking by
+    // <idle> at .440153; the sleeper's hrtimer_start at .440161.
+    let a = at(6_208_440_146_645);
+    assert_eq!((a.irq_latency_ns, a.thread_latency_ns), (6_031, 8_000));
+    // expires=6208440246645; now=6208440248376; waking .440249; own .440257
+    let b = at(6_208_440_246_645);
+    assert_eq!((b.irq_latency_ns, b.thread_latency_ns), (1_731, 8_000));
+
+    let s = analyse(&r, 1, 32437, 6_208_440_146_645).unwrap();
+    assert_eq!(s.comm, "rts-sleeper");
+    assert_eq!(s.switch_in_ns, 6_208_440_161_000);
+    assert_eq!(s.latency_ns, 14_355);
+    // Idle (no event) .146645 -> local_timer_entry .152 and .157 -> .161;
+    // the local timer .152 -> .157.
+    assert_eq!(s.unaccounted_ns, 5_355 + 4_000);
+    assert_eq!(s.irqs.len(), 1);
+    assert_eq!(
+        (s.irqs[0].name.as_str(), s.irqs[0].total_ns),
+        ("local_timer", 5_000)
+    );
+    assert!(s.threads.is_empty());
+}

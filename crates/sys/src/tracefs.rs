@@ -50,6 +50,38 @@ pub fn find(root: &Root) -> Option<String> {
     m.iter().find(|p| *p == MOUNT_POINT).or(m.first()).cloned()
 }
 
+/// Filesystems this kernel supports (`nodev\ttracefs` when it has tracefs).
+pub const FILESYSTEMS: &str = "/proc/filesystems";
+/// Kernel lockdown state; `[confidentiality]` forbids tracefs.
+pub const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
+
+/// Why tracing cannot work here, in one sentence, or `None` when it can
+/// (callers say it once and measure without tracing).
+pub fn unavailable(root: &Root) -> Option<String> {
+    if root.is_host() && !crate::sched::is_root() {
+        return Some("tracing needs root (tracefs instances)".into());
+    }
+    if root
+        .read_opt(LOCKDOWN)
+        .is_some_and(|l| l.contains("[confidentiality]"))
+    {
+        return Some("kernel lockdown (confidentiality) forbids tracefs".into());
+    }
+    if find(root).is_none() {
+        let has = root.read_opt(FILESYSTEMS).is_some_and(|f| {
+            f.lines()
+                .any(|l| l.split_whitespace().last() == Some("tracefs"))
+        });
+        if !has {
+            return Some("this kernel has no tracefs (CONFIG_TRACING is off)".into());
+        }
+        if !root.is_host() {
+            return Some("tracefs is not mounted in this tree".into());
+        }
+    }
+    None
+}
+
 /// `instances/rtshield-<pid>` below `tracefs`.
 pub fn instance_dir(tracefs: &str, pid: u32) -> String {
     format!(
@@ -173,6 +205,9 @@ pub struct Instance {
     enabled: Vec<String>,
     missing: Vec<String>,
     stale_removed: Vec<String>,
+    /// Whether `dir` is ours to remove (never an existing directory that
+    /// our mkdir found in place).
+    created: bool,
     closed: bool,
 }
 
@@ -204,12 +239,14 @@ impl Instance {
             enabled: Vec::new(),
             missing: Vec::new(),
             stale_removed: Vec::new(),
+            created: false,
             closed: false,
         };
         // From here on, Drop undoes whatever was done.
         inst.stale_removed = remove_stale(root, &inst.tracefs);
         std::fs::create_dir(root.path(&inst.dir))
             .map_err(|e| err(format!("cannot create trace instance {}: {e}", inst.dir)))?;
+        inst.created = true;
         inst.configure(cfg)?;
         Ok(inst)
     }
@@ -303,16 +340,20 @@ impl Instance {
         self.closed = true;
         // Stop first (rmdir of a recording instance works too, but a
         // reader of `trace_pipe` would keep it busy longer).
-        if self.root.exists(format!("{}/tracing_on", self.dir)) {
+        if self.created && self.root.exists(format!("{}/tracing_on", self.dir)) {
             let _ = self.set("tracing_on", "0");
         }
         let p = self.root.path(&self.dir);
-        let rm = match std::fs::remove_dir(&p) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err(format!(
-                "cannot remove trace instance {}: {e}",
-                p.display()
-            ))),
-            _ => Ok(()),
+        let rm = if self.created {
+            match std::fs::remove_dir(&p) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err(format!(
+                    "cannot remove trace instance {}: {e}",
+                    p.display()
+                ))),
+                _ => Ok(()),
+            }
+        } else {
+            Ok(())
         };
         if self.mounted_by_us {
             // Another rtshield that found our mount may still be tracing:
@@ -443,6 +484,34 @@ mod tests {
     }
 
     #[test]
+    fn says_why_tracing_is_unavailable() {
+        let (d, r) = fake(MOUNTINFO);
+        assert_eq!(unavailable(&r), None);
+        fs::create_dir_all(d.path().join("sys/kernel/security")).unwrap();
+        fs::write(
+            d.path().join("sys/kernel/security/lockdown"),
+            "none integrity [confidentiality]\n",
+        )
+        .unwrap();
+        assert!(unavailable(&r).unwrap().contains("lockdown"));
+        fs::write(
+            d.path().join("sys/kernel/security/lockdown"),
+            "[none] integrity confidentiality\n",
+        )
+        .unwrap();
+        assert_eq!(unavailable(&r), None);
+
+        let (d, r) = fake("22 1 0:21 / /proc rw - proc proc rw\n");
+        assert!(unavailable(&r).unwrap().contains("no tracefs"));
+        fs::write(
+            d.path().join("proc/filesystems"),
+            "nodev\tsysfs\nnodev\ttracefs\n\text4\n",
+        )
+        .unwrap();
+        assert!(unavailable(&r).unwrap().contains("not mounted"));
+    }
+
+    #[test]
     fn paths_and_names() {
         assert_eq!(
             instance_dir("/sys/kernel/tracing/", 42),
@@ -557,6 +626,22 @@ mod tests {
                 .count(),
             top_before
         );
+    }
+
+    #[test]
+    fn a_failed_creation_does_not_remove_what_it_did_not_create() {
+        let (d, r) = fake(MOUNTINFO);
+        let mine = d.path().join(format!(
+            "sys/kernel/tracing/instances/rtshield-{}",
+            std::process::id()
+        ));
+        fs::create_dir(&mine).unwrap();
+        let e = Instance::create(&r, &Config::new(CpuSet::single(0))).unwrap_err();
+        assert!(
+            e.to_string().contains("cannot create trace instance"),
+            "{e}"
+        );
+        assert!(mine.is_dir());
     }
 
     #[test]

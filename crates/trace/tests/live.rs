@@ -14,9 +14,29 @@ fn a_session_leaves_global_tracing_untouched_and_its_trace_parses() {
         return;
     }
     let root = Root::host();
+    assert_eq!(tracefs::unavailable(&root), None);
     let before = TopState::read(&root);
     let cpus = cpus::online(&root).unwrap();
-    let inst = Instance::create(&root, &Config::new(cpus)).unwrap();
+    let inst = Instance::create(&root, &Config::new(cpus.clone())).unwrap();
+    // Stale-instance cleanup on the real kernel: an instance named after a
+    // process that has exited is removed by the next creation.
+    let dead = {
+        let mut c = std::process::Command::new("true").spawn().unwrap();
+        let pid = c.id();
+        c.wait().unwrap();
+        pid
+    };
+    let stale = root.path(tracefs::instance_dir(inst.tracefs(), dead));
+    std::fs::create_dir(&stale).unwrap();
+    let second = Instance::create(&root, &Config::new(cpus)).err();
+    // Same pid: the second creation removes the stale one, then finds its
+    // own name taken (mkdir EEXIST) and leaves ours alone.
+    assert!(second.is_some_and(|e| e.to_string().contains("cannot create")));
+    assert!(
+        !stale.exists(),
+        "stale instance {} not removed",
+        stale.display()
+    );
     let dir = root.path(inst.dir());
     // When tracefs was not mounted, `before` holds no file values: compare
     // the top level as seen through the session's own mount as well.

@@ -194,3 +194,28 @@ fn wake_ups_from_idle_without_a_traced_switch_are_split_and_explained() {
     );
     assert!(s.threads.is_empty());
 }
+
+#[test]
+fn an_edited_hypervisor_gap_on_an_idle_cpu() {
+    // recorded-idle.txt with the wake-up after 6208.440167 moved 900 us
+    // later (see the fixture's header): expiry now=6208441148376, waking
+    // .441149, the sleeper's own line at .441157.
+    let r = fixture("recorded-gap-edited.txt");
+    let s = analyse(&r, 1, 32437, 6_208_440_246_645).unwrap();
+    assert_eq!(s.irq_latency_ns, Some(901_731));
+    assert_eq!(s.thread_latency_ns, Some(8_000));
+    assert_eq!(s.latency_ns, 910_355);
+    // No event .246645 -> .441148, local timer .441148 -> .441153, idle
+    // .441153 -> .441157.
+    assert_eq!(s.unaccounted_ns, 901_355 + 4_000);
+    assert_eq!(
+        s.verdict,
+        "timer IRQ 0.9 ms late, nothing ran: hypervisor, SMI or firmware"
+    );
+    let sp = split(&r, 32437);
+    let g = sp
+        .iter()
+        .find(|x| x.expected_ns == 6_208_440_246_645)
+        .unwrap();
+    assert_eq!((g.irq_latency_ns, g.thread_latency_ns), (901_731, 8_000));
+}

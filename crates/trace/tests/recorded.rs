@@ -219,3 +219,41 @@ fn an_edited_hypervisor_gap_on_an_idle_cpu() {
         .unwrap();
     assert_eq!((g.irq_latency_ns, g.thread_latency_ns), (901_731, 8_000));
 }
+
+#[test]
+fn a_recorded_disk_irq_delays_the_timer_interrupt() {
+    let r = fixture("recorded-irq.txt");
+    let s = analyse(&r, 1, 17915, 6_387_773_517_034).unwrap();
+    // irq_handler_entry irq=36 at .773516, exit .773522; local_timer_entry
+    // .773526, now=6387773526326; waking .773527; the switch from tar .773550.
+    assert_eq!(s.irq_latency_ns, Some(9_292));
+    assert_eq!(s.thread_latency_ns, Some(23_000));
+    assert_eq!(s.latency_ns, 32_966);
+    let item = |k: ItemKind, n: u32| {
+        s.irqs
+            .iter()
+            .find(|i| i.kind == k && i.number == Some(n))
+            .map(|i| (i.name.as_str(), i.count, i.total_ns, i.max_ns))
+    };
+    // Running at the expected time: .517034 -> .522 in the window, 6 us long.
+    assert_eq!(
+        item(ItemKind::Irq, 36),
+        Some(("virtio1-req.0", 1, 4_966, 6_000))
+    );
+    assert_eq!(
+        item(ItemKind::Vector, 236),
+        Some(("local_timer", 1, 8_000, 8_000))
+    );
+    assert_eq!(item(ItemKind::Softirq, 4), Some(("BLOCK", 1, 6_000, 6_000)));
+    // tar (nice 0) kept the CPU .534-.535 and .541-.550 after need-resched:
+    // the kernel is not fully preemptible.
+    assert_eq!(s.threads.len(), 1);
+    let t = &s.threads[0];
+    assert_eq!((t.comm.as_str(), t.pid, t.ns), ("tar", 17221, 10_000));
+    // .522 -> .526: no event between the disk IRQ and the timer interrupt.
+    assert_eq!(s.unaccounted_ns, 4_000);
+    assert_eq!(
+        s.verdict,
+        "blocked 10 us by thread `tar` (pid 17221, nice 0)"
+    );
+}

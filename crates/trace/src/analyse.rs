@@ -156,6 +156,11 @@ pub fn fmt_ns(ns: u64) -> String {
     }
 }
 
+/// `a - b` as a signed value, saturated (trace numbers are untrusted).
+fn signed_diff(a: u64, b: u64) -> i64 {
+    (i128::from(a) - i128::from(b)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
 fn fmt_signed(ns: i64) -> String {
     if ns < 0 {
         format!("-{}", fmt_ns(ns.unsigned_abs()))
@@ -228,7 +233,7 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                         let at = now_ns.unwrap_or(r.ts_ns);
                         st = St::Fired {
                             expires: *expires,
-                            irq: at as i64 - *expires as i64,
+                            irq: signed_diff(at, *expires),
                         };
                     }
                 }
@@ -248,10 +253,10 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                     // `local_timer_entry` nor `hrtimer_expire_entry` is in
                     // the buffer, `sched_waking` is). The wake-up, a few µs
                     // later in the same interrupt, stands in for it.
-                    St::Armed { expires, .. } if r.ts_ns + TS_SLACK_NS >= expires => {
+                    St::Armed { expires, .. } if r.ts_ns.saturating_add(TS_SLACK_NS) >= expires => {
                         st = St::Woken {
                             expires,
-                            irq: r.ts_ns as i64 - expires as i64,
+                            irq: signed_diff(r.ts_ns, expires),
                             wake: r.ts_ns,
                             by_other: r.pid != pid,
                         }
@@ -613,7 +618,7 @@ pub fn analyse(
     let irq_latency_ns = if armed_late {
         None
     } else {
-        expiry.map(|e| e as i64 - expected_ns as i64)
+        expiry.map(|e| signed_diff(e, expected_ns))
     };
     let mut spike = Spike {
         cpu,

@@ -26,6 +26,7 @@ pub mod sched;
 pub mod sysinfo;
 pub mod task;
 pub mod testenv;
+pub mod tracefs;
 pub mod units;
 pub mod workqueue;
 

@@ -1,0 +1,859 @@
+//! Explaining one late wake-up, and splitting every wake-up in two.
+//!
+//! Times are trace-clock ns. rtshield's instance uses the `mono` trace
+//! clock, so they compare with the CLOCK_MONOTONIC expected wake-up the
+//! measuring thread computed; `hrtimer_expire_entry`'s `now=` is used for
+//! the timer expiry when present because it has ns resolution (the text
+//! timestamps have µs resolution, so event times may read up to 1 µs early).
+
+use crate::parse::{Event, Record};
+use serde::{Deserialize, Serialize};
+
+/// Text timestamps are truncated to the microsecond.
+const TS_SLACK_NS: u64 = 1_000;
+
+/// `spikes.json`: version 1 (schema in docs/trace.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SpikeFile {
+    pub version: u32,
+    pub spikes: Vec<Spike>,
+}
+
+impl SpikeFile {
+    pub const VERSION: u32 = 1;
+
+    pub fn new(spikes: Vec<Spike>) -> Self {
+        SpikeFile {
+            version: Self::VERSION,
+            spikes,
+        }
+    }
+}
+
+/// One late wake-up, explained.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Spike {
+    pub cpu: u32,
+    /// The measuring thread.
+    pub pid: u32,
+    pub comm: String,
+    /// When the thread should have woken (CLOCK_MONOTONIC ns).
+    pub expected_ns: u64,
+    /// When its timer fired (`hrtimer_expire_entry`), if traced.
+    pub timer_expiry_ns: Option<u64>,
+    /// When it was woken (`sched_waking`, else `sched_wakeup`), if traced.
+    pub wakeup_ns: Option<u64>,
+    /// When it got the CPU (`sched_switch` to it).
+    pub switch_in_ns: u64,
+    /// `switch_in_ns - expected_ns` (0 if the trace reads it as early).
+    pub latency_ns: u64,
+    /// `timer_expiry_ns - expected_ns` (kernel latency; may read slightly
+    /// negative because of timer slack rounding). `None` when the thread
+    /// armed its timer only after the expected time (it overran or was
+    /// still waiting for the CPU since its previous wake-up).
+    pub irq_latency_ns: Option<i64>,
+    /// `switch_in_ns - wakeup_ns`.
+    pub thread_latency_ns: Option<u64>,
+    /// IRQ handlers, vectors, IPIs and softirqs that ran on the CPU in
+    /// `[expected, switch-in]`, by time, longest first.
+    pub irqs: Vec<Item>,
+    /// Threads that held the CPU in the window, longest first.
+    pub threads: Vec<ThreadItem>,
+    /// Window time with the CPU idle or with no event at all.
+    pub unaccounted_ns: u64,
+    pub verdict: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemKind {
+    /// `irq:irq_handler_entry/exit` (a device handler).
+    Irq,
+    /// `irq_vectors:*_entry/exit` (x86 local timer, reschedule, ...).
+    Vector,
+    /// `ipi:ipi_entry/exit`.
+    Ipi,
+    /// `irq:softirq_entry/exit`.
+    Softirq,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Item {
+    pub kind: ItemKind,
+    pub name: String,
+    /// The IRQ number (handlers), vector number (vectors) or softirq number.
+    pub number: Option<u32>,
+    /// Invocations overlapping the window.
+    pub count: u32,
+    /// Exclusive time inside the window (nested handlers not counted twice).
+    pub total_ns: u64,
+    /// Longest single invocation, entry to exit (may extend out of the window).
+    pub max_ns: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadItem {
+    pub comm: String,
+    pub pid: u32,
+    /// Kernel priority as traced (0..99 real-time, 100..139 fair, -1 deadline).
+    pub kernel_prio: Option<i32>,
+    /// Human form: `prio 99` (real-time), `nice 0`, `deadline`.
+    pub priority: String,
+    /// Time it held the CPU (outside IRQ context) inside the window.
+    pub ns: u64,
+    /// Work functions it executed (`workqueue_execute_start`), for kworkers.
+    pub works: Vec<String>,
+}
+
+/// One wake-up of the thread: kernel part and thread part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Split {
+    /// The timer's requested expiry (`hrtimer_start expires=`).
+    pub expected_ns: u64,
+    /// Timer expiry minus requested expiry.
+    pub irq_latency_ns: i64,
+    /// Switch-in minus wake-up.
+    pub thread_latency_ns: u64,
+}
+
+/// Why a spike could not be explained.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnalyseError(pub String);
+
+impl std::fmt::Display for AnalyseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AnalyseError {}
+
+/// `prio 99` for real-time kernel prio 0, `nice 0` for 120, `deadline` for -1.
+pub fn priority_text(kernel_prio: Option<i32>) -> String {
+    match kernel_prio {
+        None => "prio ?".into(),
+        Some(p) if p < 0 => "deadline".into(),
+        Some(p) if p < 100 => format!("prio {}", 99 - p),
+        Some(p) => format!("nice {}", p - 120),
+    }
+}
+
+/// `850 ns`, `12.5 us`, `0.9 ms`, `1.85 ms`.
+pub fn fmt_ns(ns: u64) -> String {
+    fn trim(s: String) -> String {
+        if s.contains('.') {
+            s.trim_end_matches('0').trim_end_matches('.').to_string()
+        } else {
+            s
+        }
+    }
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 100_000 {
+        format!("{} us", trim(format!("{:.1}", ns as f64 / 1e3)))
+    } else {
+        format!("{} ms", trim(format!("{:.2}", ns as f64 / 1e6)))
+    }
+}
+
+/// `a - b` as a signed value, saturated (trace numbers are untrusted).
+fn signed_diff(a: u64, b: u64) -> i64 {
+    (i128::from(a) - i128::from(b)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
+}
+
+fn fmt_signed(ns: i64) -> String {
+    if ns < 0 {
+        format!("-{}", fmt_ns(ns.unsigned_abs()))
+    } else {
+        fmt_ns(ns as u64)
+    }
+}
+
+/// Per wake-up of thread `pid`: `hrtimer_start` by the thread (its sleep),
+/// that timer's `hrtimer_expire_entry`, the thread's `sched_waking` (or
+/// `sched_wakeup`), then the `sched_switch` to it. Wake-ups whose events
+/// are incomplete (buffer overwritten, event not enabled) are skipped.
+pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
+    enum St {
+        Idle,
+        Armed {
+            timer: String,
+            expires: u64,
+        },
+        Fired {
+            expires: u64,
+            irq: i64,
+        },
+        Woken {
+            expires: u64,
+            irq: i64,
+            wake: u64,
+            by_other: bool,
+        },
+    }
+    let mut st = St::Idle;
+    let mut out = Vec::new();
+    for r in records {
+        // The switch out of idle is not traced on this kernel: the
+        // thread's first own event after a wake-up in another task's
+        // context (idle's) is its switch-in. A thread woken in its own
+        // context (an already expired timer) never slept: not split.
+        if let St::Woken {
+            expires,
+            irq,
+            wake,
+            by_other: true,
+        } = st
+        {
+            if runs_as(r, pid) && !matches!(r.event, Event::SchedSwitch { .. }) {
+                out.push(Split {
+                    expected_ns: expires,
+                    irq_latency_ns: irq,
+                    thread_latency_ns: r.ts_ns.saturating_sub(wake),
+                });
+                st = St::Idle;
+            }
+        }
+        match &r.event {
+            Event::HrtimerStart {
+                hrtimer,
+                function,
+                expires_ns: Some(exp),
+            } if r.pid == pid && function == "hrtimer_wakeup" => {
+                st = St::Armed {
+                    timer: hrtimer.clone(),
+                    expires: *exp,
+                };
+            }
+            Event::HrtimerExpireEntry {
+                hrtimer, now_ns, ..
+            } => {
+                if let St::Armed { timer, expires } = &st {
+                    if timer == hrtimer {
+                        let at = now_ns.unwrap_or(r.ts_ns);
+                        st = St::Fired {
+                            expires: *expires,
+                            irq: signed_diff(at, *expires),
+                        };
+                    }
+                }
+            }
+            Event::SchedWaking { pid: p, .. } | Event::SchedWakeup { pid: p, .. } if *p == pid => {
+                match st {
+                    St::Fired { expires, irq } => {
+                        st = St::Woken {
+                            expires,
+                            irq,
+                            wake: r.ts_ns,
+                            by_other: r.pid != pid,
+                        }
+                    }
+                    // The kernel does not always record the expiry (seen on
+                    // this VM for timers that wake an idle CPU: neither
+                    // `local_timer_entry` nor `hrtimer_expire_entry` is in
+                    // the buffer, `sched_waking` is). The wake-up, a few µs
+                    // later in the same interrupt, stands in for it.
+                    St::Armed { expires, .. } if r.ts_ns.saturating_add(TS_SLACK_NS) >= expires => {
+                        st = St::Woken {
+                            expires,
+                            irq: signed_diff(r.ts_ns, expires),
+                            wake: r.ts_ns,
+                            by_other: r.pid != pid,
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Event::SchedSwitch { next_pid, .. } if *next_pid == pid => {
+                if let St::Woken {
+                    expires, irq, wake, ..
+                } = st
+                {
+                    out.push(Split {
+                        expected_ns: expires,
+                        irq_latency_ns: irq,
+                        thread_latency_ns: r.ts_ns.saturating_sub(wake),
+                    });
+                }
+                st = St::Idle;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+struct Ctx {
+    kind: ItemKind,
+    name: String,
+    number: Option<u32>,
+    start: u64,
+}
+
+#[derive(Clone)]
+struct Task {
+    comm: String,
+    pid: u32,
+}
+
+#[derive(Default)]
+struct Acc {
+    items: Vec<Item>,
+    threads: Vec<ThreadItem>,
+    unaccounted: u64,
+}
+
+impl Acc {
+    fn item(&mut self, kind: ItemKind, name: &str, number: Option<u32>) -> &mut Item {
+        let i = match self
+            .items
+            .iter()
+            .position(|it| it.kind == kind && it.name == name && it.number == number)
+        {
+            Some(i) => i,
+            None => {
+                self.items.push(Item {
+                    kind,
+                    name: name.to_string(),
+                    number,
+                    count: 0,
+                    total_ns: 0,
+                    max_ns: 0,
+                });
+                self.items.len() - 1
+            }
+        };
+        &mut self.items[i]
+    }
+
+    fn thread(&mut self, t: &Task, prio: Option<i32>) -> &mut ThreadItem {
+        let i = match self
+            .threads
+            .iter()
+            .position(|x| x.pid == t.pid && x.comm == t.comm)
+        {
+            Some(i) => i,
+            None => {
+                self.threads.push(ThreadItem {
+                    comm: t.comm.clone(),
+                    pid: t.pid,
+                    kernel_prio: prio,
+                    priority: priority_text(prio),
+                    ns: 0,
+                    works: Vec::new(),
+                });
+                self.threads.len() - 1
+            }
+        };
+        &mut self.threads[i]
+    }
+}
+
+/// The context an event opens or closes, if any.
+fn context(ev: &Event) -> Option<(bool, ItemKind, String, Option<u32>)> {
+    Some(match ev {
+        Event::IrqHandlerEntry { irq, name } => (true, ItemKind::Irq, name.clone(), Some(*irq)),
+        Event::IrqHandlerExit { irq, .. } => (false, ItemKind::Irq, String::new(), Some(*irq)),
+        Event::SoftirqEntry { vec, action } => {
+            (true, ItemKind::Softirq, action.clone(), Some(*vec))
+        }
+        Event::SoftirqExit { vec, .. } => (false, ItemKind::Softirq, String::new(), Some(*vec)),
+        Event::VectorEntry { name, vector } => {
+            (true, ItemKind::Vector, name.clone(), Some(*vector))
+        }
+        Event::VectorExit { vector, .. } => (false, ItemKind::Vector, String::new(), Some(*vector)),
+        Event::Ipi { name, fields } if name == "ipi_entry" || name == "ipi_exit" => {
+            let reason = fields.trim().trim_start_matches('(').trim_end_matches(')');
+            (name == "ipi_entry", ItemKind::Ipi, reason.to_string(), None)
+        }
+        _ => return None,
+    })
+}
+
+/// `r` was recorded while `pid` was the current task (a line's own pid
+/// is the current task's, whatever the event).
+fn runs_as(r: &Record, pid: u32) -> bool {
+    r.pid == pid
+}
+
+/// Explain the wake-up of thread `pid` on `cpu` expected at `expected_ns`:
+/// what the timer, the scheduler and everything else on the CPU did from
+/// the expected wake-up to the thread's switch-in.
+pub fn analyse(
+    records: &[Record],
+    cpu: u32,
+    pid: u32,
+    expected_ns: u64,
+) -> Result<Spike, AnalyseError> {
+    let lo = expected_ns.saturating_sub(TS_SLACK_NS);
+    let wake = records.iter().find(|r| {
+        r.ts_ns >= lo
+            && matches!(&r.event,
+                Event::SchedWaking { pid: p, .. } | Event::SchedWakeup { pid: p, .. } if *p == pid)
+    });
+    let from = wake.map_or(lo, |w| w.ts_ns);
+    // This kernel does not trace the switch out of the idle task: after a
+    // wake-up from idle the thread's first own event is its switch-in.
+    let woken_by_other = wake.is_some_and(|w| w.pid != pid);
+    let (sw_idx, sw) = records
+        .iter()
+        .enumerate()
+        .find(|(_, r)| {
+            r.cpu == cpu
+                && r.ts_ns >= from
+                && (matches!(&r.event, Event::SchedSwitch { next_pid, .. } if *next_pid == pid)
+                    || (woken_by_other && runs_as(r, pid)))
+        })
+        .ok_or_else(|| {
+            AnalyseError(format!(
+                "no switch to pid {pid} on CPU {cpu} after {expected_ns} ns in the trace"
+            ))
+        })?;
+    let switch_in = sw.ts_ns.max(expected_ns);
+    let comm = match &sw.event {
+        Event::SchedSwitch { next_comm, .. } => next_comm.clone(),
+        _ => sw.comm.clone(),
+    };
+    // The thread's timer: the last expiry on the CPU before the wake-up,
+    // preferring the sleep timer (`hrtimer_wakeup`).
+    let upto = wake.map_or(sw.ts_ns, |w| w.ts_ns);
+    let expiries: Vec<&Record> = records
+        .iter()
+        .filter(|r| {
+            r.cpu == cpu
+                && r.ts_ns >= lo
+                && r.ts_ns <= upto
+                && matches!(r.event, Event::HrtimerExpireEntry { .. })
+        })
+        .collect();
+    let expiry = expiries
+        .iter()
+        .rev()
+        .find(|r| matches!(&r.event, Event::HrtimerExpireEntry { function, .. } if function == "hrtimer_wakeup"))
+        .or(expiries.last())
+        .map(|r| match &r.event {
+            Event::HrtimerExpireEntry { now_ns, .. } => now_ns.unwrap_or(r.ts_ns),
+            _ => r.ts_ns,
+        })
+        // The kernel does not always record the expiry (on this VM, for
+        // timers that wake an idle CPU); the wake-up, a few µs later in
+        // the same interrupt, stands in for it (as in `split`).
+        .or(wake.map(|w| w.ts_ns));
+
+    // Priorities of every task seen, for the thread table.
+    let mut prios: Vec<(u32, i32)> = Vec::new();
+    for r in records {
+        match &r.event {
+            Event::SchedSwitch {
+                prev_pid,
+                prev_prio,
+                next_pid,
+                next_prio,
+                ..
+            } => {
+                prios.push((*prev_pid, *prev_prio));
+                prios.push((*next_pid, *next_prio));
+            }
+            Event::SchedWaking { pid, prio, .. } | Event::SchedWakeup { pid, prio, .. } => {
+                prios.push((*pid, *prio))
+            }
+            _ => {}
+        }
+    }
+    let prio_of = |p: u32| prios.iter().rev().find(|(q, _)| *q == p).map(|x| x.1);
+
+    // Until the timer fires the thread is not runnable, so no thread can
+    // be blocking it: time before the expiry outside interrupt context is
+    // the timer interrupt not being delivered (no event: hypervisor, SMI,
+    // firmware, or interrupts disabled), not the current thread's doing.
+    // Unless the thread armed its sleep only after the expected time (it
+    // overran, or was still waiting for the CPU since its previous
+    // wake-up): then it was runnable or running all along and whoever held
+    // the CPU is to blame from the start.
+    let armed_late = records.iter().any(|r| {
+        r.pid == pid
+            && r.ts_ns > expected_ns
+            && r.ts_ns <= sw.ts_ns
+            && matches!(&r.event, Event::HrtimerStart { function, expires_ns: Some(e), .. }
+                if function == "hrtimer_wakeup" && e.abs_diff(expected_ns) <= TS_SLACK_NS)
+    });
+    let irq_due = if armed_late {
+        expected_ns
+    } else {
+        expiry.unwrap_or(expected_ns)
+    };
+
+    // Replay the CPU up to the window, then attribute every ns in it.
+    let mut current: Option<Task> = None;
+    let mut stack: Vec<Ctx> = Vec::new();
+    let mut acc = Acc::default();
+    let mut t = expected_ns;
+    let mut in_window = false;
+    for (i, r) in records.iter().enumerate() {
+        if r.cpu != cpu {
+            continue;
+        }
+        if i > sw_idx {
+            break;
+        }
+        if !in_window && r.ts_ns >= expected_ns {
+            in_window = true;
+            // What the CPU was doing when the window opened.
+            if current.is_none() {
+                current = Some(Task {
+                    comm: r.comm.clone(),
+                    pid: r.pid,
+                });
+            }
+            for c in &stack {
+                acc.item(c.kind, &c.name, c.number).count += 1;
+            }
+        }
+        if in_window {
+            let end = r.ts_ns.min(switch_in);
+            if end > t {
+                attribute_span(
+                    &mut acc,
+                    &stack,
+                    current.as_ref(),
+                    t,
+                    end,
+                    irq_due,
+                    &prio_of,
+                );
+                t = end;
+            }
+        }
+        // Process-context events: no interrupt context can still be open;
+        // real traces lose exits (some vectors never trace theirs), and an
+        // entry left open would swallow the rest of the window.
+        if matches!(
+            r.event,
+            Event::SchedSwitch { .. } | Event::WorkqueueStart { .. } | Event::WorkqueueEnd { .. }
+        ) {
+            stack.clear();
+        }
+        if let Some((open, kind, name, number)) = context(&r.event) {
+            if open {
+                // The same IRQ or vector does not nest in itself: an open
+                // one has ended without its exit being traced.
+                if kind != ItemKind::Ipi {
+                    if let Some(pos) = stack
+                        .iter()
+                        .position(|c| c.kind == kind && c.number == number)
+                    {
+                        stack.truncate(pos);
+                    }
+                }
+                stack.push(Ctx {
+                    kind,
+                    name: name.clone(),
+                    number,
+                    start: r.ts_ns,
+                });
+                if in_window {
+                    acc.item(kind, &name, number).count += 1;
+                }
+            } else if let Some(pos) = stack
+                .iter()
+                .rposition(|c| c.kind == kind && (kind == ItemKind::Ipi || c.number == number))
+            {
+                let c = stack.remove(pos);
+                stack.truncate(pos);
+                if in_window {
+                    let it = acc.item(c.kind, &c.name, c.number);
+                    it.max_ns = it.max_ns.max(r.ts_ns.saturating_sub(c.start));
+                }
+            }
+        }
+        match &r.event {
+            Event::SchedSwitch {
+                next_comm,
+                next_pid,
+                ..
+            } => {
+                current = Some(Task {
+                    comm: next_comm.clone(),
+                    pid: *next_pid,
+                })
+            }
+            Event::WorkqueueStart { function, .. } if in_window => {
+                if let Some(cur) = current.clone() {
+                    if cur.pid != 0 {
+                        let th = acc.thread(&cur, prio_of(cur.pid));
+                        if !th.works.contains(function) {
+                            th.works.push(function.clone());
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if !in_window {
+        for c in &stack {
+            acc.item(c.kind, &c.name, c.number).count += 1;
+        }
+    }
+    if switch_in > t {
+        attribute_span(
+            &mut acc,
+            &stack,
+            current.as_ref(),
+            t,
+            switch_in,
+            irq_due,
+            &prio_of,
+        );
+    }
+    for c in &stack {
+        let it = acc.item(c.kind, &c.name, c.number);
+        it.max_ns = it.max_ns.max(switch_in.saturating_sub(c.start));
+    }
+    acc.items.sort_by_key(|i| std::cmp::Reverse(i.total_ns));
+    acc.threads.sort_by_key(|t| std::cmp::Reverse(t.ns));
+
+    // A timer armed after the expected time says nothing about interrupt
+    // latency.
+    let irq_latency_ns = if armed_late {
+        None
+    } else {
+        expiry.map(|e| signed_diff(e, expected_ns))
+    };
+    let mut spike = Spike {
+        cpu,
+        pid,
+        comm,
+        expected_ns,
+        timer_expiry_ns: expiry,
+        wakeup_ns: wake.map(|w| w.ts_ns),
+        switch_in_ns: sw.ts_ns,
+        latency_ns: sw.ts_ns.saturating_sub(expected_ns),
+        irq_latency_ns,
+        thread_latency_ns: wake.map(|w| sw.ts_ns.saturating_sub(w.ts_ns)),
+        irqs: acc.items,
+        threads: acc.threads,
+        unaccounted_ns: acc.unaccounted,
+        verdict: String::new(),
+    };
+    spike.verdict = verdict(&spike);
+    Ok(spike)
+}
+
+/// [`attribute`] for `[from, to)`, with the part before `irq_due` (the
+/// timer expiry) outside interrupt context counted as unaccounted.
+fn attribute_span(
+    acc: &mut Acc,
+    stack: &[Ctx],
+    current: Option<&Task>,
+    from: u64,
+    to: u64,
+    irq_due: u64,
+    prio_of: &dyn Fn(u32) -> Option<i32>,
+) {
+    let cut = irq_due.clamp(from, to);
+    if cut > from {
+        if stack.is_empty() {
+            acc.unaccounted += cut - from;
+        } else {
+            attribute(acc, stack, current, cut - from, prio_of);
+        }
+    }
+    if to > cut {
+        attribute(acc, stack, current, to - cut, prio_of);
+    }
+}
+
+fn attribute(
+    acc: &mut Acc,
+    stack: &[Ctx],
+    current: Option<&Task>,
+    d: u64,
+    prio_of: &dyn Fn(u32) -> Option<i32>,
+) {
+    if let Some(top) = stack.last() {
+        acc.item(top.kind, &top.name, top.number).total_ns += d;
+        return;
+    }
+    match current {
+        Some(task) if task.pid != 0 => acc.thread(task, prio_of(task.pid)).ns += d,
+        // Idle, or nothing known: no event explains the time.
+        _ => acc.unaccounted += d,
+    }
+}
+
+/// One line: the largest contributor to the window.
+fn verdict(s: &Spike) -> String {
+    let thread = s.threads.iter().find(|t| t.pid != s.pid);
+    let own = s.threads.iter().find(|t| t.pid == s.pid);
+    let item = s.irqs.first();
+    let best = [
+        thread.map_or(0, |t| t.ns),
+        item.map_or(0, |i| i.total_ns),
+        s.unaccounted_ns,
+        own.map_or(0, |t| t.ns),
+    ];
+    let max = best.iter().copied().max().unwrap_or(0);
+    if max == 0 {
+        return format!(
+            "late {}: nothing traced in the window",
+            fmt_ns(s.latency_ns)
+        );
+    }
+    if max == best[0] {
+        let t = thread.expect("non-zero");
+        return format!(
+            "blocked {} by thread `{}` (pid {}, {})",
+            fmt_ns(t.ns),
+            t.comm,
+            t.pid,
+            t.priority
+        );
+    }
+    if max == best[1] {
+        let i = item.expect("non-zero");
+        let what = match i.kind {
+            ItemKind::Irq => format!("IRQ {} `{}`", i.number.unwrap_or(0), i.name),
+            ItemKind::Vector => format!("the {} vector", i.name),
+            ItemKind::Ipi => format!("IPI `{}`", i.name),
+            ItemKind::Softirq => format!("softirq {}", i.name),
+        };
+        return format!(
+            "delayed {} by {what} ({} run{})",
+            fmt_ns(i.total_ns),
+            i.count,
+            if i.count == 1 { "" } else { "s" }
+        );
+    }
+    if max == best[2] {
+        return match (thread, s.irq_latency_ns) {
+            (_, Some(irq)) if irq > 0 && irq as u64 >= s.unaccounted_ns / 2 => format!(
+                "timer IRQ {} late, nothing ran: hypervisor, SMI or firmware",
+                fmt_signed(irq)
+            ),
+            _ => format!(
+                "{} with no event (idle or unaccounted): hypervisor, SMI or firmware",
+                fmt_ns(s.unaccounted_ns)
+            ),
+        };
+    }
+    format!(
+        "the thread itself still held the CPU for {} (overrun)",
+        fmt_ns(best[3])
+    )
+}
+
+/// `spikes.txt`: one block per spike.
+pub fn render_text(spikes: &[Spike]) -> String {
+    use std::fmt::Write;
+    let mut s = String::new();
+    if spikes.is_empty() {
+        s.push_str("no spike\n");
+    }
+    for (n, sp) in spikes.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "spike {}: CPU {}, thread `{}` (pid {}), expected at {} ns, late {}",
+            n + 1,
+            sp.cpu,
+            sp.comm,
+            sp.pid,
+            sp.expected_ns,
+            fmt_ns(sp.latency_ns)
+        );
+        let _ = writeln!(s, "  verdict: {}", sp.verdict);
+        let _ = writeln!(
+            s,
+            "  timer IRQ latency: {}; thread latency (wake-up to switch-in): {}",
+            sp.irq_latency_ns.map_or("not traced".into(), fmt_signed),
+            sp.thread_latency_ns.map_or("not traced".into(), fmt_ns)
+        );
+        for i in &sp.irqs {
+            let kind = match i.kind {
+                ItemKind::Irq => "irq",
+                ItemKind::Vector => "vector",
+                ItemKind::Ipi => "ipi",
+                ItemKind::Softirq => "softirq",
+            };
+            let num = i.number.map_or(String::new(), |n| format!(" {n}"));
+            let _ = writeln!(
+                s,
+                "  {kind}{num} {}: {} run(s), {} in window, longest {}",
+                i.name,
+                i.count,
+                fmt_ns(i.total_ns),
+                fmt_ns(i.max_ns)
+            );
+        }
+        for t in &sp.threads {
+            let works = if t.works.is_empty() {
+                String::new()
+            } else {
+                format!(" (work: {})", t.works.join(", "))
+            };
+            let _ = writeln!(
+                s,
+                "  thread `{}` pid {} {}: {}{works}",
+                t.comm,
+                t.pid,
+                t.priority,
+                fmt_ns(t.ns)
+            );
+        }
+        let _ = writeln!(
+            s,
+            "  unaccounted (idle exit, hypervisor, SMI or firmware): {}",
+            fmt_ns(sp.unaccounted_ns)
+        );
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn split_uses_the_wake_up_when_the_expiry_was_not_recorded() {
+        // Shape recorded on this VM: a sleeper waking an idle CPU, with no
+        // local_timer_entry / hrtimer_expire_entry in the buffer.
+        let t = "\
+ s-314 [001] d..1. 6218.609854: hrtimer_start: hrtimer=00000000063c4f58 function=hrtimer_wakeup expires=6218619902903 softexpires=6218619852903 mode=REL was_armed=0
+ s-314 [001] d..2. 6218.609859: sched_switch: prev_comm=s prev_pid=314 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ <idle>-0 [001] d.h3. 6218.619951: sched_waking: comm=s pid=314 prio=120 target_cpu=001
+ <idle>-0 [001] dNh4. 6218.619965: sched_wakeup: comm=s pid=314 prio=120 target_cpu=001
+ <idle>-0 [001] d..2. 6218.619990: sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=s next_pid=314 next_prio=120
+";
+        let r = crate::parse(t).unwrap();
+        assert_eq!(
+            split(&r, 314),
+            vec![Split {
+                expected_ns: 6_218_619_902_903,
+                // waking .619951000 - expires
+                irq_latency_ns: 48_097,
+                // switch .619990 - waking .619951
+                thread_latency_ns: 39_000,
+            }]
+        );
+        let sp = analyse(&r, 1, 314, 6_218_619_902_903).unwrap();
+        assert_eq!(sp.timer_expiry_ns, Some(6_218_619_951_000));
+        assert_eq!(sp.irq_latency_ns, Some(48_097));
+        assert_eq!(sp.thread_latency_ns, Some(39_000));
+        // A wake-up before the expiry (a signal) is not the timer's.
+        let early = t.replace("6218.6199", "6218.6100");
+        let r = crate::parse(&early).unwrap();
+        assert!(split(&r, 314).is_empty());
+    }
+
+    #[test]
+    fn durations_and_priorities_read_well() {
+        assert_eq!(fmt_ns(850), "850 ns");
+        assert_eq!(fmt_ns(12_500), "12.5 us");
+        assert_eq!(fmt_ns(900_000), "0.9 ms");
+        assert_eq!(fmt_ns(1_800_000), "1.8 ms");
+        assert_eq!(fmt_ns(2_000_000), "2 ms");
+        assert_eq!(priority_text(Some(0)), "prio 99");
+        assert_eq!(priority_text(Some(120)), "nice 0");
+        assert_eq!(priority_text(Some(-1)), "deadline");
+    }
+}

@@ -63,7 +63,7 @@ fn measure_on_a_full_disk_writes_to_the_fallback_and_exits_4() {
     fill(&mnt);
     let tmp = t.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_rtshield"))
+    let o = crate::util::command()
         .args(["measure", "-q", "--samples", "200", "--period", "1ms"])
         .args(["--cpus", "0", "--out"])
         .arg(&out)

@@ -4,7 +4,7 @@
 
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 /// Wait for `f` to hold, polling, for at most `secs`.
@@ -23,7 +23,7 @@ fn stop_long_period(mode: &str) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
     let stdout_file = dir.path().join("stdout");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rtshield"))
+    let mut child = crate::util::command()
         .args(["measure", "-q", "--period", "10s", "--duration", "1m"])
         .args(["--cpus", "0", "--mode", mode, "--out"])
         .arg(&out)
@@ -105,7 +105,7 @@ fn sigint_ends_a_run_with_a_10s_period() {
     )
     .unwrap();
     let out = dir.path().join("out");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rtshield"))
+    let mut child = crate::util::command()
         .args(["run", "-q"])
         .arg(&cfg)
         .arg("--out")

@@ -5,10 +5,10 @@ use rtshield_partition::fake::{snapshot, FakeSpec, Style};
 use rtshield_partition::state::{FileChange, Knob, Phase, State};
 use rtshield_partition::Hierarchy;
 use rtshield_sys::Root;
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn rtshield(sysroot: &std::path::Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+    crate::util::command()
         .env("RTSHIELD_FAKE_KERNEL", "1")
         .arg("--sysroot")
         .arg(sysroot)

@@ -3,10 +3,10 @@
 
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
 fn rtshield(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+    crate::util::command()
         .args(args)
         .output()
         .expect("run rtshield")

@@ -3,7 +3,7 @@
 //! timeline, built-in loads run and leave nothing behind.
 
 use crate::util::*;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 #[test]
@@ -140,7 +140,7 @@ fn hell_runs_every_builtin_and_leaves_nothing() {
         ),
     );
     let out = d.path().join("out");
-    let child = Command::new(bin())
+    let child = crate::util::command()
         .args(["run", cfg.to_str().unwrap(), "--out", out.to_str().unwrap()])
         .stdout(Stdio::piped())
         .spawn()

@@ -167,7 +167,7 @@ fn cgroup_key_moves_rtshield_and_programs_into_the_partitions() {
         ),
     );
     let out = d.path().join("out");
-    let child = Command::new(bin())
+    let child = crate::util::command()
         .args([
             "--sysroot",
             root.path().to_str().unwrap(),

@@ -27,4 +27,5 @@ mod runs_cli;
 mod scenario_cli;
 mod simulate_cli;
 mod stat_cli;
+mod store_hook;
 mod sysinfo_cli;

@@ -13,8 +13,12 @@ pub fn bin() -> &'static str {
 }
 
 /// A command for the binary under test, to add arguments, pipes, spawn.
+/// Runs are not stored (`RTSHIELD_NO_STORE`): tests never write into the
+/// machine's results store; the store tests give `--store` explicitly.
 pub fn command() -> Command {
-    Command::new(bin())
+    let mut c = Command::new(bin());
+    c.env("RTSHIELD_NO_STORE", "1").env_remove("RTSHIELD_STORE");
+    c
 }
 
 /// `rtshield ARGS`, waited for.

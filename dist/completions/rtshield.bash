@@ -232,7 +232,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__measure)
-            opts="-q -h -V --cpus --period --prio --policy --duration --samples --mode --histo-size --resolution --stats-period --out --json --force-unsafe-dir --max-latency --quiet --no-memlock --no-dma-latency --load --load-cpus --label --sysroot --help --version"
+            opts="-q -h -V --cpus --period --prio --policy --duration --samples --mode --histo-size --resolution --stats-period --out --json --force-unsafe-dir --max-latency --quiet --no-memlock --no-dma-latency --load --load-cpus --label --tag --store --no-store --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -299,6 +299,14 @@ _rtshield() {
                     return 0
                     ;;
                 --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -518,7 +526,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__run)
-            opts="-q -h -V --check --out --force-unsafe-dir --duration --fold-cpus --quiet --label --keys --sysroot --help --version"
+            opts="-q -h -V --check --out --force-unsafe-dir --duration --fold-cpus --quiet --label --keys --tag --store --no-store --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -533,6 +541,14 @@ _rtshield() {
                     return 0
                     ;;
                 --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

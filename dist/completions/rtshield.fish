@@ -62,22 +62,28 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l max-latenc
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load -d 'Built-in load to run beside the measurement: cpu, memory, io, syscall, fork, net or hell' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load-cpus -d 'CPUs for the load, one worker per CPU [default: every online CPU not measured]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l label -d 'Label of the run in reports [default: the output directory name]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l store -d 'The results store [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l force-unsafe-dir -d 'Write into --out (or next to --json) even if it is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s q -l quiet -d 'No live display, only the final summary'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-memlock -d 'Do not lock memory (mlockall)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the run'
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-store -d 'Do not add the run to the results store (the files are written as always)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l out -d 'Output directory [default: ./rtshield-results/<config name>-<UTC timestamp>/]; DIR-1, DIR-2... with stats.rotate' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l duration -d 'Measure this long, whatever lifetime.duration says (`30s`, `10min`, `1d`)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l label -d 'Label of the run in reports [default: the output directory name]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l store -d 'The results store [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l check -d 'Only check the file and print the effective settings (defaults filled in); start nothing'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l force-unsafe-dir -d 'Write into --out even if it is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l fold-cpus -d 'Map CPUs this machine does not have onto its online CPUs (cpu % count), to try a configuration written for a bigger machine'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -s q -l quiet -d 'No live display, only the final summary'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l keys -d 'Print the reference of every configuration key (Markdown) and exit'
+complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l no-store -d 'Do not add the run to the results store (the files are written as always)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand sysinfo" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F

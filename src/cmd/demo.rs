@@ -58,6 +58,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         no_dma_latency: false,
         load: (!others.is_empty()).then_some(Builtin::Cpu),
         load_cpus: (!others.is_empty()).then(|| others.to_list()),
+        // The demo's run is an example, not an experiment: not stored.
+        store: super::StoreArgs {
+            no_store: true,
+            ..Default::default()
+        },
         label: Some("demo".into()),
     };
     let mut plan = margs.plan()?;

@@ -75,6 +75,8 @@ pub struct Args {
     /// Label of the run in reports [default: the output directory name].
     #[arg(long)]
     pub label: Option<String>,
+    #[command(flatten)]
+    pub store: super::StoreArgs,
 }
 
 /// The CPUs this process may run on (its affinity mask, which `taskset`
@@ -103,6 +105,8 @@ pub struct Plan {
     pub load: Option<LoadSpec>,
     pub label: Option<String>,
     pub tags: std::collections::BTreeMap<String, String>,
+    /// Where the finished run is stored (`--store`, `--no-store`).
+    pub store: super::StoreArgs,
 }
 
 impl Args {
@@ -224,12 +228,15 @@ impl Args {
             load,
             label: self.label.clone(),
             tags,
+            store: self.store.clone(),
         })
     }
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
-    let plan = args.plan()?;
+    let mut plan = args.plan()?;
+    plan.tags
+        .extend(rtshield_run::store::run_tags(&g.root(), &args.store.tags));
     execute(&plan, g, "measure")
 }
 
@@ -319,6 +326,13 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         plan.json.as_deref().filter(|_| !written.json_failed),
     );
     let files_missing = !written.missing.is_empty() || written.json_failed;
+    if written.missing.is_empty() {
+        rtshield_run::store::store_runs(
+            plan.store.store.as_deref(),
+            plan.store.no_store,
+            &[(out.as_path(), result)],
+        );
+    }
     if files_missing {
         println!(
             "WARNING: some result files are not in {} (see the messages above; exit status {})",

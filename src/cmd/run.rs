@@ -40,6 +40,8 @@ pub struct Args {
     /// Print the reference of every configuration key (Markdown) and exit.
     #[arg(long)]
     pub keys: bool,
+    #[command(flatten)]
+    pub store: super::StoreArgs,
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
@@ -89,6 +91,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         Some(o) => o.file_name().map(|n| n.to_string_lossy().into_owned()),
         None => Some(stamp.clone()),
     });
+    let tags = rtshield_run::store::run_tags(&root, &args.store.tags);
     let opts = RunOptions {
         out: args.out.clone(),
         stamp,
@@ -103,6 +106,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         root,
         label,
         exe: rtshield_load::worker_exe()?,
+        tags,
     };
     let outcome = runner::execute(&cfg, &opts, stop)?;
     let parts = outcome.results.len();
@@ -121,6 +125,14 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             "rtshield: killed {} leftover process(es) that had left their program's process group",
             outcome.stragglers_killed
         );
+    }
+    if outcome.missing.is_empty() {
+        let parts: Vec<(&std::path::Path, &rtshield_results::RunResult)> = outcome
+            .results
+            .iter()
+            .map(|(d, r)| (d.as_path(), r))
+            .collect();
+        rtshield_run::store::store_runs(args.store.store.as_deref(), args.store.no_store, &parts);
     }
     if !outcome.missing.is_empty() {
         println!(

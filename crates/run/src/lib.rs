@@ -8,6 +8,7 @@
 
 pub mod pipeline;
 pub mod runner;
+pub mod store;
 pub mod timeline;
 
 // The orchestrator reads the parser's typed model.

@@ -47,6 +47,9 @@ pub struct RunOptions {
     pub label: Option<String>,
     /// The rtshield executable (program shim and load workers).
     pub exe: PathBuf,
+    /// Tags for every part's results (`--tag`, the run's UUID, the
+    /// isolation detected at the start).
+    pub tags: std::collections::BTreeMap<String, String>,
 }
 
 /// What happened.
@@ -696,8 +699,11 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
                 Some(n) => opts.label.as_ref().map(|l| format!("{l}-{n}")),
                 None => opts.label.clone(),
             },
-            tags: [("config".to_string(), cfg.file.clone())]
+            tags: opts
+                .tags
+                .clone()
                 .into_iter()
+                .chain([("config".to_string(), cfg.file.clone())])
                 .chain(part.map(|n| ("part".to_string(), n.to_string())))
                 .collect(),
             programs: progs,

@@ -1,0 +1,104 @@
+//! Every run is stored at its end (`--no-store` opts out): the result
+//! files stay the primary record, the store is the index `runs` works on.
+//! A store that cannot be opened or written is a warning, never a lost
+//! measurement: the files are already written.
+
+use rtshield_results::RunResult;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// Environment variable that turns storing off (as `--no-store`).
+pub const NO_STORE_ENV: &str = "RTSHIELD_NO_STORE";
+
+/// The tags every run carries besides the user's `--tag`s: a fresh UUID
+/// (the run's identity in every store it reaches) and the isolation in
+/// force at its start, whoever set it up.
+pub fn run_tags(root: &rtshield_sys::Root, user: &[(String, String)]) -> BTreeMap<String, String> {
+    let mut t = BTreeMap::new();
+    t.insert(
+        rtshield_store::TAG_UUID.to_string(),
+        rtshield_store::new_uuid(),
+    );
+    t.insert(
+        "isolation_detected".to_string(),
+        rtshield_sys::isolation::detect(root).summary(),
+    );
+    for (k, v) in user {
+        t.insert(k.clone(), v.clone());
+    }
+    t
+}
+
+/// Parse `--tag KEY=VALUE`.
+pub fn parse_tag(s: &str) -> Result<(String, String), String> {
+    let (k, v) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}`: expected KEY=VALUE"))?;
+    let ok = !k.is_empty()
+        && k.len() <= 64
+        && k.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
+    if !ok {
+        return Err(format!(
+            "`{k}`: a tag key is 1 to 64 letters, digits, `_`, `-` or `.`"
+        ));
+    }
+    if k == rtshield_store::TAG_UUID {
+        return Err("`uuid` is set by rtshield".into());
+    }
+    if v.len() > 1024 || v.contains('\0') {
+        return Err(format!(
+            "tag `{k}`: the value is at most 1024 bytes, without NUL"
+        ));
+    }
+    Ok((k.to_string(), v.to_string()))
+}
+
+/// Store `runs` (result directory, result) unless `no_store`; prints one
+/// line per run, or a warning.
+pub fn store_runs(spec: Option<&str>, no_store: bool, runs: &[(&Path, &RunResult)]) {
+    if no_store || std::env::var_os(NO_STORE_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
+        return;
+    }
+    let mut st = match rtshield_store::open(spec) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("rtshield: warning: the run is not in the results store ({e}); the files are; `rtshield runs import` adds them later");
+            return;
+        }
+    };
+    for (dir, r) in runs {
+        let src = dir.join("results.json").display().to_string();
+        match st.put(r, Some(&src)) {
+            Ok(p) => println!(
+                "stored as run {} ({}) in {}",
+                p.id(),
+                p.uuid(),
+                st.location()
+            ),
+            Err(e) => eprintln!(
+                "rtshield: warning: {} not stored ({e}); `rtshield runs import {}` adds it later",
+                dir.display(),
+                dir.display()
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_parse_and_refuse() {
+        assert_eq!(
+            parse_tag("board=pi3-a").unwrap(),
+            ("board".into(), "pi3-a".into())
+        );
+        assert_eq!(parse_tag("note=a=b").unwrap().1, "a=b");
+        assert!(parse_tag("noequals").is_err());
+        assert!(parse_tag("=x").is_err());
+        assert!(parse_tag("a b=x").is_err());
+        assert!(parse_tag("uuid=x").is_err());
+    }
+}

@@ -8,7 +8,7 @@
 #
 # The I/O load is confined to CPU $LOAD_CPU, but the block device's IRQ is
 # routed to CPU $CPU: the "isolated" CPU still takes every completion
-# interrupt (seed 001's situation). Moving the IRQs is what the partition adds.
+# interrupt (the torture article's situation). Moving the IRQs is what the partition adds.
 #
 # Needs root, a cgroup v1 cpuset hierarchy, stress-ng, python3.
 # Safety: every IRQ affinity is saved first and restored on exit, even on

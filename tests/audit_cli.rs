@@ -1,4 +1,4 @@
-//! `rtshield audit` on fake trees (seed 001's "every IRQ on CPU 0", the rt
+//! `rtshield audit` on fake trees (the torture article's "every IRQ on CPU 0", the rt
 //! partition as default selection, scores, fixes) and on this machine.
 
 use crate::util::all_text as text;
@@ -6,7 +6,7 @@ use crate::util::*;
 use rtshield_partition::fake::{FakeSpec, Style};
 use std::fs;
 
-/// Seed 001's Pandaboard: every device IRQ on CPU 0.
+/// The torture article's Pandaboard: every device IRQ on CPU 0.
 const PANDA: &str = "           CPU0       CPU1       CPU2       CPU3\n 24:      44000          0          0          0   GIC  dma\n 30:     109000          0          0          0   GIC  eth0\n 36:     115000          0          0          0   GIC  mmc0\n 41:          0          0          0          0   GIC  unused\nLOC:      23800      25870      25000      24000   Local timer interrupts\nRES:       1771       2429        100        200   Rescheduling interrupts\nERR:          0\n";
 
 fn tree(style: Style) -> tempfile::TempDir {

@@ -1,9 +1,9 @@
-//! `rtshield run --check` on the seed-000 configurations and on bad ones.
+//! `rtshield run --check` on the systress article's configurations and on bad ones.
 
 use crate::util::*;
 
 #[test]
-fn seed_configs_pass_check_on_machines_of_their_size() {
+fn systress_article_configs_pass_check_on_machines_of_their_size() {
     let host = fake_root("0-7");
     let rpi = fake_root("0-3");
     for (cfg, root) in [

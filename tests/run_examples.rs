@@ -1,10 +1,10 @@
-//! The seed-000 configurations run as printed (CPUs folded onto this
+//! The systress article's configurations run as printed (CPUs folded onto this
 //! machine's, shortened with --duration).
 
 use crate::util::*;
 
 #[test]
-fn seed_examples_run_shortened() {
+fn systress_article_examples_run_shortened() {
     let d = tempfile::tempdir().unwrap();
     for (cfg, txt) in [
         ("host.cfg", "timer_thread00.txt"),

@@ -83,16 +83,30 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     );
     let exe = std::env::current_exe()?;
     let total = c.steps().len();
+    // Time left: the measured pace of the runs made so far (each run's
+    // duration plus its start and stop), else the file's duration.
+    let started = std::time::Instant::now();
+    let mut made = 0u64;
+    let per_run = c.duration_ns;
     let mut progress = |i: usize,
-                        _n: usize,
+                        n: usize,
                         st: &rtshield_config::campaign::Step,
                         cell: &rtshield_config::campaign::Cell,
                         what: &str| {
+        if !what.starts_with("already") && !what.starts_with("skipped") {
+            made += 1;
+        }
+        let left = (n - i - 1) as u64;
+        let pace = (started.elapsed().as_nanos() as u64)
+            .checked_div(made)
+            .unwrap_or(per_run);
+        let secs = pace.saturating_mul(left) / 1_000_000_000;
         println!(
-            "[{:>3}/{total}] {} repeat {}: {what}",
+            "[{:>3}/{total}] {} repeat {}: {what}  (about {} left)",
             i + 1,
             cell.id,
-            st.repeat
+            st.repeat,
+            rtshield_sys::units::format_duration_ns(secs.saturating_mul(1_000_000_000))
         );
     };
     let o = rtshield_campaign::run(

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// Scenario file (lollobrigida format, seed 004 annex B).
+    /// Scenario file (lollobrigida format, the ARTiS thesis's annex B).
     pub file: PathBuf,
     /// Number of simulated CPUs.
     #[arg(long, default_value_t = 4)]

@@ -506,7 +506,7 @@ fn score(a: &mut CpuAudit, windowed: bool) {
     a.penalties = p;
 }
 
-/// Whole-machine observations: above all seed 001's discovery, every device
+/// Whole-machine observations: above all the torture article's discovery, every device
 /// IRQ served by one CPU.
 fn findings(
     total: &Table,

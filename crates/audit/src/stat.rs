@@ -1,4 +1,4 @@
-//! `rtshield stat`: what seed 003 looks at with vmstat and pidstat — per-CPU
+//! `rtshield stat`: what the PREEMPT_RT impact article looks at with vmstat and pidstat — per-CPU
 //! interrupts/s and context switches/s, run queue, load average, and
 //! per-thread voluntary/involuntary switches/s, busiest first.
 

@@ -9,7 +9,7 @@
 
 use rtshield_config::campaign::{Campaign, Cell, Step};
 use rtshield_results::RunResult;
-use rtshield_store::{compare, default_stats, Selector, Store, Verdict};
+use rtshield_store::{compare, default_stats, Selector, Store};
 use rtshield_sys::{DirPolicy, InputError, Root, SafeDir};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -206,6 +206,22 @@ pub fn run(
     } else {
         BTreeSet::new()
     };
+    // A built-in load started by a measure inside the rt set would be
+    // confined to the rt CPUs: refuse that combination rather than
+    // measure a cell whose load never ran.
+    if c.partition.parent.is_none()
+        && c.cells.iter().any(|cell| {
+            cell.isolation() == "partition"
+                && cell.load() != "idle"
+                && !cell.load().starts_with("cmd:")
+        })
+    {
+        return Err(InputError::new(
+            "isolation = \"partition\" of the whole machine with a built-in load is not supported yet \
+             (the load would run inside the rt set): give [partition] parent, or a cmd: load",
+        )
+        .into());
+    }
     let steps = c.steps();
     let mut out = Outcome {
         stored: 0,
@@ -272,8 +288,11 @@ pub fn run(
         let dir_name = format!("{:03}-cell{}-r{}", i + 1, st.cell + 1, st.repeat);
         let (cell_dir, _) = opts.out.create_unique_subdir(&dir_name, 0o755)?;
         let mut cmd = Command::new(&opts.exe);
-        if iso == "partition" {
-            // The measuring process itself lives in the rt cpuset.
+        if iso == "partition" && c.partition.parent.is_none() {
+            // A whole-machine partition moves this process to nrt: the
+            // measuring process must be started inside the rt cpuset.
+            // (Under a private parent nothing outside it moves, and the
+            // measuring threads and the load are pinned from here.)
             cmd.args(["partition", "run", "rt"]);
             if let Some(p) = &c.partition.parent {
                 cmd.args(["--parent", p]);
@@ -403,6 +422,42 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
         title: format!("Campaign {}", c.name),
         policy: DirPolicy::Strict,
     })?;
+    // One overlay per load, one curve per isolation method (the systress
+    // article's figure 12): the runs of a method are merged into one
+    // histogram so the curves compare methods, not repeats.
+    let loads_seen: Vec<String> = dedup(c.cells.iter().map(Cell::load))
+        .into_iter()
+        .map(str::to_string)
+        .collect();
+    for l in &loads_seen {
+        let mut inputs = Vec::new();
+        let mut names = Vec::new();
+        for iso in dedup(c.cells.iter().map(Cell::isolation)) {
+            let group: Vec<&RunResult> = runs
+                .iter()
+                .filter(|r| {
+                    r.tags.get("load") == Some(l)
+                        && r.tags.get("isolation").map(String::as_str) == Some(iso)
+                })
+                .collect();
+            if let Some(merged) = merge(&group) {
+                let n = format!("load-{}-{iso}.json", sanitize(l));
+                data.write(&n, serde_json::to_string(&merged)?.as_bytes())?;
+                inputs.push(data.path().join(n));
+                names.push(format!("{iso} ({} runs)", group.len()));
+            }
+        }
+        if !inputs.is_empty() {
+            rtshield_report::generate(&rtshield_report::Options {
+                inputs,
+                names,
+                out_dir: rdir.path().join(format!("load-{}", sanitize(l))),
+                formats: vec![rtshield_report::Format::Png, rtshield_report::Format::Svg],
+                title: format!("Campaign {}: load {l}", c.name),
+                policy: DirPolicy::Strict,
+            })?;
+        }
+    }
     let stat_keys = ["50", "99", "99.9", "99.99"];
     let mut md = format!("# Campaign {}\n\n", c.name);
     md.push_str("| load | isolation | runs | samples | p50 (us) | p99 (us) | p99.9 (us) | p99.99 (us) | max (us) |\n|---|---|---|---|---|---|---|---|---|\n");
@@ -478,11 +533,7 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
                         row.ratio,
                         row.ci_low,
                         row.ci_high,
-                        match row.verdict {
-                            Verdict::Worse => "B worse",
-                            Verdict::Better => "B better",
-                            Verdict::Same => "no significant difference",
-                        }
+                        row.verdict.as_str()
                     ));
                 }
             }
@@ -490,6 +541,72 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
     }
     rdir.write("summary.md", md.as_bytes())?;
     Ok(rdir.path().to_path_buf())
+}
+
+/// A file-name-safe form of a load name (`cmd:stress-ng --cpu 1`).
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
+}
+
+/// The runs of one group as one run with one thread: the histograms of
+/// every thread of every run summed bucket by bucket (same resolution;
+/// runs of another resolution are left out), so the overlay has one curve
+/// per isolation method. Min, max and mean are exact; percentiles come
+/// from the summed histogram.
+fn merge(group: &[&RunResult]) -> Option<RunResult> {
+    let first = group.first()?;
+    let t0 = first.threads.first()?;
+    let res = t0.histogram.resolution_ns;
+    let buckets = t0.histogram.buckets;
+    let mut counts: std::collections::BTreeMap<u64, u64> = Default::default();
+    let (mut n, mut overflow, mut sum) = (0u64, 0u64, 0f64);
+    let (mut min, mut max) = (i64::MAX, i64::MIN);
+    for t in group.iter().flat_map(|r| &r.threads) {
+        if t.histogram.resolution_ns != res || t.histogram.buckets != buckets {
+            continue;
+        }
+        for [b, c] in &t.histogram.counts {
+            *counts.entry(*b).or_default() += c;
+        }
+        overflow += t.histogram.overflow;
+        n += t.samples;
+        sum += t.avg_ns * t.samples as f64;
+        min = min.min(t.min_ns);
+        max = max.max(t.max_ns);
+    }
+    if n == 0 {
+        return None;
+    }
+    let h = rtshield_results::Histogram {
+        resolution_ns: res,
+        buckets,
+        counts: counts.into_iter().map(|(b, c)| [b, c]).collect(),
+        overflow,
+        underflow: 0,
+    };
+    let mut m = (*first).clone();
+    let t = rtshield_results::import::thread_from_histogram(
+        0,
+        t0.cpu,
+        t0.period_ns,
+        n,
+        min,
+        max,
+        sum / n as f64,
+        h,
+    );
+    m.threads = vec![t];
+    m.label = None;
+    Some(m)
 }
 
 fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
@@ -500,4 +617,47 @@ fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
         }
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(counts: &[[u64; 2]], min: i64, max: i64, avg: f64) -> RunResult {
+        let h = rtshield_results::Histogram {
+            resolution_ns: 1000,
+            buckets: 100,
+            counts: counts.to_vec(),
+            overflow: 1,
+            underflow: 0,
+        };
+        let n = counts.iter().map(|c| c[1]).sum::<u64>() + 1;
+        let mut r = rtshield_results::example::example_result();
+        r.threads = vec![rtshield_results::import::thread_from_histogram(
+            0,
+            Some(1),
+            200_000,
+            n,
+            min,
+            max,
+            avg,
+            h,
+        )];
+        r
+    }
+
+    #[test]
+    fn merge_sums_histograms_and_keeps_exact_extremes() {
+        let a = run(&[[10, 3], [12, 1]], 10_000, 500_000, 20_000.0);
+        let b = run(&[[10, 1], [11, 4]], 9_000, 400_000, 30_000.0);
+        let m = merge(&[&a, &b]).unwrap();
+        assert_eq!(m.threads.len(), 1);
+        let t = &m.threads[0];
+        assert_eq!(t.histogram.counts, vec![[10, 4], [11, 4], [12, 1]]);
+        assert_eq!(t.histogram.overflow, 2);
+        assert_eq!((t.samples, t.min_ns, t.max_ns), (11, 9_000, 500_000));
+        // (20 µs × 5 + 30 µs × 6) / 11
+        assert!((t.avg_ns - 280_000.0 / 11.0).abs() < 1e-6);
+        assert_eq!(sanitize("cmd:stress-ng --cpu 1"), "cmd_stress-ng_--cpu_1");
+    }
 }

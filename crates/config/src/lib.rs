@@ -1,4 +1,4 @@
-//! rtshield-config: the systress configuration format of seed 000.
+//! rtshield-config: the systress configuration format of the systress article.
 //!
 //! ```text
 //! main

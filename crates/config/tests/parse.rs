@@ -1,4 +1,4 @@
-//! The configuration parser: the seed-000 examples, every error path with
+//! The configuration parser: the systress article's examples, every error path with
 //! its FILE:LINE:COL, and a property test that it never panics.
 
 use proptest::prelude::*;
@@ -28,7 +28,7 @@ fn parse(text: &str) -> Result<rtshield_config::Config, String> {
 const TIMER: &str = "timer_thread[0]\n{\n  cpu_affinity 1\n}\n";
 
 #[test]
-fn host_cfg_as_printed_in_the_seed() {
+fn host_cfg_as_printed_in_the_systress_article() {
     let c = rtshield_config::load(&example("host.cfg"), &machine("0-7")).unwrap();
     assert_eq!(c.main.cpu_affinity, Some(CpuSet::parse("0-6").unwrap()));
     assert_eq!(c.main.stats_period_ns, 1_500_000_000);

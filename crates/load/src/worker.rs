@@ -264,7 +264,7 @@ fn io(dir: &Path, size: u64, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Res
     Ok(())
 }
 
-/// Seed 001's `cat /proc/interrupts`, `ps`, `top -d 0` loops, in-process.
+/// The torture article's `cat /proc/interrupts`, `ps`, `top -d 0` loops, in-process.
 fn syscall(stop: &AtomicBool, done: &AtomicU64) {
     let root = Root::host();
     while !stop.load(Ordering::Relaxed) {

@@ -1,4 +1,4 @@
-//! The live display: seed 000's systress table, refreshed every stats
+//! The live display: the systress article's systress table, refreshed every stats
 //! period under a progress bar on a terminal, as plain lines otherwise.
 
 use crate::{IntervalStats, Observer, ThreadStats};
@@ -6,7 +6,7 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::time::Duration;
 
-/// The systress table header (seed 000): `Index TID Samples L_min L_max L_cur L_avg`.
+/// The systress table header (the systress article): `Index TID Samples L_min L_max L_cur L_avg`.
 pub const TABLE_HEADER: &str = "Index     TID  Samples    L_min    L_max    L_cur    L_avg";
 
 /// A latency in display units (floor, like the histogram buckets).
@@ -206,7 +206,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn table_matches_seed_layout() {
+    fn table_matches_the_systress_article_layout() {
         let s = IntervalStats {
             resolution_ns: 1000,
             threads: vec![ThreadStats {
@@ -221,7 +221,7 @@ mod tests {
             }],
             ..Default::default()
         };
-        // Seed 000: "    0  256845    59992        3     4230        6        6"
+        // The systress article: "    0  256845    59992        3     4230        6        6"
         assert_eq!(
             render_table(&s),
             "Index     TID  Samples    L_min    L_max    L_cur    L_avg\n    0  256845    59992        3     4230        6        6\n"

@@ -109,7 +109,7 @@ pub struct ThreadStats {
     pub policy: Option<Policy>,
     pub samples: u64,
     pub min_ns: i64,
-    /// Running maximum (seed 001's max-max).
+    /// Running maximum (the torture article's max-max).
     pub max_ns: i64,
     pub cur_ns: i64,
     pub avg_ns: f64,

@@ -125,7 +125,7 @@ mod tests {
 
     #[test]
     fn overflow_samples_count_in_min_max_avg_not_in_the_h_columns() {
-        // Seed 000's situation: a 20 us histogram, and samples beyond it.
+        // The systress article's situation: a 20 us histogram, and samples beyond it.
         // In us: 2.4 3.0 17.2 17.9 17.0 18.5 20.999 | 25.0 100.3 (overflow).
         let m = measured(
             20_000,

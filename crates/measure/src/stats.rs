@@ -1,10 +1,10 @@
 //! Statistics: the exact accumulator kept by the measuring thread, and the
 //! histograms the main thread builds from the ring.
 //!
-//! Definitions (seed 000 §4.3.4, documented in the README):
+//! Definitions (the systress article §4.3.4, documented in the README):
 //! - bucket `i` of the linear histogram counts samples in `[i*res, (i+1)*res)`;
 //!   there are `histo_size/res + 1` buckets, so a sample equal to the
-//!   histogram size is still inside (seed 000 lists 0..=20 for `20 us`);
+//!   histogram size is still inside (the systress article lists 0..=20 for `20 us`);
 //!   larger samples are *overflow*, negative ones *underflow*;
 //! - `_H` statistics use the bucket values `i*res` of the samples inside;
 //!   the median is the sample of rank `ceil(n/2)` (the lower median), the
@@ -168,7 +168,7 @@ impl ThreadHistograms {
         }
     }
 
-    /// Seed 000's `_H` statistics over the linear histogram.
+    /// The systress article's `_H` statistics over the linear histogram.
     pub fn hist_stats(&self) -> HistStats {
         hist_stats(&self.buckets, self.resolution_ns)
     }

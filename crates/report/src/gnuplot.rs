@@ -3,7 +3,7 @@
 //! empty buckets break the curve) and, for runs with a
 //! timeline, `timeline.gp` + `timeline-SLUG.dat` (`t_s max_us maxmax_us`),
 //! load phases shaded like `timeline.png`.
-//! Like seed 000's `plot.show`: `gnuplot -p plot.gp`, or `load "plot.gp"`
+//! Like the systress article's `plot.show`: `gnuplot -p plot.gp`, or `load "plot.gp"`
 //! in an interactive gnuplot, where clicking a key entry toggles its curve.
 
 use crate::load::Run;

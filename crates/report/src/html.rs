@@ -1,7 +1,7 @@
 //! `report.html`: one self-contained file (inline CSS, script, data and
 //! timeline pictures; no network). The latency curves are drawn by a small
 //! inline script into SVG: log counts, linear µs, a legend whose entries
-//! hide/show their curve (as gnuplot's key toggles in seed 000), and a
+//! hide/show their curve (as gnuplot's key toggles in the systress article), and a
 //! hover read-out of every visible curve at the pointed latency.
 //!
 //! Test hook: opening the page as `report.html#selftest` clicks the first

@@ -344,7 +344,7 @@ pub fn merge_close(phases: &[Phase], names: &[String], min_gap: f64) -> Vec<Phas
     out
 }
 
-/// (dot, line) colours of timeline thread `i`: seed 001's navy dots and
+/// (dot, line) colours of timeline thread `i`: the torture article's navy dots and
 /// maroon line for a single thread, one palette colour per thread else.
 pub fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) {
     if threads == 1 {
@@ -355,7 +355,7 @@ pub fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) {
     }
 }
 
-/// Seed 001's plot: per-interval maximum as points, running maximum as a
+/// The torture article's plot: per-interval maximum as points, running maximum as a
 /// line, one colour per thread; load phases shaded. PNG bytes.
 pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
     register_font();

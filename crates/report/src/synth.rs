@@ -132,7 +132,7 @@ pub fn run_result(
 
 /// `intervals` rows per thread in the format `rtshield run` writes
 /// (`elapsed_s,phase,thread,cpu,…,ival_max_ns,max_max_ns,…`), 5 s apart,
-/// alternating 5 min `load` and 30 s `rest` as in seed 001.
+/// alternating 5 min `load` and 30 s `rest` as in the torture article.
 pub fn timeline_csv(seed: u64, intervals: usize, cpus: &[u32]) -> String {
     let mut rng = Rng::new(seed);
     let mut s = String::with_capacity(intervals * cpus.len() * 80 + 200);

@@ -1,4 +1,4 @@
-//! The summary table (seed 000 figure 11): one column per curve
+//! The summary table (the systress article's figure 11): one column per curve
 //! (`run:cpuN`), statistics rows in µs, then the provenance rows that
 //! differ between runs. Rendered as Markdown, CSV and HTML.
 

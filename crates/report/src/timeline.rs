@@ -1,5 +1,5 @@
 //! `timeline.csv`: one row per statistics interval and measuring thread,
-//! as seed 001's `[t] Min.= …, Moy.= …, Max.= …, Max.Max.= …` lines.
+//! as the torture article's `[t] Min.= …, Moy.= …, Max.= …, Max.Max.= …` lines.
 //!
 //! Columns are found by header name, in any order, other columns ignored.
 //! What `rtshield run` writes (the format of
@@ -23,7 +23,7 @@ pub struct ThreadLine {
     pub cpu: Option<u32>,
     pub t_s: Vec<f64>,
     pub max_us: Vec<f64>,
-    /// Running maximum (`Max.Max.` in seed 001).
+    /// Running maximum (`Max.Max.` in the torture article).
     pub maxmax_us: Vec<f64>,
 }
 

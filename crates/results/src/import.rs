@@ -456,7 +456,7 @@ pub fn thread_from_histogram(
     }
 }
 
-/// Seed 000's `_H` statistics over the samples inside the histogram.
+/// The systress article's `_H` statistics over the samples inside the histogram.
 pub fn hist_stats(h: &Histogram) -> HistStats {
     HistStats::from_buckets(h.counts.iter().map(|c| (c[0], c[1])), h.resolution_ns)
 }

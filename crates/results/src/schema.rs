@@ -55,7 +55,7 @@ pub struct Settings {
     pub resolution_ns: u64,
     /// Number of histogram buckets: histo_size / resolution + 1 (bucket
     /// `histo_size/res` still holds a sample equal to the histogram size,
-    /// as in seed 000 where `20 us` lists 0..=20).
+    /// as in the systress article where `20 us` lists 0..=20).
     pub histo_buckets: u64,
     pub stats_period_ns: u64,
     pub requested_duration_ns: Option<u64>,
@@ -91,7 +91,7 @@ pub struct ThreadResult {
     /// Samples the ring could not take (still in min/max/avg/samples).
     pub lost: u64,
     pub histogram: Histogram,
-    /// Over the histogram only (seed 000's `_H` columns).
+    /// Over the histogram only (the systress article's `_H` columns).
     pub hist_stats: HistStats,
     /// p50 ... p99.9999 from a high-dynamic-range histogram, in ns.
     /// Keys: "50", "90", "99", "99.9", "99.99", "99.999", "99.9999".
@@ -116,7 +116,7 @@ pub struct Histogram {
     pub underflow: u64,
 }
 
-/// Statistics over the samples inside the histogram (seed 000 §4.3.4),
+/// Statistics over the samples inside the histogram (the systress article §4.3.4),
 /// in ns (computed from bucket indexes × resolution).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistStats {
@@ -128,7 +128,7 @@ pub struct HistStats {
 }
 
 impl HistStats {
-    /// Seed 000's `_H` statistics over `(bucket index, count)` pairs in
+    /// The systress article's `_H` statistics over `(bucket index, count)` pairs in
     /// ascending bucket order, buckets `res_ns` wide: mean, population
     /// standard deviation, lower median (the bucket holding the
     /// ⌈n/2⌉-th sample) and mode (the lowest of the fullest buckets).

@@ -5,7 +5,7 @@ use rtshield_results::*;
 use std::path::Path;
 
 #[test]
-fn systress_txt_has_seed_layout() {
+fn systress_txt_has_the_systress_article_layout() {
     let r = example_result();
     let s = to_systress_txt(&r, &r.threads[0]);
     let lines: Vec<&str> = s.lines().collect();
@@ -16,7 +16,7 @@ fn systress_txt_has_seed_layout() {
     assert_eq!(lines[20], "      20        1");
     assert_eq!(lines[100], "     100        0");
     assert_eq!(lines[101], "");
-    // The file ends with seed 000's SUMMARY block, column for column.
+    // The file ends with the systress article's SUMMARY block, column for column.
     let n = lines.len();
     assert_eq!(lines[n - 5], "#                            SUMMARY");
     assert_eq!(lines[n - 4], "#");
@@ -85,8 +85,8 @@ fn cyclictest_histogram_tail_byte_for_byte() {
 }
 
 #[test]
-fn systress_summary_reproduces_seed_000() {
-    // Seed 000 §4.3.4's timer_thread00.txt ends with:
+fn systress_summary_reproduces_the_systress_article() {
+    // The timer_thread00.txt of the systress article §4.3.4 ends with:
     //   #      0 13029    60000      2    100     17      55431       16       17        3        17
     let mut r = example_result();
     let t = &mut r.threads[0];

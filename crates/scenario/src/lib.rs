@@ -1,4 +1,4 @@
-//! Load-balancing scenarios (the lollobrigida format of seed 004 annex B):
+//! Load-balancing scenarios (the lollobrigida format of the ARTiS thesis's annex B):
 //! the task model and parser shared with `sim`, the real-kernel runner, and
 //! the balance report shape both produce.
 

@@ -1,4 +1,4 @@
-//! The scenario file format (lollobrigida, seed 004 annex B).
+//! The scenario file format (lollobrigida, the ARTiS thesis's annex B).
 //!
 //! ```text
 //! # comment                      anything after '#' is ignored...

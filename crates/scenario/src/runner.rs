@@ -258,7 +258,7 @@ pub fn run(
         demand: AtomicI64::new(0),
     });
     // One store and one FUTEX_WAKE for every waiter: the "single signal
-    // sent to all tasks" of seed 004, without a mutex to take in turn.
+    // sent to all tasks" of the ARTiS thesis, without a mutex to take in turn.
     let release = |sh: &Shared| {
         sh.go.store(1, Ordering::Release);
         futex(

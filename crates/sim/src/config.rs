@@ -6,11 +6,11 @@ use serde::Serialize;
 /// The load balancers the simulator knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 pub enum BalancerKind {
-    /// Linux 2.6.4's O(1) balancer (seed 004 §2.2).
+    /// Linux 2.6.4's O(1) balancer (the ARTiS thesis §2.2).
     Linux26,
-    /// FreeBSD ULE as summarised in seed 004 §2.2.6.
+    /// FreeBSD ULE as summarised in the ARTiS thesis §2.2.6.
     Ule,
-    /// The ARTiS balancer as specified by the thesis (seed 004 ch. 3).
+    /// The ARTiS balancer as specified by the thesis (the ARTiS thesis, ch. 3).
     Artis,
     /// The ARTiS patch posted to LKML on 2005-05-03 (against 2.6.11).
     Artis2005,

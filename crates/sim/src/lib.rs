@@ -1,6 +1,6 @@
 //! rtshield-sim: a deterministic discrete-event simulator of an SMP machine
 //! running lollobrigida scenarios under pluggable load balancers (Linux 2.6
-//! O(1), FreeBSD ULE, and the ARTiS asymmetric real-time model of seed 004).
+//! O(1), FreeBSD ULE, and the ARTiS asymmetric real-time model of the ARTiS thesis).
 //!
 //! Pure computation: no clock, no OS calls, no files. The same scenario,
 //! configuration and seed always give the same [`SimOutcome`], byte for byte

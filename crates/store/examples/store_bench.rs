@@ -23,6 +23,8 @@ fn main() {
             .insert("isolation".into(), ["none", "partition"][i % 2].into());
         r.tags
             .insert("load".into(), ["idle", "hell"][(i / 2) % 2].into());
+        // 500 campaigns of 20 runs: compare picks one campaign's cells.
+        r.tags.insert("campaign".into(), format!("c{}", i / 20));
         for t in &mut r.threads {
             t.histogram = Histogram {
                 resolution_ns: 1000,
@@ -72,7 +74,9 @@ fn main() {
         picked.len()
     );
     println!(
-        "compare 20 vs 20     {:.0} ms ({:?})",
+        "compare {} vs {} runs {:.0} ms ({:?})",
+        ra.len(),
+        rb.len(),
         cmp * 1000.0,
         c.method
     );

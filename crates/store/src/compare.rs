@@ -17,7 +17,11 @@
 //!   extremes.
 //!
 //! The verdict is `B worse` when the whole interval lies above 1, `B better`
-//! when it lies below 1, and `no significant difference` otherwise. Samples
+//! when it lies below 1, and `no significant difference` otherwise; two
+//! values at most one histogram bucket apart are never a difference (the
+//! histogram cannot tell them apart), and a statistic that falls among the
+//! samples beyond a histogram gets `beyond the histogram` (those samples
+//! are known only at the run's maximum: no interval can be drawn). Samples
 //! beyond a histogram count at that run's exact maximum (the only value
 //! known for them). The resampling is seeded, so the same runs always give
 //! the same output.
@@ -100,6 +104,11 @@ pub enum Verdict {
     Better,
     #[serde(rename = "no significant difference")]
     Same,
+    /// The statistic lies beyond a histogram (its samples are known only
+    /// as "above the histogram", counted at the run's maximum): no
+    /// interval can be drawn from it.
+    #[serde(rename = "beyond the histogram")]
+    Beyond,
 }
 
 impl Verdict {
@@ -108,6 +117,7 @@ impl Verdict {
             Verdict::Worse => "B worse",
             Verdict::Better => "B better",
             Verdict::Same => "no significant difference",
+            Verdict::Beyond => "beyond the histogram",
         }
     }
 }
@@ -144,7 +154,10 @@ struct Dense {
 }
 
 /// Build the shared grid (sorted distinct values, ns) and each run's counts.
-fn densify(a: &[RunResult], b: &[RunResult]) -> (Vec<i64>, Vec<Dense>, Vec<Dense>) {
+/// Also returns the values that stand for samples beyond a histogram
+/// (each run's maximum when it has overflow) and the widest bucket (ns).
+#[allow(clippy::type_complexity)]
+fn densify(a: &[RunResult], b: &[RunResult]) -> (Vec<i64>, Vec<Dense>, Vec<Dense>, Vec<i64>, i64) {
     let pairs = |r: &RunResult| -> Vec<(i64, u64)> {
         let mut v = Vec::new();
         for t in &r.threads {
@@ -159,6 +172,22 @@ fn densify(a: &[RunResult], b: &[RunResult]) -> (Vec<i64>, Vec<Dense>, Vec<Dense
         v
     };
     let all: Vec<Vec<(i64, u64)>> = a.iter().chain(b).map(pairs).collect();
+    let mut beyond: Vec<i64> = a
+        .iter()
+        .chain(b)
+        .flat_map(|r| &r.threads)
+        .filter(|t| t.histogram.overflow > 0)
+        .map(|t| t.max_ns)
+        .collect();
+    beyond.sort_unstable();
+    beyond.dedup();
+    let widest = a
+        .iter()
+        .chain(b)
+        .flat_map(|r| &r.threads)
+        .map(|t| t.histogram.resolution_ns as i64)
+        .max()
+        .unwrap_or(1);
     let mut grid: Vec<i64> = all.iter().flatten().map(|p| p.0).collect();
     grid.sort_unstable();
     grid.dedup();
@@ -174,7 +203,7 @@ fn densify(a: &[RunResult], b: &[RunResult]) -> (Vec<i64>, Vec<Dense>, Vec<Dense
         })
         .collect();
     let db = dense.split_off(a.len());
-    (grid, dense, db)
+    (grid, dense, db, beyond, widest)
 }
 
 /// The statistic over counts on the grid; 0 for no samples.
@@ -248,7 +277,7 @@ fn poisson(rng: &mut ChaCha8Rng, lambda: f64) -> u64 {
 
 /// Compare side A with side B.
 pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> Comparison {
-    let (grid, da, db) = densify(a, b);
+    let (grid, da, db, beyond, widest) = densify(a, b);
     let g = grid.len();
     let samples = |d: &[Dense]| d.iter().map(|x| x.counts.iter().sum::<u64>()).sum::<u64>();
     let method = if a.len() >= MIN_RUNS && b.len() >= MIN_RUNS {
@@ -324,7 +353,13 @@ pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> C
             } else {
                 (q(0.025), q(0.975))
             };
-            let verdict = if lo > 1.0 {
+            let verdict = if beyond.binary_search(&va).is_ok() || beyond.binary_search(&vb).is_ok()
+            {
+                Verdict::Beyond
+            } else if (vb - va).abs() <= widest {
+                // One bucket apart: the histogram cannot tell them apart.
+                Verdict::Same
+            } else if lo > 1.0 {
                 Verdict::Worse
             } else if hi < 1.0 {
                 Verdict::Better

@@ -261,3 +261,32 @@ fn compare_is_deterministic() {
         compare(&a, &b, &default_stats(), 3)
     );
 }
+
+#[test]
+fn statistics_beyond_the_histogram_get_no_verdict_and_one_bucket_is_no_difference() {
+    let with_overflow = |seed: u64, max_ns: i64| {
+        let mut r = synth(seed, 20_000, 40.0, &[]);
+        let t = &mut r.threads[0];
+        // 10 samples above the histogram, known only at the maximum.
+        t.histogram.overflow = 10;
+        t.samples += 10;
+        t.max_ns = max_ns;
+        r
+    };
+    let a = [with_overflow(1, 5_000_000)];
+    let b = [with_overflow(2, 9_000_000)];
+    let c = compare(&a, &b, &default_stats(), 0);
+    let row = |n: &str| c.rows.iter().find(|r| r.stat == n).unwrap().clone();
+    // n = 20 010: p99.99 is the 20 009th sample, among the 10 overflows.
+    assert_eq!(
+        row("p99.99").verdict,
+        Verdict::Beyond,
+        "{:?}",
+        row("p99.99")
+    );
+    assert_eq!(row("max").verdict, Verdict::Beyond);
+    assert_eq!((row("max").a_ns, row("max").b_ns), (5_000_000, 9_000_000));
+    // Same body: p50 is at most one 1 µs bucket apart.
+    assert!((row("p50").b_ns - row("p50").a_ns).abs() <= 1000);
+    assert_eq!(row("p50").verdict, Verdict::Same);
+}

@@ -124,7 +124,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_seed_units() {
+    fn parses_systress_article_units() {
         assert_eq!(parse_duration_ns("1500 ms", None).unwrap(), 1_500_000_000);
         assert_eq!(parse_duration_ns("2 s", None).unwrap(), 2_000_000_000);
         assert_eq!(parse_duration_ns("1 min", None).unwrap(), 60_000_000_000);

@@ -56,7 +56,7 @@ pub fn scenario(tasks: Vec<TaskSpec>, loops_per_us: f64) -> Scenario {
     }
 }
 
-/// Seed 004 annex B: 13 normal tasks, three RT0 tasks on CPUs 1-3.
+/// The ARTiS thesis's annex B: 13 normal tasks, three RT0 tasks on CPUs 1-3.
 pub fn annex_b(scale: u64) -> Scenario {
     let mut v: Vec<TaskSpec> = (0..13).map(|i| normal(i, 10_000_000 / scale)).collect();
     for (i, cpu) in [1, 2, 3].into_iter().enumerate() {

@@ -25,3 +25,4 @@ mod scenario_cli;
 mod simulate_cli;
 mod stat_cli;
 mod sysinfo_cli;
+mod values;

@@ -153,13 +153,13 @@ impl Args {
                 InputError::new(format!("--period {}: must be at most 1h", self.period)).into(),
             );
         }
-        if let Some(n) = self.samples {
-            if !(1..=MAX_SAMPLES).contains(&n) {
-                return Err(InputError::new(format!(
-                    "--samples {n}: must be within 1..{MAX_SAMPLES}"
-                ))
-                .into());
-            }
+        if self.samples == Some(0) {
+            return Err(InputError::new("--samples 0: must be at least 1").into());
+        }
+        if let Some(n) = self.samples.filter(|n| *n > MAX_SAMPLES) {
+            return Err(
+                InputError::new(format!("--samples {n}: must be at most {MAX_SAMPLES}")).into(),
+            );
         }
         if let Some(d) = self.duration {
             if d.ns() == 0 || d.ns() > MAX_DURATION_NS {
@@ -169,14 +169,7 @@ impl Args {
                 .into());
             }
         }
-        if let Some(h) = self.histo_size {
-            if h.ns() == 0 || h.ns() > MAX_HISTO_SIZE_NS {
-                return Err(InputError::new(format!(
-                    "--histo-size {h}: must be > 0 and at most 1s"
-                ))
-                .into());
-            }
-        }
+
         let cpu_list: Vec<u32> = cpus.iter().collect();
         let mut spec = MeasureSpec::new(&cpu_list, period);
         for t in &mut spec.threads {
@@ -199,6 +192,14 @@ impl Args {
                 self.resolution
             ))
             .into());
+        }
+        if let Some(h) = self.histo_size {
+            if h.ns() == 0 || h.ns() > MAX_HISTO_SIZE_NS {
+                return Err(InputError::new(format!(
+                    "--histo-size {h}: must be > 0 and at most 1s"
+                ))
+                .into());
+            }
         }
         spec.resolution_ns = resolution_ns;
         spec.stats_period_ns = self.stats_period.ns().max(10_000_000);

@@ -795,7 +795,20 @@ impl Cx<'_> {
                     let v = self.need_value(en)?;
                     let w = syntax::split_words(v).map_err(|(_, msg)| self.bad(en, msg))?;
                     match w.as_slice() {
-                        [f] if !f.contains('/') && f != "." && f != ".." => t.filename = f.clone(),
+                        [f] if !f.contains('/')
+                            && f != "."
+                            && f != ".."
+                            && !f.contains('\0')
+                            && f.len() <= 255 =>
+                        {
+                            t.filename = f.clone()
+                        }
+                        [f] if f.contains('\0') || f.len() > 255 => {
+                            return Err(self.bad(
+                                en,
+                                "a name the file system cannot hold (NUL byte or over 255 bytes)",
+                            ))
+                        }
                         [_] => {
                             return Err(self.bad(
                                 en,

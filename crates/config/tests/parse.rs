@@ -514,3 +514,22 @@ fn values_outside_documented_ranges_are_refused_with_position() {
             .unwrap_or_else(|e| panic!("{line}: {e}"));
     }
 }
+
+/// `stats.filename` must be a name the file system can create: refused at parse
+/// time (so by `run --check`), with the position of the value.
+#[test]
+fn unwritable_stats_filenames_are_refused() {
+    let long = "a".repeat(256);
+    for name in [long.as_str(), "a\0b", "..", "x/y"] {
+        let text = format!(
+            "main\n{{\n}}\ntimer_thread[0]\n{{\n  cpu_affinity 1\n  stats.filename {name}\n}}\n"
+        );
+        let e = parse(&text).expect_err(name);
+        assert!(e.starts_with("t.cfg:7:"), "{name:?}: {e}");
+        assert!(e.contains("stats.filename"), "{name:?}: {e}");
+    }
+    let ok = "b".repeat(255);
+    let text =
+        format!("main\n{{\n}}\ntimer_thread[0]\n{{\n  cpu_affinity 1\n  stats.filename {ok}\n}}\n");
+    parse(&text).unwrap();
+}

@@ -47,3 +47,41 @@ fn measure_samples_out_of_range_is_refused() {
         "--samples",
     );
 }
+
+/// Inputs must be regular files: a device or a FIFO is refused at once (exit 2),
+/// never read until memory runs out or blocked on.
+#[test]
+fn report_and_run_check_refuse_devices_and_fifos() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let st = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    assert!(st.success());
+    let f = fifo.to_str().unwrap();
+    for args in [
+        vec!["report", "/dev/zero"],
+        vec!["report", f],
+        vec!["run", "--check", f],
+    ] {
+        let mut child = command()
+            .args(&args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // A bounded wait: a blocked or unbounded read is a failure, not a hang.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            if std::time::Instant::now() > deadline {
+                child.kill().unwrap();
+                child.wait().unwrap();
+                panic!("{args:?} did not end");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", describe(&o));
+    }
+}

@@ -54,7 +54,10 @@ fn measure_samples_out_of_range_is_refused() {
 fn report_and_run_check_refuse_devices_and_fifos() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
-    let st = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+    let st = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
     assert!(st.success());
     let f = fifo.to_str().unwrap();
     for args in [

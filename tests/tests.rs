@@ -29,3 +29,4 @@ mod simulate_cli;
 mod stat_cli;
 mod store_hook;
 mod sysinfo_cli;
+mod values;

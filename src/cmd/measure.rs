@@ -109,6 +109,12 @@ pub struct Plan {
     pub store: super::StoreArgs,
 }
 
+/// Documented ranges (docs/ranges.md), checked before anything starts.
+const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
+const MAX_DURATION_NS: u64 = 365 * 86_400_000_000_000;
+const MAX_HISTO_SIZE_NS: u64 = 1_000_000_000;
+const MAX_SAMPLES: u64 = 1_000_000_000_000;
+
 impl Args {
     pub fn plan(&self) -> anyhow::Result<Plan> {
         let allowed = allowed_cpus();
@@ -152,12 +158,28 @@ impl Args {
             ))
             .into());
         }
+        if period > MAX_PERIOD_NS {
+            return Err(
+                InputError::new(format!("--period {}: must be at most 1h", self.period)).into(),
+            );
+        }
         if self.samples == Some(0) {
             return Err(InputError::new("--samples 0: must be at least 1").into());
         }
-        if self.duration.map(|d| d.ns()) == Some(0) {
-            return Err(InputError::new("--duration 0: must be > 0").into());
+        if let Some(n) = self.samples.filter(|n| *n > MAX_SAMPLES) {
+            return Err(
+                InputError::new(format!("--samples {n}: must be at most {MAX_SAMPLES}")).into(),
+            );
         }
+        if let Some(d) = self.duration {
+            if d.ns() == 0 || d.ns() > MAX_DURATION_NS {
+                return Err(InputError::new(format!(
+                    "--duration {d}: must be > 0 and at most 365d"
+                ))
+                .into());
+            }
+        }
+
         let cpu_list: Vec<u32> = cpus.iter().collect();
         let mut spec = MeasureSpec::new(&cpu_list, period);
         for t in &mut spec.threads {
@@ -180,6 +202,14 @@ impl Args {
                 self.resolution
             ))
             .into());
+        }
+        if let Some(h) = self.histo_size {
+            if h.ns() == 0 || h.ns() > MAX_HISTO_SIZE_NS {
+                return Err(InputError::new(format!(
+                    "--histo-size {h}: must be > 0 and at most 1s"
+                ))
+                .into());
+            }
         }
         spec.resolution_ns = resolution_ns;
         spec.stats_period_ns = self.stats_period.ns().max(10_000_000);

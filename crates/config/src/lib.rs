@@ -52,7 +52,9 @@ impl Machine {
 /// Read and check a configuration file.
 pub fn load(path: &Path, machine: &Machine) -> anyhow::Result<Config> {
     let name = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| InputError::new(format!("{name}: {e}")))?;
+    // A regular file only, bounded: a FIFO or device is refused without blocking.
+    let bytes = rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT)
+        .map_err(|e| InputError::new(e.to_string()))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
         let line = upto.iter().filter(|&&b| b == b'\n').count() + 1;

@@ -210,6 +210,12 @@ impl Config {
     }
 }
 
+/// Documented ranges (docs/ranges.md).
+const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
+const MAX_DURATION_NS: u64 = 365 * 86_400_000_000_000;
+const MAX_HISTO_SIZE_NS: u64 = 1_000_000_000;
+const MAX_RESOLUTION_NS: u64 = 1_000_000;
+
 /// Files of the output directory a `stats.filename` must not take.
 pub const RESERVED_FILES: &[&str] = &[
     "results.json",
@@ -397,6 +403,37 @@ impl Cx<'_> {
         Ok(d)
     }
 
+    /// A duration within `min_ns..=max_ns` (the documented range, docs/ranges.md).
+    fn duration_in(
+        &self,
+        en: &Entry,
+        default_unit: Option<&str>,
+        min_ns: u64,
+        max_ns: u64,
+    ) -> Result<u64, InputError> {
+        let d = self.positive_duration(en, default_unit)?;
+        if !(min_ns..=max_ns).contains(&d) {
+            return Err(self.bad(
+                en,
+                format!(
+                    "{} outside {}..{}",
+                    format_duration_ns(d),
+                    format_duration_ns(min_ns),
+                    format_duration_ns(max_ns)
+                ),
+            ));
+        }
+        Ok(d)
+    }
+
+    /// A histogram resolution: a whole number of nanoseconds, at most 1ms.
+    fn resolution(&self, en: &Entry) -> Result<u64, InputError> {
+        if en.value.contains('.') {
+            return Err(self.bad(en, format!("a fractional resolution '{}'", en.value)));
+        }
+        self.duration_in(en, Some("ns"), 1, MAX_RESOLUTION_NS)
+    }
+
     /// A duration of at least `min_ns` (`what` names the bound in the message).
     fn duration_at_least(&self, en: &Entry, min_ns: u64, what: &str) -> Result<u64, InputError> {
         let d = self.positive_duration(en, None)?;
@@ -408,7 +445,8 @@ impl Cx<'_> {
 
     fn off_or_duration(&self, en: &Entry) -> Result<Option<u64>, InputError> {
         match en.value.to_ascii_lowercase().as_str() {
-            "off" | "none" | "no" | "0" => Ok(None),
+            "off" | "none" | "no" => Ok(None),
+            "0" => Err(self.bad(en, "0 (write 'off' to disable)")),
             _ => self.positive_duration(en, None).map(Some),
         }
     }
@@ -607,10 +645,14 @@ impl Cx<'_> {
                     out.mode = Mode::parse(v)
                         .ok_or_else(|| self.bad(en, format!("unknown mode '{v}'")))?;
                 }
-                "period" => out.period_ns = self.duration_at_least(en, 1_000, "the 1us minimum")?,
-                "lifetime.duration" => out.duration_ns = Some(self.positive_duration(en, None)?),
-                "stats.histo_size" => out.histo_size_ns = self.positive_duration(en, Some("us"))?,
-                "histo.resolution" => out.resolution_ns = self.positive_duration(en, Some("ns"))?,
+                "period" => out.period_ns = self.duration_in(en, None, 1_000, MAX_PERIOD_NS)?,
+                "lifetime.duration" => {
+                    out.duration_ns = Some(self.duration_in(en, None, 1, MAX_DURATION_NS)?)
+                }
+                "stats.histo_size" => {
+                    out.histo_size_ns = self.duration_in(en, Some("us"), 1, MAX_HISTO_SIZE_NS)?
+                }
+                "histo.resolution" => out.resolution_ns = self.resolution(en)?,
                 "stats.period" => {
                     out.stats_period_ns =
                         self.duration_at_least(en, 10_000_000, "the 10ms minimum")?
@@ -623,7 +665,16 @@ impl Cx<'_> {
                         return Err(self.bad(en, "an interval below the 100ms minimum"));
                     }
                 }
-                "stats.rotate" => out.rotate_ns = self.off_or_duration(en)?,
+                "stats.rotate" => {
+                    out.rotate_ns = self.off_or_duration(en)?;
+                    if let Some(r) = out.rotate_ns {
+                        if !(1_000_000_000..=MAX_DURATION_NS).contains(&r) {
+                            return Err(
+                                self.bad(en, format!("{} outside 1s..365d", format_duration_ns(r)))
+                            );
+                        }
+                    }
+                }
                 "memlock" => out.memlock = self.flag(en)?,
                 "cpu_dma_latency" => out.cpu_dma_latency = self.flag(en)?,
                 "dbg_level" => out.dbg_level = self.int(en, 0, 9)?,
@@ -706,16 +757,33 @@ impl Cx<'_> {
                 }
                 "sched.policy" | "sched.priority" => {}
                 "cgroup" => t.cgroup = Some(self.cgroup(en)?),
-                "period" => t.period_ns = self.duration_at_least(en, 1_000, "the 1us minimum")?,
-                "lifetime.duration" => t.duration_ns = Some(self.positive_duration(en, None)?),
+                "period" => t.period_ns = self.duration_in(en, None, 1_000, MAX_PERIOD_NS)?,
+                "lifetime.duration" => {
+                    t.duration_ns = Some(self.duration_in(en, None, 1, MAX_DURATION_NS)?)
+                }
                 "lifetime.samples" => t.samples = Some(self.int(en, 1, i64::MAX)?),
-                "stats.histo_size" => t.histo_size_ns = self.positive_duration(en, Some("us"))?,
-                "histo.resolution" => t.resolution_ns = self.positive_duration(en, Some("ns"))?,
+                "stats.histo_size" => {
+                    t.histo_size_ns = self.duration_in(en, Some("us"), 1, MAX_HISTO_SIZE_NS)?
+                }
+                "histo.resolution" => t.resolution_ns = self.resolution(en)?,
                 "stats.filename" => {
                     let v = self.need_value(en)?;
                     let w = syntax::split_words(v).map_err(|(_, msg)| self.bad(en, msg))?;
                     match w.as_slice() {
-                        [f] if !f.contains('/') && f != "." && f != ".." => t.filename = f.clone(),
+                        [f] if !f.contains('/')
+                            && f != "."
+                            && f != ".."
+                            && !f.contains('\0')
+                            && f.len() <= 255 =>
+                        {
+                            t.filename = f.clone()
+                        }
+                        [f] if f.contains('\0') || f.len() > 255 => {
+                            return Err(self.bad(
+                                en,
+                                "a name the file system cannot hold (NUL byte or over 255 bytes)",
+                            ))
+                        }
                         [_] => {
                             return Err(self.bad(
                                 en,

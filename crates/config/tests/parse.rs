@@ -482,3 +482,54 @@ fn a_program_without_policy_runs_and_shows_as_sched_other() {
     let p0 = &text[text.find("program[0]").unwrap()..text.find("program[1]").unwrap()];
     assert!(p0.contains("sched.policy OTHER"), "{p0}");
 }
+
+/// Documented ranges (docs/ranges.md): values outside them are refused with the
+/// position of the value, values at the bounds are accepted.
+#[test]
+fn values_outside_documented_ranges_are_refused_with_position() {
+    let bad = [
+        ("period 213503d", "period"),
+        ("period 61min", "period"),
+        ("lifetime.duration 106752d", "lifetime.duration"),
+        ("stats.rotate 1 ns", "stats.rotate"),
+        ("stats.rotate 0", "stats.rotate"),
+        ("stats.checkpoint 0", "stats.checkpoint"),
+        ("stats.histo_size 2s", "stats.histo_size"),
+        ("histo.resolution 1.5", "histo.resolution"),
+    ];
+    for (line, key) in bad {
+        let e = parse(&format!("main\n{{\n  {line}\n}}\n{TIMER}")).expect_err(line);
+        assert!(e.starts_with("t.cfg:3:"), "{line}: no position: {e}");
+        assert!(e.contains(key), "{line}: key not named: {e}");
+    }
+    for line in [
+        "period 1h",
+        "period 1us",
+        "lifetime.duration 365d",
+        "stats.rotate 1s",
+        "stats.checkpoint off",
+        "stats.histo_size 1s\n  histo.resolution 1000",
+    ] {
+        parse(&format!("main\n{{\n  {line}\n}}\n{TIMER}"))
+            .unwrap_or_else(|e| panic!("{line}: {e}"));
+    }
+}
+
+/// `stats.filename` must be a name the file system can create: refused at parse
+/// time (so by `run --check`), with the position of the value.
+#[test]
+fn unwritable_stats_filenames_are_refused() {
+    let long = "a".repeat(256);
+    for name in [long.as_str(), "a\0b", "..", "x/y"] {
+        let text = format!(
+            "main\n{{\n}}\ntimer_thread[0]\n{{\n  cpu_affinity 1\n  stats.filename {name}\n}}\n"
+        );
+        let e = parse(&text).expect_err(name);
+        assert!(e.starts_with("t.cfg:7:"), "{name:?}: {e}");
+        assert!(e.contains("stats.filename"), "{name:?}: {e}");
+    }
+    let ok = "b".repeat(255);
+    let text =
+        format!("main\n{{\n}}\ntimer_thread[0]\n{{\n  cpu_affinity 1\n  stats.filename {ok}\n}}\n");
+    parse(&text).unwrap();
+}

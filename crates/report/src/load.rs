@@ -75,8 +75,15 @@ pub fn load_one(p: &Path) -> anyhow::Result<Run> {
         (p.to_path_buf(), p.parent().map(Path::to_path_buf))
     };
     let fname = file.display().to_string();
-    let text = std::fs::read_to_string(&file)
-        .map_err(|e| InputError::new(format!("{fname}: cannot read: {e}")))?;
+    // A regular file only, bounded: a FIFO or device is refused without blocking.
+    let bytes = rtshield_sys::safefs::read_input(&file, rtshield_sys::safefs::INPUT_LIMIT)
+        .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        InputError::new(format!(
+            "{fname}: not UTF-8 text at byte {}",
+            e.utf8_error().valid_up_to()
+        ))
+    })?;
     let format = import::sniff(&text);
     let mut result = match format {
         // One reader for results.json: the one `measure` writes with.

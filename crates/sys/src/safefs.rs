@@ -690,6 +690,9 @@ fn read_regular(fd: OwnedFd, p: &Path, limit: u64) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
+/// Default size limit for user input files (report inputs, configurations, imports): 256 MiB.
+pub const INPUT_LIMIT: u64 = 256 << 20;
+
 /// Read a user-supplied input file: it must be a regular file (a FIFO,
 /// device or directory is refused without blocking), at most `limit` bytes.
 pub fn read_input(path: &Path, limit: u64) -> Result<Vec<u8>> {

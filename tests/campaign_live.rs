@@ -72,6 +72,7 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
     {
         return;
     }
+    let _turn = cpuset_partition_lock();
     let name = format!("rtshield-camp-{}", std::process::id());
     let g = Guard {
         name: name.clone(),

@@ -78,6 +78,7 @@ fn live_partition_of_a_private_cgroup() {
     {
         return;
     }
+    let _turn = cpuset_partition_lock();
     let name = format!("rtshield-test-{}", std::process::id());
     let mut g = Guard {
         cg: Path::new(MOUNT).join(&name),

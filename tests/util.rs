@@ -227,3 +227,11 @@ pub fn write_cfg(dir: &Path, name: &str, text: &str) -> PathBuf {
 pub fn results(dir: &Path) -> serde_json::Value {
     serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap()
 }
+
+/// Held by the live tests that make an exclusive cpuset partition of CPU 1
+/// (each under its own private parent): two such partitions cannot exist
+/// at once, so these tests take turns.
+pub fn cpuset_partition_lock() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -299,8 +299,10 @@ pub fn run(
             }
             cmd.arg("--").arg(&opts.exe);
         }
+        // --no-store: the campaign stores the run itself, with its tags.
         cmd.arg("measure")
             .args(c.measure_args(cell))
+            .arg("--no-store")
             .arg("--out")
             .arg(cell_dir.path());
         if !opts.verbose {

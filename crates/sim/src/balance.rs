@@ -14,7 +14,7 @@ pub(crate) fn on_tick(e: &mut Engine) {
         BalancerKind::Linux26 => {
             for c in 0..n {
                 let idle = e.cpus[c].current.is_none();
-                if idle || k.is_multiple_of(e.busy_ticks) {
+                if idle || k % e.busy_ticks == 0 {
                     let moved = linux_load_balance(e, c, idle, false);
                     if moved > 0 {
                         after_pull(e, c);
@@ -28,7 +28,7 @@ pub(crate) fn on_tick(e: &mut Engine) {
                     after_pull(e, c);
                 }
             }
-            if k.is_multiple_of(e.ule_ticks) {
+            if k % e.ule_ticks == 0 {
                 ule_push(e);
             }
         }
@@ -36,7 +36,7 @@ pub(crate) fn on_tick(e: &mut Engine) {
             // CPUs an RT1+ task belongs to (queued or asleep there): the
             // return pass has nothing to do elsewhere. Computed once per
             // tick, not per CPU: artis-2005 returns on every tick.
-            let return_tick = k.is_multiple_of(e.return_ticks);
+            let return_tick = k % e.return_ticks == 0;
             let mut rt1_home = vec![false; if return_tick { n } else { 0 }];
             if return_tick {
                 for &t in &e.rt1_tasks {
@@ -50,12 +50,12 @@ pub(crate) fn on_tick(e: &mut Engine) {
                 if e.cpus[c].is_rt {
                     // Push only: an idle RT CPU has nothing to give and may
                     // not pull (that would lock a remote run-queue).
-                    if !idle && k.is_multiple_of(e.busy_ticks) {
+                    if !idle && k % e.busy_ticks == 0 {
                         artis_push_from_rt(e, c);
                     }
                     continue;
                 }
-                if (idle || k.is_multiple_of(e.busy_ticks))
+                if (idle || k % e.busy_ticks == 0)
                     && linux_load_balance(e, c, idle, true) > 0
                 {
                     after_pull(e, c);
@@ -64,7 +64,7 @@ pub(crate) fn on_tick(e: &mut Engine) {
                 if return_tick && rt1_home.get(c).copied().unwrap_or(false) {
                     returned = artis_return_rt(e, c);
                 }
-                if k.is_multiple_of(e.busy_ticks) && returned == 0 {
+                if k % e.busy_ticks == 0 && returned == 0 {
                     artis_push_to_rt(e, c);
                 }
             }

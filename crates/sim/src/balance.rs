@@ -55,9 +55,7 @@ pub(crate) fn on_tick(e: &mut Engine) {
                     }
                     continue;
                 }
-                if (idle || k % e.busy_ticks == 0)
-                    && linux_load_balance(e, c, idle, true) > 0
-                {
+                if (idle || k % e.busy_ticks == 0) && linux_load_balance(e, c, idle, true) > 0 {
                     after_pull(e, c);
                 }
                 let mut returned = 0;

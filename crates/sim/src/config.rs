@@ -1,6 +1,6 @@
 //! What the simulated machine looks like and which knobs the model exposes.
 
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 use serde::Serialize;
 
 /// The load balancers the simulator knows.

@@ -13,7 +13,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rtshield_scenario::model::{Scenario, TaskSpec};
 use rtshield_scenario::report::BalanceReport;
-use rtshield_sys::sched::Policy;
+use rtshield_vocab::Policy;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 

@@ -10,7 +10,7 @@
 
 #![forbid(unsafe_code)]
 
-pub mod balance;
+pub mod balancer;
 pub mod config;
 pub mod engine;
 pub mod gantt;

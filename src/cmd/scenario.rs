@@ -2,13 +2,29 @@
 
 use crate::cli::Global;
 use anyhow::Context;
-use rtshield_scenario::plan::{self, PlanOptions};
+use rtshield_scenario::model::Scenario;
+use rtshield_scenario::parse_bytes;
 use rtshield_scenario::report::{fmt_ns, render_text, table_with_text_cols};
-use rtshield_scenario::runner::{self, RunOptions};
-use rtshield_scenario::{parse_file, signal};
+use rtshield_scenario_run::plan::{self, PlanOptions};
+use rtshield_scenario_run::runner::{self, RunOptions};
+use rtshield_scenario_run::signal;
 use rtshield_sys::units::Dur;
 use rtshield_sys::InputError;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// Largest scenario file read (bytes). A scenario holds at most
+/// `MAX_TASKS` (10 000) tasks; written out in full, as annex B does, that
+/// is about 1.5 MB.
+pub(crate) const SCENARIO_FILE_LIMIT: u64 = 4 << 20;
+
+/// Read a scenario file (a regular file of at most
+/// [`SCENARIO_FILE_LIMIT`] bytes, never a FIFO or device) and parse it.
+/// Shared by `scenario` and `simulate`.
+pub(crate) fn read_scenario(path: &Path) -> anyhow::Result<Scenario> {
+    let bytes = rtshield_sys::safefs::read_input(path, SCENARIO_FILE_LIMIT)
+        .map_err(|e| InputError::new(format!("cannot read scenario: {e}")))?;
+    Ok(parse_bytes(&bytes, &path.display().to_string())?)
+}
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -39,7 +55,7 @@ pub struct Args {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
-    let scenario = parse_file(&args.file)?;
+    let scenario = read_scenario(&args.file)?;
     if let Some(l) = args.loops_per_us {
         if !(l.is_finite() && l > 0.0) {
             return Err(InputError::new(format!(

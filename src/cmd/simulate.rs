@@ -3,7 +3,6 @@
 
 use crate::cli::Global;
 use anyhow::Context;
-use rtshield_scenario::parse::parse_file;
 use rtshield_scenario::report::{fmt_ns, render_text};
 use rtshield_sim::{gantt, table, trace, BalancerKind, Placement, SimConfig, SimOutcome};
 use rtshield_sys::units::parse_duration_ns;
@@ -184,7 +183,7 @@ fn config(a: &Args) -> anyhow::Result<(SimConfig, Vec<BalancerKind>)> {
 
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let (cfg, kinds) = config(&args)?;
-    let mut scenario = parse_file(&args.file)?;
+    let mut scenario = super::scenario::read_scenario(&args.file)?;
     if let Some(l) = args.loops_per_us {
         scenario.globals.loops_per_us = Some(l);
     }

@@ -1,13 +1,16 @@
-//! Load-balancing scenarios (the lollobrigida format of the ARTiS thesis's annex B):
-//! the task model and parser shared with `sim`, the real-kernel runner, and
-//! the balance report shape both produce.
+//! Load-balancing scenarios (the lollobrigida format of the ARTiS thesis's
+//! annex B): the task model, the parser and the balance report shape, shared
+//! by the simulator (`rtshield-sim`) and the real-kernel runner
+//! (`rtshield-scenario-run`).
+//!
+//! Pure: no OS calls, no `unsafe`, no libc. Reading a file is the caller's
+//! job ([`parse_bytes`] takes its contents); the compiler keeps it that way,
+//! since the crate depends on nothing that talks to the kernel.
 
-pub mod busy;
+#![forbid(unsafe_code)]
+
 pub mod model;
 pub mod parse;
-pub mod plan;
 pub mod report;
-pub mod runner;
-pub mod signal;
 
-pub use parse::{parse_file, parse_str};
+pub use parse::{parse_bytes, parse_str};

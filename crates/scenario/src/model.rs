@@ -1,8 +1,8 @@
 //! What a scenario file describes: tasks with amounts of work, sleeps,
 //! interrupt-masking periods, policies and CPU masks.
 
-use rtshield_sys::sched::Policy;
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use serde::{Deserialize, Serialize};
 
 /// A parsed scenario file.

@@ -24,11 +24,10 @@
 //! mis-numbered copy usually means a block was lost in editing.
 
 use crate::model::{Globals, Scenario, TaskSpec};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::units::parse_duration_ns;
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_vocab::units::parse_duration_ns;
+use rtshield_vocab::Policy;
+use rtshield_vocab::{CpuSet, InputError};
 use std::collections::HashMap;
-use std::path::Path;
 
 /// More tasks than this is a typo (`count = 1000000`), not a scenario.
 pub const MAX_TASKS: usize = 10_000;
@@ -48,11 +47,42 @@ const BLOCK_KEYS: &[&str] = &[
 ];
 const GLOBAL_KEYS: &[&str] = &["loops_per_us", "timeout"];
 
-/// Read and parse a scenario file.
-pub fn parse_file(path: &Path) -> Result<Scenario, InputError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError::new(format!("{}: cannot read scenario: {e}", path.display())))?;
-    parse_str(&text, &path.display().to_string())
+/// Parse a scenario file's bytes (the caller reads the file: this crate
+/// makes no OS calls). Text that is not UTF-8 is refused at the line and
+/// column of the first bad byte; `source` names the file in messages.
+pub fn parse_bytes(bytes: &[u8], source: &str) -> Result<Scenario, InputError> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_str(text, source),
+        Err(e) => {
+            let (line, col) = position_of(bytes, e.valid_up_to());
+            Err(InputError::at(
+                source,
+                line,
+                col,
+                format!(
+                    "byte 0x{:02x} is not UTF-8 (scenario files are UTF-8 text)",
+                    bytes[e.valid_up_to()]
+                ),
+            ))
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of byte offset `at`, all of
+/// whose prefix is valid UTF-8.
+fn position_of(bytes: &[u8], at: usize) -> (usize, usize) {
+    let before = &bytes[..at];
+    let line_start = before
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+    // The prefix was validated by from_utf8: counting chars is safe.
+    let col = String::from_utf8_lossy(&before[line_start..])
+        .chars()
+        .count()
+        + 1;
+    (line, col)
 }
 
 /// Parse scenario text; `source` names it in error messages.

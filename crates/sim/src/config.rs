@@ -1,6 +1,6 @@
 //! What the simulated machine looks like and which knobs the model exposes.
 
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 use serde::Serialize;
 
 /// The load balancers the simulator knows.
@@ -44,6 +44,8 @@ impl BalancerKind {
     }
 
     /// Does this balancer treat RT CPUs specially (forced migrations, FIFOs)?
+    /// A property of the name, for callers choosing `--rt-cpus`; the engine
+    /// never asks (the balancer itself acts on RT CPUs or not).
     pub fn is_artis(self) -> bool {
         matches!(self, BalancerKind::Artis | BalancerKind::Artis2005)
     }
@@ -197,14 +199,9 @@ impl SimConfig {
                 )));
             }
         }
-        if self.balancer.is_artis() && self.rt_cpus.len() == self.ncpus {
-            return Err(SimError::Config(format!(
-                "{} needs at least one NRT CPU: --rt-cpus {} covers the whole machine",
-                self.balancer,
-                self.rt_cpus.to_list()
-            )));
-        }
-        Ok(())
+        crate::balancer::build(self)
+            .check_config(self)
+            .map_err(SimError::Config)
     }
 }
 

@@ -6,14 +6,15 @@
 //! ties), and the tick at time T runs after every event before T and before
 //! every event at T, so a run is a pure function of its inputs.
 
-use crate::config::{BalancerKind, Placement, SimConfig, SimError};
+use crate::balancer::{self, Balancer};
+use crate::config::{Placement, SimConfig, SimError};
 use crate::stats::{self, LatencyAcc, SimExtra};
 use crate::trace::{Segment, SegmentKind, TraceRow};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rtshield_scenario::model::{Scenario, TaskSpec};
 use rtshield_scenario::report::BalanceReport;
-use rtshield_sys::sched::Policy;
+use rtshield_vocab::Policy;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -53,7 +54,8 @@ impl SimOutcome {
 /// Run `scenario` on the machine described by `cfg`.
 pub fn simulate(scenario: &Scenario, cfg: &SimConfig) -> Result<SimOutcome, SimError> {
     cfg.validate()?;
-    let mut e = Engine::new(scenario, cfg)?;
+    let bal = balancer::build(cfg);
+    let mut e = Engine::new(scenario, cfg, &*bal)?;
     e.run();
     Ok(e.finish())
 }
@@ -175,9 +177,9 @@ pub(crate) struct Cpu {
     pub current: Option<usize>,
     /// Runnable tasks other than the current one.
     pub queue: Vec<usize>,
-    /// Parallel to `queue`: (rank, seq, epoch, normal), so picking the next
-    /// task does not chase every queued task's struct.
-    pub qmeta: Vec<(i32, i64, u64, bool)>,
+    /// Parallel to `queue`: what picking the next task needs, so it does
+    /// not chase every queued task's struct.
+    pub qmeta: Vec<QMeta>,
     pub epoch: u64,
     /// Start of the current accounting phase of the running task.
     pub phase_start: u64,
@@ -213,8 +215,21 @@ impl Cpu {
 
     /// Queued normal tasks (the running one not included).
     pub fn queued_normal(&self) -> usize {
-        self.qmeta.iter().filter(|m| m.3).count()
+        self.qmeta.iter().filter(|m| m.normal).count()
     }
+}
+
+/// A queued task as `pick` sees it (kept parallel to `Cpu::queue`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct QMeta {
+    /// [`Task::rank`]: lower runs first.
+    pub rank: i32,
+    /// Queue order within a rank (head insertions are negative).
+    pub seq: i64,
+    /// O(1) array: active when equal to the CPU's epoch, expired when one more.
+    pub epoch: u64,
+    /// A normal (non-RT) task: it lives in the active/expired arrays.
+    pub normal: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -229,6 +244,9 @@ enum Ev {
 
 pub(crate) struct Engine<'a> {
     pub cfg: &'a SimConfig,
+    /// Called where a kernel's balancer runs; the engine never asks which
+    /// one it is.
+    pub bal: &'a dyn Balancer,
     pub scenario: &'a Scenario,
     pub specs: &'a [TaskSpec],
     pub now: u64,
@@ -255,10 +273,6 @@ pub(crate) struct Engine<'a> {
     pub trimmed_masks: usize,
     pub sections_on_rt_by_non_rt0: u64,
     pub tick_no: u64,
-    pub busy_ticks: u64,
-    pub ule_ticks: u64,
-    pub return_ticks: u64,
-    pub cache_decay_ns: u64,
     /// ARTiS RT1+ tasks (the return pass looks at the sleeping ones).
     pub rt1_tasks: Vec<usize>,
 }
@@ -276,7 +290,11 @@ pub fn slice_ms(nice: i32) -> u64 {
 }
 
 impl<'a> Engine<'a> {
-    fn new(scenario: &'a Scenario, cfg: &'a SimConfig) -> Result<Self, SimError> {
+    fn new(
+        scenario: &'a Scenario,
+        cfg: &'a SimConfig,
+        bal: &'a dyn Balancer,
+    ) -> Result<Self, SimError> {
         let n = cfg.ncpus;
         let cpus = (0..n)
             .map(|c| Cpu {
@@ -302,6 +320,7 @@ impl<'a> Engine<'a> {
             .collect();
         let mut e = Engine {
             cfg,
+            bal,
             scenario,
             specs: &scenario.tasks,
             now: 0,
@@ -326,14 +345,6 @@ impl<'a> Engine<'a> {
             trimmed_masks: 0,
             sections_on_rt_by_non_rt0: 0,
             tick_no: 0,
-            busy_ticks: cfg.ticks(cfg.busy_balance_ns),
-            ule_ticks: cfg.ticks(cfg.ule_push_ns),
-            return_ticks: if cfg.balancer == BalancerKind::Artis2005 {
-                1
-            } else {
-                cfg.ticks(cfg.artis_return_ns)
-            },
-            cache_decay_ns: cfg.cache_decay_ns,
             rt1_tasks: Vec::new(),
         };
         let lpus = scenario.globals.loops_per_us.unwrap_or(cfg.loops_per_us);
@@ -417,17 +428,7 @@ impl<'a> Engine<'a> {
         } else {
             Class::Normal
         };
-        if cfg.balancer.is_artis()
-            && class != Class::Rt0
-            && spec.irq_period.is_some()
-            && !allowed.iter().any(|&c| !cfg.is_rt_cpu(c))
-        {
-            return Err(task_err(format!(
-                "task '{}' masks interrupts (irq_period) but its cpu_mask allows only RT CPUs ({}): ARTiS would have no NRT CPU to migrate it to",
-                spec.name,
-                spec.cpu_mask.as_ref().map(|m| m.to_list()).unwrap_or_default()
-            )));
-        }
+        self.bal.check_task(cfg, spec, &allowed).map_err(task_err)?;
         let to_ns = |loops: u64| loops_to_ns(loops, lpus).max(1);
         let cpu = match cfg.placement {
             Placement::First => allowed[0],
@@ -594,7 +595,8 @@ impl<'a> Engine<'a> {
             }
         }
         self.idle_while_waiting_ns += idle.min(waiting) as u64 * self.cfg.tick_ns;
-        crate::balance::on_tick(self);
+        let b = self.bal;
+        b.on_tick(self);
         // Release the deferred milestones that fall before the next tick.
         let next_tick = (self.tick_no + 1).saturating_mul(self.cfg.tick_ns);
         for c in 0..n {
@@ -686,19 +688,11 @@ impl<'a> Engine<'a> {
         }
     }
 
-    /// The running task reached an interrupt-masking call.
+    /// The running task reached an interrupt-masking call: the balancer
+    /// decides (ARTiS moves it off an RT CPU).
     fn mask_attempt(&mut self, c: usize, t: usize) {
-        let kind = self.cfg.balancer;
-        if kind.is_artis() {
-            crate::balance::artis_migration_stat(self, t);
-        }
-        let class = self.tasks[t].class;
-        if kind.is_artis() && self.cpus[c].is_rt && class != Class::Rt0 {
-            crate::balance::forced_migration(self, c, t);
-        } else {
-            self.enter_section(c, t);
-            self.milestone(c);
-        }
+        let b = self.bal;
+        b.on_mask_attempt(self, c, t);
     }
 
     pub(crate) fn enter_section(&mut self, c: usize, t: usize) {
@@ -756,10 +750,7 @@ impl<'a> Engine<'a> {
             return;
         }
         let mut batch: Vec<usize> = self.fifos[idx].drain(..).collect();
-        if self.cfg.balancer == BalancerKind::Artis2005 {
-            // artis_valois_pull_all() hands the queue back last-in first.
-            batch.reverse();
-        }
+        self.bal.drained(&mut batch);
         self.cpus[dst].lock_until = self.cpus[dst]
             .lock_until
             .max(self.now + self.cfg.fifo_cost_ns);
@@ -793,7 +784,12 @@ impl<'a> Engine<'a> {
         task.seq = seq;
         task.epoch = epoch;
         task.cpu = c;
-        let meta = (task.rank(), seq, epoch, task.class == Class::Normal);
+        let meta = QMeta {
+            rank: task.rank(),
+            seq,
+            epoch,
+            normal: task.class == Class::Normal,
+        };
         self.cpus[c].queue.push(t);
         self.cpus[c].qmeta.push(meta);
     }
@@ -818,13 +814,13 @@ impl<'a> Engine<'a> {
     fn pick(&mut self, c: usize) -> Option<usize> {
         let cpu = &mut self.cpus[c];
         let mut best: Option<(usize, (u8, i32, i64))> = None;
-        for (i, &(rank, seq, epoch, normal)) in cpu.qmeta.iter().enumerate() {
-            let level = match (normal, epoch == cpu.epoch) {
+        for (i, m) in cpu.qmeta.iter().enumerate() {
+            let level = match (m.normal, m.epoch == cpu.epoch) {
                 (false, _) => 0,
                 (true, true) => 1,
                 (true, false) => 2,
             };
-            let key = (level, rank, seq);
+            let key = (level, m.rank, m.seq);
             if best.is_none_or(|(_, k)| key < k) {
                 best = Some((i, key));
             }
@@ -865,7 +861,7 @@ impl<'a> Engine<'a> {
 
     /// Schedule the running task's next milestone: end of its masking
     /// section, or its next sleep, masking call or the end of its work.
-    fn milestone(&mut self, c: usize) {
+    pub(crate) fn milestone(&mut self, c: usize) {
         let t = self.cpus[c].current.unwrap();
         let task = &self.tasks[t];
         let at = match task.in_mask_until {
@@ -964,7 +960,8 @@ impl<'a> Engine<'a> {
         }
         self.cpus[c].need_resched = false;
         if self.cpus[c].queue.is_empty() {
-            crate::balance::on_idle(self, c);
+            let b = self.bal;
+            b.on_idle(self, c);
         }
         let Some(t) = self.pick(c) else {
             self.log(Some(c), None, "idle", String::new);

@@ -4,9 +4,13 @@
 //!
 //! Pure computation: no clock, no OS calls, no files. The same scenario,
 //! configuration and seed always give the same [`SimOutcome`], byte for byte
-//! once serialised.
+//! once serialised. The compiler enforces it: the crate forbids `unsafe`
+//! and links only pure crates (`rtshield-scenario`, `rtshield-vocab`;
+//! tests/purity.rs checks the dependency graph).
 
-pub mod balance;
+#![forbid(unsafe_code)]
+
+pub mod balancer;
 pub mod config;
 pub mod engine;
 pub mod gantt;

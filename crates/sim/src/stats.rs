@@ -179,7 +179,7 @@ pub(crate) fn build(e: &Engine) -> (BalanceReport, SimExtra) {
                 cpu_mask: (0..n)
                     .filter(|&c| t.mask[c])
                     .map(|c| c as u32)
-                    .collect::<rtshield_sys::CpuSet>()
+                    .collect::<rtshield_vocab::CpuSet>()
                     .to_list(),
                 finished: t.finish_ns.is_some(),
                 wall_ns: stop.saturating_sub(t.start_ns),

@@ -38,7 +38,7 @@ pub fn render(runs: &[SimOutcome]) -> String {
     };
     let n = first.report.ncpus;
     let rt: Vec<bool> = {
-        let set = rtshield_sys::CpuSet::parse_list(&first.report.rt_cpus).unwrap_or_default();
+        let set = rtshield_vocab::CpuSet::parse_list(&first.report.rt_cpus).unwrap_or_default();
         (0..n).map(|c| set.contains(c as u32)).collect()
     };
     let cpu_label = |c: usize| {

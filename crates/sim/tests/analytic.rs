@@ -2,7 +2,7 @@
 mod common;
 use rtshield_sim::engine::slice_ms;
 use rtshield_sim::{simulate, BalancerKind, Placement, SimConfig};
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 
 fn machine(b: BalancerKind, ncpus: usize, rt: &str) -> SimConfig {
     let mut c = SimConfig::new(ncpus, b);

@@ -1,7 +1,7 @@
 //! Same scenario, options and seed ⇒ byte-identical JSON.
 mod common;
 use rtshield_sim::{simulate, BalancerKind, Placement, SimConfig};
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 
 fn cfg(b: BalancerKind, seed: u64) -> SimConfig {
     let mut c = SimConfig::new(4, b);

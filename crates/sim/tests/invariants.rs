@@ -5,8 +5,8 @@ mod common;
 use proptest::prelude::*;
 use rtshield_scenario::model::TaskSpec;
 use rtshield_sim::{simulate, BalancerKind, Placement, SegmentKind, SimConfig};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 
 #[derive(Debug, Clone)]
 struct Gen {

@@ -10,8 +10,6 @@ pub mod advice;
 pub mod cgroup;
 pub mod confine;
 pub mod cpus;
-pub mod cpuset;
-pub mod error;
 pub mod interrupts;
 pub mod isolation;
 pub mod kpath;
@@ -27,11 +25,12 @@ pub mod sysinfo;
 pub mod task;
 pub mod testenv;
 pub mod tracefs;
-pub mod units;
 pub mod workqueue;
 
-pub use cpuset::CpuSet;
-pub use error::InputError;
+// The pure vocabulary lives in `rtshield-vocab` (so the simulator can use it
+// without linking this crate); re-exported under the paths it always had.
 pub use root::Root;
+pub use rtshield_vocab::{cpuset, error, units};
+pub use rtshield_vocab::{CpuSet, InputError};
 pub use safefs::{DirPolicy, SafeDir, SafeError};
 pub use sysinfo::SysInfo;

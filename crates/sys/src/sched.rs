@@ -4,72 +4,17 @@
 use crate::CpuSet;
 use std::io;
 
-/// A scheduling policy as users write it (`fifo`, `FIFO`, `SCHED_FIFO`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Policy {
-    Other,
-    Fifo,
-    Rr,
-    Batch,
-    Idle,
-    Deadline,
-}
+pub use rtshield_vocab::policy::Policy;
 
-impl Policy {
-    pub fn parse(s: &str) -> Option<Policy> {
-        let s = s.trim().to_ascii_lowercase();
-        let s = s.strip_prefix("sched_").unwrap_or(&s);
-        Some(match s {
-            "other" | "normal" => Policy::Other,
-            "fifo" => Policy::Fifo,
-            "rr" => Policy::Rr,
-            "batch" => Policy::Batch,
-            "idle" => Policy::Idle,
-            "deadline" => Policy::Deadline,
-            _ => return None,
-        })
-    }
-
-    pub fn is_rt(self) -> bool {
-        matches!(self, Policy::Fifo | Policy::Rr)
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Policy::Other => "other",
-            Policy::Fifo => "fifo",
-            Policy::Rr => "rr",
-            Policy::Batch => "batch",
-            Policy::Idle => "idle",
-            Policy::Deadline => "deadline",
-        }
-    }
-
-    fn raw(self) -> libc::c_int {
-        match self {
-            Policy::Other => libc::SCHED_OTHER,
-            Policy::Fifo => libc::SCHED_FIFO,
-            Policy::Rr => libc::SCHED_RR,
-            Policy::Batch => libc::SCHED_BATCH,
-            Policy::Idle => libc::SCHED_IDLE,
-            Policy::Deadline => 6, // SCHED_DEADLINE needs sched_setattr
-        }
-    }
-}
-
-impl std::fmt::Display for Policy {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Policy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Policy::parse(s).ok_or_else(|| {
-            format!("unknown policy '{s}' (expected fifo, rr, other, batch or idle)")
-        })
+/// The kernel's number for a policy.
+fn raw(policy: Policy) -> libc::c_int {
+    match policy {
+        Policy::Other => libc::SCHED_OTHER,
+        Policy::Fifo => libc::SCHED_FIFO,
+        Policy::Rr => libc::SCHED_RR,
+        Policy::Batch => libc::SCHED_BATCH,
+        Policy::Idle => libc::SCHED_IDLE,
+        Policy::Deadline => 6, // SCHED_DEADLINE needs sched_setattr
     }
 }
 
@@ -117,7 +62,7 @@ pub fn set_scheduler(tid: i32, policy: Policy, priority: i32) -> io::Result<()> 
         sched_priority: prio,
     };
     // SAFETY: param is a valid sched_param.
-    if unsafe { libc::sched_setscheduler(tid, policy.raw(), &param) } != 0 {
+    if unsafe { libc::sched_setscheduler(tid, raw(policy), &param) } != 0 {
         return Err(io::Error::last_os_error());
     }
     Ok(())
@@ -146,14 +91,6 @@ pub fn is_root() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn policy_names() {
-        assert_eq!(Policy::parse("SCHED_FIFO"), Some(Policy::Fifo));
-        assert_eq!(Policy::parse("rr"), Some(Policy::Rr));
-        assert_eq!(Policy::parse("OTHER"), Some(Policy::Other));
-        assert_eq!(Policy::parse("edf"), None);
-    }
 
     #[test]
     fn affinity_round_trip_on_own_thread() {

@@ -2,8 +2,8 @@
 #![allow(dead_code)]
 
 use rtshield_scenario::model::{Globals, Scenario, TaskSpec};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 
 pub fn task(id: usize, group: &str, loops: u64) -> TaskSpec {
     TaskSpec {

@@ -3,8 +3,8 @@
 //! any build, so the amounts of work below are known.
 
 use rtshield_scenario::parse_str;
-use rtshield_scenario::plan::{plan, PlanOptions};
-use rtshield_scenario::runner::{run, RunOptions, RunOutcome};
+use rtshield_scenario_run::plan::{plan, PlanOptions};
+use rtshield_scenario_run::runner::{run, RunOptions, RunOutcome};
 use rtshield_sys::{sched, CpuSet, Root};
 use std::sync::atomic::{AtomicBool, Ordering};
 

@@ -1,7 +1,7 @@
 //! From a parsed scenario to what runs on this machine: CPU masks trimmed
 //! to the CPUs present, `--scale` applied, and the dangerous task refused.
 
-use crate::model::{Scenario, TaskSpec};
+use rtshield_scenario::model::{Scenario, TaskSpec};
 use rtshield_sys::{CpuSet, InputError};
 
 /// One task as it will run.
@@ -193,7 +193,7 @@ fn name_list(names: &[&str]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::parse_str;
+    use rtshield_scenario::parse_str;
 
     fn set(s: &str) -> CpuSet {
         CpuSet::parse(s).unwrap()

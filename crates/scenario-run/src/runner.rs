@@ -7,9 +7,9 @@
 //! outlive the run: they are joined before the report is built.
 
 use crate::busy::{self, mono_ns, thread_cpu_ns};
-use crate::model::Scenario;
 use crate::plan::{Plan, PlannedTask};
-use crate::report::{self, BalanceReport, CpuReport, RunSummary, TaskReport, SCHEMA};
+use rtshield_scenario::model::Scenario;
+use rtshield_scenario::report::{self, BalanceReport, CpuReport, RunSummary, TaskReport, SCHEMA};
 use rtshield_sys::procstat::StatSnapshot as CpuTimes;
 use rtshield_sys::sched::{self, Policy};
 use rtshield_sys::task::ThreadSched;

@@ -2,11 +2,11 @@
 //! included) and a summary row that lists and selectors work on.
 
 use rtshield_results::RunResult;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// One measuring thread, as `runs list`/`show` print it (ns).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadSummary {
     pub cpu: Option<u32>,
     pub samples: u64,
@@ -136,9 +136,13 @@ pub fn run_uuid(r: &RunResult) -> String {
     let text = serde_json::to_vec(r).unwrap_or_default();
     let h = fnv1a128(&text);
     let b = h.to_be_bytes();
-    // Shape of a version-8 (custom) UUID so tools that parse UUIDs accept it.
-    let mut b = b;
-    b[6] = (b[6] & 0x0f) | 0x80;
+    // Version 8 (custom): tools that parse UUIDs accept it.
+    uuid_string(b, 8)
+}
+
+/// 16 bytes as a UUID of `version` (RFC 9562 variant bits set).
+fn uuid_string(mut b: [u8; 16], version: u8) -> String {
+    b[6] = (b[6] & 0x0f) | (version << 4);
     b[8] = (b[8] & 0x3f) | 0x80;
     let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
     format!(
@@ -174,17 +178,7 @@ pub fn new_uuid() -> String {
     let mut b = [0u8; 16];
     b[..8].copy_from_slice(&word(1).to_le_bytes());
     b[8..].copy_from_slice(&word(2).to_le_bytes());
-    b[6] = (b[6] & 0x0f) | 0x40;
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    uuid_string(b, 4)
 }
 
 /// FNV-1a, 128 bits: an identity for content, not a security hash.

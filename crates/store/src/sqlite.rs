@@ -304,37 +304,8 @@ fn insert_children(tx: &rusqlite::Transaction, id: i64, s: &RunSummary) -> Resul
 
 type SummaryExtra = (Vec<ThreadSummary>, BTreeMap<String, String>);
 
-#[derive(serde::Deserialize)]
-struct ThreadRow {
-    cpu: Option<u32>,
-    samples: u64,
-    min_ns: i64,
-    avg_ns: f64,
-    max_ns: i64,
-    percentiles: BTreeMap<String, i64>,
-    overruns: u64,
-    missed_periods: u64,
-    lost: u64,
-}
-
 fn parse_summary(text: &str) -> Result<SummaryExtra, StoreError> {
-    let (threads, tags): (Vec<ThreadRow>, BTreeMap<String, String>) =
-        serde_json::from_str(text).map_err(StoreError::json)?;
-    let threads = threads
-        .into_iter()
-        .map(|t| ThreadSummary {
-            cpu: t.cpu,
-            samples: t.samples,
-            min_ns: t.min_ns,
-            avg_ns: t.avg_ns,
-            max_ns: t.max_ns,
-            percentiles: t.percentiles,
-            overruns: t.overruns,
-            missed_periods: t.missed_periods,
-            lost: t.lost,
-        })
-        .collect();
-    Ok((threads, tags))
+    serde_json::from_str(text).map_err(StoreError::json)
 }
 
 /// Column of a selector key that is a field of the runs table.

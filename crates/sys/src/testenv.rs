@@ -39,13 +39,20 @@ pub fn require_root(why: &str) -> bool {
 /// [`require`] that `cmd --version` (or `arg`) starts: the tool is installed.
 #[track_caller]
 pub fn require_tool(cmd: &str, arg: &str) -> bool {
-    let found = std::process::Command::new(cmd)
+    let status = std::process::Command::new(cmd)
         .arg(arg)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
-        .status()
-        .is_ok();
-    require(found, &format!("{cmd} is not installed"))
+        .status();
+    require(started(&status), &format!("{cmd} is not installed"))
+}
+
+/// Whether a child was really started. Under qemu-user the failed `exec`
+/// is not reported through std's close-on-exec pipe: the spawn "succeeds"
+/// and the child exits 127 (the shell's "command not found"), so that code
+/// counts as not started too.
+fn started(status: &std::io::Result<std::process::ExitStatus>) -> bool {
+    matches!(status, Ok(s) if s.code() != Some(127))
 }
 
 #[cfg(test)]
@@ -66,6 +73,15 @@ mod tests {
         } else {
             assert_eq!(r.ok(), Some(false));
         }
+    }
+
+    #[test]
+    fn exit_127_counts_as_not_started() {
+        use std::os::unix::process::ExitStatusExt;
+        // 127 << 8: a wait status of "exited with code 127".
+        assert!(!started(&Ok(std::process::ExitStatus::from_raw(127 << 8))));
+        assert!(started(&Ok(std::process::ExitStatus::from_raw(1 << 8))));
+        assert!(!started(&Err(std::io::ErrorKind::NotFound.into())));
     }
 
     #[test]

@@ -100,6 +100,40 @@ fn rotation_makes_numbered_result_directories() {
 }
 
 #[test]
+fn rotation_rerun_starts_at_the_first_unused_number() {
+    // The torture article's scripts number their daily files from the first
+    // unused one; a re-run with the same --out must never overwrite a part.
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "rot.cfg",
+        &format!(
+            "main\n{{\n  stats.period 250 ms\n  stats.rotate 1 s\n}}\n{}",
+            timer("1500 ms")
+        ),
+    );
+    let out = d.path().join("out");
+    let o = run_quiet(&cfg, &out);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let first: Vec<Vec<u8>> = (1..=2)
+        .map(|n| std::fs::read(d.path().join(format!("out-{n}/results.json"))).unwrap())
+        .collect();
+    // A stray directory in the way is skipped too.
+    std::fs::create_dir(d.path().join("out-4")).unwrap();
+    let o = run_quiet(&cfg, &out);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    for (n, bytes) in (1..=2).zip(&first) {
+        let now = std::fs::read(d.path().join(format!("out-{n}/results.json"))).unwrap();
+        assert_eq!(&now, bytes, "out-{n} was overwritten");
+    }
+    assert_eq!(results(&d.path().join("out-3"))["tags"]["part"], "3");
+    assert!(!d.path().join("out-4/results.json").exists());
+    assert_eq!(results(&d.path().join("out-5"))["tags"]["part"], "5");
+    assert_eq!(results(&d.path().join("out-5"))["end_reason"], "duration");
+    assert!(!d.path().join("out-6").exists());
+}
+
+#[test]
 fn load_cycle_phases_are_marked_in_the_timeline() {
     let d = tempfile::tempdir().unwrap();
     let cfg = write_cfg(

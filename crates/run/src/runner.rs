@@ -566,6 +566,18 @@ fn open_part(opts: &RunOptions, n: Option<u32>) -> anyhow::Result<SafeDir> {
     }
 }
 
+/// The first part number from `from` on whose `OUT-N` does not exist
+/// (anything at that path, even a dangling symlink, counts as used). Without
+/// `--out` every part goes to a fresh stamped directory: `from` as is.
+pub fn next_free_part(out: Option<&Path>, from: u32) -> u32 {
+    let Some(out) = out else { return from };
+    let mut n = from;
+    while n < u32::MAX && rotated_dir(out, Some(n)).symlink_metadata().is_ok() {
+        n += 1;
+    }
+    n
+}
+
 /// `DIR` or, with rotation, `DIR-N`.
 pub fn rotated_dir(out: &Path, n: Option<u32>) -> PathBuf {
     match n {
@@ -601,7 +613,9 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
     warnings.extend(cfg.warnings.iter().cloned());
     let sysinfo = SysInfo::collect(&opts.root, false);
     let rotate = cfg.main.rotate_ns;
-    let mut rot_n: Option<u32> = rotate.map(|_| 1);
+    // Like the torture article's scripts: the first number not used yet,
+    // so a re-run with the same --out never overwrites an earlier part.
+    let mut rot_n: Option<u32> = rotate.map(|_| next_free_part(opts.out.as_deref(), 1));
     // Refused or impossible before anything starts or moves: an error (exit 2 for a refusal).
     let first = Rc::new(open_part(opts, rot_n)?);
     let mut dir_path = first.path().to_path_buf();
@@ -793,7 +807,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         res.end_reason = "rotate".into();
         obs.writer.write(&obs.exports, &res, dir.clone(), &dir_path);
         results.push((dir_path.clone(), res));
-        rot_n = rot_n.map(|n| n + 1);
+        rot_n = rot_n.map(|n| next_free_part(opts.out.as_deref(), n + 1));
         // A part directory that cannot be made does not stop the run: its
         // files go to the fallback directory at the end.
         match open_part(opts, rot_n) {

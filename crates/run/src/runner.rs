@@ -374,6 +374,7 @@ struct Checkpoint {
 
 struct RunObserver<'a> {
     cfg: &'a Config,
+    root: Root,
     shared: Option<Arc<Mutex<Shared>>>,
     meter: Option<CpuLoadMeter>,
     timeline: Option<Timeline>,
@@ -511,6 +512,8 @@ impl Observer for RunObserver<'_> {
         }
         let mut res = pipeline::to_result(m, &ctx);
         res.end_reason = "checkpoint".into();
+        // What a kill -9 leaves says how hot it was at the last checkpoint.
+        res.sysinfo.thermal_end = rtshield_sys::power::thermal(&self.root);
         let dir = c.dir.clone();
         self.writer.checkpoint(&self.exports, &res, &dir);
     }
@@ -675,6 +678,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
     let tty = std::io::stdout().is_terminal();
     let mut obs = RunObserver {
         cfg,
+        root: opts.root.clone(),
         shared: sup.as_ref().map(|s| s.shared.clone()),
         meter: CpuLoadMeter::new(opts.root.clone()).ok(),
         timeline: None,
@@ -738,6 +742,8 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         program_results(cfg, &stats)
     };
 
+    // Each part's start temperatures are the previous part's end ones.
+    let mut part_thermal = sysinfo.thermal.clone();
     let target_samples = spec.samples;
     let mut results: Vec<(PathBuf, RunResult)> = Vec::new();
     let mut done_ns: u64 = 0; // measured so far, whole run
@@ -796,6 +802,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
             || total.is_some_and(|t| done_ns >= t)
             || target_samples.is_some_and(|t| samples_done >= t);
         let mut res = pipeline::to_result(&m, &ctx_for(programs_now(&sup), &warnings, rot_n));
+        stamp_temperatures(&mut res, &opts.root, &mut part_thermal);
         if finished {
             res.end_reason = end_reason.clone();
             break_out(&mut sup, &mut res, cfg);
@@ -844,6 +851,18 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         stragglers_killed: 0,
         missing,
     })
+}
+
+/// Temperatures of a part: at its start (`start`, then updated to the
+/// end ones for the next part) and now, at its end.
+fn stamp_temperatures(
+    res: &mut RunResult,
+    root: &Root,
+    start: &mut Vec<rtshield_sys::power::ThermalZone>,
+) {
+    res.sysinfo.thermal = start.clone();
+    res.sysinfo.thermal_end = rtshield_sys::power::thermal(root);
+    *start = res.sysinfo.thermal_end.clone();
 }
 
 /// Create `timeline.csv` in `dir`; a failure is reported and the run goes

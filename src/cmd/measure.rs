@@ -353,11 +353,14 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         .clone()
         .or_else(|| out.file_name().map(|n| n.to_string_lossy().into_owned()));
     let mut display = LiveDisplay::new(plan.quiet);
+    // timeline.csv: per-interval min/avg/max and the host, as `run` writes it.
+    let mut obs =
+        rtshield_run::timeline::WithTimeline::new(&mut display, &dir, &root, plan.load.is_some());
     let written = pipeline::measure_and_write(
         &root,
         spec,
         stop,
-        &mut display,
+        &mut obs,
         plan.load.as_ref(),
         dir,
         &ExportManager::all(),
@@ -372,6 +375,7 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         },
         plan.json.as_deref().map(|j| (j, plan.policy)),
     );
+    drop(obs);
     display.finish();
     let written = written?;
     let (m, result) = (&written.measurement, &written.result);
@@ -513,7 +517,7 @@ fn print_summary(m: &Measurement, r: &RunResult, out: &Path, json: Option<&Path>
         );
     }
     println!(
-        "Results in {}/ (results.json, results.csv, histogram.txt){}",
+        "Results in {}/ (results.json, results.csv, histogram.txt, timeline.csv){}",
         out.display(),
         json.map_or(String::new(), |j| format!(", and {}", j.display()))
     );

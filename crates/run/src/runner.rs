@@ -698,7 +698,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
     };
     obs.timeline = dir
         .as_ref()
-        .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus));
+        .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus, &opts.root));
 
     // Let the loads settle before measuring.
     let delay_end = Instant::now() + Duration::from_nanos(cfg.main.start_delay_ns);
@@ -834,7 +834,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         }
         obs.timeline = dir
             .as_ref()
-            .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus));
+            .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus, &opts.root));
     }
     let missing = obs.writer.finish();
     if let Some(s) = &mut sup {
@@ -867,9 +867,14 @@ fn stamp_temperatures(
 
 /// Create `timeline.csv` in `dir`; a failure is reported and the run goes
 /// on without a timeline.
-fn open_timeline(w: &mut ResultWriter, dir: &SafeDir, cpus: &[u32]) -> Option<Timeline> {
+fn open_timeline(
+    w: &mut ResultWriter,
+    dir: &SafeDir,
+    cpus: &[u32],
+    root: &Root,
+) -> Option<Timeline> {
     match Timeline::create(dir, cpus.to_vec()) {
-        Ok(t) => Some(t),
+        Ok(t) => Some(t.with_host(root.clone())),
         Err(e) => {
             w.note(format!("{e}; no timeline for this part"));
             None

@@ -245,3 +245,109 @@ fn hell_runs_every_builtin_and_leaves_nothing() {
     let tl = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     assert!(tl.lines().next().unwrap().contains("load_cpu0"), "{tl}");
 }
+
+/// kill -9 mid-run, then `--resume`: the checkpoint's samples are kept
+/// once, the resumed run measures only the time left, the timeline goes on
+/// after one `down` row per thread. Counts, not timing, are asserted.
+#[test]
+fn kill_9_then_resume_counts_no_sample_twice() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "r.cfg",
+        &format!(
+            "main\n{{\n  stats.period 250 ms\n  stats.checkpoint 500 ms\n}}\n{}",
+            timer("3 s")
+        ),
+    );
+    let out = d.path().join("out");
+    let mut child = spawn_quiet(&cfg, &out);
+    wait_until(Duration::from_secs(20), "no checkpoint written", || {
+        rtshield_results::read_json(out.join("results.json"))
+            .is_ok_and(|r| r.end_reason == "checkpoint" && r.threads[0].samples >= 500)
+    });
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let ck = rtshield_results::read_json(out.join("results.json")).unwrap();
+    let s0 = ck.threads[0].samples;
+    let copy = d.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    std::fs::copy(out.join("results.json"), copy.join("results.json")).unwrap();
+    // Rows written after the checkpoint exist now and must not survive.
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--resume",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let r = rtshield_results::read_json(out.join("results.json")).unwrap();
+    let t = &r.threads[0];
+    assert_eq!(r.end_reason, "duration");
+    assert_eq!(r.tags["resumed"], "1");
+    assert!(t.samples > s0, "{} after {s0}", t.samples);
+    // 3 s at 1 ms: 3000 periods in all; a sample counted twice (or the lost
+    // time measured again) would exceed them.
+    assert!(
+        t.samples + t.missed_periods <= 3000 + 2,
+        "{} + {}",
+        t.samples,
+        t.missed_periods
+    );
+    let h: u64 = t.histogram.counts.iter().map(|c| c[1]).sum::<u64>() + t.histogram.overflow;
+    assert_eq!(
+        h,
+        t.samples - t.lost,
+        "the histogram holds every sample once"
+    );
+    // The timeline: rows up to the checkpoint, one `down` row with its
+    // count, then rows counting on from it; time never goes back.
+    let text_tl = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    let (_, recs) = rtshield_results::export::timeline::read(&text_tl, "timeline.csv").unwrap();
+    let down: Vec<_> = recs.iter().filter(|r| r.phase == "down").collect();
+    assert_eq!(down.len(), 1, "{text_tl}");
+    assert_eq!(down[0].samples, Some(s0));
+    let at = recs.iter().position(|r| r.phase == "down").unwrap();
+    assert!(
+        recs[..at].iter().all(|r| r.samples.unwrap() <= s0),
+        "{text_tl}"
+    );
+    assert!(
+        recs[at + 1..].iter().all(|r| r.samples.unwrap() > s0),
+        "{text_tl}"
+    );
+    assert!(at + 1 < recs.len(), "rows after the gap: {text_tl}");
+    assert!(
+        recs.windows(2)
+            .all(|w| w[0].elapsed_s <= w[1].elapsed_s
+                && w[0].samples.unwrap() <= w[1].samples.unwrap()),
+        "{text_tl}"
+    );
+    assert_eq!(recs.last().unwrap().samples, Some(t.samples));
+    // A finished run has nothing to resume; another configuration is refused.
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--resume",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+    assert!(text(&o).1.contains("nothing to resume"), "{:?}", text(&o));
+    let other = write_cfg(d.path(), "o.cfg", &timer("3 s"));
+    let o = run(&[
+        "run",
+        "-q",
+        other.to_str().unwrap(),
+        "--resume",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+    assert!(
+        text(&o).1.contains("another configuration"),
+        "{:?}",
+        text(&o)
+    );
+    assert!(!copy.join("timeline.csv").exists(), "nothing started");
+}

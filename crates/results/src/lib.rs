@@ -9,6 +9,7 @@
 pub mod example;
 pub mod export;
 pub mod import;
+pub mod merge;
 pub mod read;
 pub mod schema;
 

@@ -370,6 +370,10 @@ struct Checkpoint {
     dir: Rc<SafeDir>,
     /// Everything but the programs, which are read at each checkpoint.
     ctx: ResultContext,
+    /// On resume: the checkpoint resumed from and the gap, merged into
+    /// every checkpoint of the first segment (a second interruption loses
+    /// nothing the first kept).
+    base: Option<(RunResult, f64)>,
 }
 
 struct RunObserver<'a> {
@@ -380,6 +384,10 @@ struct RunObserver<'a> {
     timeline: Option<Timeline>,
     /// Measured before this segment (rotation parts are segments).
     offset_ns: u64,
+    /// On resume, until the first segment ends: the checkpoint's totals per
+    /// thread (index, samples, max, overruns, lost), added to what the
+    /// engine reports so the display and the timeline count on.
+    base: Vec<(u32, u64, i64, u64, u64)>,
     /// Checkpoint writer (None: `stats.checkpoint off`).
     checkpoint: Option<Checkpoint>,
     quiet: bool,
@@ -399,6 +407,14 @@ impl RunObserver<'_> {
     fn adjust(&self, s: &IntervalStats) -> IntervalStats {
         let mut s = s.clone();
         s.elapsed_ns += self.offset_ns;
+        for t in &mut s.threads {
+            if let Some(&(_, n, max, ov, lost)) = self.base.iter().find(|b| b.0 == t.index) {
+                t.samples += n;
+                t.max_ns = t.max_ns.max(max);
+                t.overruns += ov;
+                t.lost += lost;
+            }
+        }
         // The whole run's duration, not the segment's (progress, time left).
         s.duration_ns = self.total_ns;
         s
@@ -511,6 +527,12 @@ impl Observer for RunObserver<'_> {
             ctx.programs = program_results(self.cfg, &stats);
         }
         let mut res = pipeline::to_result(m, &ctx);
+        if let Some((prev, gap)) = &c.base {
+            match rtshield_results::merge::merge_resumed(prev, &res, *gap) {
+                Ok(r) => res = r,
+                Err(e) => self.writer.note(format!("checkpoint: --resume: {e}")),
+            }
+        }
         res.end_reason = "checkpoint".into();
         // What a kill -9 leaves says how hot it was at the last checkpoint.
         res.sysinfo.thermal_end = rtshield_sys::power::thermal(&self.root);
@@ -599,9 +621,30 @@ pub fn rotated_dir(out: &Path, n: Option<u32>) -> PathBuf {
 /// `stop` (SIGINT/SIGTERM). Every result directory is complete on return,
 /// and no child or grandchild process is left.
 pub fn execute(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
+    execute_with(cfg, opts, stop, None)
+}
+
+/// [`execute`], continuing the interrupted run `resume` describes (see
+/// [`crate::resume`]): its directory, its remaining time, its figures
+/// merged into the results, its timeline continued after a `down` phase.
+pub fn execute_resume(
+    cfg: &Config,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    resume: &crate::resume::Resume,
+) -> anyhow::Result<RunOutcome> {
+    execute_with(cfg, opts, stop, Some(resume))
+}
+
+fn execute_with(
+    cfg: &Config,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    resume: Option<&crate::resume::Resume>,
+) -> anyhow::Result<RunOutcome> {
     // Orphaned grandchildren come back to us, so the final sweep finds them.
     supervise::become_subreaper().context("prctl(PR_SET_CHILD_SUBREAPER)")?;
-    let res = execute_inner(cfg, opts, stop);
+    let res = execute_inner(cfg, opts, stop, resume);
     // Whatever happened (even an error), nothing started by the run stays.
     let killed = rtshield_load::reaper::kill_all_descendants();
     res.map(|mut o| {
@@ -610,7 +653,24 @@ pub fn execute(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::Re
     })
 }
 
-fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
+fn execute_inner(
+    cfg: &Config,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    resume: Option<&crate::resume::Resume>,
+) -> anyhow::Result<RunOutcome> {
+    // On resume, later rotation parts go next to the resumed one.
+    let resumed_opts;
+    let opts = match resume {
+        Some(r) => {
+            resumed_opts = RunOptions {
+                out: Some(r.out.clone()),
+                ..opts.clone()
+            };
+            &resumed_opts
+        }
+        None => opts,
+    };
     let total = opts.duration_ns.or(cfg.duration_ns());
     let (mut spec, mut warnings) = measure_spec(cfg, total);
     warnings.extend(cfg.warnings.iter().cloned());
@@ -618,9 +678,17 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
     let rotate = cfg.main.rotate_ns;
     // Like the torture article's scripts: the first number not used yet,
     // so a re-run with the same --out never overwrites an earlier part.
-    let mut rot_n: Option<u32> = rotate.map(|_| next_free_part(opts.out.as_deref(), 1));
+    let mut rot_n: Option<u32> = match resume {
+        Some(r) => rotate.map(|_| r.part.unwrap_or(1)),
+        None => rotate.map(|_| next_free_part(opts.out.as_deref(), 1)),
+    };
     // Refused or impossible before anything starts or moves: an error (exit 2 for a refusal).
-    let first = Rc::new(open_part(opts, rot_n)?);
+    let first = Rc::new(match resume {
+        Some(r) => {
+            SafeDir::open_or_create(&r.dir, 0o755, opts.policy).map_err(pipeline::refusal)?
+        }
+        None => open_part(opts, rot_n)?,
+    });
     let mut dir_path = first.path().to_path_buf();
     let mut dir = Some(first);
 
@@ -683,6 +751,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         meter: CpuLoadMeter::new(opts.root.clone()).ok(),
         timeline: None,
         offset_ns: 0,
+        base: Vec::new(),
         checkpoint: None,
         quiet: opts.quiet,
         tty,
@@ -696,9 +765,24 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         exports: exports(cfg),
         writer: ResultWriter::new(),
     };
-    obs.timeline = dir
-        .as_ref()
-        .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus, &opts.root));
+    obs.timeline = match resume {
+        Some(r) => dir
+            .as_ref()
+            .and_then(|d| resume_timeline(&mut obs.writer, d, &online_cpus, &opts.root, r)),
+        None => dir
+            .as_ref()
+            .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus, &opts.root)),
+    };
+    if let Some(r) = resume {
+        // The timeline goes on after the gap; the display counts from the checkpoint.
+        obs.offset_ns = ((r.last_elapsed_s + r.gap_s) * 1e9) as u64;
+        obs.base = r
+            .prev
+            .threads
+            .iter()
+            .map(|t| (t.index, t.samples, t.max_ns, t.overruns, t.lost))
+            .collect();
+    }
 
     // Let the loads settle before measuring.
     let delay_end = Instant::now() + Duration::from_nanos(cfg.main.start_delay_ns);
@@ -748,13 +832,30 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
     let mut results: Vec<(PathBuf, RunResult)> = Vec::new();
     let mut done_ns: u64 = 0; // measured so far, whole run
     let mut samples_done: u64 = 0; // per thread (the least), whole run
+                                   // The checkpoint a resumed run adds its first segment to.
+    let mut base: Option<(RunResult, f64)> = None;
+    if let Some(r) = resume {
+        // Earlier parts each ran their full rotation length.
+        let before = match (r.part, rotate) {
+            (Some(n), Some(rot)) => u64::from(n.saturating_sub(1)).saturating_mul(rot),
+            _ => 0,
+        };
+        done_ns = before + r.measured_ns();
+        samples_done = r.prev.threads.iter().map(|t| t.samples).min().unwrap_or(0);
+        base = Some((r.prev.clone(), r.gap_s));
+    }
     let mut end_reason;
     // One segment per rotation part (one for the whole run without
     // stats.rotate); checkpoints are snapshots inside a segment.
     loop {
         let mut seg: Option<u64> = total.map(|t| t.saturating_sub(done_ns));
         if let Some(r) = rotate {
-            seg = Some(seg.map_or(r, |s| s.min(r)));
+            // A resumed part only has what is left of its rotation length.
+            let left = match &base {
+                Some((prev, _)) => r.saturating_sub((prev.duration_s * 1e9) as u64).max(1),
+                None => r,
+            };
+            seg = Some(seg.map_or(left, |s| s.min(left)));
         }
         spec.duration_ns = seg;
         spec.samples = target_samples.map(|t| t.saturating_sub(samples_done).max(1));
@@ -766,6 +867,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
                 next_ns: cfg.main.checkpoint_ns,
                 dir: d.clone(),
                 ctx: ctx_for(Vec::new(), &warnings, rot_n),
+                base: base.clone(),
             });
         // main's affinity/policy are applied inside each segment (see the
         // observer); give the engine back the thread as it was.
@@ -803,6 +905,11 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
             || target_samples.is_some_and(|t| samples_done >= t);
         let mut res = pipeline::to_result(&m, &ctx_for(programs_now(&sup), &warnings, rot_n));
         stamp_temperatures(&mut res, &opts.root, &mut part_thermal);
+        if let Some((prev, gap)) = base.take() {
+            res = rtshield_results::merge::merge_resumed(&prev, &res, gap)
+                .map_err(|e| anyhow::anyhow!("--resume: {e}"))?;
+            obs.base.clear();
+        }
         if finished {
             res.end_reason = end_reason.clone();
             break_out(&mut sup, &mut res, cfg);
@@ -863,6 +970,33 @@ fn stamp_temperatures(
     res.sysinfo.thermal = start.clone();
     res.sysinfo.thermal_end = rtshield_sys::power::thermal(root);
     *start = res.sysinfo.thermal_end.clone();
+}
+
+/// On resume: `timeline.csv` with the rows up to the checkpoint, then the
+/// `down` rows; a failure is reported and the run goes on without one.
+fn resume_timeline(
+    w: &mut ResultWriter,
+    dir: &SafeDir,
+    cpus: &[u32],
+    root: &Root,
+    r: &crate::resume::Resume,
+) -> Option<Timeline> {
+    let header = rtshield_results::export::timeline::header_with_host(cpus);
+    let t = Timeline::create_with(dir, cpus.to_vec(), &header, &r.timeline_body)
+        .map(|t| t.with_host(root.clone()));
+    match t {
+        Ok(mut t) => match t.append_rows(&r.down_rows()) {
+            Ok(()) => Some(t),
+            Err(e) => {
+                w.note(format!("timeline.csv: {e}; no timeline for this part"));
+                None
+            }
+        },
+        Err(e) => {
+            w.note(format!("{e}; no timeline for this part"));
+            None
+        }
+    }
 }
 
 /// Create `timeline.csv` in `dir`; a failure is reported and the run goes

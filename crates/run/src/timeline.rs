@@ -61,6 +61,12 @@ impl Timeline {
         self
     }
 
+    /// Rows made elsewhere (resume's `down` rows), with the host now.
+    pub fn append_rows(&mut self, rows: &[Row]) -> io::Result<()> {
+        let host = self.root.as_ref().map(host_now).unwrap_or_default();
+        self.out.append_host(rows, &host)
+    }
+
     /// One row per thread; `offset_ns` is added to the segment's elapsed time.
     pub fn append(
         &mut self,

@@ -351,3 +351,63 @@ fn kill_9_then_resume_counts_no_sample_twice() {
     );
     assert!(!copy.join("timeline.csv").exists(), "nothing started");
 }
+
+/// Resume a rotated run in its second part: the part is completed to its
+/// rotation length, the next part follows, the run's total holds.
+#[test]
+fn resume_continues_a_rotated_run_in_its_part() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "rr.cfg",
+        &format!(
+            "main\n{{\n  stats.period 100 ms\n  stats.checkpoint 200 ms\n  stats.rotate 1 s\n}}\n{}",
+            timer("3 s")
+        ),
+    );
+    let out = d.path().join("out");
+    let p2 = d.path().join("out-2");
+    let mut child = spawn_quiet(&cfg, &out);
+    wait_until(Duration::from_secs(20), "no checkpoint in part 2", || {
+        rtshield_results::read_json(p2.join("results.json"))
+            .is_ok_and(|r| r.end_reason == "checkpoint" && r.threads[0].samples >= 200)
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let part1 = std::fs::read(d.path().join("out-1/results.json")).unwrap();
+    let ck = rtshield_results::read_json(p2.join("results.json")).unwrap();
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--resume",
+        p2.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert_eq!(
+        std::fs::read(d.path().join("out-1/results.json")).unwrap(),
+        part1
+    );
+    let r2 = rtshield_results::read_json(p2.join("results.json")).unwrap();
+    assert_eq!(r2.end_reason, "rotate");
+    assert_eq!(r2.tags["part"], "2");
+    assert_eq!(r2.tags["resumed"], "1");
+    assert!(r2.threads[0].samples > ck.threads[0].samples);
+    let r3 = rtshield_results::read_json(d.path().join("out-3/results.json")).unwrap();
+    assert_eq!(r3.end_reason, "duration");
+    assert_eq!(r3.label.as_deref(), Some("out-3"));
+    assert!(!d.path().join("out-4").exists());
+    // Three parts of one second at 1 ms: 3000 periods; nothing counted twice.
+    let r1 = rtshield_results::read_json(d.path().join("out-1/results.json")).unwrap();
+    let n: u64 = [&r1, &r2, &r3]
+        .iter()
+        .map(|r| r.threads[0].samples + r.threads[0].missed_periods)
+        .sum();
+    assert!(n <= 3000 + 3, "{n}");
+    // Part 2 was completed to its length, not restarted: about 1 s of it.
+    assert!(
+        (r2.threads[0].samples + r2.threads[0].missed_periods) <= 1000 + 2,
+        "{}",
+        r2.threads[0].samples
+    );
+}

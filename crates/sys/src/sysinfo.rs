@@ -99,19 +99,19 @@ pub struct SysInfo {
     pub fifo_refusal: Option<String>,
     pub kernel_config_source: Option<String>,
     /// Frequency scaling per CPU, where cpufreq exists.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpufreq: Vec<crate::power::CpuFreq>,
     /// The cpuidle driver (`intel_idle`, `haltpoll`…), if any.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cpuidle_driver: Option<String>,
     /// Idle states per CPU, where cpuidle exists.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cpuidle: Vec<crate::power::CpuIdle>,
     /// Thermal zone temperatures when collected (the start of a run).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thermal: Vec<crate::power::ThermalZone>,
     /// Thermal zone temperatures at the end of a run (result files only).
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub thermal_end: Vec<crate::power::ThermalZone>,
 }
 

@@ -32,11 +32,14 @@ impl Mode {
     }
 
     /// The sample is the time between two wake-ups (not a latency).
+    /// Read in the hot loop: inlined across crates.
+    #[inline]
     pub fn is_interval(self) -> bool {
         matches!(self, Mode::Interval | Mode::IntervalPosix)
     }
 
     /// The thread waits for a POSIX timer's signal (not `clock_nanosleep`).
+    #[inline]
     pub fn uses_timer(self) -> bool {
         matches!(self, Mode::PosixTimer | Mode::IntervalPosix)
     }

@@ -411,3 +411,36 @@ fn resume_continues_a_rotated_run_in_its_part() {
         r2.threads[0].samples
     );
 }
+
+/// A run stopped by SIGTERM before its end resumes like a killed one: its
+/// final files hold every sample, the resumed run adds the time left.
+#[test]
+fn a_run_stopped_by_sigterm_resumes() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "t.cfg",
+        &format!("main\n{{\n  stats.period 100 ms\n}}\n{}", timer("2 s")),
+    );
+    let out = d.path().join("out");
+    let mut child = spawn_quiet(&cfg, &out);
+    wait_timeline_rows(&out, 3, 20);
+    // SAFETY: a plain kill(2) of the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait().unwrap();
+    let first = rtshield_results::read_json(out.join("results.json")).unwrap();
+    assert_eq!(first.end_reason, "sigterm");
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--resume",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let r = rtshield_results::read_json(out.join("results.json")).unwrap();
+    assert_eq!(r.end_reason, "duration");
+    let t = &r.threads[0];
+    assert!(t.samples > first.threads[0].samples);
+    assert!(t.samples + t.missed_periods <= 2000 + 2, "{}", t.samples);
+}

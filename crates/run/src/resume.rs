@@ -72,7 +72,12 @@ fn refused(dir: &Path, why: impl std::fmt::Display) -> anyhow::Error {
 pub fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
     let json = dir.join(rtshield_results::JSON_FILE);
     let prev = rtshield_results::read_json(&json).map_err(|e| refused(dir, e))?;
-    if prev.end_reason != "checkpoint" {
+    // A checkpoint (kill -9, power cut), or a run stopped by Ctrl-C or
+    // SIGTERM before its end: its final files are a checkpoint too.
+    if !matches!(
+        prev.end_reason.as_str(),
+        "checkpoint" | "sigint" | "sigterm"
+    ) {
         return Err(refused(
             dir,
             format!(

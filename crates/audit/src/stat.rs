@@ -480,6 +480,68 @@ mod tests {
     }
 
     #[test]
+    fn sampler_on_a_fake_tree_by_hand() {
+        // Two states of a fake /proc: the sampler reads the first when
+        // made, the second at sample(). Shares do not depend on the wall
+        // time between the two, so they are exact.
+        let d = tempfile::tempdir().unwrap();
+        let put = |rel: &str, text: &str| {
+            let p = d.path().join(rel);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, text).unwrap();
+        };
+        let stat_line = |ut: u64, st: u64| {
+            format!("150 (irq/150-eth0) S 2 0 0 0 -1 2129984 0 0 0 0 {ut} {st} 0 0 20 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1\n")
+        };
+        put("proc/150/status", "Name:\tirq/150-eth0\nState:\tS (sleeping)\nPPid:\t2\nvoluntary_ctxt_switches:\t100\nnonvoluntary_ctxt_switches:\t0\n");
+        put("proc/150/task/150/stat", &stat_line(0, 1000));
+        put("proc/150/stat", &stat_line(0, 1000));
+        put(
+            "proc/interrupts",
+            "           CPU0       CPU1\n150:          0        500   PCI-MSI  eth0\n",
+        );
+        put("proc/loadavg", "1.00 0.50 0.25 2/300 4000\n");
+        put("proc/stat", "cpu  100 0 100 800 0 0 0 0\ncpu0 50 0 50 400 0 0 0 0\ncpu1 50 0 50 400 0 0 0 0\nctxt 1000\nintr 500\n");
+        let mut s = Sampler::new(Root::new(d.path()), None, 0);
+        // 200 ticks per CPU. CPU1 serves eth0: +120 hardirq, +40 softirq,
+        // +40 system; CPU0: +100 user, +100 idle. The IRQ thread ran 80 ticks.
+        put("proc/stat", "cpu  200 0 140 900 0 120 40 0\ncpu0 150 0 50 500 0 0 0 0\ncpu1 50 0 90 400 0 120 40 0\nctxt 3000\nintr 900\n");
+        put("proc/150/task/150/stat", &stat_line(0, 1080));
+        put("proc/150/status", "Name:\tirq/150-eth0\nState:\tS (sleeping)\nPPid:\t2\nvoluntary_ctxt_switches:\t300\nnonvoluntary_ctxt_switches:\t0\n");
+        put("proc/loadavg", "1.50 0.60 0.30 3/412 12345\n");
+        let x = s.sample();
+        let row = |c: Option<u32>| x.times.iter().find(|t| t.cpu == c).unwrap().pct;
+        // Total: 400 ticks: us 100 (25 %), sy 40 (10 %), id 100 (25 %),
+        // hi 120 (30 %), si 40 (10 %).
+        let t = row(None);
+        assert_eq!(
+            (t.us, t.sy, t.id, t.hi, t.si, t.wa, t.st),
+            (25.0, 10.0, 25.0, 30.0, 10.0, 0.0, 0.0)
+        );
+        let c1 = row(Some(1));
+        assert_eq!(
+            (c1.us, c1.sy, c1.id, c1.hi, c1.si),
+            (0.0, 20.0, 0.0, 60.0, 20.0)
+        );
+        let c0 = row(Some(0));
+        assert_eq!((c0.us, c0.id), (50.0, 50.0));
+        assert_eq!(
+            (x.tasks_running, x.tasks_total, x.last_pid),
+            (3, 412, 12345)
+        );
+        assert_eq!(x.loadavg, [1.5, 0.6, 0.3]);
+        assert_eq!(x.threads.len(), 1);
+        assert_eq!(x.threads[0].name, "irq/150-eth0");
+        // 80 ticks over the (measured) interval: the exact share.
+        let want = 80.0 * 100.0 / (rtshield_sys::procstat::user_hz() as f64 * x.interval_s);
+        assert!(
+            (x.threads[0].cpu_pct - want).abs() < 1e-9,
+            "{} vs {want}",
+            x.threads[0].cpu_pct
+        );
+    }
+
+    #[test]
     fn summary_means_by_hand() {
         let mk = |cs: f64, pct: f64, name: &str| {
             let mut s = compute(

@@ -36,7 +36,7 @@ count() {
         END { for (s in n) printf "%s %d\n", s, n[s] }' "$dir.strace" | sort
 }
 
-for mode in nanosleep posix-timer; do
+for mode in nanosleep posix-timer interval-posix; do
     a=$(count "$mode" 1000)
     b=$(count "$mode" 3000)
     echo "== $mode: measuring thread system calls, 1000 vs 3000 samples"

@@ -160,3 +160,43 @@ fn a_managed_irq_that_refused_is_explained() {
     );
     assert!(t.contains("CPU 3: DISTURBED"), "{t}");
 }
+
+#[test]
+fn warns_about_a_scaling_governor_and_deep_idle_on_the_rt_cpu() {
+    let d = tree(Style::V1Prefix);
+    let w = |p: &str, s: &str| {
+        let p = d.path().join(p);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, s).unwrap();
+    };
+    for cpu in 0..4 {
+        let f = format!("sys/devices/system/cpu/cpu{cpu}/cpufreq");
+        w(&format!("{f}/scaling_governor"), "ondemand\n");
+        let s = format!("sys/devices/system/cpu/cpu{cpu}/cpuidle");
+        for (k, name, lat) in [(0, "WFI", "1"), (1, "cpu-sleep-0", "2000")] {
+            w(&format!("{s}/state{k}/name"), &format!("{name}\n"));
+            w(&format!("{s}/state{k}/latency"), &format!("{lat}\n"));
+            w(&format!("{s}/state{k}/disable"), "0\n");
+        }
+    }
+    let o = rtshield_at(d.path(), &["partition", "create", "3"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = rtshield_at(d.path(), &["audit", "--watch", "0s"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(
+        t.contains("CPU 3 run the ondemand governor"),
+        "only the rt CPU is named: {t}"
+    );
+    assert!(
+        t.contains("for c in 3; do echo performance > /sys/devices/system/cpu/cpu$c/cpufreq/scaling_governor; done"),
+        "{t}"
+    );
+    assert!(
+        t.contains(
+            "CPU 3 may enter deep idle states (up to cpu-sleep-0 with a 2000 us exit latency"
+        ),
+        "{t}"
+    );
+    assert!(t.contains("processor.max_cstate=1"), "{t}");
+}

@@ -121,3 +121,49 @@ fn a_reader_that_goes_away_does_not_lose_the_results() {
         assert!(out.join(f).is_file(), "{f} missing");
     }
 }
+
+#[test]
+fn bad_timer() {
+    refused(
+        &["--mode", "interval", "--timer", "itimer"],
+        "--timer itimer: expected nanosleep or posix",
+    );
+}
+
+/// The torture article's method (`--mode interval --timer posix`), as
+/// SCHED_OTHER (no root needed): the mode is recorded, and `measure` writes
+/// timeline.csv with the host columns (uptime, load average, temperature).
+#[test]
+fn interval_posix_mode_and_the_measure_timeline() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("m");
+    let o = command()
+        .args(["measure", "--policy", "other", "--period", "1ms"])
+        .args(["--samples", "300", "--mode", "interval", "--timer", "posix"])
+        .args([
+            "--stats-period",
+            "100ms",
+            "--no-dma-latency",
+            "--no-memlock",
+        ])
+        .args(["--quiet", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", describe(&o));
+    let v = json(&out.join("results.json"));
+    assert_eq!(v["settings"]["mode"], "interval-posix");
+    assert_eq!(v["threads"][0]["samples"], 300);
+    // Intervals of a 1 ms timer: the mean is the period (the grid never
+    // drifts), within 10 % on a loaded machine.
+    let avg = v["threads"][0]["avg_ns"].as_f64().unwrap();
+    assert!((900_000.0..1_100_000.0).contains(&avg), "{avg}");
+    let t = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    let (_, recs) = rtshield_results::export::timeline::read(&t, "timeline.csv").unwrap();
+    assert!(!recs.is_empty(), "{t}");
+    let last = recs.last().unwrap();
+    assert_eq!(last.samples, Some(300), "{t}");
+    assert_eq!(last.phase, "none");
+    assert!(last.host.uptime_s.is_some_and(|u| u > 0.0), "{t}");
+    assert!(last.host.loadavg.is_some(), "{t}");
+}

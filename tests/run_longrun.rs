@@ -100,6 +100,40 @@ fn rotation_makes_numbered_result_directories() {
 }
 
 #[test]
+fn rotation_rerun_starts_at_the_first_unused_number() {
+    // The torture article's scripts number their daily files from the first
+    // unused one; a re-run with the same --out must never overwrite a part.
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "rot.cfg",
+        &format!(
+            "main\n{{\n  stats.period 250 ms\n  stats.rotate 1 s\n}}\n{}",
+            timer("1500 ms")
+        ),
+    );
+    let out = d.path().join("out");
+    let o = run_quiet(&cfg, &out);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let first: Vec<Vec<u8>> = (1..=2)
+        .map(|n| std::fs::read(d.path().join(format!("out-{n}/results.json"))).unwrap())
+        .collect();
+    // A stray directory in the way is skipped too.
+    std::fs::create_dir(d.path().join("out-4")).unwrap();
+    let o = run_quiet(&cfg, &out);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    for (n, bytes) in (1..=2).zip(&first) {
+        let now = std::fs::read(d.path().join(format!("out-{n}/results.json"))).unwrap();
+        assert_eq!(&now, bytes, "out-{n} was overwritten");
+    }
+    assert_eq!(results(&d.path().join("out-3"))["tags"]["part"], "3");
+    assert!(!d.path().join("out-4/results.json").exists());
+    assert_eq!(results(&d.path().join("out-5"))["tags"]["part"], "5");
+    assert_eq!(results(&d.path().join("out-5"))["end_reason"], "duration");
+    assert!(!d.path().join("out-6").exists());
+}
+
+#[test]
 fn load_cycle_phases_are_marked_in_the_timeline() {
     let d = tempfile::tempdir().unwrap();
     let cfg = write_cfg(
@@ -210,4 +244,203 @@ fn hell_runs_every_builtin_and_leaves_nothing() {
     assert!(leftovers.is_empty(), "io temp dir left: {leftovers:?}");
     let tl = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
     assert!(tl.lines().next().unwrap().contains("load_cpu0"), "{tl}");
+}
+
+/// kill -9 mid-run, then `--resume`: the checkpoint's samples are kept
+/// once, the resumed run measures only the time left, the timeline goes on
+/// after one `down` row per thread. Counts, not timing, are asserted.
+#[test]
+fn kill_9_then_resume_counts_no_sample_twice() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "r.cfg",
+        &format!(
+            "main\n{{\n  stats.period 250 ms\n  stats.checkpoint 500 ms\n}}\n{}",
+            timer("3 s")
+        ),
+    );
+    let out = d.path().join("out");
+    let mut child = spawn_quiet(&cfg, &out);
+    wait_until(Duration::from_secs(20), "no checkpoint written", || {
+        rtshield_results::read_json(out.join("results.json"))
+            .is_ok_and(|r| r.end_reason == "checkpoint" && r.threads[0].samples >= 500)
+    });
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let ck = rtshield_results::read_json(out.join("results.json")).unwrap();
+    let s0 = ck.threads[0].samples;
+    let copy = d.path().join("copy");
+    std::fs::create_dir(&copy).unwrap();
+    std::fs::copy(out.join("results.json"), copy.join("results.json")).unwrap();
+    // Rows written after the checkpoint exist now and must not survive.
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--resume",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let r = rtshield_results::read_json(out.join("results.json")).unwrap();
+    let t = &r.threads[0];
+    assert_eq!(r.end_reason, "duration");
+    assert_eq!(r.tags["resumed"], "1");
+    assert!(t.samples > s0, "{} after {s0}", t.samples);
+    // 3 s at 1 ms: 3000 periods in all; a sample counted twice (or the lost
+    // time measured again) would exceed them.
+    assert!(
+        t.samples + t.missed_periods <= 3000 + 2,
+        "{} + {}",
+        t.samples,
+        t.missed_periods
+    );
+    let h: u64 = t.histogram.counts.iter().map(|c| c[1]).sum::<u64>() + t.histogram.overflow;
+    assert_eq!(
+        h,
+        t.samples - t.lost,
+        "the histogram holds every sample once"
+    );
+    // The timeline: rows up to the checkpoint, one `down` row with its
+    // count, then rows counting on from it; time never goes back.
+    let text_tl = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    let (_, recs) = rtshield_results::export::timeline::read(&text_tl, "timeline.csv").unwrap();
+    let down: Vec<_> = recs.iter().filter(|r| r.phase == "down").collect();
+    assert_eq!(down.len(), 1, "{text_tl}");
+    assert_eq!(down[0].samples, Some(s0));
+    let at = recs.iter().position(|r| r.phase == "down").unwrap();
+    assert!(
+        recs[..at].iter().all(|r| r.samples.unwrap() <= s0),
+        "{text_tl}"
+    );
+    assert!(
+        recs[at + 1..].iter().all(|r| r.samples.unwrap() > s0),
+        "{text_tl}"
+    );
+    assert!(at + 1 < recs.len(), "rows after the gap: {text_tl}");
+    assert!(
+        recs.windows(2)
+            .all(|w| w[0].elapsed_s <= w[1].elapsed_s
+                && w[0].samples.unwrap() <= w[1].samples.unwrap()),
+        "{text_tl}"
+    );
+    assert_eq!(recs.last().unwrap().samples, Some(t.samples));
+    // A finished run has nothing to resume; another configuration is refused.
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--resume",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+    assert!(text(&o).1.contains("nothing to resume"), "{:?}", text(&o));
+    let other = write_cfg(d.path(), "o.cfg", &timer("3 s"));
+    let o = run(&[
+        "run",
+        "-q",
+        other.to_str().unwrap(),
+        "--resume",
+        copy.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{:?}", text(&o));
+    assert!(
+        text(&o).1.contains("another configuration"),
+        "{:?}",
+        text(&o)
+    );
+    assert!(!copy.join("timeline.csv").exists(), "nothing started");
+}
+
+/// Resume a rotated run in its second part: the part is completed to its
+/// rotation length, the next part follows, the run's total holds.
+#[test]
+fn resume_continues_a_rotated_run_in_its_part() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "rr.cfg",
+        &format!(
+            "main\n{{\n  stats.period 100 ms\n  stats.checkpoint 200 ms\n  stats.rotate 1 s\n}}\n{}",
+            timer("3 s")
+        ),
+    );
+    let out = d.path().join("out");
+    let p2 = d.path().join("out-2");
+    let mut child = spawn_quiet(&cfg, &out);
+    wait_until(Duration::from_secs(20), "no checkpoint in part 2", || {
+        rtshield_results::read_json(p2.join("results.json"))
+            .is_ok_and(|r| r.end_reason == "checkpoint" && r.threads[0].samples >= 200)
+    });
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let part1 = std::fs::read(d.path().join("out-1/results.json")).unwrap();
+    let ck = rtshield_results::read_json(p2.join("results.json")).unwrap();
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--resume",
+        p2.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    assert_eq!(
+        std::fs::read(d.path().join("out-1/results.json")).unwrap(),
+        part1
+    );
+    let r2 = rtshield_results::read_json(p2.join("results.json")).unwrap();
+    assert_eq!(r2.end_reason, "rotate");
+    assert_eq!(r2.tags["part"], "2");
+    assert_eq!(r2.tags["resumed"], "1");
+    assert!(r2.threads[0].samples > ck.threads[0].samples);
+    let r3 = rtshield_results::read_json(d.path().join("out-3/results.json")).unwrap();
+    assert_eq!(r3.end_reason, "duration");
+    assert_eq!(r3.label.as_deref(), Some("out-3"));
+    assert!(!d.path().join("out-4").exists());
+    // Three parts of one second at 1 ms: 3000 periods; nothing counted twice.
+    let r1 = rtshield_results::read_json(d.path().join("out-1/results.json")).unwrap();
+    let n: u64 = [&r1, &r2, &r3]
+        .iter()
+        .map(|r| r.threads[0].samples + r.threads[0].missed_periods)
+        .sum();
+    assert!(n <= 3000 + 3, "{n}");
+    // Part 2 was completed to its length, not restarted: about 1 s of it.
+    assert!(
+        (r2.threads[0].samples + r2.threads[0].missed_periods) <= 1000 + 2,
+        "{}",
+        r2.threads[0].samples
+    );
+}
+
+/// A run stopped by SIGTERM before its end resumes like a killed one: its
+/// final files hold every sample, the resumed run adds the time left.
+#[test]
+fn a_run_stopped_by_sigterm_resumes() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "t.cfg",
+        &format!("main\n{{\n  stats.period 100 ms\n}}\n{}", timer("2 s")),
+    );
+    let out = d.path().join("out");
+    let mut child = spawn_quiet(&cfg, &out);
+    wait_timeline_rows(&out, 3, 20);
+    // SAFETY: a plain kill(2) of the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    child.wait().unwrap();
+    let first = rtshield_results::read_json(out.join("results.json")).unwrap();
+    assert_eq!(first.end_reason, "sigterm");
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--resume",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let r = rtshield_results::read_json(out.join("results.json")).unwrap();
+    assert_eq!(r.end_reason, "duration");
+    let t = &r.threads[0];
+    assert!(t.samples > first.threads[0].samples);
+    assert!(t.samples + t.missed_periods <= 2000 + 2, "{}", t.samples);
 }

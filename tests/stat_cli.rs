@@ -85,3 +85,124 @@ fn text_output_and_bad_input() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("--pids: no process 999999999"));
 }
+
+#[test]
+fn record_on_a_fake_tree_then_compare() {
+    // A fake machine whose counters do not move: rates are 0, the
+    // breakdown has no elapsed tick, /proc/loadavg's fields come through.
+    let d = tempfile::tempdir().unwrap();
+    let b = d.path();
+    put(b, "/proc/stat", "cpu  10 0 5 100 0 0 0 0\ncpu0 10 0 5 100 0 0 0 0\nintr 100\nctxt 500\nprocs_running 2\nprocs_blocked 0\n");
+    put(b, "/proc/loadavg", "1.50 0.75 0.25 3/412 12345\n");
+    put(
+        b,
+        "/proc/interrupts",
+        "           CPU0\n  1:         10   IO-APIC   1-edge   i8042\n",
+    );
+    put(b, "/sys/devices/system/cpu/online", "0\n");
+    put(b, "/proc/sys/kernel/osrelease", "6.1.0-rt\n");
+    let rec = b.join("rt.json");
+    let o = rtshield_at(
+        b,
+        &[
+            "stat",
+            "--interval",
+            "10ms",
+            "--record",
+            rec.to_str().unwrap(),
+            "--duration",
+            "30ms",
+            "--json",
+            "--label",
+            "with PREEMPT_RT",
+        ],
+    );
+    assert!(o.status.success(), "{}", describe(&o));
+    let lines: Vec<serde_json::Value> = String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "30ms / 10ms");
+    assert_eq!(lines[0]["tasks_running"], 3);
+    assert_eq!(lines[0]["tasks_total"], 412);
+    assert_eq!(lines[0]["last_pid"], 12345);
+    let v = json(&rec);
+    assert_eq!(v["schema"], "rtshield.stat/1");
+    assert_eq!(v["label"], "with PREEMPT_RT");
+    assert_eq!(v["samples"], 3);
+    assert_eq!(v["kernel_release"], "6.1.0-rt");
+    let metric = |name: &str| {
+        v["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["name"] == name)
+            .map(|m| m["value"].as_f64().unwrap())
+    };
+    assert_eq!(metric("tasks"), Some(412.0));
+    assert_eq!(metric("load1"), Some(1.5));
+    assert_eq!(metric("runnable"), Some(2.0));
+    assert_eq!(metric("cs/s"), Some(0.0));
+
+    // The PREEMPT_RT impact article's comparison: context switches/s
+    // 1243 without, 2168 with PREEMPT_RT; 1790 -> 10771 under ping -f.
+    let mk = |label: &str, cs: f64, flood: f64| {
+        format!(
+            r#"{{"schema":"rtshield.stat/1","label":"{label}","started_at":"2026-11-23T21:00:00Z","duration_s":60.0,"samples":60,"kernel_release":null,"preempt_model":null,"metrics":[{{"name":"cs/s","value":{cs}}},{{"name":"cs/s ping -f","value":{flood}}}],"threads":[]}}"#
+        )
+    };
+    std::fs::write(b.join("a.json"), mk("vanilla", 1243.0, 1790.0)).unwrap();
+    std::fs::write(b.join("b.json"), mk("PREEMPT_RT", 2168.0, 10771.0)).unwrap();
+    let o = rtshield_at(
+        b,
+        &[
+            "stat",
+            "--compare",
+            b.join("a.json").to_str().unwrap(),
+            b.join("b.json").to_str().unwrap(),
+        ],
+    );
+    let t = ok(o);
+    assert!(t.contains("A: vanilla (60 samples, 60 s)"), "{t}");
+    assert!(t.contains("B: PREEMPT_RT"), "{t}");
+    assert!(
+        t.contains("cs/s                             1243.0     2168.0    1.74"),
+        "{t}"
+    );
+    assert!(
+        t.contains("cs/s ping -f                     1790.0    10771.0    6.02"),
+        "{t}"
+    );
+
+    // Bad input: exit 2, the file named.
+    std::fs::write(b.join("bad.json"), "{}").unwrap();
+    let o = rtshield_at(
+        b,
+        &[
+            "stat",
+            "--compare",
+            b.join("a.json").to_str().unwrap(),
+            b.join("bad.json").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(all_text(&o).contains("bad.json:1:"), "{}", describe(&o));
+    let o = rtshield_at(b, &["stat", "--record", "x.json"]);
+    assert_eq!(o.status.code(), Some(2), "--record needs --duration");
+    let o = rtshield_at(
+        b,
+        &[
+            "stat",
+            "--record",
+            "/nonexistent/x.json",
+            "--duration",
+            "1s",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(
+        all_text(&o).contains("no such directory"),
+        "{}",
+        describe(&o)
+    );
+}

@@ -96,3 +96,59 @@ fn a_closed_stdout_ends_quietly_with_141() {
     assert_eq!(out.status.code(), Some(141), "{err}");
     assert!(!err.contains("panicked"), "{err}");
 }
+
+#[test]
+fn sysinfo_records_frequency_idle_states_and_temperature() {
+    // A Raspberry Pi-like board: ondemand governor at 600 of 1500 MHz,
+    // WFI and a 2 ms deep idle state, a hot SoC (the systress article's
+    // warning: it throttles when hot).
+    let d = tempfile::tempdir().unwrap();
+    let b = d.path();
+    write(b, "/sys/devices/system/cpu/online", "0-1\n");
+    for cpu in 0..2 {
+        let f = format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq");
+        write(b, &format!("{f}/scaling_governor"), "ondemand\n");
+        write(b, &format!("{f}/scaling_driver"), "cpufreq-dt\n");
+        write(b, &format!("{f}/scaling_cur_freq"), "600000\n");
+        write(b, &format!("{f}/cpuinfo_max_freq"), "1500000\n");
+        for (k, name, lat) in [(0, "WFI", "1"), (1, "cpu-sleep-0", "2000")] {
+            let s = format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{k}");
+            write(b, &format!("{s}/name"), &format!("{name}\n"));
+            write(b, &format!("{s}/latency"), &format!("{lat}\n"));
+            write(b, &format!("{s}/disable"), "0\n");
+        }
+    }
+    write(b, "/sys/class/thermal/thermal_zone0/type", "cpu-thermal\n");
+    write(b, "/sys/class/thermal/thermal_zone0/temp", "71540\n");
+    let run = |json: bool| {
+        let mut c = rtshield();
+        c.args(["--sysroot", b.to_str().unwrap(), "sysinfo"]);
+        if json {
+            c.arg("--json");
+        }
+        let out = c.output().unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let v: serde_json::Value = serde_json::from_str(&run(true)).unwrap();
+    assert_eq!(v["cpufreq"][1]["governor"], "ondemand");
+    assert_eq!(v["cpufreq"][1]["cur_khz"], 600000);
+    assert_eq!(v["cpufreq"][1]["max_khz"], 1500000);
+    assert_eq!(v["cpuidle"][0]["states"][1]["name"], "cpu-sleep-0");
+    assert_eq!(v["cpuidle"][0]["states"][1]["latency_us"], 2000);
+    assert_eq!(v["thermal"][0]["kind"], "cpu-thermal");
+    assert_eq!(v["thermal"][0]["temp_c"], 71.54);
+    let text = run(false);
+    assert!(
+        text.contains("cpufreq cpu0         ondemand (cpufreq-dt), 600 of 1500 MHz"),
+        "{text}"
+    );
+    assert!(
+        text.contains("cpuidle cpu0-1       WFI 1us, cpu-sleep-0 2000us"),
+        "{text}"
+    );
+    assert!(
+        text.contains("thermal              cpu-thermal 71.5°C"),
+        "{text}"
+    );
+}

@@ -46,6 +46,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         duration: Some(args.duration),
         samples: None,
         mode: rtshield_measure::Mode::Nanosleep,
+        timer: None,
         histo_size: None,
         resolution: "us".into(),
         stats_period: Dur(1_000_000_000),

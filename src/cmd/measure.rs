@@ -34,6 +34,10 @@ pub struct Args {
     /// nanosleep (absolute clock_nanosleep), posix-timer (timer_create + signal) or interval (time between wake-ups).
     #[arg(long, default_value = "nanosleep", value_name = "MODE")]
     pub mode: Mode,
+    /// What wakes the thread in interval mode: nanosleep (clock_nanosleep, the default) or posix
+    /// (the signals of a periodic timer_create timer, as the torture article measures).
+    #[arg(long, value_name = "nanosleep|posix")]
+    pub timer: Option<String>,
     /// Largest latency kept in the histogram; above it samples count as overflow (still in min/max/avg and percentiles)
     /// [default: 1000us; in interval mode at least twice the period].
     #[arg(long, value_name = "DUR")]
@@ -116,6 +120,28 @@ const MAX_HISTO_SIZE_NS: u64 = 1_000_000_000;
 const MAX_SAMPLES: u64 = 1_000_000_000_000;
 
 impl Args {
+    /// `--mode` combined with `--timer`: `interval` + `posix` is the
+    /// torture article's method (interval between a timer's signals).
+    pub fn mode(&self) -> anyhow::Result<Mode> {
+        let posix = match self.timer.as_deref().map(str::trim) {
+            None => return Ok(self.mode),
+            Some("posix" | "posix-timer") => true,
+            Some("nanosleep" | "clock_nanosleep") => false,
+            Some(other) => {
+                return Err(InputError::new(format!(
+                    "--timer {other}: expected nanosleep or posix"
+                ))
+                .into())
+            }
+        };
+        match (self.mode, posix) {
+            (Mode::Interval | Mode::IntervalPosix, true) => Ok(Mode::IntervalPosix),
+            (Mode::Interval | Mode::IntervalPosix, false) => Ok(Mode::Interval),
+            (Mode::Nanosleep | Mode::PosixTimer, true) => Ok(Mode::PosixTimer),
+            (Mode::Nanosleep | Mode::PosixTimer, false) => Ok(Mode::Nanosleep),
+        }
+    }
+
     pub fn plan(&self) -> anyhow::Result<Plan> {
         let allowed = allowed_cpus();
         let cpus = match &self.cpus {
@@ -186,10 +212,10 @@ impl Args {
             t.policy = self.policy;
             t.priority = self.prio;
         }
-        spec.mode = self.mode;
+        spec.mode = self.mode()?;
         spec.duration_ns = self.duration.map(|d| d.ns());
         spec.samples = self.samples;
-        let default_histo = if self.mode == Mode::Interval {
+        let default_histo = if spec.mode.is_interval() {
             (2 * period).max(1_000_000)
         } else {
             1_000_000
@@ -327,11 +353,14 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         .clone()
         .or_else(|| out.file_name().map(|n| n.to_string_lossy().into_owned()));
     let mut display = LiveDisplay::new(plan.quiet);
+    // timeline.csv: per-interval min/avg/max and the host, as `run` writes it.
+    let mut obs =
+        rtshield_run::timeline::WithTimeline::new(&mut display, &dir, &root, plan.load.is_some());
     let written = pipeline::measure_and_write(
         &root,
         spec,
         stop,
-        &mut display,
+        &mut obs,
         plan.load.as_ref(),
         dir,
         &ExportManager::all(),
@@ -346,6 +375,7 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         },
         plan.json.as_deref().map(|j| (j, plan.policy)),
     );
+    drop(obs);
     display.finish();
     let written = written?;
     let (m, result) = (&written.measurement, &written.result);
@@ -487,7 +517,7 @@ fn print_summary(m: &Measurement, r: &RunResult, out: &Path, json: Option<&Path>
         );
     }
     println!(
-        "Results in {}/ (results.json, results.csv, histogram.txt){}",
+        "Results in {}/ (results.json, results.csv, histogram.txt, timeline.csv){}",
         out.display(),
         json.map_or(String::new(), |j| format!(", and {}", j.display()))
     );

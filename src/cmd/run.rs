@@ -37,6 +37,10 @@ pub struct Args {
     /// Label of the run in reports [default: the output directory name].
     #[arg(long)]
     pub label: Option<String>,
+    /// Continue the run interrupted in DIR (kill -9, power cut) from its last checkpoint:
+    /// same configuration, the time left, figures merged, the gap a `down` phase of the timeline.
+    #[arg(long, value_name = "DIR", conflicts_with = "out")]
+    pub resume: Option<PathBuf>,
     /// Print the reference of every configuration key (Markdown) and exit.
     #[arg(long)]
     pub keys: bool,
@@ -79,6 +83,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     for w in check_warnings(&cfg) {
         eprintln!("rtshield: warning: {w}");
     }
+    // Checked before anything starts: nothing to resume is bad input (exit 2).
+    let resume = match &args.resume {
+        Some(dir) => Some(rtshield_run::resume::prepare(dir, &cfg)?),
+        None => None,
+    };
     let stem = path
         .file_stem()
         .map_or("run".into(), |s| s.to_string_lossy().into_owned());
@@ -87,9 +96,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         rtshield_measure::stamp_utc(std::time::SystemTime::now())
     );
     // Without --label: the output directory's name.
-    let label = args.label.clone().or_else(|| match &args.out {
-        Some(o) => o.file_name().map(|n| n.to_string_lossy().into_owned()),
-        None => Some(stamp.clone()),
+    let label = args.label.clone().or_else(|| match (&resume, &args.out) {
+        // The resumed run keeps its label (rotation parts add -N to it).
+        (Some(r), _) => r.out.file_name().map(|n| n.to_string_lossy().into_owned()),
+        (None, Some(o)) => o.file_name().map(|n| n.to_string_lossy().into_owned()),
+        (None, None) => Some(stamp.clone()),
     });
     let tags = rtshield_run::store::run_tags(&root, &args.store.tags);
     let opts = RunOptions {
@@ -108,7 +119,18 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         exe: rtshield_load::worker_exe()?,
         tags,
     };
-    let outcome = runner::execute(&cfg, &opts, stop)?;
+    let outcome = match &resume {
+        Some(r) => {
+            println!(
+                "resuming {} from its checkpoint at {:.1} s ({:.1} s down)",
+                r.dir.display(),
+                r.prev.duration_s,
+                r.gap_s
+            );
+            runner::execute_resume(&cfg, &opts, stop, r)?
+        }
+        None => runner::execute(&cfg, &opts, stop)?,
+    };
     let parts = outcome.results.len();
     for (dir, res) in &outcome.results {
         print_summary(&cfg, dir, res, parts > 1);

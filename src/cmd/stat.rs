@@ -1,8 +1,12 @@
-//! `rtshield stat [--interval 1s] [--count N] [--pids …] [--json]`.
+//! `rtshield stat [--interval 1s] [--count N] [--pids …] [--json]`,
+//! `stat --record FILE --duration 60s`, `stat --compare A B`.
 
 use crate::cli::Global;
-use rtshield_audit::stat::{render, Sampler};
+use rtshield_audit::stat::{render, summarize, Sampler};
+use rtshield_results::statrec::{self, Metric, StatRecord, ThreadMean};
 use rtshield_sys::units::Dur;
+use rtshield_sys::{InputError, SysInfo};
+use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -21,21 +25,75 @@ pub struct Args {
     /// One JSON object per sample and line (JSON Lines).
     #[arg(long)]
     pub json: bool,
+    /// Record the mean of every figure over --duration into FILE (schema rtshield.stat/1), for --compare.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "duration",
+        conflicts_with = "compare"
+    )]
+    pub record: Option<PathBuf>,
+    /// How long to record (with --record): `60s`, `5min`.
+    #[arg(long, value_name = "DUR", requires = "record")]
+    pub duration: Option<Dur>,
+    /// Name of the recording in comparisons [default: kernel release and preemption model].
+    #[arg(long, requires = "record")]
+    pub label: Option<String>,
+    /// Compare two recordings: a table of each figure in A and B and the ratio B/A.
+    #[arg(long, num_args = 2, value_names = ["A", "B"])]
+    pub compare: Option<Vec<PathBuf>>,
 }
 
+/// Longest recording (docs/ranges.md).
+const MAX_RECORD_NS: u64 = 7 * 86_400_000_000_000;
+
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+    if let Some(files) = &args.compare {
+        let a = StatRecord::read(&files[0])?;
+        let b = StatRecord::read(&files[1])?;
+        print!("{}", statrec::compare(&a, &b));
+        return Ok(0);
+    }
     if args.interval.ns() == 0 {
-        return Err(rtshield_sys::InputError::new("--interval must be more than 0").into());
+        return Err(InputError::new("--interval must be more than 0").into());
     }
     let root = g.root();
     for p in args.pids.iter().flatten() {
         if !rtshield_sys::task::exists(&root, *p) {
-            return Err(rtshield_sys::InputError::new(format!("--pids: no process {p}")).into());
+            return Err(InputError::new(format!("--pids: no process {p}")).into());
         }
     }
-    let mut s = Sampler::new(root, args.pids, args.top);
+    let mut count = args.count;
+    if let Some(d) = args.duration {
+        if d.ns() == 0 || d.ns() > MAX_RECORD_NS {
+            return Err(
+                InputError::new(format!("--duration {d}: must be > 0 and at most 7d")).into(),
+            );
+        }
+        if d.ns() < args.interval.ns() {
+            return Err(InputError::new(format!(
+                "--duration {d}: shorter than --interval {}",
+                args.interval
+            ))
+            .into());
+        }
+        count = Some(d.ns() / args.interval.ns());
+    }
+    // The record's directory is checked before sampling starts.
+    if let Some(f) = &args.record {
+        let dir = f.parent().filter(|d| !d.as_os_str().is_empty());
+        if dir.is_some_and(|d| !d.is_dir()) {
+            return Err(
+                InputError::new(format!("--record {}: no such directory", f.display())).into(),
+            );
+        }
+    }
+    let started = std::time::SystemTime::now();
+    let t0 = std::time::Instant::now();
+    let mut s = Sampler::new(root.clone(), args.pids, args.top);
+    let mut kept = Vec::new();
     let mut n = 0;
-    while !matches!(args.count, Some(c) if n >= c) {
+    while !matches!(count, Some(c) if n >= c) {
         std::thread::sleep(args.interval.as_std());
         let sample = s.sample();
         if args.json {
@@ -43,7 +101,52 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         } else {
             println!("{}", render(&sample));
         }
+        if args.record.is_some() {
+            kept.push(sample);
+        }
         n += 1;
+    }
+    if let Some(file) = &args.record {
+        let si = SysInfo::collect(&root, false);
+        let sum = summarize(&kept);
+        let rec = StatRecord {
+            schema: statrec::STAT_SCHEMA.into(),
+            label: args.label.clone().unwrap_or_else(|| {
+                format!(
+                    "{} {}",
+                    si.kernel_release.as_deref().unwrap_or("?"),
+                    si.preempt_model.as_deref().unwrap_or("?")
+                )
+            }),
+            started_at: rtshield_measure::rfc3339_utc(started),
+            duration_s: t0.elapsed().as_secs_f64(),
+            samples: kept.len() as u64,
+            kernel_release: si.kernel_release.clone(),
+            preempt_model: si.preempt_model.clone(),
+            metrics: sum
+                .metrics
+                .into_iter()
+                .map(|(name, value)| Metric { name, value })
+                .collect(),
+            threads: sum
+                .threads
+                .into_iter()
+                .take(50)
+                .map(|(name, cpu_pct, cswch_per_s, nvcswch_per_s)| ThreadMean {
+                    name,
+                    cpu_pct,
+                    cswch_per_s,
+                    nvcswch_per_s,
+                })
+                .collect(),
+        };
+        rec.write(file, rtshield_sys::DirPolicy::Strict)
+            .map_err(rtshield_run::pipeline::refusal)?;
+        eprintln!(
+            "rtshield: recorded {} sample(s) to {} (compare with `rtshield stat --compare A B`)",
+            rec.samples,
+            file.display()
+        );
     }
     Ok(0)
 }

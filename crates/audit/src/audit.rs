@@ -711,6 +711,7 @@ fn fixes(
             si.fifo_refusal.clone().unwrap_or_default(),
         ));
     }
+    v.extend(crate::power::fixes(si, sel));
     v
 }
 

@@ -2,6 +2,7 @@
 //! vmstat/pidstat-like sampler of interrupts and context switches (`stat`).
 
 pub mod audit;
+pub mod power;
 pub mod procfs;
 pub mod stat;
 

@@ -195,9 +195,9 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
         "policy" if !["fifo", "rr", "other"].contains(&v.to_ascii_lowercase().as_str()) => {
             return Err(format!("policy `{v}`: expected fifo, rr or other"));
         }
-        "mode" if !["nanosleep", "posix-timer", "interval"].contains(&v) => {
+        "mode" if !["nanosleep", "posix-timer", "interval", "interval-posix"].contains(&v) => {
             return Err(format!(
-                "mode `{v}`: expected nanosleep, posix-timer or interval"
+                "mode `{v}`: expected nanosleep, posix-timer, interval or interval-posix"
             ));
         }
         "resolution" if !["us", "ns"].contains(&v) => {

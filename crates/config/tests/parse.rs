@@ -106,7 +106,8 @@ fn rpi_cfgs() {
 #[test]
 fn own_examples() {
     let c = rtshield_config::load(&example("torture.cfg"), &machine("0-1")).unwrap();
-    assert_eq!(c.main.mode, Mode::Interval);
+    // The article's fluctuations-timer: interval between a POSIX timer's signals.
+    assert_eq!(c.main.mode, Mode::IntervalPosix);
     let cy = c.main.load_cycle.unwrap();
     assert_eq!((cy.on_ns, cy.off_ns), (300_000_000_000, 30_000_000_000));
     assert_eq!(

@@ -297,7 +297,7 @@ pub fn hot_loop(
         };
         let now = now_ns();
         let latency = now - next;
-        let value = if cfg.mode == Mode::Interval {
+        let value = if cfg.mode.is_interval() {
             now - prev_wake
         } else {
             latency
@@ -1019,12 +1019,13 @@ fn measuring_thread(
     rt::prefault_stack(PREFAULT_BYTES);
     let start = now_ns();
     let cfg = LoopConfig::for_thread(spec, t, start);
-    let waiter = match cfg.mode {
-        Mode::PosixTimer => match PosixTimer::new(start + t.period_ns as i64, t.period_ns) {
+    let waiter = if cfg.mode.uses_timer() {
+        match PosixTimer::new(start + t.period_ns as i64, t.period_ns) {
             Ok(pt) => Waiter::Timer(pt),
             Err(e) => return fail(r, format!("thread {}: timer_create: {e}", t.index)),
-        },
-        _ => Waiter::Nanosleep,
+        }
+    } else {
+        Waiter::Nanosleep
     };
     let _ = ready_tx.send(r);
     let acc = hot_loop(&cfg, &waiter, tx, live, stop);
@@ -1049,9 +1050,10 @@ mod tests {
             end_ns: None,
             samples: Some(samples),
         };
-        let w = match mode {
-            Mode::PosixTimer => Waiter::Timer(PosixTimer::new(start + 200_000, 200_000).unwrap()),
-            _ => Waiter::Nanosleep,
+        let w = if mode.uses_timer() {
+            Waiter::Timer(PosixTimer::new(start + 200_000, 200_000).unwrap())
+        } else {
+            Waiter::Nanosleep
         };
         let a = hot_loop(&cfg, &w, &mut p, &live, &stop);
         let mut v = Vec::new();
@@ -1103,6 +1105,19 @@ mod tests {
         // which is at least 20 periods.
         let total: i64 = v.iter().map(|s| s.value).sum();
         assert!(total >= 20 * 200_000);
+    }
+
+    #[test]
+    fn interval_posix_mode_reports_time_between_signals() {
+        // The torture article's fluctuations-timer: the time between two
+        // signals of one periodic timer; the timer keeps its grid, so the
+        // intervals add up to the time since the start (>= 20 periods) and
+        // average one period when nothing was late.
+        let (a, v) = quick(Mode::IntervalPosix, 20);
+        assert_eq!(a.count, 20);
+        let total: i64 = v.iter().map(|s| s.value).sum();
+        assert!(total >= 20 * 200_000, "{total}");
+        assert!(v.iter().all(|s| s.value > 0));
     }
 
     #[test]

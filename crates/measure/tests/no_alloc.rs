@@ -64,13 +64,12 @@ fn loop_allocations(mode: Mode, ring: usize, samples: u64, late: i64) -> (u64, u
             end_ns: Some(start + 1_000_000_000),
             samples: Some(samples),
         };
-        let waiter = match mode {
-            Mode::PosixTimer => {
-                // An absolute first expiry in the past fires at once, with
-                // the expiries since then as the timer overrun.
-                Waiter::Timer(PosixTimer::new(start + period as i64, period).unwrap())
-            }
-            _ => Waiter::Nanosleep,
+        let waiter = if mode.uses_timer() {
+            // An absolute first expiry in the past fires at once, with
+            // the expiries since then as the timer overrun.
+            Waiter::Timer(PosixTimer::new(start + period as i64, period).unwrap())
+        } else {
+            Waiter::Nanosleep
         };
         let before = allocs();
         WATCHED.with(|w| w.set(true));
@@ -121,10 +120,18 @@ fn interval_loop_with_full_ring_does_not_allocate() {
 }
 
 #[test]
+fn interval_posix_loop_does_not_allocate() {
+    // The torture article's method: interval between timer signals.
+    let (allocs, count, _) = loop_allocations(Mode::IntervalPosix, 4096, 300, 0);
+    assert_eq!(count, 300);
+    assert_eq!(allocs, 0);
+}
+
+#[test]
 fn overrun_path_does_not_allocate() {
     // Ten periods late from the start: at least one overrun, skipped and
     // counted, in both wait modes.
-    for mode in [Mode::Nanosleep, Mode::PosixTimer] {
+    for mode in [Mode::Nanosleep, Mode::PosixTimer, Mode::IntervalPosix] {
         let (allocs, count, overruns) = loop_allocations(mode, 4096, 100, 10);
         assert_eq!(count, 100);
         assert!(overruns >= 1, "{mode}: the first wake-up is an overrun");

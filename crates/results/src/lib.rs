@@ -9,8 +9,10 @@
 pub mod example;
 pub mod export;
 pub mod import;
+pub mod merge;
 pub mod read;
 pub mod schema;
+pub mod statrec;
 
 pub use export::{
     file_names, systress_file_name, to_csv, to_cyclictest_hist, to_json, to_systress_txt,

@@ -241,3 +241,42 @@ proptest::proptest! {
         let _ = parse_json(&s, Path::new("p"));
     }
 }
+
+#[test]
+fn temperatures_at_start_and_end_are_in_every_result_file() {
+    use rtshield_sys::power::ThermalZone;
+    let mut r = example_result();
+    let zone = |t: f64| ThermalZone {
+        zone: 0,
+        kind: "cpu-thermal".into(),
+        temp_c: t,
+    };
+    r.sysinfo.thermal = vec![zone(61.852)];
+    r.sysinfo.thermal_end = vec![zone(70.05)];
+    let want = "# temperature: start cpu-thermal 61.9 C; end cpu-thermal 70.0 C";
+    // The systress txt: a comment line between histogram and SUMMARY.
+    let s = to_systress_txt(&r, &r.threads[0]);
+    let lines: Vec<&str> = s.lines().collect();
+    let at = lines.iter().position(|l| *l == want).expect(&s);
+    assert!(at > 101 && at < lines.len() - 5, "{s}");
+    // results.json carries both lists.
+    let j: serde_json::Value = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["sysinfo"]["thermal"][0]["temp_c"], 61.852);
+    assert_eq!(j["sysinfo"]["thermal_end"][0]["temp_c"], 70.05);
+    // Without a thermal zone: no line at all.
+    let plain = to_systress_txt(&example_result(), &example_result().threads[0]);
+    assert!(!plain.contains("temperature"), "{plain}");
+    // An older results.json without the fields still reads.
+    let mut old = serde_json::to_value(example_result()).unwrap();
+    for k in [
+        "cpufreq",
+        "cpuidle",
+        "cpuidle_driver",
+        "thermal",
+        "thermal_end",
+    ] {
+        old["sysinfo"].as_object_mut().unwrap().remove(k);
+    }
+    let back: RunResult = serde_json::from_value(old).unwrap();
+    assert!(back.sysinfo.thermal.is_empty());
+}

@@ -7,6 +7,7 @@
 //! See docs/architecture-run.md.
 
 pub mod pipeline;
+pub mod resume;
 pub mod runner;
 pub mod store;
 pub mod timeline;

@@ -275,7 +275,9 @@ pub fn measure_and_write(
         (Some(r), Some(l)) => load_results(l, r.stop()),
         _ => Vec::new(),
     };
-    let ctx = context(programs);
+    let mut ctx = context(programs);
+    // The temperatures when the run ended, next to those at its start.
+    ctx.sysinfo.thermal_end = rtshield_sys::power::thermal(root);
     let m = m?;
     let result = to_result(&m, &ctx);
     let mut w = ResultWriter::new();

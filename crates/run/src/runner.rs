@@ -370,15 +370,24 @@ struct Checkpoint {
     dir: Rc<SafeDir>,
     /// Everything but the programs, which are read at each checkpoint.
     ctx: ResultContext,
+    /// On resume: the checkpoint resumed from and the gap, merged into
+    /// every checkpoint of the first segment (a second interruption loses
+    /// nothing the first kept).
+    base: Option<(RunResult, f64)>,
 }
 
 struct RunObserver<'a> {
     cfg: &'a Config,
+    root: Root,
     shared: Option<Arc<Mutex<Shared>>>,
     meter: Option<CpuLoadMeter>,
     timeline: Option<Timeline>,
     /// Measured before this segment (rotation parts are segments).
     offset_ns: u64,
+    /// On resume, until the first segment ends: the checkpoint's totals per
+    /// thread (index, samples, max, overruns, lost), added to what the
+    /// engine reports so the display and the timeline count on.
+    base: Vec<(u32, u64, i64, u64, u64)>,
     /// Checkpoint writer (None: `stats.checkpoint off`).
     checkpoint: Option<Checkpoint>,
     quiet: bool,
@@ -398,6 +407,14 @@ impl RunObserver<'_> {
     fn adjust(&self, s: &IntervalStats) -> IntervalStats {
         let mut s = s.clone();
         s.elapsed_ns += self.offset_ns;
+        for t in &mut s.threads {
+            if let Some(&(_, n, max, ov, lost)) = self.base.iter().find(|b| b.0 == t.index) {
+                t.samples += n;
+                t.max_ns = t.max_ns.max(max);
+                t.overruns += ov;
+                t.lost += lost;
+            }
+        }
         // The whole run's duration, not the segment's (progress, time left).
         s.duration_ns = self.total_ns;
         s
@@ -510,7 +527,15 @@ impl Observer for RunObserver<'_> {
             ctx.programs = program_results(self.cfg, &stats);
         }
         let mut res = pipeline::to_result(m, &ctx);
+        if let Some((prev, gap)) = &c.base {
+            match rtshield_results::merge::merge_resumed(prev, &res, *gap) {
+                Ok(r) => res = r,
+                Err(e) => self.writer.note(format!("checkpoint: --resume: {e}")),
+            }
+        }
         res.end_reason = "checkpoint".into();
+        // What a kill -9 leaves says how hot it was at the last checkpoint.
+        res.sysinfo.thermal_end = rtshield_sys::power::thermal(&self.root);
         let dir = c.dir.clone();
         self.writer.checkpoint(&self.exports, &res, &dir);
     }
@@ -566,6 +591,18 @@ fn open_part(opts: &RunOptions, n: Option<u32>) -> anyhow::Result<SafeDir> {
     }
 }
 
+/// The first part number from `from` on whose `OUT-N` does not exist
+/// (anything at that path, even a dangling symlink, counts as used). Without
+/// `--out` every part goes to a fresh stamped directory: `from` as is.
+pub fn next_free_part(out: Option<&Path>, from: u32) -> u32 {
+    let Some(out) = out else { return from };
+    let mut n = from;
+    while n < u32::MAX && rotated_dir(out, Some(n)).symlink_metadata().is_ok() {
+        n += 1;
+    }
+    n
+}
+
 /// `DIR` or, with rotation, `DIR-N`.
 pub fn rotated_dir(out: &Path, n: Option<u32>) -> PathBuf {
     match n {
@@ -584,9 +621,30 @@ pub fn rotated_dir(out: &Path, n: Option<u32>) -> PathBuf {
 /// `stop` (SIGINT/SIGTERM). Every result directory is complete on return,
 /// and no child or grandchild process is left.
 pub fn execute(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
+    execute_with(cfg, opts, stop, None)
+}
+
+/// [`execute`], continuing the interrupted run `resume` describes (see
+/// [`crate::resume`]): its directory, its remaining time, its figures
+/// merged into the results, its timeline continued after a `down` phase.
+pub fn execute_resume(
+    cfg: &Config,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    resume: &crate::resume::Resume,
+) -> anyhow::Result<RunOutcome> {
+    execute_with(cfg, opts, stop, Some(resume))
+}
+
+fn execute_with(
+    cfg: &Config,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    resume: Option<&crate::resume::Resume>,
+) -> anyhow::Result<RunOutcome> {
     // Orphaned grandchildren come back to us, so the final sweep finds them.
     supervise::become_subreaper().context("prctl(PR_SET_CHILD_SUBREAPER)")?;
-    let res = execute_inner(cfg, opts, stop);
+    let res = execute_inner(cfg, opts, stop, resume);
     // Whatever happened (even an error), nothing started by the run stays.
     let killed = rtshield_load::reaper::kill_all_descendants();
     res.map(|mut o| {
@@ -595,15 +653,42 @@ pub fn execute(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::Re
     })
 }
 
-fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::Result<RunOutcome> {
+fn execute_inner(
+    cfg: &Config,
+    opts: &RunOptions,
+    stop: &AtomicBool,
+    resume: Option<&crate::resume::Resume>,
+) -> anyhow::Result<RunOutcome> {
+    // On resume, later rotation parts go next to the resumed one.
+    let resumed_opts;
+    let opts = match resume {
+        Some(r) => {
+            resumed_opts = RunOptions {
+                out: Some(r.out.clone()),
+                ..opts.clone()
+            };
+            &resumed_opts
+        }
+        None => opts,
+    };
     let total = opts.duration_ns.or(cfg.duration_ns());
     let (mut spec, mut warnings) = measure_spec(cfg, total);
     warnings.extend(cfg.warnings.iter().cloned());
     let sysinfo = SysInfo::collect(&opts.root, false);
     let rotate = cfg.main.rotate_ns;
-    let mut rot_n: Option<u32> = rotate.map(|_| 1);
+    // Like the torture article's scripts: the first number not used yet,
+    // so a re-run with the same --out never overwrites an earlier part.
+    let mut rot_n: Option<u32> = match resume {
+        Some(r) => rotate.map(|_| r.part.unwrap_or(1)),
+        None => rotate.map(|_| next_free_part(opts.out.as_deref(), 1)),
+    };
     // Refused or impossible before anything starts or moves: an error (exit 2 for a refusal).
-    let first = Rc::new(open_part(opts, rot_n)?);
+    let first = Rc::new(match resume {
+        Some(r) => {
+            SafeDir::open_or_create(&r.dir, 0o755, opts.policy).map_err(pipeline::refusal)?
+        }
+        None => open_part(opts, rot_n)?,
+    });
     let mut dir_path = first.path().to_path_buf();
     let mut dir = Some(first);
 
@@ -661,10 +746,12 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
     let tty = std::io::stdout().is_terminal();
     let mut obs = RunObserver {
         cfg,
+        root: opts.root.clone(),
         shared: sup.as_ref().map(|s| s.shared.clone()),
         meter: CpuLoadMeter::new(opts.root.clone()).ok(),
         timeline: None,
         offset_ns: 0,
+        base: Vec::new(),
         checkpoint: None,
         quiet: opts.quiet,
         tty,
@@ -678,9 +765,24 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         exports: exports(cfg),
         writer: ResultWriter::new(),
     };
-    obs.timeline = dir
-        .as_ref()
-        .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus));
+    obs.timeline = match resume {
+        Some(r) => dir
+            .as_ref()
+            .and_then(|d| resume_timeline(&mut obs.writer, d, &online_cpus, &opts.root, r)),
+        None => dir
+            .as_ref()
+            .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus, &opts.root)),
+    };
+    if let Some(r) = resume {
+        // The timeline goes on after the gap; the display counts from the checkpoint.
+        obs.offset_ns = ((r.last_elapsed_s + r.gap_s) * 1e9) as u64;
+        obs.base = r
+            .prev
+            .threads
+            .iter()
+            .map(|t| (t.index, t.samples, t.max_ns, t.overruns, t.lost))
+            .collect();
+    }
 
     // Let the loads settle before measuring.
     let delay_end = Instant::now() + Duration::from_nanos(cfg.main.start_delay_ns);
@@ -724,17 +826,36 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         program_results(cfg, &stats)
     };
 
+    // Each part's start temperatures are the previous part's end ones.
+    let mut part_thermal = sysinfo.thermal.clone();
     let target_samples = spec.samples;
     let mut results: Vec<(PathBuf, RunResult)> = Vec::new();
     let mut done_ns: u64 = 0; // measured so far, whole run
     let mut samples_done: u64 = 0; // per thread (the least), whole run
+                                   // The checkpoint a resumed run adds its first segment to.
+    let mut base: Option<(RunResult, f64)> = None;
+    if let Some(r) = resume {
+        // Earlier parts each ran their full rotation length.
+        let before = match (r.part, rotate) {
+            (Some(n), Some(rot)) => u64::from(n.saturating_sub(1)).saturating_mul(rot),
+            _ => 0,
+        };
+        done_ns = before + r.measured_ns();
+        samples_done = r.prev.threads.iter().map(|t| t.samples).min().unwrap_or(0);
+        base = Some((r.prev.clone(), r.gap_s));
+    }
     let mut end_reason;
     // One segment per rotation part (one for the whole run without
     // stats.rotate); checkpoints are snapshots inside a segment.
     loop {
         let mut seg: Option<u64> = total.map(|t| t.saturating_sub(done_ns));
         if let Some(r) = rotate {
-            seg = Some(seg.map_or(r, |s| s.min(r)));
+            // A resumed part only has what is left of its rotation length.
+            let left = match &base {
+                Some((prev, _)) => r.saturating_sub((prev.duration_s * 1e9) as u64).max(1),
+                None => r,
+            };
+            seg = Some(seg.map_or(left, |s| s.min(left)));
         }
         spec.duration_ns = seg;
         spec.samples = target_samples.map(|t| t.saturating_sub(samples_done).max(1));
@@ -746,6 +867,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
                 next_ns: cfg.main.checkpoint_ns,
                 dir: d.clone(),
                 ctx: ctx_for(Vec::new(), &warnings, rot_n),
+                base: base.clone(),
             });
         // main's affinity/policy are applied inside each segment (see the
         // observer); give the engine back the thread as it was.
@@ -782,6 +904,12 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
             || total.is_some_and(|t| done_ns >= t)
             || target_samples.is_some_and(|t| samples_done >= t);
         let mut res = pipeline::to_result(&m, &ctx_for(programs_now(&sup), &warnings, rot_n));
+        stamp_temperatures(&mut res, &opts.root, &mut part_thermal);
+        if let Some((prev, gap)) = base.take() {
+            res = rtshield_results::merge::merge_resumed(&prev, &res, gap)
+                .map_err(|e| anyhow::anyhow!("--resume: {e}"))?;
+            obs.base.clear();
+        }
         if finished {
             res.end_reason = end_reason.clone();
             break_out(&mut sup, &mut res, cfg);
@@ -793,7 +921,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         res.end_reason = "rotate".into();
         obs.writer.write(&obs.exports, &res, dir.clone(), &dir_path);
         results.push((dir_path.clone(), res));
-        rot_n = rot_n.map(|n| n + 1);
+        rot_n = rot_n.map(|n| next_free_part(opts.out.as_deref(), n + 1));
         // A part directory that cannot be made does not stop the run: its
         // files go to the fallback directory at the end.
         match open_part(opts, rot_n) {
@@ -813,7 +941,7 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         }
         obs.timeline = dir
             .as_ref()
-            .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus));
+            .and_then(|d| open_timeline(&mut obs.writer, d, &online_cpus, &opts.root));
     }
     let missing = obs.writer.finish();
     if let Some(s) = &mut sup {
@@ -832,11 +960,55 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
     })
 }
 
+/// Temperatures of a part: at its start (`start`, then updated to the
+/// end ones for the next part) and now, at its end.
+fn stamp_temperatures(
+    res: &mut RunResult,
+    root: &Root,
+    start: &mut Vec<rtshield_sys::power::ThermalZone>,
+) {
+    res.sysinfo.thermal = start.clone();
+    res.sysinfo.thermal_end = rtshield_sys::power::thermal(root);
+    *start = res.sysinfo.thermal_end.clone();
+}
+
+/// On resume: `timeline.csv` with the rows up to the checkpoint, then the
+/// `down` rows; a failure is reported and the run goes on without one.
+fn resume_timeline(
+    w: &mut ResultWriter,
+    dir: &SafeDir,
+    cpus: &[u32],
+    root: &Root,
+    r: &crate::resume::Resume,
+) -> Option<Timeline> {
+    let header = rtshield_results::export::timeline::header_with_host(cpus);
+    let t = Timeline::create_with(dir, cpus.to_vec(), &header, &r.timeline_body)
+        .map(|t| t.with_host(root.clone()));
+    match t {
+        Ok(mut t) => match t.append_rows(&r.down_rows()) {
+            Ok(()) => Some(t),
+            Err(e) => {
+                w.note(format!("timeline.csv: {e}; no timeline for this part"));
+                None
+            }
+        },
+        Err(e) => {
+            w.note(format!("{e}; no timeline for this part"));
+            None
+        }
+    }
+}
+
 /// Create `timeline.csv` in `dir`; a failure is reported and the run goes
 /// on without a timeline.
-fn open_timeline(w: &mut ResultWriter, dir: &SafeDir, cpus: &[u32]) -> Option<Timeline> {
+fn open_timeline(
+    w: &mut ResultWriter,
+    dir: &SafeDir,
+    cpus: &[u32],
+    root: &Root,
+) -> Option<Timeline> {
     match Timeline::create(dir, cpus.to_vec()) {
-        Ok(t) => Some(t),
+        Ok(t) => Some(t.with_host(root.clone())),
         Err(e) => {
             w.note(format!("{e}; no timeline for this part"));
             None

@@ -1,11 +1,12 @@
-//! `timeline.csv` during a run: the engine's [`IntervalStats`] and the CPU
-//! load become rows of the format `rtshield_results::export::timeline`
-//! owns, appended through a [`SafeDir`].
+//! `timeline.csv` during a run: the engine's [`IntervalStats`], the CPU
+//! load and the host (uptime, load average, temperature) become rows of
+//! the format `rtshield_results::export::timeline` owns, appended through a
+//! [`SafeDir`].
 
-use rtshield_load::CpuLoad;
-use rtshield_measure::IntervalStats;
-use rtshield_results::export::timeline::{Row, TimelineWriter};
-use rtshield_sys::{SafeDir, SafeError};
+use rtshield_load::{CpuLoad, CpuLoadMeter};
+use rtshield_measure::{IntervalStats, Measurement, Observer};
+use rtshield_results::export::timeline::{Host, Row, TimelineWriter};
+use rtshield_sys::{Root, SafeDir, SafeError};
 use std::io;
 
 pub use rtshield_results::export::timeline::{FILE, HEADER};
@@ -13,6 +14,20 @@ pub use rtshield_results::export::timeline::{FILE, HEADER};
 pub struct Timeline {
     out: TimelineWriter,
     cpus: Vec<u32>,
+    /// Where the host columns are read (None: left empty).
+    root: Option<Root>,
+}
+
+/// The machine now: `/proc/uptime`, `/proc/loadavg`, the hottest thermal
+/// zone (each `None` when it cannot be read).
+pub fn host_now(root: &Root) -> Host {
+    Host {
+        uptime_s: rtshield_sys::power::uptime_s(root),
+        loadavg: rtshield_sys::loadavg::LoadAvg::read(root)
+            .ok()
+            .map(|l| l.avg),
+        temp_c: rtshield_sys::power::max_temp_c(&rtshield_sys::power::thermal(root)),
+    }
 }
 
 impl Timeline {
@@ -21,7 +36,35 @@ impl Timeline {
         Ok(Timeline {
             out: TimelineWriter::create(dir, &cpus)?,
             cpus,
+            root: None,
         })
+    }
+
+    /// Create `dir/timeline.csv` with `header` and the lines `body` (the
+    /// rows an interrupted run left, on resume).
+    pub fn create_with(
+        dir: &SafeDir,
+        cpus: Vec<u32>,
+        header: &str,
+        body: &str,
+    ) -> Result<Timeline, SafeError> {
+        Ok(Timeline {
+            out: TimelineWriter::create_with(dir, header, body)?,
+            cpus,
+            root: None,
+        })
+    }
+
+    /// Fill the host columns from `root` at every append.
+    pub fn with_host(mut self, root: Root) -> Timeline {
+        self.root = Some(root);
+        self
+    }
+
+    /// Rows made elsewhere (resume's `down` rows), with the host now.
+    pub fn append_rows(&mut self, rows: &[Row]) -> io::Result<()> {
+        let host = self.root.as_ref().map(host_now).unwrap_or_default();
+        self.out.append_host(rows, &host)
     }
 
     /// One row per thread; `offset_ns` is added to the segment's elapsed time.
@@ -57,6 +100,67 @@ impl Timeline {
                     .collect(),
             })
             .collect();
-        self.out.append(&rows)
+        let host = self.root.as_ref().map(host_now).unwrap_or_default();
+        self.out.append_host(&rows, &host)
+    }
+}
+
+/// `rtshield measure`'s observer: `inner` (the live display) plus a row of
+/// `timeline.csv` every stats period, phase `load` with a built-in load
+/// and `none` without. A write failure is printed once and ends the
+/// timeline, never the measurement.
+pub struct WithTimeline<'a> {
+    pub inner: &'a mut dyn Observer,
+    pub timeline: Option<Timeline>,
+    pub meter: Option<CpuLoadMeter>,
+    pub phase: &'static str,
+}
+
+impl<'a> WithTimeline<'a> {
+    /// `timeline.csv` in `dir`, with the host columns read from `root`;
+    /// a directory where it cannot be created gives no timeline (said).
+    pub fn new(
+        inner: &'a mut dyn Observer,
+        dir: &SafeDir,
+        root: &Root,
+        loaded: bool,
+    ) -> WithTimeline<'a> {
+        let cpus: Vec<u32> = rtshield_load::cpuload::StatSnapshot::read(root)
+            .map(|s| s.cpus.keys().copied().collect())
+            .unwrap_or_default();
+        let timeline = match Timeline::create(dir, cpus) {
+            Ok(t) => Some(t.with_host(root.clone())),
+            Err(e) => {
+                eprintln!("rtshield: {e}; no timeline");
+                None
+            }
+        };
+        WithTimeline {
+            inner,
+            timeline,
+            meter: CpuLoadMeter::new(root.clone()).ok(),
+            phase: if loaded { "load" } else { "none" },
+        }
+    }
+}
+
+impl Observer for WithTimeline<'_> {
+    fn interval(&mut self, s: &IntervalStats) -> bool {
+        let load = self.meter.as_mut().and_then(|m| m.sample().ok());
+        if let Some(t) = &mut self.timeline {
+            if let Err(e) = t.append(s, 0, self.phase, load.as_ref()) {
+                eprintln!("rtshield: timeline.csv: {e}; no more timeline rows");
+                self.timeline = None;
+            }
+        }
+        self.inner.interval(s)
+    }
+
+    fn wants_snapshot(&mut self, s: &IntervalStats) -> bool {
+        self.inner.wants_snapshot(s)
+    }
+
+    fn snapshot(&mut self, m: &Measurement) {
+        self.inner.snapshot(m)
     }
 }

@@ -51,7 +51,21 @@ fn spec_from_a_config() {
 fn timeline_rows() {
     let d = tempfile::tempdir().unwrap();
     let sd = rtshield_sys::SafeDir::open(d.path(), rtshield_sys::DirPolicy::Strict).unwrap();
-    let mut t = Timeline::create(&sd, vec![0, 1]).unwrap();
+    // The host columns come from a fake tree: uptime, load average, the
+    // hottest of two thermal zones.
+    let fake = tempfile::tempdir().unwrap();
+    let put = |rel: &str, text: &str| {
+        let p = fake.path().join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, text).unwrap();
+    };
+    put("proc/uptime", "156.30 290.00\n");
+    put("proc/loadavg", "2.50 1.25 0.50 3/120 4242\n");
+    put("sys/class/thermal/thermal_zone0/temp", "46500\n");
+    put("sys/class/thermal/thermal_zone1/temp", "48250\n");
+    let mut t = Timeline::create(&sd, vec![0, 1])
+        .unwrap()
+        .with_host(rtshield_sys::Root::new(fake.path()));
     let s = IntervalStats {
         elapsed_ns: 5_000_000_000,
         resolution_ns: 1000,
@@ -77,8 +91,8 @@ fn timeline_rows() {
     let text = std::fs::read_to_string(d.path().join("timeline.csv")).unwrap();
     assert_eq!(
         text,
-        "elapsed_s,phase,thread,cpu,samples,ival_samples,ival_min_ns,ival_avg_ns,ival_max_ns,max_max_ns,overruns,lost,load_total,load_cpu0,load_cpu1\n\
-         5.000,rest,0,1,50000,50000,30000,99700,274000,305000,0,0,77.2,54.3,100.0\n"
+        "elapsed_s,phase,thread,cpu,samples,ival_samples,ival_min_ns,ival_avg_ns,ival_max_ns,max_max_ns,overruns,lost,load_total,load_cpu0,load_cpu1,uptime_s,loadavg1,loadavg5,loadavg15,temp_c\n\
+         5.000,rest,0,1,50000,50000,30000,99700,274000,305000,0,0,77.2,54.3,100.0,156.30,2.50,1.25,0.50,48.2\n"
     );
 }
 

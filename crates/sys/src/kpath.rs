@@ -17,6 +17,19 @@ pub fn cpu_online(cpu: u32) -> String {
     format!("/sys/devices/system/cpu/cpu{cpu}/online")
 }
 
+/// `/sys/devices/system/cpu/cpuN/cpufreq/scaling_governor` (N may be a shell variable).
+pub fn cpufreq_governor(cpu: &str) -> String {
+    format!("/sys/devices/system/cpu/cpu{cpu}/cpufreq/scaling_governor")
+}
+
+/// `/sys/devices/system/cpu/cpuN/cpuidle/stateK/disable`.
+pub fn cpuidle_disable(cpu: &str, state: &str) -> String {
+    format!("/sys/devices/system/cpu/cpu{cpu}/cpuidle/state{state}/disable")
+}
+
+/// Held open with a 0 written: no idle state deeper than 0 µs exit latency.
+pub const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
+
 pub const CMDLINE: &str = "/proc/cmdline";
 pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";

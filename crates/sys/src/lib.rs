@@ -16,6 +16,7 @@ pub mod kpath;
 pub mod loadavg;
 pub mod mode;
 pub mod partstate;
+pub mod power;
 pub mod procstat;
 pub mod programs;
 pub mod root;

@@ -15,6 +15,10 @@ pub enum Mode {
     /// Like `Nanosleep`, but the sample is the time between two consecutive
     /// wake-ups (the torture article's min/avg/max/max-max view).
     Interval,
+    /// Like `PosixTimer` (a periodic timer's signal), but the sample is
+    /// the time between two consecutive signals: the torture article's
+    /// `fluctuations-timer` method exactly (`--mode interval --timer posix`).
+    IntervalPosix,
 }
 
 impl Mode {
@@ -23,7 +27,21 @@ impl Mode {
             Mode::Nanosleep => "nanosleep",
             Mode::PosixTimer => "posix-timer",
             Mode::Interval => "interval",
+            Mode::IntervalPosix => "interval-posix",
         }
+    }
+
+    /// The sample is the time between two wake-ups (not a latency).
+    /// Read in the hot loop: inlined across crates.
+    #[inline]
+    pub fn is_interval(self) -> bool {
+        matches!(self, Mode::Interval | Mode::IntervalPosix)
+    }
+
+    /// The thread waits for a POSIX timer's signal (not `clock_nanosleep`).
+    #[inline]
+    pub fn uses_timer(self) -> bool {
+        matches!(self, Mode::PosixTimer | Mode::IntervalPosix)
     }
 
     pub fn parse(s: &str) -> Option<Mode> {
@@ -31,6 +49,7 @@ impl Mode {
             "nanosleep" | "clock_nanosleep" => Mode::Nanosleep,
             "posix-timer" | "posix_timer" | "timer" => Mode::PosixTimer,
             "interval" => Mode::Interval,
+            "interval-posix" | "interval_posix" => Mode::IntervalPosix,
             _ => return None,
         })
     }
@@ -46,7 +65,9 @@ impl std::str::FromStr for Mode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Mode::parse(s).ok_or_else(|| {
-            format!("unknown mode '{s}' (expected nanosleep, posix-timer or interval)")
+            format!(
+                "unknown mode '{s}' (expected nanosleep, posix-timer, interval or interval-posix)"
+            )
         })
     }
 }

@@ -106,9 +106,161 @@ impl StatSnapshot {
     }
 }
 
+/// The eight time columns of a `cpu` line, USER_HZ ticks, in the order
+/// the kernel writes them (vmstat/top's `us ni sy id wa hi si st`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CpuTimes {
+    pub user: u64,
+    pub nice: u64,
+    pub system: u64,
+    pub idle: u64,
+    pub iowait: u64,
+    pub irq: u64,
+    pub softirq: u64,
+    pub steal: u64,
+}
+
+/// Percentages of the time between two readings, as top shows them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Breakdown {
+    pub us: f64,
+    pub sy: f64,
+    pub ni: f64,
+    pub id: f64,
+    pub wa: f64,
+    pub hi: f64,
+    pub si: f64,
+    pub st: f64,
+}
+
+impl CpuTimes {
+    fn parse(v: &[u64]) -> CpuTimes {
+        let g = |i: usize| v.get(i).copied().unwrap_or(0);
+        CpuTimes {
+            user: g(0),
+            nice: g(1),
+            system: g(2),
+            idle: g(3),
+            iowait: g(4),
+            irq: g(5),
+            softirq: g(6),
+            steal: g(7),
+        }
+    }
+
+    fn total(&self) -> u64 {
+        self.user
+            + self.nice
+            + self.system
+            + self.idle
+            + self.iowait
+            + self.irq
+            + self.softirq
+            + self.steal
+    }
+
+    /// The share of each column between `self` (earlier) and `later`, %;
+    /// `None` when no tick elapsed (or the counters went back: CPU hotplug).
+    pub fn breakdown(&self, later: &CpuTimes) -> Option<Breakdown> {
+        let dt = later.total().checked_sub(self.total())?;
+        if dt == 0 {
+            return None;
+        }
+        let p = |a: u64, b: u64| b.saturating_sub(a) as f64 * 100.0 / dt as f64;
+        Some(Breakdown {
+            us: p(self.user, later.user),
+            sy: p(self.system, later.system),
+            ni: p(self.nice, later.nice),
+            id: p(self.idle, later.idle),
+            wa: p(self.iowait, later.iowait),
+            hi: p(self.irq, later.irq),
+            si: p(self.softirq, later.softirq),
+            st: p(self.steal, later.steal),
+        })
+    }
+}
+
+/// Every `cpu` line of `/proc/stat` with its eight time columns.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TimesSnapshot {
+    pub all: CpuTimes,
+    pub cpus: BTreeMap<u32, CpuTimes>,
+}
+
+impl TimesSnapshot {
+    pub fn read(root: &Root) -> io::Result<Self> {
+        Ok(Self::parse(&root.read(crate::kpath::STAT)?))
+    }
+
+    /// Lines with fewer than four numbers are skipped.
+    pub fn parse(text: &str) -> Self {
+        let mut s = TimesSnapshot::default();
+        for line in text.lines() {
+            let mut f = line.split_whitespace();
+            let Some(rest) = f.next().and_then(|n| n.strip_prefix("cpu")) else {
+                continue;
+            };
+            let v: Vec<u64> = f.take(8).map_while(|x| x.parse().ok()).collect();
+            if v.len() < 4 {
+                continue;
+            }
+            let t = CpuTimes::parse(&v);
+            if rest.is_empty() {
+                s.all = t;
+            } else if let Ok(n) = rest.parse::<u32>() {
+                if n <= crate::cpuset::MAX_CPU {
+                    s.cpus.insert(n, t);
+                }
+            }
+        }
+        s
+    }
+}
+
+/// USER_HZ: the unit of `/proc/stat` and `/proc/PID/stat` times.
+pub fn user_hz() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if v > 0 {
+        v as u64
+    } else {
+        100
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn breakdown_by_hand() {
+        // CPU0 between STAT0 and STAT1: 100 ticks; user +50, idle +45,
+        // iowait +5 (guest 7 is inside user, not added again).
+        let a = TimesSnapshot::parse(STAT0);
+        let b = TimesSnapshot::parse(STAT1);
+        let d = a.cpus[&0].breakdown(&b.cpus[&0]).unwrap();
+        assert_eq!(
+            (d.us, d.id, d.wa, d.sy, d.hi, d.si, d.st),
+            (50.0, 45.0, 5.0, 0.0, 0.0, 0.0, 0.0)
+        );
+        let d = a.cpus[&1].breakdown(&b.cpus[&1]).unwrap();
+        assert_eq!(d.us, 100.0);
+        // The aggregate: 1415 ticks; irq 0, softirq 5.
+        assert_eq!(a.all.softirq, 5);
+        assert_eq!(a.all.breakdown(&a.all), None);
+        let t = TimesSnapshot::parse(
+            "cpu  10 1 2 80 3 2 1 1
+cpu0 10 1 2 80 3 2 1 1
+",
+        );
+        let z = TimesSnapshot::default();
+        let d = z.all.breakdown(&t.all).unwrap();
+        assert_eq!(
+            (d.us, d.ni, d.sy, d.id, d.wa, d.hi, d.si, d.st),
+            (10.0, 1.0, 2.0, 80.0, 3.0, 2.0, 1.0, 1.0)
+        );
+        assert!(user_hz() >= 1);
+    }
 
     const STAT0: &str = "cpu  300 0 100 1000 10 0 5 0 0 0\n\
         cpu0 100 0 50 500 5 0 5 0 0 0\n\

@@ -98,6 +98,21 @@ pub struct SysInfo {
     pub fifo_permitted: Option<bool>,
     pub fifo_refusal: Option<String>,
     pub kernel_config_source: Option<String>,
+    /// Frequency scaling per CPU, where cpufreq exists.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpufreq: Vec<crate::power::CpuFreq>,
+    /// The cpuidle driver (`intel_idle`, `haltpoll`…), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpuidle_driver: Option<String>,
+    /// Idle states per CPU, where cpuidle exists.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub cpuidle: Vec<crate::power::CpuIdle>,
+    /// Thermal zone temperatures when collected (the start of a run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thermal: Vec<crate::power::ThermalZone>,
+    /// Thermal zone temperatures at the end of a run (result files only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub thermal_end: Vec<crate::power::ThermalZone>,
 }
 
 /// Command-line parameters that matter for isolation and latency.
@@ -192,6 +207,10 @@ impl SysInfo {
             .and_then(|s| s.parse().ok());
         si.rt_group_sched = cfg.enabled("CONFIG_RT_GROUP_SCHED");
         si.caller_rt_runtime_us = caller_rt_runtime_us(root);
+        si.cpufreq = crate::power::cpufreq(root);
+        si.cpuidle_driver = crate::power::cpuidle_driver(root);
+        si.cpuidle = crate::power::cpuidle(root);
+        si.thermal = crate::power::thermal(root);
         if probe_fifo {
             match crate::sched::fifo_permitted() {
                 Ok(()) => si.fifo_permitted = Some(true),
@@ -316,7 +335,88 @@ impl SysInfo {
                 (None, _) => "not probed".into(),
             },
         );
+        for l in self.power_lines() {
+            out.push_str(&l);
+            out.push('\n');
+        }
         out
+    }
+
+    /// Frequency, idle states and temperatures, `key  value` lines (CPUs
+    /// with the same settings are grouped).
+    pub fn power_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        let mut line = |k: &str, v: String| lines.push(format!("{k:<20} {v}"));
+        if self.cpufreq.is_empty() {
+            line("cpufreq", "none (no frequency scaling exposed)".into());
+        }
+        for f in &self.cpufreq {
+            let mhz = |k: Option<u64>| k.map_or("?".into(), |k| format!("{}", k / 1000));
+            line(
+                &format!("cpufreq cpu{}", f.cpu),
+                format!(
+                    "{} ({}), {} of {} MHz",
+                    f.governor.as_deref().unwrap_or("?"),
+                    f.driver.as_deref().unwrap_or("?"),
+                    mhz(f.cur_khz),
+                    mhz(f.max_khz)
+                ),
+            );
+        }
+        // Idle states: one line per distinct set (usually all CPUs alike).
+        let mut groups: Vec<(Vec<u32>, String)> = Vec::new();
+        for c in &self.cpuidle {
+            let text = c
+                .states
+                .iter()
+                .map(|s| {
+                    format!(
+                        "{} {}us{}",
+                        s.name,
+                        s.latency_us,
+                        if s.disabled { " (disabled)" } else { "" }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            match groups.iter_mut().find(|g| g.1 == text) {
+                Some(g) => g.0.push(c.cpu),
+                None => groups.push((vec![c.cpu], text)),
+            }
+        }
+        if groups.is_empty() {
+            line("cpuidle", "none".into());
+        }
+        for (cpus, text) in groups {
+            let set: crate::CpuSet = cpus.into_iter().collect();
+            line(
+                &format!("cpuidle cpu{}", set.to_list()),
+                format!(
+                    "{}{text}",
+                    self.cpuidle_driver
+                        .as_ref()
+                        .map_or(String::new(), |d| format!("[{d}] "))
+                ),
+            );
+        }
+        let temps = |z: &[crate::power::ThermalZone]| {
+            z.iter()
+                .map(|z| format!("{} {:.1}°C", z.kind, z.temp_c))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        line(
+            "thermal",
+            if self.thermal.is_empty() {
+                "no thermal zone".into()
+            } else {
+                temps(&self.thermal)
+            },
+        );
+        if !self.thermal_end.is_empty() {
+            line("thermal at end", temps(&self.thermal_end));
+        }
+        lines
     }
 }
 

@@ -22,6 +22,9 @@ pub struct ProcStat {
     pub flags: Option<u64>,
     /// CPU it last ran on (field 39); absent on very old kernels.
     pub processor: Option<u32>,
+    /// User and system time, USER_HZ ticks (fields 14 and 15).
+    pub utime: Option<u64>,
+    pub stime: Option<u64>,
 }
 
 impl ProcStat {
@@ -35,6 +38,8 @@ impl ProcStat {
             ppid: f.get(1)?.parse().ok()?,
             flags: f.get(6).and_then(|v| v.parse().ok()),
             processor: f.get(36).and_then(|v| v.parse().ok()),
+            utime: f.get(11).and_then(|v| v.parse().ok()),
+            stime: f.get(12).and_then(|v| v.parse().ok()),
         })
     }
 
@@ -154,6 +159,9 @@ pub struct TaskInfo {
     /// Last CPU it ran on (field 39 of stat).
     pub processor: Option<u32>,
     pub state: Option<char>,
+    /// utime + stime, USER_HZ ticks (for %CPU).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cpu_ticks: Option<u64>,
 }
 
 impl TaskInfo {
@@ -182,6 +190,7 @@ impl TaskInfo {
             nonvoluntary_ctxt_switches: st.nonvoluntary_ctxt_switches,
             processor: stat.and_then(|s| s.processor),
             state: st.state,
+            cpu_ticks: stat.and_then(|s| Some(s.utime? + s.stime?)),
         }
     }
 
@@ -212,7 +221,15 @@ pub fn threads_of(root: &Root, pids: &[u32]) -> Vec<TaskInfo> {
     let mut out = vec![];
     for &pid in pids {
         let tids = tids(root, pid).unwrap_or_else(|| vec![pid]);
-        out.extend(tids.into_iter().filter_map(|t| TaskInfo::read(root, t)));
+        out.extend(tids.into_iter().filter_map(|t| {
+            let mut info = TaskInfo::read(root, t)?;
+            // `/proc/TID/stat` sums the whole thread group's times; the
+            // thread's own are under `task/TID`.
+            if let Some(s) = thread_stat(root, pid, t) {
+                info.cpu_ticks = s.utime.zip(s.stime).map(|(u, s)| u + s);
+            }
+            Some(info)
+        }));
     }
     out
 }
@@ -322,6 +339,28 @@ mod tests {
         assert_eq!((short.state, short.ppid, short.flags), ('Z', 7, None));
         assert!(!short.is_kthread());
         assert_eq!(ProcStat::parse("no paren"), None);
+        assert_eq!((short.utime, short.stime), (None, None));
+    }
+
+    #[test]
+    fn cpu_times_of_a_thread() {
+        // Fields 14 and 15 (utime, stime) of a ksoftirqd stat line.
+        let s = ProcStat::parse(&fixture("stat_ksoftirqd")).unwrap();
+        let f: Vec<u64> = fixture("stat_ksoftirqd")
+            .rsplit(')')
+            .next()
+            .unwrap()
+            .split_whitespace()
+            .skip(11)
+            .take(2)
+            .map(|v| v.parse().unwrap())
+            .collect();
+        assert_eq!((s.utime, s.stime), (Some(f[0]), Some(f[1])));
+        let t = TaskInfo::from_files(22, ProcStatus::default(), Some(s));
+        assert_eq!(t.cpu_ticks, Some(f[0] + f[1]));
+        let hand =
+            ProcStat::parse("7 (irq/150-eth0) S 2 0 0 0 -1 2129984 0 0 0 0 13 4027 0 0").unwrap();
+        assert_eq!((hand.utime, hand.stime), (Some(13), Some(4027)));
     }
 
     #[test]
@@ -381,6 +420,18 @@ mod tests {
         );
         assert_eq!(u.cpus_allowed.as_deref(), Some("0-3"));
         assert!(TaskInfo::read(&r, 999).is_none());
+        // A thread's CPU time comes from task/TID/stat, not from
+        // /proc/TID/stat (which sums the whole process).
+        w(
+            "proc/301/stat",
+            "301 (srv) R 1 0 0 0 -1 0 0 0 0 0 500 500 0 0\n",
+        );
+        w(
+            "proc/300/task/301/stat",
+            "301 (srv) R 1 0 0 0 -1 0 0 0 0 0 13 27 0 0\n",
+        );
+        let all = threads_of(&r, &[300]);
+        assert_eq!(all[1].cpu_ticks, Some(40));
     }
 
     #[test]

@@ -203,6 +203,9 @@ pub(crate) fn provenance(res: &RunResult) -> String {
         st.memlock,
         st.cpu_dma_latency.map_or("off".into(), |v| v.to_string())
     );
+    if let Some(t) = temperatures(si) {
+        let _ = writeln!(s, "# {t}");
+    }
     if let Some(cfg) = &res.config {
         let _ = writeln!(s, "# config:");
         for l in cfg.lines() {
@@ -213,4 +216,27 @@ pub(crate) fn provenance(res: &RunResult) -> String {
         let _ = writeln!(s, "# WARNING: {w}");
     }
     s
+}
+
+/// `temperature: start cpu-thermal 61.9 C; end cpu-thermal 63.0 C` (the
+/// torture article's log has a `temperature :` line), None when the
+/// machine has no thermal zone.
+pub fn temperatures(si: &rtshield_sys::SysInfo) -> Option<String> {
+    if si.thermal.is_empty() && si.thermal_end.is_empty() {
+        return None;
+    }
+    let list = |z: &[rtshield_sys::power::ThermalZone]| {
+        if z.is_empty() {
+            return "?".to_string();
+        }
+        z.iter()
+            .map(|z| format!("{} {:.1} C", z.kind, z.temp_c))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(format!(
+        "temperature: start {}; end {}",
+        list(&si.thermal),
+        list(&si.thermal_end)
+    ))
 }

@@ -1,0 +1,203 @@
+//! Resume (`rtshield run CONFIG --resume DIR`): the last checkpoint of an
+//! interrupted run plus what the resumed run measured, as one result.
+//!
+//! Counts add up exactly (samples, histogram buckets, overflow, overruns,
+//! missed periods, lost), min/max are exact, the mean is weighted by the
+//! samples. The HDR histograms behind the percentiles are not in
+//! results.json, so the merged percentiles come from the merged linear
+//! histogram (bucket lower edges, the exact maximum for a percentile in the
+//! overflow); the corrected percentiles are the larger of the two parts'
+//! (an upper bound).
+
+use crate::import::{hist_percentiles, hist_stats};
+use crate::{Histogram, RunResult, ThreadResult};
+use std::collections::BTreeMap;
+
+/// Add the buckets of `b` to those of `a` (same resolution and size).
+fn add_histograms(a: &Histogram, b: &Histogram) -> Result<Histogram, String> {
+    if a.resolution_ns != b.resolution_ns || a.buckets != b.buckets {
+        return Err(format!(
+            "histograms differ ({} buckets of {} ns vs {} of {} ns)",
+            a.buckets, a.resolution_ns, b.buckets, b.resolution_ns
+        ));
+    }
+    let mut m: BTreeMap<u64, u64> = BTreeMap::new();
+    for [i, c] in a.counts.iter().chain(&b.counts) {
+        *m.entry(*i).or_insert(0) += c;
+    }
+    Ok(Histogram {
+        resolution_ns: a.resolution_ns,
+        buckets: a.buckets,
+        counts: m
+            .into_iter()
+            .filter(|(_, c)| *c > 0)
+            .map(|(i, c)| [i, c])
+            .collect(),
+        overflow: a.overflow + b.overflow,
+        underflow: a.underflow + b.underflow,
+    })
+}
+
+fn merge_thread(a: &ThreadResult, b: &ThreadResult) -> Result<ThreadResult, String> {
+    let histogram = add_histograms(&a.histogram, &b.histogram)
+        .map_err(|e| format!("thread {}: {e}", a.index))?;
+    let samples = a.samples + b.samples;
+    let pick = |x: i64, y: i64, f: fn(i64, i64) -> i64| match (a.samples, b.samples) {
+        (0, _) => y,
+        (_, 0) => x,
+        _ => f(x, y),
+    };
+    let min_ns = pick(a.min_ns, b.min_ns, i64::min);
+    let max_ns = pick(a.max_ns, b.max_ns, i64::max);
+    let avg_ns = if samples == 0 {
+        0.0
+    } else {
+        (a.avg_ns * a.samples as f64 + b.avg_ns * b.samples as f64) / samples as f64
+    };
+    let mut corrected = b.corrected.clone();
+    corrected.samples = a.corrected.samples + b.corrected.samples;
+    corrected.max_ns = a.corrected.max_ns.max(b.corrected.max_ns);
+    for (k, v) in &a.corrected.percentiles {
+        let e = corrected.percentiles.entry(k.clone()).or_insert(*v);
+        *e = (*e).max(*v);
+    }
+    Ok(ThreadResult {
+        samples,
+        min_ns,
+        max_ns,
+        avg_ns,
+        cur_ns: if b.samples > 0 { b.cur_ns } else { a.cur_ns },
+        overruns: a.overruns + b.overruns,
+        missed_periods: a.missed_periods + b.missed_periods,
+        lost: a.lost + b.lost,
+        hist_stats: hist_stats(&histogram),
+        percentiles: hist_percentiles(&histogram, max_ns),
+        histogram,
+        corrected,
+        ..b.clone()
+    })
+}
+
+/// `prev` (the checkpoint) followed by `cur` (the resumed run), after
+/// `gap_s` seconds down. Everything that describes the run as a whole
+/// (start, command, config) comes from `prev`; `duration_s` is the
+/// measured time (the gap excluded); the gap is a warning and the tag
+/// `down_s` (summed over several resumes), `resumed` counts them.
+pub fn merge_resumed(prev: &RunResult, cur: &RunResult, gap_s: f64) -> Result<RunResult, String> {
+    let mut threads = Vec::new();
+    for b in &cur.threads {
+        let t = match prev.threads.iter().find(|a| a.index == b.index) {
+            Some(a) => merge_thread(a, b)?,
+            None => b.clone(),
+        };
+        threads.push(t);
+    }
+    for a in &prev.threads {
+        if !cur.threads.iter().any(|b| b.index == a.index) {
+            threads.push(a.clone());
+        }
+    }
+    threads.sort_by_key(|t| t.index);
+    let mut programs = cur.programs.clone();
+    for p in &mut programs {
+        if let Some(a) = prev.programs.iter().find(|a| a.index == p.index) {
+            p.spawns += a.spawns;
+            p.exits_ok += a.exits_ok;
+            p.exits_ko += a.exits_ko;
+        }
+    }
+    let mut tags = prev.tags.clone();
+    let n: u32 = tags
+        .get("resumed")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    tags.insert("resumed".into(), (n + 1).to_string());
+    let down: f64 = tags
+        .get("down_s")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0);
+    tags.insert("down_s".into(), format!("{:.3}", down + gap_s));
+    let mut warnings = prev.warnings.clone();
+    warnings.push(format!(
+        "resumed from a checkpoint at {:.3} s after {:.1} s down: samples of the down time and of the time between the last checkpoint and the interruption are not in these results; percentiles are from the merged histogram",
+        prev.duration_s, gap_s
+    ));
+    for w in &cur.warnings {
+        if !warnings.contains(w) {
+            warnings.push(w.clone());
+        }
+    }
+    let mut sysinfo = cur.sysinfo.clone();
+    sysinfo.thermal = prev.sysinfo.thermal.clone();
+    Ok(RunResult {
+        started_at: prev.started_at.clone(),
+        duration_s: prev.duration_s + cur.duration_s,
+        command: prev.command.clone(),
+        config: prev.config.clone(),
+        label: prev.label.clone(),
+        settings: prev.settings.clone(),
+        sysinfo,
+        warnings,
+        threads,
+        programs,
+        tags,
+        ..cur.clone()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::example::example_result;
+
+    #[test]
+    fn counts_add_up_exactly() {
+        let a = example_result();
+        let mut b = example_result();
+        b.threads[0].samples = 5;
+        b.threads[0].min_ns = 1_000;
+        b.threads[0].max_ns = 90_000;
+        b.threads[0].avg_ns = 8_000.0;
+        b.threads[0].overruns = 2;
+        b.threads[0].missed_periods = 3;
+        b.threads[0].histogram.counts = vec![[1, 2], [3, 3]];
+        b.threads[0].histogram.overflow = 0;
+        b.duration_s = 1.0;
+        let m = merge_resumed(&a, &b, 12.5).unwrap();
+        let t = &m.threads[0];
+        let at = &a.threads[0];
+        assert_eq!(t.samples, at.samples + 5);
+        assert_eq!((t.min_ns, t.max_ns), (1_000, at.max_ns));
+        assert_eq!(t.overruns, at.overruns + 2);
+        assert_eq!(t.missed_periods, at.missed_periods + 3);
+        // Bucket 3 held 3 samples before, 3 more now; bucket 1 is new.
+        assert!(
+            t.histogram.counts.contains(&[3, 6]),
+            "{:?}",
+            t.histogram.counts
+        );
+        assert!(t.histogram.counts.contains(&[1, 2]));
+        let h: u64 = t.histogram.counts.iter().map(|c| c[1]).sum::<u64>() + t.histogram.overflow;
+        assert_eq!(h, t.samples - t.lost, "every sample once");
+        assert_eq!(t.hist_stats.samples, h - t.histogram.overflow);
+        let want = (at.avg_ns * at.samples as f64 + 8_000.0 * 5.0) / t.samples as f64;
+        assert!((t.avg_ns - want).abs() < 1e-6);
+        assert_eq!(m.duration_s, a.duration_s + 1.0);
+        assert_eq!(m.tags["resumed"], "1");
+        assert_eq!(m.tags["down_s"], "12.500");
+        // A second resume accumulates.
+        let m2 = merge_resumed(&m, &b, 1.0).unwrap();
+        assert_eq!(m2.tags["resumed"], "2");
+        assert_eq!(m2.tags["down_s"], "13.500");
+        assert_eq!(m2.threads[0].samples, at.samples + 10);
+    }
+
+    #[test]
+    fn different_histograms_are_refused() {
+        let a = example_result();
+        let mut b = example_result();
+        b.threads[0].histogram.buckets = 2001;
+        let e = merge_resumed(&a, &b, 0.0).unwrap_err();
+        assert!(e.contains("histograms differ"), "{e}");
+    }
+}

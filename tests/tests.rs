@@ -24,6 +24,7 @@ mod run_examples;
 mod run_longrun;
 mod run_programs;
 mod runs_cli;
+mod runs_pg;
 mod scenario_cli;
 mod simulate_cli;
 mod stat_cli;

@@ -7,6 +7,7 @@ mod util;
 mod audit_cli;
 mod campaign_live;
 mod docs_links;
+mod export_cli;
 mod full_disk;
 mod layering;
 mod measure_cli;

@@ -3,6 +3,7 @@
 pub mod audit;
 pub mod campaign;
 pub mod demo;
+pub mod export;
 pub mod load_worker;
 pub mod measure;
 pub mod partition;

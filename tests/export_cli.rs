@@ -155,3 +155,44 @@ fn json_format_needs_json_and_metrics_dir_must_exist() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--metrics-file"), "{}", describe(&o));
     assert!(!d.path().join("o").exists(), "nothing made");
 }
+
+/// `rtshield run --metrics-file`: rewritten during the run, final at the
+/// end (SCHED_OTHER: no root needed).
+#[test]
+fn run_writes_the_metrics_file_too() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = crate::util::write_cfg(
+        d.path(),
+        "m.cfg",
+        "main\n{\n  stats.period 100 ms\n}\ntimer_thread[0]\n{\n  cpu_affinity 0\n  sched.policy OTHER\n  period 1 ms\n  lifetime.duration 60 s\n}\n",
+    );
+    let prom = d.path().join("run.prom");
+    let out = d.path().join("out");
+    let child = command()
+        .args(["run", "-q"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .arg("--metrics-file")
+        .arg(&prom)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut child = Kill(child);
+    poll(Duration::from_secs(30), "a metrics file during the run", || {
+        let t = std::fs::read_to_string(&prom).ok()?;
+        t.contains("rtshield_samples_total{cpu=\"0\",thread=\"0\"}")
+            .then_some(())
+    });
+    assert!(child.0.try_wait().unwrap().is_none(), "the run was still going");
+    // SAFETY: SIGINT to the child this test started.
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
+    assert!(child.0.wait().unwrap().success());
+    let res = crate::util::results(&out);
+    let n = res["threads"][0]["samples"].as_u64().unwrap();
+    let t = std::fs::read_to_string(&prom).unwrap();
+    assert!(
+        t.contains(&format!("rtshield_samples_total{{cpu=\"0\",thread=\"0\"}} {n}\n")),
+        "{t}"
+    );
+}

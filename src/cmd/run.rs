@@ -37,6 +37,10 @@ pub struct Args {
     /// Label of the run in reports [default: the output directory name].
     #[arg(long)]
     pub label: Option<String>,
+    /// Rewrite FILE atomically every stats period with the latency so far, in Prometheus text
+    /// format (node_exporter's textfile collector).
+    #[arg(long, value_name = "FILE")]
+    pub metrics_file: Option<PathBuf>,
     /// Print the reference of every configuration key (Markdown) and exit.
     #[arg(long)]
     pub keys: bool,
@@ -107,6 +111,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         label,
         exe: rtshield_load::worker_exe()?,
         tags,
+        metrics_file: args.metrics_file.clone(),
     };
     let outcome = runner::execute(&cfg, &opts, stop)?;
     let parts = outcome.results.len();

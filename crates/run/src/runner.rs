@@ -50,6 +50,8 @@ pub struct RunOptions {
     /// Tags for every part's results (`--tag`, the run's UUID, the
     /// isolation detected at the start).
     pub tags: std::collections::BTreeMap<String, String>,
+    /// `--metrics-file`: rewritten every stats period.
+    pub metrics_file: Option<PathBuf>,
 }
 
 /// What happened.
@@ -603,6 +605,11 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
     let rotate = cfg.main.rotate_ns;
     let mut rot_n: Option<u32> = rotate.map(|_| 1);
     // Refused or impossible before anything starts or moves: an error (exit 2 for a refusal).
+    let mut metrics = opts
+        .metrics_file
+        .as_deref()
+        .map(|p| crate::metrics::MetricsFile::open(p, opts.policy))
+        .transpose()?;
     let first = Rc::new(open_part(opts, rot_n)?);
     let mut dir_path = first.path().to_path_buf();
     let mut dir = Some(first);
@@ -751,7 +758,13 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
         // observer); give the engine back the thread as it was.
         let saved_aff = sched::get_affinity(0).ok();
         obs.applied_main = false;
-        let m = pipeline::measure(&opts.root, &spec, stop, &mut obs);
+        let m = match metrics.as_mut() {
+            Some(f) => {
+                let mut w = crate::metrics::WithMetrics::new(&mut obs, f);
+                pipeline::measure(&opts.root, &spec, stop, &mut w)
+            }
+            None => pipeline::measure(&opts.root, &spec, stop, &mut obs),
+        };
         if obs.main_sched.is_some() {
             let _ = sched::set_scheduler(0, Policy::Other, 0);
         }
@@ -759,6 +772,9 @@ fn execute_inner(cfg: &Config, opts: &RunOptions, stop: &AtomicBool) -> anyhow::
             let _ = sched::set_affinity(0, &a);
         }
         let m = m?;
+        if let Some(f) = metrics.as_mut() {
+            f.write(&m);
+        }
         let end = m.end;
         // A segment that ran its course counts as its requested length, so
         // the run's total does not drift by the set-up time of a rotation.

@@ -168,7 +168,13 @@ for t in d["tests"]:
     assert set(n) <= {"value", "unit", "prefix"} and isinstance(n["value"], (int, float))
     assert n.get("prefix", "metric") in ("metric", "binary")
     assert set(t["environment"]) <= {"compatible", "comment", "misc"}
-    assert None not in t.values()
+    def no_null(v):
+        assert v is not None
+        if isinstance(v, dict):
+            for x in v.values(): no_null(x)
+        if isinstance(v, list):
+            for x in v: no_null(x)
+    no_null(t)
 ids = [t["id"] for t in d["tests"]]
 assert len(ids) == len(set(ids)), "ids are unique"
 by = {t["path"]: t for t in d["tests"]}

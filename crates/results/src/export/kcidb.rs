@@ -110,8 +110,9 @@ pub fn to_kcidb(res: &RunResult, limit: Option<u64>, build_id: Option<&str>) -> 
                 "policy": t.policy,
                 "priority": t.priority,
                 "period_ns": t.period_ns,
-                "kernel_release": si.kernel_release,
-                "preempt": si.preempt_model,
+                // KCIDB allows no null anywhere: unknown is "?".
+                "kernel_release": si.kernel_release.as_deref().unwrap_or("?"),
+                "preempt": si.preempt_model.as_deref().unwrap_or("?"),
                 "tool": res.tool,
                 "run": rid,
             });

@@ -25,7 +25,10 @@ fn every_format_to_stdout_and_to_a_file() {
     for (fmt, check) in [
         ("cyclictest-json", "\"return_code\": 0"),
         ("junit", "<testsuites name=\"rtshield\""),
-        ("openmetrics", "rtshield_latency_seconds_count{cpu=\"1\",thread=\"0\"}"),
+        (
+            "openmetrics",
+            "rtshield_latency_seconds_count{cpu=\"1\",thread=\"0\"}",
+        ),
         ("kcidb", "\"major\": 5"),
     ] {
         let o = export(&["--format", fmt]);
@@ -53,8 +56,14 @@ fn bad_input_is_exit_2_and_writes_nothing() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("x.xml");
     let cases: [(&[&str], &str); 3] = [
-        (&["--format", "junit", "--max-latency", "2h"], "--max-latency 2h"),
-        (&["--format", "kcidb", "--build-id", "no colon"], "--build-id"),
+        (
+            &["--format", "junit", "--max-latency", "2h"],
+            "--max-latency 2h",
+        ),
+        (
+            &["--format", "kcidb", "--build-id", "no colon"],
+            "--build-id",
+        ),
         (&["--format", "yaml"], "invalid value 'yaml'"),
     ];
     for (args, needle) in cases {
@@ -62,7 +71,11 @@ fn bad_input_is_exit_2_and_writes_nothing() {
         a.extend(["-o", out.to_str().unwrap()]);
         let o = export(&a);
         assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
-        assert!(String::from_utf8_lossy(&o.stderr).contains(needle), "{}", describe(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(needle),
+            "{}",
+            describe(&o)
+        );
         assert!(!out.exists());
     }
     let bad = d.path().join("bad.json");
@@ -74,7 +87,11 @@ fn bad_input_is_exit_2_and_writes_nothing() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("bad.json:"), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("bad.json:"),
+        "{}",
+        describe(&o)
+    );
 }
 
 /// `--metrics-file` is rewritten while the run goes on (checked before
@@ -131,7 +148,8 @@ fn metrics_file_is_rewritten_during_the_run() {
     let n = res["threads"][0]["samples"].as_u64().unwrap();
     let t = std::fs::read_to_string(&prom).unwrap();
     assert_eq!(samples(&t), Some(n), "the final figures");
-    let c: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&cj).unwrap()).unwrap();
+    let c: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&cj).unwrap()).unwrap();
     assert_eq!(c["thread"]["0"]["cycles"].as_u64(), Some(n));
     assert_eq!(c["return_code"], 0);
 }
@@ -152,7 +170,11 @@ fn json_format_needs_json_and_metrics_dir_must_exist() {
         .output()
         .unwrap();
     assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--metrics-file"), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--metrics-file"),
+        "{}",
+        describe(&o)
+    );
     assert!(!d.path().join("o").exists(), "nothing made");
 }
 
@@ -179,12 +201,19 @@ fn run_writes_the_metrics_file_too() {
         .spawn()
         .unwrap();
     let mut child = Kill(child);
-    poll(Duration::from_secs(30), "a metrics file during the run", || {
-        let t = std::fs::read_to_string(&prom).ok()?;
-        t.contains("rtshield_samples_total{cpu=\"0\",thread=\"0\"}")
-            .then_some(())
-    });
-    assert!(child.0.try_wait().unwrap().is_none(), "the run was still going");
+    poll(
+        Duration::from_secs(30),
+        "a metrics file during the run",
+        || {
+            let t = std::fs::read_to_string(&prom).ok()?;
+            t.contains("rtshield_samples_total{cpu=\"0\",thread=\"0\"}")
+                .then_some(())
+        },
+    );
+    assert!(
+        child.0.try_wait().unwrap().is_none(),
+        "the run was still going"
+    );
     // SAFETY: SIGINT to the child this test started.
     unsafe { libc::kill(child.0.id() as i32, libc::SIGINT) };
     assert!(child.0.wait().unwrap().success());
@@ -192,7 +221,9 @@ fn run_writes_the_metrics_file_too() {
     let n = res["threads"][0]["samples"].as_u64().unwrap();
     let t = std::fs::read_to_string(&prom).unwrap();
     assert!(
-        t.contains(&format!("rtshield_samples_total{{cpu=\"0\",thread=\"0\"}} {n}\n")),
+        t.contains(&format!(
+            "rtshield_samples_total{{cpu=\"0\",thread=\"0\"}} {n}\n"
+        )),
         "{t}"
     );
 }

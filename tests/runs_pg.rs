@@ -86,7 +86,12 @@ impl PgServer {
         let log = s.dir.path().join("log");
         let out = s
             .pg_cmd("pg_ctl")
-            .args(["-D", s.data().to_str().unwrap(), "-l", log.to_str().unwrap()])
+            .args([
+                "-D",
+                s.data().to_str().unwrap(),
+                "-l",
+                log.to_str().unwrap(),
+            ])
             .args(["-w", "-t", "60", "-o", &opts, "start"])
             .output()
             .unwrap();
@@ -187,6 +192,25 @@ fn runs(store: &str, args: &[&str]) -> Command {
     c
 }
 
+/// `rtshield measure` (SCHED_OTHER, 50 samples) storing into `store`.
+fn measure(store: &str, out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+        .args(["measure", "--policy", "other", "--samples", "50", "-q"])
+        .args([
+            "--no-dma-latency",
+            "--no-memlock",
+            "--tag",
+            "board=pi3-a",
+            "--out",
+        ])
+        .arg(out)
+        .env("RTSHIELD_STORE", store)
+        .env_remove("RTSHIELD_NO_STORE")
+        .env("PGPASSWORD", PASSWORD)
+        .output()
+        .unwrap()
+}
+
 fn ok(o: Output) -> String {
     assert!(o.status.success(), "{}", describe(&o));
     String::from_utf8(o.stdout).unwrap()
@@ -197,7 +221,8 @@ fn ok(o: Output) -> String {
 fn make_runs(dir: &Path, prefix: &str, n: usize) -> Vec<PathBuf> {
     let base: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report/real/idle/results.json"),
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/report/real/idle/results.json"),
         )
         .unwrap(),
     )
@@ -232,7 +257,9 @@ fn local_store(dir: &Path, prefix: &str, n: usize) -> String {
 }
 
 fn count(c: &mut postgres::Client) -> i64 {
-    c.query_one("SELECT count(*) FROM runs", &[]).unwrap().get(0)
+    c.query_one("SELECT count(*) FROM runs", &[])
+        .unwrap()
+        .get(0)
 }
 
 #[test]
@@ -328,7 +355,10 @@ fn a_killed_push_leaves_whole_runs_and_resumes() {
     assert_eq!(half, 0, "a run was stored without its threads or tags");
     let out = ok(runs(&local, &["push", "--to", &url]).output().unwrap());
     assert!(
-        out.contains(&format!("{} pushed, {partial} already there", n as i64 - partial)),
+        out.contains(&format!(
+            "{} pushed, {partial} already there",
+            n as i64 - partial
+        )),
         "{out}"
     );
     assert_eq!(count(&mut c), n as i64);
@@ -347,8 +377,18 @@ fn compare_and_group_by_print_the_same_on_both_backends() {
     let local = local_store(d.path(), "cmp", 12);
     ok(runs(&local, &["push", "--to", &url]).output().unwrap());
     for args in [
-        &["compare", "host=host-0 kernel~6.6", "host=host-0 kernel~6.12"][..],
-        &["compare", "kernel=6.6", "kernel=6.12", "--stat", "p50,p99.9,max"][..],
+        &[
+            "compare",
+            "host=host-0 kernel~6.6",
+            "host=host-0 kernel~6.12",
+        ][..],
+        &[
+            "compare",
+            "kernel=6.6",
+            "kernel=6.12",
+            "--stat",
+            "p50,p99.9,max",
+        ][..],
         &["compare", "repeat=1", "repeat=3", "--json"][..],
     ] {
         let a = ok(runs(&local, args).output().unwrap());
@@ -357,13 +397,24 @@ fn compare_and_group_by_print_the_same_on_both_backends() {
         assert!(a.contains("B/A") || a.contains("\"ratio\""), "{a}");
     }
     let strip_last = |s: String| s.lines().rev().skip(1).collect::<Vec<_>>().join("\n");
-    let a = ok(runs(&local, &["list", "--group-by", "host,kernel"]).output().unwrap());
-    let b = ok(runs(&url, &["list", "--group-by", "host,kernel"]).output().unwrap());
+    let a = ok(runs(&local, &["list", "--group-by", "host,kernel"])
+        .output()
+        .unwrap());
+    let b = ok(runs(&url, &["list", "--group-by", "host,kernel"])
+        .output()
+        .unwrap());
     assert_eq!(strip_last(a.clone()), strip_last(b), "group-by tables");
     assert!(a.contains("4 groups, 12 runs"), "{a}");
     let g: serde_json::Value = serde_json::from_str(&ok(runs(
         &url,
-        &["list", "--group-by", "host,kernel", "--where", "host=host-1", "--json"],
+        &[
+            "list",
+            "--group-by",
+            "host,kernel",
+            "--where",
+            "host=host-1",
+            "--json",
+        ],
     )
     .output()
     .unwrap()))
@@ -372,15 +423,36 @@ fn compare_and_group_by_print_the_same_on_both_backends() {
     assert_eq!(g.len(), 2);
     assert_eq!(g[0]["keys"], serde_json::json!(["host-1", "6.12"]));
     assert_eq!(g[0]["runs"], 3);
+    // RTSHIELD_STORE=postgres://…: a measurement is stored straight there.
+    let o = measure(&url, &d.path().join("m"));
+    assert!(ok(o).contains("stored as run 13"));
+    let out = ok(runs(&url, &["list", "--where", "board=pi3-a", "--json"])
+        .output()
+        .unwrap());
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["threads"][0]["samples"], 50);
     // The selected runs' JSON is the same too (the ids included: pushed in order).
-    let a = ok(runs(&local, &["list", "--json", "--where", "kernel~6.1"]).output().unwrap());
-    let b = ok(runs(&url, &["list", "--json", "--where", "kernel~6.1"]).output().unwrap());
+    let a = ok(runs(
+        &local,
+        &["list", "--json", "--where", "kernel~6.1 host~host-"],
+    )
+    .output()
+    .unwrap());
+    let b = ok(runs(
+        &url,
+        &["list", "--json", "--where", "kernel~6.1 host~host-"],
+    )
+    .output()
+    .unwrap());
     assert_eq!(a, b);
 }
 
 #[test]
 fn a_server_that_is_down_is_a_clear_error_and_local_runs_stay() {
-    let Some(mut pg) = PgServer::start() else { return };
+    let Some(mut pg) = PgServer::start() else {
+        return;
+    };
     let d = tempfile::tempdir().unwrap();
     let url = pg.url();
     let local = local_store(d.path(), "down", 3);
@@ -410,13 +482,21 @@ fn a_server_that_is_down_is_a_clear_error_and_local_runs_stay() {
 
     pg.stop();
     let before = std::fs::read(&local).unwrap();
-    for args in [&["push", "--to", url.as_str()][..]] {
-        let o = runs(&local, args).output().unwrap();
-        assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(err.contains("cannot connect"), "{err}");
-        assert!(!err.contains(PASSWORD), "{err}");
-    }
+    let o = runs(&local, &["push", "--to", &url]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot connect"), "{err}");
+    assert!(!err.contains(PASSWORD), "{err}");
+    // A measurement whose store is down keeps its files and says so.
+    let out = d.path().join("m");
+    let o = measure(&url, &out);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(out.join("results.json").is_file());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not in the results store") && err.contains("cannot connect"),
+        "{err}"
+    );
     let o = runs(&url, &["list"]).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("cannot connect"));

@@ -51,7 +51,13 @@ pub struct Args {
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Format of the --json file: rtshield (results.json) or cyclictest (the keys of `cyclictest --json`).
-    #[arg(long, value_enum, default_value = "rtshield", requires = "json", value_name = "rtshield|cyclictest")]
+    #[arg(
+        long,
+        value_enum,
+        default_value = "rtshield",
+        requires = "json",
+        value_name = "rtshield|cyclictest"
+    )]
     pub json_format: JsonFormat,
     /// Rewrite FILE atomically every stats period with the latency so far, in Prometheus text
     /// format (node_exporter's textfile collector).

@@ -426,7 +426,12 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
 }
 
 /// `runs list --group-by`: one row per group.
-fn list_groups(spec: Option<&str>, sel: &Selector, by: &[String], json: bool) -> anyhow::Result<i32> {
+fn list_groups(
+    spec: Option<&str>,
+    sel: &Selector,
+    by: &[String],
+    json: bool,
+) -> anyhow::Result<i32> {
     rtshield_store::check_group_keys(by).map_err(InputError::new)?;
     let mut st = open(spec)?;
     let groups = st.groups(sel, by).map_err(|e| anyhow::anyhow!("{e}"))?;

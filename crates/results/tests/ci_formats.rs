@@ -85,7 +85,9 @@ h = d["thread"]["1"]["histogram"]
 print("hist", sorted((int(k), v) for k, v in h.items()))
 print("cpu", d["thread"]["1"]["cpu"], "node", d["thread"]["1"]["node"], "rt", d["sysinfo"]["realtime"])
 "#;
-    let Some(out) = python(lava, &text) else { return };
+    let Some(out) = python(lava, &text) else {
+        return;
+    };
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "t0-min-latency pass 2 us");
     assert_eq!(lines[1], "t0-avg-latency pass 20.65 us");
@@ -141,7 +143,10 @@ for case in suite.findall("testcase"):
     );
     // Without a limit every thread that measured passes.
     let out = python(reader, &to_junit(&r, None)).unwrap();
-    assert!(out.starts_with("suite rtshield latency pi3-a 6.18.0 2 0 pi3-a"), "{out}");
+    assert!(
+        out.starts_with("suite rtshield latency pi3-a 6.18.0 2 0 pi3-a"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -247,8 +252,14 @@ fn parse_prom(text: &str) -> (Vec<Sample>, BTreeMap<String, String>) {
                         ["counter", "gauge", "histogram", "summary", "untyped"].contains(&t),
                         "{at}"
                     );
-                    assert!(types.insert(name.to_string(), t.to_string()).is_none(), "{at}: TYPE twice");
-                    assert!(!done_families.contains(&name.to_string()), "{at}: TYPE after samples");
+                    assert!(
+                        types.insert(name.to_string(), t.to_string()).is_none(),
+                        "{at}: TYPE twice"
+                    );
+                    assert!(
+                        !done_families.contains(&name.to_string()),
+                        "{at}: TYPE after samples"
+                    );
                 }
                 _ => panic!("{at}: unknown comment"),
             }
@@ -286,7 +297,10 @@ fn parse_prom(text: &str) -> (Vec<Sample>, BTreeMap<String, String>) {
                     c => val.push(c),
                 }
             };
-            assert!(map.insert(ln.to_string(), val).is_none(), "{at}: label twice");
+            assert!(
+                map.insert(ln.to_string(), val).is_none(),
+                "{at}: label twice"
+            );
             rest = &rest[end..];
             rest = rest.strip_prefix(',').unwrap_or(rest);
         }
@@ -299,14 +313,20 @@ fn parse_prom(text: &str) -> (Vec<Sample>, BTreeMap<String, String>) {
         let fam = family_of(name, &types);
         assert!(types.contains_key(&fam), "{at}: no TYPE for {fam}");
         if current.as_deref() != Some(&fam) {
-            assert!(!done_families.contains(&fam), "{at}: family {fam} not contiguous");
+            assert!(
+                !done_families.contains(&fam),
+                "{at}: family {fam} not contiguous"
+            );
             if let Some(c) = current.take() {
                 done_families.push(c);
             }
             current = Some(fam);
         }
         if types[&family_of(name, &types)] == "counter" {
-            assert!(name.ends_with("_total"), "{at}: a counter sample ends in _total");
+            assert!(
+                name.ends_with("_total"),
+                "{at}: a counter sample ends in _total"
+            );
         }
         samples.push(Sample {
             name: name.to_string(),
@@ -366,12 +386,24 @@ fn openmetrics_is_valid_text_exposition_with_consistent_histograms() {
             .value
     };
     // Thread 0: 9 samples in [2, 20] µs buckets + 1 overflow.
-    assert_eq!(get("rtshield_latency_seconds_bucket", "0", Some("5e-6")), 0.0 + 1.0 + 3.0 + 1.0);
-    assert_eq!(get("rtshield_latency_seconds_bucket", "0", Some("0.00005")), 9.0);
+    assert_eq!(
+        get("rtshield_latency_seconds_bucket", "0", Some("5e-6")),
+        0.0 + 1.0 + 3.0 + 1.0
+    );
+    assert_eq!(
+        get("rtshield_latency_seconds_bucket", "0", Some("0.00005")),
+        9.0
+    );
     assert_eq!(get("rtshield_latency_seconds_count", "0", None), 10.0);
     // Thread 1: the sample below zero is in every bucket; 99 µs ≤ 100 µs.
-    assert_eq!(get("rtshield_latency_seconds_bucket", "1", Some("0.000002")), 1.0 + 4.0);
-    assert_eq!(get("rtshield_latency_seconds_bucket", "1", Some("0.0001")), 8.0);
+    assert_eq!(
+        get("rtshield_latency_seconds_bucket", "1", Some("0.000002")),
+        1.0 + 4.0
+    );
+    assert_eq!(
+        get("rtshield_latency_seconds_bucket", "1", Some("0.0001")),
+        8.0
+    );
     assert_eq!(get("rtshield_latency_seconds_count", "1", None), 10.0);
     assert_eq!(get("rtshield_overruns_total", "1", None), 2.0);
     assert_eq!(get("rtshield_missed_periods_total", "1", None), 5.0);
@@ -386,13 +418,13 @@ fn openmetrics_is_valid_text_exposition_with_consistent_histograms() {
 #[test]
 fn the_strict_prometheus_reader_rejects_what_it_must() {
     for bad in [
-        "x 1\n# EOF\n",                                   // no TYPE
-        "# TYPE x gauge\nx{a=\"1} 1\n# EOF\n",            // unterminated value
-        "# TYPE x gauge\nx 1\n",                          // no # EOF
+        "x 1\n# EOF\n",                                           // no TYPE
+        "# TYPE x gauge\nx{a=\"1} 1\n# EOF\n",                    // unterminated value
+        "# TYPE x gauge\nx 1\n",                                  // no # EOF
         "# TYPE x gauge\nx 1\n# TYPE y gauge\ny 1\nx 2\n# EOF\n", // not contiguous
-        "# TYPE x counter\nx 1\n# EOF\n",                 // counter without _total
-        "# TYPE 1x gauge\n1x 1\n# EOF\n",                 // bad name
-        "# TYPE x gauge\nx one\n# EOF\n",                 // bad value
+        "# TYPE x counter\nx 1\n# EOF\n",                         // counter without _total
+        "# TYPE 1x gauge\n1x 1\n# EOF\n",                         // bad name
+        "# TYPE x gauge\nx one\n# EOF\n",                         // bad value
     ] {
         let r = std::panic::catch_unwind(|| parse_prom(bad));
         assert!(r.is_err(), "accepted: {bad:?}");

@@ -30,16 +30,18 @@ impl MetricsFile {
             .and_then(|n| n.to_str())
             .filter(|n| !n.is_empty())
             .ok_or_else(|| {
-                InputError::new(format!("--metrics-file {}: not a file name", path.display()))
+                InputError::new(format!(
+                    "--metrics-file {}: not a file name",
+                    path.display()
+                ))
             })?
             .to_string();
         let parent = match path.parent() {
             Some(d) if !d.as_os_str().is_empty() => d,
             _ => Path::new("."),
         };
-        let dir = SafeDir::open(parent, policy).map_err(|e| {
-            anyhow::Error::from(InputError::new(format!("--metrics-file: {e}")))
-        })?;
+        let dir = SafeDir::open(parent, policy)
+            .map_err(|e| anyhow::Error::from(InputError::new(format!("--metrics-file: {e}"))))?;
         Ok(MetricsFile {
             dir,
             name,

@@ -9,18 +9,18 @@
 //! - [`compare()`]: B versus A with bootstrap confidence intervals.
 
 mod compare;
+mod pg;
 mod record;
 mod select;
-mod pg;
 mod sql;
 mod sqlite;
 
 pub use compare::{
     compare, default_stats, Comparison, Method, Row, Stat, Verdict, ITERATIONS, MIN_RUNS,
 };
+pub use pg::{is_pg_url, pgpass_lookup, PgStore};
 pub use record::{new_uuid, run_uuid, RunSummary, ThreadSummary, TAG_UUID};
 pub use select::{Cond, Op, SelectError, Selector, FIELDS};
-pub use pg::{is_pg_url, pgpass_lookup, PgStore};
 pub use sql::{check_group_keys, Group};
 pub use sqlite::{SqliteStore, SCHEMA_V1, SCHEMA_VERSION};
 

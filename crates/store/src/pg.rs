@@ -333,8 +333,7 @@ pub fn pgpass_lookup(text: &str, host: &str, port: u16, db: &str, user: &str) ->
             continue;
         }
         let m = |f: &str, v: &str| f == "*" || f == v;
-        if m(&fields[0], host) && m(&fields[1], &port) && m(&fields[2], db) && m(&fields[3], user)
-        {
+        if m(&fields[0], host) && m(&fields[1], &port) && m(&fields[2], db) && m(&fields[3], user) {
             return Some(fields[4].clone());
         }
     }
@@ -486,10 +485,7 @@ impl Store for PgStore {
         let want: Vec<i64> = ids.to_vec();
         let rows = self
             .client
-            .query(
-                "SELECT id, result FROM runs WHERE id = ANY($1)",
-                &[&want],
-            )
+            .query("SELECT id, result FROM runs WHERE id = ANY($1)", &[&want])
             .map_err(|e| self.err(e))?;
         let mut by_id: BTreeMap<i64, &str> = BTreeMap::new();
         for r in &rows {
@@ -497,9 +493,9 @@ impl Store for PgStore {
         }
         ids.iter()
             .map(|id| {
-                let text = by_id.get(id).ok_or_else(|| {
-                    StoreError::new(format!("{}: no run {id}", self.location))
-                })?;
+                let text = by_id
+                    .get(id)
+                    .ok_or_else(|| StoreError::new(format!("{}: no run {id}", self.location)))?;
                 serde_json::from_str(text).map_err(|e| {
                     StoreError::new(format!("run {id}: stored result unreadable: {e}"))
                 })

@@ -410,7 +410,9 @@ impl Store for SqliteStore {
                 })
             })
             .map_err(StoreError::db)?;
-        let out = rows.collect::<Result<Vec<_>, _>>().map_err(StoreError::db)?;
+        let out = rows
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(StoreError::db)?;
         Ok(sort_groups(out))
     }
 

@@ -67,7 +67,10 @@ pub fn to_cyclictest_json(res: &RunResult) -> String {
     let si = &res.sysinfo;
     let (start, end) = times(&res.started_at, res.duration_s);
     let rt = si.preempt_model.as_deref() == Some("PREEMPT_RT")
-        || si.kernel_version.as_deref().is_some_and(|v| v.contains("PREEMPT_RT"));
+        || si
+            .kernel_version
+            .as_deref()
+            .is_some_and(|v| v.contains("PREEMPT_RT"));
     let opt = |o: &Option<String>| q(o.as_deref().unwrap_or(""));
     let mut s = String::from("{\n");
     let _ = writeln!(s, "  \"file_version\": 1,");

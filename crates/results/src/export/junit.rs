@@ -124,8 +124,18 @@ pub fn to_junit(res: &RunResult, limit: Option<u64>) -> String {
         );
         s.push_str("      <properties>\n");
         let ind = "        ";
-        prop(&mut s, ind, "cpu", &t.cpu.map_or("-".into(), |c| c.to_string()));
-        prop(&mut s, ind, "policy", &format!("{} {}", t.policy, t.priority));
+        prop(
+            &mut s,
+            ind,
+            "cpu",
+            &t.cpu.map_or("-".into(), |c| c.to_string()),
+        );
+        prop(
+            &mut s,
+            ind,
+            "policy",
+            &format!("{} {}", t.policy, t.priority),
+        );
         prop(&mut s, ind, "period_ns", &t.period_ns.to_string());
         prop(&mut s, ind, "samples", &t.samples.to_string());
         prop(&mut s, ind, "min_ns", &t.min_ns.to_string());

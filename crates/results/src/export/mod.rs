@@ -35,10 +35,10 @@ use std::path::PathBuf;
 pub use self::csv::{csv_header, to_csv, Csv, CSV_FILE};
 pub use cyclictest_hist::{to_cyclictest_hist, CyclictestHist, HIST_FILE};
 pub use cyclictest_json::{to_cyclictest_json, CyclictestJson, CYCLICTEST_JSON_FILE};
+pub use json::{to_json, Json, JSON_FILE};
 pub use junit::{to_junit, Junit, JUNIT_FILE};
 pub use kcidb::{to_kcidb, Kcidb, KCIDB_FILE};
 pub use openmetrics::{to_openmetrics, OpenMetrics, OPENMETRICS_FILE};
-pub use json::{to_json, Json, JSON_FILE};
 pub use systress_txt::{systress_file_name, to_systress_txt, SystressTxt};
 
 /// One result file format.

@@ -19,8 +19,22 @@ pub const OPENMETRICS_FILE: &str = "rtshield.prom";
 
 /// The `le` bounds, in ns.
 pub const BOUNDS_NS: &[u64] = &[
-    1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 200_000, 500_000, 1_000_000,
-    2_000_000, 5_000_000, 10_000_000, 20_000_000, 50_000_000, 100_000_000,
+    1_000,
+    2_000,
+    5_000,
+    10_000,
+    20_000,
+    50_000,
+    100_000,
+    200_000,
+    500_000,
+    1_000_000,
+    2_000_000,
+    5_000_000,
+    10_000_000,
+    20_000_000,
+    50_000_000,
+    100_000_000,
 ];
 
 pub struct OpenMetrics;
@@ -76,6 +90,9 @@ fn cumulative(t: &ThreadResult) -> (Vec<u64>, u64) {
     (out, total)
 }
 
+/// A metric family: name, help, and its value for a thread.
+type Family<T> = (&'static str, &'static str, fn(&ThreadResult) -> T);
+
 /// The file's text.
 pub fn to_openmetrics(res: &RunResult) -> String {
     let mut s = String::new();
@@ -92,7 +109,10 @@ pub fn to_openmetrics(res: &RunResult) -> String {
                 secs(*b as f64)
             );
         }
-        let _ = writeln!(s, "rtshield_latency_seconds_bucket{{{l},le=\"+Inf\"}} {total}");
+        let _ = writeln!(
+            s,
+            "rtshield_latency_seconds_bucket{{{l},le=\"+Inf\"}} {total}"
+        );
         let _ = writeln!(
             s,
             "rtshield_latency_seconds_sum{{{l}}} {}",
@@ -100,7 +120,7 @@ pub fn to_openmetrics(res: &RunResult) -> String {
         );
         let _ = writeln!(s, "rtshield_latency_seconds_count{{{l}}} {total}");
     }
-    let gauges: [(&str, &str, fn(&ThreadResult) -> f64); 3] = [
+    let gauges: [Family<f64>; 3] = [
         (
             "rtshield_latency_max_seconds",
             "Largest wake-up latency of each thread.",
@@ -124,12 +144,10 @@ pub fn to_openmetrics(res: &RunResult) -> String {
             let _ = writeln!(s, "{name}{{{}}} {}", labels(t), secs(f(t)));
         }
     }
-    let counters: [(&str, &str, fn(&ThreadResult) -> u64); 4] = [
-        (
-            "rtshield_samples_total",
-            "Wake-ups measured.",
-            |t| t.samples,
-        ),
+    let counters: [Family<u64>; 4] = [
+        ("rtshield_samples_total", "Wake-ups measured.", |t| {
+            t.samples
+        }),
         (
             "rtshield_overruns_total",
             "Wake-ups later than the following period.",

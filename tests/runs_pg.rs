@@ -505,3 +505,24 @@ fn a_server_that_is_down_is_a_clear_error_and_local_runs_stay() {
     let out = ok(runs(&local, &["list"]).output().unwrap());
     assert!(out.contains("3 runs in"), "{out}");
 }
+
+#[test]
+fn a_url_that_does_not_parse_is_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let local = local_store(d.path(), "u", 1);
+    for (store, args) in [
+        ("postgres://u@h:99999999/x", vec!["list"]),
+        (
+            local.as_str(),
+            vec!["push", "--to", "postgresql://u@h/x?bogus=1"],
+        ),
+    ] {
+        let o = runs(store, &args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains("not a PostgreSQL URL"),
+            "{}",
+            describe(&o)
+        );
+    }
+}

@@ -108,7 +108,13 @@ fn selector(text: &str, what: &str) -> anyhow::Result<Selector> {
 }
 
 fn open(spec: Option<&str>) -> anyhow::Result<Box<dyn Store>> {
-    rtshield_store::open(spec).map_err(|e| anyhow::anyhow!("{e}"))
+    rtshield_store::open(spec).map_err(|e| {
+        if e.bad_input {
+            InputError::new(e.msg).into()
+        } else {
+            anyhow::anyhow!("{e}")
+        }
+    })
 }
 
 fn us(ns: Option<i64>) -> String {

@@ -35,11 +35,23 @@ pub const STORE_ENV: &str = "RTSHIELD_STORE";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreError {
     pub msg: String,
+    /// The store's name itself is wrong (a URL that does not parse): the
+    /// caller's input, exit 2, rather than a store that failed.
+    pub bad_input: bool,
 }
 
 impl StoreError {
     pub fn new(msg: impl Into<String>) -> StoreError {
-        StoreError { msg: msg.into() }
+        StoreError {
+            msg: msg.into(),
+            bad_input: false,
+        }
+    }
+    pub fn bad_input(msg: impl Into<String>) -> StoreError {
+        StoreError {
+            msg: msg.into(),
+            bad_input: true,
+        }
     }
     fn db(e: rusqlite::Error) -> StoreError {
         StoreError::new(format!("store: {e}"))

@@ -144,9 +144,12 @@ impl PgStore {
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
         let location = redact(url);
         let bad = |m: String| StoreError::new(format!("{location}: {m}"));
-        let mut cfg: postgres::Config = url
-            .parse()
-            .map_err(|e: postgres::Error| bad(format!("not a PostgreSQL URL: {}", describe(&e))))?;
+        let mut cfg: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+            StoreError::bad_input(format!(
+                "{location}: not a PostgreSQL URL: {}",
+                describe(&e)
+            ))
+        })?;
         if cfg.get_hosts().is_empty() {
             // libpq's default on Debian: the local server's socket.
             let host = std::env::var("PGHOST")

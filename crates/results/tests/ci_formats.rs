@@ -415,6 +415,34 @@ fn openmetrics_is_valid_text_exposition_with_consistent_histograms() {
     assert_eq!(cpu1.labels["cpu"], "3");
 }
 
+/// Where Python has the Prometheus client library, its text-format parser
+/// reads the file too (the families and their types). Not required: the
+/// strict reader above is the test everywhere.
+#[test]
+fn prometheus_client_reads_it_where_installed() {
+    let has = Command::new("python3")
+        .args(["-c", "import prometheus_client"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has {
+        eprintln!("note: python3 prometheus_client not installed; the strict reader covers it");
+        return;
+    }
+    let script = r#"
+import sys
+from prometheus_client.parser import text_string_to_metric_families
+for f in text_string_to_metric_families(open(sys.argv[1]).read()):
+    print(f.name, f.type, len(f.samples))
+"#;
+    let out = python(script, &to_openmetrics(&two_threads())).unwrap();
+    assert!(
+        out.contains("rtshield_latency_seconds histogram 38\n"),
+        "{out}"
+    );
+    assert!(out.contains("rtshield_overruns counter 2\n"), "{out}");
+}
+
 #[test]
 fn the_strict_prometheus_reader_rejects_what_it_must() {
     for bad in [

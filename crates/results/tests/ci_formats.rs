@@ -443,6 +443,29 @@ for f in text_string_to_metric_families(open(sys.argv[1]).read()):
     assert!(out.contains("rtshield_overruns counter 2\n"), "{out}");
 }
 
+/// Where Python has KernelCI's `kcidb-io`, its v5.0 JSON schema validates
+/// the file (the checker above is the test everywhere).
+#[test]
+fn kcidb_io_validates_it_where_installed() {
+    let has = Command::new("python3")
+        .args(["-c", "import kcidb_io"])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !has {
+        eprintln!("note: python3 kcidb_io not installed; the schema checker covers it");
+        return;
+    }
+    let script = r#"
+import json, sys, kcidb_io
+kcidb_io.schema.V5_0.validate(json.load(open(sys.argv[1])))
+print("valid")
+"#;
+    let r = two_threads();
+    let out = python(script, &to_kcidb(&r, Some(200_000), Some("kernelci:abc"))).unwrap();
+    assert_eq!(out, "valid\n");
+}
+
 #[test]
 fn the_strict_prometheus_reader_rejects_what_it_must() {
     for bad in [

@@ -70,3 +70,26 @@ groups=$(target/release/rtshield runs --store "$url" list --group-by host,kernel
 echo "runs list --group-by host,kernel over $total runs: $(ms target/release/rtshield runs --store "$url" list --group-by host,kernel) ms ($groups)"
 echo "runs list --group-by kernel --where 'host=board-7' over $total runs: $(ms target/release/rtshield runs --store "$url" list --group-by kernel --where host=board-7) ms"
 echo "database size: $(psql -t -A -c "SELECT pg_size_pretty(pg_database_size('postgres'))")"
+
+# The same BIG runs in the local SQLite store (python3's sqlite3 module),
+# for the same query on the other backend.
+python3 - "$local_db" "$copies" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+k = int(sys.argv[2])
+db.execute("""INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool, label,
+        started, duration_s, end_reason, mode, source, stored_at, summary, result)
+    SELECT r.uuid || '-' || g.value, 'board-' || ((r.id + g.value) % 40), '6.' || ((r.id * 7 + g.value) % 12) || '.0',
+        r.kernel_version, r.preempt, r.arch, r.cpu_model, r.tool, r.label, r.started, r.duration_s,
+        r.end_reason, r.mode, 'bench:' || r.id, r.stored_at, r.summary, '{}'
+    FROM runs r, (WITH RECURSIVE s(value) AS (SELECT 1 UNION ALL SELECT value + 1 FROM s WHERE value < ?)
+                  SELECT value FROM s) g""", (k,))
+db.execute("""INSERT INTO threads SELECT c.id, t.idx, t.cpu, t.samples, t.min_ns, t.avg_ns,
+        t.max_ns + (c.id % 997) * 1000, t.p50_ns, t.p99_ns, t.p999_ns + (c.id % 89) * 100, t.p9999_ns,
+        t.overruns, t.missed_periods, t.lost
+    FROM runs c JOIN threads t ON t.run_id = CAST(substr(c.source, 7) AS INTEGER)
+    WHERE c.source LIKE 'bench:%'""")
+db.commit()
+db.execute("ANALYZE")
+PY
+echo "SQLite: runs list --group-by host,kernel over the same runs: $(ms target/release/rtshield runs --store "$local_db" list --group-by host,kernel) ms"

@@ -67,7 +67,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load -d 'B
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load-cpus -d 'CPUs for the load, one worker per CPU [default: every online CPU not measured]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l label -d 'Label of the run in reports [default: the output directory name]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l store -d 'The results store [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l force-unsafe-dir -d 'Write into --out (or next to --json) even if it is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s q -l quiet -d 'No live display, only the final summary'
@@ -81,7 +81,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l duration -d 'M
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l label -d 'Label of the run in reports [default: the output directory name]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l metrics-file -d 'Rewrite FILE atomically every stats period with the latency so far, in Prometheus text format (node_exporter\'s textfile collector)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l store -d 'The results store [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l check -d 'Only check the file and print the effective settings (defaults filled in); start nothing'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l force-unsafe-dir -d 'Write into --out even if it is owned by another user or writable by others without the sticky bit'
@@ -175,7 +175,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l sysroot -d 
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l force-unsafe-dir -d 'Write into a directory owned by another user or writable by others'
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s V -l version -d 'Print version'
-complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l store -d 'The results store [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l out -d 'Directory for the runs and the report [default: ./rtshield-results/campaign-NAME-<UTC timestamp>/]' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l dry-run -d 'List the runs, their order and the total time; run nothing'

@@ -438,6 +438,8 @@ fn list_groups(
     by: &[String],
     json: bool,
 ) -> anyhow::Result<i32> {
+    let by: Vec<String> = by.iter().map(|k| k.trim().to_string()).collect();
+    let by = by.as_slice();
     rtshield_store::check_group_keys(by).map_err(InputError::new)?;
     let mut st = open(spec)?;
     let groups = st.groups(sel, by).map_err(|e| anyhow::anyhow!("{e}"))?;

@@ -507,20 +507,30 @@ fn a_server_that_is_down_is_a_clear_error_and_local_runs_stay() {
 }
 
 #[test]
-fn a_url_that_does_not_parse_is_exit_2() {
+fn a_url_that_does_not_parse_and_a_bad_group_key_are_exit_2() {
     let d = tempfile::tempdir().unwrap();
     let local = local_store(d.path(), "u", 1);
-    for (store, args) in [
-        ("postgres://u@h:99999999/x", vec!["list"]),
+    for (store, args, needle) in [
+        (
+            "postgres://u@h:99999999/x",
+            vec!["list"],
+            "not a PostgreSQL URL",
+        ),
         (
             local.as_str(),
             vec!["push", "--to", "postgresql://u@h/x?bogus=1"],
+            "not a PostgreSQL URL",
+        ),
+        (
+            local.as_str(),
+            vec!["list", "--group-by", "host,ker nel"],
+            "--group-by: `ker nel` is not a key",
         ),
     ] {
         let o = runs(store, &args).output().unwrap();
         assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
         assert!(
-            String::from_utf8_lossy(&o.stderr).contains("not a PostgreSQL URL"),
+            String::from_utf8_lossy(&o.stderr).contains(needle),
             "{}",
             describe(&o)
         );

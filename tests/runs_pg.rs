@@ -480,6 +480,27 @@ fn a_server_that_is_down_is_a_clear_error_and_local_runs_stay() {
         describe(&o)
     );
 
+    // A schema newer than this rtshield is refused, not written into.
+    let mut c = pg.client();
+    c.execute(
+        "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+        &[],
+    )
+    .unwrap();
+    let o = runs(&local, &["push", "--to", &url]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("schema version 99 is newer"),
+        "{}",
+        describe(&o)
+    );
+    c.execute(
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+        &[],
+    )
+    .unwrap();
+    drop(c);
+
     pg.stop();
     let before = std::fs::read(&local).unwrap();
     let o = runs(&local, &["push", "--to", &url]).output().unwrap();

@@ -52,6 +52,8 @@ pub enum Command {
     Stat(cmd::stat::Args),
     /// Plots and tables from one or more result files.
     Report(cmd::report::Args),
+    /// A result in a format CI systems read: cyclictest-json, junit, openmetrics, kcidb.
+    Export(cmd::export::Args),
     /// Run a matrix of measurements (isolation x load x settings), store every run, write one report.
     Campaign(cmd::campaign::Args),
     /// The results store: list, show, compare, import, export and report stored runs.
@@ -109,6 +111,7 @@ fn dispatch() -> i32 {
         Command::Audit(a) => cmd::audit::run(a, &g),
         Command::Stat(a) => cmd::stat::run(a, &g),
         Command::Report(a) => cmd::report::run(a, &g),
+        Command::Export(a) => cmd::export::run(a, &g),
         Command::Runs(a) => cmd::runs::run(a, &g),
         Command::Campaign(a) => cmd::campaign::run(a, &g),
         Command::Scenario(a) => cmd::scenario::run(a, &g),

@@ -28,6 +28,9 @@ _rtshield() {
             rtshield,demo)
                 cmd="rtshield__subcmd__demo"
                 ;;
+            rtshield,export)
+                cmd="rtshield__subcmd__export"
+                ;;
             rtshield,measure)
                 cmd="rtshield__subcmd__measure"
                 ;;
@@ -85,6 +88,9 @@ _rtshield() {
             rtshield__subcmd__runs,list)
                 cmd="rtshield__subcmd__runs__subcmd__list"
                 ;;
+            rtshield__subcmd__runs,push)
+                cmd="rtshield__subcmd__runs__subcmd__push"
+                ;;
             rtshield__subcmd__runs,report)
                 cmd="rtshield__subcmd__runs__subcmd__report"
                 ;;
@@ -98,7 +104,7 @@ _rtshield() {
 
     case "${cmd}" in
         rtshield)
-            opts="-h -V --sysroot --help --version demo measure run sysinfo partition audit stat report campaign runs scenario simulate __load"
+            opts="-h -V --sysroot --help --version demo measure run sysinfo partition audit stat report export campaign runs scenario simulate __load"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -231,8 +237,46 @@ _rtshield() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        rtshield__subcmd__export)
+            opts="-o -h -V --format --output --max-latency --build-id --force-unsafe-dir --sysroot --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --format)
+                    COMPREPLY=($(compgen -W "cyclictest-json junit openmetrics kcidb" -- "${cur}"))
+                    return 0
+                    ;;
+                --output)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -o)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-latency)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --build-id)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sysroot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         rtshield__subcmd__measure)
-            opts="-q -h -V --cpus --period --prio --policy --duration --samples --mode --histo-size --resolution --stats-period --out --json --force-unsafe-dir --max-latency --quiet --no-memlock --no-dma-latency --load --load-cpus --label --tag --store --no-store --sysroot --help --version"
+            opts="-q -h -V --cpus --period --prio --policy --duration --samples --mode --timer --histo-size --resolution --stats-period --out --json --json-format --metrics-file --force-unsafe-dir --max-latency --quiet --no-memlock --no-dma-latency --load --load-cpus --label --tag --store --no-store --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -266,6 +310,10 @@ _rtshield() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --timer)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --histo-size)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -283,6 +331,14 @@ _rtshield() {
                     return 0
                     ;;
                 --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json-format)
+                    COMPREPLY=($(compgen -W "rtshield cyclictest" -- "${cur}"))
+                    return 0
+                    ;;
+                --metrics-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -526,7 +582,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__run)
-            opts="-q -h -V --check --out --force-unsafe-dir --duration --fold-cpus --quiet --label --keys --tag --store --no-store --sysroot --help --version"
+            opts="-q -h -V --check --out --force-unsafe-dir --duration --fold-cpus --quiet --label --resume --metrics-file --keys --tag --store --no-store --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -541,6 +597,14 @@ _rtshield() {
                     return 0
                     ;;
                 --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --resume)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --metrics-file)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -564,7 +628,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__runs)
-            opts="-h -V --store --sysroot --help --version list show compare import export report"
+            opts="-h -V --store --sysroot --help --version list push show compare import export report"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -672,12 +736,46 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__runs__subcmd__list)
-            opts="-h -V --where --json --store --sysroot --help --version"
+            opts="-h -V --where --group-by --json --store --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --where)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --group-by)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sysroot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        rtshield__subcmd__runs__subcmd__push)
+            opts="-h -V --to --where --store --sysroot --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --to)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --where)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -890,7 +988,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__stat)
-            opts="-h -V --interval --count --pids --top --json --sysroot --help --version"
+            opts="-h -V --interval --count --pids --top --json --record --duration --label --compare --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -909,6 +1007,22 @@ _rtshield() {
                     return 0
                     ;;
                 --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --record)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --compare)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

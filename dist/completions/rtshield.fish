@@ -35,6 +35,7 @@ complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "partition" -d 'Sh
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "audit" -d 'What can still disturb a CPU, and how to fix it'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "stat" -d 'vmstat/pidstat-like sampling: interrupts, context switches, run queue'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "report" -d 'Plots and tables from one or more result files'
+complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "export" -d 'A result in a format CI systems read: cyclictest-json, junit, openmetrics, kcidb'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "campaign" -d 'Run a matrix of measurements (isolation x load x settings), store every run, write one report'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "runs" -d 'The results store: list, show, compare, import, export and report stored runs'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "scenario" -d 'Run a load-balancing scenario (lollobrigida format) on the real kernel'
@@ -53,30 +54,36 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l policy -d 
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l duration -d 'How long to measure (`3s`, `1min`, `1h`); without it (and without --samples) until Ctrl-C' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l samples -d 'Stop each thread after N samples' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l mode -d 'nanosleep (absolute clock_nanosleep), posix-timer (timer_create + signal) or interval (time between wake-ups)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l timer -d 'What wakes the thread in interval mode: nanosleep (clock_nanosleep, the default) or posix (the signals of a periodic timer_create timer, as the torture article measures)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l histo-size -d 'Largest latency kept in the histogram; above it samples count as overflow (still in min/max/avg and percentiles) [default: 1000us; in interval mode at least twice the period]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l resolution -d 'Histogram and display unit: us or ns' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l stats-period -d 'Refresh of the live table' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l out -d 'Output directory [default: ./rtshield-results/<UTC timestamp>/]' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l json -d 'Also write results.json to FILE' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l json-format -d 'Format of the --json file: rtshield (results.json) or cyclictest (the keys of `cyclictest --json`)' -r -f -a "rtshield\t'results.json'
+cyclictest\t'The keys of `cyclictest --json` 2.x'"
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l metrics-file -d 'Rewrite FILE atomically every stats period with the latency so far, in Prometheus text format (node_exporter\'s textfile collector)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l max-latency -d 'Exit with status 3 when any thread\'s maximum exceeds DUR (for CI)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load -d 'Built-in load to run beside the measurement: cpu, memory, io, syscall, fork, net or hell' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load-cpus -d 'CPUs for the load, one worker per CPU [default: every online CPU not measured]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l label -d 'Label of the run in reports [default: the output directory name]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l store -d 'The results store [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l force-unsafe-dir -d 'Write into --out (or next to --json) even if it is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s q -l quiet -d 'No live display, only the final summary'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-memlock -d 'Do not lock memory (mlockall)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the run'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-store -d 'Do not add the run to the results store (the files are written as always)'
-complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s h -l help -d 'Print help'
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l out -d 'Output directory [default: ./rtshield-results/<config name>-<UTC timestamp>/]; DIR-1, DIR-2... with stats.rotate' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l duration -d 'Measure this long, whatever lifetime.duration says (`30s`, `10min`, `1d`)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l label -d 'Label of the run in reports [default: the output directory name]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l resume -d 'Continue the run interrupted in DIR (kill -9, power cut) from its last checkpoint: same configuration, the time left, figures merged, the gap a `down` phase of the timeline' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l metrics-file -d 'Rewrite FILE atomically every stats period with the latency so far, in Prometheus text format (node_exporter\'s textfile collector)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l store -d 'The results store [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l check -d 'Only check the file and print the effective settings (defaults filled in); start nothing'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l force-unsafe-dir -d 'Write into --out even if it is owned by another user or writable by others without the sticky bit'
@@ -142,6 +149,10 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l interval -d '
 complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l count -d 'Stop after N samples (default: until interrupted)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l pids -d 'Only these processes\' threads (comma-separated PIDs)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l top -d 'How many threads to list per sample, busiest first (0 = every one that switched)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l record -d 'Record the mean of every figure over --duration into FILE (schema rtshield.stat/1), for --compare' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l duration -d 'How long to record (with --record): `60s`, `5min`' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l label -d 'Name of the recording in comparisons [default: kernel release and preemption model]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l compare -d 'Compare two recordings: a table of each figure in A and B and the ratio B/A' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l json -d 'One JSON object per sample and line (JSON Lines)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -s h -l help -d 'Print help'
@@ -159,7 +170,18 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand report" -l sysroot -d 
 complete -c rtshield -n "__fish_rtshield_using_subcommand report" -l force-unsafe-dir -d 'Write into an existing -o DIR even if it is owned by another user or writable by group/others without the sticky bit (anyone who can write there could redirect files)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c rtshield -n "__fish_rtshield_using_subcommand report" -s V -l version -d 'Print version'
-complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l store -d 'The results store [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l format -r -f -a "cyclictest-json\t''
+junit\t''
+openmetrics\t''
+kcidb\t''"
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s o -l output -d 'Output file [default: standard output]; written atomically' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l max-latency -d 'junit, kcidb: a thread whose maximum latency exceeds DUR fails' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l build-id -d 'kcidb: the KCIDB id of the build the kernel came from [default: rtshield:<kernel release>]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l force-unsafe-dir -d 'Write into a directory owned by another user or writable by others'
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s h -l help -d 'Print help'
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s V -l version -d 'Print version'
+complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l out -d 'Directory for the runs and the report [default: ./rtshield-results/campaign-NAME-<UTC timestamp>/]' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l dry-run -d 'List the runs, their order and the total time; run nothing'
@@ -168,48 +190,56 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l force-uns
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -s v -l verbose -d 'Show each run\'s own output'
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -s V -l version -d 'Print version'
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list show compare import export report" -l store -d 'The store: a SQLite file [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list show compare import export report" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list show compare import export report" -s h -l help -d 'Print help'
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list show compare import export report" -s V -l version -d 'Print version'
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list show compare import export report" -f -a "list" -d 'One line per stored run'
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list show compare import export report" -f -a "show" -d 'Everything stored about one run (by ID or UUID prefix)'
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list show compare import export report" -f -a "compare" -d 'Compare two sets of runs, statistic by statistic, with 95 % confidence intervals'
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list show compare import export report" -f -a "import" -d 'Store result directories, results.json, cyclictest --json or -h files'
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list show compare import export report" -f -a "export" -d 'Write the selected runs as JSON (results.json objects) or CSV (one row per thread)'
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list show compare import export report" -f -a "report" -d '`rtshield report` over the selected runs'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -l store -d 'The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -s h -l help -d 'Print help'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -s V -l version -d 'Print version'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -f -a "list" -d 'One line per stored run'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -f -a "push" -d 'Copy the runs of this store (--store) to another (a postgres:// URL or a file); idempotent'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -f -a "show" -d 'Everything stored about one run (by ID or UUID prefix)'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -f -a "compare" -d 'Compare two sets of runs, statistic by statistic, with 95 % confidence intervals'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -f -a "import" -d 'Store result directories, results.json, cyclictest --json or -h files'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -f -a "export" -d 'Write the selected runs as JSON (results.json objects) or CSV (one row per thread)'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and not __fish_seen_subcommand_from list push show compare import export report" -f -a "report" -d '`rtshield report` over the selected runs'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from list" -l where -d 'Only the runs this selector picks' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from list" -l store -d 'The store: a SQLite file [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from list" -l group-by -d 'One row per group of runs with these keys (fields or tags, comma-separated): run count, worst p99.9 and worst maximum' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from list" -l store -d 'The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from list" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from list" -l json -d 'JSON instead of a table'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from show" -l store -d 'The store: a SQLite file [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from push" -l to -d 'The destination store' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from push" -l where -d 'Only the runs this selector picks' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from push" -l store -d 'The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from push" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from push" -s h -l help -d 'Print help'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from push" -s V -l version -d 'Print version'
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from show" -l store -d 'The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from show" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from show" -l json
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from show" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from compare" -l stat -d 'Statistics, comma-separated (p50, p99, p99.9, p99.99, max, or pN)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from compare" -l seed -d 'Seed of the bootstrap (the same seed gives the same intervals)' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from compare" -l store -d 'The store: a SQLite file [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from compare" -l store -d 'The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from compare" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from compare" -l json
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from compare" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from compare" -s V -l version -d 'Print version'
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from import" -l store -d 'The store: a SQLite file [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from import" -l store -d 'The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from import" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from import" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from export" -l format -r -f -a "json\t''
 csv\t''"
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from export" -s o -l output -d 'Output file [default: standard output]' -r -F
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from export" -l store -d 'The store: a SQLite file [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from export" -l store -d 'The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from export" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from export" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from report" -s o -l output -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from report" -l title -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from report" -l store -d 'The store: a SQLite file [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from report" -l store -d 'The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from report" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from report" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand runs; and __fish_seen_subcommand_from report" -s V -l version -d 'Print version'

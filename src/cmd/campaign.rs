@@ -23,8 +23,8 @@ pub struct Args {
     /// Skip the runs of this campaign already in the store.
     #[arg(long)]
     pub resume: bool,
-    /// The results store [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
-    #[arg(long, value_name = "PATH")]
+    /// The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
+    #[arg(long, value_name = "PATH|URL")]
     pub store: Option<String>,
     /// Directory for the runs and the report [default: ./rtshield-results/campaign-NAME-<UTC timestamp>/].
     #[arg(long, value_name = "DIR")]

@@ -52,6 +52,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         stats_period: Dur(1_000_000_000),
         out: Some(args.out.clone()),
         json: None,
+        json_format: Default::default(),
+        metrics_file: None,
         force_unsafe_dir: false,
         max_latency: None,
         quiet: args.quiet,

@@ -54,6 +54,19 @@ pub struct Args {
     /// Also write results.json to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Format of the --json file: rtshield (results.json) or cyclictest (the keys of `cyclictest --json`).
+    #[arg(
+        long,
+        value_enum,
+        default_value = "rtshield",
+        requires = "json",
+        value_name = "rtshield|cyclictest"
+    )]
+    pub json_format: JsonFormat,
+    /// Rewrite FILE atomically every stats period with the latency so far, in Prometheus text
+    /// format (node_exporter's textfile collector).
+    #[arg(long, value_name = "FILE")]
+    pub metrics_file: Option<PathBuf>,
     /// Write into --out (or next to --json) even if it is owned by another
     /// user or writable by others without the sticky bit.
     #[arg(long)]
@@ -83,6 +96,16 @@ pub struct Args {
     pub store: super::StoreArgs,
 }
 
+/// What `--json FILE` holds.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum JsonFormat {
+    /// results.json.
+    #[default]
+    Rtshield,
+    /// The keys of `cyclictest --json` 2.x.
+    Cyclictest,
+}
+
 /// The CPUs this process may run on (its affinity mask, which `taskset`
 /// or a cpuset may have narrowed), not the machine's online CPUs.
 fn allowed_cpus() -> CpuSet {
@@ -104,6 +127,9 @@ pub struct Plan {
     pub out: Option<PathBuf>,
     pub policy: DirPolicy,
     pub json: Option<PathBuf>,
+    pub json_format: JsonFormat,
+    /// `--metrics-file`.
+    pub metrics_file: Option<PathBuf>,
     pub max_latency_ns: Option<u64>,
     pub quiet: bool,
     pub load: Option<LoadSpec>,
@@ -279,6 +305,8 @@ impl Args {
             out,
             policy,
             json: self.json.clone(),
+            json_format: self.json_format,
+            metrics_file: self.metrics_file.clone(),
             max_latency_ns: self.max_latency.map(|d| d.ns()),
             quiet: self.quiet,
             load,
@@ -303,6 +331,11 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
     let stop = signals::install();
     // Refused (exit 2) or impossible before anything is printed or measured.
     let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
+    let mut metrics = plan
+        .metrics_file
+        .as_deref()
+        .map(|p| rtshield_run::metrics::MetricsFile::open(p, plan.policy))
+        .transpose()?;
     let dir = pipeline::open_output(plan.out.as_deref(), &stamp, plan.policy)?;
     let out = dir.path().to_path_buf();
     let root = g.root();
@@ -354,13 +387,25 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
         .or_else(|| out.file_name().map(|n| n.to_string_lossy().into_owned()));
     let mut display = LiveDisplay::new(plan.quiet);
     // timeline.csv: per-interval min/avg/max and the host, as `run` writes it.
-    let mut obs =
+    let mut timeline =
         rtshield_run::timeline::WithTimeline::new(&mut display, &dir, &root, plan.load.is_some());
+    let mut with_metrics;
+    let obs: &mut dyn rtshield_measure::Observer = match metrics.as_mut() {
+        Some(f) => {
+            with_metrics = rtshield_run::metrics::WithMetrics::new(&mut timeline, f);
+            &mut with_metrics
+        }
+        None => &mut timeline,
+    };
+    let rtshield_json = plan
+        .json
+        .as_deref()
+        .filter(|_| plan.json_format == JsonFormat::Rtshield);
     let written = pipeline::measure_and_write(
         &root,
         spec,
         stop,
-        &mut obs,
+        obs,
         plan.load.as_ref(),
         dir,
         &ExportManager::all(),
@@ -373,11 +418,22 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
             warnings: vec![],
             sysinfo,
         },
-        plan.json.as_deref().map(|j| (j, plan.policy)),
+        rtshield_json.map(|j| (j, plan.policy)),
     );
-    drop(obs);
+    drop(timeline);
     display.finish();
-    let written = written?;
+    let mut written = written?;
+    if let Some(f) = metrics.as_mut() {
+        // The final figures, not the last period's.
+        f.write(&written.measurement);
+    }
+    if let (Some(j), JsonFormat::Cyclictest) = (&plan.json, plan.json_format) {
+        let text = rtshield_results::export::to_cyclictest_json(&written.result);
+        if let Err(e) = rtshield_results::export::write_text(&text, j, plan.policy) {
+            eprintln!("rtshield: error: --json: {e}");
+            written.json_failed = true;
+        }
+    }
     let (m, result) = (&written.measurement, &written.result);
     print_summary(
         m,

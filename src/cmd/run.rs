@@ -41,6 +41,10 @@ pub struct Args {
     /// same configuration, the time left, figures merged, the gap a `down` phase of the timeline.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
     pub resume: Option<PathBuf>,
+    /// Rewrite FILE atomically every stats period with the latency so far, in Prometheus text
+    /// format (node_exporter's textfile collector).
+    #[arg(long, value_name = "FILE")]
+    pub metrics_file: Option<PathBuf>,
     /// Print the reference of every configuration key (Markdown) and exit.
     #[arg(long)]
     pub keys: bool,
@@ -118,6 +122,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         label,
         exe: rtshield_load::worker_exe()?,
         tags,
+        metrics_file: args.metrics_file.clone(),
     };
     let outcome = match &resume {
         Some(r) => {

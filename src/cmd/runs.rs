@@ -15,10 +15,12 @@ id, uuid, and any tag (isolation, load, campaign, cell, repeat, or your own --ta
 Examples:
   rtshield runs import rtshield-results/*/ cyclictest.json
   rtshield runs list --where 'kernel ~ 6.18 and load = hell'
-  rtshield runs compare 'isolation=none' 'isolation=partition' --stat p99.9,max")]
+  rtshield runs compare 'isolation=none' 'isolation=partition' --stat p99.9,max
+  rtshield runs push --to postgres://user@db/rt
+  rtshield runs list --store postgres://user@db/rt --group-by host,kernel")]
 pub struct Args {
-    /// The store: a SQLite file [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
-    #[arg(long, global = true, value_name = "PATH")]
+    /// The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
+    #[arg(long, global = true, value_name = "PATH|URL")]
     pub store: Option<String>,
     #[command(subcommand)]
     pub command: Command,
@@ -31,9 +33,22 @@ pub enum Command {
         /// Only the runs this selector picks.
         #[arg(long = "where", value_name = "SELECTOR")]
         selector: Option<String>,
+        /// One row per group of runs with these keys (fields or tags, comma-separated):
+        /// run count, worst p99.9 and worst maximum.
+        #[arg(long, value_delimiter = ',', value_name = "KEY,...")]
+        group_by: Vec<String>,
         /// JSON instead of a table.
         #[arg(long)]
         json: bool,
+    },
+    /// Copy the runs of this store (--store) to another (a postgres:// URL or a file); idempotent.
+    Push {
+        /// The destination store.
+        #[arg(long, value_name = "URL|PATH")]
+        to: String,
+        /// Only the runs this selector picks.
+        #[arg(long = "where", value_name = "SELECTOR")]
+        selector: Option<String>,
     },
     /// Everything stored about one run (by ID or UUID prefix).
     Show {
@@ -93,7 +108,13 @@ fn selector(text: &str, what: &str) -> anyhow::Result<Selector> {
 }
 
 fn open(spec: Option<&str>) -> anyhow::Result<Box<dyn Store>> {
-    rtshield_store::open(spec).map_err(|e| anyhow::anyhow!("{e}"))
+    rtshield_store::open(spec).map_err(|e| {
+        if e.bad_input {
+            InputError::new(e.msg).into()
+        } else {
+            anyhow::anyhow!("{e}")
+        }
+    })
 }
 
 fn us(ns: Option<i64>) -> String {
@@ -109,12 +130,16 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     match args.command {
         Command::List {
             selector: sel,
+            group_by,
             json,
         } => {
             let sel = match sel {
                 Some(s) => selector(&s, "--where")?,
                 None => Selector::all(),
             };
+            if !group_by.is_empty() {
+                return list_groups(spec, &sel, &group_by, json);
+            }
             let mut st = open(spec)?;
             let runs = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
             if json {
@@ -157,6 +182,13 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
                 st.location()
             );
             Ok(0)
+        }
+        Command::Push { to, selector: sel } => {
+            let sel = match sel {
+                Some(s) => selector(&s, "--where")?,
+                None => Selector::all(),
+            };
+            push(spec, &to, &sel)
         }
         Command::Show { id, json } => {
             let mut st = open(spec)?;
@@ -397,6 +429,92 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             result
         }
     }
+}
+
+/// `runs list --group-by`: one row per group.
+fn list_groups(
+    spec: Option<&str>,
+    sel: &Selector,
+    by: &[String],
+    json: bool,
+) -> anyhow::Result<i32> {
+    let by: Vec<String> = by.iter().map(|k| k.trim().to_string()).collect();
+    let by = by.as_slice();
+    rtshield_store::check_group_keys(by).map_err(InputError::new)?;
+    let mut st = open(spec)?;
+    let groups = st.groups(sel, by).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&groups)?);
+        return Ok(0);
+    }
+    let widths: Vec<usize> = (0..by.len())
+        .map(|i| {
+            groups
+                .iter()
+                .map(|g| g.keys[i].chars().count())
+                .chain([by[i].len()])
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let mut head = String::new();
+    for (k, w) in by.iter().zip(&widths) {
+        head.push_str(&format!("{k:<w$}  "));
+    }
+    println!("{head}{:>6}  {:>8}  {:>8}", "runs", "p99.9us", "max_us");
+    for g in &groups {
+        let mut line = String::new();
+        for (k, w) in g.keys.iter().zip(&widths) {
+            line.push_str(&format!("{k:<w$}  "));
+        }
+        println!(
+            "{line}{:>6}  {:>8}  {:>8}",
+            g.runs,
+            us(g.worst_p999_ns),
+            us(g.worst_max_ns)
+        );
+    }
+    let total: u64 = groups.iter().map(|g| g.runs).sum();
+    println!(
+        "{} group{}, {total} run{} in {}",
+        groups.len(),
+        if groups.len() == 1 { "" } else { "s" },
+        if total == 1 { "" } else { "s" },
+        st.location()
+    );
+    Ok(0)
+}
+
+/// `runs push`: copy the selected runs to another store, each in its own
+/// transaction there; runs already there (same UUID) are left alone.
+fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
+    let mut src = open(spec)?;
+    let sums = src.list(sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut dst = open(Some(to))?;
+    let (mut new, mut old) = (0usize, 0usize);
+    // Batches bound the memory a large store takes (whole histograms).
+    for chunk in sums.chunks(64) {
+        let ids: Vec<i64> = chunk.iter().map(|r| r.id).collect();
+        let full = src.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
+        for (sum, r) in chunk.iter().zip(&full) {
+            let from = format!("{}#{}", src.location(), sum.id);
+            match dst.put(r, Some(&from)) {
+                Ok(rtshield_store::Put::Stored { .. }) => new += 1,
+                Ok(rtshield_store::Put::AlreadyStored { .. }) => old += 1,
+                Err(e) => {
+                    return Err(anyhow::anyhow!(
+                        "{e} ({new} runs pushed before it; pushing again resumes)"
+                    ))
+                }
+            }
+        }
+    }
+    println!(
+        "{new} pushed, {old} already there, from {} to {}",
+        src.location(),
+        dst.location()
+    );
+    Ok(0)
 }
 
 fn export_csv(runs: &[RunSummary]) -> String {

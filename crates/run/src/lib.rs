@@ -6,6 +6,7 @@
 //! rotates parts, records the timeline and writes the result files.
 //! See docs/architecture-run.md.
 
+pub mod metrics;
 pub mod pipeline;
 pub mod resume;
 pub mod runner;

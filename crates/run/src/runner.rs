@@ -50,6 +50,8 @@ pub struct RunOptions {
     /// Tags for every part's results (`--tag`, the run's UUID, the
     /// isolation detected at the start).
     pub tags: std::collections::BTreeMap<String, String>,
+    /// `--metrics-file`: rewritten every stats period.
+    pub metrics_file: Option<PathBuf>,
 }
 
 /// What happened.
@@ -683,6 +685,11 @@ fn execute_inner(
         None => rotate.map(|_| next_free_part(opts.out.as_deref(), 1)),
     };
     // Refused or impossible before anything starts or moves: an error (exit 2 for a refusal).
+    let mut metrics = opts
+        .metrics_file
+        .as_deref()
+        .map(|p| crate::metrics::MetricsFile::open(p, opts.policy))
+        .transpose()?;
     let first = Rc::new(match resume {
         Some(r) => {
             SafeDir::open_or_create(&r.dir, 0o755, opts.policy).map_err(pipeline::refusal)?
@@ -873,7 +880,13 @@ fn execute_inner(
         // observer); give the engine back the thread as it was.
         let saved_aff = sched::get_affinity(0).ok();
         obs.applied_main = false;
-        let m = pipeline::measure(&opts.root, &spec, stop, &mut obs);
+        let m = match metrics.as_mut() {
+            Some(f) => {
+                let mut w = crate::metrics::WithMetrics::new(&mut obs, f);
+                pipeline::measure(&opts.root, &spec, stop, &mut w)
+            }
+            None => pipeline::measure(&opts.root, &spec, stop, &mut obs),
+        };
         if obs.main_sched.is_some() {
             let _ = sched::set_scheduler(0, Policy::Other, 0);
         }
@@ -881,6 +894,9 @@ fn execute_inner(
             let _ = sched::set_affinity(0, &a);
         }
         let m = m?;
+        if let Some(f) = metrics.as_mut() {
+            f.write(&m);
+        }
         let end = m.end;
         // A segment that ran its course counts as its requested length, so
         // the run's total does not drift by the set-up time of a rotation.

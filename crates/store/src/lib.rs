@@ -3,20 +3,25 @@
 //! and compared. Result files stay the primary record; the store is an
 //! index that `runs import` can rebuild from them.
 //!
-//! - [`Store`]: the storage interface (SQLite today: [`SqliteStore`]).
+//! - [`Store`]: the storage interface: [`SqliteStore`] (the default, no
+//!   server) and [`PgStore`] (PostgreSQL, shared by a lab of boards).
 //! - [`Selector`]: `kernel ~ 6.18 and load = hell`.
 //! - [`compare()`]: B versus A with bootstrap confidence intervals.
 
 mod compare;
+mod pg;
 mod record;
 mod select;
+mod sql;
 mod sqlite;
 
 pub use compare::{
     compare, default_stats, Comparison, Method, Row, Stat, Verdict, ITERATIONS, MIN_RUNS,
 };
+pub use pg::{is_pg_url, pgpass_lookup, PgStore};
 pub use record::{new_uuid, run_uuid, RunSummary, ThreadSummary, TAG_UUID};
 pub use select::{Cond, Op, SelectError, Selector, FIELDS};
+pub use sql::{check_group_keys, Group};
 pub use sqlite::{SqliteStore, SCHEMA_V1, SCHEMA_VERSION};
 
 use rtshield_results::RunResult;
@@ -30,11 +35,23 @@ pub const STORE_ENV: &str = "RTSHIELD_STORE";
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreError {
     pub msg: String,
+    /// The store's name itself is wrong (a URL that does not parse): the
+    /// caller's input, exit 2, rather than a store that failed.
+    pub bad_input: bool,
 }
 
 impl StoreError {
     pub fn new(msg: impl Into<String>) -> StoreError {
-        StoreError { msg: msg.into() }
+        StoreError {
+            msg: msg.into(),
+            bad_input: false,
+        }
+    }
+    pub fn bad_input(msg: impl Into<String>) -> StoreError {
+        StoreError {
+            msg: msg.into(),
+            bad_input: true,
+        }
     }
     fn db(e: rusqlite::Error) -> StoreError {
         StoreError::new(format!("store: {e}"))
@@ -91,6 +108,9 @@ pub trait Store {
     fn list(&mut self, sel: &Selector) -> Result<Vec<RunSummary>, StoreError>;
     /// The full results of runs by local id.
     fn results(&mut self, ids: &[i64]) -> Result<Vec<RunResult>, StoreError>;
+    /// One row per value of the `by` keys among the runs `sel` selects
+    /// (`runs list --group-by`), in byte order of the keys.
+    fn groups(&mut self, sel: &Selector, by: &[String]) -> Result<Vec<Group>, StoreError>;
     /// Where the store is, for messages.
     fn location(&self) -> String;
 
@@ -125,18 +145,15 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("rtshield").join("runs.db"))
 }
 
-/// Open the store named by `spec` (a path), else `$RTSHIELD_STORE`, else
-/// the default path. The store's directory is created (0700) if missing.
+/// Open the store named by `spec` (a path or a `postgres://` URL), else
+/// `$RTSHIELD_STORE`, else the default path. A SQLite store's directory is
+/// created (0700) if missing.
 pub fn open(spec: Option<&str>) -> Result<Box<dyn Store>, StoreError> {
     let spec = spec
         .map(str::to_string)
         .or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
     let path = match spec {
-        Some(s) if s.starts_with("postgres://") || s.starts_with("postgresql://") => {
-            return Err(StoreError::new(format!(
-                "{s}: PostgreSQL stores are not supported by this build yet; use a file path"
-            )))
-        }
+        Some(s) if is_pg_url(&s) => return Ok(Box::new(PgStore::connect(&s)?)),
         Some(s) => PathBuf::from(s),
         None => default_path().ok_or_else(|| {
             StoreError::new(

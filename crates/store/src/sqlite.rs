@@ -2,6 +2,7 @@
 
 use crate::record::{RunSummary, ThreadSummary};
 use crate::select::Selector;
+use crate::sql::{group_query, sort_groups, where_clause, Dialect, Group};
 use crate::{Put, Store, StoreError};
 use rtshield_results::RunResult;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
@@ -308,69 +309,6 @@ fn parse_summary(text: &str) -> Result<SummaryExtra, StoreError> {
     serde_json::from_str(text).map_err(StoreError::json)
 }
 
-/// Column of a selector key that is a field of the runs table.
-fn column(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "id" => "CAST(id AS TEXT)",
-        "uuid" => "uuid",
-        "host" => "host",
-        "kernel" => "kernel",
-        "kernel_version" => "kernel_version",
-        "preempt" => "preempt",
-        "arch" => "arch",
-        "cpu_model" => "cpu_model",
-        "tool" => "tool",
-        "label" => "label",
-        "started" => "started",
-        "end" => "end_reason",
-        "mode" => "mode",
-        _ => return None,
-    })
-}
-
-/// ` WHERE …` and its bound values for a selector (empty when it selects
-/// everything). Tags are matched through the tags table; a missing tag
-/// matches `!=` and `!~` only, as in [`Selector::matches`].
-fn where_clause(sel: &Selector) -> (String, Vec<String>) {
-    use crate::select::Op;
-    let mut parts = Vec::new();
-    let mut binds = Vec::new();
-    for c in &sel.conds {
-        binds.push(c.value.clone());
-        let n = binds.len();
-        let part = match column(&c.key) {
-            Some(col) => match c.op {
-                Op::Eq => format!("{col} = ?{n}"),
-                Op::Ne => format!("{col} <> ?{n}"),
-                Op::Contains => format!("instr({col}, ?{n}) > 0"),
-                Op::NotContains => format!("instr({col}, ?{n}) = 0"),
-            },
-            None => {
-                binds.push(c.key.clone());
-                let k = binds.len();
-                let tag = |cond: &str| {
-                    format!("EXISTS (SELECT 1 FROM tags t WHERE t.run_id = runs.id AND t.key = ?{k} AND {cond})")
-                };
-                match c.op {
-                    Op::Eq if c.value.is_empty() => format!(
-                        "NOT EXISTS (SELECT 1 FROM tags t WHERE t.run_id = runs.id AND t.key = ?{k} AND t.value <> ?{n})"
-                    ),
-                    Op::Eq => tag(&format!("t.value = ?{n}")),
-                    Op::Ne => format!("NOT {}", tag(&format!("t.value = ?{n}"))),
-                    Op::Contains => tag(&format!("instr(t.value, ?{n}) > 0")),
-                    Op::NotContains => format!("NOT {}", tag(&format!("instr(t.value, ?{n}) > 0"))),
-                }
-            }
-        };
-        parts.push(part);
-    }
-    if parts.is_empty() {
-        (String::new(), binds)
-    } else {
-        (format!(" WHERE {}", parts.join(" AND ")), binds)
-    }
-}
-
 const SUMMARY_COLS: &str = "id, uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
     label, started, duration_s, end_reason, mode, summary";
 
@@ -419,7 +357,7 @@ impl Store for SqliteStore {
     fn list(&mut self, sel: &Selector) -> Result<Vec<RunSummary>, StoreError> {
         // The selector becomes SQL so only the matching rows' summaries
         // are decoded (a store of 10 000 runs lists in milliseconds).
-        let (clause, binds) = where_clause(sel);
+        let (clause, binds) = where_clause(sel, Dialect::Sqlite);
         let sql = format!("SELECT {SUMMARY_COLS} FROM runs{clause} ORDER BY id");
         let mut st = self.conn.prepare_cached(&sql).map_err(StoreError::db)?;
         let rows = st
@@ -452,6 +390,30 @@ impl Store for SqliteStore {
             })?);
         }
         Ok(out)
+    }
+
+    fn groups(&mut self, sel: &Selector, by: &[String]) -> Result<Vec<Group>, StoreError> {
+        let (sql, binds) = group_query(sel, by, Dialect::Sqlite);
+        let n = by.len();
+        let mut st = self.conn.prepare(&sql).map_err(StoreError::db)?;
+        let rows = st
+            .query_map(rusqlite::params_from_iter(binds.iter()), |r| {
+                let mut keys = Vec::with_capacity(n);
+                for i in 0..n {
+                    keys.push(r.get::<_, String>(i)?);
+                }
+                Ok(Group {
+                    keys,
+                    runs: r.get::<_, i64>(n)? as u64,
+                    worst_p999_ns: r.get(n + 1)?,
+                    worst_max_ns: r.get(n + 2)?,
+                })
+            })
+            .map_err(StoreError::db)?;
+        let out = rows
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(StoreError::db)?;
+        Ok(sort_groups(out))
     }
 
     fn location(&self) -> String {

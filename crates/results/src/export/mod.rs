@@ -8,11 +8,22 @@
 //! - [`csv`] — `results.csv`;
 //! - [`cyclictest_hist`] — `histogram.txt`, cyclictest's `-h` text;
 //! - [`systress_txt`] — `timer_threadNN.txt`, the systress article's format;
-//! - [`timeline`] — `timeline.csv`, rows appended during a run.
+//! - [`timeline`] — `timeline.csv`, rows appended during a run;
+//! - [`cyclictest_json`] — `cyclictest.json`, cyclictest's `--json` keys;
+//! - [`junit`] — `junit.xml`, one test case per thread;
+//! - [`openmetrics`] — `rtshield.prom`, Prometheus text exposition;
+//! - [`kcidb`] — `kcidb.json`, KCIDB v5 test entries.
+//!
+//! The last four are the formats CI systems read: `rtshield export` writes
+//! them from any result ([`by_name`]).
 
 pub mod csv;
 pub mod cyclictest_hist;
+pub mod cyclictest_json;
 pub mod json;
+pub mod junit;
+pub mod kcidb;
+pub mod openmetrics;
 pub mod systress_txt;
 pub mod timeline;
 
@@ -23,7 +34,11 @@ use std::path::PathBuf;
 
 pub use self::csv::{csv_header, to_csv, Csv, CSV_FILE};
 pub use cyclictest_hist::{to_cyclictest_hist, CyclictestHist, HIST_FILE};
+pub use cyclictest_json::{to_cyclictest_json, CyclictestJson, CYCLICTEST_JSON_FILE};
 pub use json::{to_json, Json, JSON_FILE};
+pub use junit::{to_junit, Junit, JUNIT_FILE};
+pub use kcidb::{to_kcidb, Kcidb, KCIDB_FILE};
+pub use openmetrics::{to_openmetrics, OpenMetrics, OPENMETRICS_FILE};
 pub use systress_txt::{systress_file_name, to_systress_txt, SystressTxt};
 
 /// One result file format.
@@ -105,6 +120,51 @@ impl ExportManager {
             dir.write(name, bytes).map_err(|e| e.to_string())
         })
     }
+}
+
+/// Options of the CI formats.
+#[derive(Debug, Clone, Default)]
+pub struct CiOptions {
+    /// junit and kcidb: a thread whose maximum exceeds it fails.
+    pub max_latency_ns: Option<u64>,
+    /// kcidb: the build the tests belong to.
+    pub build_id: Option<String>,
+}
+
+/// The names [`by_name`] knows.
+pub const CI_FORMATS: &[&str] = &["cyclictest-json", "junit", "openmetrics", "kcidb"];
+
+/// The exporter of a CI format by name (`rtshield export --format`).
+pub fn by_name(name: &str, o: &CiOptions) -> Option<Box<dyn Exporter + Send + Sync>> {
+    Some(match name {
+        "cyclictest-json" => Box::new(CyclictestJson),
+        "junit" => Box::new(Junit {
+            max_latency_ns: o.max_latency_ns,
+        }),
+        "openmetrics" => Box::new(OpenMetrics),
+        "kcidb" => Box::new(Kcidb {
+            max_latency_ns: o.max_latency_ns,
+            build_id: o.build_id.clone(),
+        }),
+        _ => return None,
+    })
+}
+
+/// Write one format's text to `path`, atomically in its directory.
+pub fn write_text(
+    text: &str,
+    path: &std::path::Path,
+    policy: rtshield_sys::DirPolicy,
+) -> Result<(), rtshield_sys::SafeError> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    SafeDir::open(&dir, policy)?.write(&name, text.as_bytes())
 }
 
 impl Default for ExportManager {

@@ -1,0 +1,172 @@
+//! `junit.xml`: JUnit XML as CI servers (Jenkins, GitLab, …) read it: one
+//! test suite per run, one test case per measuring thread, failed when the
+//! thread's maximum exceeds the limit (`--max-latency`; without a limit
+//! every thread that measured passes). The figures are `<property>`s of
+//! the test case, in ns.
+
+use super::Exporter;
+use crate::{RunResult, ThreadResult, PERCENTILES};
+use std::fmt::Write as _;
+
+pub const JUNIT_FILE: &str = "junit.xml";
+
+/// The JUnit exporter; `max_latency_ns` is the pass/fail limit.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Junit {
+    pub max_latency_ns: Option<u64>,
+}
+
+impl Exporter for Junit {
+    fn name(&self) -> &'static str {
+        "junit"
+    }
+    fn files(&self, res: &RunResult) -> Vec<(String, String)> {
+        vec![(JUNIT_FILE.into(), to_junit(res, self.max_latency_ns))]
+    }
+}
+
+/// XML attribute or text escaping (the five entities, and control
+/// characters XML 1.0 cannot carry replaced by U+FFFD).
+fn esc(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&apos;"),
+            '\n' => o.push_str("&#10;"),
+            '\t' => o.push_str("&#9;"),
+            c if (c as u32) < 0x20 => o.push('\u{FFFD}'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+/// Why thread `t` fails, if it does.
+fn failure(t: &ThreadResult, limit: Option<u64>) -> Option<String> {
+    if t.samples == 0 {
+        return Some("no sample measured".into());
+    }
+    let l = limit?;
+    (t.max_ns > l as i64).then(|| {
+        format!(
+            "maximum latency {:.1} us exceeds the limit {:.1} us",
+            t.max_ns as f64 / 1000.0,
+            l as f64 / 1000.0
+        )
+    })
+}
+
+fn prop(s: &mut String, indent: &str, k: &str, v: &str) {
+    let _ = writeln!(
+        s,
+        "{indent}<property name=\"{}\" value=\"{}\"/>",
+        esc(k),
+        esc(v)
+    );
+}
+
+fn thread_name(t: &ThreadResult) -> String {
+    match t.cpu {
+        Some(c) => format!("thread {} (cpu {c})", t.index),
+        None => format!("thread {}", t.index),
+    }
+}
+
+/// The file's text.
+pub fn to_junit(res: &RunResult, limit: Option<u64>) -> String {
+    let si = &res.sysinfo;
+    let host = si.hostname.as_deref().unwrap_or("unknown");
+    let kernel = si.kernel_release.as_deref().unwrap_or("unknown");
+    let n = res.threads.len();
+    let failures = res
+        .threads
+        .iter()
+        .filter(|t| failure(t, limit).is_some())
+        .count();
+    let time = format!("{:.3}", res.duration_s.max(0.0));
+    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        s,
+        "<testsuites name=\"rtshield\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" time=\"{time}\">"
+    );
+    let _ = writeln!(
+        s,
+        "  <testsuite name=\"{}\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{time}\" timestamp=\"{}\" hostname=\"{}\">",
+        esc(&format!("rtshield latency {host} {kernel}")),
+        esc(&res.started_at),
+        esc(host)
+    );
+    s.push_str("    <properties>\n");
+    let o = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
+    prop(&mut s, "      ", "tool", &res.tool);
+    prop(&mut s, "      ", "kernel", kernel);
+    prop(&mut s, "      ", "kernel_version", &o(&si.kernel_version));
+    prop(&mut s, "      ", "preempt", &o(&si.preempt_model));
+    prop(&mut s, "      ", "arch", &si.arch);
+    prop(&mut s, "      ", "mode", &res.settings.mode);
+    prop(&mut s, "      ", "end_reason", &res.end_reason);
+    if let Some(l) = limit {
+        prop(&mut s, "      ", "max_latency_ns", &l.to_string());
+    }
+    for (k, v) in &res.tags {
+        prop(&mut s, "      ", &format!("tag.{k}"), v);
+    }
+    s.push_str("    </properties>\n");
+    for t in &res.threads {
+        let _ = writeln!(
+            s,
+            "    <testcase classname=\"rtshield.latency\" name=\"{}\" time=\"{time}\">",
+            esc(&thread_name(t))
+        );
+        s.push_str("      <properties>\n");
+        let ind = "        ";
+        prop(
+            &mut s,
+            ind,
+            "cpu",
+            &t.cpu.map_or("-".into(), |c| c.to_string()),
+        );
+        prop(
+            &mut s,
+            ind,
+            "policy",
+            &format!("{} {}", t.policy, t.priority),
+        );
+        prop(&mut s, ind, "period_ns", &t.period_ns.to_string());
+        prop(&mut s, ind, "samples", &t.samples.to_string());
+        prop(&mut s, ind, "min_ns", &t.min_ns.to_string());
+        prop(&mut s, ind, "avg_ns", &format!("{:.1}", t.avg_ns));
+        prop(&mut s, ind, "max_ns", &t.max_ns.to_string());
+        for k in PERCENTILES {
+            if let Some(v) = t.percentiles.get(*k) {
+                prop(&mut s, ind, &format!("p{k}_ns"), &v.to_string());
+            }
+        }
+        prop(&mut s, ind, "overruns", &t.overruns.to_string());
+        prop(&mut s, ind, "missed_periods", &t.missed_periods.to_string());
+        prop(&mut s, ind, "lost", &t.lost.to_string());
+        s.push_str("      </properties>\n");
+        if let Some(why) = failure(t, limit) {
+            let _ = writeln!(
+                s,
+                "      <failure type=\"latency\" message=\"{}\">{}</failure>",
+                esc(&why),
+                esc(&format!(
+                    "{}: {} samples, min {} ns, avg {:.1} ns, max {} ns",
+                    thread_name(t),
+                    t.samples,
+                    t.min_ns,
+                    t.avg_ns,
+                    t.max_ns
+                ))
+            );
+        }
+        s.push_str("    </testcase>\n");
+    }
+    s.push_str("  </testsuite>\n</testsuites>\n");
+    s
+}

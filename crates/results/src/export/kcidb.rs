@@ -1,0 +1,147 @@
+//! `kcidb.json`: KCIDB I/O schema v5 test entries, so latency figures can
+//! join KernelCI's common database (`kcidb-submit`). One test per thread
+//! and statistic, its `number` the value (`{"value", "unit", "prefix"}`;
+//! latencies in seconds with a metric prefix, counts without a unit), its
+//! path `rtshield.latency.t<thread>.<stat>`. Status: `DONE` (a measurement),
+//! except each thread's `max` which is `PASS` or `FAIL` against the limit
+//! when one is given.
+//!
+//! KCIDB requires every test to name its build (`build_id`); rtshield does
+//! not build kernels, so the caller gives it (`--build-id`), else it is
+//! `rtshield:<kernel release>`.
+
+use super::Exporter;
+use crate::{RunResult, ThreadResult};
+use serde_json::{json, Value};
+
+pub const KCIDB_FILE: &str = "kcidb.json";
+/// The schema version written.
+pub const KCIDB_MAJOR: u64 = 5;
+pub const KCIDB_MINOR: u64 = 0;
+/// The origin (CI system) name.
+pub const ORIGIN: &str = "rtshield";
+
+#[derive(Debug, Clone, Default)]
+pub struct Kcidb {
+    pub max_latency_ns: Option<u64>,
+    pub build_id: Option<String>,
+}
+
+impl Exporter for Kcidb {
+    fn name(&self) -> &'static str {
+        "kcidb"
+    }
+    fn files(&self, res: &RunResult) -> Vec<(String, String)> {
+        vec![(
+            KCIDB_FILE.into(),
+            to_kcidb(res, self.max_latency_ns, self.build_id.as_deref()),
+        )]
+    }
+}
+
+/// A KCIDB id part: what the schema's dot-separated path allows
+/// (`[a-zA-Z0-9_-]`), everything else `_`.
+fn token(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The run's identity: the `uuid` tag rtshield stores, else its start.
+fn run_id(res: &RunResult) -> String {
+    res.tags
+        .get("uuid")
+        .cloned()
+        .unwrap_or_else(|| token(&res.started_at))
+}
+
+/// The default build id: `rtshield:<kernel release>`.
+pub fn default_build_id(res: &RunResult) -> String {
+    format!(
+        "{ORIGIN}:{}",
+        res.sysinfo.kernel_release.as_deref().unwrap_or("unknown")
+    )
+}
+
+/// (statistic, value, is a latency in ns).
+fn stats(t: &ThreadResult) -> Vec<(String, f64, bool)> {
+    let mut v = vec![
+        ("min".to_string(), t.min_ns as f64, true),
+        ("avg".to_string(), t.avg_ns, true),
+        ("max".to_string(), t.max_ns as f64, true),
+    ];
+    for (k, p) in &t.percentiles {
+        v.push((format!("p{}", k.replace('.', "_")), *p as f64, true));
+    }
+    v.push(("samples".into(), t.samples as f64, false));
+    v.push(("overruns".into(), t.overruns as f64, false));
+    v.push(("missed_periods".into(), t.missed_periods as f64, false));
+    v.push(("lost".into(), t.lost as f64, false));
+    v
+}
+
+/// The file's text: `{"version": {"major": 5, "minor": 0}, "tests": [...]}`.
+pub fn to_kcidb(res: &RunResult, limit: Option<u64>, build_id: Option<&str>) -> String {
+    let si = &res.sysinfo;
+    let build = build_id.map_or_else(|| default_build_id(res), str::to_string);
+    let rid = run_id(res);
+    let host = si.hostname.clone().unwrap_or_else(|| "unknown".into());
+    let mut tests = Vec::new();
+    for t in &res.threads {
+        for (stat, value, latency) in stats(t) {
+            let status = match (stat.as_str(), limit) {
+                ("max", Some(l)) if t.max_ns > l as i64 => "FAIL",
+                ("max", Some(_)) => "PASS",
+                _ => "DONE",
+            };
+            let number = if latency {
+                json!({"value": value / 1e9, "unit": "s", "prefix": "metric"})
+            } else {
+                json!({"value": value})
+            };
+            let mut misc = json!({
+                "thread": t.index,
+                "policy": t.policy,
+                "priority": t.priority,
+                "period_ns": t.period_ns,
+                // KCIDB allows no null anywhere: unknown is "?".
+                "kernel_release": si.kernel_release.as_deref().unwrap_or("?"),
+                "preempt": si.preempt_model.as_deref().unwrap_or("?"),
+                "tool": res.tool,
+                "run": rid,
+            });
+            if let (Some(c), Value::Object(m)) = (t.cpu, &mut misc) {
+                m.insert("cpu".into(), json!(c));
+            }
+            if let (Some(l), Value::Object(m)) = (limit, &mut misc) {
+                m.insert("max_latency_ns".into(), json!(l));
+            }
+            tests.push(json!({
+                "id": format!("{ORIGIN}:{}.t{}.{stat}", token(&rid), t.index),
+                "origin": ORIGIN,
+                "build_id": build,
+                "path": format!("rtshield.latency.t{}.{stat}", t.index),
+                "status": status,
+                "number": number,
+                "start_time": res.started_at,
+                "duration": res.duration_s.max(0.0),
+                "environment": {
+                    "comment": format!("{host} ({} {})", si.arch, si.cpu_model.as_deref().unwrap_or("?")),
+                    "misc": {"host": host, "tags": res.tags},
+                },
+                "misc": misc,
+            }));
+        }
+    }
+    let doc = json!({
+        "version": {"major": KCIDB_MAJOR, "minor": KCIDB_MINOR},
+        "tests": tests,
+    });
+    serde_json::to_string_pretty(&doc).unwrap_or_default() + "\n"
+}

@@ -1,0 +1,583 @@
+//! The PostgreSQL store: the same schema and queries as SQLite, on a
+//! server a lab of boards shares (`postgres://user@db/rt`).
+//!
+//! - The password comes from the URL, else `PGPASSWORD`, else the password
+//!   file (`PGPASSFILE`, else `~/.pgpass`), as libpq reads them: the file is
+//!   ignored, with a warning, unless it is a regular file without group or
+//!   world access (mode 0600 or less).
+//! - The schema is created or migrated under a transaction-scoped advisory
+//!   lock, so boards connecting at once to a new database do not race.
+//! - Each run is stored in its own transaction, `ON CONFLICT (uuid) DO
+//!   NOTHING`: an interrupted push leaves whole runs only, and pushing again
+//!   stores what is missing.
+
+use crate::record::{RunSummary, ThreadSummary};
+use crate::select::Selector;
+use crate::sql::{group_query, sort_groups, where_clause, Dialect, Group};
+use crate::{Put, Store, StoreError, SCHEMA_VERSION};
+use postgres::types::ToSql;
+use postgres::{Client, NoTls, Statement};
+use rtshield_results::RunResult;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The advisory lock every rtshield takes while it creates or migrates
+/// the schema ("rtshield" in ASCII).
+const SCHEMA_LOCK: i64 = 0x7274_7368_6965_6c64;
+
+/// The whole schema at [`SCHEMA_VERSION`]: the SQLite one with
+/// PostgreSQL's types (BIGINT everywhere an integer is stored, so a value
+/// round-trips as i64 in both backends).
+const PG_SCHEMA: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id BIGSERIAL PRIMARY KEY,
+    uuid TEXT NOT NULL UNIQUE,
+    host TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    kernel_version TEXT NOT NULL,
+    preempt TEXT NOT NULL,
+    arch TEXT NOT NULL,
+    cpu_model TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    label TEXT NOT NULL,
+    started TEXT NOT NULL,
+    duration_s DOUBLE PRECISION NOT NULL,
+    end_reason TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    source TEXT,
+    stored_at BIGINT NOT NULL,
+    summary TEXT NOT NULL,
+    result TEXT NOT NULL
+);
+CREATE TABLE tags (
+    run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+CREATE INDEX tags_key_value ON tags (key, value);
+CREATE TABLE threads (
+    run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx BIGINT NOT NULL,
+    cpu BIGINT,
+    samples BIGINT NOT NULL,
+    min_ns BIGINT NOT NULL,
+    avg_ns DOUBLE PRECISION NOT NULL,
+    max_ns BIGINT NOT NULL,
+    p50_ns BIGINT,
+    p99_ns BIGINT,
+    p999_ns BIGINT,
+    p9999_ns BIGINT,
+    overruns BIGINT NOT NULL,
+    missed_periods BIGINT NOT NULL,
+    lost BIGINT NOT NULL,
+    PRIMARY KEY (run_id, idx)
+);
+CREATE INDEX runs_host_kernel ON runs (host, kernel);
+";
+
+/// Whether `spec` names a PostgreSQL store.
+pub fn is_pg_url(spec: &str) -> bool {
+    spec.starts_with("postgres://") || spec.starts_with("postgresql://")
+}
+
+/// A store on a PostgreSQL server.
+pub struct PgStore {
+    client: Client,
+    /// The URL without its password, for messages.
+    location: String,
+    ins_run: Statement,
+    ins_tag: Statement,
+    ins_thread: Statement,
+}
+
+fn now_secs() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// `url` with the password (if any) replaced by `***`.
+fn redact(url: &str) -> String {
+    let Some(scheme_end) = url.find("://") else {
+        return url.to_string();
+    };
+    let rest = &url[scheme_end + 3..];
+    let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
+    let Some(at) = rest[..auth_end].rfind('@') else {
+        return url.to_string();
+    };
+    match rest[..at].find(':') {
+        Some(colon) => format!(
+            "{}{}:***{}",
+            &url[..scheme_end + 3],
+            &rest[..colon],
+            &rest[at..]
+        ),
+        None => url.to_string(),
+    }
+}
+
+/// The first message of a PostgreSQL error: the server's own for a
+/// database error, else the client's with its cause.
+fn describe(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        return format!("{}: {}", db.severity(), db.message());
+    }
+    let mut s = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(c) = src {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s = format!("{s}: {t}");
+        }
+        src = c.source();
+    }
+    s
+}
+
+impl PgStore {
+    /// Connect to the server `url` names and create or migrate the schema.
+    pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        let location = redact(url);
+        let bad = |m: String| StoreError::new(format!("{location}: {m}"));
+        let mut cfg: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+            StoreError::bad_input(format!(
+                "{location}: not a PostgreSQL URL: {}",
+                describe(&e)
+            ))
+        })?;
+        if cfg.get_hosts().is_empty() {
+            // libpq's default on Debian: the local server's socket.
+            let host = std::env::var("PGHOST")
+                .ok()
+                .filter(|h| !h.is_empty())
+                .unwrap_or_else(|| "/var/run/postgresql".into());
+            cfg.host(&host);
+        }
+        if cfg.get_user().is_none() {
+            let user = ["PGUSER", "USER", "LOGNAME"]
+                .iter()
+                .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+                .ok_or_else(|| bad("no user in the URL, and PGUSER and USER are unset".into()))?;
+            cfg.user(&user);
+        }
+        if cfg.get_password().is_none() {
+            if let Some(pw) = password_for(&cfg) {
+                cfg.password(pw);
+            }
+        }
+        if cfg.get_connect_timeout().is_none() {
+            cfg.connect_timeout(Duration::from_secs(10));
+        }
+        cfg.application_name("rtshield");
+        let mut client = cfg
+            .connect(NoTls)
+            .map_err(|e| bad(format!("cannot connect: {}", describe(&e))))?;
+        migrate(&mut client).map_err(|e| bad(e.msg))?;
+        let prep = |c: &mut Client, sql: &str| {
+            c.prepare(sql)
+                .map_err(|e| bad(format!("preparing statements: {}", describe(&e))))
+        };
+        let ins_run = prep(
+            &mut client,
+            "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
+                label, started, duration_s, end_reason, mode, source, stored_at, summary, result)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+             ON CONFLICT (uuid) DO NOTHING RETURNING id",
+        )?;
+        let ins_tag = prep(
+            &mut client,
+            "INSERT INTO tags (run_id, key, value) VALUES ($1, $2, $3)",
+        )?;
+        let ins_thread = prep(
+            &mut client,
+            "INSERT INTO threads (run_id, idx, cpu, samples, min_ns, avg_ns, max_ns, p50_ns, p99_ns,
+                p999_ns, p9999_ns, overruns, missed_periods, lost)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+        )?;
+        Ok(PgStore {
+            client,
+            location,
+            ins_run,
+            ins_tag,
+            ins_thread,
+        })
+    }
+
+    fn err(&self, e: postgres::Error) -> StoreError {
+        StoreError::new(format!("{}: {}", self.location, describe(&e)))
+    }
+
+    /// The schema version of the database.
+    pub fn version(&mut self) -> Result<i64, StoreError> {
+        let row = self
+            .client
+            .query_one("SELECT value FROM meta WHERE key = 'schema_version'", &[])
+            .map_err(|e| self.err(e))?;
+        Ok(row.get::<_, String>(0).parse().unwrap_or(0))
+    }
+}
+
+/// Create the schema, or check its version, under the advisory lock.
+fn migrate(client: &mut Client) -> Result<(), StoreError> {
+    let e = |e: postgres::Error| StoreError::new(format!("schema: {}", describe(&e)));
+    let mut tx = client.transaction().map_err(e)?;
+    // Held until the transaction ends: a second board opening a new
+    // database waits here, then finds the tables made.
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+        .map_err(e)?;
+    let has_meta: Option<String> = tx
+        .query_one("SELECT to_regclass('meta')::text", &[])
+        .map_err(e)?
+        .get(0);
+    if has_meta.is_none() {
+        tx.batch_execute(PG_SCHEMA).map_err(e)?;
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', $1)",
+            &[&SCHEMA_VERSION.to_string()],
+        )
+        .map_err(e)?;
+    }
+    let v: i64 = tx
+        .query_one("SELECT value FROM meta WHERE key = 'schema_version'", &[])
+        .map_err(e)?
+        .get::<_, String>(0)
+        .parse()
+        .unwrap_or(0);
+    if v > SCHEMA_VERSION {
+        return Err(StoreError::new(format!(
+            "store schema version {v} is newer than this rtshield knows ({SCHEMA_VERSION}); upgrade rtshield"
+        )));
+    }
+    // Every PostgreSQL store was created at version 2: the first migration
+    // to write here is the one to version 3, under the same lock.
+    tx.commit().map_err(e)
+}
+
+/// The password for `cfg` from `PGPASSWORD`, else the password file.
+fn password_for(cfg: &postgres::Config) -> Option<String> {
+    if let Some(pw) = std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()) {
+        return Some(pw);
+    }
+    let file = match std::env::var_os("PGPASSFILE").filter(|f| !f.is_empty()) {
+        Some(f) => PathBuf::from(f),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".pgpass"),
+    };
+    let host = match cfg.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".into(),
+    };
+    let port = cfg.get_ports().first().copied().unwrap_or(5432);
+    let user = cfg.get_user().unwrap_or_default().to_string();
+    let db = cfg.get_dbname().unwrap_or(&user).to_string();
+    let text = read_pgpass(&file)?;
+    pgpass_lookup(&text, &host, port, &db, &user).or_else(|| {
+        // libpq matches `localhost` for its default socket directory.
+        let default_socket = host == "/var/run/postgresql" || host == "/run/postgresql";
+        default_socket
+            .then(|| pgpass_lookup(&text, "localhost", port, &db, &user))
+            .flatten()
+    })
+}
+
+/// The password file's text, if it may be used: a regular file without
+/// group or world access (libpq ignores it otherwise, and so do we, saying
+/// why).
+fn read_pgpass(file: &Path) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = std::fs::metadata(file).ok()?;
+    if !meta.is_file() {
+        eprintln!(
+            "rtshield: warning: password file {} is not a plain file",
+            file.display()
+        );
+        return None;
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        eprintln!(
+            "rtshield: warning: password file {} has group or world access; permissions should be u=rw (0600) or less: not used",
+            file.display()
+        );
+        return None;
+    }
+    let bytes = rtshield_sys::safefs::read_input(file, 1 << 20).ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// The password of the first line of a `.pgpass` text matching
+/// `host:port:database:user` (`*` matches anything; `\:` and `\\` escape).
+pub fn pgpass_lookup(text: &str, host: &str, port: u16, db: &str, user: &str) -> Option<String> {
+    let port = port.to_string();
+    for line in text.lines() {
+        if line.starts_with('#') || line.trim().is_empty() {
+            continue;
+        }
+        let mut fields = Vec::with_capacity(5);
+        let mut cur = String::new();
+        let mut chars = line.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\\' => {
+                    if let Some(n) = chars.next() {
+                        cur.push(n);
+                    }
+                }
+                ':' if fields.len() < 4 => fields.push(std::mem::take(&mut cur)),
+                c => cur.push(c),
+            }
+        }
+        fields.push(cur);
+        if fields.len() != 5 {
+            continue;
+        }
+        let m = |f: &str, v: &str| f == "*" || f == v;
+        if m(&fields[0], host) && m(&fields[1], &port) && m(&fields[2], db) && m(&fields[3], user) {
+            return Some(fields[4].clone());
+        }
+    }
+    None
+}
+
+type Params<'a> = Vec<&'a (dyn ToSql + Sync)>;
+
+fn params(binds: &[String]) -> Params<'_> {
+    binds.iter().map(|b| b as &(dyn ToSql + Sync)).collect()
+}
+
+impl PgStore {
+    fn put_one(&mut self, r: &RunResult, source: Option<&str>) -> Result<Put, StoreError> {
+        let s = RunSummary::of(r);
+        let summary = serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
+        let result = serde_json::to_string(r).map_err(StoreError::json)?;
+        let loc = self.location.clone();
+        let e = |e: postgres::Error| StoreError::new(format!("{loc}: {}", describe(&e)));
+        let PgStore {
+            client,
+            ins_run,
+            ins_tag,
+            ins_thread,
+            ..
+        } = self;
+        let mut tx = client.transaction().map_err(e)?;
+        let row = tx
+            .query_opt(
+                &*ins_run,
+                &[
+                    &s.uuid,
+                    &s.host,
+                    &s.kernel,
+                    &s.kernel_version,
+                    &s.preempt,
+                    &s.arch,
+                    &s.cpu_model,
+                    &s.tool,
+                    &s.label,
+                    &s.started,
+                    &s.duration_s,
+                    &s.end,
+                    &s.mode,
+                    &source,
+                    &now_secs(),
+                    &summary,
+                    &result,
+                ],
+            )
+            .map_err(e)?;
+        let Some(row) = row else {
+            // Already there (perhaps stored by another board a moment ago:
+            // the insert waited for its commit, then did nothing).
+            let id: i64 = tx
+                .query_one("SELECT id FROM runs WHERE uuid = $1", &[&s.uuid])
+                .map_err(e)?
+                .get(0);
+            tx.commit().map_err(e)?;
+            return Ok(Put::AlreadyStored { id, uuid: s.uuid });
+        };
+        let id: i64 = row.get(0);
+        for (k, v) in &s.tags {
+            tx.execute(&*ins_tag, &[&id, k, v]).map_err(e)?;
+        }
+        for (i, t) in s.threads.iter().enumerate() {
+            let p = |k: &str| t.percentiles.get(k).copied();
+            tx.execute(
+                &*ins_thread,
+                &[
+                    &id,
+                    &(i as i64),
+                    &t.cpu.map(i64::from),
+                    &(t.samples as i64),
+                    &t.min_ns,
+                    &t.avg_ns,
+                    &t.max_ns,
+                    &p("50"),
+                    &p("99"),
+                    &p("99.9"),
+                    &p("99.99"),
+                    &(t.overruns as i64),
+                    &(t.missed_periods as i64),
+                    &(t.lost as i64),
+                ],
+            )
+            .map_err(e)?;
+        }
+        tx.commit().map_err(e)?;
+        Ok(Put::Stored { id, uuid: s.uuid })
+    }
+}
+
+type SummaryExtra = (Vec<ThreadSummary>, BTreeMap<String, String>);
+
+impl Store for PgStore {
+    fn put(&mut self, r: &RunResult, source: Option<&str>) -> Result<Put, StoreError> {
+        self.put_one(r, source)
+    }
+
+    /// One transaction per run (not one for the batch as in SQLite): runs
+    /// from many boards interleave, and an interrupted import keeps what it
+    /// stored.
+    fn put_many(&mut self, runs: &[(RunResult, Option<String>)]) -> Result<Vec<Put>, StoreError> {
+        runs.iter()
+            .map(|(r, src)| self.put_one(r, src.as_deref()))
+            .collect()
+    }
+
+    fn list(&mut self, sel: &Selector) -> Result<Vec<RunSummary>, StoreError> {
+        let (clause, binds) = where_clause(sel, Dialect::Postgres);
+        let sql = format!(
+            "SELECT id, uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
+                label, started, duration_s, end_reason, mode, summary FROM runs{clause} ORDER BY id"
+        );
+        let rows = self
+            .client
+            .query(&sql, &params(&binds))
+            .map_err(|e| self.err(e))?;
+        let mut out = Vec::with_capacity(rows.len());
+        for r in rows {
+            let (threads, tags): SummaryExtra =
+                serde_json::from_str(r.get::<_, &str>(14)).map_err(StoreError::json)?;
+            let s = RunSummary {
+                id: r.get(0),
+                uuid: r.get(1),
+                host: r.get(2),
+                kernel: r.get(3),
+                kernel_version: r.get(4),
+                preempt: r.get(5),
+                arch: r.get(6),
+                cpu_model: r.get(7),
+                tool: r.get(8),
+                label: r.get(9),
+                started: r.get(10),
+                duration_s: r.get(11),
+                end: r.get(12),
+                mode: r.get(13),
+                tags,
+                threads,
+            };
+            debug_assert!(sel.matches(&s), "SQL selection disagrees for run {}", s.id);
+            out.push(s);
+        }
+        Ok(out)
+    }
+
+    fn results(&mut self, ids: &[i64]) -> Result<Vec<RunResult>, StoreError> {
+        let want: Vec<i64> = ids.to_vec();
+        let rows = self
+            .client
+            .query("SELECT id, result FROM runs WHERE id = ANY($1)", &[&want])
+            .map_err(|e| self.err(e))?;
+        let mut by_id: BTreeMap<i64, &str> = BTreeMap::new();
+        for r in &rows {
+            by_id.insert(r.get(0), r.get(1));
+        }
+        ids.iter()
+            .map(|id| {
+                let text = by_id
+                    .get(id)
+                    .ok_or_else(|| StoreError::new(format!("{}: no run {id}", self.location)))?;
+                serde_json::from_str(text).map_err(|e| {
+                    StoreError::new(format!("run {id}: stored result unreadable: {e}"))
+                })
+            })
+            .collect()
+    }
+
+    fn groups(&mut self, sel: &Selector, by: &[String]) -> Result<Vec<Group>, StoreError> {
+        let (sql, binds) = group_query(sel, by, Dialect::Postgres);
+        let rows = self
+            .client
+            .query(&sql, &params(&binds))
+            .map_err(|e| self.err(e))?;
+        let n = by.len();
+        let out = rows
+            .iter()
+            .map(|r| Group {
+                keys: (0..n).map(|i| r.get::<_, String>(i)).collect(),
+                runs: r.get::<_, i64>(n) as u64,
+                worst_p999_ns: r.get(n + 1),
+                worst_max_ns: r.get(n + 2),
+            })
+            .collect();
+        Ok(sort_groups(out))
+    }
+
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pgpass_matches_like_libpq() {
+        let text = "# comment\n\
+                    db.lab:5432:rt:alice:s3cr\\:et\n\
+                    *:*:*:bob:b\\\\pw\n\
+                    /tmp/sock:5433:*:carol:c\n";
+        assert_eq!(
+            pgpass_lookup(text, "db.lab", 5432, "rt", "alice").as_deref(),
+            Some("s3cr:et")
+        );
+        assert_eq!(pgpass_lookup(text, "db.lab", 5433, "rt", "alice"), None);
+        assert_eq!(
+            pgpass_lookup(text, "x", 1, "y", "bob").as_deref(),
+            Some("b\\pw")
+        );
+        assert_eq!(
+            pgpass_lookup(text, "/tmp/sock", 5433, "any", "carol").as_deref(),
+            Some("c")
+        );
+        assert_eq!(pgpass_lookup("a:b:c\n", "a", 1, "c", "d"), None);
+    }
+
+    #[test]
+    fn a_group_readable_pgpass_is_ignored() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("pgpass");
+        std::fs::write(&f, "*:*:*:*:pw\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o640)).unwrap();
+        assert_eq!(read_pgpass(&f), None);
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read_pgpass(&f).as_deref(), Some("*:*:*:*:pw\n"));
+    }
+
+    #[test]
+    fn passwords_are_redacted() {
+        assert_eq!(
+            redact("postgres://u:secret@db/rt"),
+            "postgres://u:***@db/rt"
+        );
+        assert_eq!(redact("postgres://u@db/rt"), "postgres://u@db/rt");
+        assert_eq!(
+            redact("postgresql://db/rt?host=/tmp"),
+            "postgresql://db/rt?host=/tmp"
+        );
+    }
+}

@@ -1,0 +1,117 @@
+//! `rtshield export`: a result in a format CI systems read.
+
+use crate::cli::Global;
+use rtshield_results::export::{by_name, write_text, CiOptions};
+use rtshield_sys::units::Dur;
+use rtshield_sys::{safefs, DirPolicy, InputError};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+Formats (docs/formats.md):
+  cyclictest-json  the keys of `cyclictest --json` 2.x (LAVA's rt-tests parser reads it)
+  junit            JUnit XML, one test case per thread, failed above --max-latency
+  openmetrics      Prometheus text exposition (node_exporter textfile collector)
+  kcidb            KCIDB v5 test entries, one per thread and statistic (KernelCI)
+
+Examples:
+  rtshield export rtshield-results/20261122T054739Z --format junit --max-latency 100us -o junit.xml
+  rtshield export results.json --format cyclictest-json")]
+pub struct Args {
+    /// A result directory or its results.json.
+    #[arg(value_name = "RESULT")]
+    pub result: PathBuf,
+    #[arg(long, value_enum)]
+    pub format: Format,
+    /// Output file [default: standard output]; written atomically.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// junit, kcidb: a thread whose maximum latency exceeds DUR fails.
+    #[arg(long, value_name = "DUR")]
+    pub max_latency: Option<Dur>,
+    /// kcidb: the KCIDB id of the build the kernel came from [default: rtshield:<kernel release>].
+    #[arg(long, value_name = "ORIGIN:ID")]
+    pub build_id: Option<String>,
+    /// Write into a directory owned by another user or writable by others.
+    #[arg(long)]
+    pub force_unsafe_dir: bool,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Format {
+    CyclictestJson,
+    Junit,
+    Openmetrics,
+    Kcidb,
+}
+
+impl Format {
+    fn name(self) -> &'static str {
+        match self {
+            Format::CyclictestJson => "cyclictest-json",
+            Format::Junit => "junit",
+            Format::Openmetrics => "openmetrics",
+            Format::Kcidb => "kcidb",
+        }
+    }
+}
+
+/// The longest `--max-latency` (docs/ranges.md): one hour.
+const MAX_LIMIT_NS: u64 = 3_600_000_000_000;
+
+pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+    if let Some(l) = args.max_latency {
+        if l.ns() == 0 || l.ns() > MAX_LIMIT_NS {
+            return Err(InputError::new(format!(
+                "--max-latency {l}: must be more than 0 and at most 1h"
+            ))
+            .into());
+        }
+    }
+    if let Some(b) = &args.build_id {
+        let ok = b.split_once(':').is_some_and(|(o, rest)| {
+            !o.is_empty()
+                && !rest.is_empty()
+                && o.bytes()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
+        }) && b.len() <= 256;
+        if !ok {
+            return Err(InputError::new(format!(
+                "--build-id {b:?}: expected ORIGIN:ID, ORIGIN of a-z, 0-9 and _ (KCIDB), at most 256 bytes"
+            ))
+            .into());
+        }
+    }
+    let path = if args.result.is_dir() {
+        args.result.join(rtshield_results::JSON_FILE)
+    } else {
+        args.result.clone()
+    };
+    let bytes = safefs::read_input(&path, safefs::INPUT_LIMIT)
+        .map_err(|e| InputError::new(e.to_string()))?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| InputError::new(format!("{}: not UTF-8 text", path.display())))?;
+    let res = rtshield_results::parse_json(&text, &path).map_err(|e| match e {
+        rtshield_results::ReadError::Invalid(i) => anyhow::Error::from(i),
+        other => anyhow::anyhow!("{other}"),
+    })?;
+    let opts = CiOptions {
+        max_latency_ns: args.max_latency.map(|d| d.ns()),
+        build_id: args.build_id.clone(),
+    };
+    let ex = by_name(args.format.name(), &opts).expect("every Format has an exporter");
+    let (_, out) = ex.files(&res).into_iter().next().expect("one file");
+    match &args.output {
+        None => print!("{out}"),
+        Some(p) => {
+            let policy = if args.force_unsafe_dir {
+                DirPolicy::AllowUnsafe
+            } else {
+                DirPolicy::Strict
+            };
+            write_text(&out, p, policy).map_err(rtshield_run::pipeline::refusal)?;
+            eprintln!("wrote {} ({})", p.display(), args.format.name());
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,559 @@
+//! `rtshield runs` on a real PostgreSQL server: a private one per test
+//! (initdb in a temporary directory, a Unix socket only, no TCP port),
+//! stopped when the test ends, even when it fails.
+
+use crate::util::{describe, poll, require};
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::Duration;
+
+const PASSWORD: &str = "rt-test-pw";
+const USER: &str = "rtshield";
+
+/// The server's programs (Debian puts them in /usr/lib/postgresql/N/bin).
+fn pg_bindir() -> Option<PathBuf> {
+    let mut dirs: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
+        .ok()?
+        .flatten()
+        .filter_map(|e| {
+            let v = e.file_name().to_str()?.parse().ok()?;
+            let bin = e.path().join("bin");
+            bin.join("initdb").is_file().then_some((v, bin))
+        })
+        .collect();
+    dirs.sort();
+    dirs.pop().map(|(_, b)| b)
+}
+
+/// A private PostgreSQL server. initdb refuses to run as root, so as
+/// root the server runs as the `postgres` system user (in a directory it
+/// owns); otherwise as the caller.
+struct PgServer {
+    dir: tempfile::TempDir,
+    bin: PathBuf,
+    running: bool,
+}
+
+impl PgServer {
+    /// A started server, or `None` (with a SKIP line) where PostgreSQL is
+    /// not installed; under RTSHIELD_REQUIRE_ROOT=1 a missing server fails.
+    fn start() -> Option<PgServer> {
+        let bin = pg_bindir();
+        if !require(
+            bin.is_some(),
+            "PostgreSQL server programs are not installed (apt-get install postgresql)",
+        ) {
+            return None;
+        }
+        let bin = bin.unwrap();
+        let dir = tempfile::Builder::new()
+            .prefix("rtshield-pg")
+            .tempdir()
+            .unwrap();
+        let s = PgServer {
+            dir,
+            bin,
+            running: false,
+        };
+        if rtshield_sys::sched::is_root() {
+            let pw = postgres_ids();
+            if !require(pw.is_some(), "no `postgres` system user to run the server") {
+                return None;
+            }
+            let (uid, gid) = pw.unwrap();
+            let c = std::ffi::CString::new(s.dir.path().to_str().unwrap()).unwrap();
+            // SAFETY: a valid C string; chown of a directory this test made.
+            assert_eq!(unsafe { libc::chown(c.as_ptr(), uid, gid) }, 0);
+        }
+        let pwfile = s.dir.path().join("pw");
+        std::fs::write(&pwfile, PASSWORD).unwrap();
+        s.chown_to_server(&pwfile);
+        let mut s = s;
+        let out = s
+            .pg_cmd("initdb")
+            .args(["-D", s.data().to_str().unwrap()])
+            .args(["-U", USER, "--pwfile", pwfile.to_str().unwrap()])
+            .args(["--auth-local=scram-sha-256", "--auth-host=scram-sha-256"])
+            .args(["--no-sync", "--locale=C.UTF-8", "-E", "UTF8"])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "initdb: {}", describe(&out));
+        let opts = format!(
+            "-k {} -c listen_addresses='' -c fsync=off -c max_connections=40",
+            s.dir.path().display()
+        );
+        let log = s.dir.path().join("log");
+        let out = s
+            .pg_cmd("pg_ctl")
+            .args([
+                "-D",
+                s.data().to_str().unwrap(),
+                "-l",
+                log.to_str().unwrap(),
+            ])
+            .args(["-w", "-t", "60", "-o", &opts, "start"])
+            .output()
+            .unwrap();
+        // From here on Drop stops it, whatever happens.
+        s.running = true;
+        assert!(
+            out.status.success(),
+            "pg_ctl start: {}\nlog: {}",
+            describe(&out),
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        Some(s)
+    }
+
+    fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    fn chown_to_server(&self, p: &Path) {
+        if let (true, Some((uid, gid))) = (rtshield_sys::sched::is_root(), postgres_ids()) {
+            let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+            // SAFETY: a valid C string; a file this test made.
+            assert_eq!(unsafe { libc::chown(c.as_ptr(), uid, gid) }, 0);
+        }
+    }
+
+    /// A server program, run as the server's user.
+    fn pg_cmd(&self, prog: &str) -> Command {
+        let exe = self.bin.join(prog);
+        let mut c = if rtshield_sys::sched::is_root() {
+            let mut c = Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(exe);
+            c
+        } else {
+            Command::new(exe)
+        };
+        c.stdin(Stdio::null());
+        c
+    }
+
+    /// The URL of database `postgres` on the socket.
+    fn url(&self) -> String {
+        let sock = self.dir.path().to_str().unwrap().replace('/', "%2F");
+        format!("postgresql://{USER}@{sock}/postgres")
+    }
+
+    fn stop(&mut self) {
+        if !self.running {
+            return;
+        }
+        self.running = false;
+        let _ = self
+            .pg_cmd("pg_ctl")
+            .args(["-D", self.data().to_str().unwrap()])
+            .args(["-m", "immediate", "-w", "-t", "60", "stop"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+
+    /// A client for checks the test makes itself.
+    fn client(&self) -> postgres::Client {
+        let mut cfg = postgres::Config::new();
+        cfg.host_path(self.dir.path())
+            .user(USER)
+            .password(PASSWORD)
+            .dbname("postgres");
+        cfg.connect(postgres::NoTls).unwrap()
+    }
+}
+
+impl Drop for PgServer {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+fn postgres_ids() -> Option<(u32, u32)> {
+    let name = std::ffi::CString::new("postgres").unwrap();
+    // SAFETY: getpwnam returns static storage or NULL; read at once.
+    let pw = unsafe { libc::getpwnam(name.as_ptr()) };
+    if pw.is_null() {
+        return None;
+    }
+    // SAFETY: non-null, valid until the next getpw* call.
+    Some(unsafe { ((*pw).pw_uid, (*pw).pw_gid) })
+}
+
+fn runs(store: &str, args: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_rtshield"));
+    c.arg("runs")
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .env_remove("RTSHIELD_STORE")
+        .env_remove("PGPASSFILE")
+        .env("PGPASSWORD", PASSWORD);
+    c
+}
+
+/// `rtshield measure` (SCHED_OTHER, 50 samples) storing into `store`.
+fn measure(store: &str, out: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+        .args(["measure", "--policy", "other", "--samples", "50", "-q"])
+        .args([
+            "--no-dma-latency",
+            "--no-memlock",
+            "--tag",
+            "board=pi3-a",
+            "--out",
+        ])
+        .arg(out)
+        .env("RTSHIELD_STORE", store)
+        .env_remove("RTSHIELD_NO_STORE")
+        .env("PGPASSWORD", PASSWORD)
+        .output()
+        .unwrap()
+}
+
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "{}", describe(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// `n` distinct results.json files in `dir`, made from a real run: host
+/// `host-{h}`, kernel `6.{k}` where `(h, k)` cycles over 2 × 2 values.
+fn make_runs(dir: &Path, prefix: &str, n: usize) -> Vec<PathBuf> {
+    let base: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/report/real/idle/results.json"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    (0..n)
+        .map(|i| {
+            let mut r = base.clone();
+            r["tags"]["uuid"] = format!("{prefix}-{i:05}").into();
+            r["tags"]["repeat"] = i.to_string().into();
+            r["sysinfo"]["hostname"] = format!("host-{}", i % 2).into();
+            r["sysinfo"]["kernel_release"] = format!("6.{}", 6 + 6 * ((i / 2) % 2)).into();
+            // Different figures per run, so comparisons have something to do.
+            let t = &mut r["threads"][0];
+            t["max_ns"] = (t["max_ns"].as_i64().unwrap() + 1000 * i as i64).into();
+            let p = dir.join(format!("{prefix}-{i:05}.json"));
+            std::fs::write(&p, serde_json::to_string(&r).unwrap()).unwrap();
+            p
+        })
+        .collect()
+}
+
+/// A local SQLite store holding `n` runs.
+fn local_store(dir: &Path, prefix: &str, n: usize) -> String {
+    let files = make_runs(&dir.join(format!("{prefix}-files")), prefix, n);
+    let db = dir.join(format!("{prefix}.db")).display().to_string();
+    let mut c = runs(&db, &["import"]);
+    c.args(&files);
+    let out = ok(c.output().unwrap());
+    assert!(out.contains(&format!("{n} stored")), "{out}");
+    db
+}
+
+fn count(c: &mut postgres::Client) -> i64 {
+    c.query_one("SELECT count(*) FROM runs", &[])
+        .unwrap()
+        .get(0)
+}
+
+#[test]
+fn concurrent_pushes_store_every_run_exactly_once() {
+    let Some(pg) = PgServer::start() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let stores: Vec<String> = (0..8)
+        .map(|i| local_store(d.path(), &format!("board{i}"), 50))
+        .collect();
+    // Twice: the first round also races on creating the schema; the second
+    // finds every run there.
+    for round in 0..2 {
+        let children: Vec<_> = stores
+            .iter()
+            .map(|s| {
+                runs(s, &["push", "--to", &url])
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        for ch in children {
+            let out = ok(ch.wait_with_output().unwrap());
+            let want = if round == 0 {
+                "50 pushed, 0 already there"
+            } else {
+                "0 pushed, 50 already there"
+            };
+            assert!(out.contains(want), "round {round}: {out}");
+        }
+    }
+    let mut c = pg.client();
+    assert_eq!(count(&mut c), 400);
+    let uuids: BTreeSet<String> = c
+        .query("SELECT uuid FROM runs", &[])
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(uuids.len(), 400, "no run stored twice");
+    let threads: i64 = c
+        .query_one("SELECT count(*) FROM threads", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(threads, 400);
+    // The listing through the CLI agrees.
+    let out = ok(runs(&url, &["list", "--json"]).output().unwrap());
+    let list: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 400);
+}
+
+#[test]
+fn a_killed_push_leaves_whole_runs_and_resumes() {
+    let Some(pg) = PgServer::start() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let n = 300;
+    let local = local_store(d.path(), "k", n);
+    let mut c = pg.client();
+    let mut child = runs(&local, &["push", "--to", &url])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it as soon as some runs are there (the schema exists once the
+    // first run is).
+    poll(Duration::from_secs(60), "the first pushed runs", || {
+        let has = c
+            .query_one("SELECT to_regclass('runs')::text", &[])
+            .unwrap()
+            .get::<_, Option<String>>(0)
+            .is_some();
+        let done = matches!(child.try_wait(), Ok(Some(_)));
+        (done || (has && count(&mut c) > 0)).then_some(())
+    });
+    // SAFETY: kill(2) of the child this test started.
+    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
+    let _ = child.wait();
+    let partial = count(&mut c);
+    eprintln!("killed after {partial} of {n} runs");
+    // No half run: every stored run has its thread and its tags.
+    let half: i64 = c
+        .query_one(
+            "SELECT count(*) FROM runs r WHERE
+               (SELECT count(*) FROM threads t WHERE t.run_id = r.id) <> 1
+            OR (SELECT count(*) FROM tags g WHERE g.run_id = r.id) <> 2",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(half, 0, "a run was stored without its threads or tags");
+    let out = ok(runs(&local, &["push", "--to", &url]).output().unwrap());
+    assert!(
+        out.contains(&format!(
+            "{} pushed, {partial} already there",
+            n as i64 - partial
+        )),
+        "{out}"
+    );
+    assert_eq!(count(&mut c), n as i64);
+    let distinct: i64 = c
+        .query_one("SELECT count(DISTINCT uuid) FROM runs", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(distinct, n as i64);
+}
+
+#[test]
+fn compare_and_group_by_print_the_same_on_both_backends() {
+    let Some(pg) = PgServer::start() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let local = local_store(d.path(), "cmp", 12);
+    ok(runs(&local, &["push", "--to", &url]).output().unwrap());
+    for args in [
+        &[
+            "compare",
+            "host=host-0 kernel~6.6",
+            "host=host-0 kernel~6.12",
+        ][..],
+        &[
+            "compare",
+            "kernel=6.6",
+            "kernel=6.12",
+            "--stat",
+            "p50,p99.9,max",
+        ][..],
+        &["compare", "repeat=1", "repeat=3", "--json"][..],
+    ] {
+        let a = ok(runs(&local, args).output().unwrap());
+        let b = ok(runs(&url, args).output().unwrap());
+        assert_eq!(a, b, "runs compare {args:?}");
+        assert!(a.contains("B/A") || a.contains("\"ratio\""), "{a}");
+    }
+    let strip_last = |s: String| s.lines().rev().skip(1).collect::<Vec<_>>().join("\n");
+    let a = ok(runs(&local, &["list", "--group-by", "host,kernel"])
+        .output()
+        .unwrap());
+    let b = ok(runs(&url, &["list", "--group-by", "host,kernel"])
+        .output()
+        .unwrap());
+    assert_eq!(strip_last(a.clone()), strip_last(b), "group-by tables");
+    assert!(a.contains("4 groups, 12 runs"), "{a}");
+    let g: serde_json::Value = serde_json::from_str(&ok(runs(
+        &url,
+        &[
+            "list",
+            "--group-by",
+            "host,kernel",
+            "--where",
+            "host=host-1",
+            "--json",
+        ],
+    )
+    .output()
+    .unwrap()))
+    .unwrap();
+    let g = g.as_array().unwrap();
+    assert_eq!(g.len(), 2);
+    assert_eq!(g[0]["keys"], serde_json::json!(["host-1", "6.12"]));
+    assert_eq!(g[0]["runs"], 3);
+    // RTSHIELD_STORE=postgres://…: a measurement is stored straight there.
+    let o = measure(&url, &d.path().join("m"));
+    assert!(ok(o).contains("stored as run 13"));
+    let out = ok(runs(&url, &["list", "--where", "board=pi3-a", "--json"])
+        .output()
+        .unwrap());
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    assert_eq!(v[0]["threads"][0]["samples"], 50);
+    // The selected runs' JSON is the same too (the ids included: pushed in order).
+    let a = ok(runs(
+        &local,
+        &["list", "--json", "--where", "kernel~6.1 host~host-"],
+    )
+    .output()
+    .unwrap());
+    let b = ok(runs(
+        &url,
+        &["list", "--json", "--where", "kernel~6.1 host~host-"],
+    )
+    .output()
+    .unwrap());
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_server_that_is_down_is_a_clear_error_and_local_runs_stay() {
+    let Some(mut pg) = PgServer::start() else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let local = local_store(d.path(), "down", 3);
+    // The password file works as libpq's: 0600, else ignored.
+    let pass = d.path().join("pgpass");
+    std::fs::write(&pass, format!("*:*:*:{USER}:{PASSWORD}\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let o = runs(&local, &["push", "--to", &url])
+        .env_remove("PGPASSWORD")
+        .env("PGPASSFILE", &pass)
+        .output()
+        .unwrap();
+    assert!(ok(o).contains("3 pushed"));
+    std::fs::set_permissions(&pass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let o = runs(&url, &["list"])
+        .env_remove("PGPASSWORD")
+        .env("PGPASSFILE", &pass)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("group or world access"),
+        "{}",
+        describe(&o)
+    );
+
+    // A schema newer than this rtshield is refused, not written into.
+    let mut c = pg.client();
+    c.execute(
+        "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+        &[],
+    )
+    .unwrap();
+    let o = runs(&local, &["push", "--to", &url]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("schema version 99 is newer"),
+        "{}",
+        describe(&o)
+    );
+    c.execute(
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+        &[],
+    )
+    .unwrap();
+    drop(c);
+
+    pg.stop();
+    let before = std::fs::read(&local).unwrap();
+    let o = runs(&local, &["push", "--to", &url]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot connect"), "{err}");
+    assert!(!err.contains(PASSWORD), "{err}");
+    // A measurement whose store is down keeps its files and says so.
+    let out = d.path().join("m");
+    let o = measure(&url, &out);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(out.join("results.json").is_file());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("not in the results store") && err.contains("cannot connect"),
+        "{err}"
+    );
+    let o = runs(&url, &["list"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", describe(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot connect"));
+    // The local store is untouched and still answers.
+    assert_eq!(std::fs::read(&local).unwrap(), before);
+    let out = ok(runs(&local, &["list"]).output().unwrap());
+    assert!(out.contains("3 runs in"), "{out}");
+}
+
+#[test]
+fn a_url_that_does_not_parse_and_a_bad_group_key_are_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let local = local_store(d.path(), "u", 1);
+    for (store, args, needle) in [
+        (
+            "postgres://u@h:99999999/x",
+            vec!["list"],
+            "not a PostgreSQL URL",
+        ),
+        (
+            local.as_str(),
+            vec!["push", "--to", "postgresql://u@h/x?bogus=1"],
+            "not a PostgreSQL URL",
+        ),
+        (
+            local.as_str(),
+            vec!["list", "--group-by", "host,ker nel"],
+            "--group-by: `ker nel` is not a key",
+        ),
+    ] {
+        let o = runs(store, &args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+        assert!(
+            String::from_utf8_lossy(&o.stderr).contains(needle),
+            "{}",
+            describe(&o)
+        );
+    }
+}

@@ -21,11 +21,13 @@ pub struct Inputs<'a> {
     pub table: &'a Table,
     /// (caption, PNG bytes) of each timeline picture.
     pub timelines: &'a [(String, Vec<u8>)],
+    /// `--x-max`.
+    pub x_max: Option<f64>,
 }
 
 pub fn render(inp: &Inputs) -> String {
     // Axis ranges and legend text come from the same code as the PNG/SVG.
-    let x_end = crate::plot::x_range(inp.series);
+    let x_end = crate::plot::x_range(inp.series, inp.x_max);
     let data = json!({
         "title": inp.title,
         "xmax": x_end,

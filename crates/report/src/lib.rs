@@ -62,6 +62,9 @@ pub struct Options {
     /// Ownership/mode policy for an existing output directory
     /// (`--force-unsafe-dir` → [`DirPolicy::AllowUnsafe`]).
     pub policy: DirPolicy,
+    /// End of the latency axis in µs (`--x-max`); default: a little past
+    /// the largest latency inside the histograms.
+    pub x_max_us: Option<f64>,
 }
 
 /// What [`generate`] did.
@@ -83,7 +86,7 @@ pub fn generate(opts: &Options) -> anyhow::Result<Outcome> {
     // Refuse an output directory holding other files before any work.
     check_out_dir(&opts.out_dir, opts.policy)?;
     let runs = load::load_all(&opts.inputs, &opts.names)?;
-    let files = render(&runs, &opts.formats, &opts.title)?;
+    let files = render(&runs, &opts.formats, &opts.title, opts.x_max_us)?;
     let series = series::build(&runs);
     let table = table::build(&runs, &series);
     let w = write_report(&opts.out_dir, opts.policy, &files)?;
@@ -100,18 +103,22 @@ pub fn render(
     runs: &[load::Run],
     formats: &[Format],
     title: &str,
+    x_max: Option<f64>,
 ) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     let want = |f: Format| formats.contains(&f);
     let series = series::build(runs);
     let table = table::build(runs, &series);
     let mut out: Vec<(String, Vec<u8>)> = Vec::new();
     if want(Format::Png) {
-        out.push(("latency.png".into(), plot::latency_png(&series, title)?));
+        out.push((
+            "latency.png".into(),
+            plot::latency_png(&series, title, x_max)?,
+        ));
     }
     if want(Format::Svg) {
         out.push((
             "latency.svg".into(),
-            plot::latency_svg(&series, title)?.into_bytes(),
+            plot::latency_svg(&series, title, x_max)?.into_bytes(),
         ));
     }
     // Timelines: `timeline.png` for one run, `timeline-LABEL.png` for several.
@@ -158,6 +165,7 @@ pub fn render(
             series: &series,
             table: &table,
             timelines: &pics,
+            x_max,
         });
         out.push(("report.html".into(), page.into_bytes()));
     }
@@ -168,7 +176,7 @@ pub fn render(
         out.push(("summary.csv".into(), table.to_csv().into_bytes()));
     }
     if want(Format::Gnuplot) {
-        for (n, c) in gnuplot::files(runs, &series, title) {
+        for (n, c) in gnuplot::files(runs, &series, title, x_max) {
             out.push((n, c.into_bytes()));
         }
     }

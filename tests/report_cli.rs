@@ -53,6 +53,8 @@ fn compares_real_runs_and_prints_the_table() {
     for f in [
         "latency.png",
         "latency.svg",
+        "percentiles.png",
+        "percentiles.svg",
         "report.html",
         "summary.md",
         "summary.csv",

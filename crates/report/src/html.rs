@@ -21,6 +21,8 @@ pub struct Inputs<'a> {
     pub table: &'a Table,
     /// (caption, PNG bytes) of each timeline picture.
     pub timelines: &'a [(String, Vec<u8>)],
+    /// The percentile plot (PNG bytes).
+    pub percentiles: &'a [u8],
     /// `--x-max`.
     pub x_max: Option<f64>,
 }
@@ -62,6 +64,11 @@ pub fn render(inp: &Inputs) -> String {
     ));
     h.push_str("<h2>Latency histograms</h2>\n<p class=\"hint\">Click a legend entry to hide or show its curve; hover the plot to read the counts.</p>\n");
     h.push_str("<div id=\"chart\"><svg id=\"plot\" viewBox=\"0 0 1000 560\" role=\"img\" aria-label=\"latency histograms\"></svg><div id=\"tip\" hidden></div></div>\n<ul id=\"legend\"></ul>\n");
+    h.push_str("<h2>Tail (percentiles)</h2>\n<p class=\"hint\">Share of the samples at or above each latency, both axes logarithmic (HdrHistogram's and jitterplot's view): 10<sup>-3</sup> is the p99.9, 10<sup>-6</sup> the p99.9999; the dot is the maximum.</p>\n");
+    h.push_str(&format!(
+        "<figure><img class=\"timeline\" alt=\"percentile plot\" src=\"data:image/png;base64,{}\"></figure>\n",
+        base64(inp.percentiles)
+    ));
     h.push_str("<h2>Summary</h2>\n");
     h.push_str(&inp.table.to_html());
     if !inp.timelines.is_empty() {

@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 /// What to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Format {
-    /// `latency.png`, `timeline*.png`.
+    /// `latency.png`, `percentiles.png`, `timeline*.png`.
     Png,
-    /// `latency.svg`.
+    /// `latency.svg`, `percentiles.svg`.
     Svg,
     /// `report.html`.
     Html,
@@ -121,6 +121,18 @@ pub fn render(
             plot::latency_svg(&series, title, x_max)?.into_bytes(),
         ));
     }
+    if want(Format::Png) {
+        out.push((
+            "percentiles.png".into(),
+            plot::percentile_png(&series, &format!("{title}: tail (1 − quantile)"))?,
+        ));
+    }
+    if want(Format::Svg) {
+        out.push((
+            "percentiles.svg".into(),
+            plot::percentile_svg(&series, &format!("{title}: tail (1 − quantile)"))?.into_bytes(),
+        ));
+    }
     // Timelines: `timeline.png` for one run, `timeline-LABEL.png` for several.
     let with_tl: Vec<&load::Run> = runs
         .iter()
@@ -159,7 +171,9 @@ pub fn render(
     }
     if want(Format::Html) {
         let pics: Vec<(String, Vec<u8>)> = timelines.into_iter().map(|(_, c, p)| (c, p)).collect();
+        let tail = plot::percentile_png(&series, &format!("{title}: tail (1 − quantile)"))?;
         let page = html::render(&html::Inputs {
+            percentiles: &tail,
             title,
             runs,
             series: &series,
@@ -199,6 +213,8 @@ pub fn is_report_file(n: &str) -> bool {
     const FIXED: &[&str] = &[
         "latency.png",
         "latency.svg",
+        "percentiles.png",
+        "percentiles.svg",
         "report.html",
         "summary.md",
         "summary.csv",

@@ -653,11 +653,13 @@ fn several_timelines_get_one_picture_each() {
         r.files,
         [
             "latency.png",
+            "percentiles.png",
             "report.html",
             "timeline-day1.png",
             "timeline-day2.png"
         ]
     );
     let html = read(&out.join("report.html"));
-    assert_eq!(html.matches("data:image/png;base64,").count(), 2);
+    // Two timelines and the percentile plot.
+    assert_eq!(html.matches("data:image/png;base64,").count(), 3);
 }

@@ -200,5 +200,20 @@ pub struct ProgramResult {
     pub exits_ko: u64,
 }
 
-/// The percentile keys, in order.
+/// The percentile keys, in order: always in `percentiles`.
 pub const PERCENTILES: &[&str] = &["50", "90", "99", "99.9", "99.99", "99.999", "99.9999"];
+
+/// Deeper percentiles (the ARTiS thesis quotes 99.999999 %): in
+/// `percentiles` only when [`percentile_supported`], absent otherwise.
+pub const DEEP_PERCENTILES: &[&str] = &["99.99999", "99.999999"];
+
+/// Whether `n` samples support percentile `key` (`"99.9"`): at least
+/// 1/(1 − q) of them (1000 for p99.9, 10⁸ for p99.999999), so that at
+/// least one sample lies at or past it. With fewer, the value would only
+/// be the maximum again: tables say "not enough samples".
+pub fn percentile_supported(key: &str, n: u64) -> bool {
+    match key.parse::<f64>() {
+        Ok(p) if (0.0..100.0).contains(&p) => n as f64 * (1.0 - p / 100.0) >= 1.0 - 1e-6,
+        _ => false,
+    }
+}

@@ -453,6 +453,8 @@ pub fn thread_from_histogram(
         },
         percentiles,
         histogram: h,
+        worst_cases: Vec::new(),
+        unknown: Vec::new(),
     }
 }
 

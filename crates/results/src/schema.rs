@@ -94,11 +94,30 @@ pub struct ThreadResult {
     /// Over the histogram only (the systress article's `_H` columns).
     pub hist_stats: HistStats,
     /// p50 ... p99.9999 from a high-dynamic-range histogram, in ns.
-    /// Keys: "50", "90", "99", "99.9", "99.99", "99.999", "99.9999".
+    /// Keys: "50", "90", "99", "99.9", "99.99", "99.999", "99.9999", then
+    /// "99.99999" and "99.999999" only when the sample count supports them
+    /// ([`percentile_supported`]).
     pub percentiles: BTreeMap<String, i64>,
     /// Coordinated-omission-corrected view: each missed period counted as
     /// a sample with the latency it would have had.
     pub corrected: Corrected,
+    /// Each new maximum of the run and when it happened (the torture
+    /// article's "946 µs after 156 s … 3173 µs after 16718 s"), oldest
+    /// first. Absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worst_cases: Vec<WorstCase>,
+    /// Fields of this thread the source did not record (an import from
+    /// another tool): `policy`, `priority`, `overruns`, `histogram`…
+    /// Their values in this file are placeholders; readers show `?`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
+}
+
+/// A new maximum: `latency_ns`, `at_ns` after the start of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorstCase {
+    pub at_ns: u64,
+    pub latency_ns: i64,
 }
 
 /// Histogram of latencies in `resolution_ns` buckets; bucket `i` counts

@@ -69,11 +69,15 @@ fn summary_carries_the_input_statistics() {
     assert_eq!(cell("samples"), "11");
     assert_eq!(cell("min (µs)"), "10"); // 10.2 µs shown at µs resolution
     assert_eq!(cell("avg (µs)"), "21.00");
-    assert_eq!(cell("median (µs)"), "11"); // 6th of 10 in-histogram samples
-    assert_eq!(cell("mode (µs)"), "11");
+    assert_eq!(cell("L_med_H (µs)"), "11"); // 6th of 10 in-histogram samples
+    assert_eq!(cell("L_mode_H (µs)"), "11");
+    assert_eq!(cell("Samples_H"), "10");
     // std over 10,10,11×5,12,12,15: mean 11.4, var 18.4/10 = 1.84
-    assert_eq!(cell("stddev (µs)"), "1.36");
-    assert_eq!(cell("p99 (µs)"), "119");
+    assert_eq!(cell("L_std_H (µs)"), "1.36");
+    // 11 samples: a p99 needs 100.
+    assert_eq!(cell("p99 (µs)"), "not enough samples");
+    // 5000 samples at most: no column has the 10⁴ a p99.99 needs.
+    assert!(!rows.iter().any(|r| r[0] == "p99.99 (µs)"));
     assert_eq!(cell("max (µs)"), "120");
     assert_eq!(cell("overflows"), "1");
     assert_eq!(cell("overruns"), "3");
@@ -527,7 +531,7 @@ fn cyclictest_files_join_the_report() {
         r##"{"file_version": 1, "cmdline:": "cyclictest -a 1 -i 200 -h 50", "rt_test_version:": "2.40",
             "start_time": "x", "sysinfo": {"nodename": "vm", "release": "6.1", "version": "#1 SMP PREEMPT_RT", "machine": "x86_64"},
             "num_threads": 1, "resolution_in_ns": 0,
-            "thread": {"0": {"histogram": {"5": 3, "6": 1}, "cycles": 5, "min": 5, "max": 70, "avg": 18.4, "cpu": 1}}}"##,
+            "thread": {"0": {"histogram": {"5": 90, "6": 5}, "cycles": 100, "min": 5, "max": 70, "avg": 8.4, "cpu": 1}}}"##,
     )
     .unwrap();
     let hist = d.path().join("ct.hist");
@@ -553,8 +557,9 @@ fn cyclictest_files_join_the_report() {
     );
     let csv = read(&out.join("summary.csv"));
     let p99 = csv.lines().find(|l| l.starts_with("p99 (µs)")).unwrap();
-    // 1 of 5 cyclictest samples beyond its 50 µs histogram: p99 is only known as ≥50.
-    assert!(p99.ends_with(",≥50,2"), "{p99}");
+    // 5 of 100 cyclictest samples beyond its 50 µs histogram: p99 is only
+    // known as ≥50; 3 samples are not enough for a p99.
+    assert!(p99.ends_with(",≥50,not enough samples"), "{p99}");
     let prov = csv.lines().find(|l| l.starts_with("preemption")).unwrap();
     assert!(prov.contains("PREEMPT_RT"), "{prov}");
 }
@@ -662,4 +667,37 @@ fn several_timelines_get_one_picture_each() {
     let html = read(&out.join("report.html"));
     // Two timelines and the percentile plot.
     assert_eq!(html.matches("data:image/png;base64,").count(), 3);
+}
+
+/// A tie lists every mode; the worst cases are a table of their own (the
+/// torture article's day 1: 946 µs after 156 s … 3173 µs after 16718 s).
+#[test]
+fn all_modes_and_the_worst_cases() {
+    let d = tempfile::tempdir().unwrap();
+    let mut r = small_run("day1", 1);
+    let t = &mut r.threads[0];
+    t.histogram.counts = vec![[10, 5], [12, 1], [14, 5]];
+    t.worst_cases = [(156, 946), (3602, 1129), (16718, 3173)]
+        .iter()
+        .map(|&(s, us)| rtshield_results::WorstCase {
+            at_ns: s * 1_000_000_000,
+            latency_ns: us * 1000,
+        })
+        .collect();
+    let dir = d.path().join("day1");
+    synth::write_run_dir(&dir, &r, None).unwrap();
+    let out = d.path().join("rep");
+    let o = generate(&opts(vec![dir], &out)).unwrap();
+    let md = read(&out.join("summary.md"));
+    assert!(md.contains("| L_mode_H (µs) | 10, 14 |"), "{md}");
+    assert!(md.contains("## Worst cases"), "{md}");
+    assert!(md.contains("| 156 s (2 min 36 s) | 946 |"), "{md}");
+    assert!(md.contains("| 16718 s (4 h 38 min) | 3173 |"), "{md}");
+    assert_eq!(o.table.worst[0].1.len(), 3);
+    let html = read(&out.join("report.html"));
+    assert!(html.contains("<h2>Worst cases</h2>"));
+    assert!(
+        html.contains("<td>3602 s (1 h 0 min)</td><td>1129</td>"),
+        "html"
+    );
 }

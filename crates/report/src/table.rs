@@ -13,8 +13,17 @@ pub struct Table {
     pub rows: Vec<(String, Vec<String>)>,
     /// How many of `rows` are statistics (the rest is provenance).
     pub n_stats: usize,
-    /// Each new maximum per curve: (label, [(seconds, µs)]).
-    pub worst: Vec<(String, Vec<(f64, f64)>)>,
+    /// Each new maximum per curve.
+    pub worst: Vec<(String, Vec<Worst>)>,
+}
+
+/// A new maximum: `us` at `at_s` seconds from the start; `before`: only
+/// known to have happened by then (a log that starts after it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Worst {
+    pub at_s: f64,
+    pub us: f64,
+    pub before: bool,
 }
 
 /// Under every summary table: what the row names mean.
@@ -94,11 +103,13 @@ pub fn build(runs: &[Run], series: &[Series]) -> Table {
         let no_hist = unknown(t, "histogram");
         let end_ns = (t.histogram.buckets * res) as i64;
         let pct = |k: &str| {
+            if no_hist && !t.percentiles.contains_key(k) {
+                return "?".to_string();
+            }
             if !rtshield_results::percentile_supported(k, t.samples) {
                 return NOT_ENOUGH.to_string();
             }
             match t.percentiles.get(k) {
-                None if no_hist => "?".to_string(),
                 None => NOT_ENOUGH.to_string(),
                 // An import keeps no samples beyond its histogram: the
                 // percentile is only known to be at least the histogram end.
@@ -119,7 +130,7 @@ pub fn build(runs: &[Run], series: &[Series]) -> Table {
         let cells: Vec<String> = STAT_ROWS
             .iter()
             .map(|row| match *row {
-                "samples" => t.samples.to_string(),
+                "samples" => q("samples", t.samples.to_string()),
                 "min (µs)" => fmt_us(t.min_ns as f64, res),
                 "avg (µs)" => fmt_us_frac(t.avg_ns, res),
                 "max (µs)" => fmt_us(t.max_ns as f64, res),
@@ -198,15 +209,19 @@ pub fn build(runs: &[Run], series: &[Series]) -> Table {
 /// The worst-cases table: each new maximum of a thread and when it
 /// happened, from `worst_cases` in the result or, for older files and
 /// imports, from the timeline's running maximum (time = end of the
-/// interval that raised it). (column label, [(seconds, µs)]).
-pub fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<(f64, f64)>)> {
+/// interval that raised it).
+pub fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<Worst>)> {
     let mut out = Vec::new();
     for s in series {
         let t = s.thread;
-        let mut v: Vec<(f64, f64)> = t
+        let mut v: Vec<Worst> = t
             .worst_cases
             .iter()
-            .map(|w| (w.at_ns as f64 / 1e9, w.latency_ns as f64 / 1000.0))
+            .map(|w| Worst {
+                at_s: w.at_ns as f64 / 1e9,
+                us: w.latency_ns as f64 / 1000.0,
+                before: false,
+            })
             .collect();
         if v.is_empty() {
             if let Some(tl) = &runs[s.run].timeline {
@@ -217,9 +232,15 @@ pub fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<(f64, f6
                     .or(tl.threads.first().filter(|_| tl.threads.len() == 1))
                 {
                     let mut prev = f64::MIN;
-                    for (ts, mm) in line.t_s.iter().zip(&line.maxmax_us) {
+                    for ((ts, mm), m) in line.t_s.iter().zip(&line.maxmax_us).zip(&line.max_us) {
                         if *mm > prev {
-                            v.push((*ts, *mm));
+                            // Raised in this interval when its own maximum
+                            // is the new one; else before the log began.
+                            v.push(Worst {
+                                at_s: *ts,
+                                us: *mm,
+                                before: m < mm,
+                            });
                             prev = *mm;
                         }
                     }
@@ -231,6 +252,18 @@ pub fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<(f64, f6
         }
     }
     out
+}
+
+impl Worst {
+    /// `156 s (2 min 36 s)`, or `by 86566 s (…)` when only known to be
+    /// before.
+    pub fn when(&self) -> String {
+        if self.before {
+            format!("by {}", fmt_when(self.at_s))
+        } else {
+            fmt_when(self.at_s)
+        }
+    }
 }
 
 /// `156 s (2 min 36 s)`: seconds, and a human reading past a minute.
@@ -251,7 +284,7 @@ pub fn fmt_when(t: f64) -> String {
 }
 
 /// The worst cases as Markdown, one section per curve.
-pub fn worst_cases_markdown(w: &[(String, Vec<(f64, f64)>)]) -> String {
+pub fn worst_cases_markdown(w: &[(String, Vec<Worst>)]) -> String {
     let mut out = String::new();
     if w.is_empty() {
         return out;
@@ -264,26 +297,26 @@ pub fn worst_cases_markdown(w: &[(String, Vec<(f64, f64)>)]) -> String {
             "\n| {} | latency (µs) |\n|---|---:|\n",
             label.replace('|', "\\|")
         ));
-        for (t, us) in v {
-            out.push_str(&format!("| {} | {} |\n", fmt_when(*t), fmt_lat(*us)));
+        for x in v {
+            out.push_str(&format!("| {} | {} |\n", x.when(), fmt_lat(x.us)));
         }
     }
     out
 }
 
 /// The worst cases as HTML tables.
-pub fn worst_cases_html(w: &[(String, Vec<(f64, f64)>)]) -> String {
+pub fn worst_cases_html(w: &[(String, Vec<Worst>)]) -> String {
     let mut out = String::new();
     for (label, v) in w {
         out.push_str(&format!(
             "<table class=\"summary worst\">\n<thead><tr><th>{}: at</th><th>latency (µs)</th></tr></thead>\n<tbody>\n",
             html_escape(label)
         ));
-        for (t, us) in v {
+        for x in v {
             out.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td></tr>\n",
-                html_escape(&fmt_when(*t)),
-                fmt_lat(*us)
+                html_escape(&x.when()),
+                fmt_lat(x.us)
             ));
         }
         out.push_str("</tbody>\n</table>\n");

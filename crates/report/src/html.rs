@@ -46,7 +46,11 @@ pub fn render(inp: &Inputs) -> String {
             "hist_end_us": s.hist_end_us,
             "max_us": s.max_us(),
             "note": s.note(x_end),
-            "samples": s.thread.samples,
+            // What the source did not record is null, not a made-up 0.
+            "samples": known(s, "samples", json!(s.thread.samples)),
+            "overruns": known(s, "overruns", json!(s.thread.overruns)),
+            "policy": known(s, "policy", json!(s.thread.policy)),
+            "priority": known(s, "priority", json!(s.thread.priority)),
         })).collect::<Vec<_>>(),
     });
     // `<` only occurs inside JSON strings, where \u003c is the same text:
@@ -95,6 +99,15 @@ pub fn render(inp: &Inputs) -> String {
     h
 }
 
+/// `v`, or null when the curve's source did not record `field`.
+fn known(s: &Series, field: &str, v: Value) -> Value {
+    if crate::table::unknown(s.thread, field) {
+        Value::Null
+    } else {
+        v
+    }
+}
+
 /// Everything the run file says about where it came from.
 fn run_details(run: &Run) -> String {
     let r = &run.result;
@@ -122,18 +135,28 @@ fn run_details(run: &Run) -> String {
         kv(&format!("tag {k}"), v.clone());
     }
     for t in &r.threads {
-        kv(
-            &format!("thread {}", t.index),
+        kv(&format!("thread {}", t.index), {
+            let q = |f: &str, v: String| {
+                if t.unknown.iter().any(|u| u == f) {
+                    "?".to_string()
+                } else {
+                    v
+                }
+            };
             format!(
                 "cpu {} · {} {} · period {} µs · lost {} · missed periods {}",
                 t.cpu.map_or("-".into(), |c| c.to_string()),
-                t.policy,
-                t.priority,
-                t.period_ns as f64 / 1000.0,
-                t.lost,
-                t.missed_periods
-            ),
-        );
+                q("policy", t.policy.clone()),
+                q("priority", t.priority.to_string()),
+                if t.period_ns == 0 {
+                    "?".to_string()
+                } else {
+                    (t.period_ns as f64 / 1000.0).to_string()
+                },
+                q("lost", t.lost.to_string()),
+                q("missed_periods", t.missed_periods.to_string())
+            )
+        });
     }
     for p in &r.programs {
         kv(

@@ -701,3 +701,93 @@ fn all_modes_and_the_worst_cases() {
         "html"
     );
 }
+
+/// What cyclictest never recorded is `?` in the tables and null in the
+/// HTML data; what its command line says is used (`-p98` → FIFO 98). A
+/// JSON without `-h` gives min/avg/max only.
+#[test]
+fn imports_show_unknown_values_as_unknown() {
+    let d = tempfile::tempdir().unwrap();
+    let json = d.path().join("ct.json");
+    std::fs::write(
+        &json,
+        r##"{"file_version": 1, "cmdline:": "cyclictest -m -p98 -a 1 -i 200 -h 50", "rt_test_version:": "2.40",
+            "start_time": "x", "num_threads": 1, "resolution_in_ns": 0,
+            "thread": {"0": {"histogram": {"5": 90, "6": 5}, "cycles": 100, "min": 5, "max": 70, "avg": 8.4, "cpu": 1}}}"##,
+    )
+    .unwrap();
+    let nohist = d.path().join("nohist.json");
+    std::fs::write(
+        &nohist,
+        r##"{"file_version": 1, "cmdline": "cyclictest -p 90", "thread": {"0": {"cycles": 5000, "min": 3, "max": 80, "avg": 6.5, "cpu": 0}}}"##,
+    )
+    .unwrap();
+    // One input: every provenance row is shown.
+    let one = d.path().join("one");
+    generate(&opts(vec![json.clone()], &one)).unwrap();
+    let csv = read(&one.join("summary.csv"));
+    for (name, want) in [
+        ("load", "load,?"),
+        ("isolation", "isolation,?"),
+        ("policy", "policy,FIFO 98"),
+    ] {
+        assert!(csv.lines().any(|l| l == want), "{name}: {csv}");
+    }
+    let out = d.path().join("rep");
+    generate(&opts(vec![json, nohist], &out)).unwrap();
+    let csv = read(&out.join("summary.csv"));
+    let row = |name: &str| {
+        csv.lines()
+            .find(|l| l.split(',').next() == Some(name))
+            .unwrap_or_else(|| panic!("{name}: {csv}"))
+            .to_string()
+    };
+    assert_eq!(row("overruns"), "overruns,?,?");
+    assert_eq!(row("policy"), "policy,FIFO 98,FIFO 90");
+    // No histogram: its statistics are unknown, min/avg/max are there.
+    assert_eq!(row("L_med_H (µs)"), "L_med_H (µs),5,?");
+    assert_eq!(row("overflows"), "overflows,5,?");
+    assert_eq!(row("max (µs)"), "max (µs),70,80");
+    assert_eq!(row("samples"), "samples,100,5000");
+    let html = read(&out.join("report.html"));
+    let i = html.find("id=\"rts-data\">").unwrap() + 14;
+    let data: serde_json::Value =
+        serde_json::from_str(&html[i..i + html[i..].find("</script>").unwrap()]).unwrap();
+    let s = &data["series"][0];
+    assert!(s["overruns"].is_null(), "{s}");
+    assert_eq!(s["priority"], 98);
+    assert_eq!(data["series"][1]["points"], serde_json::json!([]));
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../results/tests/fixtures")
+        .join(name)
+}
+
+/// The articles' own files: the systress text file joins the histograms,
+/// the fluctuation log gives a timeline and its worst case.
+#[test]
+fn the_articles_files_make_a_report() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rep");
+    let o = generate(&opts(
+        vec![
+            fixture("systress-timer_thread00.txt"),
+            fixture("fluctuations-first-run.txt"),
+            fixture("fluctuations-day1-tail.txt"),
+        ],
+        &out,
+    ))
+    .unwrap();
+    assert!(o
+        .files
+        .contains(&"timeline-fluctuations-first-run.png".to_string()));
+    let md = read(&out.join("summary.md"));
+    assert!(md.contains("| samples | 60000 | ? | ? |"), "{md}");
+    assert!(md.contains("| overflows | 4569 | ? | ? |"), "{md}");
+    // First run: 305 µs in the first 5 s, 366 µs in the 5 s ending at 15 s.
+    assert!(md.contains("| 5.000 s | 305 |\n| 15 s | 366 |"), "{md}");
+    // Day 1's tail starts after its 3173 µs: only known to be earlier.
+    assert!(md.contains("| by 86566 s (24 h 2 min) | 3173 |"), "{md}");
+}

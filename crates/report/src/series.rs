@@ -83,7 +83,7 @@ impl Series<'_> {
         format!("max {} µs{beyond}", fmt_us(self.thread.max_ns as f64, res))
     }
     /// `181 overflow ≥ 401 µs` when samples fell beyond the histogram,
-    /// and `12 past the 60 µs axis` when buckets lie beyond the axis end.
+    /// and `12 past the axis` when buckets lie beyond the axis end.
     pub fn overflow_note(&self, x_end: f64) -> Option<String> {
         let past = self.beyond(x_end) - self.overflow();
         let mut parts = Vec::new();
@@ -95,7 +95,7 @@ impl Series<'_> {
             ));
         }
         if past > 0 {
-            parts.push(format!("{past} past the {} µs axis", fmt_axis(x_end)));
+            parts.push(format!("{past} past the axis"));
         }
         (!parts.is_empty()).then(|| parts.join(" · "))
     }
@@ -107,12 +107,6 @@ impl Series<'_> {
             None => self.max_note(x_end),
         }
     }
-}
-
-/// An axis end without useless digits.
-fn fmt_axis(x: f64) -> String {
-    let s = format!("{x:.3}");
-    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 /// `run:cpuN` for a thread pinned to CPU N, `run:tI` otherwise.

@@ -24,6 +24,8 @@ pub struct Worst {
     pub at_s: f64,
     pub us: f64,
     pub before: bool,
+    /// The run's resolution: latencies shown as in the summary table.
+    pub res_ns: u64,
 }
 
 /// Under every summary table: what the row names mean.
@@ -221,6 +223,7 @@ pub fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<Worst>)>
                 at_s: w.at_ns as f64 / 1e9,
                 us: w.latency_ns as f64 / 1000.0,
                 before: false,
+                res_ns: t.histogram.resolution_ns,
             })
             .collect();
         if v.is_empty() {
@@ -240,6 +243,7 @@ pub fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<Worst>)>
                                 at_s: *ts,
                                 us: *mm,
                                 before: m < mm,
+                                res_ns: t.histogram.resolution_ns,
                             });
                             prev = *mm;
                         }
@@ -268,7 +272,11 @@ impl Worst {
 
 /// `156 s (2 min 36 s)`: seconds, and a human reading past a minute.
 pub fn fmt_when(t: f64) -> String {
-    let s = if t < 10.0 {
+    let s = if t < 1e-3 {
+        format!("{:.0} µs", t * 1e6)
+    } else if t < 1.0 {
+        format!("{:.1} ms", t * 1e3)
+    } else if t < 10.0 {
         format!("{t:.3} s")
     } else {
         format!("{t:.0} s")
@@ -298,7 +306,11 @@ pub fn worst_cases_markdown(w: &[(String, Vec<Worst>)]) -> String {
             label.replace('|', "\\|")
         ));
         for x in v {
-            out.push_str(&format!("| {} | {} |\n", x.when(), fmt_lat(x.us)));
+            out.push_str(&format!(
+                "| {} | {} |\n",
+                x.when(),
+                fmt_us(x.us * 1000.0, x.res_ns)
+            ));
         }
     }
     out
@@ -316,20 +328,12 @@ pub fn worst_cases_html(w: &[(String, Vec<Worst>)]) -> String {
             out.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td></tr>\n",
                 html_escape(&x.when()),
-                fmt_lat(x.us)
+                fmt_us(x.us * 1000.0, x.res_ns)
             ));
         }
         out.push_str("</tbody>\n</table>\n");
     }
     out
-}
-
-fn fmt_lat(us: f64) -> String {
-    if (us - us.round()).abs() < 1e-9 {
-        format!("{}", us.round() as i64)
-    } else {
-        format!("{us:.3}")
-    }
 }
 
 fn opt(s: &Option<String>) -> String {

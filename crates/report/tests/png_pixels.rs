@@ -157,8 +157,5 @@ fn x_max_overrides_the_axis() {
     let past: u64 = s[0].points.iter().filter(|p| p.0 > 50.0).map(|p| p.1).sum();
     assert_eq!(s[0].beyond(50.0), past);
     let svg = plot::latency_svg(&s, "t", Some(50.0)).unwrap();
-    assert!(
-        svg.contains(&format!("{past} past the 50 µs axis")),
-        "legend"
-    );
+    assert!(svg.contains(&format!("{past} past the axis")), "legend");
 }

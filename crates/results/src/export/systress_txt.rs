@@ -1,7 +1,7 @@
 //! The systress article's `timer_threadNN.txt`, one file per thread.
 
 use super::{provenance, units, units_round, Exporter};
-use crate::{RunResult, ThreadResult, PERCENTILES};
+use crate::{RunResult, ThreadResult, DEEP_PERCENTILES, PERCENTILES};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -60,9 +60,15 @@ pub fn to_systress_txt(res: &RunResult, t: &ThreadResult) -> String {
     s.push('\n');
     s.push_str(&provenance(res));
     s.push_str(&thread_line(t));
+    // The deep percentiles only when the run had the samples for them.
     let pct: Vec<String> = PERCENTILES
         .iter()
         .map(|k| format!("p{k}={}", t.percentiles.get(*k).map_or(0, |v| units(*v, r))))
+        .chain(DEEP_PERCENTILES.iter().filter_map(|k| {
+            t.percentiles
+                .get(*k)
+                .map(|v| format!("p{k}={}", units(*v, r)))
+        }))
         .collect();
     let _ = writeln!(s, "# percentiles ({}): {}", unit_name(r), pct.join(" "));
     s.push_str("#                            SUMMARY\n#\n");

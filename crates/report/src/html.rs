@@ -43,6 +43,8 @@ pub fn render(inp: &Inputs) -> String {
             // curve breaks at empty buckets.
             "segments": s.segments.iter().map(|r| json!([r.start, r.end])).collect::<Vec<_>>(),
             "overflow": s.overflow(),
+            // Samples past the axis end (overflow included): the marker's count.
+            "beyond": s.beyond(x_end),
             "hist_end_us": s.hist_end_us,
             "max_us": s.max_us(),
             "note": s.note(x_end),
@@ -285,17 +287,20 @@ el('line',{x1:L,x2:W-R,y1:H-B,y2:H-B,'class':'axis'});
 el('line',{x1:L,x2:L,y1:T,y2:H-B,'class':'axis'});
 var xl=el('text',{x:(L+W-R)/2,y:H-8,'text-anchor':'middle'});xl.textContent='latency (\u00b5s)';
 var yl=el('text',{x:16,y:(T+H-B)/2,'text-anchor':'middle',transform:'rotate(-90 16 '+(T+H-B)/2+')'});yl.textContent='samples (log)';
-var groups=[];
+var groups=[],nOvf=0;
 D.series.forEach(function(s,i){
   var g=el('g',{'class':'series','data-series':i});
   // One subpath per run of adjacent buckets; a lone bucket is a dot.
-  var d=s.segments.map(function(r){return s.points.slice(r[0],r[1]).map(function(p,j){return (j?'L':'M')+X(p[0]).toFixed(2)+' '+Y(p[1]).toFixed(2);}).join('');}).join('');
+  // Only the buckets on the axis (--x-max may cut it).
+  var on=function(p){return p[0]<=xmax;};
+  var d=s.segments.map(function(r){return s.points.slice(r[0],r[1]).filter(on).map(function(p,j){return (j?'L':'M')+X(p[0]).toFixed(2)+' '+Y(p[1]).toFixed(2);}).join('');}).join('');
   el('path',{'class':'curve',d:d,fill:'none',stroke:s.color,'stroke-width':2,'stroke-linejoin':'round'},g);
-  s.segments.forEach(function(r){if(r[1]-r[0]===1){var p=s.points[r[0]];
+  s.segments.forEach(function(r){if(r[1]-r[0]===1&&on(s.points[r[0]])){var p=s.points[r[0]];
     el('circle',{'class':'dot',cx:X(p[0]).toFixed(2),cy:Y(p[1]).toFixed(2),r:2.5,fill:s.color},g);}});
   if(s.max_us<=xmax){var mx=X(s.max_us);
     el('line',{'class':'max',x1:mx,x2:mx,y1:H-B,y2:H-B-14,stroke:s.color,'stroke-width':4},g);}
-  if(s.overflow>0){var ox=X(Math.min(s.hist_end_us,xmax)),oy=Y(s.overflow);
+  // At the right edge, side by side: equal counts do not hide each other.
+  if(s.beyond>0){var ox=X(xmax)-(nOvf+0.5)*14,oy=Y(s.beyond);nOvf++;
     el('path',{'class':'ovf',d:'M'+ox+' '+(oy-7)+'l6 11h-12z',fill:s.color},g);}
   groups.push(g);
   var li=document.createElement('li');li.setAttribute('data-series',i);

@@ -229,6 +229,8 @@ pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, Input
         threads,
     );
     r.settings.memlock = cmd.mlock;
+    r.settings.requested_duration_ns = cmd.duration_ns;
+    r.settings.requested_samples = cmd.loops;
     if let Some(a) = &cmd.affinity {
         r.tags.insert("affinity".into(), a.clone());
     }
@@ -251,6 +253,10 @@ pub struct CyclictestArgs {
     pub mlock: bool,
     /// `-h N` / `--histogram=N`, or `-H N` / `--histofall=N`.
     pub histogram: Option<u64>,
+    /// `-D TIME` / `--duration=TIME` (s, or with an `m`, `h`, `d` suffix), ns.
+    pub duration_ns: Option<u64>,
+    /// `-l N` / `--loops=N`.
+    pub loops: Option<u64>,
 }
 
 impl CyclictestArgs {
@@ -272,6 +278,19 @@ impl CyclictestArgs {
                 "-H",
                 "--histofall",
             )),
+            duration_ns: arg_str(args, "-D", "--duration").and_then(|d| {
+                let (n, mult) = match d.char_indices().last()? {
+                    (i, 'm') => (&d[..i], 60),
+                    (i, 'h') => (&d[..i], 3600),
+                    (i, 'd') => (&d[..i], 86_400),
+                    (i, 's') => (&d[..i], 1),
+                    _ => (d.as_str(), 1),
+                };
+                n.parse::<u64>()
+                    .ok()
+                    .and_then(|n| n.checked_mul(mult * 1_000_000_000))
+            }),
+            loops: arg_value(args, "-l", "--loops").filter(|l| *l > 0),
         }
     }
 
@@ -1366,7 +1385,18 @@ mod tests {
                 affinity: Some("1".into()),
                 mlock: true,
                 histogram: Some(100),
+                duration_ns: None,
+                loops: None,
             }
+        );
+        let c = a("cyclictest -D 2m -l 5000");
+        assert_eq!(
+            (c.duration_ns, c.loops),
+            (Some(120_000_000_000), Some(5000))
+        );
+        assert_eq!(
+            a("cyclictest --duration=90").duration_ns,
+            Some(90_000_000_000)
         );
         let c = a("cyclictest --policy=rr --priority=80 -a -H 50 --interval=500");
         assert_eq!(c.policy.as_deref(), Some("rr"));

@@ -113,8 +113,8 @@ pub struct ThreadHistograms {
     pub hdr_corrected: hdrhistogram::Histogram<u64>,
     pub corrected_samples: u64,
     pub max_ns: i64,
-    /// Periods since the start (each sample's own and the missed ones
-    /// before it): sample k's deadline is k periods after the start.
+    /// Periods since the start: each sample's own and those its overrun
+    /// skipped (the next deadline is that much later).
     pub periods: u64,
     /// Each new maximum and when it happened (the torture article's list),
     /// the latest [`MAX_WORST_CASES`] kept.
@@ -152,19 +152,20 @@ impl ThreadHistograms {
     /// just before it (overrun).
     pub fn record(&mut self, v: i64, missed: u64, period_ns: u64) {
         self.samples += 1;
+        // This sample's deadline: one period after the previous one's, plus
+        // the periods earlier overruns skipped (the loop moves its next
+        // deadline past the periods an overrun jumped over).
+        let deadline = self.periods.saturating_add(1).saturating_mul(period_ns);
         self.periods = self.periods.saturating_add(1).saturating_add(missed);
         if v > self.max_ns {
             self.max_ns = v;
             // Off the hot path (this is the draining thread); the time is
-            // the sample's deadline plus its latency, from the start.
+            // the deadline plus the latency, from the start.
             if self.worst.len() == MAX_WORST_CASES {
                 self.worst.remove(0);
             }
             self.worst.push(WorstCase {
-                at_ns: self
-                    .periods
-                    .saturating_mul(period_ns)
-                    .saturating_add(v.max(0) as u64),
+                at_ns: deadline.saturating_add(v.max(0) as u64),
                 latency_ns: v,
             });
         }
@@ -419,15 +420,15 @@ mod tests {
 
     #[test]
     fn each_new_maximum_is_recorded_with_its_time() {
-        // period 100 µs: samples 1..=5 at 10, 30, 20, 50 µs, then 3 missed
-        // periods before a 40 µs one, then 900 µs.
+        // period 100 µs: samples at 10, 30, 20, 50 µs, then a 60 µs one
+        // whose overrun skipped the 3 periods after it, then 900 µs.
         let mut h = ThreadHistograms::new(1_000_000, 1000);
         for (v, missed) in [
             (10_000, 0),
             (30_000, 0),
             (20_000, 0),
             (50_000, 0),
-            (40_000, 3),
+            (60_000, 3),
             (900_000, 0),
         ] {
             h.record(v, missed, 100_000);
@@ -439,7 +440,8 @@ mod tests {
                 (110_000, 10_000),
                 (230_000, 30_000),
                 (450_000, 50_000),
-                // 4 + 1 + 3 + 1 = 9 periods
+                // deadline 5 periods; 3 skipped, so the next is the 9th
+                (560_000, 60_000),
                 (1_800_000, 900_000)
             ]
         );

@@ -53,6 +53,8 @@ fn compares_real_runs_and_prints_the_table() {
     for f in [
         "latency.png",
         "latency.svg",
+        "percentiles.png",
+        "percentiles.svg",
         "report.html",
         "summary.md",
         "summary.csv",
@@ -346,4 +348,51 @@ fn run_directory_timeline() {
         html.contains("load.cycle 20 s 10 s"),
         "the run's configuration is shown"
     );
+}
+
+/// The text files `measure` writes are report inputs too: the systress
+/// `timer_thread00.txt` and `histogram.txt` of a real 10 s run give the
+/// same numbers, under rtshield's name, with the run's overruns.
+#[test]
+fn reads_its_own_text_files() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("txt");
+    let o = ok(rtshield(&[
+        "report",
+        s(&fixture("measure-txt/timer_thread00.txt")),
+        s(&fixture("measure-txt/histogram.txt")),
+        "--name",
+        "txt",
+        "hist",
+        "-o",
+        s(&out),
+    ]));
+    for row in [
+        "| samples | 49812 | 49812 |",
+        "| max (µs) | 11732 | 11732 |",
+        "| overflows | 12 | 12 |",
+        "| overruns | 42 | 42 |",
+        "| L_mode_H (µs) | 16 | 16 |",
+    ] {
+        assert!(o.contains(row), "{row}\n{o}");
+    }
+    let csv = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+    assert!(!csv.contains("cyclictest"), "{csv}");
+}
+
+#[test]
+fn x_max_out_of_range_is_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("x");
+    let o = rtshield(&[
+        "report",
+        s(&fixture("real/idle")),
+        "--x-max",
+        "0",
+        "-o",
+        s(&out),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(all_text(&o).contains("--x-max"), "{}", describe(&o));
+    assert!(!out.exists());
 }

@@ -544,7 +544,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__report)
-            opts="-o -h -V --output --name --format --title --force-unsafe-dir --sysroot --help --version"
+            opts="-o -h -V --output --name --format --title --x-max --force-unsafe-dir --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -567,6 +567,10 @@ _rtshield() {
                     return 0
                     ;;
                 --title)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --x-max)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -166,6 +166,7 @@ md\t'summary.md'
 csv\t'summary.csv'
 gnuplot\t'plot.gp and its data files'"
 complete -c rtshield -n "__fish_rtshield_using_subcommand report" -l title -d 'Title of the plots and the report' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand report" -l x-max -d 'End of the latency axis, in µs (default: a little past the largest latency inside the histograms). Samples past it are counted by the marker at the right edge' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand report" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand report" -l force-unsafe-dir -d 'Write into an existing -o DIR even if it is owned by another user or writable by group/others without the sticky bit (anyone who can write there could redirect files)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -4,7 +4,7 @@ use crate::cli::Global;
 use rtshield_load::{Builtin, LoadSpec};
 use rtshield_measure::display::{render_table, units, units_avg};
 use rtshield_measure::{signals, LiveDisplay, MeasureSpec, Measurement, Mode, ResultContext};
-use rtshield_results::{ExportManager, RunResult, PERCENTILES};
+use rtshield_results::{ExportManager, RunResult, DEEP_PERCENTILES, PERCENTILES};
 use rtshield_run::pipeline;
 use rtshield_sys::sched::Policy;
 use rtshield_sys::units::{format_duration_ns, Dur};
@@ -511,8 +511,18 @@ fn print_summary(m: &Measurement, r: &RunResult, out: &Path, json: Option<&Path>
     println!();
     print!("{}", render_table(&stats));
     println!();
+    // The deep percentiles only when a thread had the samples for them.
+    let keys: Vec<&str> = PERCENTILES
+        .iter()
+        .chain(
+            DEEP_PERCENTILES
+                .iter()
+                .filter(|k| r.threads.iter().any(|t| t.percentiles.contains_key(**k))),
+        )
+        .copied()
+        .collect();
     let mut head = format!("Percentiles ({unit})      ");
-    for k in PERCENTILES {
+    for k in &keys {
         head.push_str(&format!(" {:>8}", format!("p{k}")));
     }
     head.push_str(&format!(" {:>8}", "max"));
@@ -523,8 +533,12 @@ fn print_summary(m: &Measurement, r: &RunResult, out: &Path, json: Option<&Path>
             t.index,
             t.cpu.map_or("-".into(), |c| c.to_string())
         );
-        for k in PERCENTILES {
-            row.push_str(&format!(" {:>8}", units(t.percentiles[*k], res)));
+        for k in &keys {
+            let v = t
+                .percentiles
+                .get(*k)
+                .map_or("-".into(), |v| units(*v, res).to_string());
+            row.push_str(&format!(" {v:>8}"));
         }
         row.push_str(&format!(" {:>8}", units(t.max_ns, res)));
         println!("{row}");

@@ -56,10 +56,22 @@ pub struct Args {
     /// Title of the plots and the report.
     #[arg(long, default_value = "Wake-up latency")]
     pub title: String,
+    /// End of the latency axis, in µs (default: a little past the largest latency inside the
+    /// histograms). Samples past it are counted by the marker at the right edge.
+    #[arg(long, value_name = "US", value_parser = parse_x_max)]
+    pub x_max: Option<f64>,
     /// Write into an existing -o DIR even if it is owned by another user or writable by
     /// group/others without the sticky bit (anyone who can write there could redirect files).
     #[arg(long)]
     pub force_unsafe_dir: bool,
+}
+
+/// 1 µs to 1 h (docs/ranges.md).
+fn parse_x_max(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && (1.0..=3.6e9).contains(&v) => Ok(v),
+        _ => Err(format!("`{s}`: a latency in µs from 1 to 3600000000")),
+    }
 }
 
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
@@ -81,6 +93,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         } else {
             DirPolicy::Strict
         },
+        x_max_us: args.x_max,
     })?;
     print!("{}", out.table.to_markdown(&args.title));
     println!(

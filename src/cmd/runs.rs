@@ -415,6 +415,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
                     formats: rtshield_report::Format::ALL.to_vec(),
                     title: title.clone(),
                     policy: DirPolicy::Strict,
+                    x_max_us: None,
                 })?;
                 print!("{}", out.table.to_markdown(&title));
                 println!("\nwrote {} files to {}/", out.files.len(), output.display());

@@ -423,6 +423,7 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
         formats: rtshield_report::Format::ALL.to_vec(),
         title: format!("Campaign {}", c.name),
         policy: DirPolicy::Strict,
+        x_max_us: None,
     })?;
     // One overlay per load, one curve per isolation method (the systress
     // article's figure 12): the runs of a method are merged into one
@@ -457,6 +458,7 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
                 formats: vec![rtshield_report::Format::Png, rtshield_report::Format::Svg],
                 title: format!("Campaign {}: load {l}", c.name),
                 policy: DirPolicy::Strict,
+                x_max_us: None,
             })?;
         }
     }

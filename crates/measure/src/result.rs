@@ -49,6 +49,8 @@ impl Measurement {
                     hist_stats: h.hist_stats(),
                     percentiles: h.percentiles(),
                     corrected: h.corrected(),
+                    worst_cases: h.worst.clone(),
+                    unknown: Vec::new(),
                 }
             })
             .collect();

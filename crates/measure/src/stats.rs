@@ -13,7 +13,9 @@
 //! - percentiles come from an HDR histogram (3 significant digits, 0 to 1 h)
 //!   that sees every sample that came through the ring, overflow included.
 
-use rtshield_results::{Corrected, HistStats, Histogram, PERCENTILES};
+use rtshield_results::{
+    percentile_supported, Corrected, HistStats, Histogram, WorstCase, DEEP_PERCENTILES, PERCENTILES,
+};
 use std::collections::BTreeMap;
 
 /// Exact figures kept on the measuring thread: no allocation, O(1) per sample.
@@ -111,7 +113,17 @@ pub struct ThreadHistograms {
     pub hdr_corrected: hdrhistogram::Histogram<u64>,
     pub corrected_samples: u64,
     pub max_ns: i64,
+    /// Periods since the start: each sample's own and those its overrun
+    /// skipped (the next deadline is that much later).
+    pub periods: u64,
+    /// Each new maximum and when it happened (the torture article's list),
+    /// the latest [`MAX_WORST_CASES`] kept.
+    pub worst: Vec<WorstCase>,
 }
+
+/// Worst cases kept per thread: each is larger than the one before, so a
+/// real run has a handful; a latency that only grows keeps the latest.
+pub const MAX_WORST_CASES: usize = 256;
 
 impl ThreadHistograms {
     pub fn new(histo_size_ns: u64, resolution_ns: u64) -> Self {
@@ -131,6 +143,8 @@ impl ThreadHistograms {
             hdr_corrected: hdr(),
             corrected_samples: 0,
             max_ns: i64::MIN,
+            periods: 0,
+            worst: Vec::new(),
         }
     }
 
@@ -138,7 +152,23 @@ impl ThreadHistograms {
     /// just before it (overrun).
     pub fn record(&mut self, v: i64, missed: u64, period_ns: u64) {
         self.samples += 1;
-        self.max_ns = self.max_ns.max(v);
+        // This sample's deadline: one period after the previous one's, plus
+        // the periods earlier overruns skipped (the loop moves its next
+        // deadline past the periods an overrun jumped over).
+        let deadline = self.periods.saturating_add(1).saturating_mul(period_ns);
+        self.periods = self.periods.saturating_add(1).saturating_add(missed);
+        if v > self.max_ns {
+            self.max_ns = v;
+            // Off the hot path (this is the draining thread); the time is
+            // the deadline plus the latency, from the start.
+            if self.worst.len() == MAX_WORST_CASES {
+                self.worst.remove(0);
+            }
+            self.worst.push(WorstCase {
+                at_ns: deadline.saturating_add(v.max(0) as u64),
+                latency_ns: v,
+            });
+        }
         if v < 0 {
             self.underflow += 1;
         } else {
@@ -209,9 +239,17 @@ pub fn quantile(key: &str) -> f64 {
     key.parse::<f64>().unwrap_or(0.0) / 100.0
 }
 
+/// [`PERCENTILES`] always, [`DEEP_PERCENTILES`] when the sample count
+/// supports them.
 fn percentiles(h: &hdrhistogram::Histogram<u64>, max_ns: i64) -> BTreeMap<String, i64> {
+    let n = h.len();
     PERCENTILES
         .iter()
+        .chain(
+            DEEP_PERCENTILES
+                .iter()
+                .filter(|k| percentile_supported(k, n)),
+        )
         .map(|k| {
             let v = if h.is_empty() {
                 0
@@ -378,6 +416,49 @@ mod tests {
                 proptest::prop_assert_eq!(s.samples, 0);
             }
         }
+    }
+
+    #[test]
+    fn each_new_maximum_is_recorded_with_its_time() {
+        // period 100 µs: samples at 10, 30, 20, 50 µs, then a 60 µs one
+        // whose overrun skipped the 3 periods after it, then 900 µs.
+        let mut h = ThreadHistograms::new(1_000_000, 1000);
+        for (v, missed) in [
+            (10_000, 0),
+            (30_000, 0),
+            (20_000, 0),
+            (50_000, 0),
+            (60_000, 3),
+            (900_000, 0),
+        ] {
+            h.record(v, missed, 100_000);
+        }
+        let w: Vec<(u64, i64)> = h.worst.iter().map(|w| (w.at_ns, w.latency_ns)).collect();
+        assert_eq!(
+            w,
+            [
+                (110_000, 10_000),
+                (230_000, 30_000),
+                (450_000, 50_000),
+                // deadline 5 periods; 3 skipped, so the next is the 9th
+                (560_000, 60_000),
+                (1_800_000, 900_000)
+            ]
+        );
+    }
+
+    #[test]
+    fn deep_percentiles_only_with_enough_samples() {
+        let mut h = ThreadHistograms::new(1_000_000, 1000);
+        for v in 0..1000 {
+            h.record(v * 10, 0, 100_000);
+        }
+        let p = h.percentiles();
+        assert!(p.contains_key("99.9999") && !p.contains_key("99.99999"));
+        // 10⁷ samples support p99.99999, not p99.999999.
+        h.hdr.record_n(5, 10_000_000 - 1000).unwrap();
+        let p = h.percentiles();
+        assert!(p.contains_key("99.99999") && !p.contains_key("99.999999"));
     }
 
     #[test]

@@ -10,10 +10,15 @@ use crate::load::Run;
 use crate::series::{slugify, Series};
 
 /// (file name, contents) pairs.
-pub fn files(runs: &[Run], series: &[Series], title: &str) -> Vec<(String, String)> {
+pub fn files(
+    runs: &[Run],
+    series: &[Series],
+    title: &str,
+    x_max: Option<f64>,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut plots = Vec::new();
-    let x_end = crate::plot::x_range(series);
+    let x_end = crate::plot::x_range(series, x_max);
     for s in series {
         let name = format!("latency-{}.dat", s.slug);
         // The legend's words, in ASCII: gnuplot terminals differ in UTF-8 support.

@@ -21,11 +21,15 @@ pub struct Inputs<'a> {
     pub table: &'a Table,
     /// (caption, PNG bytes) of each timeline picture.
     pub timelines: &'a [(String, Vec<u8>)],
+    /// The percentile plot (PNG bytes).
+    pub percentiles: &'a [u8],
+    /// `--x-max`.
+    pub x_max: Option<f64>,
 }
 
 pub fn render(inp: &Inputs) -> String {
     // Axis ranges and legend text come from the same code as the PNG/SVG.
-    let x_end = crate::plot::x_range(inp.series);
+    let x_end = crate::plot::x_range(inp.series, inp.x_max);
     let data = json!({
         "title": inp.title,
         "xmax": x_end,
@@ -39,10 +43,16 @@ pub fn render(inp: &Inputs) -> String {
             // curve breaks at empty buckets.
             "segments": s.segments.iter().map(|r| json!([r.start, r.end])).collect::<Vec<_>>(),
             "overflow": s.overflow(),
+            // Samples past the axis end (overflow included): the marker's count.
+            "beyond": s.beyond(x_end),
             "hist_end_us": s.hist_end_us,
             "max_us": s.max_us(),
             "note": s.note(x_end),
-            "samples": s.thread.samples,
+            // What the source did not record is null, not a made-up 0.
+            "samples": known(s, "samples", json!(s.thread.samples)),
+            "overruns": known(s, "overruns", json!(s.thread.overruns)),
+            "policy": known(s, "policy", json!(s.thread.policy)),
+            "priority": known(s, "priority", json!(s.thread.priority)),
         })).collect::<Vec<_>>(),
     });
     // `<` only occurs inside JSON strings, where \u003c is the same text:
@@ -60,8 +70,17 @@ pub fn render(inp: &Inputs) -> String {
     ));
     h.push_str("<h2>Latency histograms</h2>\n<p class=\"hint\">Click a legend entry to hide or show its curve; hover the plot to read the counts.</p>\n");
     h.push_str("<div id=\"chart\"><svg id=\"plot\" viewBox=\"0 0 1000 560\" role=\"img\" aria-label=\"latency histograms\"></svg><div id=\"tip\" hidden></div></div>\n<ul id=\"legend\"></ul>\n");
+    h.push_str("<h2>Tail (percentiles)</h2>\n<p class=\"hint\">Share of the samples at or above each latency, both axes logarithmic (HdrHistogram's and jitterplot's view): 10<sup>-3</sup> is the p99.9, 10<sup>-6</sup> the p99.9999; the dot is the maximum.</p>\n");
+    h.push_str(&format!(
+        "<figure><img class=\"timeline\" alt=\"percentile plot\" src=\"data:image/png;base64,{}\"></figure>\n",
+        base64(inp.percentiles)
+    ));
     h.push_str("<h2>Summary</h2>\n");
     h.push_str(&inp.table.to_html());
+    if !inp.table.worst.is_empty() {
+        h.push_str("<h2>Worst cases</h2>\n<p class=\"hint\">Each new maximum and when it happened (time since the start).</p>\n");
+        h.push_str(&crate::table::worst_cases_html(&inp.table.worst));
+    }
     if !inp.timelines.is_empty() {
         h.push_str("<h2>Timeline</h2>\n<p class=\"hint\">Per-interval maximum (points) and running maximum (line); shaded: load phases.</p>\n");
         for (cap, png) in inp.timelines {
@@ -80,6 +99,15 @@ pub fn render(inp: &Inputs) -> String {
         "<pre id=\"selftest\" hidden></pre>\n<script type=\"application/json\" id=\"rts-data\">{data}</script>\n<script>{JS}</script>\n</body>\n</html>\n"
     ));
     h
+}
+
+/// `v`, or null when the curve's source did not record `field`.
+fn known(s: &Series, field: &str, v: Value) -> Value {
+    if crate::table::unknown(s.thread, field) {
+        Value::Null
+    } else {
+        v
+    }
 }
 
 /// Everything the run file says about where it came from.
@@ -109,18 +137,28 @@ fn run_details(run: &Run) -> String {
         kv(&format!("tag {k}"), v.clone());
     }
     for t in &r.threads {
-        kv(
-            &format!("thread {}", t.index),
+        kv(&format!("thread {}", t.index), {
+            let q = |f: &str, v: String| {
+                if t.unknown.iter().any(|u| u == f) {
+                    "?".to_string()
+                } else {
+                    v
+                }
+            };
             format!(
                 "cpu {} · {} {} · period {} µs · lost {} · missed periods {}",
                 t.cpu.map_or("-".into(), |c| c.to_string()),
-                t.policy,
-                t.priority,
-                t.period_ns as f64 / 1000.0,
-                t.lost,
-                t.missed_periods
-            ),
-        );
+                q("policy", t.policy.clone()),
+                q("priority", t.priority.to_string()),
+                if t.period_ns == 0 {
+                    "?".to_string()
+                } else {
+                    (t.period_ns as f64 / 1000.0).to_string()
+                },
+                q("lost", t.lost.to_string()),
+                q("missed_periods", t.missed_periods.to_string())
+            )
+        });
     }
     for p in &r.programs {
         kv(
@@ -249,17 +287,20 @@ el('line',{x1:L,x2:W-R,y1:H-B,y2:H-B,'class':'axis'});
 el('line',{x1:L,x2:L,y1:T,y2:H-B,'class':'axis'});
 var xl=el('text',{x:(L+W-R)/2,y:H-8,'text-anchor':'middle'});xl.textContent='latency (\u00b5s)';
 var yl=el('text',{x:16,y:(T+H-B)/2,'text-anchor':'middle',transform:'rotate(-90 16 '+(T+H-B)/2+')'});yl.textContent='samples (log)';
-var groups=[];
+var groups=[],nOvf=0;
 D.series.forEach(function(s,i){
   var g=el('g',{'class':'series','data-series':i});
   // One subpath per run of adjacent buckets; a lone bucket is a dot.
-  var d=s.segments.map(function(r){return s.points.slice(r[0],r[1]).map(function(p,j){return (j?'L':'M')+X(p[0]).toFixed(2)+' '+Y(p[1]).toFixed(2);}).join('');}).join('');
+  // Only the buckets on the axis (--x-max may cut it).
+  var on=function(p){return p[0]<=xmax;};
+  var d=s.segments.map(function(r){return s.points.slice(r[0],r[1]).filter(on).map(function(p,j){return (j?'L':'M')+X(p[0]).toFixed(2)+' '+Y(p[1]).toFixed(2);}).join('');}).join('');
   el('path',{'class':'curve',d:d,fill:'none',stroke:s.color,'stroke-width':2,'stroke-linejoin':'round'},g);
-  s.segments.forEach(function(r){if(r[1]-r[0]===1){var p=s.points[r[0]];
+  s.segments.forEach(function(r){if(r[1]-r[0]===1&&on(s.points[r[0]])){var p=s.points[r[0]];
     el('circle',{'class':'dot',cx:X(p[0]).toFixed(2),cy:Y(p[1]).toFixed(2),r:2.5,fill:s.color},g);}});
   if(s.max_us<=xmax){var mx=X(s.max_us);
     el('line',{'class':'max',x1:mx,x2:mx,y1:H-B,y2:H-B-14,stroke:s.color,'stroke-width':4},g);}
-  if(s.overflow>0){var ox=X(Math.min(s.hist_end_us,xmax)),oy=Y(s.overflow);
+  // At the right edge, side by side: equal counts do not hide each other.
+  if(s.beyond>0){var ox=X(xmax)-(nOvf+0.5)*14,oy=Y(s.beyond);nOvf++;
     el('path',{'class':'ovf',d:'M'+ox+' '+(oy-7)+'l6 11h-12z',fill:s.color},g);}
   groups.push(g);
   var li=document.createElement('li');li.setAttribute('data-series',i);

@@ -27,9 +27,9 @@ use std::path::{Path, PathBuf};
 /// What to produce.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Format {
-    /// `latency.png`, `timeline*.png`.
+    /// `latency.png`, `percentiles.png`, `timeline*.png`.
     Png,
-    /// `latency.svg`.
+    /// `latency.svg`, `percentiles.svg`.
     Svg,
     /// `report.html`.
     Html,
@@ -62,6 +62,9 @@ pub struct Options {
     /// Ownership/mode policy for an existing output directory
     /// (`--force-unsafe-dir` → [`DirPolicy::AllowUnsafe`]).
     pub policy: DirPolicy,
+    /// End of the latency axis in µs (`--x-max`); default: a little past
+    /// the largest latency inside the histograms.
+    pub x_max_us: Option<f64>,
 }
 
 /// What [`generate`] did.
@@ -83,7 +86,7 @@ pub fn generate(opts: &Options) -> anyhow::Result<Outcome> {
     // Refuse an output directory holding other files before any work.
     check_out_dir(&opts.out_dir, opts.policy)?;
     let runs = load::load_all(&opts.inputs, &opts.names)?;
-    let files = render(&runs, &opts.formats, &opts.title)?;
+    let files = render(&runs, &opts.formats, &opts.title, opts.x_max_us)?;
     let series = series::build(&runs);
     let table = table::build(&runs, &series);
     let w = write_report(&opts.out_dir, opts.policy, &files)?;
@@ -100,18 +103,34 @@ pub fn render(
     runs: &[load::Run],
     formats: &[Format],
     title: &str,
+    x_max: Option<f64>,
 ) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     let want = |f: Format| formats.contains(&f);
     let series = series::build(runs);
     let table = table::build(runs, &series);
     let mut out: Vec<(String, Vec<u8>)> = Vec::new();
     if want(Format::Png) {
-        out.push(("latency.png".into(), plot::latency_png(&series, title)?));
+        out.push((
+            "latency.png".into(),
+            plot::latency_png(&series, title, x_max)?,
+        ));
     }
     if want(Format::Svg) {
         out.push((
             "latency.svg".into(),
-            plot::latency_svg(&series, title)?.into_bytes(),
+            plot::latency_svg(&series, title, x_max)?.into_bytes(),
+        ));
+    }
+    if want(Format::Png) {
+        out.push((
+            "percentiles.png".into(),
+            plot::percentile_png(&series, &format!("{title}: tail (1 − quantile)"))?,
+        ));
+    }
+    if want(Format::Svg) {
+        out.push((
+            "percentiles.svg".into(),
+            plot::percentile_svg(&series, &format!("{title}: tail (1 − quantile)"))?.into_bytes(),
         ));
     }
     // Timelines: `timeline.png` for one run, `timeline-LABEL.png` for several.
@@ -152,12 +171,15 @@ pub fn render(
     }
     if want(Format::Html) {
         let pics: Vec<(String, Vec<u8>)> = timelines.into_iter().map(|(_, c, p)| (c, p)).collect();
+        let tail = plot::percentile_png(&series, &format!("{title}: tail (1 − quantile)"))?;
         let page = html::render(&html::Inputs {
+            percentiles: &tail,
             title,
             runs,
             series: &series,
             table: &table,
             timelines: &pics,
+            x_max,
         });
         out.push(("report.html".into(), page.into_bytes()));
     }
@@ -168,7 +190,7 @@ pub fn render(
         out.push(("summary.csv".into(), table.to_csv().into_bytes()));
     }
     if want(Format::Gnuplot) {
-        for (n, c) in gnuplot::files(runs, &series, title) {
+        for (n, c) in gnuplot::files(runs, &series, title, x_max) {
             out.push((n, c.into_bytes()));
         }
     }
@@ -191,6 +213,8 @@ pub fn is_report_file(n: &str) -> bool {
     const FIXED: &[&str] = &[
         "latency.png",
         "latency.svg",
+        "percentiles.png",
+        "percentiles.svg",
         "report.html",
         "summary.md",
         "summary.csv",

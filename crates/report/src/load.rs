@@ -85,11 +85,18 @@ pub fn load_one(p: &Path) -> anyhow::Result<Run> {
         ))
     })?;
     let format = import::sniff(&text);
+    let mut log_timeline = None;
     let mut result = match format {
         // One reader for results.json: the one `measure` writes with.
         Format::Rtshield => rtshield_results::parse_json(&text, &file)?,
         Format::CyclictestJson => import::read_cyclictest_json(&text, &fname)?,
         Format::CyclictestHist => import::read_cyclictest_hist(&text, &fname)?,
+        Format::SystressTxt => import::read_systress_txt(&text, &fname)?,
+        Format::FluctuationLog => {
+            let log = import::read_fluctuation_log(&text, &fname)?;
+            log_timeline = Some(Timeline::from_fluctuation_log(&log));
+            log.result
+        }
     };
     if result.threads.is_empty() {
         return Err(InputError::new(format!("{fname}: the run has no measuring thread")).into());
@@ -105,7 +112,7 @@ pub fn load_one(p: &Path) -> anyhow::Result<Run> {
                 None
             }
         }
-        _ => None,
+        _ => log_timeline,
     };
     let label = result
         .label

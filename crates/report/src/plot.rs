@@ -37,21 +37,33 @@ fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
     anyhow!("drawing failed: {e}")
 }
 
-/// x axis end: the histogram end when a curve overflows (so the overflow
-/// marker is on the plot), otherwise just past the largest maximum.
-pub fn x_range(series: &[Series]) -> f64 {
-    let mut x: f64 = 1.0;
+/// x axis end in µs: `x_max` when given (`--x-max`), else a little past
+/// the largest latency observed inside the histograms (the upper edge of
+/// the last non-empty bucket), so the body of the curves fills the
+/// picture instead of an empty 1000 µs histogram range. Samples beyond the
+/// axis (the overflow, and with `--x-max` the buckets past it) are counted
+/// by a marker at the right edge; a run without a histogram (cyclictest
+/// `--json` without `-h`) extends the axis to its maximum.
+pub fn x_range(series: &[Series], x_max: Option<f64>) -> f64 {
+    if let Some(x) = x_max.filter(|x| x.is_finite() && *x > 0.0) {
+        return x;
+    }
+    let mut x: f64 = 0.0;
     for s in series {
         let res = s.thread.histogram.resolution_ns as f64 / 1000.0;
-        let last = s.points.last().map_or(0.0, |p| p.0 + res);
-        let end = if s.overflow() > 0 {
-            s.hist_end_us
-        } else {
-            s.max_us().max(last)
-        };
-        x = x.max(end);
+        match s.points.last() {
+            Some(p) => x = x.max(p.0 + res),
+            None => x = x.max(s.max_us()),
+        }
     }
-    x * 1.04
+    nice_end(x.max(1.0) * 1.05)
+}
+
+/// Round an axis end up to two significant digits (105 → 110, 52.5 → 53),
+/// so the end is a plain number without wasting width.
+pub fn nice_end(x: f64) -> f64 {
+    let step = 10f64.powf(x.log10().floor() - 1.0);
+    (x / step - 1e-9).ceil() * step
 }
 
 pub fn y_range(series: &[Series]) -> f64 {
@@ -63,39 +75,81 @@ pub fn y_range(series: &[Series]) -> f64 {
     (m.max(1) as f64) * 3.0
 }
 
+/// The pixel mapping of a rendered latency plot (for tests and tools that
+/// check the picture): `translate(&(µs, count))` gives the pixel.
+pub type LatencyCoord = plotters::coord::cartesian::Cartesian2d<
+    plotters::coord::types::RangedCoordf64,
+    plotters::coord::combinators::LogCoord<f64>,
+>;
+
 /// Render the latency plot as PNG bytes.
-pub fn latency_png(series: &[Series], title: &str) -> anyhow::Result<Vec<u8>> {
-    let mut buf = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
-    {
-        let root = BitMapBackend::with_buffer(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
-        draw_latency(&root, series, title)?;
-        root.present().map_err(err)?;
-    }
+pub fn latency_png(series: &[Series], title: &str, x_max: Option<f64>) -> anyhow::Result<Vec<u8>> {
+    let (buf, _) = latency_rgb(series, title, x_max)?;
     encode_png(&buf, WIDTH, HEIGHT)
 }
 
-pub fn latency_svg(series: &[Series], title: &str) -> anyhow::Result<String> {
+/// The latency plot as raw RGB pixels (`WIDTH`×`HEIGHT`×3) and its
+/// coordinate mapping.
+pub fn latency_rgb(
+    series: &[Series],
+    title: &str,
+    x_max: Option<f64>,
+) -> anyhow::Result<(Vec<u8>, LatencyCoord)> {
+    let mut buf = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+    let coord = {
+        let root = BitMapBackend::with_buffer(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
+        let c = draw_latency(&root, series, title, x_max, true)?;
+        root.present().map_err(err)?;
+        c
+    };
+    Ok((buf, coord))
+}
+
+pub fn latency_svg(series: &[Series], title: &str, x_max: Option<f64>) -> anyhow::Result<String> {
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area();
-        draw_latency(&root, series, title)?;
+        draw_latency(&root, series, title, x_max, false)?;
         root.present().map_err(err)?;
     }
     Ok(s)
+}
+
+/// Where the overflow marker of the `k`-th overflowing curve goes: at the
+/// right end of the axis, each one 14 px further left, so markers of runs
+/// with similar counts stand side by side instead of on top of each other.
+pub fn marker_x(x_end: f64, k: usize, plot_px: f64) -> f64 {
+    x_end - (k as f64 + 0.5) * 14.0 * x_end / plot_px.max(1.0)
+}
+
+/// The pixel polyline of one run of adjacent buckets: points mapped to
+/// pixels, consecutive duplicates dropped (buckets narrower than a pixel
+/// land on the same one).
+fn pixel_path(coord: &LatencyCoord, pts: impl Iterator<Item = (f64, f64)>) -> Vec<(i32, i32)> {
+    let mut v: Vec<(i32, i32)> = Vec::new();
+    for p in pts {
+        let q = coord.translate(&p);
+        if v.last() != Some(&q) {
+            v.push(q);
+        }
+    }
+    v
 }
 
 fn draw_latency<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     series: &[Series],
     title: &str,
-) -> anyhow::Result<()>
+    x_max: Option<f64>,
+    bitmap: bool,
+) -> anyhow::Result<LatencyCoord>
 where
     DB::ErrorType: 'static,
 {
     register_font();
     root.fill(&WHITE).map_err(err)?;
     let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_W);
-    let xmax = x_range(series);
+    let xmax = x_range(series, x_max);
     let ymax = y_range(series);
     let mut chart = ChartBuilder::on(&plot)
         .caption(title, (FONT, 26))
@@ -117,29 +171,63 @@ where
         .bold_line_style(RGBColor(200, 200, 200))
         .draw()
         .map_err(err)?;
+    // The chart's own mapping, rebuilt as ChartBuilder builds it
+    // (LogCoord is not Clone): last pixel inclusive, y upwards.
+    let coord: LatencyCoord = {
+        let (xr, yr) = chart.plotting_area().get_pixel_range();
+        plotters::coord::cartesian::Cartesian2d::new(
+            0f64..xmax,
+            (0.8f64..ymax).log_scale(),
+            (xr.start..xr.end - 1, yr.end - 1..yr.start),
+        )
+    };
+    let plot_px = {
+        let (xr, _) = chart.plotting_area().get_pixel_range();
+        f64::from(xr.end - xr.start)
+    };
+    // The pixel paths are in root coordinates (the root's origin is the
+    // picture's).
+    let area = root;
+    let mut overflowing = 0;
     for s in series {
         let c = rgb(s.color);
         // One line per run of adjacent buckets: the curve breaks where a
-        // bucket is empty (log axis), a lone bucket is a dot.
+        // bucket is empty (log axis), a lone bucket is a dot. Only buckets
+        // on the axis are drawn.
         for seg in &s.segments {
-            let pts = s.points[seg.clone()].iter().map(|p| (p.0, p.1 as f64));
-            if seg.len() > 1 {
-                chart
-                    .draw_series(LineSeries::new(pts, c.stroke_width(2)))
-                    .map_err(err)?;
-            } else {
-                chart
-                    .draw_series(pts.map(|p| Circle::new(p, 3, c.filled())))
-                    .map_err(err)?;
+            let pts: Vec<(f64, f64)> = s.points[seg.clone()]
+                .iter()
+                .filter(|p| p.0 <= xmax)
+                .map(|p| (p.0, p.1 as f64))
+                .collect();
+            let path = pixel_path(&coord, pts.iter().copied());
+            match path.len() {
+                0 => {}
+                1 => area
+                    .draw(&Circle::new(path[0], 3, c.filled()))
+                    .map_err(err)?,
+                // The bitmap backend joins the pieces of a thick polyline
+                // with miters: where buckets are narrower than a pixel the
+                // curve turns back on itself and a miter shoots far below
+                // the axis or above the peak. Drawn piece by piece there is
+                // no join (the SVG renderer limits miters itself).
+                _ if bitmap => {
+                    for w in path.windows(2) {
+                        area.draw(&PathElement::new(vec![w[0], w[1]], c.stroke_width(2)))
+                            .map_err(err)?;
+                    }
+                }
+                _ => area
+                    .draw(&PathElement::new(path, c.stroke_width(2)))
+                    .map_err(err)?,
             }
         }
-        if s.overflow() > 0 {
+        let beyond = s.beyond(xmax);
+        if beyond > 0 {
+            let x = marker_x(xmax, overflowing, plot_px);
+            overflowing += 1;
             chart
-                .draw_series([TriangleMarker::new(
-                    (s.hist_end_us.min(xmax), s.overflow() as f64),
-                    9,
-                    c.filled(),
-                )])
+                .draw_series([TriangleMarker::new((x, beyond as f64), 9, c.filled())])
                 .map_err(err)?;
         }
         // The maximum: a short vertical bar on the x axis when it is on
@@ -152,8 +240,8 @@ where
                 .map_err(err)?;
         }
     }
-    draw_legend(&legend, series)?;
-    Ok(())
+    draw_legend(&legend, series, xmax)?;
+    Ok(coord)
 }
 
 /// Whole numbers without a fraction (`20`, not `20.0`).
@@ -195,6 +283,7 @@ fn truncate(s: &str, n: usize) -> String {
 fn draw_legend<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     series: &[Series],
+    x_end: f64,
 ) -> anyhow::Result<()>
 where
     DB::ErrorType: 'static,
@@ -222,7 +311,6 @@ where
         (10, top - 28),
     )
     .map_err(err)?;
-    let x_end = x_range(series);
     for (i, s) in series.iter().take(shown).enumerate() {
         let y = top + i as i32 * step;
         area.draw(&Rectangle::new(
@@ -237,7 +325,7 @@ where
             3 => [
                 Some((truncate(&s.label, 34), &label_style, 0)),
                 Some((s.max_note(x_end), &small, 18)),
-                s.overflow_note().map(|o| (o, &small, 34)),
+                s.overflow_note(x_end).map(|o| (o, &small, 34)),
             ]
             .into_iter()
             .flatten()
@@ -279,7 +367,7 @@ where
     }
     let note_y = HEIGHT as i32 - 60;
     area.draw_text(
-        "▲ at the histogram end: overflow count",
+        "▲ at the right edge: samples beyond the axis",
         &small,
         (10, note_y),
     )
@@ -290,6 +378,214 @@ where
         (10, note_y + 20),
     )
     .map_err(err)?;
+    Ok(())
+}
+
+/// The tail of one curve as HdrHistogram and jitterplot users read it:
+/// (latency in µs, fraction of the samples at or above it), both on log
+/// scales. From the histogram: after each non-empty bucket, the fraction
+/// still to come (at the bucket's upper edge); past the histogram, the
+/// percentiles of the whole run (p99.9 → 10⁻³ …) that lie beyond it;
+/// the maximum closes the curve at 1/N. A run without histogram buckets
+/// has only its percentiles and maximum.
+pub fn tail_points(s: &Series) -> Vec<(f64, f64)> {
+    let t = s.thread;
+    let n = s.points.iter().map(|p| p.1).sum::<u64>() + s.overflow();
+    let n = n.max(t.samples);
+    if n == 0 {
+        return Vec::new();
+    }
+    let res = t.histogram.resolution_ns as f64 / 1000.0;
+    let nf = n as f64;
+    let mut rem = n;
+    let mut out: Vec<(f64, f64)> = Vec::new();
+    // Samples outside the buckets (overflow, and any the histogram did not
+    // see) stay in `rem` to the end.
+    for p in &s.points {
+        if out.is_empty() {
+            out.push((p.0.max(res / 2.0), 1.0));
+        }
+        rem = rem.saturating_sub(p.1);
+        if rem == 0 {
+            break;
+        }
+        out.push((p.0 + res, rem as f64 / nf));
+    }
+    let last_x = out.last().map_or(0.0, |p| p.0);
+    let mut pct: Vec<(f64, f64)> = t
+        .percentiles
+        .iter()
+        .filter_map(|(k, v)| {
+            let q: f64 = k.parse().ok()?;
+            let x = *v as f64 / 1000.0;
+            (x > last_x && rtshield_results::percentile_supported(k, n))
+                .then_some((x, 1.0 - q / 100.0))
+        })
+        .collect();
+    pct.sort_by(|a, b| a.0.total_cmp(&b.0));
+    for p in pct {
+        if out.last().is_none_or(|l| p.1 < l.1) {
+            out.push(p);
+        }
+    }
+    let max = s.max_us();
+    if max > 0.0 && out.last().is_none_or(|l| max >= l.0) {
+        out.push((max.max(out.last().map_or(0.0, |l| l.0)), 1.0 / nf));
+    }
+    out
+}
+
+/// `1`, `0.1`, then `10⁻³` … with the percentile it stands for.
+fn format_fraction(v: f64) -> String {
+    let e = v.log10().round() as i32;
+    match e {
+        0 => "1 (all)".into(),
+        -1 => "0.1 (p90)".into(),
+        -2 => "0.01 (p99)".into(),
+        _ => {
+            let nines = (-e - 2) as usize;
+            format!("1e{e} (p99.{})", "9".repeat(nines))
+        }
+    }
+}
+
+/// The percentile plot (PNG).
+pub fn percentile_png(series: &[Series], title: &str) -> anyhow::Result<Vec<u8>> {
+    let mut buf = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
+    {
+        let root = BitMapBackend::with_buffer(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
+        draw_percentiles(&root, series, title)?;
+        root.present().map_err(err)?;
+    }
+    encode_png(&buf, WIDTH, HEIGHT)
+}
+
+/// The percentile plot (SVG).
+pub fn percentile_svg(series: &[Series], title: &str) -> anyhow::Result<String> {
+    let mut s = String::new();
+    {
+        let root = SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area();
+        draw_percentiles(&root, series, title)?;
+        root.present().map_err(err)?;
+    }
+    Ok(s)
+}
+
+fn draw_percentiles<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    series: &[Series],
+    title: &str,
+) -> anyhow::Result<()>
+where
+    DB::ErrorType: 'static,
+{
+    register_font();
+    root.fill(&WHITE).map_err(err)?;
+    let (plot, legend) = root.split_horizontally(WIDTH - LEGEND_W);
+    let tails: Vec<Vec<(f64, f64)>> = series.iter().map(tail_points).collect();
+    let all = tails.iter().flatten();
+    let xmin = all.clone().map(|p| p.0).fold(f64::MAX, f64::min);
+    let xmax = all.clone().map(|p| p.0).fold(0.0, f64::max);
+    let ymin = all.map(|p| p.1).fold(1.0, f64::min);
+    let (xmin, xmax) = if xmax > 0.0 {
+        (xmin.max(1e-3) / 1.3, xmax * 1.3)
+    } else {
+        (1.0, 1000.0)
+    };
+    // Down to the next power of ten below 1/N.
+    let ymin = 10f64.powf(ymin.log10().floor()).min(0.1);
+    let mut chart = ChartBuilder::on(&plot)
+        .caption(title, (FONT, 26))
+        .margin(14)
+        .x_label_area_size(55)
+        .y_label_area_size(130)
+        .build_cartesian_2d((xmin..xmax).log_scale(), (ymin..1.5f64).log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("latency (µs, log)")
+        .y_desc("fraction of samples ≥ latency (1 − quantile)")
+        .label_style((FONT, 15))
+        .axis_desc_style((FONT, 17))
+        .x_label_formatter(&|v| format_us_tick(*v))
+        .y_label_formatter(&|v| format_fraction(*v))
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(200, 200, 200))
+        .draw()
+        .map_err(err)?;
+    for (s, pts) in series.iter().zip(&tails) {
+        let c = rgb(s.color);
+        // A staircase: the fraction holds until the next edge.
+        let mut stairs: Vec<(f64, f64)> = Vec::with_capacity(pts.len() * 2);
+        for (i, p) in pts.iter().enumerate() {
+            if i > 0 {
+                stairs.push((p.0, pts[i - 1].1));
+            }
+            stairs.push(*p);
+        }
+        // Piece by piece, as the histogram (no miter spikes in the bitmap).
+        for w in stairs.windows(2) {
+            chart
+                .draw_series(LineSeries::new(w.iter().copied(), c.stroke_width(2)))
+                .map_err(err)?;
+        }
+        if let Some(last) = pts.last() {
+            chart
+                .draw_series([Circle::new(*last, 4, c.filled())])
+                .map_err(err)?;
+        }
+    }
+    // Legend: label and the sample count that bounds the deepest
+    // percentile.
+    let label_style = TextStyle::from((FONT, 15)).color(&BLACK);
+    let small = TextStyle::from((FONT, 13)).color(&RGBColor(90, 90, 90));
+    legend
+        .draw_text(
+            "legend",
+            &TextStyle::from((FONT, 17)).color(&BLACK),
+            (10, 32),
+        )
+        .map_err(err)?;
+    let step = 40;
+    let fit = ((HEIGHT as i32 - 160) / step) as usize;
+    for (i, s) in series.iter().take(fit).enumerate() {
+        let y = 60 + i as i32 * step;
+        legend
+            .draw(&Rectangle::new(
+                [(10, y + 5), (34, y + 9)],
+                rgb(s.color).filled(),
+            ))
+            .map_err(err)?;
+        legend
+            .draw_text(&truncate(&s.label, 34), &label_style, (42, y))
+            .map_err(err)?;
+        let note = format!("{} samples · {}", s.thread.samples, s.max_note(f64::MAX));
+        legend
+            .draw_text(&truncate(&note, 44), &small, (42, y + 18))
+            .map_err(err)?;
+    }
+    if series.len() > fit {
+        legend
+            .draw_text(
+                &format!("+{} more (see report.html)", series.len() - fit),
+                &small,
+                (42, 60 + fit as i32 * step),
+            )
+            .map_err(err)?;
+    }
+    let note_y = HEIGHT as i32 - 80;
+    for (k, t) in [
+        "y: share of samples at or above x;",
+        "1e-3 is the p99.9, 1e-6 the p99.9999.",
+        "● the maximum (one sample: 1/N)",
+    ]
+    .iter()
+    .enumerate()
+    {
+        legend
+            .draw_text(t, &small, (10, note_y + 20 * k as i32))
+            .map_err(err)?;
+    }
     Ok(())
 }
 

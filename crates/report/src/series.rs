@@ -60,6 +60,17 @@ impl Series<'_> {
     pub fn overflow(&self) -> u64 {
         self.thread.histogram.overflow
     }
+    /// Samples the plot cannot show on an axis ending at `x_end` µs: the
+    /// overflow, and the buckets starting past the axis end.
+    pub fn beyond(&self, x_end: f64) -> u64 {
+        self.overflow()
+            + self
+                .points
+                .iter()
+                .filter(|p| p.0 > x_end)
+                .map(|p| p.1)
+                .sum::<u64>()
+    }
     /// `max 8380 µs`, plus ` (beyond axis)` when the plot's x axis (ending
     /// at `x_end` µs) cannot show it. Floored like the table's value.
     pub fn max_note(&self, x_end: f64) -> String {
@@ -71,15 +82,27 @@ impl Series<'_> {
         let res = self.thread.histogram.resolution_ns;
         format!("max {} µs{beyond}", fmt_us(self.thread.max_ns as f64, res))
     }
-    /// `181 overflow ≥ 401 µs` when samples fell beyond the histogram.
-    pub fn overflow_note(&self) -> Option<String> {
-        (self.overflow() > 0)
-            .then(|| format!("{} overflow ≥ {} µs", self.overflow(), self.hist_end_us))
+    /// `181 overflow ≥ 401 µs` when samples fell beyond the histogram,
+    /// and `12 past the axis` when buckets lie beyond the axis end.
+    pub fn overflow_note(&self, x_end: f64) -> Option<String> {
+        let past = self.beyond(x_end) - self.overflow();
+        let mut parts = Vec::new();
+        if self.overflow() > 0 {
+            parts.push(format!(
+                "{} overflow ≥ {} µs",
+                self.overflow(),
+                self.hist_end_us
+            ));
+        }
+        if past > 0 {
+            parts.push(format!("{past} past the axis"));
+        }
+        (!parts.is_empty()).then(|| parts.join(" · "))
     }
     /// The legend's text after the label, the same in every output:
     /// `max 8380 µs (beyond axis) · 181 overflow ≥ 401 µs`.
     pub fn note(&self, x_end: f64) -> String {
-        match self.overflow_note() {
+        match self.overflow_note(x_end) {
             Some(o) => format!("{} · {o}", self.max_note(x_end)),
             None => self.max_note(x_end),
         }

@@ -4,7 +4,7 @@
 
 use crate::load::Run;
 use crate::series::{fmt_us, fmt_us_frac, Series};
-use rtshield_results::RunResult;
+use rtshield_results::{RunResult, ThreadResult};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
@@ -13,24 +13,82 @@ pub struct Table {
     pub rows: Vec<(String, Vec<String>)>,
     /// How many of `rows` are statistics (the rest is provenance).
     pub n_stats: usize,
+    /// Each new maximum per curve.
+    pub worst: Vec<(String, Vec<Worst>)>,
 }
 
-/// Statistics rows, in order. Latencies in µs.
+/// A new maximum: `us` at `at_s` seconds from the start; `before`: only
+/// known to have happened by then (a log that starts after it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Worst {
+    pub at_s: f64,
+    pub us: f64,
+    pub before: bool,
+    /// The run's resolution: latencies shown as in the summary table.
+    pub res_ns: u64,
+}
+
+/// Under every summary table: what the row names mean.
+pub const NOTE: &str = "p50 … p99.999999: over every sample (a percentile needs at least 1/(1 − q) samples: 10⁶ for p99.9999, else \"not enough samples\"). `_H` rows (the systress article's names): over the samples inside the histogram only, at bucket values; the mode lists every fullest bucket. `?`: not recorded by the source.";
+
+/// Statistics rows, in order. Latencies in µs. `_H` rows (the systress
+/// article's names) are over the samples inside the histogram only, at
+/// bucket values; `p` rows are over every sample. Percentile rows no
+/// column has enough samples for are left out.
 pub const STAT_ROWS: &[&str] = &[
     "samples",
     "min (µs)",
     "avg (µs)",
-    "median (µs)",
-    "stddev (µs)",
-    "mode (µs)",
+    "max (µs)",
+    "p50 (µs)",
     "p99 (µs)",
     "p99.9 (µs)",
     "p99.99 (µs)",
     "p99.999 (µs)",
-    "max (µs)",
+    "p99.9999 (µs)",
+    "p99.99999 (µs)",
+    "p99.999999 (µs)",
+    "Samples_H",
+    "L_med_H (µs)",
+    "L_std_H (µs)",
+    "L_mode_H (µs)",
     "overflows",
     "overruns",
 ];
+
+/// The percentile key of a row (`p99.9 (µs)` → `99.9`).
+fn row_percentile(row: &str) -> Option<&str> {
+    row.strip_prefix('p')?.strip_suffix(" (µs)")
+}
+
+/// What a table shows for a percentile the run has too few samples for.
+pub const NOT_ENOUGH: &str = "not enough samples";
+
+/// Every mode of a histogram (all the fullest buckets, in µs), at most
+/// `limit` of them then `… (N modes)`.
+pub fn modes(t: &ThreadResult, limit: usize) -> String {
+    let h = &t.histogram;
+    let best = h.counts.iter().map(|c| c[1]).max().unwrap_or(0);
+    if best == 0 {
+        return "-".into();
+    }
+    let all: Vec<String> = h
+        .counts
+        .iter()
+        .filter(|c| c[1] == best)
+        .map(|c| fmt_us((c[0] * h.resolution_ns) as f64, h.resolution_ns))
+        .collect();
+    if all.len() > limit {
+        format!("{} … ({} modes)", all[..limit].join(", "), all.len())
+    } else {
+        all.join(", ")
+    }
+}
+
+/// Whether thread `t` did not record `field` (an import): shown as `?`.
+pub fn unknown(t: &ThreadResult, field: &str) -> bool {
+    t.unknown.iter().any(|u| u == field)
+}
 
 /// A provenance cell: (run, index of the thread in the run) → text.
 type Cell = fn(&RunResult, usize) -> String;
@@ -44,35 +102,57 @@ pub fn build(runs: &[Run], series: &[Series]) -> Table {
         let t = s.thread;
         let res = t.histogram.resolution_ns;
         let imported = runs[s.run].result.tags.contains_key("imported");
+        let no_hist = unknown(t, "histogram");
         let end_ns = (t.histogram.buckets * res) as i64;
-        let pct = |k: &str| match t.percentiles.get(k) {
-            None => "-".to_string(),
-            // cyclictest keeps no samples beyond its histogram: the
-            // percentile is only known to be at least the histogram end.
-            Some(v) if imported && *v >= end_ns && t.histogram.overflow > 0 => {
-                format!("≥{}", fmt_us(end_ns as f64, res))
+        let pct = |k: &str| {
+            if no_hist && !t.percentiles.contains_key(k) {
+                return "?".to_string();
             }
-            Some(v) => fmt_us(*v as f64, res),
+            if !rtshield_results::percentile_supported(k, t.samples) {
+                return NOT_ENOUGH.to_string();
+            }
+            match t.percentiles.get(k) {
+                None => NOT_ENOUGH.to_string(),
+                // An import keeps no samples beyond its histogram: the
+                // percentile is only known to be at least the histogram end.
+                Some(v) if imported && *v >= end_ns && t.histogram.overflow > 0 => {
+                    format!("≥{}", fmt_us(end_ns as f64, res))
+                }
+                Some(v) => fmt_us(*v as f64, res),
+            }
         };
-        let cells = [
-            t.samples.to_string(),
-            fmt_us(t.min_ns as f64, res),
-            fmt_us_frac(t.avg_ns, res),
-            fmt_us(t.hist_stats.median_ns as f64, res),
-            fmt_us_frac(t.hist_stats.std_ns, res),
-            fmt_us(t.hist_stats.mode_ns as f64, res),
-            pct("99"),
-            pct("99.9"),
-            pct("99.99"),
-            pct("99.999"),
-            fmt_us(t.max_ns as f64, res),
-            t.histogram.overflow.to_string(),
-            t.overruns.to_string(),
-        ];
+        let h_cell = |f: &dyn Fn() -> String| if no_hist { "?".to_string() } else { f() };
+        let q = |field: &str, v: String| {
+            if unknown(t, field) {
+                "?".to_string()
+            } else {
+                v
+            }
+        };
+        let cells: Vec<String> = STAT_ROWS
+            .iter()
+            .map(|row| match *row {
+                "samples" => q("samples", t.samples.to_string()),
+                "min (µs)" => fmt_us(t.min_ns as f64, res),
+                "avg (µs)" => fmt_us_frac(t.avg_ns, res),
+                "max (µs)" => fmt_us(t.max_ns as f64, res),
+                "Samples_H" => h_cell(&|| t.hist_stats.samples.to_string()),
+                "L_med_H (µs)" => h_cell(&|| fmt_us(t.hist_stats.median_ns as f64, res)),
+                "L_std_H (µs)" => h_cell(&|| fmt_us_frac(t.hist_stats.std_ns, res)),
+                "L_mode_H (µs)" => h_cell(&|| modes(t, 8)),
+                "overflows" => h_cell(&|| t.histogram.overflow.to_string()),
+                "overruns" => q("overruns", t.overruns.to_string()),
+                r => pct(row_percentile(r).unwrap_or(r)),
+            })
+            .collect();
         for (row, c) in rows.iter_mut().zip(cells) {
             row.1.push(c);
         }
     }
+    // A percentile row no column can fill says nothing.
+    rows.retain(|(name, cells)| {
+        row_percentile(name).is_none() || cells.is_empty() || cells.iter().any(|c| c != NOT_ENOUGH)
+    });
     let n_stats = rows.len();
     // Provenance: per column (the run of the curve), only rows that differ
     // between runs — with a single run, everything is shown.
@@ -84,7 +164,17 @@ pub fn build(runs: &[Run], series: &[Series]) -> Table {
         ("load", |r, _| load(r)),
         ("policy", |r, i| {
             let t = &r.threads[i];
-            format!("{} {}", t.policy, t.priority)
+            let pol = if unknown(t, "policy") {
+                "?".to_string()
+            } else {
+                t.policy.clone()
+            };
+            let pri = if unknown(t, "priority") {
+                "?".to_string()
+            } else {
+                t.priority.to_string()
+            };
+            format!("{pol} {pri}")
         }),
         ("period (µs)", |r, i| match r.threads[i].period_ns {
             0 => "?".into(),
@@ -114,7 +204,136 @@ pub fn build(runs: &[Run], series: &[Series]) -> Table {
         columns: series.iter().map(|s| s.label.clone()).collect(),
         rows,
         n_stats,
+        worst: worst_cases(runs, series),
     }
+}
+
+/// The worst-cases table: each new maximum of a thread and when it
+/// happened, from `worst_cases` in the result or, for older files and
+/// imports, from the timeline's running maximum (time = end of the
+/// interval that raised it).
+pub fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<Worst>)> {
+    let mut out = Vec::new();
+    for s in series {
+        let t = s.thread;
+        let mut v: Vec<Worst> = t
+            .worst_cases
+            .iter()
+            .map(|w| Worst {
+                at_s: w.at_ns as f64 / 1e9,
+                us: w.latency_ns as f64 / 1000.0,
+                before: false,
+                res_ns: t.histogram.resolution_ns,
+            })
+            .collect();
+        if v.is_empty() {
+            if let Some(tl) = &runs[s.run].timeline {
+                if let Some(line) = tl
+                    .threads
+                    .iter()
+                    .find(|l| l.thread == t.index)
+                    .or(tl.threads.first().filter(|_| tl.threads.len() == 1))
+                {
+                    let mut prev = f64::MIN;
+                    for ((ts, mm), m) in line.t_s.iter().zip(&line.maxmax_us).zip(&line.max_us) {
+                        if *mm > prev {
+                            // Raised in this interval when its own maximum
+                            // is the new one; else before the log began.
+                            v.push(Worst {
+                                at_s: *ts,
+                                us: *mm,
+                                before: m < mm,
+                                res_ns: t.histogram.resolution_ns,
+                            });
+                            prev = *mm;
+                        }
+                    }
+                }
+            }
+        }
+        if !v.is_empty() {
+            out.push((s.label.clone(), v));
+        }
+    }
+    out
+}
+
+impl Worst {
+    /// `156 s (2 min 36 s)`, or `by 86566 s (…)` when only known to be
+    /// before.
+    pub fn when(&self) -> String {
+        if self.before {
+            format!("by {}", fmt_when(self.at_s))
+        } else {
+            fmt_when(self.at_s)
+        }
+    }
+}
+
+/// `156 s (2 min 36 s)`: seconds, and a human reading past a minute.
+pub fn fmt_when(t: f64) -> String {
+    let s = if t < 1e-3 {
+        format!("{:.0} µs", t * 1e6)
+    } else if t < 1.0 {
+        format!("{:.1} ms", t * 1e3)
+    } else if t < 10.0 {
+        format!("{t:.3} s")
+    } else {
+        format!("{t:.0} s")
+    };
+    let whole = t.round() as u64;
+    if whole < 60 {
+        s
+    } else if whole < 3600 {
+        format!("{s} ({} min {} s)", whole / 60, whole % 60)
+    } else {
+        format!("{s} ({} h {} min)", whole / 3600, whole % 3600 / 60)
+    }
+}
+
+/// The worst cases as Markdown, one section per curve.
+pub fn worst_cases_markdown(w: &[(String, Vec<Worst>)]) -> String {
+    let mut out = String::new();
+    if w.is_empty() {
+        return out;
+    }
+    out.push_str(
+        "\n## Worst cases\n\nEach new maximum and when it happened (time since the start).\n",
+    );
+    for (label, v) in w {
+        out.push_str(&format!(
+            "\n| {} | latency (µs) |\n|---|---:|\n",
+            label.replace('|', "\\|")
+        ));
+        for x in v {
+            out.push_str(&format!(
+                "| {} | {} |\n",
+                x.when(),
+                fmt_us(x.us * 1000.0, x.res_ns)
+            ));
+        }
+    }
+    out
+}
+
+/// The worst cases as HTML tables.
+pub fn worst_cases_html(w: &[(String, Vec<Worst>)]) -> String {
+    let mut out = String::new();
+    for (label, v) in w {
+        out.push_str(&format!(
+            "<table class=\"summary worst\">\n<thead><tr><th>{}: at</th><th>latency (µs)</th></tr></thead>\n<tbody>\n",
+            html_escape(label)
+        ));
+        for x in v {
+            out.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td></tr>\n",
+                html_escape(&x.when()),
+                fmt_us(x.us * 1000.0, x.res_ns)
+            ));
+        }
+        out.push_str("</tbody>\n</table>\n");
+    }
+    out
 }
 
 fn opt(s: &Option<String>) -> String {
@@ -141,6 +360,10 @@ fn isolation(r: &RunResult) -> String {
     if let Some(t) = r.tags.get("isolation") {
         return t.clone();
     }
+    // An import without the kernel command line cannot tell.
+    if r.tags.contains_key("imported") && r.sysinfo.cmdline.is_none() {
+        return "?".into();
+    }
     let si = &r.sysinfo;
     let mut parts: Vec<String> = ["isolcpus", "nohz_full", "rcu_nocbs"]
         .iter()
@@ -159,6 +382,10 @@ fn isolation(r: &RunResult) -> String {
 fn load(r: &RunResult) -> String {
     if let Some(t) = r.tags.get("load") {
         return t.clone();
+    }
+    // Other tools do not record what ran beside them.
+    if r.tags.contains_key("imported") {
+        return "?".into();
     }
     if r.programs.is_empty() {
         return "none".into();
@@ -190,6 +417,8 @@ impl Table {
             }
             out.push('\n');
         }
+        out.push_str(&format!("\n{NOTE}\n"));
+        out.push_str(&worst_cases_markdown(&self.worst));
         out
     }
 
@@ -238,6 +467,7 @@ impl Table {
             out.push_str("</tr>\n");
         }
         out.push_str("</tbody>\n</table>\n");
+        out.push_str(&format!("<p class=\"hint\">{}</p>\n", html_escape(NOTE)));
         out
     }
 }

@@ -191,6 +191,35 @@ impl Timeline {
         Ok(tl)
     }
 
+    /// The torture article's fluctuation log as a timeline: one point per
+    /// 5 s line, its `Max.Max.` as the running maximum; each `##[t] text`
+    /// mark starts a phase named by its text, up to the next mark.
+    pub fn from_fluctuation_log(log: &rtshield_results::import::FluctLog) -> Timeline {
+        let line = ThreadLine {
+            thread: 0,
+            cpu: None,
+            t_s: log.rows.iter().map(|r| r.0).collect(),
+            max_us: log.rows.iter().map(|r| r.1.max_us).collect(),
+            maxmax_us: log.rows.iter().map(|r| r.1.maxmax_us).collect(),
+        };
+        let end = line.t_s.last().copied().unwrap_or(0.0);
+        let mut phases = Vec::new();
+        for (i, (t, name)) in log.marks.iter().enumerate() {
+            let until = log.marks.get(i + 1).map_or(end, |m| m.0);
+            if until > *t {
+                phases.push(Phase {
+                    start_s: *t,
+                    end_s: until,
+                    name: name.clone(),
+                });
+            }
+        }
+        Timeline {
+            threads: vec![line],
+            phases,
+        }
+    }
+
     /// Points over all threads.
     pub fn len(&self) -> usize {
         self.threads.iter().map(|s| s.t_s.len()).sum()

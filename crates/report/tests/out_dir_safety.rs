@@ -23,6 +23,7 @@ fn opts(input: &Path, out: &Path, policy: DirPolicy) -> Options {
         formats: vec![Format::Md, Format::Csv, Format::Gnuplot],
         title: "T".into(),
         policy,
+        x_max_us: None,
     }
 }
 

@@ -86,6 +86,8 @@ pub fn example_result() -> RunResult {
                 max_ns: 150_400,
                 percentiles: pct(&[4_703, 20_911, 150_400, 150_400, 150_400, 150_400, 150_400]),
             },
+            worst_cases: vec![],
+            unknown: vec![],
         }],
         programs: vec![],
         tags: BTreeMap::new(),

@@ -94,11 +94,30 @@ pub struct ThreadResult {
     /// Over the histogram only (the systress article's `_H` columns).
     pub hist_stats: HistStats,
     /// p50 ... p99.9999 from a high-dynamic-range histogram, in ns.
-    /// Keys: "50", "90", "99", "99.9", "99.99", "99.999", "99.9999".
+    /// Keys: "50", "90", "99", "99.9", "99.99", "99.999", "99.9999", then
+    /// "99.99999" and "99.999999" only when the sample count supports them
+    /// ([`percentile_supported`]).
     pub percentiles: BTreeMap<String, i64>,
     /// Coordinated-omission-corrected view: each missed period counted as
     /// a sample with the latency it would have had.
     pub corrected: Corrected,
+    /// Each new maximum of the run and when it happened (the torture
+    /// article's "946 µs after 156 s … 3173 µs after 16718 s"), oldest
+    /// first. Absent in files written before it was recorded.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub worst_cases: Vec<WorstCase>,
+    /// Fields of this thread the source did not record (an import from
+    /// another tool): `policy`, `priority`, `overruns`, `histogram`…
+    /// Their values in this file are placeholders; readers show `?`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unknown: Vec<String>,
+}
+
+/// A new maximum: `latency_ns`, `at_ns` after the start of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorstCase {
+    pub at_ns: u64,
+    pub latency_ns: i64,
 }
 
 /// Histogram of latencies in `resolution_ns` buckets; bucket `i` counts
@@ -200,5 +219,20 @@ pub struct ProgramResult {
     pub exits_ko: u64,
 }
 
-/// The percentile keys, in order.
+/// The percentile keys, in order: always in `percentiles`.
 pub const PERCENTILES: &[&str] = &["50", "90", "99", "99.9", "99.99", "99.999", "99.9999"];
+
+/// Deeper percentiles (the ARTiS thesis quotes 99.999999 %): in
+/// `percentiles` only when [`percentile_supported`], absent otherwise.
+pub const DEEP_PERCENTILES: &[&str] = &["99.99999", "99.999999"];
+
+/// Whether `n` samples support percentile `key` (`"99.9"`): at least
+/// 1/(1 − q) of them (1000 for p99.9, 10⁸ for p99.999999), so that at
+/// least one sample lies at or past it. With fewer, the value would only
+/// be the maximum again: tables say "not enough samples".
+pub fn percentile_supported(key: &str, n: u64) -> bool {
+    match key.parse::<f64>() {
+        Ok(p) if (0.0..100.0).contains(&p) => n as f64 * (1.0 - p / 100.0) >= 1.0 - 1e-6,
+        _ => false,
+    }
+}

@@ -280,3 +280,154 @@ fn temperatures_at_start_and_end_are_in_every_result_file() {
     let back: RunResult = serde_json::from_value(old).unwrap();
     assert!(back.sysinfo.thermal.is_empty());
 }
+
+/// Tools written elsewhere read `histogram.txt` unchanged: the OSADL
+/// latency plot's shell steps (mklatencyplot.bash: drop `#` and empty
+/// lines, spaces to tabs, `cut -f1,N` per core; the maximum from the
+/// `Max Latencies` line through `tr`/`sort -n`/`tail`/`sed s/^0*//`),
+/// rteval's cyclictest parser (skips `#` lines but reads `# Max
+/// Latencies: `; `line.split()`, `int(vals[0])`, one `int` per core,
+/// at least 1 + cores fields) and numpy's `loadtxt` (`#` comments, the
+/// same number of whitespace-separated numbers on every row). The shell
+/// steps run for real when bash and coreutils are there; the two Python
+/// readers are re-stated in Python and run when python3 is there (numpy
+/// itself when it is installed).
+#[test]
+fn histogram_txt_reads_in_osadl_rteval_and_numpy() {
+    let mut r = example_result();
+    let mut t = r.threads[0].clone();
+    t.index = 1;
+    t.cpu = Some(3);
+    t.max_ns = 87_000;
+    t.histogram.counts = vec![[0, 7], [40, 2]];
+    r.threads.push(t);
+    r.warnings.push("a warning # with a hash".into());
+    let text = to_cyclictest_hist(&r);
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("histogram.txt");
+    std::fs::write(&f, &text).unwrap();
+    // What every reader must find: bucket, count per thread.
+    let want: Vec<(u64, u64, u64)> = (0..r.threads[0].histogram.buckets)
+        .map(|b| {
+            let c = |t: usize| {
+                r.threads[t]
+                    .histogram
+                    .counts
+                    .iter()
+                    .find(|c| c[0] == b)
+                    .map_or(0, |c| c[1])
+            };
+            (b, c(0), c(1))
+        })
+        .collect();
+
+    // The layout they all rely on, checked here without any tool.
+    let data: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .collect();
+    assert_eq!(data.len(), want.len());
+    for (l, w) in data.iter().zip(&want) {
+        let v: Vec<u64> = l.split_whitespace().map(|x| x.parse().unwrap()).collect();
+        assert_eq!(v, [w.0, w.1, w.2], "{l}");
+    }
+    assert!(text.lines().any(|l| l == "# Max Latencies: 00150 00087"));
+
+    let have = |cmd: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {cmd}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if ["bash", "grep", "tr", "cut", "sort", "tail", "sed"]
+        .iter()
+        .all(|c| have(c))
+    {
+        let script = r#"set -e
+cd "$1"
+grep -v -e "^#" -e "^$" histogram.txt | tr " " "\t" >histogram
+for i in 1 2; do column=`expr $i + 1`; cut -f1,$column histogram >histogram$i; done
+max=`grep "Max Latencies" histogram.txt | tr " " "\n" | sort -n | tail -1 | sed s/^0*//`
+echo "$max"
+"#;
+        let o = std::process::Command::new("bash")
+            .args(["-c", script, "osadl"])
+            .arg(d.path())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        assert_eq!(String::from_utf8_lossy(&o.stdout).trim(), "150");
+        for (core, col) in [(1, 1usize), (2, 2)] {
+            let h = std::fs::read_to_string(d.path().join(format!("histogram{core}"))).unwrap();
+            let rows: Vec<(u64, u64)> = h
+                .lines()
+                .map(|l| {
+                    let (a, b) = l
+                        .split_once('\t')
+                        .unwrap_or_else(|| panic!("no tab: {l:?}"));
+                    (a.parse().unwrap(), b.parse().unwrap())
+                })
+                .collect();
+            let w: Vec<(u64, u64)> = want
+                .iter()
+                .map(|w| (w.0, if col == 1 { w.1 } else { w.2 }))
+                .collect();
+            assert_eq!(rows, w, "histogram{core}");
+        }
+    }
+
+    if have("python3") {
+        let py = r#"
+import sys
+path, ncores = sys.argv[1], 2
+# rteval's cyclictest parser, restated.
+buckets = {c: {} for c in range(ncores)}
+maxes = None
+for line in open(path):
+    if line.startswith('#'):
+        if line.startswith('# Max Latencies: '):
+            maxes = [int(v) for v in line.split(':')[1].split()]
+        continue
+    vals = line.split()
+    if not vals:
+        continue
+    index = int(vals[0])
+    assert len(vals) >= 1 + ncores, line
+    for c in range(ncores):
+        buckets[c][index] = buckets[c].get(index, 0) + int(vals[c + 1])
+print("rteval", maxes, sum(k * v for k, v in buckets[0].items()), sum(buckets[1].values()))
+# numpy.loadtxt when installed; else its rule: '#' starts a comment,
+# blank lines skipped, every row the same number of float fields.
+try:
+    import numpy
+    a = numpy.loadtxt(path)
+    print("loadtxt", a.shape[0], a.shape[1], int(a[:, 1].sum()), int(a[:, 2].sum()))
+except ImportError:
+    rows = []
+    for line in open(path):
+        line = line.split('#', 1)[0].strip()
+        if line:
+            rows.append([float(x) for x in line.split()])
+    assert len({len(r) for r in rows}) == 1
+    print("loadtxt", len(rows), len(rows[0]), int(sum(r[1] for r in rows)), int(sum(r[2] for r in rows)))
+"#;
+        let o = std::process::Command::new("python3")
+            .args(["-c", py])
+            .arg(&f)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let out = String::from_utf8_lossy(&o.stdout);
+        let weighted: u64 = want.iter().map(|w| w.0 * w.1).sum();
+        let n1: u64 = want.iter().map(|w| w.2).sum();
+        let n0: u64 = want.iter().map(|w| w.1).sum();
+        assert!(
+            out.contains(&format!("rteval [150, 87] {weighted} {n1}\n")),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("loadtxt {} 3 {n0} {n1}\n", want.len())),
+            "{out}"
+        );
+    }
+}

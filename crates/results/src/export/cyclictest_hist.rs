@@ -28,6 +28,10 @@ impl Exporter for CyclictestHist {
 /// `-h N` prints `0..N-1`), and no cycle numbers are recorded.
 pub fn to_cyclictest_hist(res: &RunResult) -> String {
     let mut s = provenance(res);
+    // `#` lines: skipped by cyclictest's readers, read back by rtshield's.
+    for t in &res.threads {
+        s.push_str(&super::systress_txt::thread_line(t));
+    }
     s.push_str("# Histogram\n");
     let rows = res
         .threads

@@ -1,7 +1,7 @@
 //! The systress article's `timer_threadNN.txt`, one file per thread.
 
 use super::{provenance, units, units_round, Exporter};
-use crate::{RunResult, ThreadResult, PERCENTILES};
+use crate::{RunResult, ThreadResult, DEEP_PERCENTILES, PERCENTILES};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -59,24 +59,16 @@ pub fn to_systress_txt(res: &RunResult, t: &ThreadResult) -> String {
     }
     s.push('\n');
     s.push_str(&provenance(res));
-    let _ = writeln!(
-        s,
-        "# thread {}: tid {} cpu {} policy {} priority {} period {} ns; overflow {} underflow {} overruns {} missed_periods {} lost {}",
-        t.index,
-        t.tid,
-        t.cpu.map_or("-".into(), |c| c.to_string()),
-        t.policy,
-        t.priority,
-        t.period_ns,
-        h.overflow,
-        h.underflow,
-        t.overruns,
-        t.missed_periods,
-        t.lost
-    );
+    s.push_str(&thread_line(t));
+    // The deep percentiles only when the run had the samples for them.
     let pct: Vec<String> = PERCENTILES
         .iter()
         .map(|k| format!("p{k}={}", t.percentiles.get(*k).map_or(0, |v| units(*v, r))))
+        .chain(DEEP_PERCENTILES.iter().filter_map(|k| {
+            t.percentiles
+                .get(*k)
+                .map(|v| format!("p{k}={}", units(*v, r)))
+        }))
         .collect();
     let _ = writeln!(s, "# percentiles ({}): {}", unit_name(r), pct.join(" "));
     s.push_str("#                            SUMMARY\n#\n");
@@ -98,6 +90,27 @@ pub fn to_systress_txt(res: &RunResult, t: &ThreadResult) -> String {
         units(hs.mode_ns, r)
     );
     s
+}
+
+/// `# thread 0: tid 4242 cpu 1 policy FIFO priority 98 period 200000 ns;
+/// overflow 1 underflow 0 overruns 0 missed_periods 0 lost 0` (read back
+/// by the importers: what a histogram alone cannot say).
+pub(crate) fn thread_line(t: &ThreadResult) -> String {
+    let h = &t.histogram;
+    format!(
+        "# thread {}: tid {} cpu {} policy {} priority {} period {} ns; overflow {} underflow {} overruns {} missed_periods {} lost {}\n",
+        t.index,
+        t.tid,
+        t.cpu.map_or("-".into(), |c| c.to_string()),
+        t.policy,
+        t.priority,
+        t.period_ns,
+        h.overflow,
+        h.underflow,
+        t.overruns,
+        t.missed_periods,
+        t.lost
+    )
 }
 
 fn unit_name(res: u64) -> String {

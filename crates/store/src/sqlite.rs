@@ -84,6 +84,14 @@ fn now_secs() -> i64 {
         .unwrap_or(0)
 }
 
+/// SQLITE_BUSY or SQLITE_LOCKED: another connection holds the lock.
+fn is_busy(e: &rusqlite::Error) -> bool {
+    matches!(
+        e.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+    )
+}
+
 impl SqliteStore {
     /// Open (creating it if needed) the database at `path`. The file is
     /// opened with `SQLITE_OPEN_NOFOLLOW`: a planted symlink is refused.
@@ -118,14 +126,27 @@ impl SqliteStore {
         // WAL: readers never block the writer; NORMAL sync is durable at
         // each checkpoint and keeps ingest fast. busy_timeout: two
         // rtshield processes storing at once wait instead of failing.
-        self.conn
-            .execute_batch(
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
-            )
-            .map_err(|e| self.err(e))?;
+        // The timeout first: switching a new file to WAL takes a lock that
+        // another process opening it at the same moment may hold.
         self.conn
             .busy_timeout(std::time::Duration::from_secs(10))
             .map_err(|e| self.err(e))?;
+        // SQLite does not call the busy handler while it switches a new
+        // file to WAL, so that one step is retried here, for as long as
+        // the busy timeout (the mode is stored in the file: only the
+        // processes that open a brand-new store race for it).
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        loop {
+            match self.conn.execute_batch(
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+            ) {
+                Ok(()) => break,
+                Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                Err(e) => return Err(self.err(e)),
+            }
+        }
         self.migrate()
     }
 
@@ -148,21 +169,22 @@ impl SqliteStore {
     }
 
     fn migrate(&mut self) -> Result<(), StoreError> {
-        let has_meta: bool = self
+        // IMMEDIATE: two processes opening a new store at once do not both
+        // create the tables. Whether the tables exist is asked inside the
+        // transaction: asked before it, both could see "no table" and the
+        // second would fail with "table meta already exists".
+        let tx = self
             .conn
+            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
+            .map_err(StoreError::db)?;
+        let has_meta: bool = tx
             .query_row(
                 "SELECT count(*) FROM sqlite_master WHERE type='table' AND name='meta'",
                 [],
                 |r| r.get::<_, i64>(0),
             )
-            .map_err(|e| self.err(e))?
+            .map_err(StoreError::db)?
             > 0;
-        // IMMEDIATE: two processes opening a new store at once do not both
-        // create the tables.
-        let tx = self
-            .conn
-            .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
-            .map_err(StoreError::db)?;
         if !has_meta {
             tx.execute_batch(SCHEMA_V1).map_err(StoreError::db)?;
         }

@@ -290,3 +290,30 @@ fn statistics_beyond_the_histogram_get_no_verdict_and_one_bucket_is_no_differenc
     assert!((row("p50").b_ns - row("p50").a_ns).abs() <= 1000);
     assert_eq!(row("p50").verdict, Verdict::Same);
 }
+
+/// Several processes opening a store that does not exist yet (a campaign
+/// storing while `runs list` polls the same file) all succeed, and the
+/// schema is created once. Threads with their own connections race the
+/// same way processes do; 20 rounds make a lost race very likely to show.
+#[test]
+fn opening_a_new_store_at_once_from_many_connections() {
+    let d = tempfile::tempdir().unwrap();
+    for round in 0..20 {
+        let p = d.path().join(format!("race-{round}.db"));
+        let barrier = std::sync::Arc::new(std::sync::Barrier::new(6));
+        let handles: Vec<_> = (0..6)
+            .map(|_| {
+                let (p, b) = (p.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    b.wait();
+                    SqliteStore::open(&p).map(|s| s.version().unwrap())
+                })
+            })
+            .collect();
+        for h in handles {
+            let v = h.join().unwrap();
+            assert!(v.is_ok(), "round {round}: {}", v.err().unwrap());
+            assert_eq!(v.unwrap(), 2);
+        }
+    }
+}

@@ -341,15 +341,30 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
     let nrt = online.difference(&sel);
     let fixes = if nrt.is_empty() && online.len() > 1 {
         // Every CPU audited (nothing shielded yet): advise on the least
-        // disturbed one, preferring high numbers (CPU 0 gets the legacy IRQs).
+        // disturbed one, preferring high numbers. CPU 0 is never offered
+        // while another CPU exists: every source document keeps it for
+        // housekeeping (legacy and boot-time IRQs, timers and kernel work
+        // started at boot land there), however quiet it looks now.
         let best = cpus
             .iter()
+            .filter(|c| c.cpu != 0)
             .min_by_key(|c| (c.score, std::cmp::Reverse(c.cpu)))
+            .or_else(|| cpus.first())
             .expect("at least one CPU");
+        let quieter0 = cpus
+            .iter()
+            .find(|c| c.cpu == 0 && c.score < best.score && best.cpu != 0)
+            .map(|c| {
+                format!(
+                    " (CPU 0 scores less, {}, but is kept for housekeeping: boot-time and legacy IRQs and kernel work land there)",
+                    c.score
+                )
+            })
+            .unwrap_or_default();
         let one = CpuSet::single(best.cpu);
         let mut f = vec![(
             format!(
-                "no CPU is kept for real-time work; the least disturbed is CPU {} (score {}): shield it",
+                "no CPU is kept for real-time work; the least disturbed CPU other than CPU 0 is CPU {} (score {}): shield it{quieter0}",
                 best.cpu, best.score
             ),
             format!("rtshield partition create {}", best.cpu),

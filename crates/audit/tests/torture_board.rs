@@ -73,3 +73,37 @@ fn twd_is_per_cpu_and_the_verdict_is_every_device_irq_on_cpu0() {
         assert!(!words.contains(&"29"), "{f:?}");
     }
 }
+
+#[test]
+fn cpu0_is_never_the_advice_even_when_it_is_the_quietest() {
+    let d = tempfile::tempdir().unwrap();
+    let w = |p: &str, s: &str| {
+        let f = d.path().join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, s).unwrap();
+    };
+    // Every device IRQ on CPU 1 (irqaffinity=1 at boot, say): CPU 0 is quieter.
+    w(
+        "proc/interrupts",
+        "           CPU0       CPU1\n 44:          0     401065       GIC  DMA\n 115:         0     435894       GIC  mmc0\nIPI0:          5          5  Timer broadcast interrupts\n",
+    );
+    w("sys/devices/system/cpu/online", "0-1\n");
+    for id in ["44", "115"] {
+        w(&format!("proc/irq/{id}/smp_affinity_list"), "1\n");
+    }
+    let a = audit(
+        &Root::new(d.path()),
+        &AuditOptions {
+            cpus: None,
+            watch: Duration::ZERO,
+        },
+    )
+    .unwrap();
+    assert!(a.cpus[0].score < a.cpus[1].score, "{:?}", a.cpus);
+    let f = &a.fixes[0];
+    assert_eq!(f.command, "rtshield partition create 1", "{f:?}");
+    assert!(
+        f.title.contains("CPU 0 scores less") && f.title.contains("kept for housekeeping"),
+        "{f:?}"
+    );
+}

@@ -44,7 +44,10 @@ fn tells_the_user_every_device_irq_is_on_one_cpu() {
     );
     // Advice goes to the least disturbed CPU (highest number on a tie):
     // CPUs 1 and 2 score 22, CPU 3 23 (irq 36 is routed there).
-    assert!(t.contains("the least disturbed CPU other than CPU 0 is CPU 2 (score 22)"), "{t}");
+    assert!(
+        t.contains("the least disturbed CPU other than CPU 0 is CPU 2 (score 22)"),
+        "{t}"
+    );
     assert!(t.contains("rtshield partition create 2"), "{t}");
     assert!(t.contains("CPU 3: DISTURBED (score 23)"), "{t}");
 }

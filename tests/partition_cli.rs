@@ -162,3 +162,105 @@ fn move_accepts_both_orders() {
     );
     assert!(!d.path().join("sys/fs/cgroup/cpuset/rt").exists());
 }
+
+/// A cset shield or a partrt partition is reported by `status` and
+/// `audit`, and `create` refuses next to it, naming the tool and its undo.
+#[test]
+fn other_tools_partitions_are_reported_and_create_refuses() {
+    for (tool, rt, nrt, undo) in [
+        ("cset", "user", "system", "cset shield --reset"),
+        ("partrt", "rt", "nrt", "partrt undo"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+        let base = d.path().join("sys/fs/cgroup/cpuset");
+        for (dir, cpus) in [(rt, "3\n"), (nrt, "0-2\n")] {
+            fs::create_dir_all(base.join(dir)).unwrap();
+            fs::write(base.join(dir).join("cpuset.cpus"), cpus).unwrap();
+            fs::write(base.join(dir).join("tasks"), "").unwrap();
+        }
+        let before = snapshot(d.path());
+        for args in [
+            &["partition", "create", "3"][..],
+            &["partition", "create", "1", "--dry-run"],
+        ] {
+            let o = rtshield(d.path(), args);
+            let t = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{tool}: {t}");
+            assert!(
+                t.contains(&format!("a {tool} partition: {rt} = CPUs 3")),
+                "{t}"
+            );
+            assert!(t.contains(&format!("undo it first with `{undo}`")), "{t}");
+        }
+        assert_eq!(before, snapshot(d.path()), "{tool}: nothing changed");
+        let o = rtshield(d.path(), &["partition", "status"]);
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        assert!(
+            t.contains(&format!(
+                "made by another tool: {tool} partition: {rt} = CPUs 3"
+            )),
+            "{t}"
+        );
+        let o = rtshield(d.path(), &["audit", "--watch", "0s", "--json"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["selection"], "CPUs 3 (the rt partition)", "{tool}");
+        let part = v["cpus"][0]["partition"].as_str().unwrap();
+        assert!(part.starts_with(&format!("rt ({tool}: ")), "{part}");
+        let findings = v["findings"].to_string();
+        assert!(findings.contains(undo), "{findings}");
+    }
+}
+
+/// Without --parent, undo and status act on the only rtshield partition,
+/// wherever it is; with several, they name them and exit 2.
+#[test]
+fn undo_and_status_find_the_only_partition_under_any_parent() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    let before = snapshot(d.path());
+    for p in ["lab", "lab2"] {
+        fs::create_dir_all(d.path().join("sys/fs/cgroup/cpuset").join(p)).unwrap();
+        for (f, v) in [
+            ("cpuset.cpus", "0-3\n"),
+            ("cpuset.mems", "0\n"),
+            ("tasks", ""),
+        ] {
+            fs::write(d.path().join("sys/fs/cgroup/cpuset").join(p).join(f), v).unwrap();
+        }
+    }
+    let o = rtshield(d.path(), &["partition", "create", "3", "--parent", "lab"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = rtshield(d.path(), &["partition", "status"]);
+    let t = text(&o);
+    assert!(
+        t.contains("the only rtshield partition is under --parent lab"),
+        "{t}"
+    );
+    assert!(t.contains("rt   CPUs 3"), "{t}");
+    let o = rtshield(d.path(), &["partition", "create", "2", "--parent", "lab2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    for cmd in ["status", "undo"] {
+        let o = rtshield(d.path(), &["partition", cmd]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{t}");
+        assert!(
+            t.contains(
+                "2 rtshield partitions exist; say which one with `--parent lab`, `--parent lab2`"
+            ),
+            "{t}"
+        );
+    }
+    let o = rtshield(d.path(), &["partition", "undo", "--parent", "lab2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = rtshield(d.path(), &["partition", "undo"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("Everything is back"), "{t}");
+    for p in ["lab", "lab2"] {
+        fs::remove_dir_all(d.path().join("sys/fs/cgroup/cpuset").join(p)).unwrap();
+    }
+    assert_eq!(before, snapshot(d.path()));
+}

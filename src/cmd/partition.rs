@@ -99,6 +99,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             dry_run,
             json,
         } => {
+            let parent = chosen_parent(&root, parent)?;
             let mut k = rtshield_partition::open_kernel(root, dry_run)?;
             let rep = undo(&mut k, parent.as_deref())?;
             if json {
@@ -109,6 +110,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             Ok(if rep.errors.is_empty() { 0 } else { 1 })
         }
         Command::Status { parent, json } => {
+            let parent = chosen_parent(&root, parent)?;
             let k = rtshield_partition::open_kernel(root, false)?;
             let st = status(&k, parent.as_deref())?;
             if json {
@@ -127,7 +129,10 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
                 }
             );
             if st.partitions.is_empty() {
-                println!("no partition");
+                println!("no rtshield partition");
+            }
+            if let Some(f) = &st.foreign {
+                println!("made by another tool: {}", f.describe());
             }
             for p in &st.partitions {
                 println!(
@@ -194,6 +199,21 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             Err(anyhow::anyhow!(e).context(format!("cannot run {}", cmd[0])))
         }
     }
+}
+
+/// `--parent` as given, or the only rtshield partition's (said on stderr,
+/// so `--json` output stays clean).
+fn chosen_parent(
+    root: &rtshield_sys::Root,
+    given: Option<String>,
+) -> Result<Option<String>, InputError> {
+    let p = rtshield_partition::status::pick_parent(root, given.as_deref())?;
+    if given.is_none() {
+        if let Some(p) = &p {
+            eprintln!("the only rtshield partition is under --parent {p}: acting on it");
+        }
+    }
+    Ok(p)
 }
 
 /// `rt|nrt PID…` (the order) or `PID… rt|nrt` (SPEC §1's): the

@@ -100,6 +100,16 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
         ))
         .into());
     }
+    // Another tool's exclusive sets (cset's user/system, partrt's rt/nrt)
+    // would hold the same CPUs: two managers of one CPU never agree.
+    if let Some(f) = rtshield_sys::isolation::foreign_partition(&k.root) {
+        return Err(InputError::new(format!(
+            "a {}; rtshield will not partition next to it: undo it first with `{}`",
+            f.describe(),
+            f.undo
+        ))
+        .into());
+    }
     let rt = opts.cpus.clone();
     if rt.is_empty() {
         return Err(InputError::new("no CPU given for the rt partition").into());

@@ -246,7 +246,10 @@ mod tests {
         );
         let (bp, _) = boot_advice(&Root::new(d.path()), &p("2-3"), &p("0-1"));
         let get = |name: &str| bp.iter().find(|b| b.param.starts_with(name)).unwrap();
-        assert_eq!(get("isolcpus=").param, "isolcpus=nohz,domain,managed_irq,2-3");
+        assert_eq!(
+            get("isolcpus=").param,
+            "isolcpus=nohz,domain,managed_irq,2-3"
+        );
         assert!(get("isolcpus=").available && get("nohz_full=").available);
     }
 

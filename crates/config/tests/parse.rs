@@ -144,6 +144,48 @@ fn folding_maps_missing_cpus_and_warns() {
         "{:?}",
         c.warnings
     );
+    // The loads (0-6 in the file) never land on the measured CPU 1.
+    for p in &c.programs {
+        if let Some(a) = &p.cpu_affinity {
+            assert!(!a.contains(1), "program[{}] on {}", p.index, a.to_list());
+        }
+    }
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("CPU 1 measured, kept free of loads")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn folding_refuses_when_only_measured_cpus_are_left() {
+    let m = Machine {
+        online: CpuSet::parse("0").unwrap(),
+        fold_cpus: true,
+    };
+    // The program stanza comes first in the file: timers are still seen first.
+    let text = "program[0]\n{\n  load cpu\n  cpu_affinity 0-6\n}\ntimer_thread[0]\n{\n  cpu_affinity 7\n}\n";
+    let e = model::parse("f.cfg", text, &m).unwrap_err().to_string();
+    assert!(e.starts_with("f.cfg:4:16:"), "{e}");
+    assert!(
+        e.contains("a load is never folded onto a measured CPU"),
+        "{e}"
+    );
+    // A load the file itself puts on the measured CPU stays there.
+    let m = Machine {
+        online: CpuSet::parse("0-1").unwrap(),
+        fold_cpus: true,
+    };
+    let text =
+        "timer_thread[0]\n{\n  cpu_affinity 3\n}\nprogram[0]\n{\n  load cpu\n  cpu_affinity 3\n}\n";
+    let c = model::parse("f.cfg", text, &m).unwrap();
+    assert_eq!(c.timers[0].cpu, Some(1));
+    assert_eq!(
+        c.programs[0].cpu_affinity,
+        Some(CpuSet::parse("1").unwrap())
+    );
 }
 
 #[test]

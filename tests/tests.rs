@@ -20,6 +20,7 @@ mod partition_state;
 mod report_cli;
 mod report_out_dir;
 mod run_check;
+mod run_cpuset_live;
 mod run_examples;
 mod run_longrun;
 mod run_programs;

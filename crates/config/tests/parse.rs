@@ -91,6 +91,17 @@ fn rpi_cfgs() {
     assert_eq!(c.timers[0].filename, "rpi_isolcpus.txt");
     assert_eq!(c.timers[0].histo_size_ns, 200_000);
     assert_eq!(c.duration_ns(), Some(600_000_000_000));
+    // The cpuset variant: the same, main in nrt and the timer thread in rt.
+    let cs = rtshield_config::load(&example("rpi_cpuset.cfg"), &machine("0-3")).unwrap();
+    assert_eq!(cs.main.cgroup, Some(rtshield_config::Partition::Nrt));
+    assert_eq!(cs.timers[0].cgroup, Some(rtshield_config::Partition::Rt));
+    assert_eq!(cs.timers[0].filename, "rpi_cpuset.txt");
+    assert_eq!(cs.timers[0].cpu, c.timers[0].cpu);
+    assert_eq!(cs.main.cpu_affinity, c.main.cpu_affinity);
+    let cl = rtshield_config::load(&example("rpi_cpuset_load.cfg"), &machine("0-3")).unwrap();
+    assert_eq!(cl.timers[0].filename, "rpi_cpuset_load.txt");
+    assert_eq!(cl.programs.len(), 4);
+    assert!(cl.programs.iter().all(|p| p.cgroup.is_none()));
     let c = rtshield_config::load(&example("rpi_isolcpus_load.cfg"), &machine("0-3")).unwrap();
     assert_eq!(c.programs.len(), 4);
     assert_eq!(

@@ -55,7 +55,8 @@ fn create_text_output_names_refusals_and_boot_params() {
     let o = rtshield(d.path(), &["partition", "create", "2-3"]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
-    assert!(t.contains("Moved 5 task(s) to nrt"), "{t}");
+    assert!(t.contains("Moved 4 task(s) to nrt"), "{t}");
+    assert!(t.contains("note: PID 1 (init) kept in /sys/fs/cgroup/cpuset (use --move-init"), "{t}");
     assert!(t.contains("ksoftirqd/3"), "{t}");
     assert!(t.contains("PF_NO_SETAFFINITY"), "{t}");
     assert!(t.contains("[missing] nohz_full=2-3"), "{t}");
@@ -263,4 +264,38 @@ fn undo_and_status_find_the_only_partition_under_any_parent() {
         fs::remove_dir_all(d.path().join("sys/fs/cgroup/cpuset").join(p)).unwrap();
     }
     assert_eq!(before, snapshot(d.path()));
+}
+
+/// partrt reads `create 8` as the mask 0x8; rtshield reads CPU 8, and when
+/// that CPU does not exist the error says lists are meant.
+#[test]
+fn a_bare_number_is_a_cpu_list_and_the_error_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    let before = snapshot(d.path());
+    let o = rtshield(d.path(), &["partition", "create", "8"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("CPU 8 does not exist"), "{t}");
+    assert!(
+        t.contains("`8` is read as a CPU list (`2` = CPU 2, `1,3-5`), not as partrt's hex mask: write `0x8` for the mask (as partrt's hex mask 0x8 it would be CPUs 3)"),
+        "{t}"
+    );
+    assert_eq!(before, snapshot(d.path()));
+    // The mask itself and the profiles through the binary.
+    let o = rtshield(
+        d.path(),
+        &[
+            "partition",
+            "create",
+            "0x8",
+            "--profile",
+            "tuned",
+            "--dry-run",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = rtshield(d.path(), &["partition", "create", "0x8", "--profile", "rt"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("unknown profile 'rt'"), "{}", text(&o));
 }

@@ -56,7 +56,10 @@ fn create_text_output_names_refusals_and_boot_params() {
     let t = text(&o);
     assert!(o.status.success(), "{t}");
     assert!(t.contains("Moved 4 task(s) to nrt"), "{t}");
-    assert!(t.contains("note: PID 1 (init) kept in /sys/fs/cgroup/cpuset (use --move-init"), "{t}");
+    assert!(
+        t.contains("note: PID 1 (init) kept in /sys/fs/cgroup/cpuset (use --move-init"),
+        "{t}"
+    );
     assert!(t.contains("ksoftirqd/3"), "{t}");
     assert!(t.contains("PF_NO_SETAFFINITY"), "{t}");
     assert!(t.contains("[missing] nohz_full=2-3"), "{t}");

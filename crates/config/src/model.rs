@@ -930,6 +930,11 @@ impl Cx<'_> {
                     .get("load.size")
                     .map(|en| {
                         let v = self.need_value(en)?;
+                        if kind.size_is_threads() {
+                            // timers/syncio: a thread count, not bytes.
+                            let max = rtshield_sys::programs::LOAD_THREADS_MAX as i64;
+                            return self.int::<u64>(en, 1, max);
+                        }
                         parse_size(v).map_err(|err| self.e.at(en.value_at, err))
                     })
                     .transpose()?;

@@ -586,3 +586,37 @@ fn unwritable_stats_filenames_are_refused() {
         format!("main\n{{\n}}\ntimer_thread[0]\n{{\n  cpu_affinity 1\n  stats.filename {ok}\n}}\n");
     parse(&text).unwrap();
 }
+
+#[test]
+fn thread_storm_loads_take_a_thread_count() {
+    let c = parse(&format!(
+        "{TIMER}program[0]\n{{\n  load timers\n}}\nprogram[1]\n{{\n  load syncio\n  load.size 20\n}}\n"
+    ))
+    .unwrap();
+    match &c.programs[0].action {
+        Action::Builtin { kind, size, .. } => {
+            assert_eq!(
+                (*kind, *size),
+                (Builtin::Timers, None),
+                "default: 150 threads"
+            );
+        }
+        a => panic!("{a:?}"),
+    }
+    match &c.programs[1].action {
+        Action::Builtin { kind, size, .. } => {
+            assert_eq!((*kind, *size), (Builtin::SyncIo, Some(20)))
+        }
+        a => panic!("{a:?}"),
+    }
+    let e = parse(&format!(
+        "{TIMER}program[0]\n{{\n  load timers\n  load.size 2000\n}}\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("2000 is out of range 1..1000"), "{e}");
+    let e = parse(&format!(
+        "{TIMER}program[0]\n{{\n  load syncio\n  load.size 64M\n}}\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("invalid number '64M'"), "{e}");
+}

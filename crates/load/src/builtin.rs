@@ -44,7 +44,7 @@ mod tests {
         assert_eq!(Builtin::parse("DOHELL"), Some(Builtin::Hell));
         let e = "tornado".parse::<Builtin>().unwrap_err();
         assert!(
-            e.contains("cpu, memory, io, syscall, fork, net, hell"),
+            e.contains("cpu, memory, io, syscall, fork, net, hell, timers, syncio"),
             "{e}"
         );
     }

@@ -91,7 +91,7 @@ pub fn proc_specs(label: &str, spec: &LoadSpec) -> anyhow::Result<Vec<ProcSpec>>
                     argv.push(sz.to_string());
                 }
                 let mut cleanup_dir = None;
-                if kind == Builtin::Io {
+                if kind.needs_dir() {
                     let d = io_dir()?;
                     argv.push("--dir".into());
                     argv.push(d.to_string_lossy().into_owned());

@@ -184,8 +184,87 @@ pub fn run_counting(
         Builtin::Fork => fork(stop, done),
         Builtin::Net => net(stop, done)?,
         Builtin::Hell => anyhow::bail!("hell is a preset of several workers, not a worker"),
+        Builtin::Timers => timers(threads(kind, size)?, stop, done),
+        Builtin::SyncIo => {
+            let dir = dir.ok_or_else(|| anyhow::anyhow!("syncio load: no --dir given"))?;
+            syncio(dir, threads(kind, size)?, stop, done)?
+        }
     }
     Ok(done.load(Ordering::Relaxed))
+}
+
+/// `size` as the thread count of `timers`/`syncio`, checked.
+fn threads(kind: Builtin, size: u64) -> anyhow::Result<usize> {
+    let max = rtshield_sys::programs::LOAD_THREADS_MAX;
+    anyhow::ensure!(
+        (1..=max).contains(&size),
+        "{kind} load: {size} threads (expected 1..{max})"
+    );
+    Ok(size as usize)
+}
+
+/// Small stacks: the thread storms only loop on a sleep or a write.
+const STORM_STACK: usize = 64 * 1024;
+
+/// The partitioning article's `stress-cpu`: `n` threads each looping on
+/// `usleep(1)`, so the CPU takes a timer expiry and a wake-up per loop.
+fn timers(n: usize, stop: &AtomicBool, done: &AtomicU64) {
+    std::thread::scope(|s| {
+        for _ in 0..n {
+            let _ = std::thread::Builder::new()
+                .stack_size(STORM_STACK)
+                .spawn_scoped(s, || {
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..100 {
+                            // SAFETY: usleep has no preconditions.
+                            unsafe { libc::usleep(1) };
+                        }
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+        }
+    });
+}
+
+/// The partitioning article's `stress-io`: `n` threads each rewriting 512
+/// bytes at the start of its own `O_SYNC` file, then `usleep(1)`: every
+/// write waits for the disk, whose completion is a device interrupt.
+fn syncio(dir: &Path, n: usize, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<()> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let mut files = Vec::with_capacity(n);
+    for i in 0..n {
+        let p = dir.join(format!("syncio-{}-{i}.dat", std::process::id()));
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_SYNC)
+            .open(&p)
+            .map_err(|e| anyhow::anyhow!("syncio load: {}: {e}", p.display()))?;
+        files.push((p, f));
+    }
+    let buf = [0x5au8; 512];
+    std::thread::scope(|s| {
+        for (_, f) in &files {
+            let buf = &buf;
+            let _ = std::thread::Builder::new()
+                .stack_size(STORM_STACK)
+                .spawn_scoped(s, move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..10 {
+                            let _ = f.write_at(buf, 0);
+                            // SAFETY: usleep has no preconditions.
+                            unsafe { libc::usleep(1) };
+                        }
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+        }
+    });
+    for (p, f) in files {
+        drop(f);
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(())
 }
 
 fn cpu(stop: &AtomicBool, done: &AtomicU64) {
@@ -390,6 +469,29 @@ mod tests {
         assert!(briefly(Builtin::Syscall, None, None) > 0);
         assert!(briefly(Builtin::Fork, None, None) > 0);
         assert!(briefly(Builtin::Net, None, None) > 0);
+        assert!(briefly(Builtin::Timers, Some(4), None) > 0);
+    }
+
+    #[test]
+    fn syncio_worker_writes_then_cleans_its_files() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(briefly(Builtin::SyncIo, Some(3), Some(d.path())) > 0);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn thread_counts_out_of_range_are_refused() {
+        let stop = AtomicBool::new(true);
+        let e = run_until(Builtin::Timers, Some(0), None, &stop).unwrap_err();
+        assert!(
+            e.to_string().contains("0 threads (expected 1..1000)"),
+            "{e}"
+        );
+        assert!(run_until(Builtin::Timers, Some(1001), None, &stop).is_err());
+        // The article's default.
+        assert_eq!(Builtin::Timers.default_size(), Some(150));
+        assert_eq!(Builtin::SyncIo.default_size(), Some(150));
+        assert!(!Builtin::Hell.expand().contains(&Builtin::Timers));
     }
 
     #[test]

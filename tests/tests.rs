@@ -9,6 +9,7 @@ mod campaign_live;
 mod docs_links;
 mod full_disk;
 mod layering;
+mod load_net_peer;
 mod measure_cli;
 mod measure_demo;
 mod measure_live;

@@ -31,7 +31,7 @@ pub mod reaper;
 pub mod supervise;
 pub mod worker;
 
-pub use builtin::{parse_size, Builtin, LoadSpec};
+pub use builtin::{parse_size, Builtin, LoadArg, LoadSpec};
 pub use cpuload::{CpuLoad, CpuLoadMeter};
 pub use supervise::{Event, Output, ProcSpec, ProcStats, Supervisor, Termination};
 
@@ -91,6 +91,10 @@ pub fn proc_specs(label: &str, spec: &LoadSpec) -> anyhow::Result<Vec<ProcSpec>>
                     argv.push(sz.to_string());
                 }
                 let mut cleanup_dir = None;
+                if let (Builtin::Net, Some(peer)) = (kind, spec.peer) {
+                    argv.push("--peer".into());
+                    argv.push(peer.to_string());
+                }
                 if kind.needs_dir() {
                     let d = io_dir()?;
                     argv.push("--dir".into());

@@ -140,6 +140,107 @@ fn set_death_signal() {
     }
 }
 
+/// Entry point of a `net:peer=ADDR` worker: [`peer_flood`] until SIGTERM.
+pub fn peer_worker_main(peer: Ipv4Addr) -> anyhow::Result<()> {
+    set_death_signal();
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_term as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_term as *const () as libc::sighandler_t);
+    }
+    peer_flood(peer, &TERM, &AtomicU64::new(0)).map(|_| ())
+}
+
+/// The articles' `ping -f` from the measured machine's side: ICMP echo
+/// requests (56 bytes of payload, as ping sends) to `peer` through a raw
+/// socket (root or CAP_NET_RAW, like `ping -f`), 64 per batch, replies
+/// drained: the NIC raises transmit-completion and receive interrupts on
+/// the CPUs of its IRQ affinity. Only `peer` is ever sent to. Returns the
+/// replies received.
+pub fn peer_flood(peer: Ipv4Addr, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<u64> {
+    // SAFETY: plain socket(2); the fd is owned below.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            libc::IPPROTO_ICMP,
+        )
+    };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        anyhow::bail!("net load: cannot open an ICMP socket to flood {peer} ({e}); it needs root or CAP_NET_RAW, as ping -f does");
+    }
+    // SAFETY: fd is a fresh descriptor owned by nobody else.
+    let sock = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
+    let to = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(peer.octets()),
+        },
+        sin_zero: [0; 8],
+    };
+    let id = (std::process::id() & 0xffff) as u16;
+    let mut pkt = [0u8; 64];
+    let mut rbuf = [0u8; 1500];
+    let mut seq: u16 = 0;
+    let mut replies = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..64 {
+            seq = seq.wrapping_add(1);
+            echo_request(&mut pkt, id, seq);
+            // SAFETY: pkt and to live across the call; lengths are theirs.
+            let r = unsafe {
+                libc::sendto(
+                    raw,
+                    pkt.as_ptr().cast(),
+                    pkt.len(),
+                    0,
+                    (&to as *const libc::sockaddr_in).cast(),
+                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+                )
+            };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                match e.raw_os_error() {
+                    // The queue is full or the peer is not resolved yet: drain, retry.
+                    Some(libc::EAGAIN | libc::ENOBUFS | libc::EHOSTUNREACH) => break,
+                    _ => anyhow::bail!("net load: sending to {peer}: {e}"),
+                }
+            }
+        }
+        // SAFETY: rbuf is writable for its length.
+        while unsafe { libc::recv(raw, rbuf.as_mut_ptr().cast(), rbuf.len(), 0) } > 0 {
+            replies += 1;
+        }
+        // Let the peer answer and the queue drain: a flood, not a busy loop.
+        // SAFETY: usleep has no preconditions.
+        unsafe { libc::usleep(100) };
+        done.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(replies)
+}
+
+/// An ICMP echo request with identifier `id` and sequence `seq`, checksummed.
+fn echo_request(pkt: &mut [u8; 64], id: u16, seq: u16) {
+    pkt.fill(0);
+    pkt[0] = 8; // echo request
+    pkt[4..6].copy_from_slice(&id.to_be_bytes());
+    pkt[6..8].copy_from_slice(&seq.to_be_bytes());
+    for (i, b) in pkt[8..].iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    let mut sum: u32 = pkt
+        .chunks(2)
+        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    pkt[2..4].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+}
+
 /// Entry point of a worker process: stop on SIGTERM/SIGINT (the
 /// supervisor's SIGKILL and the parent-death signal are the backstops).
 pub fn worker_main(kind: Builtin, size: Option<u64>, dir: Option<&Path>) -> anyhow::Result<()> {
@@ -470,6 +571,21 @@ mod tests {
         assert!(briefly(Builtin::Fork, None, None) > 0);
         assert!(briefly(Builtin::Net, None, None) > 0);
         assert!(briefly(Builtin::Timers, Some(4), None) > 0);
+    }
+
+    #[test]
+    fn echo_requests_checksum_to_zero() {
+        let mut p = [0u8; 64];
+        echo_request(&mut p, 0x1234, 7);
+        assert_eq!((p[0], &p[4..8]), (8, &[0x12, 0x34, 0, 7][..]));
+        let mut sum: u32 = p
+            .chunks(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+            .sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        assert_eq!(sum, 0xffff);
     }
 
     #[test]

@@ -159,6 +159,7 @@ pub fn proc_specs(cfg: &Config) -> anyhow::Result<Vec<Supervised>> {
                     cpus: p.cpu_affinity.clone(),
                     size: *size,
                     workers_per_cpu: *workers,
+                    peer: None,
                 };
                 let mut v = rtshield_load::proc_specs(&label, &ls)?;
                 for s in &mut v {

@@ -1,6 +1,6 @@
 //! rtshield-load: everything that puts load beside a measurement.
 //!
-//! - [`Builtin`] loads (cpu, memory, io, syscall, fork, net, hell), each run
+//! - [`Builtin`] loads (cpu, memory, io, syscall, fork, net, hell, timers, syncio), each run
 //!   as worker processes `rtshield __load KIND` (one per CPU, pinned), so a
 //!   load can be killed, reaped and accounted for like any program;
 //! - the [`supervise::Supervisor`] that runs `program[N]` command lines and

@@ -55,7 +55,11 @@ fn create_text_output_names_refusals_and_boot_params() {
     let o = rtshield(d.path(), &["partition", "create", "2-3"]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
-    assert!(t.contains("Moved 5 task(s) to nrt"), "{t}");
+    assert!(t.contains("Moved 4 task(s) to nrt"), "{t}");
+    assert!(
+        t.contains("note: PID 1 (init) kept in /sys/fs/cgroup/cpuset (use --move-init"),
+        "{t}"
+    );
     assert!(t.contains("ksoftirqd/3"), "{t}");
     assert!(t.contains("PF_NO_SETAFFINITY"), "{t}");
     assert!(t.contains("[missing] nohz_full=2-3"), "{t}");
@@ -161,4 +165,140 @@ fn move_accepts_both_orders() {
         "1\n2\n14\n22\n35\n101\n102\n"
     );
     assert!(!d.path().join("sys/fs/cgroup/cpuset/rt").exists());
+}
+
+/// A cset shield or a partrt partition is reported by `status` and
+/// `audit`, and `create` refuses next to it, naming the tool and its undo.
+#[test]
+fn other_tools_partitions_are_reported_and_create_refuses() {
+    for (tool, rt, nrt, undo) in [
+        ("cset", "user", "system", "cset shield --reset"),
+        ("partrt", "rt", "nrt", "partrt undo"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+        let base = d.path().join("sys/fs/cgroup/cpuset");
+        for (dir, cpus) in [(rt, "3\n"), (nrt, "0-2\n")] {
+            fs::create_dir_all(base.join(dir)).unwrap();
+            fs::write(base.join(dir).join("cpuset.cpus"), cpus).unwrap();
+            fs::write(base.join(dir).join("tasks"), "").unwrap();
+        }
+        let before = snapshot(d.path());
+        for args in [
+            &["partition", "create", "3"][..],
+            &["partition", "create", "1", "--dry-run"],
+        ] {
+            let o = rtshield(d.path(), args);
+            let t = text(&o);
+            assert_eq!(o.status.code(), Some(2), "{tool}: {t}");
+            assert!(
+                t.contains(&format!("a {tool} partition: {rt} = CPUs 3")),
+                "{t}"
+            );
+            assert!(t.contains(&format!("undo it first with `{undo}`")), "{t}");
+        }
+        assert_eq!(before, snapshot(d.path()), "{tool}: nothing changed");
+        let o = rtshield(d.path(), &["partition", "status"]);
+        let t = text(&o);
+        assert!(o.status.success(), "{t}");
+        assert!(
+            t.contains(&format!(
+                "made by another tool: {tool} partition: {rt} = CPUs 3"
+            )),
+            "{t}"
+        );
+        let o = rtshield(d.path(), &["audit", "--watch", "0s", "--json"]);
+        assert!(o.status.success(), "{}", text(&o));
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["selection"], "CPUs 3 (the rt partition)", "{tool}");
+        let part = v["cpus"][0]["partition"].as_str().unwrap();
+        assert!(part.starts_with(&format!("rt ({tool}: ")), "{part}");
+        let findings = v["findings"].to_string();
+        assert!(findings.contains(undo), "{findings}");
+    }
+}
+
+/// Without --parent, undo and status act on the only rtshield partition,
+/// wherever it is; with several, they name them and exit 2.
+#[test]
+fn undo_and_status_find_the_only_partition_under_any_parent() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    let before = snapshot(d.path());
+    for p in ["lab", "lab2"] {
+        fs::create_dir_all(d.path().join("sys/fs/cgroup/cpuset").join(p)).unwrap();
+        for (f, v) in [
+            ("cpuset.cpus", "0-3\n"),
+            ("cpuset.mems", "0\n"),
+            ("tasks", ""),
+        ] {
+            fs::write(d.path().join("sys/fs/cgroup/cpuset").join(p).join(f), v).unwrap();
+        }
+    }
+    let o = rtshield(d.path(), &["partition", "create", "3", "--parent", "lab"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = rtshield(d.path(), &["partition", "status"]);
+    let t = text(&o);
+    assert!(
+        t.contains("the only rtshield partition is under --parent lab"),
+        "{t}"
+    );
+    assert!(t.contains("rt   CPUs 3"), "{t}");
+    let o = rtshield(d.path(), &["partition", "create", "2", "--parent", "lab2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    for cmd in ["status", "undo"] {
+        let o = rtshield(d.path(), &["partition", cmd]);
+        let t = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{t}");
+        assert!(
+            t.contains(
+                "2 rtshield partitions exist; say which one with `--parent lab`, `--parent lab2`"
+            ),
+            "{t}"
+        );
+    }
+    let o = rtshield(d.path(), &["partition", "undo", "--parent", "lab2"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = rtshield(d.path(), &["partition", "undo"]);
+    let t = text(&o);
+    assert!(o.status.success(), "{t}");
+    assert!(t.contains("Everything is back"), "{t}");
+    for p in ["lab", "lab2"] {
+        fs::remove_dir_all(d.path().join("sys/fs/cgroup/cpuset").join(p)).unwrap();
+    }
+    assert_eq!(before, snapshot(d.path()));
+}
+
+/// partrt reads `create 8` as the mask 0x8; rtshield reads CPU 8, and when
+/// that CPU does not exist the error says lists are meant.
+#[test]
+fn a_bare_number_is_a_cpu_list_and_the_error_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    let before = snapshot(d.path());
+    let o = rtshield(d.path(), &["partition", "create", "8"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(2), "{t}");
+    assert!(t.contains("CPU 8 does not exist"), "{t}");
+    assert!(
+        t.contains("`8` is read as a CPU list (`2` = CPU 2, `1,3-5`), not as partrt's hex mask: write `0x8` for the mask (as partrt's hex mask 0x8 it would be CPUs 3)"),
+        "{t}"
+    );
+    assert_eq!(before, snapshot(d.path()));
+    // The mask itself and the profiles through the binary.
+    let o = rtshield(
+        d.path(),
+        &[
+            "partition",
+            "create",
+            "0x8",
+            "--profile",
+            "tuned",
+            "--dry-run",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = rtshield(d.path(), &["partition", "create", "0x8", "--profile", "rt"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("unknown profile 'rt'"), "{}", text(&o));
 }

@@ -11,6 +11,8 @@ fn systress_article_configs_pass_check_on_machines_of_their_size() {
         ("host2.cfg", &host),
         ("rpi_isolcpus.cfg", &rpi),
         ("rpi_isolcpus_load.cfg", &rpi),
+        ("rpi_cpuset.cfg", &rpi),
+        ("rpi_cpuset_load.cfg", &rpi),
         ("torture.cfg", &rpi),
         ("local.cfg", &rpi),
         ("hell.cfg", &rpi),

@@ -209,6 +209,117 @@ fn cgroup_key_moves_rtshield_and_programs_into_the_partitions() {
     );
 }
 
+/// cgroup v1 (a fake tree): main's `cgroup nrt` and the timer thread's
+/// `cgroup rt` are both applied, per thread (the systress article's
+/// rpi_cpuset.cfg): the process joins nrt through `cgroup.procs`, the
+/// timer thread writes its own TID to rt's `tasks`.
+#[test]
+fn cgroup_v1_puts_each_thread_where_its_stanza_says() {
+    let root = fake_root("0-1");
+    let w = |p: &str, s: &str| {
+        let f = root.path().join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, s).unwrap();
+    };
+    w(
+        "proc/self/mountinfo",
+        "30 25 0:26 / /sys/fs/cgroup/cpuset rw,nosuid shared:12 - cgroup cgroup rw,cpuset\n",
+    );
+    w("sys/fs/cgroup/cpuset/cpuset.cpus", "0-1\n");
+    for (p, cpus) in [("rt", "1\n"), ("nrt", "0\n")] {
+        w(&format!("sys/fs/cgroup/cpuset/{p}/cpuset.cpus"), cpus);
+        w(&format!("sys/fs/cgroup/cpuset/{p}/tasks"), "");
+        w(&format!("sys/fs/cgroup/cpuset/{p}/cgroup.procs"), "");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "cg1.cfg",
+        "main\n{\n  cgroup nrt\n  stats.period 200 ms\n}\ntimer_thread[0]\n{\n  cgroup rt\n  cpu_affinity 0\n  period 1 ms\n  lifetime.duration 600 ms\n  stats.histo_size 500 us\n}\n",
+    );
+    let out = d.path().join("out");
+    let child = crate::util::command()
+        .args([
+            "--sysroot",
+            root.path().to_str().unwrap(),
+            "run",
+            "-q",
+            cfg.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let me = child.id();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let warnings = results(&out)["warnings"].to_string();
+    assert!(!warnings.contains("main's cgroup"), "{warnings}");
+    let read = |p: &str| {
+        std::fs::read_to_string(root.path().join("sys/fs/cgroup/cpuset").join(p)).unwrap()
+    };
+    assert_eq!(
+        read("nrt/cgroup.procs").trim(),
+        me.to_string(),
+        "main's process to nrt"
+    );
+    let tid: u32 = read("rt/tasks").trim().parse().unwrap();
+    assert_ne!(tid, me, "a thread of its own in rt, not the process");
+    let r = results(&out);
+    assert_eq!(r["threads"][0]["tid"].as_u64(), Some(tid as u64), "{r}");
+}
+
+/// cgroup v2 (a fake tree): threads of one process share one cgroup, so
+/// with main in nrt and the timer in rt the process goes to rt, and the
+/// warning says why main's cgroup is not applied.
+#[test]
+fn cgroup_v2_says_why_main_shares_the_timers_partition() {
+    let root = fake_root("0-1");
+    let w = |p: &str, s: &str| {
+        let f = root.path().join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, s).unwrap();
+    };
+    w(
+        "proc/self/mountinfo",
+        "35 24 0:30 / /sys/fs/cgroup rw,nosuid shared:9 - cgroup2 cgroup2 rw,nsdelegate\n",
+    );
+    w("sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory\n");
+    for (p, cpus) in [("rt", "1\n"), ("nrt", "0\n")] {
+        w(&format!("sys/fs/cgroup/{p}/cpuset.cpus"), cpus);
+        w(&format!("sys/fs/cgroup/{p}/cgroup.procs"), "");
+    }
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "cg2.cfg",
+        "main\n{\n  cgroup nrt\n  stats.period 200 ms\n}\ntimer_thread[0]\n{\n  cgroup rt\n  cpu_affinity 0\n  period 1 ms\n  lifetime.duration 300 ms\n  stats.histo_size 500 us\n}\n",
+    );
+    let out = d.path().join("out");
+    let o = run(&[
+        "--sysroot",
+        root.path().to_str().unwrap(),
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    let (so, err) = text(&o);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    let want =
+        "main's cgroup nrt not applied: cgroup v2 keeps all threads of a process in one cgroup";
+    assert!(so.contains(want), "{so}");
+    assert!(results(&out)["warnings"].to_string().contains(want));
+    let rt = std::fs::read_to_string(root.path().join("sys/fs/cgroup/rt/cgroup.procs")).unwrap();
+    assert!(!rt.trim().is_empty(), "the process went to rt");
+    let nrt = std::fs::read_to_string(root.path().join("sys/fs/cgroup/nrt/cgroup.procs")).unwrap();
+    assert!(nrt.trim().is_empty(), "{nrt}");
+}
+
 #[test]
 fn sigint_ends_the_run_like_ctrl_c() {
     let d = tempfile::tempdir().unwrap();

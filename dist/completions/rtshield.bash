@@ -122,7 +122,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd____load)
-            opts="-h -V --size --dir --cpus --cgroup --policy --prio --sysroot --help --version"
+            opts="-h -V --size --dir --peer --cpus --cgroup --policy --prio --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -133,6 +133,10 @@ _rtshield() {
                     return 0
                     ;;
                 --dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --peer)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -396,7 +400,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__partition__subcmd__create)
-            opts="-h -V --parent --skip --with --rt-throttle --dry-run --json --sysroot --help --version"
+            opts="-h -V --parent --skip --with --rt-throttle --profile --move-init --dry-run --json --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -415,6 +419,10 @@ _rtshield() {
                     return 0
                     ;;
                 --rt-throttle)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --profile)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

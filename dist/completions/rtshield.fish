@@ -64,7 +64,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l json-forma
 cyclictest\t'The keys of `cyclictest --json` 2.x'"
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l metrics-file -d 'Rewrite FILE atomically every stats period with the latency so far, in Prometheus text format (node_exporter\'s textfile collector)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l max-latency -d 'Exit with status 3 when any thread\'s maximum exceeds DUR (for CI)' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load -d 'Built-in load to run beside the measurement: cpu, memory, io, syscall, fork, net or hell' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load -d 'Built-in load to run beside the measurement: cpu, memory, io, syscall, fork, net, hell, timers, syncio, or net:peer=ADDR (ICMP flood of another machine; root)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load-cpus -d 'CPUs for the load, one worker per CPU [default: every online CPU not measured]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l label -d 'Label of the run in reports [default: the output directory name]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
@@ -110,7 +110,9 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l skip -d 'Knobs to leave alone: irq, workqueue, sysctl, rt-throttle (comma-separated)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l with -d 'With --parent: machine-wide knobs to tune anyway (irq, workqueue, sysctl)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l rt-throttle -d '`off` sets sched_rt_runtime_us=-1 (no RT throttling; restored by undo)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l profile -d 'Whose sysctl values to write: default (rtshield\'s), partrt, tuned (cpu-partitioning). See docs/manual/partition.md for the table' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l move-init -d 'Move PID 1 (init) into nrt too, as partrt does (default: it stays in the root group)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l dry-run -d 'Print every write it would make, change nothing'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l json -d 'Print the outcome (every write, refusals, advice) as JSON'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -s h -l help -d 'Print help'
@@ -280,6 +282,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -s h -l help
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand __load" -l size -d 'Bytes per worker (memory, io)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand __load" -l dir -d 'Private directory of an io worker (created and removed by the parent)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand __load" -l peer -d 'net: flood this peer (ICMP echo) instead of the loopback' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand __load" -l cpus -d 'exec: CPU affinity of the program' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand __load" -l cgroup -d 'exec: join this cgroup (its cgroup.procs or tasks file) before starting the program' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand __load" -l policy -d 'exec: scheduling policy of the program' -r

@@ -59,7 +59,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         quiet: args.quiet,
         no_memlock: false,
         no_dma_latency: false,
-        load: (!others.is_empty()).then_some(Builtin::Cpu),
+        load: (!others.is_empty()).then_some(rtshield_load::LoadArg {
+            kind: Builtin::Cpu,
+            peer: None,
+        }),
         load_cpus: (!others.is_empty()).then(|| others.to_list()),
         // The demo's run is an example, not an experiment: not stored.
         store: super::StoreArgs {

@@ -19,6 +19,9 @@ pub struct Args {
     /// Private directory of an io worker (created and removed by the parent).
     #[arg(long)]
     pub dir: Option<PathBuf>,
+    /// net: flood this peer (ICMP echo) instead of the loopback.
+    #[arg(long)]
+    pub peer: Option<std::net::Ipv4Addr>,
     /// exec: CPU affinity of the program.
     #[arg(long)]
     pub cpus: Option<String>,
@@ -59,6 +62,10 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let kind = Builtin::parse(&args.kind)
         .filter(|k| *k != Builtin::Hell)
         .ok_or_else(|| InputError::new(format!("unknown worker kind '{}'", args.kind)))?;
+    if let (Builtin::Net, Some(peer)) = (kind, args.peer) {
+        worker::peer_worker_main(peer)?;
+        return Ok(0);
+    }
     worker::worker_main(kind, args.size, args.dir.as_deref())?;
     Ok(0)
 }

@@ -1,7 +1,7 @@
 //! `rtshield measure`: cyclictest-like quick mode, no config file.
 
 use crate::cli::Global;
-use rtshield_load::{Builtin, LoadSpec};
+use rtshield_load::{LoadArg, LoadSpec};
 use rtshield_measure::display::{render_table, units, units_avg};
 use rtshield_measure::{signals, LiveDisplay, MeasureSpec, Measurement, Mode, ResultContext};
 use rtshield_results::{ExportManager, RunResult, DEEP_PERCENTILES, PERCENTILES};
@@ -83,9 +83,10 @@ pub struct Args {
     /// Do not hold /dev/cpu_dma_latency at 0 during the run.
     #[arg(long)]
     pub no_dma_latency: bool,
-    /// Built-in load to run beside the measurement: cpu, memory, io, syscall, fork, net or hell.
+    /// Built-in load to run beside the measurement: cpu, memory, io, syscall, fork, net,
+    /// hell, timers, syncio, or net:peer=ADDR (ICMP flood of another machine; root).
     #[arg(long, value_name = "NAME")]
-    pub load: Option<Builtin>,
+    pub load: Option<LoadArg>,
     /// CPUs for the load, one worker per CPU [default: every online CPU not measured].
     #[arg(long, value_name = "LIST")]
     pub load_cpus: Option<String>,
@@ -275,7 +276,7 @@ impl Args {
                 }
                 None
             }
-            Some(kind) => {
+            Some(LoadArg { kind, peer }) => {
                 let lc = match &self.load_cpus {
                     Some(s) => parse_cpus("--load-cpus", s)?,
                     None => {
@@ -287,7 +288,9 @@ impl Args {
                         }
                     }
                 };
-                Some(LoadSpec::new(kind, Some(lc)))
+                let mut ls = LoadSpec::new(kind, Some(lc));
+                ls.peer = peer;
+                Some(ls)
             }
         };
         let out = self.out.clone();

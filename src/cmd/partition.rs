@@ -82,6 +82,13 @@ pub struct CreateArgs {
     /// `off` sets sched_rt_runtime_us=-1 (no RT throttling; restored by undo).
     #[arg(long, value_name = "on|off", default_value = "on")]
     pub rt_throttle: String,
+    /// Whose sysctl values to write: default (rtshield's), partrt, tuned
+    /// (cpu-partitioning). See docs/manual/partition.md for the table.
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub profile: String,
+    /// Move PID 1 (init) into nrt too, as partrt does (default: it stays in the root group).
+    #[arg(long)]
+    pub move_init: bool,
     /// Print every write it would make, change nothing.
     #[arg(long)]
     pub dry_run: bool,
@@ -99,6 +106,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             dry_run,
             json,
         } => {
+            let parent = chosen_parent(&root, parent)?;
             let mut k = rtshield_partition::open_kernel(root, dry_run)?;
             let rep = undo(&mut k, parent.as_deref())?;
             if json {
@@ -109,6 +117,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             Ok(if rep.errors.is_empty() { 0 } else { 1 })
         }
         Command::Status { parent, json } => {
+            let parent = chosen_parent(&root, parent)?;
             let k = rtshield_partition::open_kernel(root, false)?;
             let st = status(&k, parent.as_deref())?;
             if json {
@@ -127,7 +136,10 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
                 }
             );
             if st.partitions.is_empty() {
-                println!("no partition");
+                println!("no rtshield partition");
+            }
+            if let Some(f) = &st.foreign {
+                println!("made by another tool: {}", f.describe());
             }
             for p in &st.partitions {
                 println!(
@@ -196,6 +208,21 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
     }
 }
 
+/// `--parent` as given, or the only rtshield partition's (said on stderr,
+/// so `--json` output stays clean).
+fn chosen_parent(
+    root: &rtshield_sys::Root,
+    given: Option<String>,
+) -> Result<Option<String>, InputError> {
+    let p = rtshield_partition::status::pick_parent(root, given.as_deref())?;
+    if given.is_none() {
+        if let Some(p) = &p {
+            eprintln!("the only rtshield partition is under --parent {p}: acting on it");
+        }
+    }
+    Ok(p)
+}
+
 /// `rt|nrt PID…` (the issue's order) or `PID… rt|nrt` (SPEC §1's): the
 /// partition name is the first or the last word, every other one a PID.
 fn move_args(args: &[String]) -> Result<(String, Vec<u32>), InputError> {
@@ -244,7 +271,10 @@ fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
             )
         }
     };
-    let knobs = Knobs::resolve(a.parent.is_some(), &a.skip, &a.with, rt_off)?;
+    let profile = rtshield_partition::knobs::Profile::parse(&a.profile)?;
+    let mut knobs = Knobs::resolve(a.parent.is_some(), &a.skip, &a.with, rt_off)?
+        .with_profile(profile, &a.skip);
+    knobs.move_init = a.move_init;
     let mut k = rtshield_partition::open_kernel(root, a.dry_run)?;
     let rep = rtshield_partition::create(
         &mut k,
@@ -253,13 +283,41 @@ fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
             parent: a.parent,
             knobs,
         },
-    )?;
+    )
+    .map_err(|e| bare_number_hint(e, &a.cpus))?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&rep)?);
     } else {
         print_create(&rep);
     }
     Ok(0)
+}
+
+/// partrt reads `create 8` as the hex mask 0x8; rtshield reads a list. When
+/// a bare number names a CPU that does not exist, say so.
+fn bare_number_hint(e: anyhow::Error, arg: &str) -> anyhow::Error {
+    let t = arg.trim();
+    let bare = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
+    match e.downcast_ref::<InputError>() {
+        Some(ie) if bare && ie.to_string().contains("does not exist") => {
+            let mask = u64::from_str_radix(t, 16)
+                .ok()
+                .map(|m| {
+                    let cpus: CpuSet = (0..64).filter(|b| m & (1u64 << b) != 0).collect();
+                    format!(
+                        " (as partrt's hex mask 0x{t} it would be CPUs {})",
+                        cpus.to_list()
+                    )
+                })
+                .unwrap_or_default();
+            InputError::new(format!(
+                "{ie}; `{t}` is read as a CPU list (`2` = CPU 2, `1,3-5`), not as partrt's \
+                 hex mask: write `0x{t}` for the mask{mask}"
+            ))
+            .into()
+        }
+        _ => e,
+    }
 }
 
 fn print_create(r: &CreateReport) {

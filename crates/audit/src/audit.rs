@@ -120,6 +120,8 @@ struct Partitions {
     rt_tids: BTreeSet<u32>,
     /// IRQ number → why the kernel refused to move it (from the state).
     refused_irqs: BTreeMap<String, String>,
+    /// A cset shield or partrt partition (counted as the rt/nrt sets).
+    foreign: Option<rtshield_sys::isolation::ForeignPartition>,
 }
 
 fn partitions(root: &Root) -> Partitions {
@@ -130,6 +132,7 @@ fn partitions(root: &Root) -> Partitions {
         nrt_dirs: vec![],
         rt_tids: BTreeSet::new(),
         refused_irqs: BTreeMap::new(),
+        foreign: rtshield_sys::isolation::foreign_partition(root),
     };
     let h = Hierarchy::detect(root).ok();
     for f in root.read_dir_names(STATE_DIR).unwrap_or_default() {
@@ -155,6 +158,18 @@ fn partitions(root: &Root) -> Partitions {
         }
         p.rt_dirs.push(s.rt_dir);
         p.nrt_dirs.push(s.nrt_dir);
+    }
+    // Another tool's shield is a partition too: its shielded set is the rt
+    // one (cset's `user`, partrt's `rt`).
+    if let Some(f) = p.foreign.clone() {
+        p.rt = p.rt.union(&f.rt_cpus);
+        p.nrt = p.nrt.union(&f.nrt_cpus);
+        if let Some(h) = &h {
+            let t = root.read_opt(h.tasks_file(&f.rt_dir)).unwrap_or_default();
+            p.rt_tids.extend(parse_ids(&t));
+        }
+        p.rt_dirs.push(format!("{}: {}", f.tool, f.rt_dir));
+        p.nrt_dirs.push(format!("{}: {}", f.tool, f.nrt_dir));
     }
     p
 }
@@ -337,19 +352,40 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
     }
 
     let si = SysInfo::collect(root, root.is_host());
-    let findings = findings(&i1, &iw, windowed, &online, &sel, &cpus);
+    let mut findings = findings(&i1, &iw, windowed, &online, &sel, &cpus);
+    if let Some(f) = &parts.foreign {
+        findings.push(format!(
+            "A {} (audited as the rt/nrt partition; `rtshield partition create` refuses to work next to it).",
+            f.describe()
+        ));
+    }
     let nrt = online.difference(&sel);
     let fixes = if nrt.is_empty() && online.len() > 1 {
         // Every CPU audited (nothing shielded yet): advise on the least
-        // disturbed one, preferring high numbers (CPU 0 gets the legacy IRQs).
+        // disturbed one, preferring high numbers. CPU 0 is never offered
+        // while another CPU exists: every source document keeps it for
+        // housekeeping (legacy and boot-time IRQs, timers and kernel work
+        // started at boot land there), however quiet it looks now.
         let best = cpus
             .iter()
+            .filter(|c| c.cpu != 0)
             .min_by_key(|c| (c.score, std::cmp::Reverse(c.cpu)))
+            .or_else(|| cpus.first())
             .expect("at least one CPU");
+        let quieter0 = cpus
+            .iter()
+            .find(|c| c.cpu == 0 && c.score < best.score && best.cpu != 0)
+            .map(|c| {
+                format!(
+                    " (CPU 0 scores less, {}, but is kept for housekeeping: boot-time and legacy IRQs and kernel work land there)",
+                    c.score
+                )
+            })
+            .unwrap_or_default();
         let one = CpuSet::single(best.cpu);
         let mut f = vec![(
             format!(
-                "no CPU is kept for real-time work; the least disturbed is CPU {} (score {}): shield it",
+                "no CPU is kept for real-time work; the least disturbed CPU other than CPU 0 is CPU {} (score {}): shield it{quieter0}",
                 best.cpu, best.score
             ),
             format!("rtshield partition create {}", best.cpu),

@@ -237,9 +237,17 @@ pub fn parse(file: &str, text: &str, machine: &Machine) -> Result<Config, InputE
         warnings: Vec::new(),
     };
     let mut seen: BTreeMap<String, Pos> = BTreeMap::new();
-    // main first: its values are the defaults of the others.
+    // (CPU in the file, CPU measured here) of each timer thread.
+    let mut measured: Vec<(u32, u32)> = Vec::new();
+    // main first: its values are the defaults of the others; timers before
+    // programs: `--fold-cpus` must know the measured CPUs to keep loads off them.
     let mut order: Vec<&Stanza> = stanzas.iter().filter(|s| s.name == "main").collect();
-    order.extend(stanzas.iter().filter(|s| s.name != "main"));
+    order.extend(stanzas.iter().filter(|s| s.name == "timer_thread"));
+    order.extend(
+        stanzas
+            .iter()
+            .filter(|s| s.name != "main" && s.name != "timer_thread"),
+    );
     for st in order {
         let name = display_name(st);
         if let Some(first) = seen.get(&name) {
@@ -258,6 +266,11 @@ pub fn parse(file: &str, text: &str, machine: &Machine) -> Result<Config, InputE
             e: &e,
             machine,
             warnings: &mut cfg.warnings,
+            measured: if st.name == "program" {
+                measured.clone()
+            } else {
+                Vec::new()
+            },
         };
         match (st.name.as_str(), st.index) {
             ("main", None) => cfg.main = cx.main(st)?,
@@ -283,6 +296,16 @@ pub fn parse(file: &str, text: &str, machine: &Machine) -> Result<Config, InputE
                             other.index, t.filename
                         ),
                     ));
+                }
+                if let Some(cpu) = t.cpu {
+                    let asked = st
+                        .entries
+                        .iter()
+                        .find(|en| en.key == "cpu_affinity")
+                        .and_then(|en| CpuSet::parse(&en.value).ok())
+                        .and_then(|c| c.first())
+                        .unwrap_or(cpu);
+                    measured.push((asked, cpu));
                 }
                 cfg.timers.push(t);
             }
@@ -324,6 +347,9 @@ struct Cx<'a> {
     e: &'a Errs<'a>,
     machine: &'a Machine,
     warnings: &'a mut Vec<String>,
+    /// (CPU in the file, CPU measured here) of each timer thread, for
+    /// programs: with `--fold-cpus` a load is never folded onto a measured CPU.
+    measured: Vec<(u32, u32)>,
 }
 
 /// Entries of a stanza by key, refusing unknown and duplicate keys.
@@ -478,10 +504,10 @@ impl Cx<'_> {
         }
         let online = &self.machine.online;
         let missing = set.difference(online);
-        if missing.is_empty() {
+        if missing.is_empty() && !self.machine.fold_cpus {
             return Ok(set);
         }
-        if !self.machine.fold_cpus || online.is_empty() {
+        if !missing.is_empty() && (!self.machine.fold_cpus || online.is_empty()) {
             let (word, verb) = if missing.len() == 1 {
                 ("CPU", "does")
             } else {
@@ -497,9 +523,31 @@ impl Cx<'_> {
                 ),
             ));
         }
-        let ons: Vec<u32> = online.iter().collect();
+        // A load folded onto a measured CPU (or a timer folded onto the
+        // load's CPUs) would measure the load, not the machine: every CPU a
+        // timer was folded onto is kept out of a program's set, unless the
+        // file itself put that timer on one of the program's CPUs.
+        let avoid: CpuSet = self
+            .measured
+            .iter()
+            .filter(|(asked, _)| !set.contains(*asked))
+            .map(|&(_, here)| here)
+            .collect();
+        let ons: Vec<u32> = online.difference(&avoid).iter().collect();
+        if ons.is_empty() {
+            return Err(self.e.at(
+                en.value_at,
+                format!(
+                    "cannot fold '{}' {}: every online CPU ({}) is measured by a timer thread, and a load is never folded onto a measured CPU",
+                    en.key,
+                    set.to_list(),
+                    online.to_list()
+                ),
+            ));
+        }
         let folded: CpuSet = set
             .iter()
+            .filter(|c| !avoid.contains(*c))
             .map(|c| {
                 if online.contains(c) {
                     c
@@ -508,15 +556,29 @@ impl Cx<'_> {
                 }
             })
             .collect();
+        let folded = if folded.is_empty() {
+            // Every CPU of the set was measured: the first other one.
+            CpuSet::single(ons[0])
+        } else {
+            folded
+        };
+        if folded == set {
+            return Ok(set);
+        }
         self.warnings.push(format!(
-            "{}:{}:{}: {} {} folded onto {} (this machine has CPUs {})",
+            "{}:{}:{}: {} {} folded onto {} (this machine has CPUs {}{})",
             self.e.file,
             en.value_at.line,
             en.value_at.col,
             en.key,
             set.to_list(),
             folded.to_list(),
-            online.to_list()
+            online.to_list(),
+            if avoid.is_empty() {
+                String::new()
+            } else {
+                format!("; CPU {} measured, kept free of loads", avoid.to_list())
+            }
         ));
         Ok(folded)
     }
@@ -868,6 +930,11 @@ impl Cx<'_> {
                     .get("load.size")
                     .map(|en| {
                         let v = self.need_value(en)?;
+                        if kind.size_is_threads() {
+                            // timers/syncio: a thread count, not bytes.
+                            let max = rtshield_sys::programs::LOAD_THREADS_MAX as i64;
+                            return self.int::<u64>(en, 1, max);
+                        }
                         parse_size(v).map_err(|err| self.e.at(en.value_at, err))
                     })
                     .transpose()?;

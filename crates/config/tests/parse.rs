@@ -91,6 +91,17 @@ fn rpi_cfgs() {
     assert_eq!(c.timers[0].filename, "rpi_isolcpus.txt");
     assert_eq!(c.timers[0].histo_size_ns, 200_000);
     assert_eq!(c.duration_ns(), Some(600_000_000_000));
+    // The cpuset variant: the same, main in nrt and the timer thread in rt.
+    let cs = rtshield_config::load(&example("rpi_cpuset.cfg"), &machine("0-3")).unwrap();
+    assert_eq!(cs.main.cgroup, Some(rtshield_config::Partition::Nrt));
+    assert_eq!(cs.timers[0].cgroup, Some(rtshield_config::Partition::Rt));
+    assert_eq!(cs.timers[0].filename, "rpi_cpuset.txt");
+    assert_eq!(cs.timers[0].cpu, c.timers[0].cpu);
+    assert_eq!(cs.main.cpu_affinity, c.main.cpu_affinity);
+    let cl = rtshield_config::load(&example("rpi_cpuset_load.cfg"), &machine("0-3")).unwrap();
+    assert_eq!(cl.timers[0].filename, "rpi_cpuset_load.txt");
+    assert_eq!(cl.programs.len(), 4);
+    assert!(cl.programs.iter().all(|p| p.cgroup.is_none()));
     let c = rtshield_config::load(&example("rpi_isolcpus_load.cfg"), &machine("0-3")).unwrap();
     assert_eq!(c.programs.len(), 4);
     assert_eq!(
@@ -144,6 +155,48 @@ fn folding_maps_missing_cpus_and_warns() {
         c.warnings.iter().any(|w| w.contains("folded")),
         "{:?}",
         c.warnings
+    );
+    // The loads (0-6 in the file) never land on the measured CPU 1.
+    for p in &c.programs {
+        if let Some(a) = &p.cpu_affinity {
+            assert!(!a.contains(1), "program[{}] on {}", p.index, a.to_list());
+        }
+    }
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.contains("CPU 1 measured, kept free of loads")),
+        "{:?}",
+        c.warnings
+    );
+}
+
+#[test]
+fn folding_refuses_when_only_measured_cpus_are_left() {
+    let m = Machine {
+        online: CpuSet::parse("0").unwrap(),
+        fold_cpus: true,
+    };
+    // The program stanza comes first in the file: timers are still seen first.
+    let text = "program[0]\n{\n  load cpu\n  cpu_affinity 0-6\n}\ntimer_thread[0]\n{\n  cpu_affinity 7\n}\n";
+    let e = model::parse("f.cfg", text, &m).unwrap_err().to_string();
+    assert!(e.starts_with("f.cfg:4:16:"), "{e}");
+    assert!(
+        e.contains("a load is never folded onto a measured CPU"),
+        "{e}"
+    );
+    // A load the file itself puts on the measured CPU stays there.
+    let m = Machine {
+        online: CpuSet::parse("0-1").unwrap(),
+        fold_cpus: true,
+    };
+    let text =
+        "timer_thread[0]\n{\n  cpu_affinity 3\n}\nprogram[0]\n{\n  load cpu\n  cpu_affinity 3\n}\n";
+    let c = model::parse("f.cfg", text, &m).unwrap();
+    assert_eq!(c.timers[0].cpu, Some(1));
+    assert_eq!(
+        c.programs[0].cpu_affinity,
+        Some(CpuSet::parse("1").unwrap())
     );
 }
 
@@ -533,4 +586,38 @@ fn unwritable_stats_filenames_are_refused() {
     let text =
         format!("main\n{{\n}}\ntimer_thread[0]\n{{\n  cpu_affinity 1\n  stats.filename {ok}\n}}\n");
     parse(&text).unwrap();
+}
+
+#[test]
+fn thread_storm_loads_take_a_thread_count() {
+    let c = parse(&format!(
+        "{TIMER}program[0]\n{{\n  load timers\n}}\nprogram[1]\n{{\n  load syncio\n  load.size 20\n}}\n"
+    ))
+    .unwrap();
+    match &c.programs[0].action {
+        Action::Builtin { kind, size, .. } => {
+            assert_eq!(
+                (*kind, *size),
+                (Builtin::Timers, None),
+                "default: 150 threads"
+            );
+        }
+        a => panic!("{a:?}"),
+    }
+    match &c.programs[1].action {
+        Action::Builtin { kind, size, .. } => {
+            assert_eq!((*kind, *size), (Builtin::SyncIo, Some(20)))
+        }
+        a => panic!("{a:?}"),
+    }
+    let e = parse(&format!(
+        "{TIMER}program[0]\n{{\n  load timers\n  load.size 2000\n}}\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("2000 is out of range 1..1000"), "{e}");
+    let e = parse(&format!(
+        "{TIMER}program[0]\n{{\n  load syncio\n  load.size 64M\n}}\n"
+    ))
+    .unwrap_err();
+    assert!(e.contains("invalid number '64M'"), "{e}");
 }

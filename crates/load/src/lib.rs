@@ -1,6 +1,6 @@
 //! rtshield-load: everything that puts load beside a measurement.
 //!
-//! - [`Builtin`] loads (cpu, memory, io, syscall, fork, net, hell), each run
+//! - [`Builtin`] loads (cpu, memory, io, syscall, fork, net, hell, timers, syncio), each run
 //!   as worker processes `rtshield __load KIND` (one per CPU, pinned), so a
 //!   load can be killed, reaped and accounted for like any program;
 //! - the [`supervise::Supervisor`] that runs `program[N]` command lines and
@@ -31,7 +31,7 @@ pub mod reaper;
 pub mod supervise;
 pub mod worker;
 
-pub use builtin::{parse_size, Builtin, LoadSpec};
+pub use builtin::{parse_size, Builtin, LoadArg, LoadSpec};
 pub use cpuload::{CpuLoad, CpuLoadMeter};
 pub use supervise::{Event, Output, ProcSpec, ProcStats, Supervisor, Termination};
 
@@ -91,7 +91,11 @@ pub fn proc_specs(label: &str, spec: &LoadSpec) -> anyhow::Result<Vec<ProcSpec>>
                     argv.push(sz.to_string());
                 }
                 let mut cleanup_dir = None;
-                if kind == Builtin::Io {
+                if let (Builtin::Net, Some(peer)) = (kind, spec.peer) {
+                    argv.push("--peer".into());
+                    argv.push(peer.to_string());
+                }
+                if kind.needs_dir() {
                     let d = io_dir()?;
                     argv.push("--dir".into());
                     argv.push(d.to_string_lossy().into_owned());

@@ -140,6 +140,107 @@ fn set_death_signal() {
     }
 }
 
+/// Entry point of a `net:peer=ADDR` worker: [`peer_flood`] until SIGTERM.
+pub fn peer_worker_main(peer: Ipv4Addr) -> anyhow::Result<()> {
+    set_death_signal();
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGTERM, on_term as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_term as *const () as libc::sighandler_t);
+    }
+    peer_flood(peer, &TERM, &AtomicU64::new(0)).map(|_| ())
+}
+
+/// The articles' `ping -f` from the measured machine's side: ICMP echo
+/// requests (56 bytes of payload, as ping sends) to `peer` through a raw
+/// socket (root or CAP_NET_RAW, like `ping -f`), 64 per batch, replies
+/// drained: the NIC raises transmit-completion and receive interrupts on
+/// the CPUs of its IRQ affinity. Only `peer` is ever sent to. Returns the
+/// replies received.
+pub fn peer_flood(peer: Ipv4Addr, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<u64> {
+    // SAFETY: plain socket(2); the fd is owned below.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            libc::IPPROTO_ICMP,
+        )
+    };
+    if fd < 0 {
+        let e = std::io::Error::last_os_error();
+        anyhow::bail!("net load: cannot open an ICMP socket to flood {peer} ({e}); it needs root or CAP_NET_RAW, as ping -f does");
+    }
+    // SAFETY: fd is a fresh descriptor owned by nobody else.
+    let sock = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    let raw = std::os::fd::AsRawFd::as_raw_fd(&sock);
+    let to = libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: 0,
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(peer.octets()),
+        },
+        sin_zero: [0; 8],
+    };
+    let id = (std::process::id() & 0xffff) as u16;
+    let mut pkt = [0u8; 64];
+    let mut rbuf = [0u8; 1500];
+    let mut seq: u16 = 0;
+    let mut replies = 0u64;
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..64 {
+            seq = seq.wrapping_add(1);
+            echo_request(&mut pkt, id, seq);
+            // SAFETY: pkt and to live across the call; lengths are theirs.
+            let r = unsafe {
+                libc::sendto(
+                    raw,
+                    pkt.as_ptr().cast(),
+                    pkt.len(),
+                    0,
+                    (&to as *const libc::sockaddr_in).cast(),
+                    std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+                )
+            };
+            if r < 0 {
+                let e = std::io::Error::last_os_error();
+                match e.raw_os_error() {
+                    // The queue is full or the peer is not resolved yet: drain, retry.
+                    Some(libc::EAGAIN | libc::ENOBUFS | libc::EHOSTUNREACH) => break,
+                    _ => anyhow::bail!("net load: sending to {peer}: {e}"),
+                }
+            }
+        }
+        // SAFETY: rbuf is writable for its length.
+        while unsafe { libc::recv(raw, rbuf.as_mut_ptr().cast(), rbuf.len(), 0) } > 0 {
+            replies += 1;
+        }
+        // Let the peer answer and the queue drain: a flood, not a busy loop.
+        // SAFETY: usleep has no preconditions.
+        unsafe { libc::usleep(100) };
+        done.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(replies)
+}
+
+/// An ICMP echo request with identifier `id` and sequence `seq`, checksummed.
+fn echo_request(pkt: &mut [u8; 64], id: u16, seq: u16) {
+    pkt.fill(0);
+    pkt[0] = 8; // echo request
+    pkt[4..6].copy_from_slice(&id.to_be_bytes());
+    pkt[6..8].copy_from_slice(&seq.to_be_bytes());
+    for (i, b) in pkt[8..].iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    let mut sum: u32 = pkt
+        .chunks(2)
+        .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    pkt[2..4].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+}
+
 /// Entry point of a worker process: stop on SIGTERM/SIGINT (the
 /// supervisor's SIGKILL and the parent-death signal are the backstops).
 pub fn worker_main(kind: Builtin, size: Option<u64>, dir: Option<&Path>) -> anyhow::Result<()> {
@@ -184,8 +285,87 @@ pub fn run_counting(
         Builtin::Fork => fork(stop, done),
         Builtin::Net => net(stop, done)?,
         Builtin::Hell => anyhow::bail!("hell is a preset of several workers, not a worker"),
+        Builtin::Timers => timers(threads(kind, size)?, stop, done),
+        Builtin::SyncIo => {
+            let dir = dir.ok_or_else(|| anyhow::anyhow!("syncio load: no --dir given"))?;
+            syncio(dir, threads(kind, size)?, stop, done)?
+        }
     }
     Ok(done.load(Ordering::Relaxed))
+}
+
+/// `size` as the thread count of `timers`/`syncio`, checked.
+fn threads(kind: Builtin, size: u64) -> anyhow::Result<usize> {
+    let max = rtshield_sys::programs::LOAD_THREADS_MAX;
+    anyhow::ensure!(
+        (1..=max).contains(&size),
+        "{kind} load: {size} threads (expected 1..{max})"
+    );
+    Ok(size as usize)
+}
+
+/// Small stacks: the thread storms only loop on a sleep or a write.
+const STORM_STACK: usize = 64 * 1024;
+
+/// The partitioning article's `stress-cpu`: `n` threads each looping on
+/// `usleep(1)`, so the CPU takes a timer expiry and a wake-up per loop.
+fn timers(n: usize, stop: &AtomicBool, done: &AtomicU64) {
+    std::thread::scope(|s| {
+        for _ in 0..n {
+            let _ = std::thread::Builder::new()
+                .stack_size(STORM_STACK)
+                .spawn_scoped(s, || {
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..100 {
+                            // SAFETY: usleep has no preconditions.
+                            unsafe { libc::usleep(1) };
+                        }
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+        }
+    });
+}
+
+/// The partitioning article's `stress-io`: `n` threads each rewriting 512
+/// bytes at the start of its own `O_SYNC` file, then `usleep(1)`: every
+/// write waits for the disk, whose completion is a device interrupt.
+fn syncio(dir: &Path, n: usize, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<()> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let mut files = Vec::with_capacity(n);
+    for i in 0..n {
+        let p = dir.join(format!("syncio-{}-{i}.dat", std::process::id()));
+        let f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .custom_flags(libc::O_SYNC)
+            .open(&p)
+            .map_err(|e| anyhow::anyhow!("syncio load: {}: {e}", p.display()))?;
+        files.push((p, f));
+    }
+    let buf = [0x5au8; 512];
+    std::thread::scope(|s| {
+        for (_, f) in &files {
+            let buf = &buf;
+            let _ = std::thread::Builder::new()
+                .stack_size(STORM_STACK)
+                .spawn_scoped(s, move || {
+                    while !stop.load(Ordering::Relaxed) {
+                        for _ in 0..10 {
+                            let _ = f.write_at(buf, 0);
+                            // SAFETY: usleep has no preconditions.
+                            unsafe { libc::usleep(1) };
+                        }
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
+                });
+        }
+    });
+    for (p, f) in files {
+        drop(f);
+        let _ = std::fs::remove_file(p);
+    }
+    Ok(())
 }
 
 fn cpu(stop: &AtomicBool, done: &AtomicU64) {
@@ -390,6 +570,44 @@ mod tests {
         assert!(briefly(Builtin::Syscall, None, None) > 0);
         assert!(briefly(Builtin::Fork, None, None) > 0);
         assert!(briefly(Builtin::Net, None, None) > 0);
+        assert!(briefly(Builtin::Timers, Some(4), None) > 0);
+    }
+
+    #[test]
+    fn echo_requests_checksum_to_zero() {
+        let mut p = [0u8; 64];
+        echo_request(&mut p, 0x1234, 7);
+        assert_eq!((p[0], &p[4..8]), (8, &[0x12, 0x34, 0, 7][..]));
+        let mut sum: u32 = p
+            .chunks(2)
+            .map(|w| u32::from(u16::from_be_bytes([w[0], w[1]])))
+            .sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        assert_eq!(sum, 0xffff);
+    }
+
+    #[test]
+    fn syncio_worker_writes_then_cleans_its_files() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(briefly(Builtin::SyncIo, Some(3), Some(d.path())) > 0);
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn thread_counts_out_of_range_are_refused() {
+        let stop = AtomicBool::new(true);
+        let e = run_until(Builtin::Timers, Some(0), None, &stop).unwrap_err();
+        assert!(
+            e.to_string().contains("0 threads (expected 1..1000)"),
+            "{e}"
+        );
+        assert!(run_until(Builtin::Timers, Some(1001), None, &stop).is_err());
+        // The article's default.
+        assert_eq!(Builtin::Timers.default_size(), Some(150));
+        assert_eq!(Builtin::SyncIo.default_size(), Some(150));
+        assert!(!Builtin::Hell.expand().contains(&Builtin::Timers));
     }
 
     #[test]

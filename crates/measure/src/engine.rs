@@ -395,7 +395,7 @@ fn validate(spec: &MeasureSpec, online: &CpuSet) -> anyhow::Result<()> {
                 t.index
             )));
         }
-        if let Some(c) = t.cpu {
+        if let Some(c) = t.cpu.filter(|_| t.cgroup_tasks.is_none()) {
             if !online.is_empty() && !online.contains(c) {
                 bail!(InputError::new(format!(
                     "thread {}: CPU {c} is not online or not allowed to this process (allowed: {})",
@@ -546,6 +546,7 @@ pub fn run_at(
                 live: &lives[i],
                 stop: &inner_stop,
                 ready_tx: ready_tx.clone(),
+                root,
             };
             let h = std::thread::Builder::new()
                 .name(format!("rtshield-m{}", t.index))
@@ -966,6 +967,8 @@ struct Links<'a> {
     live: &'a Live,
     stop: &'a AtomicBool,
     ready_tx: mpsc::Sender<Ready>,
+    /// Where the thread's cgroup file is (the run's `--sysroot`).
+    root: &'a Root,
 }
 
 /// Set up the calling thread (affinity, policy, stack, timer), report,
@@ -981,6 +984,7 @@ fn measuring_thread(
         live,
         stop,
         ready_tx,
+        root,
     } = links;
     let tid = sched::gettid();
     live.tid.store(tid, Relaxed);
@@ -999,6 +1003,13 @@ fn measuring_thread(
         live.done.store(true, Relaxed);
         Accum::default()
     };
+    // Join the stanza's partition first: its cpuset decides which CPUs the
+    // thread may be pinned to.
+    if let Some(f) = &t.cgroup_tasks {
+        if let Err(e) = root.write(f, &tid.to_string()) {
+            return fail(r, format!("thread {}: cannot join {f}: {e}", t.index));
+        }
+    }
     if let Some(c) = t.cpu {
         if let Err(e) = sched::set_affinity(0, &CpuSet::single(c)) {
             return fail(r, format!("thread {}: cannot pin to CPU {c}: {e}", t.index));

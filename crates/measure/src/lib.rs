@@ -43,6 +43,11 @@ pub struct ThreadSpec {
     /// 1..=99 for FIFO/RR, ignored otherwise.
     pub priority: i32,
     pub period_ns: u64,
+    /// A cgroup file (v1 `tasks`, below the run's root) the thread writes
+    /// its own TID into before pinning: each thread goes to the partition
+    /// its stanza names. Its CPU is then checked by the kernel, not against
+    /// the process's affinity.
+    pub cgroup_tasks: Option<String>,
 }
 
 /// A whole measurement.
@@ -81,6 +86,7 @@ impl MeasureSpec {
                     policy: Policy::Fifo,
                     priority: 98,
                     period_ns,
+                    cgroup_tasks: None,
                 })
                 .collect(),
             mode: Mode::Nanosleep,

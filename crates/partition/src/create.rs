@@ -100,6 +100,16 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
         ))
         .into());
     }
+    // Another tool's exclusive sets (cset's user/system, partrt's rt/nrt)
+    // would hold the same CPUs: two managers of one CPU never agree.
+    if let Some(f) = rtshield_sys::isolation::foreign_partition(&k.root) {
+        return Err(InputError::new(format!(
+            "a {}; rtshield will not partition next to it: undo it first with `{}`",
+            f.describe(),
+            f.undo
+        ))
+        .into());
+    }
     let rt = opts.cpus.clone();
     if rt.is_empty() {
         return Err(InputError::new("no CPU given for the rt partition").into());
@@ -279,7 +289,7 @@ pub fn create(k: &mut Kernel, opts: &CreateOptions) -> anyhow::Result<CreateRepo
         ..Default::default()
     };
     save(k, &state, &c.state_file)?;
-    match apply(k, &mut state, &c, &mut rep) {
+    match apply(k, &mut state, &c, &mut rep, &opts.knobs) {
         Ok(()) => {}
         Err(Step::Killed(e)) => return Err(anyhow!(e)),
         Err(Step::Fatal(e)) => {
@@ -335,6 +345,7 @@ fn apply(
     state: &mut State,
     c: &Checked,
     rep: &mut CreateReport,
+    knobs: &Knobs,
 ) -> Result<(), Step> {
     let h = c.h.clone();
     for d in state.dirs.clone() {
@@ -370,7 +381,7 @@ fn apply(
             Err(e) => return Err(fatal(e, &format!("cannot write {}", f.path))),
         }
     }
-    move_tasks(k, state, c, rep, &h)?;
+    move_tasks(k, state, c, rep, &h, knobs.move_init)?;
     for f in files.iter().filter(|f| f.knob != Knob::Cgroup) {
         match k.write(&f.path, &f.new) {
             Ok(()) => rep.changed.push(f.clone()),
@@ -381,6 +392,71 @@ fn apply(
                 reason: refusal_reason(f, &e, &state.rt_cpus),
             }),
         }
+    }
+    if knobs.profile == crate::knobs::Profile::Partrt && knobs.sysctl {
+        hotplug_cycle(k, state, c, rep, &files)?;
+    }
+    Ok(())
+}
+
+/// partrt's last step: take every rt CPU offline, then online again, so
+/// timers and kernel work bound to them move to the other CPUs; a v1
+/// cpuset loses an offlined CPU for good, so rt's settings are written
+/// again. Nothing to undo (the CPUs end online). Refusals are reported.
+fn hotplug_cycle(
+    k: &mut Kernel,
+    state: &State,
+    c: &Checked,
+    rep: &mut CreateReport,
+    files: &[FileChange],
+) -> Result<(), Step> {
+    let cpus: Vec<u32> =
+        c.rt.iter()
+            .filter(|&n| k.exists(&rtshield_sys::kpath::cpu_online(n)))
+            .collect();
+    if cpus.is_empty() {
+        rep.notes.push(
+            "hotplug cycle skipped: the rt CPUs cannot be taken offline (no cpuN/online file)"
+                .into(),
+        );
+        return Ok(());
+    }
+    let mut done = vec![];
+    for val in ["0\n", "1\n"] {
+        for &n in &cpus {
+            let p = rtshield_sys::kpath::cpu_online(n);
+            match k.write(&p, val) {
+                Ok(()) => {}
+                Err(e) if is_simulated_kill(&e) => return Err(Step::Killed(e)),
+                Err(e) => {
+                    rep.refused_files.push(Refusal {
+                        what: p.clone(),
+                        name: format!("CPU {n} hotplug"),
+                        reason: format!("{}: {e}", errno(&e).map_or("error", errno_name)),
+                    });
+                    continue;
+                }
+            }
+            if val == "1\n" {
+                done.push(n);
+            }
+        }
+    }
+    for f in files
+        .iter()
+        .filter(|f| f.knob == Knob::Cgroup && f.path.starts_with(&format!("{}/", state.rt_dir)))
+    {
+        let name = f.path.rsplit('/').next().unwrap_or("");
+        if name.ends_with("cpus") || name.ends_with("mems") || name.ends_with("cpu_exclusive") {
+            let _ = k.write(&f.path, &f.new);
+        }
+    }
+    if !done.is_empty() {
+        rep.notes.push(format!(
+            "CPU {} taken offline and back online (partrt's hotplug cycle: timers and \
+             kernel work bound to them moved away); rt's cpuset written again",
+            CpuSet::from_iter(done).to_list()
+        ));
     }
     Ok(())
 }
@@ -454,11 +530,33 @@ fn move_tasks(
     c: &Checked,
     rep: &mut CreateReport,
     h: &Hierarchy,
+    move_init: bool,
 ) -> Result<(), Step> {
     let src = h.tasks_file(&c.parent);
     let dst = h.tasks_file(&state.nrt_dir);
     let mut refused: BTreeSet<u32> = BTreeSet::new();
     let mut gone: BTreeSet<u32> = BTreeSet::new();
+    // PID 1 (and its threads) stays where it is unless asked: the
+    // partitioning article keeps init in the root group (partrt moves it).
+    if !move_init {
+        let mut init: BTreeSet<u32> = k
+            .root
+            .read_dir_names(rtshield_sys::kpath::task_dir(1))
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        init.insert(1);
+        let src_ids = parse_ids(&k.read_opt(&src).unwrap_or_default());
+        if src_ids.iter().any(|t| init.contains(t)) {
+            rep.notes.push(format!(
+                "PID 1 ({}) kept in {} (use --move-init to move it into nrt too)",
+                rtshield_sys::task::comm(&k.root, 1).unwrap_or_else(|| "init".into()),
+                c.parent
+            ));
+        }
+        gone.extend(init);
+    }
     for pass in 1..=MAX_PASSES {
         let ids: Vec<u32> = parse_ids(
             &k.read(&src)

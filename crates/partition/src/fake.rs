@@ -442,7 +442,7 @@ impl FakeSpec {
                 (41, "0".into()),
             ],
             workqueues: vec!["writeback".into(), "blkcg_punt_bio".into()],
-            kernel_config: "CONFIG_NO_HZ_FULL=y\nCONFIG_RCU_NOCB_CPU=y\nCONFIG_IRQ_FORCED_THREADING=y\nCONFIG_HZ=250\n".into(),
+            kernel_config: "CONFIG_CPU_ISOLATION=y\nCONFIG_NO_HZ_FULL=y\nCONFIG_RCU_NOCB_CPU=y\nCONFIG_IRQ_FORCED_THREADING=y\nCONFIG_HZ=250\n".into(),
             cmdline: "console=ttyS0 quiet\n".into(),
             config: FakeConfig {
                 refuse_tids: [("14", "EINVAL"), ("22", "EINVAL")]

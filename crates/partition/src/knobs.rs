@@ -8,14 +8,55 @@ use rtshield_sys::kpath;
 use rtshield_sys::{CpuSet, InputError};
 use serde::Serialize;
 
+/// Whose values the `sysctl` family writes (docs/manual/partition.md has
+/// the comparison table, and the reason for each default value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Profile {
+    /// rtshield's: `timer_migration 0`, `stat_interval 10`, the watchdog
+    /// kept off the rt CPUs (`watchdog_cpumask`), RT throttling kept.
+    #[default]
+    Default,
+    /// partrt's (OpenEneaLinux rt-tools): `stat_interval 1000`, watchdog
+    /// off, RT throttling off, writeback `numa 0`, machine-check polling off
+    /// (`check_interval 0`), and a hotplug cycle of the rt CPUs.
+    Partrt,
+    /// tuned's `cpu-partitioning` (with `network-latency`):
+    /// `hung_task_timeout_secs 600`, `nmi_watchdog 0`, `stat_interval 10`,
+    /// `timer_migration 0`, `numa_balancing 0`, machine-check `ignore_ce 1`.
+    Tuned,
+}
+
+pub const PROFILE_NAMES: &[&str] = &["default", "partrt", "tuned"];
+
+impl Profile {
+    pub fn parse(s: &str) -> Result<Profile, InputError> {
+        match s {
+            "default" | "rtshield" => Ok(Profile::Default),
+            "partrt" => Ok(Profile::Partrt),
+            "tuned" | "cpu-partitioning" => Ok(Profile::Tuned),
+            o => Err(InputError::new(format!(
+                "--profile: unknown profile '{o}' (expected one of: {})",
+                PROFILE_NAMES.join(", ")
+            ))),
+        }
+    }
+}
+
 /// Which knob families `create` touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Knobs {
     pub irq: bool,
     pub workqueue: bool,
     pub sysctl: bool,
-    /// `sched_rt_runtime_us = -1` (only when asked: `--rt-throttle off`).
+    /// `sched_rt_runtime_us = -1` (only when asked: `--rt-throttle off`, or
+    /// `--profile partrt`).
     pub rt_throttle_off: bool,
+    /// The values of the `sysctl` family.
+    pub profile: Profile,
+    /// Move PID 1 (init) into nrt too, as partrt does; by default it stays
+    /// in the root cgroup, as in the partitioning article.
+    pub move_init: bool,
 }
 
 pub const KNOB_NAMES: &[&str] = &["irq", "workqueue", "sysctl", "rt-throttle"];
@@ -47,7 +88,18 @@ impl Knobs {
             workqueue: on("workqueue"),
             sysctl: on("sysctl"),
             rt_throttle_off: rt_throttle_off && !skip.iter().any(|s| s == "rt-throttle"),
+            profile: Profile::Default,
+            move_init: false,
         })
+    }
+
+    /// Apply `--profile`: partrt turns RT throttling off (unless skipped).
+    pub fn with_profile(mut self, p: Profile, skip: &[String]) -> Knobs {
+        self.profile = p;
+        if p == Profile::Partrt && !skip.iter().any(|s| s == "rt-throttle") {
+            self.rt_throttle_off = true;
+        }
+        self
     }
 }
 
@@ -67,6 +119,24 @@ pub fn ncpus(k: &Kernel) -> u32 {
         .ok()
         .and_then(|c| c.last())
         .map_or(1, |c| c + 1)
+}
+
+/// `kernel.watchdog_cpumask` without the rt CPUs.
+fn watchdog_mask(
+    k: &Kernel,
+    rt: &CpuSet,
+    nrt: &CpuSet,
+    change: &mut impl FnMut(Knob, String, String, String),
+) {
+    let p = kpath::WATCHDOG_CPUMASK.to_string();
+    if let Some(old) = k.read_opt(&p) {
+        if let Ok(cur) = CpuSet::parse_list(old.trim()) {
+            if !cur.intersection(rt).is_empty() {
+                let new = format!("{}\n", away_from(&cur, rt, nrt).to_list());
+                change(Knob::Sysctl, p, old, new);
+            }
+        }
+    }
 }
 
 pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileChange> {
@@ -124,28 +194,48 @@ pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileCha
         }
     }
     if knobs.sysctl {
-        // Timers armed on rt CPUs stay there instead of migrating to busy ones.
-        let p = kpath::TIMER_MIGRATION.to_string();
-        if let Some(old) = k.read_opt(&p) {
-            change(Knob::Sysctl, p, old, "0\n".into());
-        }
-        // vmstat statistics refresh once every 10 s instead of every second.
-        let p = kpath::STAT_INTERVAL.to_string();
-        if let Some(old) = k.read_opt(&p) {
-            if old.trim().parse::<u64>().is_ok_and(|v| v < 10) {
-                change(Knob::Sysctl, p, old, "10\n".into());
+        let mut set = |path: &str, new: &str| {
+            if let Some(old) = k.read_opt(path) {
+                change(Knob::Sysctl, path.to_string(), old, format!("{new}\n"));
             }
-        }
-        let p = kpath::WATCHDOG_CPUMASK.to_string();
-        if let Some(old) = k.read_opt(&p) {
-            if let Ok(cur) = CpuSet::parse_list(old.trim()) {
-                if !cur.intersection(rt).is_empty() {
-                    change(
-                        Knob::Sysctl,
-                        p,
-                        old,
-                        format!("{}\n", away_from(&cur, rt, nrt).to_list()),
-                    );
+        };
+        match knobs.profile {
+            Profile::Default => {
+                // Timers armed on rt CPUs stay there instead of migrating
+                // onto them from busy ones.
+                set(kpath::TIMER_MIGRATION, "0");
+                // vmstat refreshes every 10 s instead of every second (a
+                // per-CPU deferred work that lands on rt CPUs); 10 keeps
+                // /proc/meminfo fresh enough for monitoring, unlike 1000.
+                if k.read_opt(kpath::STAT_INTERVAL)
+                    .is_some_and(|v| v.trim().parse::<u64>().is_ok_and(|v| v < 10))
+                {
+                    set(kpath::STAT_INTERVAL, "10");
+                }
+                // The lockup watchdog stays on, off the rt CPUs only.
+                watchdog_mask(k, rt, nrt, &mut change);
+            }
+            Profile::Partrt => {
+                set(kpath::STAT_INTERVAL, "1000");
+                set(kpath::WATCHDOG, "0");
+                set(&kpath::workqueue_numa("writeback"), "0");
+                set(
+                    &kpath::machinecheck_file("machinecheck0", "check_interval"),
+                    "0",
+                );
+            }
+            Profile::Tuned => {
+                set(kpath::HUNG_TASK_TIMEOUT_SECS, "600");
+                set(kpath::NMI_WATCHDOG, "0");
+                set(kpath::STAT_INTERVAL, "10");
+                set(kpath::TIMER_MIGRATION, "0");
+                set(kpath::NUMA_BALANCING, "0");
+                for dev in k
+                    .root
+                    .read_dir_names(kpath::MACHINECHECK_DIR)
+                    .unwrap_or_default()
+                {
+                    set(&kpath::machinecheck_file(&dev, "ignore_ce"), "1");
                 }
             }
         }

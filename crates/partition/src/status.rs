@@ -39,6 +39,34 @@ pub struct Status {
     pub parent_tasks: usize,
     /// Changed files recorded in the state (for undo).
     pub saved_files: usize,
+    /// A partition made by cset or partrt, with the command that undoes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub foreign: Option<rtshield_sys::isolation::ForeignPartition>,
+}
+
+/// Which `--parent` `undo` and `status` act on when none is given: the
+/// only rtshield partition on the machine, wherever it was made; the root
+/// when there is none. Several: an input error naming each one.
+pub fn pick_parent(
+    root: &rtshield_sys::Root,
+    parent: Option<&str>,
+) -> Result<Option<String>, InputError> {
+    if let Some(p) = parent {
+        return Ok(Some(p.to_string()));
+    }
+    let mut ps = rtshield_sys::partstate::parents(root);
+    ps.dedup();
+    match ps.len() {
+        0 => Ok(None),
+        1 => Ok(ps.pop().flatten()),
+        n => Err(InputError::new(format!(
+            "{n} rtshield partitions exist; say which one with {}",
+            ps.iter()
+                .map(|p| format!("`--parent {}`", p.as_deref().unwrap_or("/")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
@@ -89,6 +117,7 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
         parent,
         state_file: sf,
         partitions: parts,
+        foreign: rtshield_sys::isolation::foreign_partition(&k.root),
     })
 }
 

@@ -69,12 +69,20 @@ fn full_cycle(style: Style) {
     assert_eq!(rep.nrt_cpus, "0-2");
     assert_eq!(read(base, &cpuset_file(style, "/rt", "cpus")), "3\n");
     assert_eq!(read(base, &cpuset_file(style, "/nrt", "cpus")), "0-2\n");
-    // Every movable task went to nrt, the fork included (second pass).
+    // Every movable task went to nrt, the fork included (second pass);
+    // init (PID 1) stays in the root group without --move-init.
     assert_eq!(
         read(base, &tasks_file(style, "/nrt")),
-        "1\n2\n35\n101\n102\n150\n"
+        "2\n35\n101\n102\n150\n"
     );
-    assert_eq!(read(base, &tasks_file(style, "")), "14\n22\n");
+    assert_eq!(read(base, &tasks_file(style, "")), "1\n14\n22\n");
+    assert!(
+        rep.notes
+            .iter()
+            .any(|n| n.starts_with("PID 1 (init) kept in")),
+        "{:?}",
+        rep.notes
+    );
     assert!(rep.move_passes >= 2, "{}", rep.move_passes);
     let refused: Vec<&str> = rep.refused_tasks.iter().map(|r| r.what.as_str()).collect();
     assert_eq!(refused, ["14", "22"]);
@@ -208,7 +216,7 @@ fn dry_run_changes_nothing_and_lists_every_write() {
             "{plan}"
         );
         assert!(plan.contains("mkdir /sys/fs/cgroup"), "{plan}");
-        assert!(plan.contains("move 7 tasks"), "{plan}");
+        assert!(plan.contains("move 6 tasks"), "{plan}");
         // The state is saved before the first change.
         assert!(
             rep.plan[0].starts_with("save state /run/rtshield/partition.json"),

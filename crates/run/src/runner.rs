@@ -79,6 +79,8 @@ pub fn measure_spec(cfg: &Config, duration_ns: Option<u64>) -> (MeasureSpec, Vec
             policy: t.sched.policy,
             priority: t.sched.priority,
             period_ns: t.period_ns,
+            // Filled in by the run once the partition is found.
+            cgroup_tasks: None,
         })
         .collect();
     let histo = cfg
@@ -159,6 +161,7 @@ pub fn proc_specs(cfg: &Config) -> anyhow::Result<Vec<Supervised>> {
                     cpus: p.cpu_affinity.clone(),
                     size: *size,
                     workers_per_cpu: *workers,
+                    peer: None,
                 };
                 let mut v = rtshield_load::proc_specs(&label, &ls)?;
                 for s in &mut v {
@@ -195,6 +198,12 @@ pub fn describe_action(a: &Action) -> String {
 /// file; then a partrt partition (`rt`/`nrt` at the root) and a cset shield
 /// (`user` is the shielded set, `system` the rest).
 fn partition_procs_file(root: &Root, p: Partition) -> Option<String> {
+    partition_dir(root, p).map(|(h, dir)| h.tasks_file(&dir))
+}
+
+/// The hierarchy and directory of the `rt` or `nrt` set (see
+/// [`partition_procs_file`] for where it is looked for).
+fn partition_dir(root: &Root, p: Partition) -> Option<(rtshield_sys::cgroup::Hierarchy, String)> {
     let h = rtshield_sys::cgroup::Hierarchy::detect(root).ok()?;
     let mut parents = rtshield_sys::partstate::parents(root);
     parents.push(None);
@@ -206,7 +215,7 @@ fn partition_procs_file(root: &Root, p: Partition) -> Option<String> {
         .iter()
         .find_map(|parent| h.find_cpuset(root, parent.as_deref(), p.name()))
         .or_else(|| h.find_cpuset(root, None, cset))
-        .map(|dir| h.tasks_file(&dir))
+        .map(|dir| (h, dir))
 }
 
 // ---------------------------------------------------------------- supervisor thread
@@ -712,28 +721,61 @@ fn execute_inner(
         }
     }
 
-    // Every partition exists (checked above, nothing moved yet).
-    // Timer/main cgroup: move the whole process before the measuring threads
-    // exist. The timers' partition wins: a cpuset limits affinity, and the
-    // measuring threads must be able to run on their CPUs; main's
-    // cpu_affinity keeps the main thread on the housekeeping CPUs.
-    let timer_cg = cfg.timers.iter().find_map(|t| t.cgroup);
-    if let (Some(t), Some(m)) = (timer_cg, cfg.main.cgroup) {
-        if t != m {
-            warnings.push(format!(
-                "main's cgroup {} ignored: the process (all its threads) goes to the timer threads' partition {}; use main's cpu_affinity for the main thread",
-                m.name(),
-                t.name()
-            ));
+    // Every partition a stanza names must exist before anything moves.
+    let named = cfg
+        .main
+        .cgroup
+        .iter()
+        .chain(cfg.timers.iter().filter_map(|t| t.cgroup.as_ref()));
+    for &g in named {
+        if partition_dir(&opts.root, g).is_none() {
+            anyhow::bail!(
+                "cgroup {}: no '{}' partition found (create it with `rtshield partition create CPUS`)",
+                g.name(),
+                g.name()
+            );
         }
     }
-    if let Some(g) = timer_cg.or(cfg.main.cgroup) {
-        let f = partition_procs_file(&opts.root, g).ok_or_else(|| {
-            anyhow::anyhow!("cgroup {}: no '{}' partition found (create it with `rtshield partition create CPUS`)", g.name(), g.name())
-        })?;
-        opts.root
-            .write(&f, &std::process::id().to_string())
-            .with_context(|| format!("cannot move rtshield into the {} partition", g.name()))?;
+    let v2 = rtshield_sys::cgroup::Hierarchy::detect(&opts.root).is_ok_and(|h| h.is_v2());
+    let timer_cg = cfg.timers.iter().find_map(|t| t.cgroup);
+    if !v2 {
+        // cgroup v1: each thread goes to the partition its stanza names
+        // (the systress article's rpi_cpuset.cfg: main in nrt, the timer
+        // thread in rt). The process (every thread so far) joins main's;
+        // a timer thread writes its own TID to its partition's `tasks`
+        // file before pinning itself; threads started later (the program
+        // supervisor) stay with main; programs join theirs from the shim.
+        if let Some(g) = cfg.main.cgroup {
+            let (h, dir) = partition_dir(&opts.root, g).expect("checked above");
+            opts.root
+                .write(h.procs_file(&dir), &std::process::id().to_string())
+                .with_context(|| format!("cannot move rtshield into the {} partition", g.name()))?;
+        }
+        for (ts, t) in spec.threads.iter_mut().zip(&cfg.timers) {
+            ts.cgroup_tasks = t.cgroup.and_then(|g| partition_procs_file(&opts.root, g));
+        }
+    } else {
+        // cgroup v2 keeps every thread of a process in one cgroup unless
+        // the cgroups are threaded, and rtshield's rt/nrt are domain
+        // cgroups (a cpuset partition holding whole processes): the
+        // process goes to one partition, the timers' when they name one
+        // (a cpuset limits affinity, and the measuring threads must reach
+        // their CPUs); main's cpu_affinity keeps the main thread off them.
+        if let (Some(t), Some(m)) = (timer_cg, cfg.main.cgroup) {
+            if t != m {
+                warnings.push(format!(
+                    "main's cgroup {} not applied: cgroup v2 keeps all threads of a process in one cgroup (rtshield's partitions are not threaded cgroups); the process goes to the timer threads' partition {}; use main's cpu_affinity for the main thread",
+                    m.name(),
+                    t.name()
+                ));
+            }
+        }
+        if let Some(g) = timer_cg.or(cfg.main.cgroup) {
+            let f = partition_procs_file(&opts.root, g).expect("checked above");
+            opts.root
+                .write(&f, &std::process::id().to_string())
+                .with_context(|| format!("cannot move rtshield into the {} partition", g.name()))?;
+        }
     }
     let procs = proc_specs(cfg)?;
     let mut sup = if procs.is_empty() {

@@ -50,23 +50,34 @@ pub fn boot_advice(root: &Root, rt: &CpuSet, nrt: &CpuSet) -> (Vec<BootParam>, O
     let on = |k: &str| cfg.enabled(k).unwrap_or(true);
     let (r, n) = (rt.to_list(), nrt.to_list());
     let mut out = vec![];
-    let nohz = on("CONFIG_NO_HZ_FULL");
+    // isolcpus= and nohz_full= are parsed only when the kernel has
+    // CONFIG_CPU_ISOLATION (without it the kernel ignores them silently).
+    let iso = on("CONFIG_CPU_ISOLATION");
+    let nohz = iso && on("CONFIG_NO_HZ_FULL");
     out.push(BootParam {
         param: if nohz {
             format!("isolcpus=nohz,domain,managed_irq,{r}")
         } else {
             format!("isolcpus=domain,managed_irq,{r}")
         },
-        why:
+        why: if iso {
             "removes the CPUs from scheduler domains at boot and keeps managed device IRQs off them"
-                .into(),
+                .into()
+        } else {
+            "not possible: this kernel is built without CONFIG_CPU_ISOLATION (isolcpus= is ignored)"
+                .into()
+        },
         present: has("isolcpus", rt),
-        available: true,
+        available: iso,
     });
     out.push(BootParam {
         param: format!("nohz_full={r}"),
         why: if nohz {
-            "stops the scheduler tick on a CPU running a single task".into()
+            "stops the scheduler tick on a CPU running a single task; new unbound kernel \
+             threads also start on the other CPUs"
+                .into()
+        } else if !iso {
+            "not possible: this kernel is built without CONFIG_CPU_ISOLATION".into()
         } else {
             "not possible: this kernel is built without CONFIG_NO_HZ_FULL (the tick keeps firing on rt CPUs)".into()
         },
@@ -90,11 +101,16 @@ pub fn boot_advice(root: &Root, rt: &CpuSet, nrt: &CpuSet) -> (Vec<BootParam>, O
         present: has_exact("irqaffinity", nrt),
         available: true,
     });
+    // The partitioning article boots with `kthread_default_cpumask=`, which
+    // comes from an out-of-tree patch; no mainline kernel parses it (nor
+    // `kthread_cpus=`). Mentioned as a patch, never offered as a parameter.
     out.push(BootParam {
-        param: format!("kthread_cpus={n}"),
-        why: "kernel threads created later (kjournald, ...) start on housekeeping CPUs".into(),
-        present: has_exact("kthread_cpus", nrt),
-        available: true,
+        param: format!("kthread_default_cpumask={}", nrt.to_hex()),
+        why: "not in mainline kernels: the partitioning article's patch (kernel threads \
+              created later start on these CPUs); on mainline, nohz_full= does this"
+            .into(),
+        present: params.contains_key("kthread_default_cpumask"),
+        available: false,
     });
     let rt_kernel = cfg.enabled("CONFIG_PREEMPT_RT") == Some(true);
     if !rt_kernel {
@@ -210,12 +226,31 @@ mod tests {
         let get = |name: &str| bp.iter().find(|b| b.param.starts_with(name)).unwrap();
         // No CONFIG_NO_HZ_FULL: no `nohz` flag, nohz_full not available.
         assert_eq!(get("isolcpus=").param, "isolcpus=domain,managed_irq,2-3");
+        // No CONFIG_CPU_ISOLATION either: isolcpus= would be ignored.
+        assert!(!get("isolcpus=").available);
+        // Never a parameter no mainline kernel parses.
+        assert!(bp.iter().all(|b| !b.param.starts_with("kthread_cpus")));
+        let patch = get("kthread_default_cpumask=");
+        assert!(!patch.available && patch.why.contains("patch"), "{patch:?}");
+        assert_eq!(patch.param, "kthread_default_cpumask=0x3");
         assert!(!get("nohz_full=").available);
         // rcu_nocbs=1-3 covers 2-3; irqaffinity=0 is not the nrt set 0-1.
         assert!(get("rcu_nocbs=").present && get("rcu_nocbs=").available);
         assert!(!get("irqaffinity=").present);
         // PREEMPT_RT threads every IRQ already: threadirqs is not advised.
         assert!(bp.iter().all(|b| b.param != "threadirqs"));
+        // With CONFIG_CPU_ISOLATION and CONFIG_NO_HZ_FULL, both are offered.
+        w(
+            "boot/config-6.1.0-x",
+            "CONFIG_CPU_ISOLATION=y\nCONFIG_NO_HZ_FULL=y\nCONFIG_RCU_NOCB_CPU=y\n",
+        );
+        let (bp, _) = boot_advice(&Root::new(d.path()), &p("2-3"), &p("0-1"));
+        let get = |name: &str| bp.iter().find(|b| b.param.starts_with(name)).unwrap();
+        assert_eq!(
+            get("isolcpus=").param,
+            "isolcpus=nohz,domain,managed_irq,2-3"
+        );
+        assert!(get("isolcpus=").available && get("nohz_full=").available);
     }
 
     #[test]

@@ -13,12 +13,14 @@ use std::path::{Component, Path};
 
 /// Machine-wide knob families `partition create` changes: IRQ affinities,
 /// sysctls (timer migration, vmstat interval, watchdog mask, RT
-/// throttling) and workqueue CPU masks (both the device and the bus view).
+/// throttling) and workqueue CPU masks (both the device and the bus view),
+/// x86 machine-check polling (`--profile partrt`/`tuned`).
 pub const KNOB_ROOTS: &[&str] = &[
     "/proc/irq",
     "/proc/sys",
     "/sys/devices/virtual/workqueue",
     "/sys/bus/workqueue",
+    "/sys/devices/system/machinecheck",
 ];
 
 /// `p` in canonical textual form: absolute, single `/` separators, no `.`

@@ -376,6 +376,61 @@ mod tests {
             .all(|l| l.is_device()));
     }
 
+    /// A Raspberry Pi 2 (Linux 4.19), as printed in Bootlin's embedded
+    /// Linux training slides: per-CPU `arch_timer` of the `bcm2836-timer`
+    /// chip, multi-word names, `FIQ` with no count, `IPI0`… rows.
+    #[test]
+    fn raspberry_pi_2_fixture() {
+        let t = Table::parse(&fixture("rpi2"));
+        assert_eq!(t.cpus, vec![0, 1, 2, 3]);
+        let get = |id: &str| t.lines.iter().find(|l| l.id == id).unwrap();
+        for id in ["161", "162", "165"] {
+            assert_eq!(get(id).class, IrqClass::PerCpu, "{id}");
+            assert!(!get(id).is_movable(), "{id}");
+        }
+        assert_eq!(get("162").name(), "arch_timer");
+        assert_eq!(t.count(get("162"), 2), 16583353);
+        assert_eq!(get("56").name(), "dwc_otg, dwc_otg_pcd, dwc_otg_hcd:usb1");
+        assert_eq!(get("40").name(), "bcm2708_fb DMA");
+        assert_eq!(get("18").name(), "VCHIQ doorbell");
+        assert!(get("56").is_device() && get("80").is_device());
+        assert!(get("FIQ").counts.is_empty());
+        assert_eq!(get("IPI2").class, IrqClass::Ipi);
+        assert_eq!(get("Err").class, IrqClass::Summary);
+        // Every device IRQ on CPU 0, as on the torture article's Pandaboard.
+        assert!(t
+            .lines
+            .iter()
+            .filter(|l| l.is_device())
+            .all(|l| (1..4).all(|c| t.count(l, c) == 0)));
+    }
+
+    /// A 4-CPU Broadwell laptop (Linux 4.16, IR-IO-APIC and IR-PCI-MSI
+    /// chips, machine-check vectors): device IRQs spread over every CPU.
+    #[test]
+    fn x86_broadwell_fixture() {
+        let t = Table::parse(&fixture("x86-broadwell"));
+        assert_eq!(t.cpus, vec![0, 1, 2, 3]);
+        let get = |id: &str| t.lines.iter().find(|l| l.id == id).unwrap();
+        for id in ["NMI", "LOC", "PMI", "MCE", "MCP", "THR", "DFR", "SPU"] {
+            assert_eq!(get(id).class, IrqClass::PerCpu, "{id}");
+            assert!(!get(id).is_movable(), "{id}");
+        }
+        for id in ["RES", "CAL", "TLB"] {
+            assert_eq!(get(id).class, IrqClass::Ipi, "{id}");
+        }
+        assert_eq!(get("MIS").class, IrqClass::Summary);
+        let ahci = get("44");
+        assert_eq!(
+            (ahci.chip.as_str(), ahci.name()),
+            ("IR-PCI-MSI", "ahci[0000:00:1f.2]")
+        );
+        assert_eq!(get("23").name(), "ehci_hcd:usb3");
+        assert_eq!(get("9").name(), "acpi");
+        assert_eq!(t.count(get("42"), 3), 161898);
+        assert_eq!(get("LOC").name(), "Local timer interrupts");
+    }
+
     #[test]
     fn raspberry_pi_style_lines() {
         // Modern ARM layout: chip, hwirq, trigger, name.

@@ -8,7 +8,7 @@
 use crate::cgroup::Hierarchy;
 use crate::partstate::STATE_DIR;
 use crate::sysinfo::isolation_params;
-use crate::Root;
+use crate::{CpuSet, Root};
 use serde::Serialize;
 
 /// One isolation mechanism found.
@@ -46,6 +46,69 @@ impl Isolation {
             _ => None,
         })
     }
+}
+
+/// A partition made by another tool (cset or partrt): what `audit`,
+/// `partition status` and `partition create` report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ForeignPartition {
+    /// `cset` or `partrt`.
+    pub tool: String,
+    /// The command that undoes it (`cset shield --reset`, `partrt undo`).
+    pub undo: String,
+    /// The shielded set's directory (cset's `user`, partrt's `rt`) and CPUs.
+    pub rt_dir: String,
+    pub rt_cpus: CpuSet,
+    /// The housekeeping set's directory (cset's `system`, partrt's `nrt`).
+    pub nrt_dir: String,
+    pub nrt_cpus: CpuSet,
+}
+
+impl ForeignPartition {
+    /// One line for reports: `cset shield: user = CPUs 1-3
+    /// (/sys/fs/cgroup/cpuset/user), system = CPUs 0; undo it with `cset
+    /// shield --reset``.
+    pub fn describe(&self) -> String {
+        let name = |d: &str| d.rsplit('/').next().unwrap_or(d).to_string();
+        format!(
+            "{} partition: {} = CPUs {} ({}), {} = CPUs {}; undo it with `{}`",
+            self.tool,
+            name(&self.rt_dir),
+            self.rt_cpus.to_list(),
+            self.rt_dir,
+            name(&self.nrt_dir),
+            self.nrt_cpus.to_list(),
+            self.undo
+        )
+    }
+}
+
+/// The cset shield or partrt partition present under `root`, if any
+/// (cset's first: its `user`/`system` names are its own).
+pub fn foreign_partition(root: &Root) -> Option<ForeignPartition> {
+    let iso = detect(root);
+    let (tool, undo) = iso.foreign_partition()?;
+    let h = Hierarchy::detect(root).ok()?;
+    let (rt, nrt) = if tool == "cset" {
+        ("user", "system")
+    } else {
+        ("rt", "nrt")
+    };
+    let rt_dir = h.find_cpuset(root, None, rt)?;
+    let nrt_dir = h.find_cpuset(root, None, nrt)?;
+    let cpus = |dir: &str| {
+        root.read_opt(h.file(dir, "cpus"))
+            .and_then(|s| CpuSet::parse_list(s.trim()).ok())
+            .unwrap_or_default()
+    };
+    Some(ForeignPartition {
+        tool: tool.into(),
+        undo: undo.into(),
+        rt_cpus: cpus(&rt_dir),
+        nrt_cpus: cpus(&nrt_dir),
+        rt_dir,
+        nrt_dir,
+    })
 }
 
 /// Detect the isolation in force under `root`.
@@ -133,6 +196,13 @@ mod tests {
         assert_eq!(i.summary(), "cset");
         assert_eq!(i.found[0].detail, "/sys/fs/cgroup/cpuset/user");
         assert_eq!(i.foreign_partition(), Some(("cset", "cset shield --reset")));
+        let f = foreign_partition(&Root::new(d.path())).unwrap();
+        assert_eq!(f.rt_cpus.to_list(), "1-3");
+        assert_eq!(f.nrt_cpus.to_list(), "0");
+        assert_eq!(
+            f.describe(),
+            "cset partition: user = CPUs 1-3 (/sys/fs/cgroup/cpuset/user), system = CPUs 0; undo it with `cset shield --reset`"
+        );
     }
 
     #[test]
@@ -154,6 +224,7 @@ mod tests {
         let i = detect(&Root::new(d.path()));
         assert_eq!(i.summary(), "partition+isolcpus+nohz_full");
         assert_eq!(i.foreign_partition(), None);
+        assert_eq!(foreign_partition(&Root::new(d.path())), None);
         // A partition under --parent is found from its state file.
         let d = tree(&[("run/rtshield/partition-lab%2Fa.json", "{}")]);
         let i = detect(&Root::new(d.path()));

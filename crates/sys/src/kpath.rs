@@ -43,6 +43,21 @@ pub const STAT_INTERVAL: &str = "/proc/sys/vm/stat_interval";
 pub const WATCHDOG_CPUMASK: &str = "/proc/sys/kernel/watchdog_cpumask";
 pub const SCHED_RT_RUNTIME_US: &str = "/proc/sys/kernel/sched_rt_runtime_us";
 pub const SCHED_RT_PERIOD_US: &str = "/proc/sys/kernel/sched_rt_period_us";
+/// The soft and hard lockup detectors (partrt writes 0).
+pub const WATCHDOG: &str = "/proc/sys/kernel/watchdog";
+/// The NMI (hard lockup) watchdog (tuned's cpu-partitioning writes 0).
+pub const NMI_WATCHDOG: &str = "/proc/sys/kernel/nmi_watchdog";
+pub const HUNG_TASK_TIMEOUT_SECS: &str = "/proc/sys/kernel/hung_task_timeout_secs";
+pub const NUMA_BALANCING: &str = "/proc/sys/kernel/numa_balancing";
+/// x86 machine-check devices (`machinecheck0`, ...): `check_interval`
+/// (seconds between polls; 0 on `machinecheck0` stops them everywhere) and
+/// `ignore_ce` (1: corrected errors are not polled).
+pub const MACHINECHECK_DIR: &str = "/sys/devices/system/machinecheck";
+
+/// `/sys/devices/system/machinecheck/<dev>/<name>`.
+pub fn machinecheck_file(dev: &str, name: &str) -> String {
+    format!("{MACHINECHECK_DIR}/{dev}/{name}")
+}
 
 /// One directory per IRQ number, plus `default_smp_affinity`.
 pub const IRQ_DIR: &str = "/proc/irq";
@@ -78,6 +93,17 @@ pub const WORKQUEUE_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 /// `cpumask` of workqueue `name` (mask syntax).
 pub fn workqueue_cpumask(name: &str) -> String {
     format!("{WORKQUEUE_DIR}/{name}/cpumask")
+}
+
+/// `numa` of workqueue `name` (`writeback`: 0 lets its workers run on any
+/// NUMA node's CPUs of its mask).
+pub fn workqueue_numa(name: &str) -> String {
+    format!("{WORKQUEUE_DIR}/{name}/numa")
+}
+
+/// `/proc/PID/task`: one directory per thread of process PID.
+pub fn task_dir(pid: u32) -> String {
+    format!("{PROC}/{pid}/task")
 }
 
 /// `/proc/PID` (also resolves a TID not listed in `/proc`).

@@ -66,7 +66,16 @@ pub enum Builtin {
     Net,
     /// All of the above on every CPU, like Xenomai's `dohell`.
     Hell,
+    /// The partitioning article's `stress-cpu`: threads (150 by default)
+    /// looping on `usleep(1)`: a storm of timer expiries and wake-ups.
+    Timers,
+    /// The partitioning article's `stress-io`: threads (150 by default)
+    /// each doing a small `O_SYNC` write then `usleep(1)`: disk interrupts.
+    SyncIo,
 }
+
+/// Thread count of `timers` and `syncio` (their `size`): the range.
+pub const LOAD_THREADS_MAX: u64 = 1000;
 
 /// Every built-in load, in documentation order.
 pub const ALL: &[Builtin] = &[
@@ -77,6 +86,8 @@ pub const ALL: &[Builtin] = &[
     Builtin::Fork,
     Builtin::Net,
     Builtin::Hell,
+    Builtin::Timers,
+    Builtin::SyncIo,
 ];
 
 impl Builtin {
@@ -91,6 +102,8 @@ impl Builtin {
             "fork" => Builtin::Fork,
             "net" | "network" => Builtin::Net,
             "hell" | "dohell" => Builtin::Hell,
+            "timers" | "stress-cpu" => Builtin::Timers,
+            "syncio" | "stress-io" => Builtin::SyncIo,
             _ => return None,
         })
     }
@@ -104,6 +117,8 @@ impl Builtin {
             Builtin::Fork => "fork",
             Builtin::Net => "net",
             Builtin::Hell => "hell",
+            Builtin::Timers => "timers",
+            Builtin::SyncIo => "syncio",
         }
     }
 
@@ -117,28 +132,46 @@ impl Builtin {
             Builtin::Fork => "fork/exec /bin/true, one child at a time",
             Builtin::Net => "UDP + TCP flood between two sockets on 127.0.0.1",
             Builtin::Hell => "cpu + memory + io + syscall + fork + net on every CPU (dohell)",
+            Builtin::Timers => "threads looping on usleep(1) (size: threads per worker, 1..1000, default 150)",
+            Builtin::SyncIo => "threads doing a 512-byte O_SYNC write then usleep(1) in a private temp dir (size: threads per worker, 1..1000, default 150)",
         }
     }
 
     /// The kinds a worker process can run (everything but `hell`).
     pub fn expand(self) -> Vec<Builtin> {
         match self {
-            Builtin::Hell => ALL
-                .iter()
-                .copied()
-                .filter(|k| *k != Builtin::Hell)
-                .collect(),
+            // dohell's set: the article-specific thread storms are not in it.
+            Builtin::Hell => vec![
+                Builtin::Cpu,
+                Builtin::Memory,
+                Builtin::Io,
+                Builtin::Syscall,
+                Builtin::Fork,
+                Builtin::Net,
+            ],
             k => vec![k],
         }
     }
 
-    /// Default `size` in bytes for loads that have one.
+    /// Default `size` for loads that have one: bytes for `memory`/`io`,
+    /// threads per worker for `timers`/`syncio` (the article's 150).
     pub fn default_size(self) -> Option<u64> {
         match self {
             Builtin::Memory | Builtin::Hell => Some(64 << 20),
             Builtin::Io => Some(16 << 20),
+            Builtin::Timers | Builtin::SyncIo => Some(150),
             _ => None,
         }
+    }
+
+    /// Whether `size` counts threads (1..[`LOAD_THREADS_MAX`]) rather than bytes.
+    pub fn size_is_threads(self) -> bool {
+        matches!(self, Builtin::Timers | Builtin::SyncIo)
+    }
+
+    /// Whether a worker needs a private temp dir (`--dir`).
+    pub fn needs_dir(self) -> bool {
+        matches!(self, Builtin::Io | Builtin::SyncIo)
     }
 
     /// The list of names for error messages: `cpu, memory, io, ...`.

@@ -124,6 +124,7 @@ pub const ISOLATION_PARAMS: &[&str] = &[
     "rcu_nocb_poll",
     "irqaffinity",
     "kthread_cpus",
+    "kthread_default_cpumask",
     "threadirqs",
     "preempt",
     "skew_tick",

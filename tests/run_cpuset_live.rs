@@ -1,0 +1,194 @@
+//! Live: the systress article's `rpi_cpuset.cfg` and `rpi_cpuset_load.cfg`
+//! (main in `nrt`, the timer thread in `rt`) run under a private `--parent`
+//! partition of this machine, folded onto its 2 CPUs; each thread's
+//! `Cpus_allowed_list` and cpuset cgroup are read from `/proc` while it runs.
+//! The partition holds only the processes this test starts; a guard undoes
+//! it even when an assertion fails. Machine-wide knobs are not touched.
+
+use crate::util::command as rtshield;
+use crate::util::*;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const MOUNT: &str = "/sys/fs/cgroup/cpuset";
+
+/// Owns the private cgroup, the partition inside it and the run: on drop
+/// (even after a failed assertion) kills the run, undoes the partition and
+/// removes the cgroups and the state file.
+struct Guard {
+    name: String,
+    cg: PathBuf,
+    state: PathBuf,
+    run: Option<Child>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.run {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = rtshield()
+            .args(["partition", "undo", "--parent", &self.name])
+            .output();
+        for sub in ["rt", "nrt"] {
+            let _ = fs::remove_dir(self.cg.join(sub));
+        }
+        let _ = fs::remove_dir(&self.cg);
+        let _ = fs::remove_file(&self.state);
+    }
+}
+
+/// (comm, Cpus_allowed_list, cpuset cgroup path) of thread `tid` of `pid`.
+fn thread(pid: u32, tid: u32) -> Option<(String, String, String)> {
+    let base = format!("/proc/{pid}/task/{tid}");
+    let comm = fs::read_to_string(format!("{base}/comm")).ok()?;
+    let status = fs::read_to_string(format!("{base}/status")).ok()?;
+    // A program that just ended (ping is missing here: it exits at once and
+    // is respawned later) is a zombie whose cgroup reads `/`: skipped.
+    let state = status.lines().find_map(|l| l.strip_prefix("State:"))?;
+    if state.trim_start().starts_with(['Z', 'X']) {
+        return None;
+    }
+    let allowed = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))?
+        .trim()
+        .to_string();
+    let cg = fs::read_to_string(format!("{base}/cgroup")).ok()?;
+    let cpuset = cg.lines().find_map(|l| {
+        let mut f = l.splitn(3, ':');
+        let (_, ctl, path) = (f.next()?, f.next()?, f.next()?);
+        ctl.split(',')
+            .any(|c| c == "cpuset")
+            .then(|| path.to_string())
+    })?;
+    Some((comm.trim().to_string(), allowed, cpuset))
+}
+
+fn threads(pid: u32) -> Vec<(u32, String, String, String)> {
+    let mut v: Vec<(u32, String, String, String)> = fs::read_dir(format!("/proc/{pid}/task"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+                .filter_map(|tid| thread(pid, tid).map(|(c, a, g)| (tid, c, a, g)))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn rpi_cpuset_configs_put_each_thread_in_its_partition() {
+    if !require_root("live run under a cpuset partition")
+        || !require(
+            Path::new(MOUNT).join("cpuset.cpus").exists(),
+            &format!("no cgroup v1 cpuset hierarchy at {MOUNT}"),
+        )
+        || !require(
+            online_cpus() == "0-1",
+            &format!("written for a 2-CPU machine (online {})", online_cpus()),
+        )
+    {
+        return;
+    }
+    let _turn = cpuset_partition_lock();
+    let name = format!("rtshield-cfgtest-{}", std::process::id());
+    let mut g = Guard {
+        cg: Path::new(MOUNT).join(&name),
+        state: PathBuf::from(format!("/run/rtshield/partition-{name}.json")),
+        name: name.clone(),
+        run: None,
+    };
+    fs::create_dir(&g.cg).unwrap();
+    fs::write(g.cg.join("cpuset.cpus"), "0-1").unwrap();
+    fs::write(g.cg.join("cpuset.mems"), "0").unwrap();
+    // `partrt create 0x8` on the board; CPU 1 here (3 folds onto 1).
+    let out = ok(rtshield()
+        .args(["partition", "create", "0x2", "--parent", &name])
+        .output()
+        .unwrap());
+    assert!(out.contains("rt   CPUs 1"), "{out}");
+    let (rt, nrt) = (format!("/{name}/rt"), format!("/{name}/nrt"));
+
+    let d = tempfile::tempdir().unwrap();
+    for cfg in ["rpi_cpuset.cfg", "rpi_cpuset_load.cfg"] {
+        let out = d.path().join(cfg);
+        let child = rtshield()
+            .args(["run", "-q", "--fold-cpus", "--duration", "60s"])
+            .arg(example(cfg))
+            .arg("--out")
+            .arg(&out)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let me = child.id();
+        g.run = Some(child);
+        // Wait for the measuring thread to be pinned in rt and, with the
+        // load, for the four programs' shims to be in nrt.
+        let progs = if cfg.contains("load") { 4 } else { 0 };
+        let ts = poll(
+            Duration::from_secs(30),
+            "the measuring thread in rt",
+            || {
+                let ts = threads(me);
+                let m0 = ts
+                    .iter()
+                    .any(|(_, c, a, cg)| c == "rtshield-m0" && a == "1" && *cg == rt);
+                let kids = descendants(me as i32).len();
+                (m0 && kids >= progs).then_some(ts)
+            },
+        );
+        for (tid, comm, allowed, cg) in &ts {
+            if comm == "rtshield-m0" {
+                assert_eq!(
+                    (allowed.as_str(), cg.as_str()),
+                    ("1", rt.as_str()),
+                    "{cfg}: {ts:?}"
+                );
+            } else {
+                // main (cgroup nrt) and every other thread with it.
+                assert_eq!(cg, &nrt, "{cfg}: thread {tid} {comm}: {ts:?}");
+                assert_eq!(allowed, "0", "{cfg}: thread {tid} {comm}: {ts:?}");
+            }
+        }
+        assert!(
+            ts.iter().any(|(tid, _, _, _)| *tid == me),
+            "main thread listed"
+        );
+        // The programs (no `cgroup` in the file) run with main, in nrt, on CPU 0.
+        for k in descendants(me as i32) {
+            for (tid, comm, allowed, cg) in threads(k as u32) {
+                assert_eq!(cg, nrt, "{cfg}: program {k} thread {tid} {comm}");
+                assert_eq!(allowed, "0", "{cfg}: program {k} thread {tid} {comm}");
+            }
+        }
+        Command::new("kill")
+            .args(["-INT", &me.to_string()])
+            .status()
+            .unwrap();
+        let o = g.run.take().unwrap().wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{cfg}: {err}");
+        let r = results(&out);
+        let warnings = r["warnings"].to_string();
+        assert!(!warnings.contains("main's cgroup"), "{cfg}: {warnings}");
+        assert_eq!(r["end_reason"], "sigint", "{cfg}");
+        assert_eq!(r["threads"][0]["cpu"], 1, "{cfg}");
+        let txt = if progs > 0 {
+            "rpi_cpuset_load.txt"
+        } else {
+            "rpi_cpuset.txt"
+        };
+        assert!(out.join(txt).exists(), "{cfg}: {txt}");
+    }
+    let out = ok(rtshield()
+        .args(["partition", "undo", "--parent", &name])
+        .output()
+        .unwrap());
+    assert!(out.contains("Everything is back"), "{out}");
+}

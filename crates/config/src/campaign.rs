@@ -171,7 +171,8 @@ fn check_load(v: &str) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "unknown load `{v}`: expected idle, a built-in load (cpu, memory, io, syscall, fork, net, hell) or cmd:COMMAND LINE"
+            "unknown load `{v}`: expected idle, a built-in load ({}) or cmd:COMMAND LINE",
+            rtshield_sys::programs::Builtin::names()
         ))
     }
 }

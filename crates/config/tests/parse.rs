@@ -380,7 +380,7 @@ fn errors_name_file_line_column_and_expectation() {
         (
             "program[0] {\n  load tornado\n}\n",
             "t.cfg:2:8: unknown built-in load 'tornado'",
-            "cpu, memory, io, syscall, fork, net, hell",
+            "cpu, memory, io, syscall, fork, net, hell, timers, syncio",
         ),
         (
             "program[0] {\n  load cpu\n  sched.policy FIFO\n  sched.priority 10\n}\n",

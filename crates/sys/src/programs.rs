@@ -92,7 +92,9 @@ pub const ALL: &[Builtin] = &[
 
 impl Builtin {
     /// `cpu`, `memory` (or `mem`, `vm`), `io`, `syscall` (or `sys`), `fork`,
-    /// `net`, `hell` (or `dohell`); case-insensitive.
+    /// `net`, `hell` (or `dohell`), `timers` and `syncio` (or the
+    /// partitioning article's names `stress-cpu` and `stress-io`);
+    /// case-insensitive.
     pub fn parse(s: &str) -> Option<Builtin> {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "cpu" => Builtin::Cpu,

@@ -49,6 +49,7 @@ impl Measurement {
                     hist_stats: h.hist_stats(),
                     percentiles: h.percentiles(),
                     corrected: h.corrected(),
+                    split: t.split.clone(),
                 }
             })
             .collect();
@@ -78,6 +79,7 @@ impl Measurement {
             threads,
             programs: ctx.programs.clone(),
             tags: ctx.tags.clone(),
+            trace: self.trace.clone(),
         }
     }
 }
@@ -111,6 +113,7 @@ mod tests {
                 fallback: None,
                 exact,
                 hist,
+                split: None,
             }],
             spec,
             started_at: "2026-11-22T05:47:39Z".into(),
@@ -120,6 +123,7 @@ mod tests {
             cpu_dma_latency: Some(0),
             memlocked: true,
             partial: false,
+            trace: None,
         }
     }
 

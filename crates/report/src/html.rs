@@ -62,6 +62,7 @@ pub fn render(inp: &Inputs) -> String {
     h.push_str("<div id=\"chart\"><svg id=\"plot\" viewBox=\"0 0 1000 560\" role=\"img\" aria-label=\"latency histograms\"></svg><div id=\"tip\" hidden></div></div>\n<ul id=\"legend\"></ul>\n");
     h.push_str("<h2>Summary</h2>\n");
     h.push_str(&inp.table.to_html());
+    h.push_str(&crate::spikes::html(inp.runs));
     if !inp.timelines.is_empty() {
         h.push_str("<h2>Timeline</h2>\n<p class=\"hint\">Per-interval maximum (points) and running maximum (line); shaded: load phases.</p>\n");
         for (cap, png) in inp.timelines {

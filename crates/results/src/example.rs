@@ -86,8 +86,10 @@ pub fn example_result() -> RunResult {
                 max_ns: 150_400,
                 percentiles: pct(&[4_703, 20_911, 150_400, 150_400, 150_400, 150_400, 150_400]),
             },
+            split: None,
         }],
         programs: vec![],
         tags: BTreeMap::new(),
+        trace: None,
     }
 }

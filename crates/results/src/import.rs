@@ -410,6 +410,7 @@ fn imported(
             .into_iter()
             .chain((period_us > 0).then(|| ("period".to_string(), format!("{period_us}us"))))
             .collect(),
+        trace: None,
     }
 }
 
@@ -453,6 +454,7 @@ pub fn thread_from_histogram(
         },
         percentiles,
         histogram: h,
+        split: None,
     }
 }
 

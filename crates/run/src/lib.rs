@@ -10,6 +10,7 @@ pub mod pipeline;
 pub mod runner;
 pub mod store;
 pub mod timeline;
+pub mod tracing;
 
 // The orchestrator reads the parser's typed model.
 use rtshield_config::model;

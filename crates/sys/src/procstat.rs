@@ -46,6 +46,38 @@ pub struct StatSnapshot {
     pub intr: u64,
     pub procs_running: u64,
     pub procs_blocked: u64,
+    /// VM steal time per CPU, USER_HZ ticks (8th value of each `cpuN`
+    /// line; absent on kernels without it).
+    pub steal: BTreeMap<u32, u64>,
+}
+
+/// USER_HZ: the unit of `/proc/stat` times (`sysconf(_SC_CLK_TCK)`).
+pub fn user_hz() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if v > 0 {
+        v as u64
+    } else {
+        100
+    }
+}
+
+/// Steal time of `cpus` between two readings, in ns (`None` when no
+/// reading has a steal column for them).
+pub fn steal_ns_between(
+    earlier: &StatSnapshot,
+    later: &StatSnapshot,
+    cpus: impl IntoIterator<Item = u32>,
+) -> Option<u64> {
+    let mut any = false;
+    let mut ticks = 0u64;
+    for c in cpus {
+        if let (Some(a), Some(b)) = (earlier.steal.get(&c), later.steal.get(&c)) {
+            any = true;
+            ticks += b.saturating_sub(*a);
+        }
+    }
+    any.then(|| ticks.saturating_mul(1_000_000_000) / user_hz())
 }
 
 impl StatSnapshot {
@@ -73,6 +105,9 @@ impl StatSnapshot {
                 } else if let Ok(n) = rest.parse::<u32>() {
                     if n <= crate::cpuset::MAX_CPU {
                         s.cpus.insert(n, t);
+                        if let Some(st) = v.get(7) {
+                            s.steal.insert(n, *st);
+                        }
                     }
                 }
                 continue;
@@ -142,6 +177,21 @@ mod tests {
         assert_eq!(a.idle_share(&b, 2), None);
         assert_eq!(a.idle_share(&a, 0), None);
         assert_eq!(a.idle_ticks(&b), 50);
+    }
+
+    #[test]
+    fn steal_is_read_per_cpu() {
+        // Field 8 of a cpuN line is steal: CPU1 0 -> 25 ticks, CPU0 absent
+        // in the later reading (short line).
+        let a = StatSnapshot::parse("cpu0 1 2 3 4 5 6 7 9\ncpu1 1 2 3 4 5 6 7 0 0 0\n");
+        let b = StatSnapshot::parse("cpu0 1 2 3 4\ncpu1 1 2 3 4 5 6 7 25 0 0\n");
+        assert_eq!(a.steal.get(&0), Some(&9));
+        assert_eq!(b.steal.get(&0), None);
+        assert_eq!(b.steal.get(&1), Some(&25));
+        let ns = 25 * 1_000_000_000 / user_hz();
+        assert_eq!(steal_ns_between(&a, &b, [1]), Some(ns));
+        assert_eq!(steal_ns_between(&a, &b, [0, 1]), Some(ns));
+        assert_eq!(steal_ns_between(&a, &b, [0]), None);
     }
 
     #[test]

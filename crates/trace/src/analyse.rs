@@ -62,6 +62,25 @@ pub struct Spike {
     /// Window time with the CPU idle or with no event at all.
     pub unaccounted_ns: u64,
     pub verdict: String,
+    /// VM steal time the kernel accounted to this CPU (`/proc/stat`, tick
+    /// resolution) over `steal_window_ns` around the spike; absent when
+    /// not read (no `/proc/stat` steal column, or not a live run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_ns: Option<u64>,
+    /// The interval `steal_ns` was measured over (from the previous
+    /// reading to one taken after the spike).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_window_ns: Option<u64>,
+}
+
+impl Spike {
+    /// Attach the CPU's VM steal time over `window_ns` around the spike;
+    /// the verdict then says it next to unaccounted time.
+    pub fn set_steal(&mut self, steal_ns: u64, window_ns: u64) {
+        self.steal_ns = Some(steal_ns);
+        self.steal_window_ns = Some(window_ns);
+        self.verdict = verdict(self);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,44 +193,75 @@ fn fmt_signed(ns: i64) -> String {
 /// `sched_wakeup`), then the `sched_switch` to it. Wake-ups whose events
 /// are incomplete (buffer overwritten, event not enabled) are skipped.
 pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
-    enum St {
-        Idle,
-        Armed {
-            timer: String,
-            expires: u64,
-        },
-        Fired {
-            expires: u64,
-            irq: i64,
-        },
-        Woken {
-            expires: u64,
-            irq: i64,
-            wake: u64,
-            by_other: bool,
-        },
+    let mut s = Splitter::new(pid);
+    records.iter().filter_map(|r| s.feed(r)).collect()
+}
+
+#[derive(Debug, Clone)]
+enum SplitState {
+    Idle,
+    Armed {
+        timer: String,
+        expires: u64,
+    },
+    Fired {
+        expires: u64,
+        irq: i64,
+    },
+    Woken {
+        expires: u64,
+        irq: i64,
+        wake: u64,
+        by_other: bool,
+    },
+}
+
+/// [`split`] one record at a time, for a trace read as a stream
+/// (`trace_pipe`): the state of a wake-up in progress is kept between
+/// calls, so a wake-up cut across two reads is still split.
+#[derive(Debug, Clone)]
+pub struct Splitter {
+    pid: u32,
+    st: SplitState,
+}
+
+impl Splitter {
+    pub fn new(pid: u32) -> Splitter {
+        Splitter {
+            pid,
+            st: SplitState::Idle,
+        }
     }
-    let mut st = St::Idle;
-    let mut out = Vec::new();
-    for r in records {
+
+    /// The thread this splitter follows.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Feed the next record (in trace order); returns a wake-up when this
+    /// record completes one.
+    pub fn feed(&mut self, r: &Record) -> Option<Split> {
+        use SplitState as St;
+        let pid = self.pid;
         // The switch out of idle is not traced on this kernel: the
         // thread's first own event after a wake-up in another task's
         // context (idle's) is its switch-in. A thread woken in its own
         // context (an already expired timer) never slept: not split.
+        let mut out = None;
         if let St::Woken {
             expires,
             irq,
             wake,
             by_other: true,
-        } = st
+        } = self.st
         {
             if runs_as(r, pid) && !matches!(r.event, Event::SchedSwitch { .. }) {
-                out.push(Split {
+                out = Some(Split {
                     expected_ns: expires,
                     irq_latency_ns: irq,
                     thread_latency_ns: r.ts_ns.saturating_sub(wake),
                 });
-                st = St::Idle;
+                self.st = St::Idle;
             }
         }
         match &r.event {
@@ -220,7 +270,7 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                 function,
                 expires_ns: Some(exp),
             } if r.pid == pid && function == "hrtimer_wakeup" => {
-                st = St::Armed {
+                self.st = St::Armed {
                     timer: hrtimer.clone(),
                     expires: *exp,
                 };
@@ -228,10 +278,10 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
             Event::HrtimerExpireEntry {
                 hrtimer, now_ns, ..
             } => {
-                if let St::Armed { timer, expires } = &st {
+                if let St::Armed { timer, expires } = &self.st {
                     if timer == hrtimer {
                         let at = now_ns.unwrap_or(r.ts_ns);
-                        st = St::Fired {
+                        self.st = St::Fired {
                             expires: *expires,
                             irq: signed_diff(at, *expires),
                         };
@@ -239,9 +289,9 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                 }
             }
             Event::SchedWaking { pid: p, .. } | Event::SchedWakeup { pid: p, .. } if *p == pid => {
-                match st {
+                match self.st {
                     St::Fired { expires, irq } => {
-                        st = St::Woken {
+                        self.st = St::Woken {
                             expires,
                             irq,
                             wake: r.ts_ns,
@@ -254,7 +304,7 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                     // the buffer, `sched_waking` is). The wake-up, a few µs
                     // later in the same interrupt, stands in for it.
                     St::Armed { expires, .. } if r.ts_ns.saturating_add(TS_SLACK_NS) >= expires => {
-                        st = St::Woken {
+                        self.st = St::Woken {
                             expires,
                             irq: signed_diff(r.ts_ns, expires),
                             wake: r.ts_ns,
@@ -267,20 +317,20 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
             Event::SchedSwitch { next_pid, .. } if *next_pid == pid => {
                 if let St::Woken {
                     expires, irq, wake, ..
-                } = st
+                } = self.st
                 {
-                    out.push(Split {
+                    out = Some(Split {
                         expected_ns: expires,
                         irq_latency_ns: irq,
                         thread_latency_ns: r.ts_ns.saturating_sub(wake),
                     });
                 }
-                st = St::Idle;
+                self.st = St::Idle;
             }
             _ => {}
         }
+        out
     }
-    out
 }
 
 struct Ctx {
@@ -635,6 +685,8 @@ pub fn analyse(
         threads: acc.threads,
         unaccounted_ns: acc.unaccounted,
         verdict: String::new(),
+        steal_ns: None,
+        steal_window_ns: None,
     };
     spike.verdict = verdict(&spike);
     Ok(spike)
@@ -726,7 +778,16 @@ fn verdict(s: &Spike) -> String {
         );
     }
     if max == best[2] {
-        return match (thread, s.irq_latency_ns) {
+        let steal = match (s.steal_ns, s.steal_window_ns) {
+            (Some(st), Some(w)) => format!(
+                " (VM steal time on CPU {}: {} in the {} around it)",
+                s.cpu,
+                fmt_ns(st),
+                fmt_ns(w)
+            ),
+            _ => String::new(),
+        };
+        let v = match (thread, s.irq_latency_ns) {
             (_, Some(irq)) if irq > 0 && irq as u64 >= s.unaccounted_ns / 2 => format!(
                 "timer IRQ {} late, nothing ran: hypervisor, SMI or firmware",
                 fmt_signed(irq)
@@ -736,6 +797,7 @@ fn verdict(s: &Spike) -> String {
                 fmt_ns(s.unaccounted_ns)
             ),
         };
+        return v + &steal;
     }
     format!(
         "the thread itself still held the CPU for {} (overrun)",
@@ -805,6 +867,15 @@ pub fn render_text(spikes: &[Spike]) -> String {
             "  unaccounted (idle exit, hypervisor, SMI or firmware): {}",
             fmt_ns(sp.unaccounted_ns)
         );
+        if let (Some(st), Some(w)) = (sp.steal_ns, sp.steal_window_ns) {
+            let _ = writeln!(
+                s,
+                "  VM steal time on CPU {}: {} in the {} around the spike (/proc/stat)",
+                sp.cpu,
+                fmt_ns(st),
+                fmt_ns(w)
+            );
+        }
     }
     s
 }

@@ -10,6 +10,6 @@ pub mod parse;
 
 pub use analyse::{
     analyse, fmt_ns, priority_text, render_text, split, AnalyseError, Item, ItemKind, Spike,
-    SpikeFile, Split, ThreadItem,
+    SpikeFile, Split, Splitter, ThreadItem,
 };
 pub use parse::{parse, parse_line, Event, ParseError, Record};

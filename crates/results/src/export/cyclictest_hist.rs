@@ -1,6 +1,7 @@
 //! cyclictest's `-h` histogram text, `histogram.txt`.
 
 use super::{provenance, units, Exporter};
+// --split figures go in as `#` lines before `# Histogram` (readers skip them).
 use crate::{RunResult, ThreadResult};
 use std::fmt::Write as _;
 
@@ -28,6 +29,9 @@ impl Exporter for CyclictestHist {
 /// `-h N` prints `0..N-1`), and no cycle numbers are recorded.
 pub fn to_cyclictest_hist(res: &RunResult) -> String {
     let mut s = provenance(res);
+    for t in &res.threads {
+        s.push_str(&super::split_lines(t));
+    }
     s.push_str("# Histogram\n");
     let rows = res
         .threads

@@ -8,11 +8,14 @@
 //! - [`csv`] — `results.csv`;
 //! - [`cyclictest_hist`] — `histogram.txt`, cyclictest's `-h` text;
 //! - [`systress_txt`] — `timer_threadNN.txt`, the systress article's format;
-//! - [`timeline`] — `timeline.csv`, rows appended during a run.
+//! - [`timeline`] — `timeline.csv`, rows appended during a run;
+//! - [`spikes`] — `spikes.json`, `spikes.txt` (and `trace.txt`), written
+//!   with every format selection when the run traced spikes.
 
 pub mod csv;
 pub mod cyclictest_hist;
 pub mod json;
+pub mod spikes;
 pub mod systress_txt;
 pub mod timeline;
 
@@ -21,9 +24,10 @@ use rtshield_sys::SafeDir;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-pub use self::csv::{csv_header, to_csv, Csv, CSV_FILE};
+pub use self::csv::{csv_header, csv_split_header, to_csv, Csv, CSV_FILE};
 pub use cyclictest_hist::{to_cyclictest_hist, CyclictestHist, HIST_FILE};
 pub use json::{to_json, Json, JSON_FILE};
+pub use spikes::{spikes_summary, to_spikes_json, to_spikes_txt, Spikes, SPIKES_JSON, SPIKES_TXT};
 pub use systress_txt::{systress_file_name, to_systress_txt, SystressTxt};
 
 /// One result file format.
@@ -51,10 +55,11 @@ pub struct ExportManager {
 }
 
 impl ExportManager {
-    /// JSON only (it is always written).
+    /// JSON only (it is always written), and the spike files, which
+    /// exist only for runs that traced spikes.
     pub fn new() -> ExportManager {
         ExportManager {
-            exporters: vec![Box::new(Json)],
+            exporters: vec![Box::new(Json), Box::new(spikes::Spikes)],
         }
     }
     /// Every format: `rtshield measure`'s files.
@@ -154,6 +159,49 @@ pub(crate) fn units(ns: i64, res: u64) -> i64 {
 
 pub(crate) fn units_round(ns: f64, res: u64) -> i64 {
     (ns / res.max(1) as f64).round() as i64
+}
+
+/// `--split` figures of one thread as `#` comment lines (for the text
+/// formats, next to the total): per part the samples, min/avg/max, the
+/// percentiles and the non-zero buckets `index:count`, in resolution units.
+pub fn split_lines(t: &crate::ThreadResult) -> String {
+    let Some(sp) = &t.split else {
+        return String::new();
+    };
+    let mut s = String::new();
+    for (name, p) in [("irq", &sp.irq), ("thread", &sp.thread)] {
+        let r = p.histogram.resolution_ns;
+        let pct: Vec<String> = crate::PERCENTILES
+            .iter()
+            .map(|k| format!("p{k}={}", p.percentiles.get(*k).map_or(0, |v| units(*v, r))))
+            .collect();
+        let _ = writeln!(
+            s,
+            "# split thread {} {name} latency ({}ns units): samples {} min {} avg {} max {} {} overflow {} underflow {}",
+            t.index,
+            r,
+            sp.samples,
+            units(p.min_ns, r),
+            units_round(p.avg_ns, r),
+            units(p.max_ns, r),
+            pct.join(" "),
+            p.histogram.overflow,
+            p.histogram.underflow
+        );
+        let buckets: Vec<String> = p
+            .histogram
+            .counts
+            .iter()
+            .map(|[b, c]| format!("{b}:{c}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "# split thread {} {name} histogram: {}",
+            t.index,
+            buckets.join(" ")
+        );
+    }
+    s
 }
 
 /// Short provenance lines, each starting with `# `.

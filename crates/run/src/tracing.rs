@@ -305,8 +305,16 @@ impl Session {
                 errors.push(format!("{}: thread not pinned", describe(m)));
                 continue;
             }
-            match rtshield_trace::analyse(records, m.cpu as u32, m.tid as u32, m.expected_ns as u64)
-            {
+            // The thread was running at its clock reading (expected +
+            // latency): the end of the window when the trace stops there.
+            let running = (m.expected_ns + m.latency_ns.max(0)) as u64;
+            match rtshield_trace::analyse_until(
+                records,
+                m.cpu as u32,
+                m.tid as u32,
+                m.expected_ns as u64,
+                Some(running),
+            ) {
                 Ok(mut sp) => {
                     if let (Some((prev, at)), Some(cur)) = (&self.stat_prev, &stat_now) {
                         if let Some(st) = steal_ns_between(prev, cur, [m.cpu as u32]) {

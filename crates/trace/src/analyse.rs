@@ -435,6 +435,23 @@ pub fn analyse(
     pid: u32,
     expected_ns: u64,
 ) -> Result<Spike, AnalyseError> {
+    analyse_until(records, cpu, pid, expected_ns, None)
+}
+
+/// [`analyse`], knowing that the thread was running at `running_ns` (its
+/// own clock reading: expected wake-up + measured latency). Used when the
+/// trace ends before any event of the thread after its wake-up (it stopped
+/// the trace at once: `--trace-stop`) and no switch to it was traced (the
+/// switch out of idle is not, on this kernel): the switch-in is then the
+/// last event on the CPU before `running_ns` (nothing was traced between
+/// it and the thread running), at or after the wake-up.
+pub fn analyse_until(
+    records: &[Record],
+    cpu: u32,
+    pid: u32,
+    expected_ns: u64,
+    running_ns: Option<u64>,
+) -> Result<Spike, AnalyseError> {
     let lo = expected_ns.saturating_sub(TS_SLACK_NS);
     let wake = records.iter().find(|r| {
         r.ts_ns >= lo
@@ -445,23 +462,39 @@ pub fn analyse(
     // This kernel does not trace the switch out of the idle task: after a
     // wake-up from idle the thread's first own event is its switch-in.
     let woken_by_other = wake.is_some_and(|w| w.pid != pid);
-    let (sw_idx, sw) = records
-        .iter()
-        .enumerate()
-        .find(|(_, r)| {
-            r.cpu == cpu
-                && r.ts_ns >= from
-                && (matches!(&r.event, Event::SchedSwitch { next_pid, .. } if *next_pid == pid)
-                    || (woken_by_other && runs_as(r, pid)))
-        })
+    let found = records.iter().enumerate().find(|(_, r)| {
+        r.cpu == cpu
+            && r.ts_ns >= from
+            && (matches!(&r.event, Event::SchedSwitch { next_pid, .. } if *next_pid == pid)
+                || (woken_by_other && runs_as(r, pid)))
+    });
+    let fallback = || {
+        let w = wake?;
+        let until = running_ns?;
+        records
+            .iter()
+            .enumerate()
+            .rfind(|(_, r)| r.cpu == cpu && r.ts_ns >= w.ts_ns && r.ts_ns <= until)
+    };
+    let (sw_idx, sw) = found
+        .or_else(|| if woken_by_other { fallback() } else { None })
         .ok_or_else(|| {
             AnalyseError(format!(
                 "no switch to pid {pid} on CPU {cpu} after {expected_ns} ns in the trace"
             ))
         })?;
     let switch_in = sw.ts_ns.max(expected_ns);
-    let comm = match &sw.event {
-        Event::SchedSwitch { next_comm, .. } => next_comm.clone(),
+    let comm = match (&sw.event, wake) {
+        (Event::SchedSwitch { next_comm, .. }, _) => next_comm.clone(),
+        _ if runs_as(sw, pid) => sw.comm.clone(),
+        // The fallback: the wake-up names the thread.
+        (
+            _,
+            Some(Record {
+                event: Event::SchedWaking { comm, .. } | Event::SchedWakeup { comm, .. },
+                ..
+            }),
+        ) => comm.clone(),
         _ => sw.comm.clone(),
     };
     // The thread's timer: the last expiry on the CPU before the wake-up,
@@ -490,9 +523,12 @@ pub fn analyse(
         // the same interrupt, stands in for it (as in `split`).
         .or(wake.map(|w| w.ts_ns));
 
-    // Priorities of every task seen, for the thread table.
-    let mut prios: Vec<(u32, i32)> = Vec::new();
-    for r in records {
+    // Priorities of every task seen, for the thread table: the last one
+    // traced before the switch-in (a thread may change its priority after
+    // the window; the switch itself can be caused by the change, and then
+    // its `prev_prio` is already the new one), else the first one after.
+    let mut prios: Vec<(usize, u32, i32)> = Vec::new();
+    for (i, r) in records.iter().enumerate() {
         match &r.event {
             Event::SchedSwitch {
                 prev_pid,
@@ -501,16 +537,23 @@ pub fn analyse(
                 next_prio,
                 ..
             } => {
-                prios.push((*prev_pid, *prev_prio));
-                prios.push((*next_pid, *next_prio));
+                prios.push((i, *prev_pid, *prev_prio));
+                prios.push((i, *next_pid, *next_prio));
             }
             Event::SchedWaking { pid, prio, .. } | Event::SchedWakeup { pid, prio, .. } => {
-                prios.push((*pid, *prio))
+                prios.push((i, *pid, *prio))
             }
             _ => {}
         }
     }
-    let prio_of = |p: u32| prios.iter().rev().find(|(q, _)| *q == p).map(|x| x.1);
+    let prio_of = |p: u32| {
+        prios
+            .iter()
+            .rev()
+            .find(|(i, q, _)| *q == p && *i < sw_idx)
+            .or_else(|| prios.iter().find(|(_, q, _)| *q == p))
+            .map(|x| x.2)
+    };
 
     // Until the timer fires the thread is not runnable, so no thread can
     // be blocking it: time before the expiry outside interrupt context is
@@ -558,6 +601,21 @@ pub fn analyse(
             for c in &stack {
                 acc.item(c.kind, &c.name, c.number).count += 1;
             }
+        }
+        // Every line names the task that was current when it was recorded.
+        // Idle "current" and a line of another task with no switch traced
+        // in between: the switch out of idle, which this kernel does not
+        // trace (see `split`). That task has run since the previous event
+        // (idle switches to a woken task at once): count the gap as its.
+        if r.pid != 0
+            && r.pid != pid
+            && current.as_ref().is_some_and(|c| c.pid == 0)
+            && !matches!(r.event, Event::SchedSwitch { .. })
+        {
+            current = Some(Task {
+                comm: r.comm.clone(),
+                pid: r.pid,
+            });
         }
         if in_window {
             let end = r.ts_ns.min(switch_in);
@@ -914,6 +972,87 @@ mod tests {
         let early = t.replace("6218.6199", "6218.6100");
         let r = crate::parse(&early).unwrap();
         assert!(split(&r, 314).is_empty());
+    }
+
+    #[test]
+    fn a_thread_is_shown_with_its_priority_in_the_window() {
+        // `busy` runs at FIFO 99 (kernel prio 0) in the window and drops to
+        // nice 0 (120) at its end, which makes the switch (recorded with
+        // the new prio), as the live test's busy thread does.
+        let t = "\
+ m-5 [001] d..2. 100.000000: sched_switch: prev_comm=m prev_pid=5 prev_prio=49 prev_state=S ==> next_comm=busy next_pid=7 next_prio=0
+ busy-7 [001] d.h.. 100.000200: hrtimer_expire_entry: hrtimer=00000000aaaa function=hrtimer_wakeup now=100000200000
+ busy-7 [001] d.h2. 100.000201: sched_waking: comm=m pid=5 prio=49 target_cpu=001
+ busy-7 [001] d..2. 100.002000: sched_switch: prev_comm=busy prev_pid=7 prev_prio=120 prev_state=R ==> next_comm=m next_pid=5 next_prio=49
+ m-5 [001] d..2. 100.002010: sched_switch: prev_comm=m prev_pid=5 prev_prio=49 prev_state=S ==> next_comm=busy next_pid=7 next_prio=120
+ busy-7 [001] d..2. 100.003000: sched_switch: prev_comm=busy prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+";
+        let r = crate::parse(t).unwrap();
+        let s = analyse(&r, 1, 5, 100_000_200_000).unwrap();
+        assert_eq!(s.threads[0].pid, 7);
+        assert_eq!(s.threads[0].priority, "prio 99");
+        assert_eq!(
+            s.verdict,
+            "blocked 1.8 ms by thread `busy` (pid 7, prio 99)"
+        );
+    }
+
+    #[test]
+    fn a_thread_switched_in_from_idle_untraced_is_seen_by_its_lines() {
+        // Recorded shape (live test): the CPU idles, the busy thread is
+        // woken by idle and runs with no sched_switch traced; its first
+        // line is the timer interrupt that wakes the measuring thread.
+        let t = "\
+ m-5 [001] d..2. 299.999900: sched_switch: prev_comm=m prev_pid=5 prev_prio=49 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ <idle>-0 [001] d.h2. 300.000000: sched_waking: comm=busy pid=7 prio=0 target_cpu=001
+ busy-7 [001] d.h.. 300.000500: local_timer_entry: vector=236
+ busy-7 [001] d.h.. 300.000500: hrtimer_expire_entry: hrtimer=00000000cccc function=hrtimer_wakeup now=300000500000
+ busy-7 [001] d.h2. 300.000501: sched_waking: comm=m pid=5 prio=49 target_cpu=001
+ busy-7 [001] d.h.. 300.000510: local_timer_exit: vector=236
+ busy-7 [001] d..2. 300.002000: sched_switch: prev_comm=busy prev_pid=7 prev_prio=0 prev_state=R ==> next_comm=m next_pid=5 next_prio=49
+";
+        let r = crate::parse(t).unwrap();
+        let s = analyse(&r, 1, 5, 300_000_490_000).unwrap();
+        // [.490, .500) timer not fired: unaccounted; [.500, .510) the
+        // vector; [.510, 2.000) busy.
+        assert_eq!(s.unaccounted_ns, 10_000);
+        assert_eq!(s.irqs[0].total_ns, 10_000);
+        assert_eq!((s.threads[0].pid, s.threads[0].ns), (7, 1_490_000));
+        assert_eq!(
+            s.verdict,
+            "blocked 1.49 ms by thread `busy` (pid 7, prio 99)"
+        );
+    }
+
+    #[test]
+    fn a_trace_stopped_by_the_woken_thread_ends_at_its_last_event() {
+        // --trace-stop: woken from idle (no switch traced), the thread
+        // stops the trace before any event of its own.
+        let t = "\
+ <idle>-0 [001] d.h.. 200.000300: local_timer_entry: vector=236
+ <idle>-0 [001] d.h.. 200.000300: hrtimer_expire_entry: hrtimer=00000000bbbb function=hrtimer_wakeup now=200000300000
+ <idle>-0 [001] d.h2. 200.000301: sched_waking: comm=m pid=5 prio=49 target_cpu=001
+ <idle>-0 [001] d.h.. 200.000308: local_timer_exit: vector=236
+";
+        let r = crate::parse(t).unwrap();
+        assert!(analyse(&r, 1, 5, 200_000_000_000).is_err());
+        // The thread read its clock at 200.000315 (expected + latency).
+        let s = analyse_until(&r, 1, 5, 200_000_000_000, Some(200_000_315_000)).unwrap();
+        assert_eq!(s.comm, "m");
+        assert_eq!(s.switch_in_ns, 200_000_308_000);
+        assert_eq!(s.irq_latency_ns, Some(300_000));
+        assert_eq!(s.thread_latency_ns, Some(7_000));
+        // [E, expiry) with no event: unaccounted; the vector 8 us.
+        assert_eq!(s.unaccounted_ns, 300_000);
+        assert_eq!(s.irqs[0].total_ns, 8_000);
+        assert_eq!(s.unaccounted_ns + s.irqs[0].total_ns, s.latency_ns);
+        assert!(
+            s.verdict.starts_with("timer IRQ 0.3 ms late, nothing ran"),
+            "{}",
+            s.verdict
+        );
+        // A running time before the wake-up explains nothing.
+        assert!(analyse_until(&r, 1, 5, 200_000_000_000, Some(200_000_200_000)).is_err());
     }
 
     #[test]

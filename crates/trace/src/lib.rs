@@ -9,7 +9,7 @@ pub mod analyse;
 pub mod parse;
 
 pub use analyse::{
-    analyse, fmt_ns, priority_text, render_text, split, AnalyseError, Item, ItemKind, Spike,
-    SpikeFile, Split, Splitter, ThreadItem,
+    analyse, analyse_until, fmt_ns, priority_text, render_text, split, AnalyseError, Item,
+    ItemKind, Spike, SpikeFile, Split, Splitter, ThreadItem,
 };
 pub use parse::{parse, parse_line, Event, ParseError, Record};

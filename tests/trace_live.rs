@@ -309,13 +309,10 @@ fn sigint_removes_the_instance_split_fills_and_stale_ones_go() {
     let n = split["samples"].as_u64().unwrap();
     let total = r["threads"][0]["samples"].as_u64().unwrap();
     assert!(n >= 100 && n <= total, "split {n} of {total} wake-ups");
-    assert!(
-        split["irq"]["histogram"]["counts"]
-            .as_array()
-            .unwrap()
-            .len()
-            > 0
-    );
+    assert!(!split["irq"]["histogram"]["counts"]
+        .as_array()
+        .unwrap()
+        .is_empty());
     assert!(split["thread"]["max_ns"].as_i64().unwrap() > 0);
     let csv = std::fs::read_to_string(out.join("results.csv")).unwrap();
     assert!(csv.lines().next().unwrap().contains("irq_p99_ns"));

@@ -36,8 +36,20 @@ use std::time::Instant;
 /// Spikes explained per run at most; later ones are counted
 /// (`spikes_not_analysed`): each costs a read and parse of the buffer.
 pub const MAX_SPIKES: usize = 100;
+/// The buffer is parsed from this long before a spike's expected wake-up:
+/// the replay learns the current task and the open interrupts there.
+const REPLAY_MARGIN_NS: u64 = 50_000_000;
 /// With `--split`, records kept for spike analysis: the last 2 s.
 const KEEP_NS: u64 = 2_000_000_000;
+/// The events `--split` alone needs (the spike analysis wants all of
+/// `tracefs::EVENTS`).
+const SPLIT_EVENTS: &[&str] = &[
+    "timer:hrtimer_start",
+    "timer:hrtimer_expire_entry",
+    "sched:sched_waking",
+    "sched:sched_wakeup",
+    "sched:sched_switch",
+];
 /// At most this much `trace_pipe` text per drain (the rest waits for the
 /// next one, 20 ms later).
 const PIPE_CHUNK: usize = 8 << 20;
@@ -158,6 +170,11 @@ impl Session {
         }
         let mut cfg = tracefs::Config::new(cpus.clone());
         cfg.buffer_kb = self.spec.buffer_kb;
+        if self.spec.on_latency_ns.is_none() {
+            // --split alone: only what `Splitter` reads (fewer events to
+            // record, read and parse for every wake-up).
+            cfg.events = SPLIT_EVENTS.iter().map(|e| e.to_string()).collect();
+        }
         let inst = Instance::create(&self.root, &cfg).map_err(|e| e.to_string())?;
         for s in inst.stale_removed() {
             eprintln!("rtshield: removed the stale trace instance {s} (its process is gone)");
@@ -247,7 +264,10 @@ impl Session {
                     }
                 }
             }
-            self.kept.push_back(r);
+            // Kept only to explain spikes.
+            if self.spec.on_latency_ns.is_some() {
+                self.kept.push_back(r);
+            }
         }
         if let Some(newest) = self.kept.back().map(|r| r.ts_ns) {
             while self
@@ -272,9 +292,16 @@ impl Session {
         if now.is_empty() {
             return;
         }
+        // Parse the buffer from a little before the earliest window only.
+        let from = now
+            .iter()
+            .map(|m| m.expected_ns.max(0) as u64)
+            .min()
+            .unwrap_or(0)
+            .saturating_sub(REPLAY_MARGIN_NS);
         let parsed;
         let records: &[Record] = if let Some(t) = text {
-            parsed = parse_lenient(t);
+            parsed = rtshield_trace::parse_from(t, from);
             &parsed
         } else if self.pipe.is_some() {
             self.kept.make_contiguous();
@@ -282,7 +309,7 @@ impl Session {
         } else {
             match self.inst.as_ref().map(Instance::read) {
                 Some(Ok(t)) => {
-                    parsed = parse_lenient(&t);
+                    parsed = rtshield_trace::parse_from(&t, from);
                     &parsed
                 }
                 Some(Err(e)) => {
@@ -408,17 +435,6 @@ fn describe(m: &SpikeMark) -> String {
     )
 }
 
-/// The events of a `trace` file; lines that are not events are skipped
-/// (the analysis needs the events, not a perfect file).
-fn parse_lenient(text: &str) -> Vec<Record> {
-    match rtshield_trace::parse(text) {
-        Ok(r) => r,
-        Err(_) => text
-            .lines()
-            .filter_map(|l| rtshield_trace::parse_line(l).ok())
-            .collect(),
-    }
-}
 
 /// The caller's observer, with the session fed after every drain.
 struct Traced<'a> {

@@ -12,4 +12,4 @@ pub use analyse::{
     analyse, analyse_until, fmt_ns, priority_text, render_text, split, AnalyseError, Item,
     ItemKind, Spike, SpikeFile, Split, Splitter, ThreadItem,
 };
-pub use parse::{parse, parse_line, Event, ParseError, Record};
+pub use parse::{parse, parse_from, parse_line, Event, ParseError, Record};

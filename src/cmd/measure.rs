@@ -93,7 +93,7 @@ pub struct TraceArgs {
     /// Split every wake-up into timer IRQ latency and thread latency (trace events; root): two more histograms per thread in every result file.
     #[arg(long)]
     pub split: bool,
-    /// Per-CPU trace buffer in KiB, 1..1048576 [default: 512]; each explained spike reads all of it.
+    /// Per-CPU trace buffer in KiB, 1..1048576 [default: 256]; each explained spike reads all of it.
     #[arg(long, value_name = "KIB")]
     pub trace_buffer_kb: Option<u32>,
 }

@@ -144,7 +144,7 @@ pub const TRACE_LATENCY_MAX_NS: u64 = 1_000_000_000;
 /// `trace.buffer_kb` / `--trace-buffer-kb` range and default (per CPU).
 pub const TRACE_BUFFER_KB_MIN: u32 = 1;
 pub const TRACE_BUFFER_KB_MAX: u32 = 1_048_576;
-pub const TRACE_BUFFER_KB_DEFAULT: u32 = 512;
+pub const TRACE_BUFFER_KB_DEFAULT: u32 = 256;
 
 impl Default for Main {
     fn default() -> Self {

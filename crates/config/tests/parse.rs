@@ -544,11 +544,11 @@ fn trace_keys_parse_with_ranges_and_positions() {
     assert_eq!(t.on_latency_ns, Some(300_000));
     assert!(t.stop && t.split);
     assert_eq!(t.buffer_kb, 512);
-    // Defaults: nothing traced, 512 KiB.
+    // Defaults: nothing traced, 256 KiB.
     let d = parse(TIMER).unwrap().main.trace;
     assert_eq!(d, model::Trace::default());
     assert!(!d.wanted());
-    assert_eq!(d.buffer_kb, 512);
+    assert_eq!(d.buffer_kb, 256);
     // --check prints them back, and they parse to the same.
     let text = rtshield_config::render::effective(&c);
     assert!(text.contains("  trace.on_latency 300us\n"), "{text}");

@@ -86,7 +86,7 @@ pub struct TraceSpec {
 
 impl TraceSpec {
     /// The default per-CPU buffer, KiB.
-    pub const DEFAULT_BUFFER_KB: u32 = 512;
+    pub const DEFAULT_BUFFER_KB: u32 = 256;
 }
 
 impl MeasureSpec {

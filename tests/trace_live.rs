@@ -25,6 +25,13 @@ fn cannot_run() -> bool {
         || !require(online_cpus() != "0", "live tracing needs a CPU 1")
 }
 
+/// These tests take turns: each measures CPU 1 and puts its own FIFO 99
+/// thread there; run together they would be each other's spikes.
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 /// tracefs mounted in a private temporary directory (only to read the
 /// top-level state when it is mounted nowhere); unmounted on drop.
 struct TempMount {
@@ -207,6 +214,7 @@ fn a_fifo_99_thread_busy_for_2_ms_is_named_as_the_cause() {
     if cannot_run() {
         return;
     }
+    let _turn = one_at_a_time();
     let before = global_state();
     let (out, tid, _d) = run_with_busy_thread(&["--duration", "3s", "--trace-on", "1ms"], BUSY_NS);
     let after = global_state();
@@ -242,6 +250,7 @@ fn trace_stop_ends_the_run_at_the_first_spike_and_keeps_the_trace() {
     if cannot_run() {
         return;
     }
+    let _turn = one_at_a_time();
     let before = global_state();
     // 5 ms busy and a 3 ms threshold: this VM's own stalls (1.7 ms every
     // ~0.4 s, seen in these runs) must not be the first spike.
@@ -268,6 +277,7 @@ fn sigint_removes_the_instance_split_fills_and_stale_ones_go() {
     if cannot_run() {
         return;
     }
+    let _turn = one_at_a_time();
     let before = global_state();
     // A stale instance: named after a process that has exited.
     let dead = {

@@ -39,6 +39,8 @@ pub const MAX_SPIKES: usize = 100;
 /// The buffer is parsed from this long before a spike's expected wake-up:
 /// the replay learns the current task and the open interrupts there.
 const REPLAY_MARGIN_NS: u64 = 50_000_000;
+/// How often `/proc/stat` is read for steal time while nothing happens.
+const STEAL_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 /// With `--split`, records kept for spike analysis: the last 2 s.
 const KEEP_NS: u64 = 2_000_000_000;
 /// The events `--split` alone needs (the spike analysis wants all of
@@ -152,7 +154,11 @@ impl Session {
             unparsed_lines: 0,
         };
         if let Err(why) = s.open(&cpus) {
-            eprintln!("rtshield: tracing off: {why}; measuring without it");
+            // Once per process: `run` with stats.rotate starts a session per part.
+            static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("rtshield: tracing off: {why}; measuring without it");
+            }
             s.result.unavailable = Some(why);
             s.inst = None;
             s.spike_file = None;
@@ -224,6 +230,16 @@ impl Session {
         self.pending.extend_from_slice(marks);
         if !self.pending.is_empty() && !self.spec.stop {
             self.explain_pending(None);
+        } else if self
+            .stat_prev
+            .as_ref()
+            .is_some_and(|(_, at)| at.elapsed() >= STEAL_EVERY)
+        {
+            // Keep the steal reading recent, so a spike's steal window is
+            // about STEAL_EVERY long (one small read, 10 times a second).
+            if let Ok(now) = StatSnapshot::read(&self.root) {
+                self.stat_prev = Some((now, Instant::now()));
+            }
         }
     }
 
@@ -434,7 +450,6 @@ fn describe(m: &SpikeMark) -> String {
         m.thread, m.tid, m.cpu, m.expected_ns, m.latency_ns
     )
 }
-
 
 /// The caller's observer, with the session fed after every drain.
 struct Traced<'a> {

@@ -331,3 +331,30 @@ fn sigint_removes_the_instance_split_fills_and_stale_ones_go() {
     // spikes.json exists (maybe with no spike: 20 ms is rare).
     spikes(&out);
 }
+
+#[test]
+fn sigterm_removes_the_instance_too() {
+    if cannot_run() {
+        return;
+    }
+    let _turn = one_at_a_time();
+    let before = global_state();
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("res");
+    let mut child = Guard(Some(
+        measure_cmd(&out, &["--trace-on", "20ms", "--trace-buffer-kb", "64"])
+            .spawn()
+            .unwrap(),
+    ));
+    let pid = child.id();
+    wait_tracing(pid);
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGTERM) };
+    let o = child.finish(Duration::from_secs(30));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!instance_exists(pid), "instance left behind after SIGTERM");
+    assert_eq!(before, global_state());
+    let r = results(&out);
+    assert_eq!(r["end_reason"], "sigterm");
+    assert_eq!(r["trace"]["buffer_kb"], 64);
+}

@@ -928,7 +928,7 @@ pub fn render_text(spikes: &[Spike]) -> String {
         if let (Some(st), Some(w)) = (sp.steal_ns, sp.steal_window_ns) {
             let _ = writeln!(
                 s,
-                "  VM steal time on CPU {}: {} in the {} around the spike (/proc/stat)",
+                "  VM steal time on CPU {}: {} in the {} around the spike (the kernel's steal counter)",
                 sp.cpu,
                 fmt_ns(st),
                 fmt_ns(w)

@@ -358,3 +358,56 @@ fn sigterm_removes_the_instance_too() {
     assert_eq!(r["end_reason"], "sigterm");
     assert_eq!(r["trace"]["buffer_kb"], 64);
 }
+
+/// `rtshield run` with the trace.* keys traces for real through the same
+/// pipeline: split figures in every part's files, instance gone.
+#[test]
+fn run_with_trace_keys_splits_and_cleans_up() {
+    if cannot_run() {
+        return;
+    }
+    let _turn = one_at_a_time();
+    let before = global_state();
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "t.cfg",
+        "main {\n  trace.on_latency 20 ms\n  trace.split on\n  trace.buffer_kb 128\n  stats.checkpoint off\n}\n\
+         timer_thread[0] {\n  cpu_affinity 1\n  sched.priority 50\n  period 200 us\n  lifetime.samples 2000\n}\n",
+    );
+    let out = d.path().join("r");
+    let o = run(&[
+        "run",
+        cfg.to_str().unwrap(),
+        "--quiet",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(before, global_state());
+    let r = results(&out);
+    assert!(r["trace"]["unavailable"].is_null(), "{}", r["trace"]);
+    assert_eq!(r["trace"]["buffer_kb"], 128);
+    let n = r["threads"][0]["split"]["samples"].as_u64().unwrap();
+    assert!((100..=2000).contains(&n), "split {n} of 2000 wake-ups");
+    assert!(out.join("spikes.json").exists());
+    let hist = std::fs::read_to_string(out.join("histogram.txt")).unwrap();
+    assert!(hist.contains("# split thread 0 thread latency"));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("trace: "), "{stdout}");
+    // The run's own instance is gone (others' live ones may exist).
+    let left: Vec<String> = with_instances(|d| {
+        std::fs::read_dir(d)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| {
+                tracefs::instance_pid(n)
+                    .is_some_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
+            })
+            .collect()
+    });
+    assert!(
+        left.is_empty(),
+        "instances of dead processes left: {left:?}"
+    );
+}

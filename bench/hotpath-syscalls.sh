@@ -21,12 +21,17 @@ if [ -z "${RTSHIELD:-}" ]; then
     RTSHIELD="${CARGO_TARGET_DIR:-$here/target}/release/rtshield"
 fi
 work=$(mktemp -d /tmp/rtshield-syscalls.XXXXXX)
+# Non-empty (the reason) when tracing cannot run here: the traced section is skipped.
+rtshield_trace_off() {
+    [ "$(id -u)" = 0 ] || { echo "not root"; return; }
+    grep -qw tracefs /proc/filesystems || echo "no tracefs"
+}
 
-# count MODE SAMPLES: "name count" lines for the measuring thread.
+# count MODE SAMPLES [EXTRA...]: "name count" lines for the measuring thread.
 count() {
-    local dir="$work/$1-$2"
+    local dir="$work/$1-$2${3:+-traced}"
     strace -f -qq -o "$dir.strace" "$RTSHIELD" measure --cpus "$CPU" --period 1ms \
-        --samples "$2" --mode "$1" --quiet --out "$dir" >/dev/null
+        --samples "$2" --mode "$1" --quiet --out "$dir" "${@:3}" >/dev/null
     local tid
     tid=$(sed -n 's/^ *"tid": \([0-9]*\),/\1/p' "$dir/results.json" | head -1)
     # strace -f lines start with the TID; a call interrupted by another
@@ -45,6 +50,18 @@ for mode in nanosleep posix-timer interval-posix; do
                (d == 2000 ? "<- one per sample (the wait)" : (d == 0 ? "fixed (set-up/exit)" : "GROWS: not expected")) }'
 done
 echo "(clock_gettime never appears: it is a vDSO call)"
+
+# --trace-on 1us makes every wake-up a spike: the measuring thread's one
+# extra call per spike is the trace_marker write (docs/proofs.md).
+if [ -z "$(rtshield_trace_off)" ]; then
+    a=$(count nanosleep 1000 --trace-on 1us)
+    b=$(count nanosleep 3000 --trace-on 1us)
+    echo "== nanosleep --trace-on 1us (every wake-up a spike): measuring thread, 1000 vs 3000 samples"
+    join -a1 -a2 -e0 -o 0,1.2,2.2 <(echo "$a") <(echo "$b") |
+        awk '{ d = $3 - $2; printf "  %-20s %6d %6d   %s\n", $1, $2, $3,
+               ($1 == "write" && $2 <= 1000 && $3 <= 3000 ? "<- the marker: at most one per spike (none while the 1024-mark ring is full)" :
+               (d == 2000 ? "<- one per sample (the wait)" : (d == 0 ? "fixed (set-up/exit)" : "GROWS: not expected"))) }'
+fi
 
 # The whole process, strace -c style, for scale: the main thread's calls
 # (drain sleeps every 20 ms, set-up, file writes) do not depend on the

@@ -33,4 +33,6 @@ mod simulate_cli;
 mod stat_cli;
 mod store_hook;
 mod sysinfo_cli;
+mod trace_cli;
+mod trace_live;
 mod values;

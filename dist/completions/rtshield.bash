@@ -280,7 +280,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__measure)
-            opts="-q -h -V --cpus --period --prio --policy --duration --samples --mode --timer --histo-size --resolution --stats-period --out --json --json-format --metrics-file --force-unsafe-dir --max-latency --quiet --no-memlock --no-dma-latency --load --load-cpus --label --tag --store --no-store --sysroot --help --version"
+            opts="-q -h -V --cpus --period --prio --policy --duration --samples --mode --timer --histo-size --resolution --stats-period --out --json --json-format --metrics-file --force-unsafe-dir --max-latency --quiet --no-memlock --no-dma-latency --load --load-cpus --label --tag --store --no-store --trace-on --trace-stop --split --trace-buffer-kb --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -367,6 +367,14 @@ _rtshield() {
                     return 0
                     ;;
                 --store)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trace-on)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trace-buffer-kb)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -69,12 +69,16 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load-cpus 
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l label -d 'Label of the run in reports [default: the output directory name]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l trace-on -d 'Explain every wake-up later than DUR (1us..1s) from kernel trace events: spikes.json and spikes.txt in the output directory (root)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l trace-buffer-kb -d 'Per-CPU trace buffer in KiB, 1..1048576 [default: 256]; each explained spike reads all of it' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l force-unsafe-dir -d 'Write into --out (or next to --json) even if it is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s q -l quiet -d 'No live display, only the final summary'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-memlock -d 'Do not lock memory (mlockall)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the run'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-store -d 'Do not add the run to the results store (the files are written as always)'
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l trace-stop -d 'With --trace-on: stop tracing and the run at the first such wake-up and keep the trace (trace.txt), like cyclictest -b'
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l split -d 'Split every wake-up into timer IRQ latency and thread latency (trace events; root): two more histograms per thread in every result file'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l out -d 'Output directory [default: ./rtshield-results/<config name>-<UTC timestamp>/]; DIR-1, DIR-2... with stats.rotate' -r -F

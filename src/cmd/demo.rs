@@ -70,6 +70,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             ..Default::default()
         },
         label: Some("demo".into()),
+        trace: Default::default(),
     };
     let mut plan = margs.plan()?;
     plan.tags.insert("demo".into(), "true".into());

@@ -95,6 +95,67 @@ pub struct Args {
     pub label: Option<String>,
     #[command(flatten)]
     pub store: super::StoreArgs,
+    #[command(flatten)]
+    pub trace: TraceArgs,
+}
+
+/// Kernel tracing (docs/trace.md): root, a private tracefs instance.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct TraceArgs {
+    /// Explain every wake-up later than DUR (1us..1s) from kernel trace events: spikes.json and spikes.txt in the output directory (root).
+    #[arg(long, value_name = "DUR")]
+    pub trace_on: Option<Dur>,
+    /// With --trace-on: stop tracing and the run at the first such wake-up and keep the trace (trace.txt), like cyclictest -b.
+    #[arg(long)]
+    pub trace_stop: bool,
+    /// Split every wake-up into timer IRQ latency and thread latency (trace events; root): two more histograms per thread in every result file.
+    #[arg(long)]
+    pub split: bool,
+    /// Per-CPU trace buffer in KiB, 1..1048576 [default: 256]; each explained spike reads all of it.
+    #[arg(long, value_name = "KIB")]
+    pub trace_buffer_kb: Option<u32>,
+}
+
+impl TraceArgs {
+    /// The engine's tracing request, checked against docs/ranges.md.
+    pub fn spec(&self) -> anyhow::Result<Option<rtshield_measure::TraceSpec>> {
+        use rtshield_config::model as m;
+        if let Some(d) = self.trace_on {
+            if !(m::TRACE_LATENCY_MIN_NS..=m::TRACE_LATENCY_MAX_NS).contains(&d.ns()) {
+                return Err(
+                    InputError::new(format!("--trace-on {d}: must be within 1us..1s")).into(),
+                );
+            }
+        }
+        if self.trace_stop && self.trace_on.is_none() {
+            return Err(InputError::new("--trace-stop needs --trace-on DUR").into());
+        }
+        if let Some(kb) = self.trace_buffer_kb {
+            if !(m::TRACE_BUFFER_KB_MIN..=m::TRACE_BUFFER_KB_MAX).contains(&kb) {
+                return Err(InputError::new(format!(
+                    "--trace-buffer-kb {kb}: must be within {}..{}",
+                    m::TRACE_BUFFER_KB_MIN,
+                    m::TRACE_BUFFER_KB_MAX
+                ))
+                .into());
+            }
+            if self.trace_on.is_none() && !self.split {
+                return Err(
+                    InputError::new("--trace-buffer-kb needs --trace-on DUR or --split").into(),
+                );
+            }
+        }
+        Ok(
+            (self.trace_on.is_some() || self.split).then(|| rtshield_measure::TraceSpec {
+                on_latency_ns: self.trace_on.map(|d| d.ns()),
+                stop: self.trace_stop,
+                split: self.split,
+                buffer_kb: self
+                    .trace_buffer_kb
+                    .unwrap_or(rtshield_measure::TraceSpec::DEFAULT_BUFFER_KB),
+            }),
+        )
+    }
 }
 
 /// What `--json FILE` holds.
@@ -268,6 +329,7 @@ impl Args {
         spec.stats_period_ns = self.stats_period.ns().max(10_000_000);
         spec.memlock = !self.no_memlock;
         spec.cpu_dma_latency = !self.no_dma_latency;
+        spec.trace = self.trace.spec()?;
 
         let load = match self.load {
             None => {
@@ -490,6 +552,47 @@ fn fmt_ns(ns: i64) -> String {
     }
 }
 
+/// The end-of-run spike summary: one line per explained spike.
+fn print_trace(r: &RunResult) {
+    let Some(t) = &r.trace else { return };
+    println!();
+    println!("Trace: {}", rtshield_results::export::spikes_summary(t));
+    for (i, s) in t.spikes.iter().enumerate().take(10) {
+        println!(
+            "  spike {}: thread `{}` (tid {}) CPU {}, late {}: {}",
+            i + 1,
+            s.comm,
+            s.pid,
+            s.cpu,
+            rtshield_trace::fmt_ns(s.latency_ns),
+            s.verdict
+        );
+    }
+    if t.spikes.len() > 10 {
+        println!("  ... {} more in spikes.txt", t.spikes.len() - 10);
+    }
+    for e in t.errors.iter().take(3) {
+        println!("  not explained: {e}");
+    }
+    if t.split {
+        for th in &r.threads {
+            if let Some(sp) = &th.split {
+                println!(
+                    "  thread {} split over {} wake-ups: IRQ latency p50 {} p99 {} max {}; thread latency p50 {} p99 {} max {}",
+                    th.index,
+                    sp.samples,
+                    fmt_ns(sp.irq.percentiles["50"]),
+                    fmt_ns(sp.irq.percentiles["99"]),
+                    fmt_ns(sp.irq.max_ns),
+                    fmt_ns(sp.thread.percentiles["50"]),
+                    fmt_ns(sp.thread.percentiles["99"]),
+                    fmt_ns(sp.thread.max_ns)
+                );
+            }
+        }
+    }
+}
+
 fn print_summary(m: &Measurement, r: &RunResult, out: &Path, json: Option<&Path>) {
     let res = r.settings.resolution_ns;
     let unit = if res == 1 { "ns" } else { "us" };
@@ -580,6 +683,7 @@ fn print_summary(m: &Measurement, r: &RunResult, out: &Path, json: Option<&Path>
     for w in &r.warnings {
         println!("WARNING: {w}");
     }
+    print_trace(r);
     println!();
     for t in &r.threads {
         println!(

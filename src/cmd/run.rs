@@ -224,6 +224,13 @@ fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) 
     for w in &res.warnings {
         println!("warning: {w}");
     }
+    if let Some(t) = &res.trace {
+        // The spikes themselves are in spikes.txt beside the results.
+        println!("trace: {}", rtshield_results::export::spikes_summary(t));
+        for s in t.spikes.iter().take(5) {
+            println!("  thread tid {} CPU {}: {}", s.pid, s.cpu, s.verdict);
+        }
+    }
     let what = if one_of_parts {
         "Elapsed time of this part"
     } else {

@@ -106,7 +106,45 @@ pub struct Main {
     pub dbg_level: u32,
     pub start_delay_ns: u64,
     pub load_cycle: Option<Cycle>,
+    /// `trace.*` keys (docs/trace.md).
+    pub trace: Trace,
 }
+
+/// Kernel tracing of the measuring threads: `trace.on_latency`,
+/// `trace.stop`, `trace.split`, `trace.buffer_kb`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Trace {
+    pub on_latency_ns: Option<u64>,
+    pub stop: bool,
+    pub split: bool,
+    pub buffer_kb: u32,
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace {
+            on_latency_ns: None,
+            stop: false,
+            split: false,
+            buffer_kb: TRACE_BUFFER_KB_DEFAULT,
+        }
+    }
+}
+
+impl Trace {
+    /// Whether any tracing is asked for.
+    pub fn wanted(&self) -> bool {
+        self.on_latency_ns.is_some() || self.split
+    }
+}
+
+/// `trace.on_latency` / `--trace-on` range (docs/ranges.md).
+pub const TRACE_LATENCY_MIN_NS: u64 = 1_000;
+pub const TRACE_LATENCY_MAX_NS: u64 = 1_000_000_000;
+/// `trace.buffer_kb` / `--trace-buffer-kb` range and default (per CPU).
+pub const TRACE_BUFFER_KB_MIN: u32 = 1;
+pub const TRACE_BUFFER_KB_MAX: u32 = 1_048_576;
+pub const TRACE_BUFFER_KB_DEFAULT: u32 = 256;
 
 impl Default for Main {
     fn default() -> Self {
@@ -129,6 +167,7 @@ impl Default for Main {
             dbg_level: 0,
             start_delay_ns: 0,
             load_cycle: None,
+            trace: Trace::default(),
         }
     }
 }
@@ -222,6 +261,9 @@ pub const RESERVED_FILES: &[&str] = &[
     "results.csv",
     "histogram.txt",
     "timeline.csv",
+    "spikes.json",
+    "spikes.txt",
+    "trace.txt",
 ];
 
 /// Parse and check a configuration. `file` names it in error messages.
@@ -742,7 +784,29 @@ impl Cx<'_> {
                 "dbg_level" => out.dbg_level = self.int(en, 0, 9)?,
                 "start.delay" => out.start_delay_ns = self.duration(en, None)?,
                 "load.cycle" => out.load_cycle = self.cycle(en)?,
+                "trace.on_latency" => {
+                    out.trace.on_latency_ns = Some(self.duration_in(
+                        en,
+                        None,
+                        TRACE_LATENCY_MIN_NS,
+                        TRACE_LATENCY_MAX_NS,
+                    )?)
+                }
+                "trace.stop" => out.trace.stop = self.flag(en)?,
+                "trace.split" => out.trace.split = self.flag(en)?,
+                "trace.buffer_kb" => {
+                    out.trace.buffer_kb = self.int(
+                        en,
+                        i64::from(TRACE_BUFFER_KB_MIN),
+                        i64::from(TRACE_BUFFER_KB_MAX),
+                    )?
+                }
                 _ => unreachable!("key table and match disagree on {k}"),
+            }
+        }
+        if let Some(en) = m.get("trace.stop") {
+            if out.trace.stop && out.trace.on_latency_ns.is_none() {
+                return Err(self.bad(en, "trace.stop without trace.on_latency"));
             }
         }
         out.sched = self.sched(&m)?;

@@ -104,6 +104,16 @@ pub fn effective(cfg: &Config) -> String {
     let _ = writeln!(o, "  dbg_level {}", m.dbg_level);
     let _ = writeln!(o, "  start.delay {}", dur(m.start_delay_ns));
     let _ = writeln!(o, "  load.cycle {}", cycle(m.load_cycle));
+    // Only when tracing is asked for: other configurations read as before.
+    if m.trace.wanted() {
+        if let Some(l) = m.trace.on_latency_ns {
+            let _ = writeln!(o, "  trace.on_latency {}", dur(l));
+        }
+        let on = |b: bool| if b { "on" } else { "off" };
+        let _ = writeln!(o, "  trace.stop {}", on(m.trace.stop));
+        let _ = writeln!(o, "  trace.split {}", on(m.trace.split));
+        let _ = writeln!(o, "  trace.buffer_kb {}", m.trace.buffer_kb);
+    }
     o.push_str("}\n");
     for t in &cfg.timers {
         let _ = writeln!(o, "\ntimer_thread[{}]\n{{", t.index);

@@ -621,3 +621,51 @@ fn thread_storm_loads_take_a_thread_count() {
     .unwrap_err();
     assert!(e.contains("invalid number '64M'"), "{e}");
 }
+
+#[test]
+fn trace_keys_parse_with_ranges_and_positions() {
+    let c = parse(&format!(
+        "main {{\n  trace.on_latency 300 us\n  trace.stop\n  trace.split on\n  trace.buffer_kb 512\n}}\n{TIMER}"
+    ))
+    .unwrap();
+    let t = c.main.trace;
+    assert_eq!(t.on_latency_ns, Some(300_000));
+    assert!(t.stop && t.split);
+    assert_eq!(t.buffer_kb, 512);
+    // Defaults: nothing traced, 256 KiB.
+    let d = parse(TIMER).unwrap().main.trace;
+    assert_eq!(d, model::Trace::default());
+    assert!(!d.wanted());
+    assert_eq!(d.buffer_kb, 256);
+    // --check prints them back, and they parse to the same.
+    let text = rtshield_config::render::effective(&c);
+    assert!(text.contains("  trace.on_latency 300us\n"), "{text}");
+    let back = model::parse("eff.cfg", &text, &machine("0-7")).unwrap();
+    assert_eq!(back.main, c.main);
+    // Bad values name FILE:LINE:COL.
+    for (body, want) in [
+        ("trace.on_latency 2 s", "t.cfg:2:20: 2s outside 1us..1s"),
+        (
+            "trace.on_latency 500ns",
+            "t.cfg:2:20: 500ns outside 1us..1s",
+        ),
+        ("trace.on_latency", "t.cfg:2:"),
+        ("trace.stop", "t.cfg:2:"),
+        (
+            "trace.buffer_kb 0",
+            "t.cfg:2:19: 0 is out of range 1..1048576",
+        ),
+        (
+            "trace.buffer_kb 2000000",
+            "t.cfg:2:19: 2000000 is out of range 1..1048576",
+        ),
+        ("trace.split maybe", "t.cfg:2:15: invalid switch 'maybe'"),
+    ] {
+        let e = parse(&format!("main {{\n  {body}\n}}\n{TIMER}")).unwrap_err();
+        assert!(e.starts_with(want), "{body}: {e}");
+    }
+    let e = parse(&format!("main {{\n  trace.stop\n}}\n{TIMER}")).unwrap_err();
+    assert!(e.contains("trace.stop without trace.on_latency"), "{e}");
+    let e = parse(&format!("timer_thread[1] {{\n  trace.split\n}}\n{TIMER}")).unwrap_err();
+    assert!(e.contains("not allowed in timer_thread"), "{e}");
+}

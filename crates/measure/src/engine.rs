@@ -262,6 +262,130 @@ impl LoopConfig {
     }
 }
 
+/// A wake-up later than the trace threshold, flagged by the measuring
+/// thread for the analysis on the main thread (plain data, through a
+/// preallocated ring).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct SpikeMark {
+    /// The thread's place in `spec.threads`.
+    pub thread: u32,
+    pub tid: i32,
+    /// The CPU it is pinned to (-1: not pinned).
+    pub cpu: i32,
+    /// The theoretical wake-up (CLOCK_MONOTONIC ns).
+    pub expected_ns: i64,
+    pub latency_ns: i64,
+}
+
+/// What a measuring thread does on a spike (a wake-up later than
+/// `threshold_ns`): one `write(2)` to `fd`, opened before the loop. With
+/// `stop` unset, `fd` is the trace instance's `trace_marker` and the thread
+/// writes a marker line naming the expected wake-up; with `stop` set, `fd`
+/// is its `tracing_on` and the first spike writes `0` (the trace keeps the
+/// spike, like cyclictest `-b`) and ends the run.
+#[derive(Debug, Clone, Copy)]
+pub struct SpikeTrigger {
+    pub threshold_ns: i64,
+    pub fd: std::os::unix::io::RawFd,
+    pub stop: bool,
+}
+
+/// Spike marks a thread can queue before the main thread takes them (every
+/// 20 ms); a spike that finds the queue full is counted, not marked.
+const MARK_RING: usize = 1024;
+
+/// The measuring thread's side of a [`SpikeTrigger`].
+pub struct Spiker<'a> {
+    pub trigger: SpikeTrigger,
+    pub thread: u32,
+    pub tid: i32,
+    pub cpu: i32,
+    pub marks: &'a mut rtrb::Producer<SpikeMark>,
+    /// Shared by the threads of a run: tracing was stopped (`stop` mode).
+    pub stopped: &'a AtomicBool,
+    /// The run's stop flag, set in `stop` mode.
+    pub end_run: &'a AtomicBool,
+    /// The marker line is formatted here (no allocation).
+    pub buf: [u8; 128],
+}
+
+impl Spiker<'_> {
+    /// Handle a spike; true when the loop must end (`stop` mode). At most
+    /// one `write(2)`; no allocation, no lock.
+    #[cold]
+    #[inline(never)]
+    fn fire(&mut self, expected_ns: i64, latency_ns: i64) -> bool {
+        let mark = SpikeMark {
+            thread: self.thread,
+            tid: self.tid,
+            cpu: self.cpu,
+            expected_ns,
+            latency_ns,
+        };
+        if self.trigger.stop {
+            if !self.stopped.swap(true, Relaxed) {
+                // SAFETY: fd is the open tracing_on file; one byte of a static.
+                unsafe { libc::write(self.trigger.fd, b"0".as_ptr().cast(), 1) };
+                let _ = self.marks.push(mark);
+            }
+            self.end_run.store(true, Relaxed);
+            return true;
+        }
+        if self.marks.push(mark).is_ok() {
+            let n = format_marker(&mut self.buf, &mark);
+            // SAFETY: fd is the open trace_marker file; buf[..n] is initialised.
+            unsafe { libc::write(self.trigger.fd, self.buf.as_ptr().cast(), n) };
+        }
+        false
+    }
+}
+
+/// `rtshield spike thread=T tid=P cpu=C expected=E latency=L` into `buf`
+/// (128 bytes hold it with every number at its widest); returns its length.
+pub fn format_marker(buf: &mut [u8; 128], m: &SpikeMark) -> usize {
+    fn put(buf: &mut [u8; 128], at: &mut usize, bytes: &[u8]) {
+        for &b in bytes {
+            if *at < buf.len() {
+                buf[*at] = b;
+                *at += 1;
+            }
+        }
+    }
+    fn num(buf: &mut [u8; 128], at: &mut usize, v: i64) {
+        let mut digits = [0u8; 20];
+        let mut n = v.unsigned_abs();
+        let mut k = 0;
+        loop {
+            digits[k] = b'0' + (n % 10) as u8;
+            n /= 10;
+            k += 1;
+            if n == 0 {
+                break;
+            }
+        }
+        if v < 0 {
+            put(buf, at, b"-");
+        }
+        while k > 0 {
+            k -= 1;
+            put(buf, at, &digits[k..k + 1]);
+        }
+    }
+    let mut at = 0;
+    put(buf, &mut at, b"rtshield spike thread=");
+    num(buf, &mut at, i64::from(m.thread));
+    put(buf, &mut at, b" tid=");
+    num(buf, &mut at, i64::from(m.tid));
+    put(buf, &mut at, b" cpu=");
+    num(buf, &mut at, i64::from(m.cpu));
+    put(buf, &mut at, b" expected=");
+    num(buf, &mut at, m.expected_ns);
+    put(buf, &mut at, b" latency=");
+    num(buf, &mut at, m.latency_ns);
+    put(buf, &mut at, b"\n");
+    at
+}
+
 /// The hot loop. No allocation, no lock, no system call besides the wait
 /// (`clock_nanosleep` or `sigwaitinfo`) and the vDSO clock read.
 ///
@@ -275,6 +399,21 @@ pub fn hot_loop(
     live: &Live,
     stop: &AtomicBool,
 ) -> Accum {
+    hot_loop_traced(cfg, waiter, tx, live, stop, None)
+}
+
+/// [`hot_loop`] with a spike trigger: a wake-up later than its threshold
+/// costs one `write(2)` ([`Spiker`]); without one, or below it, one
+/// comparison.
+pub fn hot_loop_traced(
+    cfg: &LoopConfig,
+    waiter: &Waiter,
+    tx: &mut rtrb::Producer<Sample>,
+    live: &Live,
+    stop: &AtomicBool,
+    mut spiker: Option<&mut Spiker<'_>>,
+) -> Accum {
+    let threshold = spiker.as_ref().map_or(i64::MAX, |s| s.trigger.threshold_ns);
     let period = cfg.period_ns as i64;
     let mut acc = Accum::default();
     let mut next = cfg.start_ns + period;
@@ -296,6 +435,7 @@ pub fn hot_loop(
             },
         };
         let now = now_ns();
+        let expected = next;
         let latency = now - next;
         let value = if cfg.mode.is_interval() {
             now - prev_wake
@@ -327,6 +467,14 @@ pub fn hot_loop(
             acc.lost += 1;
         }
         live.publish(&acc);
+        if latency > threshold {
+            acc.spikes += 1;
+            if let Some(s) = spiker.as_deref_mut() {
+                if s.fire(expected, latency) {
+                    break;
+                }
+            }
+        }
     }
     acc
 }
@@ -442,6 +590,20 @@ pub fn run_at(
     stop: &AtomicBool,
     obs: &mut dyn Observer,
 ) -> anyhow::Result<Measurement> {
+    run_traced(root, spec, stop, obs, None)
+}
+
+/// [`run_at`] with a spike trigger: each measuring thread acts on a
+/// wake-up later than `trigger.threshold_ns` ([`SpikeTrigger`]) and the
+/// observer's [`Observer::drained`] receives the marks. A `stop` trigger
+/// ends the run at the first spike ([`EndReason::TraceStop`]).
+pub fn run_traced(
+    root: &Root,
+    spec: &MeasureSpec,
+    stop: &AtomicBool,
+    obs: &mut dyn Observer,
+    trigger: Option<SpikeTrigger>,
+) -> anyhow::Result<Measurement> {
     let online = sched::get_affinity(0).unwrap_or_default();
     validate(spec, &online)?;
     let mut warnings = Vec::new();
@@ -533,6 +695,20 @@ pub fn run_at(
         producers.push(p);
         rings.push(c);
     }
+    // Spike marks: a small ring per thread, only with a trigger.
+    let mut mark_rx = Vec::new();
+    let mut mark_tx = Vec::new();
+    for _ in 0..n {
+        if trigger.is_some() {
+            let (p, c) = rtrb::RingBuffer::<SpikeMark>::new(MARK_RING);
+            mark_tx.push(Some(p));
+            mark_rx.push(c);
+        } else {
+            mark_tx.push(None);
+        }
+    }
+    let trace_stopped = AtomicBool::new(false);
+    let mut marks: Vec<SpikeMark> = Vec::with_capacity(MARK_RING);
 
     let started_at = crate::rfc3339_utc(std::time::SystemTime::now());
     let t0 = now_ns();
@@ -540,13 +716,18 @@ pub fn run_at(
 
     let outcome = std::thread::scope(|scope| -> anyhow::Result<_> {
         let mut handles = Vec::with_capacity(n);
-        for (i, (t, mut tx)) in spec.threads.iter().zip(producers).enumerate() {
+        for (i, ((t, mut tx), marks_tx)) in
+            spec.threads.iter().zip(producers).zip(mark_tx).enumerate()
+        {
             let links = Links {
                 index: i,
                 live: &lives[i],
                 stop: &inner_stop,
                 ready_tx: ready_tx.clone(),
                 root,
+                marks: marks_tx,
+                trigger,
+                stopped: &trace_stopped,
             };
             let h = std::thread::Builder::new()
                 .name(format!("rtshield-m{}", t.index))
@@ -575,9 +756,28 @@ pub fn run_at(
         let mut end = EndReason::Stop;
         let mut last_report = now_ns();
         let mut ival: Vec<IvalAcc> = vec![IvalAcc::default(); n];
+        let tids: Vec<i32> = ready
+            .iter()
+            .map(|r| r.as_ref().map_or(0, |r| r.tid))
+            .collect();
+        let mut take_marks = |obs: &mut dyn Observer, rx: &mut [rtrb::Consumer<SpikeMark>]| {
+            marks.clear();
+            for c in rx.iter_mut() {
+                while let Ok(m) = c.pop() {
+                    marks.push(m);
+                }
+            }
+            obs.drained(&marks, &tids);
+        };
         loop {
             std::thread::sleep(DRAIN_EVERY);
             drain(&mut rings, &mut hists, &mut ival, spec);
+            take_marks(obs, &mut mark_rx);
+            if trace_stopped.load(Relaxed) {
+                // --trace-stop: a thread stopped the trace and the run.
+                inner_stop.store(true, Relaxed);
+                break;
+            }
             let all_done = lives.iter().all(|l| l.done.load(Relaxed));
             if stop.load(Relaxed) {
                 end = signals::received().map_or(EndReason::Stop, EndReason::Signal);
@@ -621,7 +821,10 @@ pub fn run_at(
             );
         }
         drain(&mut rings, &mut hists, &mut ival, spec);
-        if end == EndReason::Stop && !inner_stop.load(Relaxed) {
+        take_marks(obs, &mut mark_rx);
+        if trace_stopped.load(Relaxed) {
+            end = EndReason::TraceStop;
+        } else if end == EndReason::Stop && !inner_stop.load(Relaxed) {
             end = if spec.samples.is_some()
                 && exact.iter().all(|a: &Accum| Some(a.count) == spec.samples)
             {
@@ -671,6 +874,7 @@ pub fn run_at(
         cpu_dma_latency: dma.as_ref().map(|d| d.value_us),
         memlocked,
         partial: false,
+        trace: None,
     })
 }
 
@@ -717,6 +921,7 @@ fn thread_results(
             fallback,
             exact: acc,
             hist,
+            split: None,
         });
     }
     threads
@@ -758,6 +963,7 @@ impl Snapshot<'_> {
             cpu_dma_latency: self.dma,
             memlocked: self.memlocked,
             partial: true,
+            trace: None,
         }
     }
 }
@@ -796,6 +1002,7 @@ fn read_live(lives: &[Live]) -> Vec<Accum> {
             overruns: l.overruns.load(Relaxed),
             missed: l.missed.load(Relaxed),
             lost: l.lost.load(Relaxed),
+            spikes: 0,
         })
         .collect()
 }
@@ -969,6 +1176,11 @@ struct Links<'a> {
     ready_tx: mpsc::Sender<Ready>,
     /// Where the thread's cgroup file is (the run's `--sysroot`).
     root: &'a Root,
+    /// The thread's spike-mark queue (with a trigger only).
+    marks: Option<rtrb::Producer<SpikeMark>>,
+    trigger: Option<SpikeTrigger>,
+    /// Shared: tracing stopped (`--trace-stop`).
+    stopped: &'a AtomicBool,
 }
 
 /// Set up the calling thread (affinity, policy, stack, timer), report,
@@ -985,6 +1197,9 @@ fn measuring_thread(
         stop,
         ready_tx,
         root,
+        mut marks,
+        trigger,
+        stopped,
     } = links;
     let tid = sched::gettid();
     live.tid.store(tid, Relaxed);
@@ -1038,8 +1253,22 @@ fn measuring_thread(
     } else {
         Waiter::Nanosleep
     };
+    let cpu = r.cpu.map_or(-1, |c| c as i32);
     let _ = ready_tx.send(r);
-    let acc = hot_loop(&cfg, &waiter, tx, live, stop);
+    let mut spiker = match (marks.as_mut(), trigger) {
+        (Some(m), Some(trigger)) => Some(Spiker {
+            trigger,
+            thread: index as u32,
+            tid,
+            cpu,
+            marks: m,
+            stopped,
+            end_run: stop,
+            buf: [0; 128],
+        }),
+        _ => None,
+    };
+    let acc = hot_loop_traced(&cfg, &waiter, tx, live, stop, spiker.as_mut());
     drop(waiter);
     live.done.store(true, Relaxed);
     acc

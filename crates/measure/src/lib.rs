@@ -24,7 +24,7 @@ pub mod stats;
 mod timefmt;
 
 pub use display::{render_table, LiveDisplay};
-pub use engine::{run, run_at};
+pub use engine::{run, run_at, run_traced, SpikeMark, SpikeTrigger};
 pub use result::ResultContext;
 pub use timefmt::{rfc3339_utc, stamp_utc};
 
@@ -71,6 +71,27 @@ pub struct MeasureSpec {
     pub memlock: bool,
     /// Hold `/dev/cpu_dma_latency` at 0 for the run.
     pub cpu_dma_latency: bool,
+    /// Kernel tracing (`--trace-on`, `--split`): set up by `rtshield-run`
+    /// around the engine; the engine only sees a [`SpikeTrigger`].
+    pub trace: Option<TraceSpec>,
+}
+
+/// What to trace (docs/trace.md).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceSpec {
+    /// Explain every wake-up later than this (`--trace-on`).
+    pub on_latency_ns: Option<u64>,
+    /// Stop tracing and the run at the first such wake-up (`--trace-stop`).
+    pub stop: bool,
+    /// IRQ vs thread latency of every wake-up (`--split`).
+    pub split: bool,
+    /// Per-CPU trace buffer, KiB.
+    pub buffer_kb: u32,
+}
+
+impl TraceSpec {
+    /// The default per-CPU buffer, KiB.
+    pub const DEFAULT_BUFFER_KB: u32 = 256;
 }
 
 impl MeasureSpec {
@@ -97,6 +118,7 @@ impl MeasureSpec {
             stats_period_ns: 1_000_000_000,
             memlock: true,
             cpu_dma_latency: true,
+            trace: None,
         }
     }
 }
@@ -163,6 +185,12 @@ pub trait Observer {
     /// `rtshield_results::write_all` to checkpoint. Costs a copy of the
     /// histograms, on the main thread only.
     fn snapshot(&mut self, _m: &Measurement) {}
+
+    /// Called on the main thread after every drain of the rings (every
+    /// 20 ms) with the spikes the measuring threads flagged since the last
+    /// call (see [`SpikeTrigger`]; often none) and the threads' tids (0 for
+    /// a thread not started). The default does nothing.
+    fn drained(&mut self, _marks: &[SpikeMark], _tids: &[i32]) {}
 }
 
 /// An observer that watches nothing.
@@ -185,6 +213,8 @@ pub enum EndReason {
     Stop,
     /// Not ended: a snapshot taken while running (a checkpoint).
     Running,
+    /// `--trace-stop`: a wake-up was later than the trace threshold.
+    TraceStop,
 }
 
 impl EndReason {
@@ -197,6 +227,7 @@ impl EndReason {
             EndReason::Signal(s) => format!("signal {s}"),
             EndReason::Stop => "stop".into(),
             EndReason::Running => "running".into(),
+            EndReason::TraceStop => "trace-stop".into(),
         }
     }
 }
@@ -217,6 +248,8 @@ pub struct ThreadMeasurement {
     pub exact: stats::Accum,
     /// Histograms built from the samples that came through the ring.
     pub hist: stats::ThreadHistograms,
+    /// `--split`: set by `rtshield-run` from the trace after the run.
+    pub split: Option<rtshield_results::SplitResult>,
 }
 
 /// The outcome of [`run`].
@@ -237,6 +270,8 @@ pub struct Measurement {
     pub memlocked: bool,
     /// A snapshot of a run still going ([`Observer::snapshot`]).
     pub partial: bool,
+    /// What kernel tracing found; set by `rtshield-run` after the run.
+    pub trace: Option<rtshield_results::TraceResult>,
 }
 
 impl Measurement {

@@ -51,6 +51,7 @@ impl Measurement {
                     corrected: h.corrected(),
                     worst_cases: h.worst.clone(),
                     unknown: Vec::new(),
+                    split: t.split.clone(),
                 }
             })
             .collect();
@@ -80,6 +81,7 @@ impl Measurement {
             threads,
             programs: ctx.programs.clone(),
             tags: ctx.tags.clone(),
+            trace: self.trace.clone(),
         }
     }
 }
@@ -113,6 +115,7 @@ mod tests {
                 fallback: None,
                 exact,
                 hist,
+                split: None,
             }],
             spec,
             started_at: "2026-11-22T05:47:39Z".into(),
@@ -122,6 +125,7 @@ mod tests {
             cpu_dma_latency: Some(0),
             memlocked: true,
             partial: false,
+            trace: None,
         }
     }
 

@@ -32,6 +32,9 @@ pub struct Accum {
     pub missed: u64,
     /// Samples the ring could not take.
     pub lost: u64,
+    /// Wake-ups later than the trace threshold (`--trace-on`); final
+    /// figure only (not published live).
+    pub spikes: u64,
 }
 
 impl Default for Accum {
@@ -45,6 +48,7 @@ impl Default for Accum {
             overruns: 0,
             missed: 0,
             lost: 0,
+            spikes: 0,
         }
     }
 }

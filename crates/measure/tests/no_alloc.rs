@@ -138,3 +138,97 @@ fn overrun_path_does_not_allocate() {
         assert_eq!(allocs, 0, "{mode}");
     }
 }
+
+/// The spike path (`--trace-on`, `--trace-stop`) on a watched thread,
+/// every wake-up a spike (threshold below any latency): the marker writes
+/// go to a pipe read back afterwards. Returns (allocations, samples,
+/// spikes, bytes written, marks queued).
+fn spike_allocations(
+    stop_mode: bool,
+    samples: u64,
+    marks_cap: usize,
+) -> (u64, u64, u64, Vec<u8>, usize) {
+    use rtshield_measure::engine::{hot_loop_traced, SpikeMark, SpikeTrigger, Spiker};
+    let mut fds = [0; 2];
+    // SAFETY: fds is a valid array of two ints.
+    assert_eq!(
+        unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK) },
+        0
+    );
+    let (rfd, wfd) = (fds[0], fds[1]);
+    let (allocs, count, spikes, queued) = std::thread::spawn(move || {
+        let (mut tx, _rx) = rtrb::RingBuffer::<Sample>::new(4096);
+        let (mut mtx, mrx) = rtrb::RingBuffer::<SpikeMark>::new(marks_cap);
+        let live = rtshield_measure::engine::Live::default();
+        let stop = AtomicBool::new(false);
+        let stopped = AtomicBool::new(false);
+        let cfg = LoopConfig {
+            mode: Mode::Nanosleep,
+            period_ns: 100_000,
+            start_ns: now_ns(),
+            end_ns: None,
+            samples: Some(samples),
+        };
+        let mut spiker = Spiker {
+            trigger: SpikeTrigger {
+                threshold_ns: -1,
+                fd: wfd,
+                stop: stop_mode,
+            },
+            thread: 0,
+            tid: 4242,
+            cpu: 1,
+            marks: &mut mtx,
+            stopped: &stopped,
+            end_run: &stop,
+            buf: [0; 128],
+        };
+        let before = allocs();
+        WATCHED.with(|w| w.set(true));
+        let acc = hot_loop_traced(
+            &cfg,
+            &Waiter::Nanosleep,
+            &mut tx,
+            &live,
+            &stop,
+            Some(&mut spiker),
+        );
+        WATCHED.with(|w| w.set(false));
+        let after = allocs();
+        (after - before, acc.count, acc.spikes, mrx.slots())
+    })
+    .join()
+    .unwrap();
+    let mut out = vec![0u8; 1 << 16];
+    // SAFETY: out is a valid buffer of that length.
+    let n = unsafe { libc::read(rfd, out.as_mut_ptr().cast(), out.len()) };
+    out.truncate(n.max(0) as usize);
+    // SAFETY: both fds are ours.
+    unsafe {
+        libc::close(rfd);
+        libc::close(wfd);
+    }
+    (allocs, count, spikes, out, queued)
+}
+
+#[test]
+fn spike_marker_path_does_not_allocate() {
+    // 40 spikes, room for 16 marks: 16 marker writes, then the full-queue
+    // path (counted, no write).
+    let (allocs, count, spikes, written, queued) = spike_allocations(false, 40, 16);
+    assert_eq!((count, spikes), (40, 40));
+    assert_eq!(allocs, 0);
+    assert_eq!(queued, 16);
+    let text = String::from_utf8(written).unwrap();
+    assert_eq!(text.lines().count(), 16, "{text}");
+    assert!(text.starts_with("rtshield spike thread=0 tid=4242 cpu=1 expected="));
+}
+
+#[test]
+fn spike_stop_path_writes_once_and_ends_the_loop() {
+    let (allocs, count, spikes, written, queued) = spike_allocations(true, 40, 16);
+    assert_eq!(allocs, 0);
+    // The first wake-up is a spike: tracing_on = 0 written once, loop ends.
+    assert_eq!((count, spikes, queued), (1, 1, 1));
+    assert_eq!(written, b"0");
+}

@@ -81,6 +81,7 @@ pub fn render(inp: &Inputs) -> String {
         h.push_str("<h2>Worst cases</h2>\n<p class=\"hint\">Each new maximum and when it happened (time since the start).</p>\n");
         h.push_str(&crate::table::worst_cases_html(&inp.table.worst));
     }
+    h.push_str(&crate::spikes::html(inp.runs));
     if !inp.timelines.is_empty() {
         h.push_str("<h2>Timeline</h2>\n<p class=\"hint\">Per-interval maximum (points) and running maximum (line); shaded: load phases.</p>\n");
         for (cap, png) in inp.timelines {

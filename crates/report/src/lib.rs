@@ -14,6 +14,7 @@ pub mod html;
 pub mod load;
 pub mod plot;
 pub mod series;
+pub mod spikes;
 /// Fixtures for tests and examples: never in the release binary.
 #[cfg(any(test, feature = "testing"))]
 pub mod synth;
@@ -184,7 +185,8 @@ pub fn render(
         out.push(("report.html".into(), page.into_bytes()));
     }
     if want(Format::Md) {
-        out.push(("summary.md".into(), table.to_markdown(title).into_bytes()));
+        let md = table.to_markdown(title) + &spikes::markdown(runs);
+        out.push(("summary.md".into(), md.into_bytes()));
     }
     if want(Format::Csv) {
         out.push(("summary.csv".into(), table.to_csv().into_bytes()));

@@ -127,6 +127,7 @@ pub fn run_result(
             "load".to_string(),
             if tail > 0.0 { "cpu" } else { "none" }.to_string(),
         )]),
+        trace: None,
     }
 }
 

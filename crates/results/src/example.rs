@@ -88,8 +88,10 @@ pub fn example_result() -> RunResult {
             },
             worst_cases: vec![],
             unknown: vec![],
+            split: None,
         }],
         programs: vec![],
         tags: BTreeMap::new(),
+        trace: None,
     }
 }

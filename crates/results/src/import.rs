@@ -1064,6 +1064,7 @@ fn imported(
             .into_iter()
             .chain((period_us > 0).then(|| ("period".to_string(), format!("{period_us}us"))))
             .collect(),
+        trace: None,
     }
 }
 
@@ -1109,6 +1110,7 @@ pub fn thread_from_histogram(
         histogram: h,
         worst_cases: Vec::new(),
         unknown: Vec::new(),
+        split: None,
     }
 }
 

@@ -16,7 +16,8 @@ pub mod statrec;
 
 pub use export::{
     file_names, systress_file_name, to_csv, to_cyclictest_hist, to_json, to_systress_txt,
-    write_all, write_json, ExportManager, Exporter, CSV_FILE, HIST_FILE, JSON_FILE,
+    write_all, write_json, ExportManager, Exporter, CSV_FILE, HIST_FILE, JSON_FILE, SPIKES_JSON,
+    SPIKES_TXT,
 };
 pub use read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
 pub use schema::*;

@@ -34,8 +34,8 @@ pub struct RunResult {
     #[serde(default)]
     pub warnings: Vec<String>,
     /// Why the run ended: `duration`, `samples`, `sigint`, `sigterm`, `stop`
-    /// (a program's STOP policy), or `running` in a checkpoint of a run
-    /// still going.
+    /// (a program's STOP policy), `trace-stop` (`--trace-stop`), or
+    /// `running` in a checkpoint of a run still going.
     pub end_reason: String,
     pub threads: Vec<ThreadResult>,
     /// Load programs and built-in loads that ran beside the measurement.
@@ -44,6 +44,73 @@ pub struct RunResult {
     /// Extra provenance: isolation method, load name, partition, campaign axes.
     #[serde(default)]
     pub tags: BTreeMap<String, String>,
+    /// Kernel tracing (`--trace-on`, `--split`; docs/trace.md); absent
+    /// when the run did not ask for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace: Option<TraceResult>,
+}
+
+/// What kernel tracing found (`--trace-on`, `--trace-stop`, `--split`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+pub struct TraceResult {
+    /// `--trace-on`: wake-ups later than this are spikes, explained.
+    pub on_latency_ns: Option<u64>,
+    /// `--trace-stop`: the run stopped at the first spike, trace kept.
+    pub stop: bool,
+    /// `--split`: IRQ and thread latency of every wake-up (`threads[].split`).
+    pub split: bool,
+    /// Per-CPU trace buffer, KiB.
+    pub buffer_kb: u32,
+    /// Why tracing did not run (the run measured without it).
+    pub unavailable: Option<String>,
+    /// Wanted events this kernel does not have.
+    #[serde(default)]
+    pub events_missing: Vec<String>,
+    /// Wake-ups later than `on_latency_ns`, every thread.
+    pub spikes_seen: u64,
+    /// Spikes seen but not explained (beyond the analysis cap, or the
+    /// measuring thread's spike queue was full).
+    #[serde(default)]
+    pub spikes_not_analysed: u64,
+    /// The explained spikes (also in `spikes.json`).
+    #[serde(default)]
+    pub spikes: Vec<rtshield_trace::Spike>,
+    /// Spikes that could not be explained, and why.
+    #[serde(default)]
+    pub errors: Vec<String>,
+    /// VM steal time of the measured CPUs over the run (`/proc/stat`).
+    #[serde(default)]
+    pub steal_ns: Option<u64>,
+    /// Longest analysis of one spike (reading and parsing the buffer
+    /// included), ms.
+    #[serde(default)]
+    pub analysis_max_ms: Option<f64>,
+    /// The trace buffer as read at a `--trace-stop` (written to
+    /// `trace.txt`, not to results.json).
+    #[serde(skip)]
+    pub raw: Option<String>,
+}
+
+/// One latency split in two (`--split`): from the same kernel events,
+/// timer IRQ latency (timer expiry − requested expiry) and thread latency
+/// (switch-in − wake-up) of every wake-up whose events were all traced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SplitResult {
+    /// Wake-ups split.
+    pub samples: u64,
+    pub irq: LatencyPart,
+    pub thread: LatencyPart,
+}
+
+/// One part of a split latency: exact figures, histogram (same buckets as
+/// the total's), percentiles.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatencyPart {
+    pub min_ns: i64,
+    pub max_ns: i64,
+    pub avg_ns: f64,
+    pub histogram: Histogram,
+    pub percentiles: BTreeMap<String, i64>,
 }
 
 /// The measurement settings common to the run.
@@ -111,6 +178,9 @@ pub struct ThreadResult {
     /// Their values in this file are placeholders; readers show `?`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unknown: Vec<String>,
+    /// `--split`: IRQ latency and thread latency of the same wake-ups.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub split: Option<SplitResult>,
 }
 
 /// A new maximum: `latency_ns`, `at_ns` after the start of the run.

@@ -12,6 +12,7 @@ pub mod resume;
 pub mod runner;
 pub mod store;
 pub mod timeline;
+pub mod tracing;
 
 // The orchestrator reads the parser's typed model.
 use rtshield_config::model;

@@ -40,14 +40,18 @@ pub fn refusal(e: SafeError) -> anyhow::Error {
 /// Run the engine: the measuring step of the pipeline, shared so both
 /// commands take the same path.
 /// `root` is the caller's (`--sysroot`): the engine reads the RT limits
-/// through it.
+/// through it. With `spec.trace` set, kernel tracing runs around the
+/// engine ([`crate::tracing`]) and the measurement carries its results.
 pub fn measure(
     root: &rtshield_sys::Root,
     spec: &MeasureSpec,
     stop: &AtomicBool,
     obs: &mut dyn Observer,
 ) -> anyhow::Result<Measurement> {
-    rtshield_measure::run_at(root, spec, stop, obs)
+    match &spec.trace {
+        Some(t) => crate::tracing::measure_traced(root, spec, t, stop, obs),
+        None => rtshield_measure::run_at(root, spec, stop, obs),
+    }
 }
 
 /// A final file still to be written.

@@ -124,8 +124,19 @@ pub fn measure_spec(cfg: &Config, duration_ns: Option<u64>) -> (MeasureSpec, Vec
         stats_period_ns: cfg.main.stats_period_ns,
         memlock: cfg.main.memlock,
         cpu_dma_latency: cfg.main.cpu_dma_latency,
+        trace: trace_spec(&cfg.main.trace),
     };
     (spec, warnings)
+}
+
+/// The engine's tracing request for the `trace.*` keys (None: not asked).
+pub fn trace_spec(t: &crate::model::Trace) -> Option<rtshield_measure::TraceSpec> {
+    t.wanted().then_some(rtshield_measure::TraceSpec {
+        on_latency_ns: t.on_latency_ns,
+        stop: t.stop,
+        split: t.split,
+        buffer_kb: t.buffer_kb,
+    })
 }
 
 /// A supervised process with its load cycle and partition.
@@ -957,7 +968,7 @@ fn execute_inner(
             || obs.stop_reason.is_some()
             || matches!(
                 end,
-                EndReason::Signal(_) | EndReason::Stop | EndReason::Samples
+                EndReason::Signal(_) | EndReason::Stop | EndReason::Samples | EndReason::TraceStop
             )
             || total.is_some_and(|t| done_ns >= t)
             || target_samples.is_some_and(|t| samples_done >= t);

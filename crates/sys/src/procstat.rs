@@ -40,12 +40,47 @@ pub struct StatSnapshot {
     pub all: Ticks,
     /// Every `cpuN` line.
     pub cpus: BTreeMap<u32, Ticks>,
+    /// The eight time columns of the same lines (`stat`'s breakdown).
+    pub times: TimesSnapshot,
     /// Context switches since boot (`ctxt`).
     pub ctxt: u64,
     /// Interrupts since boot (first field of `intr`).
     pub intr: u64,
     pub procs_running: u64,
     pub procs_blocked: u64,
+    /// VM steal time per CPU, USER_HZ ticks (8th value of each `cpuN`
+    /// line; absent on kernels without it).
+    pub steal: BTreeMap<u32, u64>,
+}
+
+/// USER_HZ: the unit of `/proc/stat` and `/proc/PID/stat` times
+/// (`sysconf(_SC_CLK_TCK)`).
+pub fn user_hz() -> u64 {
+    // SAFETY: sysconf has no preconditions.
+    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
+    if v > 0 {
+        v as u64
+    } else {
+        100
+    }
+}
+
+/// Steal time of `cpus` between two readings, in ns (`None` when no
+/// reading has a steal column for them).
+pub fn steal_ns_between(
+    earlier: &StatSnapshot,
+    later: &StatSnapshot,
+    cpus: impl IntoIterator<Item = u32>,
+) -> Option<u64> {
+    let mut any = false;
+    let mut ticks = 0u64;
+    for c in cpus {
+        if let (Some(a), Some(b)) = (earlier.steal.get(&c), later.steal.get(&c)) {
+            any = true;
+            ticks += b.saturating_sub(*a);
+        }
+    }
+    any.then(|| ticks.saturating_mul(1_000_000_000) / user_hz())
 }
 
 impl StatSnapshot {
@@ -64,15 +99,21 @@ impl StatSnapshot {
                 if v.len() < 4 {
                     continue;
                 }
+                let times = CpuTimes::parse(&v);
                 let t = Ticks {
-                    total: v.iter().sum(),
-                    idle: v[3] + v.get(4).copied().unwrap_or(0),
+                    total: times.total(),
+                    idle: times.idle + times.iowait,
                 };
                 if rest.is_empty() {
                     s.all = t;
+                    s.times.all = times;
                 } else if let Ok(n) = rest.parse::<u32>() {
                     if n <= crate::cpuset::MAX_CPU {
                         s.cpus.insert(n, t);
+                        s.times.cpus.insert(n, times);
+                        if let Some(st) = v.get(7) {
+                            s.steal.insert(n, *st);
+                        }
                     }
                 }
                 continue;
@@ -194,37 +235,7 @@ impl TimesSnapshot {
 
     /// Lines with fewer than four numbers are skipped.
     pub fn parse(text: &str) -> Self {
-        let mut s = TimesSnapshot::default();
-        for line in text.lines() {
-            let mut f = line.split_whitespace();
-            let Some(rest) = f.next().and_then(|n| n.strip_prefix("cpu")) else {
-                continue;
-            };
-            let v: Vec<u64> = f.take(8).map_while(|x| x.parse().ok()).collect();
-            if v.len() < 4 {
-                continue;
-            }
-            let t = CpuTimes::parse(&v);
-            if rest.is_empty() {
-                s.all = t;
-            } else if let Ok(n) = rest.parse::<u32>() {
-                if n <= crate::cpuset::MAX_CPU {
-                    s.cpus.insert(n, t);
-                }
-            }
-        }
-        s
-    }
-}
-
-/// USER_HZ: the unit of `/proc/stat` and `/proc/PID/stat` times.
-pub fn user_hz() -> u64 {
-    // SAFETY: sysconf has no preconditions.
-    let v = unsafe { libc::sysconf(libc::_SC_CLK_TCK) };
-    if v > 0 {
-        v as u64
-    } else {
-        100
+        StatSnapshot::parse(text).times
     }
 }
 
@@ -294,6 +305,21 @@ cpu0 10 1 2 80 3 2 1 1
         assert_eq!(a.idle_share(&b, 2), None);
         assert_eq!(a.idle_share(&a, 0), None);
         assert_eq!(a.idle_ticks(&b), 50);
+    }
+
+    #[test]
+    fn steal_is_read_per_cpu() {
+        // Field 8 of a cpuN line is steal: CPU1 0 -> 25 ticks, CPU0 absent
+        // in the later reading (short line).
+        let a = StatSnapshot::parse("cpu0 1 2 3 4 5 6 7 9\ncpu1 1 2 3 4 5 6 7 0 0 0\n");
+        let b = StatSnapshot::parse("cpu0 1 2 3 4\ncpu1 1 2 3 4 5 6 7 25 0 0\n");
+        assert_eq!(a.steal.get(&0), Some(&9));
+        assert_eq!(b.steal.get(&0), None);
+        assert_eq!(b.steal.get(&1), Some(&25));
+        let ns = 25 * 1_000_000_000 / user_hz();
+        assert_eq!(steal_ns_between(&a, &b, [1]), Some(ns));
+        assert_eq!(steal_ns_between(&a, &b, [0, 1]), Some(ns));
+        assert_eq!(steal_ns_between(&a, &b, [0]), None);
     }
 
     #[test]

@@ -328,6 +328,34 @@ impl Instance {
         self.root.read(format!("{}/trace", self.dir))
     }
 
+    /// A file of the instance opened for writing, to be written later with
+    /// one `write(2)` and no path lookup (the measuring thread writes
+    /// `trace_marker` or `tracing_on` on a spike through it).
+    pub fn open_for_write(&self, file: &str) -> io::Result<std::fs::File> {
+        let p = self.root.path(format!("{}/{file}", self.dir));
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .map_err(|e| err(format!("cannot open {}: {e}", p.display())))
+    }
+
+    /// The instance's `trace_pipe` (consuming reads), non-blocking: see
+    /// [`PipeReader`].
+    pub fn open_pipe(&self) -> io::Result<PipeReader> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let p = self.root.path(format!("{}/trace_pipe", self.dir));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&p)
+            .map_err(|e| err(format!("cannot open {}: {e}", p.display())))?;
+        Ok(PipeReader {
+            file,
+            partial: String::new(),
+            buf: vec![0; 64 * 1024],
+        })
+    }
+
     /// Remove the instance, then unmount tracefs if we mounted it.
     pub fn close(mut self) -> io::Result<()> {
         self.teardown()
@@ -377,6 +405,45 @@ impl Drop for Instance {
     fn drop(&mut self) {
         if let Err(e) = self.teardown() {
             eprintln!("rtshield: {e}");
+        }
+    }
+}
+
+/// Non-blocking reader of an instance's `trace_pipe`: each call returns
+/// the complete lines available now (a line cut by a read is kept for the
+/// next call), consuming them from the buffer.
+#[derive(Debug)]
+pub struct PipeReader {
+    file: std::fs::File,
+    partial: String,
+    buf: Vec<u8>,
+}
+
+impl PipeReader {
+    /// Complete lines read so far, at most about `max_bytes`; empty when
+    /// nothing is waiting.
+    pub fn read_lines(&mut self, max_bytes: usize) -> io::Result<String> {
+        use std::io::Read;
+        let mut text = std::mem::take(&mut self.partial);
+        let start = text.len();
+        while text.len() - start < max_bytes {
+            match self.file.read(&mut self.buf) {
+                Ok(0) => break,
+                Ok(n) => text.push_str(&String::from_utf8_lossy(&self.buf[..n])),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        match text.rfind('\n') {
+            Some(i) => {
+                self.partial = text.split_off(i + 1);
+                Ok(text)
+            }
+            None => {
+                self.partial = text;
+                Ok(String::new())
+            }
         }
     }
 }

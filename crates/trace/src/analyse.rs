@@ -62,6 +62,25 @@ pub struct Spike {
     /// Window time with the CPU idle or with no event at all.
     pub unaccounted_ns: u64,
     pub verdict: String,
+    /// VM steal time the kernel accounted to this CPU (`/proc/stat`, tick
+    /// resolution) over `steal_window_ns` around the spike; absent when
+    /// not read (no `/proc/stat` steal column, or not a live run).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_ns: Option<u64>,
+    /// The interval `steal_ns` was measured over (from the previous
+    /// reading to one taken after the spike).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steal_window_ns: Option<u64>,
+}
+
+impl Spike {
+    /// Attach the CPU's VM steal time over `window_ns` around the spike;
+    /// the verdict then says it next to unaccounted time.
+    pub fn set_steal(&mut self, steal_ns: u64, window_ns: u64) {
+        self.steal_ns = Some(steal_ns);
+        self.steal_window_ns = Some(window_ns);
+        self.verdict = verdict(self);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -174,44 +193,75 @@ fn fmt_signed(ns: i64) -> String {
 /// `sched_wakeup`), then the `sched_switch` to it. Wake-ups whose events
 /// are incomplete (buffer overwritten, event not enabled) are skipped.
 pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
-    enum St {
-        Idle,
-        Armed {
-            timer: String,
-            expires: u64,
-        },
-        Fired {
-            expires: u64,
-            irq: i64,
-        },
-        Woken {
-            expires: u64,
-            irq: i64,
-            wake: u64,
-            by_other: bool,
-        },
+    let mut s = Splitter::new(pid);
+    records.iter().filter_map(|r| s.feed(r)).collect()
+}
+
+#[derive(Debug, Clone)]
+enum SplitState {
+    Idle,
+    Armed {
+        timer: String,
+        expires: u64,
+    },
+    Fired {
+        expires: u64,
+        irq: i64,
+    },
+    Woken {
+        expires: u64,
+        irq: i64,
+        wake: u64,
+        by_other: bool,
+    },
+}
+
+/// [`split`] one record at a time, for a trace read as a stream
+/// (`trace_pipe`): the state of a wake-up in progress is kept between
+/// calls, so a wake-up cut across two reads is still split.
+#[derive(Debug, Clone)]
+pub struct Splitter {
+    pid: u32,
+    st: SplitState,
+}
+
+impl Splitter {
+    pub fn new(pid: u32) -> Splitter {
+        Splitter {
+            pid,
+            st: SplitState::Idle,
+        }
     }
-    let mut st = St::Idle;
-    let mut out = Vec::new();
-    for r in records {
+
+    /// The thread this splitter follows.
+    pub fn pid(&self) -> u32 {
+        self.pid
+    }
+
+    /// Feed the next record (in trace order); returns a wake-up when this
+    /// record completes one.
+    pub fn feed(&mut self, r: &Record) -> Option<Split> {
+        use SplitState as St;
+        let pid = self.pid;
         // The switch out of idle is not traced on this kernel: the
         // thread's first own event after a wake-up in another task's
         // context (idle's) is its switch-in. A thread woken in its own
         // context (an already expired timer) never slept: not split.
+        let mut out = None;
         if let St::Woken {
             expires,
             irq,
             wake,
             by_other: true,
-        } = st
+        } = self.st
         {
             if runs_as(r, pid) && !matches!(r.event, Event::SchedSwitch { .. }) {
-                out.push(Split {
+                out = Some(Split {
                     expected_ns: expires,
                     irq_latency_ns: irq,
                     thread_latency_ns: r.ts_ns.saturating_sub(wake),
                 });
-                st = St::Idle;
+                self.st = St::Idle;
             }
         }
         match &r.event {
@@ -220,7 +270,7 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                 function,
                 expires_ns: Some(exp),
             } if r.pid == pid && function == "hrtimer_wakeup" => {
-                st = St::Armed {
+                self.st = St::Armed {
                     timer: hrtimer.clone(),
                     expires: *exp,
                 };
@@ -228,10 +278,10 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
             Event::HrtimerExpireEntry {
                 hrtimer, now_ns, ..
             } => {
-                if let St::Armed { timer, expires } = &st {
+                if let St::Armed { timer, expires } = &self.st {
                     if timer == hrtimer {
                         let at = now_ns.unwrap_or(r.ts_ns);
-                        st = St::Fired {
+                        self.st = St::Fired {
                             expires: *expires,
                             irq: signed_diff(at, *expires),
                         };
@@ -239,9 +289,9 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                 }
             }
             Event::SchedWaking { pid: p, .. } | Event::SchedWakeup { pid: p, .. } if *p == pid => {
-                match st {
+                match self.st {
                     St::Fired { expires, irq } => {
-                        st = St::Woken {
+                        self.st = St::Woken {
                             expires,
                             irq,
                             wake: r.ts_ns,
@@ -254,7 +304,7 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
                     // the buffer, `sched_waking` is). The wake-up, a few µs
                     // later in the same interrupt, stands in for it.
                     St::Armed { expires, .. } if r.ts_ns.saturating_add(TS_SLACK_NS) >= expires => {
-                        st = St::Woken {
+                        self.st = St::Woken {
                             expires,
                             irq: signed_diff(r.ts_ns, expires),
                             wake: r.ts_ns,
@@ -267,20 +317,20 @@ pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
             Event::SchedSwitch { next_pid, .. } if *next_pid == pid => {
                 if let St::Woken {
                     expires, irq, wake, ..
-                } = st
+                } = self.st
                 {
-                    out.push(Split {
+                    out = Some(Split {
                         expected_ns: expires,
                         irq_latency_ns: irq,
                         thread_latency_ns: r.ts_ns.saturating_sub(wake),
                     });
                 }
-                st = St::Idle;
+                self.st = St::Idle;
             }
             _ => {}
         }
+        out
     }
-    out
 }
 
 struct Ctx {
@@ -385,6 +435,23 @@ pub fn analyse(
     pid: u32,
     expected_ns: u64,
 ) -> Result<Spike, AnalyseError> {
+    analyse_until(records, cpu, pid, expected_ns, None)
+}
+
+/// [`analyse`], knowing that the thread was running at `running_ns` (its
+/// own clock reading: expected wake-up + measured latency). Used when the
+/// trace ends before any event of the thread after its wake-up (it stopped
+/// the trace at once: `--trace-stop`) and no switch to it was traced (the
+/// switch out of idle is not, on this kernel): the switch-in is then the
+/// last event on the CPU before `running_ns` (nothing was traced between
+/// it and the thread running), at or after the wake-up.
+pub fn analyse_until(
+    records: &[Record],
+    cpu: u32,
+    pid: u32,
+    expected_ns: u64,
+    running_ns: Option<u64>,
+) -> Result<Spike, AnalyseError> {
     let lo = expected_ns.saturating_sub(TS_SLACK_NS);
     let wake = records.iter().find(|r| {
         r.ts_ns >= lo
@@ -395,23 +462,39 @@ pub fn analyse(
     // This kernel does not trace the switch out of the idle task: after a
     // wake-up from idle the thread's first own event is its switch-in.
     let woken_by_other = wake.is_some_and(|w| w.pid != pid);
-    let (sw_idx, sw) = records
-        .iter()
-        .enumerate()
-        .find(|(_, r)| {
-            r.cpu == cpu
-                && r.ts_ns >= from
-                && (matches!(&r.event, Event::SchedSwitch { next_pid, .. } if *next_pid == pid)
-                    || (woken_by_other && runs_as(r, pid)))
-        })
+    let found = records.iter().enumerate().find(|(_, r)| {
+        r.cpu == cpu
+            && r.ts_ns >= from
+            && (matches!(&r.event, Event::SchedSwitch { next_pid, .. } if *next_pid == pid)
+                || (woken_by_other && runs_as(r, pid)))
+    });
+    let fallback = || {
+        let w = wake?;
+        let until = running_ns?;
+        records
+            .iter()
+            .enumerate()
+            .rfind(|(_, r)| r.cpu == cpu && r.ts_ns >= w.ts_ns && r.ts_ns <= until)
+    };
+    let (sw_idx, sw) = found
+        .or_else(|| if woken_by_other { fallback() } else { None })
         .ok_or_else(|| {
             AnalyseError(format!(
                 "no switch to pid {pid} on CPU {cpu} after {expected_ns} ns in the trace"
             ))
         })?;
     let switch_in = sw.ts_ns.max(expected_ns);
-    let comm = match &sw.event {
-        Event::SchedSwitch { next_comm, .. } => next_comm.clone(),
+    let comm = match (&sw.event, wake) {
+        (Event::SchedSwitch { next_comm, .. }, _) => next_comm.clone(),
+        _ if runs_as(sw, pid) => sw.comm.clone(),
+        // The fallback: the wake-up names the thread.
+        (
+            _,
+            Some(Record {
+                event: Event::SchedWaking { comm, .. } | Event::SchedWakeup { comm, .. },
+                ..
+            }),
+        ) => comm.clone(),
         _ => sw.comm.clone(),
     };
     // The thread's timer: the last expiry on the CPU before the wake-up,
@@ -440,9 +523,12 @@ pub fn analyse(
         // the same interrupt, stands in for it (as in `split`).
         .or(wake.map(|w| w.ts_ns));
 
-    // Priorities of every task seen, for the thread table.
-    let mut prios: Vec<(u32, i32)> = Vec::new();
-    for r in records {
+    // Priorities of every task seen, for the thread table: the last one
+    // traced before the switch-in (a thread may change its priority after
+    // the window; the switch itself can be caused by the change, and then
+    // its `prev_prio` is already the new one), else the first one after.
+    let mut prios: Vec<(usize, u32, i32)> = Vec::new();
+    for (i, r) in records.iter().enumerate() {
         match &r.event {
             Event::SchedSwitch {
                 prev_pid,
@@ -451,16 +537,23 @@ pub fn analyse(
                 next_prio,
                 ..
             } => {
-                prios.push((*prev_pid, *prev_prio));
-                prios.push((*next_pid, *next_prio));
+                prios.push((i, *prev_pid, *prev_prio));
+                prios.push((i, *next_pid, *next_prio));
             }
             Event::SchedWaking { pid, prio, .. } | Event::SchedWakeup { pid, prio, .. } => {
-                prios.push((*pid, *prio))
+                prios.push((i, *pid, *prio))
             }
             _ => {}
         }
     }
-    let prio_of = |p: u32| prios.iter().rev().find(|(q, _)| *q == p).map(|x| x.1);
+    let prio_of = |p: u32| {
+        prios
+            .iter()
+            .rev()
+            .find(|(i, q, _)| *q == p && *i < sw_idx)
+            .or_else(|| prios.iter().find(|(_, q, _)| *q == p))
+            .map(|x| x.2)
+    };
 
     // Until the timer fires the thread is not runnable, so no thread can
     // be blocking it: time before the expiry outside interrupt context is
@@ -508,6 +601,21 @@ pub fn analyse(
             for c in &stack {
                 acc.item(c.kind, &c.name, c.number).count += 1;
             }
+        }
+        // Every line names the task that was current when it was recorded.
+        // Idle "current" and a line of another task with no switch traced
+        // in between: the switch out of idle, which this kernel does not
+        // trace (see `split`). That task has run since the previous event
+        // (idle switches to a woken task at once): count the gap as its.
+        if r.pid != 0
+            && r.pid != pid
+            && current.as_ref().is_some_and(|c| c.pid == 0)
+            && !matches!(r.event, Event::SchedSwitch { .. })
+        {
+            current = Some(Task {
+                comm: r.comm.clone(),
+                pid: r.pid,
+            });
         }
         if in_window {
             let end = r.ts_ns.min(switch_in);
@@ -635,6 +743,8 @@ pub fn analyse(
         threads: acc.threads,
         unaccounted_ns: acc.unaccounted,
         verdict: String::new(),
+        steal_ns: None,
+        steal_window_ns: None,
     };
     spike.verdict = verdict(&spike);
     Ok(spike)
@@ -726,7 +836,16 @@ fn verdict(s: &Spike) -> String {
         );
     }
     if max == best[2] {
-        return match (thread, s.irq_latency_ns) {
+        let steal = match (s.steal_ns, s.steal_window_ns) {
+            (Some(st), Some(w)) => format!(
+                " (VM steal time on CPU {}: {} in the {} around it)",
+                s.cpu,
+                fmt_ns(st),
+                fmt_ns(w)
+            ),
+            _ => String::new(),
+        };
+        let v = match (thread, s.irq_latency_ns) {
             (_, Some(irq)) if irq > 0 && irq as u64 >= s.unaccounted_ns / 2 => format!(
                 "timer IRQ {} late, nothing ran: hypervisor, SMI or firmware",
                 fmt_signed(irq)
@@ -736,6 +855,7 @@ fn verdict(s: &Spike) -> String {
                 fmt_ns(s.unaccounted_ns)
             ),
         };
+        return v + &steal;
     }
     format!(
         "the thread itself still held the CPU for {} (overrun)",
@@ -805,6 +925,15 @@ pub fn render_text(spikes: &[Spike]) -> String {
             "  unaccounted (idle exit, hypervisor, SMI or firmware): {}",
             fmt_ns(sp.unaccounted_ns)
         );
+        if let (Some(st), Some(w)) = (sp.steal_ns, sp.steal_window_ns) {
+            let _ = writeln!(
+                s,
+                "  VM steal time on CPU {}: {} in the {} around the spike (the kernel's steal counter)",
+                sp.cpu,
+                fmt_ns(st),
+                fmt_ns(w)
+            );
+        }
     }
     s
 }
@@ -843,6 +972,87 @@ mod tests {
         let early = t.replace("6218.6199", "6218.6100");
         let r = crate::parse(&early).unwrap();
         assert!(split(&r, 314).is_empty());
+    }
+
+    #[test]
+    fn a_thread_is_shown_with_its_priority_in_the_window() {
+        // `busy` runs at FIFO 99 (kernel prio 0) in the window and drops to
+        // nice 0 (120) at its end, which makes the switch (recorded with
+        // the new prio), as the live test's busy thread does.
+        let t = "\
+ m-5 [001] d..2. 100.000000: sched_switch: prev_comm=m prev_pid=5 prev_prio=49 prev_state=S ==> next_comm=busy next_pid=7 next_prio=0
+ busy-7 [001] d.h.. 100.000200: hrtimer_expire_entry: hrtimer=00000000aaaa function=hrtimer_wakeup now=100000200000
+ busy-7 [001] d.h2. 100.000201: sched_waking: comm=m pid=5 prio=49 target_cpu=001
+ busy-7 [001] d..2. 100.002000: sched_switch: prev_comm=busy prev_pid=7 prev_prio=120 prev_state=R ==> next_comm=m next_pid=5 next_prio=49
+ m-5 [001] d..2. 100.002010: sched_switch: prev_comm=m prev_pid=5 prev_prio=49 prev_state=S ==> next_comm=busy next_pid=7 next_prio=120
+ busy-7 [001] d..2. 100.003000: sched_switch: prev_comm=busy prev_pid=7 prev_prio=120 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+";
+        let r = crate::parse(t).unwrap();
+        let s = analyse(&r, 1, 5, 100_000_200_000).unwrap();
+        assert_eq!(s.threads[0].pid, 7);
+        assert_eq!(s.threads[0].priority, "prio 99");
+        assert_eq!(
+            s.verdict,
+            "blocked 1.8 ms by thread `busy` (pid 7, prio 99)"
+        );
+    }
+
+    #[test]
+    fn a_thread_switched_in_from_idle_untraced_is_seen_by_its_lines() {
+        // Recorded shape (live test): the CPU idles, the busy thread is
+        // woken by idle and runs with no sched_switch traced; its first
+        // line is the timer interrupt that wakes the measuring thread.
+        let t = "\
+ m-5 [001] d..2. 299.999900: sched_switch: prev_comm=m prev_pid=5 prev_prio=49 prev_state=S ==> next_comm=swapper/1 next_pid=0 next_prio=120
+ <idle>-0 [001] d.h2. 300.000000: sched_waking: comm=busy pid=7 prio=0 target_cpu=001
+ busy-7 [001] d.h.. 300.000500: local_timer_entry: vector=236
+ busy-7 [001] d.h.. 300.000500: hrtimer_expire_entry: hrtimer=00000000cccc function=hrtimer_wakeup now=300000500000
+ busy-7 [001] d.h2. 300.000501: sched_waking: comm=m pid=5 prio=49 target_cpu=001
+ busy-7 [001] d.h.. 300.000510: local_timer_exit: vector=236
+ busy-7 [001] d..2. 300.002000: sched_switch: prev_comm=busy prev_pid=7 prev_prio=0 prev_state=R ==> next_comm=m next_pid=5 next_prio=49
+";
+        let r = crate::parse(t).unwrap();
+        let s = analyse(&r, 1, 5, 300_000_490_000).unwrap();
+        // [.490, .500) timer not fired: unaccounted; [.500, .510) the
+        // vector; [.510, 2.000) busy.
+        assert_eq!(s.unaccounted_ns, 10_000);
+        assert_eq!(s.irqs[0].total_ns, 10_000);
+        assert_eq!((s.threads[0].pid, s.threads[0].ns), (7, 1_490_000));
+        assert_eq!(
+            s.verdict,
+            "blocked 1.49 ms by thread `busy` (pid 7, prio 99)"
+        );
+    }
+
+    #[test]
+    fn a_trace_stopped_by_the_woken_thread_ends_at_its_last_event() {
+        // --trace-stop: woken from idle (no switch traced), the thread
+        // stops the trace before any event of its own.
+        let t = "\
+ <idle>-0 [001] d.h.. 200.000300: local_timer_entry: vector=236
+ <idle>-0 [001] d.h.. 200.000300: hrtimer_expire_entry: hrtimer=00000000bbbb function=hrtimer_wakeup now=200000300000
+ <idle>-0 [001] d.h2. 200.000301: sched_waking: comm=m pid=5 prio=49 target_cpu=001
+ <idle>-0 [001] d.h.. 200.000308: local_timer_exit: vector=236
+";
+        let r = crate::parse(t).unwrap();
+        assert!(analyse(&r, 1, 5, 200_000_000_000).is_err());
+        // The thread read its clock at 200.000315 (expected + latency).
+        let s = analyse_until(&r, 1, 5, 200_000_000_000, Some(200_000_315_000)).unwrap();
+        assert_eq!(s.comm, "m");
+        assert_eq!(s.switch_in_ns, 200_000_308_000);
+        assert_eq!(s.irq_latency_ns, Some(300_000));
+        assert_eq!(s.thread_latency_ns, Some(7_000));
+        // [E, expiry) with no event: unaccounted; the vector 8 us.
+        assert_eq!(s.unaccounted_ns, 300_000);
+        assert_eq!(s.irqs[0].total_ns, 8_000);
+        assert_eq!(s.unaccounted_ns + s.irqs[0].total_ns, s.latency_ns);
+        assert!(
+            s.verdict.starts_with("timer IRQ 0.3 ms late, nothing ran"),
+            "{}",
+            s.verdict
+        );
+        // A running time before the wake-up explains nothing.
+        assert!(analyse_until(&r, 1, 5, 200_000_000_000, Some(200_000_200_000)).is_err());
     }
 
     #[test]

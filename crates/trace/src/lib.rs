@@ -1,7 +1,9 @@
 //! Kernel trace events in, explanations out. Pure: this crate reads no
 //! file and makes no syscall; `rtshield_sys::tracefs` records the text, this
-//! crate parses it ([`parse`]) and explains one late wake-up ([`analyse`])
-//! or splits every wake-up into IRQ and thread latency ([`split`]).
+//! crate parses it ([`parse`], or [`parse_from`] a time on) and explains
+//! one late wake-up ([`analyse`], [`analyse_until`]) or splits every
+//! wake-up into IRQ and thread latency ([`split`], or [`Splitter`] for a
+//! trace read as a stream).
 //! See docs/trace.md.
 #![forbid(unsafe_code)]
 
@@ -9,7 +11,7 @@ pub mod analyse;
 pub mod parse;
 
 pub use analyse::{
-    analyse, fmt_ns, priority_text, render_text, split, AnalyseError, Item, ItemKind, Spike,
-    SpikeFile, Split, ThreadItem,
+    analyse, analyse_until, fmt_ns, priority_text, render_text, split, AnalyseError, Item,
+    ItemKind, Spike, SpikeFile, Split, Splitter, ThreadItem,
 };
-pub use parse::{parse, parse_line, Event, ParseError, Record};
+pub use parse::{parse, parse_from, parse_line, Event, ParseError, Record};

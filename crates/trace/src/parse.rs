@@ -152,6 +152,39 @@ pub fn parse(text: &str) -> Result<Vec<Record>, ParseError> {
     Ok(out)
 }
 
+/// The events of a `trace` file from about `from_ns` on: the lines before
+/// it are skipped unparsed (a binary search on their timestamps: the file
+/// is in time order), lines that are not events are skipped. For
+/// explaining a spike in a large buffer without parsing all of it; the
+/// caller leaves a margin before the window (the replay wants the
+/// current task and open interrupts).
+pub fn parse_from(text: &str, from_ns: u64) -> Vec<Record> {
+    let lines: Vec<&str> = text.lines().collect();
+    let ts = |i: usize| -> Option<u64> {
+        let l = lines[i].trim_start();
+        if l.is_empty() || l.starts_with('#') {
+            return None;
+        }
+        parse_line(lines[i]).ok().map(|r| r.ts_ns)
+    };
+    // First line whose timestamp is >= from_ns; lines without one (the
+    // header, `LOST` notes) count as earlier.
+    let (mut lo, mut hi) = (0, lines.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        // The nearest line with a timestamp at or after mid.
+        match (mid..hi).find_map(|j| ts(j).map(|t| (j, t))) {
+            Some((_, t)) if t >= from_ns => hi = mid,
+            Some((j, _)) => lo = j + 1,
+            None => hi = mid,
+        }
+    }
+    lines[lo..]
+        .iter()
+        .filter_map(|l| parse_line(l).ok())
+        .collect()
+}
+
 /// Parse one event line; the error is (1-based column, message).
 pub fn parse_line(line: &str) -> Result<Record, (usize, String)> {
     let (cpu_start, cpu_end, cpu) = find_cpu(line).ok_or((1, "no `[cpu]` field".to_string()))?;
@@ -408,6 +441,34 @@ fn event(name: &str, fields: &str) -> Result<Event, String> {
             },
         },
     })
+}
+
+#[cfg(test)]
+mod parse_from_tests {
+    use super::*;
+
+    #[test]
+    fn parse_from_skips_what_is_before() {
+        let mut t = String::from("# tracer: nop\n#\n");
+        for i in 0..100u64 {
+            t.push_str(&format!(
+                " a-1 [001] d..2. 10.{:06}: sched_waking: comm=m pid=5 prio=49 target_cpu=001\n",
+                i * 10
+            ));
+            if i == 50 {
+                t.push_str("CPU:1 [LOST 3 EVENTS]\n");
+            }
+        }
+        let all = parse_from(&t, 0);
+        assert_eq!(all.len(), 100);
+        let r = parse_from(&t, 10_000_495_000);
+        assert_eq!(r.len(), 50);
+        assert_eq!(r[0].ts_ns, 10_000_500_000);
+        assert_eq!(parse_from(&t, 10_000_500_000)[0].ts_ns, 10_000_500_000);
+        assert!(parse_from(&t, 11_000_000_000).is_empty());
+        assert!(parse_from("", 5).is_empty());
+        assert_eq!(parse_from("# only\n", 0).len(), 0);
+    }
 }
 
 #[cfg(test)]

@@ -257,3 +257,45 @@ fn a_recorded_disk_irq_delays_the_timer_interrupt() {
         "blocked 10 us by thread `tar` (pid 17221, nice 0)"
     );
 }
+
+#[test]
+fn a_trace_read_as_a_stream_splits_the_same_as_a_whole_file() {
+    // `--split` reads trace_pipe in pieces: the Splitter keeps a wake-up in
+    // progress across them. Any cut gives the same splits as the file.
+    use rtshield_trace::Splitter;
+    for (name, pid) in [
+        ("recorded-preempt.txt", SLEEPER),
+        ("recorded-sleeper.txt", 20735),
+    ] {
+        let r = fixture(name);
+        let whole = split(&r, pid);
+        for cut in [1, 7, 100, r.len() / 2] {
+            let mut s = Splitter::new(pid);
+            let mut got = Vec::new();
+            for chunk in r.chunks(cut) {
+                got.extend(chunk.iter().filter_map(|x| s.feed(x)));
+            }
+            assert_eq!(got, whole, "{name}, chunks of {cut}");
+        }
+    }
+}
+
+#[test]
+fn steal_time_is_said_next_to_unaccounted_time() {
+    let r = fixture("recorded-preempt.txt");
+    let mut s = analyse(&r, 1, SLEEPER, 5_853_122_166_088).unwrap();
+    s.set_steal(30_000_000, 40_000_000);
+    assert_eq!(
+        s.verdict,
+        "timer IRQ 32 ms late, nothing ran: hypervisor, SMI or firmware (VM steal time on CPU 1: 30 ms in the 40 ms around it)"
+    );
+    let j = serde_json::to_value(&s).unwrap();
+    assert_eq!(j["steal_ns"], 30_000_000);
+    assert_eq!(j["steal_window_ns"], 40_000_000);
+    // A thread's verdict does not mention steal time.
+    let mut b = analyse(&r, 1, SLEEPER, 5_853_117_166_088).unwrap();
+    let before = b.verdict.clone();
+    b.set_steal(0, 20_000_000);
+    assert_eq!(b.verdict, before);
+    assert!(rtshield_trace::render_text(&[s]).contains("VM steal time on CPU 1: 30 ms"));
+}

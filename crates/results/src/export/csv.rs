@@ -17,6 +17,20 @@ impl Exporter for Csv {
     }
 }
 
+/// The `--split` columns, appended to [`csv_header`]'s only when a
+/// thread of the run was split (so other runs keep the exact header).
+pub fn csv_split_header() -> Vec<String> {
+    let mut h = Vec::new();
+    for part in ["irq", "thread"] {
+        h.push(format!("{part}_samples"));
+        h.push(format!("{part}_min_ns"));
+        h.push(format!("{part}_avg_ns"));
+        h.push(format!("{part}_max_ns"));
+        h.extend(PERCENTILES.iter().map(|k| format!("{part}_p{k}_ns")));
+    }
+    h
+}
+
 /// The CSV columns, in order.
 pub fn csv_header() -> Vec<String> {
     let mut h: Vec<String> = [
@@ -79,7 +93,12 @@ fn csv_field(s: &str) -> String {
 /// `results.csv`: a header and one row per thread; the last columns repeat
 /// the run's provenance so a row is never orphaned.
 pub fn to_csv(res: &RunResult) -> String {
-    let mut s = csv_header().join(",");
+    let split = res.threads.iter().any(|t| t.split.is_some());
+    let mut header = csv_header();
+    if split {
+        header.extend(csv_split_header());
+    }
+    let mut s = header.join(",");
     s.push('\n');
     let si = &res.sysinfo;
     for t in &res.threads {
@@ -135,6 +154,24 @@ pub fn to_csv(res: &RunResult) -> String {
         row.push(si.hostname.clone().unwrap_or_default());
         row.push(res.command.join(" "));
         row.push(res.warnings.join(" | "));
+        if split {
+            match &t.split {
+                Some(sp) => {
+                    for p in [&sp.irq, &sp.thread] {
+                        row.push(sp.samples.to_string());
+                        row.push(p.min_ns.to_string());
+                        row.push(format!("{:.1}", p.avg_ns));
+                        row.push(p.max_ns.to_string());
+                        row.extend(PERCENTILES.iter().map(|k| {
+                            p.percentiles
+                                .get(*k)
+                                .map_or(String::new(), |v| v.to_string())
+                        }));
+                    }
+                }
+                None => row.extend(csv_split_header().iter().map(|_| String::new())),
+            }
+        }
         let row: Vec<String> = row.iter().map(|f| csv_field(f)).collect();
         s.push_str(&row.join(","));
         s.push('\n');

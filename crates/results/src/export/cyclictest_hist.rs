@@ -1,6 +1,7 @@
 //! cyclictest's `-h` histogram text, `histogram.txt`.
 
 use super::{provenance, units, Exporter};
+// --split figures go in as `#` lines before `# Histogram` (readers skip them).
 use crate::{RunResult, ThreadResult};
 use std::fmt::Write as _;
 
@@ -31,6 +32,7 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
     // `#` lines: skipped by cyclictest's readers, read back by rtshield's.
     for t in &res.threads {
         s.push_str(&super::systress_txt::thread_line(t));
+        s.push_str(&super::split_lines(t));
     }
     s.push_str("# Histogram\n");
     let rows = res

@@ -16,6 +16,8 @@
 //!
 //! The last four are the formats CI systems read: `rtshield export` writes
 //! them from any result ([`by_name`]).
+//! - [`spikes`] — `spikes.json`, `spikes.txt` (and `trace.txt`), written
+//!   with every format selection when the run traced spikes.
 
 pub mod csv;
 pub mod cyclictest_hist;
@@ -24,6 +26,7 @@ pub mod json;
 pub mod junit;
 pub mod kcidb;
 pub mod openmetrics;
+pub mod spikes;
 pub mod systress_txt;
 pub mod timeline;
 
@@ -32,13 +35,14 @@ use rtshield_sys::SafeDir;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-pub use self::csv::{csv_header, to_csv, Csv, CSV_FILE};
+pub use self::csv::{csv_header, csv_split_header, to_csv, Csv, CSV_FILE};
 pub use cyclictest_hist::{to_cyclictest_hist, CyclictestHist, HIST_FILE};
 pub use cyclictest_json::{to_cyclictest_json, CyclictestJson, CYCLICTEST_JSON_FILE};
 pub use json::{to_json, Json, JSON_FILE};
 pub use junit::{to_junit, Junit, JUNIT_FILE};
 pub use kcidb::{to_kcidb, Kcidb, KCIDB_FILE};
 pub use openmetrics::{to_openmetrics, OpenMetrics, OPENMETRICS_FILE};
+pub use spikes::{spikes_summary, to_spikes_json, to_spikes_txt, Spikes, SPIKES_JSON, SPIKES_TXT};
 pub use systress_txt::{systress_file_name, to_systress_txt, SystressTxt};
 
 /// One result file format.
@@ -66,10 +70,11 @@ pub struct ExportManager {
 }
 
 impl ExportManager {
-    /// JSON only (it is always written).
+    /// JSON only (it is always written), and the spike files, which
+    /// exist only for runs that traced spikes.
     pub fn new() -> ExportManager {
         ExportManager {
-            exporters: vec![Box::new(Json)],
+            exporters: vec![Box::new(Json), Box::new(spikes::Spikes)],
         }
     }
     /// Every format: `rtshield measure`'s files.
@@ -214,6 +219,49 @@ pub(crate) fn units(ns: i64, res: u64) -> i64 {
 
 pub(crate) fn units_round(ns: f64, res: u64) -> i64 {
     (ns / res.max(1) as f64).round() as i64
+}
+
+/// `--split` figures of one thread as `#` comment lines (for the text
+/// formats, next to the total): per part the samples, min/avg/max, the
+/// percentiles and the non-zero buckets `index:count`, in resolution units.
+pub fn split_lines(t: &crate::ThreadResult) -> String {
+    let Some(sp) = &t.split else {
+        return String::new();
+    };
+    let mut s = String::new();
+    for (name, p) in [("irq", &sp.irq), ("thread", &sp.thread)] {
+        let r = p.histogram.resolution_ns;
+        let pct: Vec<String> = crate::PERCENTILES
+            .iter()
+            .map(|k| format!("p{k}={}", p.percentiles.get(*k).map_or(0, |v| units(*v, r))))
+            .collect();
+        let _ = writeln!(
+            s,
+            "# split thread {} {name} latency ({}ns units): samples {} min {} avg {} max {} {} overflow {} underflow {}",
+            t.index,
+            r,
+            sp.samples,
+            units(p.min_ns, r),
+            units_round(p.avg_ns, r),
+            units(p.max_ns, r),
+            pct.join(" "),
+            p.histogram.overflow,
+            p.histogram.underflow
+        );
+        let buckets: Vec<String> = p
+            .histogram
+            .counts
+            .iter()
+            .map(|[b, c]| format!("{b}:{c}"))
+            .collect();
+        let _ = writeln!(
+            s,
+            "# split thread {} {name} histogram: {}",
+            t.index,
+            buckets.join(" ")
+        );
+    }
+    s
 }
 
 /// Short provenance lines, each starting with `# `.

@@ -71,6 +71,7 @@ pub fn to_systress_txt(res: &RunResult, t: &ThreadResult) -> String {
         }))
         .collect();
     let _ = writeln!(s, "# percentiles ({}): {}", unit_name(r), pct.join(" "));
+    s.push_str(&super::split_lines(t));
     s.push_str("#                            SUMMARY\n#\n");
     s.push_str("# Index    TID  Samples  L_min  L_max  L_avg  Samples_H  L_avg_H  L_med_H  L_std_H  L_mode_H\n#\n");
     let hs = &t.hist_stats;

@@ -1,0 +1,135 @@
+//! The "spikes" section: what kernel tracing found in each run
+//! (`--trace-on`: the explained late wake-ups; `--split`: IRQ vs thread
+//! latency per thread). Empty for runs that did not trace.
+
+use crate::load::Run;
+use crate::table::html_escape as esc;
+use rtshield_results::export::spikes_summary;
+use rtshield_results::{LatencyPart, RunResult};
+
+fn us(ns: i64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+fn traced(runs: &[Run]) -> impl Iterator<Item = (&Run, &rtshield_results::TraceResult)> {
+    runs.iter()
+        .filter_map(|r| r.result.trace.as_ref().map(|t| (r, t)))
+}
+
+fn part_cells(p: &LatencyPart) -> [String; 4] {
+    let pct = |k: &str| p.percentiles.get(k).map_or("-".into(), |v| us(*v));
+    [pct("50"), pct("99"), pct("99.9"), us(p.max_ns)]
+}
+
+/// Split rows: (thread, samples, irq p50 p99 p99.9 max, thread p50 p99 p99.9 max), µs.
+fn split_rows(r: &RunResult) -> Vec<Vec<String>> {
+    r.threads
+        .iter()
+        .filter_map(|t| {
+            let sp = t.split.as_ref()?;
+            let mut row = vec![t.index.to_string(), sp.samples.to_string()];
+            row.extend(part_cells(&sp.irq));
+            row.extend(part_cells(&sp.thread));
+            Some(row)
+        })
+        .collect()
+}
+
+const SPLIT_HEAD: [&str; 10] = [
+    "thread",
+    "wake-ups",
+    "IRQ p50",
+    "IRQ p99",
+    "IRQ p99.9",
+    "IRQ max",
+    "thread p50",
+    "thread p99",
+    "thread p99.9",
+    "thread max",
+];
+
+/// The HTML section (empty when no run traced).
+pub fn html(runs: &[Run]) -> String {
+    let mut h = String::new();
+    for (run, t) in traced(runs) {
+        if h.is_empty() {
+            h.push_str("<h2 id=\"spikes\">Spikes</h2>\n<p class=\"hint\">Late wake-ups explained from kernel trace events; split: timer IRQ latency vs thread latency (µs). See docs/trace.md.</p>\n");
+        }
+        h.push_str(&format!(
+            "<h3>{}</h3>\n<p>{}</p>\n",
+            esc(&run.label),
+            esc(&spikes_summary(t))
+        ));
+        if !t.spikes.is_empty() {
+            h.push_str("<table class=\"spikes\"><tr><th>#</th><th>CPU</th><th>thread</th><th>late (µs)</th><th>IRQ latency (µs)</th><th>thread latency (µs)</th><th>verdict</th></tr>\n");
+            for (i, s) in t.spikes.iter().enumerate() {
+                h.push_str(&format!(
+                    "<tr><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                    i + 1,
+                    s.cpu,
+                    esc(&s.comm),
+                    s.pid,
+                    us(s.latency_ns as i64),
+                    s.irq_latency_ns.map_or("-".into(), us),
+                    s.thread_latency_ns.map_or("-".into(), |v| us(v as i64)),
+                    esc(&s.verdict)
+                ));
+            }
+            h.push_str("</table>\n");
+        }
+        let rows = split_rows(&run.result);
+        if !rows.is_empty() {
+            h.push_str("<table class=\"split\"><tr>");
+            for c in SPLIT_HEAD {
+                h.push_str(&format!("<th>{c}</th>"));
+            }
+            h.push_str("</tr>\n");
+            for r in rows {
+                h.push_str("<tr>");
+                for c in r {
+                    h.push_str(&format!("<td>{}</td>", esc(&c)));
+                }
+                h.push_str("</tr>\n");
+            }
+            h.push_str("</table>\n");
+        }
+    }
+    h
+}
+
+/// The Markdown section for `summary.md` (empty when no run traced).
+pub fn markdown(runs: &[Run]) -> String {
+    let mut m = String::new();
+    for (run, t) in traced(runs) {
+        if m.is_empty() {
+            m.push_str("\n## Spikes\n");
+        }
+        m.push_str(&format!("\n**{}**: {}\n", run.label, spikes_summary(t)));
+        if !t.spikes.is_empty() {
+            m.push_str("\n| # | CPU | thread | late (µs) | verdict |\n|---|---|---|---|---|\n");
+            for (i, s) in t.spikes.iter().enumerate() {
+                m.push_str(&format!(
+                    "| {} | {} | {} ({}) | {} | {} |\n",
+                    i + 1,
+                    s.cpu,
+                    s.comm.replace('|', "\\|"),
+                    s.pid,
+                    us(s.latency_ns as i64),
+                    s.verdict.replace('|', "\\|")
+                ));
+            }
+        }
+        let rows = split_rows(&run.result);
+        if !rows.is_empty() {
+            m.push_str(&format!(
+                "\n| {} |\n|{}\n",
+                SPLIT_HEAD.join(" | "),
+                "---|".repeat(SPLIT_HEAD.len())
+            ));
+            for r in rows {
+                m.push_str(&format!("| {} |\n", r.join(" | ")));
+            }
+        }
+    }
+    m
+}

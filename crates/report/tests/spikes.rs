@@ -1,0 +1,85 @@
+//! The "Spikes" section: a traced run's explained spikes and split
+//! figures in report.html and summary.md; nothing for untraced runs.
+
+use rtshield_report::{generate, synth, Format, Options};
+use rtshield_results::{LatencyPart, SplitResult, TraceResult};
+
+fn traced_run() -> rtshield_results::RunResult {
+    let mut r = synth::run_result("traced", 1, &[1], 1000, 10.0, 0.0, 100);
+    let trace: TraceResult = serde_json::from_value(serde_json::json!({
+        "on_latency_ns": 300000, "stop": false, "split": true, "buffer_kb": 2048,
+        "unavailable": null, "spikes_seen": 2, "spikes_not_analysed": 1,
+        "spikes": [{
+            "cpu": 1, "pid": 100, "comm": "rtshield-m0",
+            "expected_ns": 1000, "timer_expiry_ns": 1500, "wakeup_ns": 2000,
+            "switch_in_ns": 1901000, "latency_ns": 1900000,
+            "irq_latency_ns": 500, "thread_latency_ns": 1899000,
+            "irqs": [], "threads": [], "unaccounted_ns": 0,
+            "verdict": "blocked 1.9 ms by thread `x<y>` (pid 7, prio 99)"
+        }]
+    }))
+    .unwrap();
+    r.trace = Some(trace);
+    let part = |max: i64| LatencyPart {
+        min_ns: 1000,
+        max_ns: max,
+        avg_ns: 2000.0,
+        histogram: r.threads[0].histogram.clone(),
+        percentiles: r.threads[0].percentiles.clone(),
+    };
+    r.threads[0].split = Some(SplitResult {
+        samples: 990,
+        irq: part(33_000),
+        thread: part(1_899_000),
+    });
+    r
+}
+
+#[test]
+fn a_traced_run_has_a_spikes_section() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let b = d.path().join("b");
+    synth::write_run_dir(&a, &traced_run(), None).unwrap();
+    synth::write_run_dir(
+        &b,
+        &synth::run_result("plain", 2, &[1], 1000, 10.0, 0.0, 100),
+        None,
+    )
+    .unwrap();
+    let out = d.path().join("rep");
+    generate(&Options {
+        inputs: vec![a, b],
+        names: vec![],
+        out_dir: out.clone(),
+        formats: vec![Format::Html, Format::Md],
+        title: "t".into(),
+        policy: rtshield_sys::DirPolicy::Strict,
+        x_max_us: None,
+    })
+    .unwrap();
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert_eq!(html.matches("<h2 id=\"spikes\">Spikes</h2>").count(), 1);
+    assert!(html.contains("2 wake-ups later than 0.3 ms, 1 explained, 1 not analysed"));
+    // Escaped: the verdict names a thread whose name has < and >.
+    assert!(html.contains("blocked 1.9 ms by thread `x&lt;y&gt;` (pid 7, prio 99)"));
+    assert!(html.contains("<td>1900.0</td>"), "latency in µs");
+    assert!(html.contains("<td>990</td>"), "split samples");
+    assert!(html.contains("<td>1899.0</td>"), "thread max in µs");
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("\n## Spikes\n"));
+    assert!(md.contains("| 1 | 1 | rtshield-m0 (100) | 1900.0 | blocked 1.9 ms"));
+    assert!(md.contains("| thread | wake-ups | IRQ p50 |"));
+    assert!(!md.contains("**plain**"), "an untraced run has no entry");
+}
+
+#[test]
+fn no_traced_run_no_section() {
+    let r = synth::run_result("plain", 2, &[1], 1000, 10.0, 0.0, 100);
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    synth::write_run_dir(&a, &r, None).unwrap();
+    let runs = rtshield_report::load::load_all(&[a], &[]).unwrap();
+    assert_eq!(rtshield_report::spikes::html(&runs), "");
+    assert_eq!(rtshield_report::spikes::markdown(&runs), "");
+}

@@ -1,0 +1,174 @@
+//! Files of a traced run: spikes.json / spikes.txt / trace.txt through the
+//! exporter registry, and the `--split` figures in every result file.
+
+use rtshield_results::example::example_result;
+use rtshield_results::export::{csv_header, csv_split_header};
+use rtshield_results::*;
+use rtshield_trace::{Spike, SpikeFile, ThreadItem};
+use std::collections::BTreeMap;
+
+fn spike() -> Spike {
+    Spike {
+        cpu: 1,
+        pid: 100,
+        comm: "rtshield-m0".into(),
+        expected_ns: 1_000_000_100_000,
+        timer_expiry_ns: Some(1_000_000_103_500),
+        wakeup_ns: Some(1_000_000_105_000),
+        switch_in_ns: 1_000_001_908_000,
+        latency_ns: 1_808_000,
+        irq_latency_ns: Some(3_500),
+        thread_latency_ns: Some(1_803_000),
+        irqs: vec![],
+        threads: vec![ThreadItem {
+            comm: "stress-ng-cpu".into(),
+            pid: 4242,
+            kernel_prio: Some(0),
+            priority: "prio 99".into(),
+            ns: 1_800_000,
+            works: vec![],
+        }],
+        unaccounted_ns: 8_000,
+        verdict: "blocked 1.8 ms by thread `stress-ng-cpu` (pid 4242, prio 99)".into(),
+        steal_ns: None,
+        steal_window_ns: None,
+    }
+}
+
+fn part(vals: &[(u64, u64)], min: i64, max: i64) -> LatencyPart {
+    LatencyPart {
+        min_ns: min,
+        max_ns: max,
+        avg_ns: 2_500.0,
+        histogram: Histogram {
+            resolution_ns: 1000,
+            buckets: 101,
+            counts: vals.iter().map(|&(b, c)| [b, c]).collect(),
+            overflow: 0,
+            underflow: 1,
+        },
+        percentiles: PERCENTILES
+            .iter()
+            .map(|k| (k.to_string(), max))
+            .collect::<BTreeMap<_, _>>(),
+    }
+}
+
+fn traced() -> RunResult {
+    let mut r = example_result();
+    r.trace = Some(TraceResult {
+        on_latency_ns: Some(300_000),
+        stop: false,
+        split: true,
+        buffer_kb: 2048,
+        spikes_seen: 3,
+        spikes_not_analysed: 1,
+        spikes: vec![spike()],
+        errors: vec!["thread 0 (tid 100) on CPU 1: no switch".into()],
+        steal_ns: Some(20_000_000),
+        ..Default::default()
+    });
+    r.threads[0].split = Some(SplitResult {
+        samples: 9,
+        irq: part(&[(2, 5), (3, 3)], -500, 3_900),
+        thread: part(&[(1, 8), (150, 1)], 600, 150_100),
+    });
+    r
+}
+
+#[test]
+fn a_traced_run_writes_spikes_json_and_txt_through_the_registry() {
+    let d = tempfile::tempdir().unwrap();
+    let r = traced();
+    write_all(&r, d.path()).unwrap();
+    let json = std::fs::read_to_string(d.path().join(SPIKES_JSON)).unwrap();
+    let f: SpikeFile = serde_json::from_str(&json).unwrap();
+    assert_eq!(f.version, 1);
+    assert_eq!(f.spikes, vec![spike()]);
+    let txt = std::fs::read_to_string(d.path().join(SPIKES_TXT)).unwrap();
+    assert!(txt.starts_with(
+        "# 3 wake-ups later than 0.3 ms, 1 explained, 1 not analysed, 1 not explained; VM steal time on the measured CPUs: 20 ms\n"
+    ), "{txt}");
+    assert!(
+        txt.contains("  verdict: blocked 1.8 ms by thread `stress-ng-cpu` (pid 4242, prio 99)\n")
+    );
+    assert!(txt.contains("not explained: thread 0 (tid 100) on CPU 1: no switch\n"));
+    // No trace kept without --trace-stop.
+    assert!(!d.path().join("trace.txt").exists());
+    // results.json carries the same, and reads back.
+    let back = read_json(d.path().join(JSON_FILE)).unwrap();
+    assert_eq!(back, r);
+}
+
+#[test]
+fn trace_stop_keeps_the_buffer_in_trace_txt_not_in_results_json() {
+    let d = tempfile::tempdir().unwrap();
+    let mut r = traced();
+    let t = r.trace.as_mut().unwrap();
+    t.stop = true;
+    let raw = "# tracer: nop\n x-1 [001] d..1. 1.000000: sched_switch: ...\n";
+    t.raw = Some(raw.into());
+    write_all(&r, d.path()).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("trace.txt")).unwrap(),
+        raw
+    );
+    let json = std::fs::read_to_string(d.path().join(JSON_FILE)).unwrap();
+    assert!(!json.contains("tracer: nop"));
+    let back = read_json(d.path().join(JSON_FILE)).unwrap();
+    assert_eq!(back.trace.as_ref().unwrap().raw, None);
+    assert!(std::fs::read_to_string(d.path().join(SPIKES_TXT))
+        .unwrap()
+        .contains("--trace-stop"));
+}
+
+#[test]
+fn an_untraced_run_writes_no_spike_file_and_no_trace_key() {
+    let r = example_result();
+    assert!(!file_names(&r).iter().any(|n| n.starts_with("spikes")));
+    assert!(!to_json(&r).contains("\"trace\""));
+    assert!(!to_json(&r).contains("\"split\""));
+    // --split alone: no spike files either.
+    let mut s = traced();
+    s.trace.as_mut().unwrap().on_latency_ns = None;
+    assert!(!file_names(&s).iter().any(|n| n.starts_with("spikes")));
+}
+
+#[test]
+fn split_figures_are_next_to_the_total_in_every_file() {
+    let r = traced();
+    // CSV: the split columns after the usual ones, for this run only.
+    let csv = to_csv(&r);
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let row: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| row[head.iter().position(|h| *h == name).unwrap()];
+    assert_eq!(head.len(), csv_header().len() + csv_split_header().len());
+    assert_eq!(col("irq_samples"), "9");
+    assert_eq!(col("irq_min_ns"), "-500");
+    assert_eq!(col("irq_max_ns"), "3900");
+    assert_eq!(col("thread_max_ns"), "150100");
+    assert_eq!(col("thread_p99_ns"), "150100");
+    assert_eq!(
+        to_csv(&example_result())
+            .lines()
+            .next()
+            .unwrap()
+            .split(',')
+            .count(),
+        csv_header().len()
+    );
+    // Text formats: `#` lines (in µs), before the SUMMARY / `# Histogram`.
+    let want_irq = "# split thread 0 irq latency (1000ns units): samples 9 min -1 avg 3 max 3 ";
+    let txt = to_systress_txt(&r, &r.threads[0]);
+    assert!(txt.contains(want_irq), "{txt}");
+    assert!(txt.contains("# split thread 0 thread histogram: 1:8 150:1\n"));
+    assert!(
+        txt.lines().last().unwrap().starts_with("#      0"),
+        "SUMMARY stays last"
+    );
+    let hist = to_cyclictest_hist(&r);
+    let at = |s: &str| hist.find(s).unwrap();
+    assert!(at(want_irq) < at("# Histogram\n"));
+    assert!(hist.contains("# split thread 0 irq histogram: 2:5 3:3\n"));
+}

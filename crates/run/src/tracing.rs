@@ -1,0 +1,498 @@
+//! Kernel tracing around a measurement (`--trace-on`, `--trace-stop`,
+//! `--split`; docs/trace.md): the private tracefs instance
+//! (`rtshield_sys::tracefs`), the measuring threads' spike trigger, and the
+//! analysis (`rtshield_trace`), all on the main thread: after each drain of
+//! the rings (every 20 ms) and at the end, never in the measuring loop.
+//!
+//! - `--trace-on LAT`: all events, overwrite mode. A measuring thread woken
+//!   later than LAT writes one marker line; the main thread then reads the
+//!   instance's `trace` file and explains the spike from its expected
+//!   wake-up time.
+//! - `--trace-stop`: the thread writes `tracing_on = 0` instead and the run
+//!   ends; the buffer is read and explained at the end, and kept
+//!   (`trace.txt`).
+//! - `--split`: the main thread reads `trace_pipe` (consuming) after each
+//!   drain and splits every wake-up into IRQ and thread latency; spikes are
+//!   then explained from the records kept in memory (the last 2 s).
+//!
+//! When tracing is impossible (not root, lockdown, no tracefs, the instance
+//! cannot be made) the reason is printed once and the run measures without
+//! it (`trace.unavailable` in results.json).
+
+use rtshield_measure::stats::ThreadHistograms;
+use rtshield_measure::{
+    IntervalStats, MeasureSpec, Measurement, Observer, SpikeMark, SpikeTrigger, TraceSpec,
+};
+use rtshield_results::{LatencyPart, SplitResult, TraceResult};
+use rtshield_sys::procstat::{steal_ns_between, StatSnapshot};
+use rtshield_sys::tracefs::{self, Instance, PipeReader};
+use rtshield_sys::{CpuSet, Root};
+use rtshield_trace::{Record, Splitter};
+use std::collections::VecDeque;
+use std::os::unix::io::AsRawFd;
+use std::sync::atomic::AtomicBool;
+use std::time::Instant;
+
+/// Spikes explained per run at most; later ones are counted
+/// (`spikes_not_analysed`): each costs a read and parse of the buffer.
+pub const MAX_SPIKES: usize = 100;
+/// The buffer is parsed from this long before a spike's expected wake-up:
+/// the replay learns the current task and the open interrupts there.
+const REPLAY_MARGIN_NS: u64 = 50_000_000;
+/// How often `/proc/stat` is read for steal time while nothing happens.
+const STEAL_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
+/// With `--split`, records kept for spike analysis: the last 2 s.
+const KEEP_NS: u64 = 2_000_000_000;
+/// The events `--split` alone needs (the spike analysis wants all of
+/// `tracefs::EVENTS`).
+const SPLIT_EVENTS: &[&str] = &[
+    "timer:hrtimer_start",
+    "timer:hrtimer_expire_entry",
+    "sched:sched_waking",
+    "sched:sched_wakeup",
+    "sched:sched_switch",
+];
+/// At most this much `trace_pipe` text per drain (the rest waits for the
+/// next one, 20 ms later).
+const PIPE_CHUNK: usize = 8 << 20;
+
+/// One part of a split latency being accumulated.
+struct Part {
+    hist: ThreadHistograms,
+    min: i64,
+    max: i64,
+    sum: i128,
+    n: u64,
+}
+
+impl Part {
+    fn new(spec: &MeasureSpec) -> Part {
+        Part {
+            hist: ThreadHistograms::new(spec.histo_size_ns, spec.resolution_ns),
+            min: i64::MAX,
+            max: i64::MIN,
+            sum: 0,
+            n: 0,
+        }
+    }
+
+    fn add(&mut self, v: i64) {
+        self.hist.record(v, 0, 0);
+        self.min = self.min.min(v);
+        self.max = self.max.max(v);
+        self.sum += i128::from(v);
+        self.n += 1;
+    }
+
+    fn result(&self) -> LatencyPart {
+        LatencyPart {
+            min_ns: if self.n == 0 { 0 } else { self.min },
+            max_ns: if self.n == 0 { 0 } else { self.max },
+            avg_ns: if self.n == 0 {
+                0.0
+            } else {
+                self.sum as f64 / self.n as f64
+            },
+            histogram: self.hist.to_histogram(),
+            percentiles: self.hist.percentiles(),
+        }
+    }
+}
+
+/// The instance and everything read from it during one measurement.
+pub struct Session {
+    spec: TraceSpec,
+    root: Root,
+    inst: Option<Instance>,
+    /// `trace_marker` (or `tracing_on` with `--trace-stop`), opened before
+    /// the measuring threads start.
+    spike_file: Option<std::fs::File>,
+    pipe: Option<PipeReader>,
+    /// `--split`: the recent records, for spike analysis.
+    kept: VecDeque<Record>,
+    /// Per measuring thread (index in `spec.threads`).
+    splitters: Vec<Option<Splitter>>,
+    parts: Vec<(Part, Part)>,
+    pending: Vec<SpikeMark>,
+    result: TraceResult,
+    cpus: CpuSet,
+    stat_start: Option<StatSnapshot>,
+    stat_prev: Option<(StatSnapshot, Instant)>,
+    unparsed_lines: u64,
+}
+
+impl Session {
+    /// Set tracing up for `spec` (which has `trace` set). Never fails:
+    /// when tracing is impossible the reason is printed once on stderr and
+    /// kept, and the session does nothing.
+    pub fn start(root: &Root, spec: &MeasureSpec, t: &TraceSpec) -> Session {
+        let cpus: CpuSet = spec.threads.iter().filter_map(|t| t.cpu).collect();
+        let mut s = Session {
+            spec: t.clone(),
+            root: root.clone(),
+            inst: None,
+            spike_file: None,
+            pipe: None,
+            kept: VecDeque::new(),
+            splitters: vec![None; spec.threads.len()],
+            parts: spec
+                .threads
+                .iter()
+                .map(|_| (Part::new(spec), Part::new(spec)))
+                .collect(),
+            pending: Vec::new(),
+            result: TraceResult {
+                on_latency_ns: t.on_latency_ns,
+                stop: t.stop,
+                split: t.split,
+                buffer_kb: t.buffer_kb,
+                ..Default::default()
+            },
+            cpus: cpus.clone(),
+            stat_start: None,
+            stat_prev: None,
+            unparsed_lines: 0,
+        };
+        if let Err(why) = s.open(&cpus) {
+            // Once per process: `run` with stats.rotate starts a session per part.
+            static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+            if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
+                eprintln!("rtshield: tracing off: {why}; measuring without it");
+            }
+            s.result.unavailable = Some(why);
+            s.inst = None;
+            s.spike_file = None;
+            s.pipe = None;
+        }
+        s
+    }
+
+    fn open(&mut self, cpus: &CpuSet) -> Result<(), String> {
+        if let Some(why) = tracefs::unavailable(&self.root) {
+            return Err(why);
+        }
+        if cpus.is_empty() {
+            return Err("the measuring threads are not pinned to CPUs (give --cpus)".into());
+        }
+        let mut cfg = tracefs::Config::new(cpus.clone());
+        cfg.buffer_kb = self.spec.buffer_kb;
+        if self.spec.on_latency_ns.is_none() {
+            // --split alone: only what `Splitter` reads (fewer events to
+            // record, read and parse for every wake-up).
+            cfg.events = SPLIT_EVENTS.iter().map(|e| e.to_string()).collect();
+        }
+        let inst = Instance::create(&self.root, &cfg).map_err(|e| e.to_string())?;
+        for s in inst.stale_removed() {
+            eprintln!("rtshield: removed the stale trace instance {s} (its process is gone)");
+        }
+        self.result.events_missing = inst.missing().to_vec();
+        if self.spec.on_latency_ns.is_some() {
+            let file = if self.spec.stop {
+                "tracing_on"
+            } else {
+                "trace_marker"
+            };
+            self.spike_file = Some(inst.open_for_write(file).map_err(|e| e.to_string())?);
+        }
+        if self.spec.split {
+            self.pipe = Some(inst.open_pipe().map_err(|e| e.to_string())?);
+        }
+        inst.start().map_err(|e| e.to_string())?;
+        self.stat_start = StatSnapshot::read(&self.root).ok();
+        self.stat_prev = self.stat_start.clone().map(|s| (s, Instant::now()));
+        self.inst = Some(inst);
+        Ok(())
+    }
+
+    /// Whether an instance is recording.
+    pub fn active(&self) -> bool {
+        self.inst.is_some()
+    }
+
+    /// What the measuring threads do on a spike, if anything.
+    pub fn trigger(&self) -> Option<SpikeTrigger> {
+        let f = self.spike_file.as_ref()?;
+        Some(SpikeTrigger {
+            threshold_ns: self.spec.on_latency_ns? as i64,
+            fd: f.as_raw_fd(),
+            stop: self.spec.stop,
+        })
+    }
+
+    /// After each drain: read the pipe (`--split`), explain new spikes.
+    pub fn on_drain(&mut self, marks: &[SpikeMark], tids: &[i32]) {
+        if self.inst.is_none() {
+            return;
+        }
+        if self.pipe.is_some() {
+            self.read_pipe(tids);
+        }
+        self.pending.extend_from_slice(marks);
+        if !self.pending.is_empty() && !self.spec.stop {
+            self.explain_pending(None);
+        } else if self
+            .stat_prev
+            .as_ref()
+            .is_some_and(|(_, at)| at.elapsed() >= STEAL_EVERY)
+        {
+            // Keep the steal reading recent, so a spike's steal window is
+            // about STEAL_EVERY long (one small read, 10 times a second).
+            if let Ok(now) = StatSnapshot::read(&self.root) {
+                self.stat_prev = Some((now, Instant::now()));
+            }
+        }
+    }
+
+    fn read_pipe(&mut self, tids: &[i32]) {
+        for (i, t) in tids.iter().enumerate() {
+            if *t > 0 && self.splitters[i].is_none() {
+                self.splitters[i] = Some(Splitter::new(*t as u32));
+            }
+        }
+        let Some(pipe) = self.pipe.as_mut() else {
+            return;
+        };
+        let text = match pipe.read_lines(PIPE_CHUNK) {
+            Ok(t) => t,
+            Err(e) => {
+                self.result
+                    .errors
+                    .push(format!("trace_pipe: {e}; no more split figures"));
+                self.pipe = None;
+                return;
+            }
+        };
+        for line in text.lines() {
+            let l = line.trim();
+            if l.is_empty() || l.starts_with('#') || l.starts_with("CPU:") {
+                continue;
+            }
+            let Ok(r) = rtshield_trace::parse_line(line) else {
+                self.unparsed_lines += 1;
+                continue;
+            };
+            for (i, sp) in self.splitters.iter_mut().enumerate() {
+                if let Some(sp) = sp {
+                    if let Some(x) = sp.feed(&r) {
+                        let (irq, thread) = &mut self.parts[i];
+                        irq.add(x.irq_latency_ns);
+                        thread.add(x.thread_latency_ns.min(i64::MAX as u64) as i64);
+                    }
+                }
+            }
+            // Kept only to explain spikes.
+            if self.spec.on_latency_ns.is_some() {
+                self.kept.push_back(r);
+            }
+        }
+        if let Some(newest) = self.kept.back().map(|r| r.ts_ns) {
+            while self
+                .kept
+                .front()
+                .is_some_and(|r| r.ts_ns + KEEP_NS < newest)
+            {
+                self.kept.pop_front();
+            }
+        }
+    }
+
+    /// Explain the pending spikes from `text` (the buffer read at the end)
+    /// or, when None, from the kept records (`--split`) or a fresh read of
+    /// the buffer.
+    fn explain_pending(&mut self, text: Option<&str>) {
+        let t0 = Instant::now();
+        let pending = std::mem::take(&mut self.pending);
+        let room = MAX_SPIKES.saturating_sub(self.result.spikes.len() + self.result.errors.len());
+        let (now, later) = pending.split_at(room.min(pending.len()));
+        self.result.spikes_not_analysed += later.len() as u64;
+        if now.is_empty() {
+            return;
+        }
+        // Parse the buffer from a little before the earliest window only.
+        let from = now
+            .iter()
+            .map(|m| m.expected_ns.max(0) as u64)
+            .min()
+            .unwrap_or(0)
+            .saturating_sub(REPLAY_MARGIN_NS);
+        let parsed;
+        let records: &[Record] = if let Some(t) = text {
+            parsed = rtshield_trace::parse_from(t, from);
+            &parsed
+        } else if self.pipe.is_some() {
+            self.kept.make_contiguous();
+            self.kept.as_slices().0
+        } else {
+            match self.inst.as_ref().map(Instance::read) {
+                Some(Ok(t)) => {
+                    parsed = rtshield_trace::parse_from(&t, from);
+                    &parsed
+                }
+                Some(Err(e)) => {
+                    for m in now {
+                        self.result
+                            .errors
+                            .push(format!("{}: cannot read the trace: {e}", describe(m)));
+                    }
+                    return;
+                }
+                None => return,
+            }
+        };
+        // Steal time since the previous reading, for every spike of this batch.
+        let stat_now = StatSnapshot::read(&self.root).ok();
+        let mut explained = Vec::new();
+        let mut errors = Vec::new();
+        for m in now {
+            if m.cpu < 0 || m.tid <= 0 || m.expected_ns < 0 {
+                errors.push(format!("{}: thread not pinned", describe(m)));
+                continue;
+            }
+            // The thread was running at its clock reading (expected +
+            // latency): the end of the window when the trace stops there.
+            let running = (m.expected_ns + m.latency_ns.max(0)) as u64;
+            match rtshield_trace::analyse_until(
+                records,
+                m.cpu as u32,
+                m.tid as u32,
+                m.expected_ns as u64,
+                Some(running),
+            ) {
+                Ok(mut sp) => {
+                    if let (Some((prev, at)), Some(cur)) = (&self.stat_prev, &stat_now) {
+                        if let Some(st) = steal_ns_between(prev, cur, [m.cpu as u32]) {
+                            sp.set_steal(st, at.elapsed().as_nanos() as u64);
+                        }
+                    }
+                    explained.push(sp);
+                }
+                Err(e) => errors.push(format!("{}: {e}", describe(m))),
+            }
+        }
+        if let Some(cur) = stat_now {
+            self.stat_prev = Some((cur, Instant::now()));
+        }
+        self.result.spikes.extend(explained);
+        self.result.errors.extend(errors);
+        let ms = t0.elapsed().as_secs_f64() * 1e3 / now.len() as f64;
+        let max = self.result.analysis_max_ms.get_or_insert(0.0);
+        *max = max.max(ms);
+    }
+
+    /// After the run: last reads and analyses, split figures into the
+    /// threads, the result into `m.trace`; the instance is removed.
+    pub fn finish(mut self, m: &mut Measurement) {
+        let tids: Vec<i32> = m.threads.iter().map(|t| t.tid).collect();
+        if self.inst.is_some() {
+            if let Some(i) = &self.inst {
+                let _ = i.stop();
+            }
+            if self.pipe.is_some() {
+                self.read_pipe(&tids);
+            }
+            if self.spec.stop && self.pipe.is_none() {
+                match self.inst.as_ref().map(Instance::read) {
+                    Some(Ok(text)) => {
+                        self.explain_pending(Some(&text));
+                        self.result.raw = Some(text);
+                    }
+                    Some(Err(e)) => self
+                        .result
+                        .errors
+                        .push(format!("cannot read the trace: {e}")),
+                    None => {}
+                }
+            } else if !self.pending.is_empty() {
+                self.explain_pending(None);
+            }
+            if let (Some(a), Ok(b)) = (&self.stat_start, StatSnapshot::read(&self.root)) {
+                self.result.steal_ns = steal_ns_between(a, &b, self.cpus.iter());
+            }
+        }
+        self.result.spikes_seen = m.threads.iter().map(|t| t.exact.spikes).sum();
+        if self.spec.stop {
+            // Only the first spike is the trace's; later ones are none.
+            self.result.spikes_seen = self.result.spikes_seen.min(1);
+        }
+        let accounted = (self.result.spikes.len() + self.result.errors.len()) as u64
+            + self.result.spikes_not_analysed;
+        self.result.spikes_not_analysed += self.result.spikes_seen.saturating_sub(accounted);
+        if self.unparsed_lines > 0 {
+            self.result.errors.push(format!(
+                "{} trace_pipe lines were not events (skipped)",
+                self.unparsed_lines
+            ));
+        }
+        if self.spec.split && self.inst.is_some() {
+            for (t, (irq, thr)) in m.threads.iter_mut().zip(&self.parts) {
+                t.split = Some(SplitResult {
+                    samples: irq.n,
+                    irq: irq.result(),
+                    thread: thr.result(),
+                });
+            }
+        }
+        // Remove the instance now (and unmount tracefs if we mounted it).
+        self.spike_file = None;
+        self.pipe = None;
+        if let Some(i) = self.inst.take() {
+            if let Err(e) = i.close() {
+                self.result.errors.push(e.to_string());
+            }
+        }
+        m.trace = Some(std::mem::take(&mut self.result));
+    }
+}
+
+fn describe(m: &SpikeMark) -> String {
+    format!(
+        "thread {} (tid {}) on CPU {}, expected at {} ns, {} ns late",
+        m.thread, m.tid, m.cpu, m.expected_ns, m.latency_ns
+    )
+}
+
+/// The caller's observer, with the session fed after every drain.
+struct Traced<'a> {
+    inner: &'a mut dyn Observer,
+    session: &'a mut Session,
+}
+
+impl Observer for Traced<'_> {
+    fn interval(&mut self, s: &IntervalStats) -> bool {
+        self.inner.interval(s)
+    }
+    fn wants_snapshot(&mut self, s: &IntervalStats) -> bool {
+        self.inner.wants_snapshot(s)
+    }
+    fn snapshot(&mut self, m: &Measurement) {
+        self.inner.snapshot(m)
+    }
+    fn drained(&mut self, marks: &[SpikeMark], tids: &[i32]) {
+        self.inner.drained(marks, tids);
+        self.session.on_drain(marks, tids);
+    }
+}
+
+/// Run the engine with tracing as `t` asks; the instance is gone when this
+/// returns (normal end, SIGINT/SIGTERM, error or panic: the session's
+/// instance is removed on drop).
+pub fn measure_traced(
+    root: &Root,
+    spec: &MeasureSpec,
+    t: &TraceSpec,
+    stop: &AtomicBool,
+    obs: &mut dyn Observer,
+) -> anyhow::Result<Measurement> {
+    let mut session = Session::start(root, spec, t);
+    let trigger = session.trigger();
+    let m = {
+        let mut traced = Traced {
+            inner: obs,
+            session: &mut session,
+        };
+        rtshield_measure::run_traced(root, spec, stop, &mut traced, trigger)
+    };
+    let mut m = m?;
+    session.finish(&mut m);
+    Ok(m)
+}

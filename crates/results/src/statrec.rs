@@ -4,10 +4,10 @@
 //! 1243 → 2168; 1790 → 10771 under `ping -f`); a record holds the mean of
 //! each figure over the recording, the comparison is a table of ratios.
 
-use rtshield_sys::{DirPolicy, InputError, SafeDir, SafeError};
+use rtshield_sys::{DirPolicy, InputError, SafeError};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub const STAT_SCHEMA: &str = "rtshield.stat/1";
 
@@ -60,15 +60,7 @@ impl StatRecord {
 
     /// Write to `path` (atomically, through [`SafeDir`]).
     pub fn write(&self, path: &Path, policy: DirPolicy) -> Result<(), SafeError> {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        SafeDir::open(&dir, policy)?.write(&name, self.to_json().as_bytes())
+        rtshield_sys::safefs::write_file(path, self.to_json().as_bytes(), policy)
     }
 
     /// Read a record (bounded, regular files only); errors name the file.

@@ -36,11 +36,8 @@ impl MetricsFile {
                 ))
             })?
             .to_string();
-        let parent = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        let dir = SafeDir::open(parent, policy)
+        let (parent, _) = rtshield_sys::safefs::split_file_path(path);
+        let dir = SafeDir::open(&parent, policy)
             .map_err(|e| anyhow::Error::from(InputError::new(format!("--metrics-file: {e}"))))?;
         Ok(MetricsFile {
             dir,

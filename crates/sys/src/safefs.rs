@@ -643,6 +643,29 @@ pub fn output_dir(
     }
 }
 
+/// Split `path` into the directory to open (`.` for a bare name) and the
+/// file name to write there.
+pub fn split_file_path(path: &Path) -> (PathBuf, String) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    (dir, name)
+}
+
+/// Write `bytes` to the file `path` the one safe way: its directory opened
+/// and checked against `policy`, then [`SafeDir::write`] (temporary file,
+/// fsync, rename, directory fsync). For the single-file options
+/// (`--json FILE`, `export -o FILE`, `stat --record FILE`).
+pub fn write_file(path: &Path, bytes: &[u8], policy: DirPolicy) -> Result<()> {
+    let (dir, name) = split_file_path(path);
+    SafeDir::open(&dir, policy)?.write(&name, bytes)
+}
+
 /// The final name a temporary file of [`SafeDir::write`] was for
 /// (`.NAME.<16 hex>.tmp` → `NAME`): a leftover of an interrupted write.
 pub fn temp_target(name: &str) -> Option<&str> {

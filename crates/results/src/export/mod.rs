@@ -33,7 +33,6 @@ pub mod timeline;
 use crate::RunResult;
 use rtshield_sys::SafeDir;
 use std::fmt::Write as _;
-use std::path::PathBuf;
 
 pub use self::csv::{csv_header, csv_split_header, to_csv, Csv, CSV_FILE};
 pub use cyclictest_hist::{to_cyclictest_hist, CyclictestHist, HIST_FILE};
@@ -161,15 +160,7 @@ pub fn write_text(
     path: &std::path::Path,
     policy: rtshield_sys::DirPolicy,
 ) -> Result<(), rtshield_sys::SafeError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    SafeDir::open(&dir, policy)?.write(&name, text.as_bytes())
+    rtshield_sys::safefs::write_file(path, text.as_bytes(), policy)
 }
 
 impl Default for ExportManager {
@@ -201,15 +192,7 @@ pub fn write_json(
     path: &std::path::Path,
     policy: rtshield_sys::DirPolicy,
 ) -> Result<(), rtshield_sys::SafeError> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    SafeDir::open(&dir, policy)?.write(&name, to_json(res).as_bytes())
+    write_text(&to_json(res), path, policy)
 }
 
 /// A value in resolution units, floored like the histogram buckets.

@@ -95,3 +95,71 @@ fn the_default_directory_is_fresh_every_time() {
         );
     }
 }
+
+/// `simulate --json/--trace/--gantt` and `scenario --json/--out` write
+/// through safefs too: a symlink planted at the file name is never
+/// followed (it is replaced, its target stays intact) and a world-writable directory is
+/// refused with exit 2 unless --force-unsafe-dir.
+#[test]
+fn simulate_and_scenario_outputs_never_follow_a_link() {
+    let t = tempfile::tempdir().unwrap();
+    let victim = t.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let scn = crate::util::example("scenarios/fairness.scn");
+    let scn = scn.to_str().unwrap();
+    for (i, opt) in ["--json", "--trace", "--gantt"].iter().enumerate() {
+        let link = t.path().join(format!("link{i}"));
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        let o = rtshield(
+            t.path(),
+            &["simulate", scn, "--cpus", "2", opt, link.to_str().unwrap()],
+        );
+        // The link is replaced by the new file (rename), never written through.
+        assert_eq!(o.status.code(), Some(0), "{opt}: {}", text(&o));
+        assert_eq!(
+            std::fs::read_to_string(&victim).unwrap(),
+            "precious\n",
+            "{opt}"
+        );
+        let m = std::fs::symlink_metadata(&link).unwrap();
+        assert!(m.file_type().is_file(), "{opt}: the link was replaced");
+    }
+    // A world-writable directory: refused (exit 2), then allowed when forced.
+    let shared = t.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let j = shared.join("sim.json");
+    let j = j.to_str().unwrap();
+    let o = rtshield(t.path(), &["simulate", scn, "--cpus", "2", "--json", j]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(!shared.join("sim.json").exists());
+    let o = rtshield(
+        t.path(),
+        &[
+            "simulate",
+            scn,
+            "--cpus",
+            "2",
+            "--json",
+            j,
+            "--force-unsafe-dir",
+        ],
+    );
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert!(shared.join("sim.json").is_file());
+    // scenario --check never writes; --out with a world-writable parent
+    // directory given as --out itself is refused before anything runs.
+    let o = rtshield(
+        t.path(),
+        &[
+            "scenario",
+            scn,
+            "--scale",
+            "0.001",
+            "--out",
+            shared.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(!shared.join("balance.json").exists());
+}

@@ -1,7 +1,6 @@
 //! `rtshield scenario`: run a lollobrigida scenario on the real kernel.
 
 use crate::cli::Global;
-use anyhow::Context;
 use rtshield_scenario::model::Scenario;
 use rtshield_scenario::parse_bytes;
 use rtshield_scenario::report::{fmt_ns, render_text, table_with_text_cols};
@@ -33,6 +32,10 @@ pub struct Args {
     /// Write the report as JSON (schema rtshield.balance/1) to FILE.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write FILE (and --out DIR) even if its directory is owned by another user or
+    /// writable by others without the sticky bit.
+    #[arg(long)]
+    pub force_unsafe_dir: bool,
     /// Write DIR/balance.json and DIR/balance.txt.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
@@ -160,14 +163,17 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let text = render_text(&outcome.report);
     print!("{text}");
     let json = serde_json::to_string_pretty(&outcome.report)? + "\n";
+    // Through safefs: root never writes through a link or into a
+    // directory another user controls.
+    let pol = policy(args.force_unsafe_dir);
+    use rtshield_run::pipeline::refusal;
     if let Some(p) = &args.json {
-        std::fs::write(p, &json).with_context(|| format!("writing {}", p.display()))?;
+        rtshield_sys::safefs::write_file(p, json.as_bytes(), pol).map_err(refusal)?;
     }
     if let Some(d) = &args.out {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+        let dir = rtshield_sys::SafeDir::open_or_create(d, 0o755, pol).map_err(refusal)?;
         for (name, body) in [("balance.json", &json), ("balance.txt", &text)] {
-            let p = d.join(name);
-            std::fs::write(&p, body).with_context(|| format!("writing {}", p.display()))?;
+            dir.write(name, body.as_bytes()).map_err(refusal)?;
         }
     }
     if outcome.interrupted {
@@ -182,4 +188,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         return Ok(1);
     }
     Ok(0)
+}
+
+fn policy(force: bool) -> rtshield_sys::DirPolicy {
+    if force {
+        rtshield_sys::DirPolicy::AllowUnsafe
+    } else {
+        rtshield_sys::DirPolicy::Strict
+    }
 }

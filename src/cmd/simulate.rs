@@ -2,7 +2,6 @@
 //! simulator under one balancer, or several side by side (`--compare`).
 
 use crate::cli::Global;
-use anyhow::Context;
 use rtshield_scenario::report::{fmt_ns, render_text};
 use rtshield_sim::{gantt, table, trace, BalancerKind, Placement, SimConfig, SimOutcome};
 use rtshield_sys::units::parse_duration_ns;
@@ -67,6 +66,10 @@ pub struct Args {
     /// Write the report(s) as JSON (an array with --compare).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write FILE (and --out DIR) even if its directory is owned by another user or
+    /// writable by others without the sticky bit.
+    #[arg(long)]
+    pub force_unsafe_dir: bool,
     /// Write the event trace as CSV (with --compare: one file per balancer, FILE-NAME.csv).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
@@ -188,6 +191,11 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         scenario.globals.loops_per_us = Some(l);
     }
     let many = kinds.len() > 1 || args.compare.is_some();
+    // Through safefs: root never writes through a link or into a
+    // directory another user controls.
+    let pol = policy(args.force_unsafe_dir);
+    use rtshield_run::pipeline::refusal;
+    use rtshield_sys::safefs::write_file;
     let mut runs: Vec<SimOutcome> = Vec::new();
     for &k in &kinds {
         let mut c = cfg.clone();
@@ -209,8 +217,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         }
         if let (Some(p), Some(rows)) = (&args.trace, &out.trace) {
             let p = per_balancer(p, k.name(), many);
-            std::fs::write(&p, trace::to_csv(rows))
-                .with_context(|| format!("cannot write trace {}", p.display()))?;
+            write_file(&p, trace::to_csv(rows).as_bytes(), pol).map_err(refusal)?;
         }
         if let (Some(p), Some(segs)) = (&args.gantt, &out.segments) {
             let p = per_balancer(p, k.name(), many);
@@ -228,8 +235,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
                 c.seed
             );
             let svg = gantt::render_svg(segs, c.ncpus, &rt, out.extra.simulated_ns, &title);
-            std::fs::write(&p, svg)
-                .with_context(|| format!("cannot write Gantt chart {}", p.display()))?;
+            write_file(&p, svg.as_bytes(), pol).map_err(refusal)?;
         }
         runs.push(out);
     }
@@ -242,7 +248,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         } else {
             runs[0].to_json()
         };
-        std::fs::write(p, text).with_context(|| format!("cannot write {}", p.display()))?;
+        write_file(p, text.as_bytes(), pol).map_err(refusal)?;
     }
     if many {
         print!("{}", table::render(&runs));
@@ -281,5 +287,13 @@ mod tests {
         assert_eq!(dur_or_ticks("c", "3 tick", 4_000_000).unwrap(), 12_000_000);
         assert_eq!(dur_or_ticks("c", "500us", 1_000_000).unwrap(), 500_000);
         assert!(dur_or_ticks("c", "xticks", 1).is_err());
+    }
+}
+
+fn policy(force: bool) -> rtshield_sys::DirPolicy {
+    if force {
+        rtshield_sys::DirPolicy::AllowUnsafe
+    } else {
+        rtshield_sys::DirPolicy::Strict
     }
 }

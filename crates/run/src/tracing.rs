@@ -359,6 +359,7 @@ impl Session {
                 Some(running),
             ) {
                 Ok(mut sp) => {
+                    sp.set_policies(&live_rt(&self.root, &sp.rt_thread_pids()));
                     if let (Some((prev, at)), Some(cur)) = (&self.stat_prev, &stat_now) {
                         if let Some(st) = steal_ns_between(prev, cur, [m.cpu as u32]) {
                             sp.set_steal(st, at.elapsed().as_nanos() as u64);
@@ -495,4 +496,30 @@ pub fn measure_traced(
     let mut m = m?;
     session.finish(&mut m);
     Ok(m)
+}
+
+/// FIFO or RR, name and priority of the real-time threads a spike names,
+/// read now (the trace's prio does not tell FIFO from RR); threads gone
+/// since, or not real-time any more, are left out.
+fn live_rt(root: &Root, pids: &[u32]) -> std::collections::BTreeMap<u32, rtshield_trace::LiveRt> {
+    use rtshield_sys::task;
+    use rtshield_trace::{LiveRt, RtPolicy};
+    pids.iter()
+        .filter_map(|&pid| {
+            let st = task::stat(root, pid)?;
+            let policy = match st.policy? {
+                rtshield_sys::sched::Policy::Fifo => RtPolicy::Fifo,
+                rtshield_sys::sched::Policy::Rr => RtPolicy::Rr,
+                _ => return None,
+            };
+            Some((
+                pid,
+                LiveRt {
+                    comm: task::comm(root, pid)?,
+                    policy,
+                    priority: st.rt_priority?,
+                },
+            ))
+        })
+        .collect()
 }

@@ -523,3 +523,49 @@ fn live_rt(root: &Root, pids: &[u32]) -> std::collections::BTreeMap<u32, rtshiel
         })
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtshield_trace::{LiveRt, RtPolicy};
+
+    /// A fake tree with thread `pid` named `comm` at `policy`/`rt_prio`
+    /// (`/proc/PID/stat` fields 40 and 41).
+    fn task(dir: &std::path::Path, pid: u32, comm: &str, rt_prio: u32, policy: u32) {
+        let d = dir.join("proc").join(pid.to_string());
+        std::fs::create_dir_all(&d).unwrap();
+        let mut f = vec!["S".to_string(), "2".into()];
+        f.extend(std::iter::repeat_n("0".to_string(), 34));
+        f.extend([1, rt_prio, policy, 0].map(|v| v.to_string()));
+        std::fs::write(d.join("stat"), format!("{pid} ({comm}) {}\n", f.join(" "))).unwrap();
+        std::fs::write(d.join("comm"), format!("{comm}\n")).unwrap();
+    }
+
+    #[test]
+    fn live_rt_reads_fifo_and_rr_threads_only() {
+        let d = tempfile::tempdir().unwrap();
+        task(d.path(), 7, "busy", 99, 1);
+        task(d.path(), 8, "rr-one", 10, 2);
+        task(d.path(), 9, "other", 0, 0);
+        let got = live_rt(&Root::new(d.path()), &[7, 8, 9, 10]);
+        let want = std::collections::BTreeMap::from([
+            (
+                7,
+                LiveRt {
+                    comm: "busy".into(),
+                    policy: RtPolicy::Fifo,
+                    priority: 99,
+                },
+            ),
+            (
+                8,
+                LiveRt {
+                    comm: "rr-one".into(),
+                    policy: RtPolicy::Rr,
+                    priority: 10,
+                },
+            ),
+        ]);
+        assert_eq!(got, want);
+    }
+}

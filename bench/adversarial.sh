@@ -21,6 +21,8 @@
 #   e          full-disk handling: retries + named fallback (data-loss work)
 #   f          bounded input reads (input-limits work: safefs::read_input in report)
 set -u
+# Bench runs are not results: keep them out of the user's results store.
+export RTSHIELD_NO_STORE=1
 
 [ "$(id -u)" = 0 ] || { echo "run as root (the attacks target root's rtshield)" >&2; exit 1; }
 

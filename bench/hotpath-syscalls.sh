@@ -9,6 +9,8 @@
 #   bench/hotpath-syscalls.sh            # needs strace; root for SCHED_FIFO
 #   RTSHIELD=/path/to/rtshield CPU=1 bench/hotpath-syscalls.sh
 set -euo pipefail
+# Bench runs are not results: keep them out of the user's results store.
+export RTSHIELD_NO_STORE=1
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 CPU=${CPU:-$(awk -F'[-,]' '{print $NF}' /sys/devices/system/cpu/online)}

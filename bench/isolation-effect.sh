@@ -17,6 +17,8 @@
 # Environment: RTSHIELD (binary), CPU (1), LOAD_CPU (0), DURATION (60s),
 # PERIOD (200us), WATCH (5s, audit window), OUT (results directory).
 set -euo pipefail
+# Bench runs are not results: keep them out of the user's results store.
+export RTSHIELD_NO_STORE=1
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 RTSHIELD=${RTSHIELD:-$here/target/release/rtshield}

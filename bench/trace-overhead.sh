@@ -17,6 +17,8 @@
 # Targets (docs/trace.md): --trace-on <= 1.3x CPU/sample, --split <= 2x,
 # one spike analysed in < 100 ms.
 set -euo pipefail
+# Bench runs are not results: keep them out of the user's results store.
+export RTSHIELD_NO_STORE=1
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 CPU=${CPU:-$(awk -F'[-,]' '{print $NF}' /sys/devices/system/cpu/online)}

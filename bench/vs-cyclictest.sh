@@ -14,6 +14,8 @@
 # Needs root (SCHED_FIFO, mlockall). Installs rt-tests and stress-ng with
 # apt-get when missing. Total time ~ 2 x 2 x ROUNDS x DURATION seconds.
 set -euo pipefail
+# Bench runs are not results: keep them out of the user's results store.
+export RTSHIELD_NO_STORE=1
 
 here=$(cd "$(dirname "$0")/.." && pwd)
 online_last() { awk -F'[-,]' '{print $NF}' /sys/devices/system/cpu/online; }

@@ -68,3 +68,40 @@ fn measure_stores_the_run_with_its_tags_unless_told_not_to() {
         assert_eq!(o.status.code(), Some(2), "--tag {bad}");
     }
 }
+
+#[test]
+fn rtshield_no_store_env_keeps_the_run_out_of_the_store() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("runs.db");
+    let out = d.path().join("out");
+    let o = measure(&[
+        "--out",
+        out.to_str().unwrap(),
+        "--store",
+        db.to_str().unwrap(),
+    ]);
+    assert!(ok(o).contains("stored as run 1"));
+    // The variable alone, with --store given, is --no-store.
+    let out2 = d.path().join("out2");
+    let o = command()
+        .env("RTSHIELD_NO_STORE", "1")
+        .arg("measure")
+        .args(["--cpus", "0", "--period", "1ms", "--samples", "50", "-q"])
+        .args([
+            "--out",
+            out2.to_str().unwrap(),
+            "--store",
+            db.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    let text = ok(o);
+    assert!(!text.contains("stored as run"), "{text}");
+    assert!(out2.join("results.json").is_file());
+    let list = ok(command()
+        .args(["runs", "--store", db.to_str().unwrap(), "list", "--json"])
+        .output()
+        .unwrap());
+    let v: serde_json::Value = serde_json::from_str(&list).unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1, "{list}");
+}

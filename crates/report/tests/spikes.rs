@@ -15,7 +15,7 @@ fn traced_run() -> rtshield_results::RunResult {
             "switch_in_ns": 1901000, "latency_ns": 1900000,
             "irq_latency_ns": 500, "thread_latency_ns": 1899000,
             "irqs": [], "threads": [], "unaccounted_ns": 0,
-            "verdict": "blocked 1.9 ms by thread `x<y>` (pid 7, prio 99)"
+            "verdict": "blocked 1.9 ms by thread `x<y>` (pid 7, FIFO 99)"
         }]
     }))
     .unwrap();
@@ -62,7 +62,7 @@ fn a_traced_run_has_a_spikes_section() {
     assert_eq!(html.matches("<h2 id=\"spikes\">Spikes</h2>").count(), 1);
     assert!(html.contains("2 wake-ups later than 0.3 ms, 1 explained, 1 not analysed"));
     // Escaped: the verdict names a thread whose name has < and >.
-    assert!(html.contains("blocked 1.9 ms by thread `x&lt;y&gt;` (pid 7, prio 99)"));
+    assert!(html.contains("blocked 1.9 ms by thread `x&lt;y&gt;` (pid 7, FIFO 99)"));
     assert!(html.contains("<td>1900.0</td>"), "latency in µs");
     assert!(html.contains("<td>990</td>"), "split samples");
     assert!(html.contains("<td>1899.0</td>"), "thread max in µs");

@@ -24,12 +24,12 @@ fn spike() -> Spike {
             comm: "stress-ng-cpu".into(),
             pid: 4242,
             kernel_prio: Some(0),
-            priority: "prio 99".into(),
+            priority: "FIFO 99".into(),
             ns: 1_800_000,
             works: vec![],
         }],
         unaccounted_ns: 8_000,
-        verdict: "blocked 1.8 ms by thread `stress-ng-cpu` (pid 4242, prio 99)".into(),
+        verdict: "blocked 1.8 ms by thread `stress-ng-cpu` (pid 4242, FIFO 99)".into(),
         steal_ns: None,
         steal_window_ns: None,
     }
@@ -90,7 +90,7 @@ fn a_traced_run_writes_spikes_json_and_txt_through_the_registry() {
         "# 3 wake-ups later than 0.3 ms, 1 explained, 1 not analysed, 1 not explained; VM steal time on the measured CPUs: 20 ms\n"
     ), "{txt}");
     assert!(
-        txt.contains("  verdict: blocked 1.8 ms by thread `stress-ng-cpu` (pid 4242, prio 99)\n")
+        txt.contains("  verdict: blocked 1.8 ms by thread `stress-ng-cpu` (pid 4242, FIFO 99)\n")
     );
     assert!(txt.contains("not explained: thread 0 (tid 100) on CPU 1: no switch\n"));
     // No trace kept without --trace-stop.

@@ -359,6 +359,7 @@ impl Session {
                 Some(running),
             ) {
                 Ok(mut sp) => {
+                    sp.set_policies(&live_rt(&self.root, &sp.rt_thread_pids()));
                     if let (Some((prev, at)), Some(cur)) = (&self.stat_prev, &stat_now) {
                         if let Some(st) = steal_ns_between(prev, cur, [m.cpu as u32]) {
                             sp.set_steal(st, at.elapsed().as_nanos() as u64);
@@ -495,4 +496,76 @@ pub fn measure_traced(
     let mut m = m?;
     session.finish(&mut m);
     Ok(m)
+}
+
+/// FIFO or RR, name and priority of the real-time threads a spike names,
+/// read now (the trace's prio does not tell FIFO from RR); threads gone
+/// since, or not real-time any more, are left out.
+fn live_rt(root: &Root, pids: &[u32]) -> std::collections::BTreeMap<u32, rtshield_trace::LiveRt> {
+    use rtshield_sys::task;
+    use rtshield_trace::{LiveRt, RtPolicy};
+    pids.iter()
+        .filter_map(|&pid| {
+            let st = task::stat(root, pid)?;
+            let policy = match st.policy? {
+                rtshield_sys::sched::Policy::Fifo => RtPolicy::Fifo,
+                rtshield_sys::sched::Policy::Rr => RtPolicy::Rr,
+                _ => return None,
+            };
+            Some((
+                pid,
+                LiveRt {
+                    comm: task::comm(root, pid)?,
+                    policy,
+                    priority: st.rt_priority?,
+                },
+            ))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtshield_trace::{LiveRt, RtPolicy};
+
+    /// A fake tree with thread `pid` named `comm` at `policy`/`rt_prio`
+    /// (`/proc/PID/stat` fields 40 and 41).
+    fn task(dir: &std::path::Path, pid: u32, comm: &str, rt_prio: u32, policy: u32) {
+        let d = dir.join("proc").join(pid.to_string());
+        std::fs::create_dir_all(&d).unwrap();
+        let mut f = vec!["S".to_string(), "2".into()];
+        f.extend(std::iter::repeat_n("0".to_string(), 34));
+        f.extend([1, rt_prio, policy, 0].map(|v| v.to_string()));
+        std::fs::write(d.join("stat"), format!("{pid} ({comm}) {}\n", f.join(" "))).unwrap();
+        std::fs::write(d.join("comm"), format!("{comm}\n")).unwrap();
+    }
+
+    #[test]
+    fn live_rt_reads_fifo_and_rr_threads_only() {
+        let d = tempfile::tempdir().unwrap();
+        task(d.path(), 7, "busy", 99, 1);
+        task(d.path(), 8, "rr-one", 10, 2);
+        task(d.path(), 9, "other", 0, 0);
+        let got = live_rt(&Root::new(d.path()), &[7, 8, 9, 10]);
+        let want = std::collections::BTreeMap::from([
+            (
+                7,
+                LiveRt {
+                    comm: "busy".into(),
+                    policy: RtPolicy::Fifo,
+                    priority: 99,
+                },
+            ),
+            (
+                8,
+                LiveRt {
+                    comm: "rr-one".into(),
+                    policy: RtPolicy::Rr,
+                    priority: 10,
+                },
+            ),
+        ]);
+        assert_eq!(got, want);
+    }
 }

@@ -18,6 +18,20 @@ fn raw(policy: Policy) -> libc::c_int {
     }
 }
 
+/// The policy of a kernel policy number (`/proc/PID/stat` field 41,
+/// `sched_getscheduler`); `None` for one rtshield does not know.
+pub fn policy_from_raw(n: i32) -> Option<Policy> {
+    Some(match n {
+        libc::SCHED_OTHER => Policy::Other,
+        libc::SCHED_FIFO => Policy::Fifo,
+        libc::SCHED_RR => Policy::Rr,
+        libc::SCHED_BATCH => Policy::Batch,
+        libc::SCHED_IDLE => Policy::Idle,
+        6 => Policy::Deadline,
+        _ => return None,
+    })
+}
+
 /// The kernel thread id of the caller.
 pub fn gettid() -> i32 {
     // SAFETY: gettid has no preconditions.

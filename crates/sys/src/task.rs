@@ -25,6 +25,10 @@ pub struct ProcStat {
     /// User and system time, USER_HZ ticks (fields 14 and 15).
     pub utime: Option<u64>,
     pub stime: Option<u64>,
+    /// Real-time priority, 1..99 for FIFO/RR, 0 otherwise (field 40).
+    pub rt_priority: Option<u32>,
+    /// Scheduling policy (field 41); `None` for a number rtshield does not know.
+    pub policy: Option<rtshield_vocab::Policy>,
 }
 
 impl ProcStat {
@@ -40,6 +44,11 @@ impl ProcStat {
             processor: f.get(36).and_then(|v| v.parse().ok()),
             utime: f.get(11).and_then(|v| v.parse().ok()),
             stime: f.get(12).and_then(|v| v.parse().ok()),
+            rt_priority: f.get(37).and_then(|v| v.parse().ok()),
+            policy: f
+                .get(38)
+                .and_then(|v| v.parse().ok())
+                .and_then(crate::sched::policy_from_raw),
         })
     }
 
@@ -320,6 +329,29 @@ mod tests {
             let t = TaskInfo { name: s.clone(), ..Default::default() };
             let _ = t.bound_cpu_from_name();
         }
+    }
+
+    #[test]
+    fn stat_gives_the_policy_and_rt_priority() {
+        // migration/0 on this machine: SCHED_FIFO 99.
+        let m = ProcStat::parse(&fixture("stat_migration")).unwrap();
+        assert_eq!(
+            (m.policy, m.rt_priority),
+            (Some(rtshield_vocab::Policy::Fifo), Some(99))
+        );
+        let k = ProcStat::parse(&fixture("stat_ksoftirqd")).unwrap();
+        assert_eq!(
+            (k.policy, k.rt_priority),
+            (Some(rtshield_vocab::Policy::Other), Some(0))
+        );
+        // Fields 39..42: processor 1, rt_priority 10, policy 2 (RR).
+        let rr = "7 (x) S 2 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 10 2 0";
+        let rr = ProcStat::parse(rr).unwrap();
+        assert_eq!(
+            (rr.policy, rr.rt_priority),
+            (Some(rtshield_vocab::Policy::Rr), Some(10))
+        );
+        assert_eq!(ProcStat::parse("42 (a) Z 7 42").unwrap().policy, None);
     }
 
     #[test]

@@ -81,6 +81,37 @@ impl Spike {
         self.steal_window_ns = Some(window_ns);
         self.verdict = verdict(self);
     }
+
+    /// Pids of the real-time threads in the window, whose policy (FIFO or
+    /// RR) only the live system can tell.
+    pub fn rt_thread_pids(&self) -> Vec<u32> {
+        self.threads
+            .iter()
+            .filter(|t| t.pid != 0 && t.kernel_prio.is_some_and(|p| (0..100).contains(&p)))
+            .map(|t| t.pid)
+            .collect()
+    }
+
+    /// Name the policy of real-time threads found in `live` (`FIFO 99`
+    /// instead of `RT 99`) and redo the verdict. A live entry counts only
+    /// when its name and priority are the traced ones: a pid reused by
+    /// another thread, or a thread that changed its priority since, keeps
+    /// `RT N`.
+    pub fn set_policies(&mut self, live: &std::collections::BTreeMap<u32, LiveRt>) {
+        for t in &mut self.threads {
+            let (Some(kp), Some(l)) = (t.kernel_prio, live.get(&t.pid)) else {
+                continue;
+            };
+            if (0..100).contains(&kp) && l.comm == t.comm && l.priority as i32 == 99 - kp {
+                let name = match l.policy {
+                    RtPolicy::Fifo => "FIFO",
+                    RtPolicy::Rr => "RR",
+                };
+                t.priority = format!("{name} {}", l.priority);
+            }
+        }
+        self.verdict = verdict(self);
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -116,7 +147,8 @@ pub struct ThreadItem {
     pub pid: u32,
     /// Kernel priority as traced (0..99 real-time, 100..139 fair, -1 deadline).
     pub kernel_prio: Option<i32>,
-    /// Human form: `prio 99` (real-time), `nice 0`, `deadline`.
+    /// Human form: `FIFO 99` or `RR 99` (real-time, policy read from the
+    /// live thread), `RT 99` (real-time, policy unknown), `nice 0`, `deadline`.
     pub priority: String,
     /// Time it held the CPU (outside IRQ context) inside the window.
     pub ns: u64,
@@ -147,14 +179,34 @@ impl std::fmt::Display for AnalyseError {
 
 impl std::error::Error for AnalyseError {}
 
-/// `prio 99` for real-time kernel prio 0, `nice 0` for 120, `deadline` for -1.
+/// `RT 99` for real-time kernel prio 0, `nice 0` for 120, `deadline` for
+/// -1. The trace gives the kernel prio only: it tells the class (below 100
+/// real-time, 100..139 fair) but not FIFO from RR, so a real-time thread
+/// is `RT N` unless [`Spike::set_policies`] learns its policy.
 pub fn priority_text(kernel_prio: Option<i32>) -> String {
     match kernel_prio {
         None => "prio ?".into(),
         Some(p) if p < 0 => "deadline".into(),
-        Some(p) if p < 100 => format!("prio {}", 99 - p),
+        Some(p) if p < 100 => format!("RT {}", 99 - p),
         Some(p) => format!("nice {}", p - 120),
     }
+}
+
+/// A real-time policy, as the caller read it for a live thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RtPolicy {
+    Fifo,
+    Rr,
+}
+
+/// What the caller read of a thread still alive after the trace (its
+/// name, real-time policy and priority): data, so the analyser stays pure.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveRt {
+    pub comm: String,
+    pub policy: RtPolicy,
+    /// `sched_priority`, 1..99.
+    pub priority: u32,
 }
 
 /// `850 ns`, `12.5 us`, `0.9 ms`, `1.85 ms`.
@@ -990,11 +1042,49 @@ mod tests {
         let r = crate::parse(t).unwrap();
         let s = analyse(&r, 1, 5, 100_000_200_000).unwrap();
         assert_eq!(s.threads[0].pid, 7);
-        assert_eq!(s.threads[0].priority, "prio 99");
+        assert_eq!(s.threads[0].priority, "RT 99");
+        assert_eq!(s.verdict, "blocked 1.8 ms by thread `busy` (pid 7, RT 99)");
+    }
+
+    #[test]
+    fn a_live_policy_names_fifo_or_rr_only_for_the_same_thread() {
+        let t = "\
+ m-5 [001] d..2. 100.000000: sched_switch: prev_comm=m prev_pid=5 prev_prio=49 prev_state=S ==> next_comm=busy next_pid=7 next_prio=0
+ busy-7 [001] d.h.. 100.000200: hrtimer_expire_entry: hrtimer=00000000aaaa function=hrtimer_wakeup now=100000200000
+ busy-7 [001] d.h2. 100.000201: sched_waking: comm=m pid=5 prio=49 target_cpu=001
+ busy-7 [001] d..2. 100.002000: sched_switch: prev_comm=busy prev_pid=7 prev_prio=0 prev_state=R ==> next_comm=m next_pid=5 next_prio=49
+";
+        let r = crate::parse(t).unwrap();
+        let base = analyse(&r, 1, 5, 100_000_200_000).unwrap();
+        assert_eq!(base.rt_thread_pids(), vec![7]);
+        let live = |comm: &str, policy, priority| {
+            std::collections::BTreeMap::from([(
+                7,
+                LiveRt {
+                    comm: comm.into(),
+                    policy,
+                    priority,
+                },
+            )])
+        };
+        let mut s = base.clone();
+        s.set_policies(&live("busy", RtPolicy::Fifo, 99));
         assert_eq!(
             s.verdict,
-            "blocked 1.8 ms by thread `busy` (pid 7, prio 99)"
+            "blocked 1.8 ms by thread `busy` (pid 7, FIFO 99)"
         );
+        let mut s = base.clone();
+        s.set_policies(&live("busy", RtPolicy::Rr, 99));
+        assert_eq!(s.threads[0].priority, "RR 99");
+        // Another name (pid reused) or priority (changed since): unknown.
+        for l in [
+            live("other", RtPolicy::Fifo, 99),
+            live("busy", RtPolicy::Fifo, 50),
+        ] {
+            let mut s = base.clone();
+            s.set_policies(&l);
+            assert_eq!(s.verdict, "blocked 1.8 ms by thread `busy` (pid 7, RT 99)");
+        }
     }
 
     #[test]
@@ -1018,10 +1108,7 @@ mod tests {
         assert_eq!(s.unaccounted_ns, 10_000);
         assert_eq!(s.irqs[0].total_ns, 10_000);
         assert_eq!((s.threads[0].pid, s.threads[0].ns), (7, 1_490_000));
-        assert_eq!(
-            s.verdict,
-            "blocked 1.49 ms by thread `busy` (pid 7, prio 99)"
-        );
+        assert_eq!(s.verdict, "blocked 1.49 ms by thread `busy` (pid 7, RT 99)");
     }
 
     #[test]
@@ -1062,7 +1149,7 @@ mod tests {
         assert_eq!(fmt_ns(900_000), "0.9 ms");
         assert_eq!(fmt_ns(1_800_000), "1.8 ms");
         assert_eq!(fmt_ns(2_000_000), "2 ms");
-        assert_eq!(priority_text(Some(0)), "prio 99");
+        assert_eq!(priority_text(Some(0)), "RT 99");
         assert_eq!(priority_text(Some(120)), "nice 0");
         assert_eq!(priority_text(Some(-1)), "deadline");
     }

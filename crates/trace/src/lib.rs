@@ -12,6 +12,6 @@ pub mod parse;
 
 pub use analyse::{
     analyse, analyse_until, fmt_ns, priority_text, render_text, split, AnalyseError, Item,
-    ItemKind, Spike, SpikeFile, Split, Splitter, ThreadItem,
+    ItemKind, LiveRt, RtPolicy, Spike, SpikeFile, Split, Splitter, ThreadItem,
 };
 pub use parse::{parse, parse_from, parse_line, Event, ParseError, Record};

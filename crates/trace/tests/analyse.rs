@@ -46,7 +46,7 @@ fn a_preempting_fifo_thread_is_named() {
     assert_eq!(s.unaccounted_ns, 3_000);
     assert_eq!(
         s.verdict,
-        "blocked 1.8 ms by thread `stress-ng-cpu` (pid 4242, prio 99)"
+        "blocked 1.8 ms by thread `stress-ng-cpu` (pid 4242, RT 99)"
     );
     assert_eq!(
         split(&r, 100),
@@ -161,7 +161,7 @@ fn spikes_json_schema_and_text() {
         assert!(sp.get(key).is_some(), "missing {key} in {sp}");
     }
     assert_eq!(sp["irqs"][0]["kind"], "vector");
-    assert_eq!(sp["threads"][0]["priority"], "prio 99");
+    assert_eq!(sp["threads"][0]["priority"], "RT 99");
     let back: SpikeFile = serde_json::from_value(v).unwrap();
     assert_eq!(back, file);
     let txt = render_text(&file.spikes);
@@ -174,7 +174,7 @@ fn spikes_json_schema_and_text() {
         "{txt}"
     );
     assert!(
-        txt.contains("thread `stress-ng-cpu` pid 4242 prio 99: 1.8 ms"),
+        txt.contains("thread `stress-ng-cpu` pid 4242 RT 99: 1.8 ms"),
         "{txt}"
     );
     assert!(

@@ -32,7 +32,7 @@ fn a_recorded_fifo_busy_thread_is_named_with_its_pid_and_about_2_ms() {
     // softirq .330-.371 (41 us): 125 + 2 + 1572 us.
     let t = &s.threads[0];
     assert_eq!((t.comm.as_str(), t.pid), ("rts-busy", BUSY));
-    assert_eq!((t.kernel_prio, t.priority.as_str()), (Some(9), "prio 90"));
+    assert_eq!((t.kernel_prio, t.priority.as_str()), (Some(9), "RT 90"));
     assert_eq!(t.ns, 1_699_000);
     assert!(
         (1_600_000..=2_400_000).contains(&t.ns),
@@ -61,7 +61,7 @@ fn a_recorded_fifo_busy_thread_is_named_with_its_pid_and_about_2_ms() {
     );
     assert_eq!(
         s.verdict,
-        "blocked 1.7 ms by thread `rts-busy` (pid 13012, prio 90)"
+        "blocked 1.7 ms by thread `rts-busy` (pid 13012, RT 90)"
     );
 }
 

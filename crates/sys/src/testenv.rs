@@ -47,6 +47,17 @@ pub fn require_tool(cmd: &str, arg: &str) -> bool {
     require(started(&status), &format!("{cmd} is not installed"))
 }
 
+/// The Python interpreter tests run: the distribution's (`/usr/bin/python3`,
+/// where `.ci/run` installs the modules the tests use) before whatever
+/// `python3` comes first in `PATH` (a pyenv or virtualenv shim without them).
+pub fn python3() -> &'static str {
+    if std::path::Path::new("/usr/bin/python3").exists() {
+        "/usr/bin/python3"
+    } else {
+        "python3"
+    }
+}
+
 /// Whether a child was really started. Under qemu-user the failed `exec`
 /// is not reported through std's close-on-exec pipe: the spawn "succeeds"
 /// and the child exits 127 (the shell's "command not found"), so that code

@@ -444,3 +444,46 @@ fn a_run_stopped_by_sigterm_resumes() {
     assert!(t.samples > first.threads[0].samples);
     assert!(t.samples + t.missed_periods <= 2000 + 2, "{}", t.samples);
 }
+
+/// `--resume DIR` where `results.json` is a FIFO nobody writes (or a huge
+/// file): refused at once with exit 2, never a read that blocks forever.
+#[test]
+fn resume_refuses_a_fifo_instead_of_blocking() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(d.path(), "t.cfg", &timer("2 s"));
+    let dir = d.path().join("planted");
+    std::fs::create_dir(&dir).unwrap();
+    let fifo = std::ffi::CString::new(dir.join("results.json").to_str().unwrap()).unwrap();
+    // SAFETY: a plain mkfifo on a path of this test's temp dir.
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o600) }, 0);
+    let mut child = crate::util::command()
+        .args([
+            "run",
+            "-q",
+            cfg.to_str().unwrap(),
+            "--resume",
+            dir.to_str().unwrap(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // A deadline for the refusal, not a timing assertion: a blocking read
+    // would never end, and the child is killed rather than left behind.
+    let end = std::time::Instant::now() + Duration::from_secs(30);
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if std::time::Instant::now() > end {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("run --resume on a FIFO still blocked after 30 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+}

@@ -44,8 +44,14 @@ pub struct Timeline {
 impl Timeline {
     pub fn read(path: &Path) -> Result<Timeline, InputError> {
         let name = path.display().to_string();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| InputError::new(format!("{name}: cannot read: {e}")))?;
+        let bytes = rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT)
+            .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
+        let text = String::from_utf8(bytes).map_err(|e| {
+            InputError::new(format!(
+                "{name}: not UTF-8 (byte {})",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
         Self::parse(&text, &name)
     }
 

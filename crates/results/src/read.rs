@@ -26,14 +26,28 @@ fn invalid(path: &Path, line: usize, col: usize, msg: impl std::fmt::Display) ->
     ReadError::Invalid(InputError::at(&path.display().to_string(), line, col, msg))
 }
 
-/// Read a `results.json`. Refuses a file without a `schema`, another
+/// Read a `results.json` (a regular file of at most
+/// [`INPUT_LIMIT`](rtshield_sys::safefs::INPUT_LIMIT) bytes). Refuses a file without a `schema`, another
 /// tool's schema, or a major version other than [`SCHEMA_MAJOR`] (minor
 /// additions are fields this reader ignores or defaults).
 pub fn read_json(path: impl AsRef<Path>) -> Result<RunResult, ReadError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| ReadError::Io {
-        path: path.to_path_buf(),
-        source,
+    // Bounded, regular files only: a FIFO or /dev/zero planted where a
+    // result is expected (`run --resume DIR`) must not block or fill memory.
+    let bytes =
+        rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT).map_err(|e| {
+            ReadError::Io {
+                path: path.to_path_buf(),
+                source: std::io::Error::other(e.to_string()),
+            }
+        })?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        invalid(
+            path,
+            1,
+            1,
+            format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
+        )
     })?;
     parse_json(&text, path)
 }

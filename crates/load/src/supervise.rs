@@ -11,7 +11,7 @@
 use rtshield_sys::sched::{self, Policy};
 use rtshield_sys::CpuSet;
 use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -153,9 +153,8 @@ impl Supervisor {
             }
             for o in [&s.stdout, &s.stderr] {
                 if let Output::File(p) = o {
-                    File::create(p).map_err(|e| {
-                        io::Error::new(e.kind(), format!("{}: {}: {e}", s.label, p.display()))
-                    })?;
+                    output_file(p, true)
+                        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", s.label)))?;
                 }
             }
         }
@@ -508,13 +507,34 @@ fn open_output(o: &Output) -> io::Result<Stdio> {
     Ok(match o {
         Output::Inherit => Stdio::inherit(),
         Output::Null => Stdio::null(),
-        Output::File(p) => Stdio::from(
-            OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", p.display())))?,
-        ),
+        Output::File(p) => Stdio::from(output_file(p, false)?),
+    })
+}
+
+/// A program's output file, opened as root the safe way: its directory
+/// checked (not another user's, not writable by others without the sticky
+/// bit), the file never reached through a symlink. `fresh` truncates (at
+/// the start of a run: an old file or a planted link is replaced, not
+/// followed); otherwise it is appended to (respawns).
+fn output_file(p: &std::path::Path, fresh: bool) -> io::Result<File> {
+    use rtshield_sys::safefs::{split_file_path, SafeDir};
+    let (dir, name) = split_file_path(p);
+    let d = SafeDir::open(&dir, rtshield_sys::DirPolicy::Strict).map_err(|e| {
+        io::Error::new(
+            e.io_kind().unwrap_or(io::ErrorKind::PermissionDenied),
+            e.to_string(),
+        )
+    })?;
+    let f = if fresh {
+        d.create_appendable(&name)
+    } else {
+        d.open_append(&name)
+    };
+    f.map_err(|e| {
+        io::Error::new(
+            e.io_kind().unwrap_or(io::ErrorKind::PermissionDenied),
+            e.to_string(),
+        )
     })
 }
 

@@ -193,3 +193,36 @@ fn start_delay_holds_the_first_spawn() {
 fn empty_command_line_is_refused() {
     assert!(Supervisor::new(vec![ProcSpec::new("x", vec![])]).is_err());
 }
+
+/// Root opens a program's `output.out` safely: a symlink planted at the
+/// name is replaced, never followed (its target keeps its content), and a
+/// directory writable by others without the sticky bit is refused.
+#[test]
+fn output_files_never_follow_a_link_nor_use_a_shared_dir() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let victim = d.path().join("victim");
+    std::fs::write(&victim, "precious\n").unwrap();
+    let out = d.path().join("prog.out");
+    std::os::unix::fs::symlink(&victim, &out).unwrap();
+    let mut s = sh("p", "echo hello");
+    s.stdout = Output::File(out.clone());
+    let sup = Supervisor::new(vec![s]);
+    assert!(sup.is_ok(), "{:?}", sup.err());
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious\n");
+    assert!(std::fs::symlink_metadata(&out)
+        .unwrap()
+        .file_type()
+        .is_file());
+
+    let shared = d.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut s = sh("q", "echo hello");
+    s.stdout = Output::File(shared.join("q.out"));
+    let Err(e) = Supervisor::new(vec![s]) else {
+        panic!("a shared directory is refused")
+    };
+    assert!(e.to_string().contains("refusing"), "{e}");
+    assert!(!shared.join("q.out").exists());
+}

@@ -485,6 +485,21 @@ impl SafeDir {
         Ok(std::fs::File::from(fd))
     }
 
+    /// Open `name` for appending, creating it (mode 0644) if missing; a
+    /// symlink is refused (`O_NOFOLLOW`), never followed. For logs that
+    /// outlive one writer (a respawned program's output).
+    pub fn open_append(&self, name: &str) -> Result<std::fs::File> {
+        check_name(name)?;
+        let flags = OFlags::WRONLY
+            .union(OFlags::CREATE)
+            .union(OFlags::NOFOLLOW)
+            .union(OFlags::APPEND)
+            .union(OFlags::CLOEXEC);
+        let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))
+            .map_err(|e| io_err(&self.path.join(name), e))?;
+        Ok(std::fs::File::from(fd))
+    }
+
     /// Remove the file `name` (a symlink is removed, never followed).
     /// Missing files are not an error.
     pub fn remove_file(&self, name: &str) -> Result<()> {

@@ -7,8 +7,8 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 The file is TOML: name, cpus, duration, repeat, [measure], [axes] (isolation = none|partition|isolcpus|existing,
-load = idle|cpu|memory|io|syscall|fork|net|hell|\"cmd:COMMAND\", and any of period, priority, policy, mode,
-histo_size, resolution as lists), [partition] (parent, with), [[exclude]], [[include]]. See docs/campaign.md.
+load = idle|cpu|memory|io|syscall|fork|net|hell|timers|syncio|\"cmd:COMMAND\", and any of period, priority, policy, mode,
+histo_size, resolution as lists), [partition] (parent, with), [[exclude]], [[include]]. See docs/manual/campaign.md.
 
 Examples:
   rtshield campaign examples/campaigns/isolation.toml --dry-run
@@ -130,7 +130,12 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         println!("skipped {cell}: {why}");
     }
     if let Some(sig) = o.stopped_by {
-        println!("stopped by signal {sig}; no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display());
+        let name = match sig {
+            15 => "sigterm",
+            2 => "sigint",
+            _ => "signal",
+        };
+        println!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display());
         return Ok(128 + sig);
     }
     if let Some(r) = o.report {

@@ -37,6 +37,28 @@ pub struct Args {
     pub verbose: bool,
 }
 
+/// `rtshield measure`'s own options, to validate each cell with.
+#[derive(clap::Parser)]
+#[command(no_binary_name = true)]
+struct MeasureOnly {
+    #[command(flatten)]
+    args: super::measure::Args,
+}
+
+/// Measure's validation of one cell's arguments: its refusal, if any.
+fn measure_refusal(args: &[String]) -> Result<(), String> {
+    use clap::Parser;
+    let m = MeasureOnly::try_parse_from(args).map_err(|e| {
+        e.to_string()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string()
+    })?;
+    m.args.plan().map(|_| ()).map_err(|e| e.to_string())
+}
+
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
     let bytes = rtshield_sys::safefs::read_input(&args.file, 1 << 20)
@@ -48,7 +70,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         let col = ok.len() - ok.rfind('\n').map_or(0, |i| i + 1) + 1;
         InputError::at(&name, line, col, "not valid UTF-8")
     })?;
-    let c = rtshield_config::campaign::parse(&text, &name)?;
+    let c = rtshield_config::campaign::parse_checked(&text, &name, &measure_refusal)?;
     if args.dry_run {
         print!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);

@@ -280,7 +280,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__measure)
-            opts="-q -h -V --cpus --period --prio --policy --duration --samples --mode --timer --histo-size --resolution --stats-period --out --json --json-format --metrics-file --force-unsafe-dir --max-latency --quiet --no-memlock --no-dma-latency --load --load-cpus --label --tag --store --no-store --trace-on --trace-stop --split --trace-buffer-kb --sysroot --help --version"
+            opts="-q -h -V --cpus --period --prio --policy --duration --samples --mode --timer --histo-size --resolution --stats-period --out --json --json-format --metrics-file --force-unsafe-dir --max-latency --quiet --no-memlock --no-dma-latency --load --load-cpus --partition --partition-parent --label --tag --store --no-store --trace-on --trace-stop --split --trace-buffer-kb --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -355,6 +355,10 @@ _rtshield() {
                     return 0
                     ;;
                 --load-cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --partition-parent)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -66,6 +66,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l metrics-fi
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l max-latency -d 'Exit with status 3 when any thread\'s maximum exceeds DUR (for CI)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load -d 'Built-in load to run beside the measurement: cpu, memory, io, syscall, fork, net, hell, timers, syncio, or net:peer=ADDR (ICMP flood of another machine; root)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load-cpus -d 'CPUs for the load, one worker per CPU [default: every online CPU not measured]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l partition-parent -d 'With --partition: the rt/nrt sets under this parent cgroup (as `partition create --parent`)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l label -d 'Label of the run in reports [default: the output directory name]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
@@ -76,6 +77,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l force-unsa
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s q -l quiet -d 'No live display, only the final summary'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-memlock -d 'Do not lock memory (mlockall)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the run'
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l partition -d 'Measure inside a partition (cgroup v1): each measuring thread joins the `rt` cpuset, the process (main thread, built-in load) the `nrt` one; found as `run`\'s `cgroup rt|nrt` is'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-store -d 'Do not add the run to the results store (the files are written as always)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l trace-stop -d 'With --trace-on: stop tracing and the run at the first such wake-up and keep the trace (trace.txt), like cyclictest -b'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l split -d 'Split every wake-up into timer IRQ latency and thread latency (trace events; root): two more histograms per thread in every result file'

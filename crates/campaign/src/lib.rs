@@ -45,6 +45,7 @@ pub const TAGS: &[&str] = &[
     "campaign_id",
     "cell",
     "repeat",
+    "step",
     "isolation",
     "load",
 ];
@@ -98,10 +99,29 @@ pub fn plan_text(c: &Campaign) -> String {
             st.cell + 1,
             cell.id,
             st.repeat,
-            c.measure_args(cell).join(" ")
+            c.measure_args(cell)
+                .into_iter()
+                .chain(if cell.isolation() == "partition" {
+                    partition_args(c)
+                } else {
+                    Vec::new()
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
         ));
     }
     s
+}
+
+/// `measure` options that put a partition cell's measuring threads in
+/// `rt` and its main thread and load in `nrt` (cgroup v1).
+fn partition_args(c: &Campaign) -> Vec<String> {
+    let mut a = vec!["--partition".to_string()];
+    if let Some(p) = &c.partition.parent {
+        a.push("--partition-parent".into());
+        a.push(p.clone());
+    }
+    a
 }
 
 /// A partition made for one cell; undone when dropped.
@@ -317,10 +337,7 @@ pub fn run(
             .arg(cell_dir.path());
         if iso == "partition" && !v2 {
             // Measuring threads in rt, main thread and built-in load in nrt.
-            cmd.arg("--partition");
-            if let Some(p) = &c.partition.parent {
-                cmd.args(["--partition-parent", p]);
-            }
+            cmd.args(partition_args(c));
         }
         if !opts.verbose {
             cmd.arg("-q").stdout(Stdio::null());
@@ -358,6 +375,9 @@ pub fn run(
             ("campaign_id", c.fingerprint.clone()),
             ("cell", cell.id.clone()),
             ("repeat", st.repeat.to_string()),
+            // The run's place in the campaign's order (1-based), so the
+            // stored runs show the order they were made in.
+            ("step", (i + 1).to_string()),
             ("isolation", iso.to_string()),
             ("isolation_detected", detected.clone()),
             ("load", cell.load().to_string()),

@@ -153,12 +153,13 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
     });
     first.0.kill().unwrap();
     first.0.wait().unwrap();
-    // The killed cell's measure (and a `partition run` wrapper) end on
-    // their own within the cell's second; wait for the rt set to empty.
+    // The killed cell's measure ends on its own within the cell's second;
+    // wait for the rt and nrt sets to empty (its measuring thread in rt,
+    // its main thread in nrt).
     wait_until(
         Duration::from_secs(30),
         "the killed cell's processes to end",
-        || tasks(&g.cg.join("rt/tasks")) == 0,
+        || tasks(&g.cg.join("rt/tasks")) == 0 && tasks(&g.cg.join("nrt/tasks")) == 0,
     );
     let before = stored(&db, &campaign).len();
     assert!(
@@ -183,6 +184,13 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
     seen.sort();
     seen.dedup();
     assert_eq!(seen.len(), 8, "each cell and repeat stored once: {seen:?}");
+    // `step`: each run's place in the interleaved order, 1..8 once each.
+    let mut steps: Vec<u64> = runs
+        .iter()
+        .map(|r| r["tags"]["step"].as_str().unwrap().parse().unwrap())
+        .collect();
+    steps.sort();
+    assert_eq!(steps, (1..=8).collect::<Vec<u64>>());
     // Runs of the partition cells saw rtshield's partition in force.
     for r in &runs {
         let asked = r["tags"]["isolation"].as_str().unwrap();
@@ -302,6 +310,49 @@ fn campaign_cell_whose_load_command_exits_at_once_fails_and_leaves_no_partition(
         err.contains("the load command `exit 3` ended (exit status: 3)"),
         "{err}"
     );
+    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
+    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.name)).exists());
+}
+
+#[test]
+fn campaign_start_undoes_a_leftover_partition_before_any_cell() {
+    let _turn = cpuset_partition_lock();
+    let Some(g) = private_parent("left") else {
+        return;
+    };
+    // A partition left behind (as by a SIGKILLed campaign).
+    ok(command()
+        .args(["partition", "create", "1", "--parent", &g.name])
+        .output()
+        .unwrap());
+    assert!(g.cg.join("rt").exists());
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("c.toml");
+    // The first cell (isolation none) fails at once: no partition cell
+    // ever runs, so only the start-up undo can remove the leftover.
+    fs::write(
+        &file,
+        format!(
+            "name = \"left{}\"\ncpus = \"1\"\nduration = \"1s\"\norder = \"sequential\"\n\
+             [axes]\nisolation = [\"none\", \"partition\"]\nload = [\"cmd:exit 3\"]\n\
+             [partition]\nparent = \"{}\"\n",
+            std::process::id(),
+            g.name
+        ),
+    )
+    .unwrap();
+    let o = command()
+        .arg("campaign")
+        .arg(&file)
+        .arg("--store")
+        .arg(d.path().join("runs.db"))
+        .arg("--out")
+        .arg(d.path().join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cell isolation=none,load=cmd:exit 3"), "{err}");
     assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
     assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.name)).exists());
 }

@@ -24,12 +24,21 @@ fn refused(text: &str) -> String {
 #[test]
 fn campaign_refuses_at_parse_time_what_measure_refuses() {
     let head = "name = \"x\"\ncpus = \"1\"\nduration = \"2s\"\n";
-    // histo_size within the file's own 1 h bound but above measure's 1 s.
+    // The file's own range: the histogram up to 1 s, as measure's.
     let e = refused(&format!(
         "{head}[measure]\nhisto_size = \"2s\"\n[axes]\nisolation = [\"none\"]\n"
     ));
     assert!(
-        e.contains("c.toml:5:14: cell isolation=none: `rtshield measure` refuses --histo-size 2s: must be > 0 and at most 1s"),
+        e.contains("c.toml:5:14: histo_size `2s` out of range 1 us .. 1 s"),
+        "{e}"
+    );
+    // Within every single range, refused by measure for the combination:
+    // 1 s at ns resolution is more than 10 million buckets.
+    let e = refused(&format!(
+        "{head}[measure]\nresolution = \"ns\"\nhisto_size = \"1s\"\n[axes]\nisolation = [\"none\"]\n"
+    ));
+    assert!(
+        e.contains("c.toml:6:14: cell isolation=none: `rtshield measure` refuses --histo-size 1s: more than 10 million buckets"),
         "{e}"
     );
     // priority 0 with fifo, in an axis: the error points at the 0.

@@ -177,8 +177,15 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
     match key {
         "period" | "histo_size" => {
             let ns = parse_duration_ns(v, Some("us")).map_err(|e| format!("{key}: {e}"))?;
-            if !(1_000..=3_600_000_000_000).contains(&ns) {
-                return Err(format!("{key} `{v}` out of range 1 us .. 1 h"));
+            // measure's ranges (docs/ranges.md): period up to 1 h, the
+            // histogram up to 1 s.
+            let (max, max_text) = if key == "period" {
+                (3_600_000_000_000, "1 h")
+            } else {
+                (1_000_000_000, "1 s")
+            };
+            if !(1_000..=max).contains(&ns) {
+                return Err(format!("{key} `{v}` out of range 1 us .. {max_text}"));
             }
         }
         "priority" => {

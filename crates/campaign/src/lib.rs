@@ -116,12 +116,13 @@ pub fn plan_text(c: &Campaign) -> String {
 /// `measure` options that put a partition cell's measuring threads in
 /// `rt` and its main thread and load in `nrt` (cgroup v1).
 fn partition_args(c: &Campaign) -> Vec<String> {
-    let mut a = vec!["--partition".to_string()];
-    if let Some(p) = &c.partition.parent {
-        a.push("--partition-parent".into());
-        a.push(p.clone());
-    }
-    a
+    // Always the campaign's own sets: without a parent those at the root
+    // (`/`), never another parent's partition found first.
+    vec![
+        "--partition".to_string(),
+        "--partition-parent".into(),
+        c.partition.parent.clone().unwrap_or_else(|| "/".into()),
+    ]
 }
 
 /// A partition made for one cell; undone when dropped.

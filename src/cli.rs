@@ -38,7 +38,7 @@ pub enum Command {
     /// Measure on the last CPU for ~10 s with a CPU load on the others; the main job on a built-in example.
     Demo(cmd::demo::Args),
     /// Measure wake-up latency of periodic real-time threads (cyclictest-like).
-    Measure(cmd::measure::Args),
+    Measure(Box<cmd::measure::Args>),
     /// Run a systress configuration file: timer threads, load programs, statistics.
     Run(cmd::run::Args),
     /// Describe the system: kernel, preemption model, HZ, timers, isolation, cgroups, RT limits.
@@ -104,7 +104,7 @@ fn dispatch() -> i32 {
     let g = cli.global.clone();
     let res = match cli.command {
         Command::Demo(a) => cmd::demo::run(a, &g),
-        Command::Measure(a) => cmd::measure::run(a, &g),
+        Command::Measure(a) => cmd::measure::run(*a, &g),
         Command::Run(a) => cmd::run::run(a, &g),
         Command::Sysinfo(a) => cmd::sysinfo::run(a, &g),
         Command::Partition(c) => cmd::partition::run(c, &g),

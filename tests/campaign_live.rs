@@ -52,6 +52,26 @@ fn stored(db: &Path, campaign: &str) -> Vec<serde_json::Value> {
         .unwrap_or_default()
 }
 
+/// A measuring thread in `<parent>/rt` while its process's main thread is
+/// in `<parent>/nrt`: (thread id, process id), when one is there now.
+fn measuring_thread_in_rt(cg: &Path) -> Option<(u32, u32)> {
+    let rt = fs::read_to_string(cg.join("rt/tasks")).ok()?;
+    let nrt = fs::read_to_string(cg.join("nrt/tasks")).ok()?;
+    let nrt: Vec<&str> = nrt.split_whitespace().collect();
+    rt.split_whitespace().find_map(|tid| {
+        let status = fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
+        let tgid = status
+            .lines()
+            .find_map(|l| l.strip_prefix("Tgid:"))?
+            .trim()
+            .to_string();
+        if tgid == tid || !nrt.contains(&tgid.as_str()) {
+            return None;
+        }
+        Some((tid.parse().ok()?, tgid.parse().ok()?))
+    })
+}
+
 fn tasks(p: &Path) -> usize {
     fs::read_to_string(p)
         .map(|s| s.split_whitespace().count())
@@ -114,18 +134,32 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
             .spawn()
             .unwrap(),
     );
+    // A partition cell measures inside the partition: its measuring
+    // thread in <parent>/rt, the measure's main thread in <parent>/nrt.
+    let mut seen_in_rt = None;
+    wait_until(
+        Duration::from_secs(120),
+        "a measuring thread in the rt set",
+        || {
+            seen_in_rt = measuring_thread_in_rt(&g.cg);
+            seen_in_rt.is_some()
+        },
+    );
+    let (tid, pid) = seen_in_rt.unwrap();
+    assert_ne!(tid, pid);
     // Kill it once three runs are stored: mid-campaign, mid-cell.
     wait_until(Duration::from_secs(120), "3 stored runs", || {
         stored(&db, &campaign).len() >= 3
     });
     first.0.kill().unwrap();
     first.0.wait().unwrap();
-    // The killed cell's measure (and a `partition run` wrapper) end on
-    // their own within the cell's second; wait for the rt set to empty.
+    // The killed cell's measure ends on its own within the cell's second;
+    // wait for the rt and nrt sets to empty (its measuring thread in rt,
+    // its main thread in nrt).
     wait_until(
         Duration::from_secs(30),
         "the killed cell's processes to end",
-        || tasks(&g.cg.join("rt/tasks")) == 0,
+        || tasks(&g.cg.join("rt/tasks")) == 0 && tasks(&g.cg.join("nrt/tasks")) == 0,
     );
     let before = stored(&db, &campaign).len();
     assert!(
@@ -150,6 +184,13 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
     seen.sort();
     seen.dedup();
     assert_eq!(seen.len(), 8, "each cell and repeat stored once: {seen:?}");
+    // `step`: each run's place in the interleaved order, 1..8 once each.
+    let mut steps: Vec<u64> = runs
+        .iter()
+        .map(|r| r["tags"]["step"].as_str().unwrap().parse().unwrap())
+        .collect();
+    steps.sort();
+    assert_eq!(steps, (1..=8).collect::<Vec<u64>>());
     // Runs of the partition cells saw rtshield's partition in force.
     for r in &runs {
         let asked = r["tags"]["isolation"].as_str().unwrap();
@@ -164,4 +205,154 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
     let md = fs::read_to_string(out.join("report/summary.md")).unwrap();
     assert!(md.contains("| idle | partition | 2 |"), "{md}");
     assert!(md.contains("| cpu | none | 2 |"), "{md}");
+}
+
+/// Root, a cgroup v1 cpuset hierarchy and 2 CPUs; then a private parent
+/// cgroup (removed by the guard) for the campaign's partition.
+fn private_parent(tag: &str) -> Option<Guard> {
+    if !require_root("a live campaign makes cpuset partitions and SCHED_FIFO threads")
+        || !require(
+            Path::new(MOUNT).join("cpuset.cpus").exists(),
+            &format!("no cgroup v1 cpuset hierarchy at {MOUNT}"),
+        )
+        || !require(
+            online_cpus() == "0-1",
+            &format!("written for a 2-CPU machine (online {})", online_cpus()),
+        )
+    {
+        return None;
+    }
+    let name = format!("rtshield-camp{tag}-{}", std::process::id());
+    let g = Guard {
+        name: name.clone(),
+        cg: Path::new(MOUNT).join(&name),
+    };
+    fs::create_dir(&g.cg).unwrap();
+    fs::write(g.cg.join("cpuset.cpus"), "0-1").unwrap();
+    fs::write(g.cg.join("cpuset.mems"), "0").unwrap();
+    Some(g)
+}
+
+fn one_partition_cell(dir: &Path, g: &Guard, duration: &str, load: &str) -> PathBuf {
+    let file = dir.join("c.toml");
+    fs::write(
+        &file,
+        format!(
+            "name = \"one{}\"\ncpus = \"1\"\nload_cpus = \"0\"\nduration = \"{duration}\"\nrepeat = 1\n\
+             [measure]\nperiod = \"1ms\"\n[axes]\nisolation = [\"partition\"]\n\
+             load = [{load:?}]\n[partition]\nparent = \"{}\"\n",
+            std::process::id(),
+            g.name
+        ),
+    )
+    .unwrap();
+    file
+}
+
+#[test]
+fn campaign_sigterm_in_a_partition_cell_undoes_it_and_says_sigterm() {
+    let _turn = cpuset_partition_lock();
+    let Some(g) = private_parent("term") else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let file = one_partition_cell(d.path(), &g, "60s", "idle");
+    let mut c = Kill(
+        command()
+            .arg("campaign")
+            .arg(&file)
+            .arg("--store")
+            .arg(d.path().join("runs.db"))
+            .arg("--out")
+            .arg(d.path().join("out"))
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    wait_until(
+        Duration::from_secs(60),
+        "the cell's measuring thread in the rt set",
+        || measuring_thread_in_rt(&g.cg).is_some(),
+    );
+    // SAFETY: signalling the campaign this test started.
+    unsafe { libc::kill(c.0.id() as libc::pid_t, libc::SIGTERM) };
+    let mut text = String::new();
+    std::io::Read::read_to_string(c.0.stdout.as_mut().unwrap(), &mut text).unwrap();
+    let st = c.0.wait().unwrap();
+    assert_eq!(st.code(), Some(128 + 15), "{text}");
+    assert!(text.contains("interrupted (sigterm)"), "{text}");
+    assert!(text.contains("stopped by sigterm"), "{text}");
+    assert!(!text.contains("sigint"), "{text}");
+    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
+    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.name)).exists());
+}
+
+#[test]
+fn campaign_cell_whose_load_command_exits_at_once_fails_and_leaves_no_partition() {
+    let _turn = cpuset_partition_lock();
+    let Some(g) = private_parent("fail") else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let file = one_partition_cell(d.path(), &g, "1s", "cmd:exit 3");
+    let o = command()
+        .arg("campaign")
+        .arg(&file)
+        .arg("--store")
+        .arg(d.path().join("runs.db"))
+        .arg("--out")
+        .arg(d.path().join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("the load command `exit 3` ended (exit status: 3)"),
+        "{err}"
+    );
+    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
+    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.name)).exists());
+}
+
+#[test]
+fn campaign_start_undoes_a_leftover_partition_before_any_cell() {
+    let _turn = cpuset_partition_lock();
+    let Some(g) = private_parent("left") else {
+        return;
+    };
+    // A partition left behind (as by a SIGKILLed campaign).
+    ok(command()
+        .args(["partition", "create", "1", "--parent", &g.name])
+        .output()
+        .unwrap());
+    assert!(g.cg.join("rt").exists());
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("c.toml");
+    // The first cell (isolation none) fails at once: no partition cell
+    // ever runs, so only the start-up undo can remove the leftover.
+    fs::write(
+        &file,
+        format!(
+            "name = \"left{}\"\ncpus = \"1\"\nduration = \"1s\"\norder = \"sequential\"\n\
+             [axes]\nisolation = [\"none\", \"partition\"]\nload = [\"cmd:exit 3\"]\n\
+             [partition]\nparent = \"{}\"\n",
+            std::process::id(),
+            g.name
+        ),
+    )
+    .unwrap();
+    let o = command()
+        .arg("campaign")
+        .arg(&file)
+        .arg("--store")
+        .arg(d.path().join("runs.db"))
+        .arg("--out")
+        .arg(d.path().join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("cell isolation=none,load=cmd:exit 3"), "{err}");
+    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
+    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.name)).exists());
 }

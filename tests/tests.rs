@@ -5,6 +5,7 @@
 mod util;
 
 mod audit_cli;
+mod campaign_cli;
 mod campaign_live;
 mod docs_links;
 mod export_cli;

@@ -280,7 +280,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__measure)
-            opts="-q -h -V --cpus --period --prio --policy --duration --samples --mode --timer --histo-size --resolution --stats-period --out --json --json-format --metrics-file --force-unsafe-dir --max-latency --quiet --no-memlock --no-dma-latency --load --load-cpus --label --tag --store --no-store --trace-on --trace-stop --split --trace-buffer-kb --sysroot --help --version"
+            opts="-q -h -V --cpus --period --prio --policy --duration --samples --mode --timer --histo-size --resolution --stats-period --out --json --json-format --metrics-file --force-unsafe-dir --max-latency --quiet --no-memlock --no-dma-latency --load --load-cpus --partition --partition-parent --label --tag --store --no-store --trace-on --trace-stop --split --trace-buffer-kb --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -355,6 +355,10 @@ _rtshield() {
                     return 0
                     ;;
                 --load-cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --partition-parent)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -872,7 +876,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__scenario)
-            opts="-h -V --json --out --timeout --check --force --scale --loops-per-us --sysroot --help --version"
+            opts="-h -V --json --force-unsafe-dir --out --timeout --check --force --scale --loops-per-us --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -910,7 +914,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__simulate)
-            opts="-h -V --cpus --rt-cpus --balancer --compare --seed --duration --tick --artis-k --artis-c --mask-len --migration-cost --lock-cost --fifo-cost --cache-decay --loops-per-us --placement --start-jitter --json --trace --gantt --timing --sysroot --help --version"
+            opts="-h -V --cpus --rt-cpus --balancer --compare --seed --duration --tick --artis-k --artis-c --mask-len --migration-cost --lock-cost --fifo-cost --cache-decay --loops-per-us --placement --start-jitter --json --force-unsafe-dir --trace --gantt --timing --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -66,6 +66,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l metrics-fi
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l max-latency -d 'Exit with status 3 when any thread\'s maximum exceeds DUR (for CI)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load -d 'Built-in load to run beside the measurement: cpu, memory, io, syscall, fork, net, hell, timers, syncio, or net:peer=ADDR (ICMP flood of another machine; root)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l load-cpus -d 'CPUs for the load, one worker per CPU [default: every online CPU not measured]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l partition-parent -d 'With --partition: the rt/nrt sets under this parent cgroup (as `partition create --parent`)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l label -d 'Label of the run in reports [default: the output directory name]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
@@ -76,6 +77,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l force-unsa
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s q -l quiet -d 'No live display, only the final summary'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-memlock -d 'Do not lock memory (mlockall)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-dma-latency -d 'Do not hold /dev/cpu_dma_latency at 0 during the run'
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l partition -d 'Measure inside a partition (cgroup v1): each measuring thread joins the `rt` cpuset, the process (main thread, built-in load) the `nrt` one; found as `run`\'s `cgroup rt|nrt` is'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l no-store -d 'Do not add the run to the results store (the files are written as always)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l trace-stop -d 'With --trace-on: stop tracing and the run at the first such wake-up and keep the trace (trace.txt), like cyclictest -b'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l split -d 'Split every wake-up into timer IRQ latency and thread latency (trace events; root): two more histograms per thread in every result file'
@@ -256,6 +258,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l timeout -
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l scale -d 'Multiply every task\'s `loop` by F (e.g. 0.01 for a short demo); sloop, sleep and irq_period are kept' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l loops-per-us -d 'Iterations per microsecond (overrides the file\'s `loops_per_us`; default: one spin step, measured)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l force-unsafe-dir -d 'Write FILE (and --out DIR) even if its directory is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l check -d 'Parse and plan only: show the tasks as they would run (masks trimmed), run nothing'
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l force -d 'Run real-time tasks that never sleep and could take every CPU (a FIFO/RR 99 one on every CPU, or one per CPU): they can starve the machine'
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -s h -l help -d 'Print help'
@@ -281,6 +284,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l json -d '
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l trace -d 'Write the event trace as CSV (with --compare: one file per balancer, FILE-NAME.csv)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l gantt -d 'Write a Gantt chart (SVG, one row per CPU); one per balancer with --compare' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l force-unsafe-dir -d 'Write FILE (and --out DIR) even if its directory is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l timing -d 'Print the wall time and events per second to stderr'
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -s V -l version -d 'Print version'

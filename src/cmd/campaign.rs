@@ -7,8 +7,8 @@ use std::path::PathBuf;
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 The file is TOML: name, cpus, duration, repeat, [measure], [axes] (isolation = none|partition|isolcpus|existing,
-load = idle|cpu|memory|io|syscall|fork|net|hell|\"cmd:COMMAND\", and any of period, priority, policy, mode,
-histo_size, resolution as lists), [partition] (parent, with), [[exclude]], [[include]]. See docs/campaign.md.
+load = idle|cpu|memory|io|syscall|fork|net|hell|timers|syncio|\"cmd:COMMAND\", and any of period, priority, policy, mode,
+histo_size, resolution as lists), [partition] (parent, with), [[exclude]], [[include]]. See docs/manual/campaign.md.
 
 Examples:
   rtshield campaign examples/campaigns/isolation.toml --dry-run
@@ -37,6 +37,28 @@ pub struct Args {
     pub verbose: bool,
 }
 
+/// `rtshield measure`'s own options, to validate each cell with.
+#[derive(clap::Parser)]
+#[command(no_binary_name = true)]
+struct MeasureOnly {
+    #[command(flatten)]
+    args: super::measure::Args,
+}
+
+/// Measure's validation of one cell's arguments: its refusal, if any.
+fn measure_refusal(args: &[String]) -> Result<(), String> {
+    use clap::Parser;
+    let m = MeasureOnly::try_parse_from(args).map_err(|e| {
+        e.to_string()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string()
+    })?;
+    m.args.plan().map(|_| ()).map_err(|e| e.to_string())
+}
+
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
     let bytes = rtshield_sys::safefs::read_input(&args.file, 1 << 20)
@@ -48,7 +70,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         let col = ok.len() - ok.rfind('\n').map_or(0, |i| i + 1) + 1;
         InputError::at(&name, line, col, "not valid UTF-8")
     })?;
-    let c = rtshield_config::campaign::parse(&text, &name)?;
+    let c = rtshield_config::campaign::parse_checked(&text, &name, &measure_refusal)?;
     if args.dry_run {
         print!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);
@@ -130,7 +152,12 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         println!("skipped {cell}: {why}");
     }
     if let Some(sig) = o.stopped_by {
-        println!("stopped by signal {sig}; no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display());
+        let name = match sig {
+            15 => "sigterm",
+            2 => "sigint",
+            _ => "signal",
+        };
+        println!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display());
         return Ok(128 + sig);
     }
     if let Some(r) = o.report {

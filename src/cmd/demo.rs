@@ -69,6 +69,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             no_store: true,
             ..Default::default()
         },
+        partition: false,
+        partition_parent: None,
         label: Some("demo".into()),
         trace: Default::default(),
     };

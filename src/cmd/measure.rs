@@ -90,6 +90,13 @@ pub struct Args {
     /// CPUs for the load, one worker per CPU [default: every online CPU not measured].
     #[arg(long, value_name = "LIST")]
     pub load_cpus: Option<String>,
+    /// Measure inside a partition (cgroup v1): each measuring thread joins the `rt` cpuset, the
+    /// process (main thread, built-in load) the `nrt` one; found as `run`'s `cgroup rt|nrt` is.
+    #[arg(long)]
+    pub partition: bool,
+    /// With --partition: the rt/nrt sets under this parent cgroup (as `partition create --parent`).
+    #[arg(long, value_name = "PATH", requires = "partition")]
+    pub partition_parent: Option<String>,
     /// Label of the run in reports [default: the output directory name].
     #[arg(long)]
     pub label: Option<String>,
@@ -236,7 +243,12 @@ impl Args {
             Some(s) => parse_cpus("--cpus", s)?,
             None => CpuSet::single(allowed.last().unwrap_or(0)),
         };
-        if let Some(bad) = cpus.iter().find(|c| !allowed.contains(*c)) {
+        // --partition: this process may be in nrt already; the measured
+        // CPUs are the rt set's (checked when each thread pins itself).
+        if let Some(bad) = cpus
+            .iter()
+            .find(|c| !self.partition && !allowed.contains(*c))
+        {
             return Err(InputError::new(format!(
                 "--cpus: CPU {bad} is not available (allowed to this process: {})",
                 allowed.to_list()
@@ -384,6 +396,19 @@ impl Args {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let mut plan = args.plan()?;
+    if args.partition {
+        let root = g.root();
+        let (nrt_procs, rt_tasks) =
+            rtshield_run::runner::measure_partition_files(&root, args.partition_parent.as_deref())
+                .map_err(|e| InputError::new(format!("--partition: {e}")))?;
+        // The whole process (main thread; the load starts later, from it)
+        // goes to nrt; each measuring thread moves itself to rt by TID.
+        root.write(&nrt_procs, &std::process::id().to_string())
+            .map_err(|e| anyhow::anyhow!("--partition: cannot join {nrt_procs}: {e}"))?;
+        for t in &mut plan.spec.threads {
+            t.cgroup_tasks = Some(rt_tasks.clone());
+        }
+    }
     plan.tags
         .extend(rtshield_run::store::run_tags(&g.root(), &args.store.tags));
     execute(&plan, g, "measure")

@@ -45,6 +45,7 @@ pub const TAGS: &[&str] = &[
     "campaign_id",
     "cell",
     "repeat",
+    "step",
     "isolation",
     "load",
 ];
@@ -98,10 +99,30 @@ pub fn plan_text(c: &Campaign) -> String {
             st.cell + 1,
             cell.id,
             st.repeat,
-            c.measure_args(cell).join(" ")
+            c.measure_args(cell)
+                .into_iter()
+                .chain(if cell.isolation() == "partition" {
+                    partition_args(c)
+                } else {
+                    Vec::new()
+                })
+                .collect::<Vec<_>>()
+                .join(" ")
         ));
     }
     s
+}
+
+/// `measure` options that put a partition cell's measuring threads in
+/// `rt` and its main thread and load in `nrt` (cgroup v1).
+fn partition_args(c: &Campaign) -> Vec<String> {
+    // Always the campaign's own sets: without a parent those at the root
+    // (`/`), never another parent's partition found first.
+    vec![
+        "--partition".to_string(),
+        "--partition-parent".into(),
+        c.partition.parent.clone().unwrap_or_else(|| "/".into()),
+    ]
 }
 
 /// A partition made for one cell; undone when dropped.
@@ -146,9 +167,10 @@ fn wait_child(mut child: Child) -> std::io::Result<std::process::ExitStatus> {
         }
         let sig = STOP.load(Ordering::SeqCst);
         if sig != 0 && !forwarded {
-            // The child may not have seen it (kill -TERM to us only).
+            // The child may not have seen it (kill -TERM to us only):
+            // pass on the same signal, so its end reason names it.
             // SAFETY: signalling our own child by pid.
-            unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+            unsafe { libc::kill(child.id() as libc::pid_t, sig) };
             forwarded = true;
         }
         std::thread::sleep(Duration::from_millis(50));
@@ -206,10 +228,14 @@ pub fn run(
     } else {
         BTreeSet::new()
     };
-    // A built-in load started by a measure inside the rt set would be
-    // confined to the rt CPUs: refuse that combination rather than
-    // measure a cell whose load never ran.
-    if c.partition.parent.is_none()
+    let uses_partition = c.cells.iter().any(|cell| cell.isolation() == "partition");
+    // cgroup v1: a partition cell's measure puts its measuring threads in
+    // rt and itself (main thread, built-in load) in nrt (`measure
+    // --partition`). cgroup v2 keeps a process's threads in one cgroup:
+    // the whole measure runs in rt (`partition run rt`), where a built-in
+    // load would be confined to the rt CPUs, so that is refused.
+    let v2 = rtshield_sys::cgroup::Hierarchy::detect(&root).is_ok_and(|h| h.is_v2());
+    if v2
         && c.cells.iter().any(|cell| {
             cell.isolation() == "partition"
                 && cell.load() != "idle"
@@ -217,10 +243,23 @@ pub fn run(
         })
     {
         return Err(InputError::new(
-            "isolation = \"partition\" of the whole machine with a built-in load is not supported yet \
-             (the load would run inside the rt set): give [partition] parent, or a cmd: load",
+            "isolation = \"partition\" with a built-in load needs cgroup v1 (per-thread cpusets): \
+             on cgroup v2 the whole measure, load included, would run inside the rt set; use a cmd: load",
         )
         .into());
+    }
+    if uses_partition {
+        // A campaign killed with SIGKILL may have left its partition:
+        // undo it before anything is measured, so that no cell (not even
+        // an isolation = "none" one) runs under a stale partition. Undo
+        // is idempotent; the parent is the campaign's own.
+        PartitionGuard {
+            exe: &opts.exe,
+            parent: c.partition.parent.clone(),
+            active: true,
+        }
+        .undo()
+        .map_err(anyhow::Error::msg)?;
     }
     let steps = c.steps();
     let mut out = Outcome {
@@ -254,11 +293,6 @@ pub fn run(
             active: false,
         };
         if iso == "partition" {
-            // A campaign killed with SIGKILL may have left its partition:
-            // undo it first (undo is idempotent; the parent is the
-            // campaign's own).
-            guard.active = true;
-            guard.undo().map_err(anyhow::Error::msg)?;
             let mut cmd = Command::new(&opts.exe);
             cmd.args(["partition", "create", &c.cpus]);
             if let Some(p) = &c.partition.parent {
@@ -281,18 +315,15 @@ pub fn run(
             }
         }
         let detected = rtshield_sys::isolation::detect(&root).summary();
-        let _load = match cell.load().strip_prefix("cmd:") {
+        let mut load = match cell.load().strip_prefix("cmd:") {
             Some(cmdline) => Some(start_external(cmdline)?),
             None => None,
         };
         let dir_name = format!("{:03}-cell{}-r{}", i + 1, st.cell + 1, st.repeat);
         let (cell_dir, _) = opts.out.create_unique_subdir(&dir_name, 0o755)?;
         let mut cmd = Command::new(&opts.exe);
-        if iso == "partition" && c.partition.parent.is_none() {
-            // A whole-machine partition moves this process to nrt: the
-            // measuring process must be started inside the rt cpuset.
-            // (Under a private parent nothing outside it moves, and the
-            // measuring threads and the load are pinned from here.)
+        if iso == "partition" && v2 {
+            // cgroup v2: the whole measure in rt (see above).
             cmd.args(["partition", "run", "rt"]);
             if let Some(p) = &c.partition.parent {
                 cmd.args(["--parent", p]);
@@ -305,13 +336,30 @@ pub fn run(
             .arg("--no-store")
             .arg("--out")
             .arg(cell_dir.path());
+        if iso == "partition" && !v2 {
+            // Measuring threads in rt, main thread and built-in load in nrt.
+            cmd.args(partition_args(c));
+        }
         if !opts.verbose {
             cmd.arg("-q").stdout(Stdio::null());
         }
         let status = wait_child(cmd.spawn()?)?;
-        drop(_load);
+        // An external load that ended before the measurement did: the
+        // cell was not measured under its load.
+        let load_ended = match load.as_mut() {
+            Some(l) => l.0.try_wait()?,
+            None => None,
+        };
+        drop(load);
         guard.undo().map_err(anyhow::Error::msg)?;
         let sig = STOP.load(Ordering::SeqCst);
+        if let (Some(st), 0) = (load_ended, sig) {
+            anyhow::bail!(
+                "cell {}: the load command `{}` ended ({st}) before the measurement did",
+                cell.id,
+                cell.load().trim_start_matches("cmd:")
+            );
+        }
         let results = cell_dir.path().join("results.json");
         if !results.exists() {
             if sig != 0 {
@@ -328,6 +376,9 @@ pub fn run(
             ("campaign_id", c.fingerprint.clone()),
             ("cell", cell.id.clone()),
             ("repeat", st.repeat.to_string()),
+            // The run's place in the campaign's order (1-based), so the
+            // stored runs show the order they were made in.
+            ("step", (i + 1).to_string()),
             ("isolation", iso.to_string()),
             ("isolation_detected", detected.clone()),
             ("load", cell.load().to_string()),
@@ -353,7 +404,14 @@ pub fn run(
                 steps.len(),
                 st,
                 cell,
-                &format!("interrupted ({})", r.end_reason),
+                &format!(
+                    "interrupted ({})",
+                    match sig {
+                        libc::SIGTERM => "sigterm",
+                        libc::SIGINT => "sigint",
+                        _ => r.end_reason.as_str(),
+                    }
+                ),
             );
             break;
         }

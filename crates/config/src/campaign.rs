@@ -53,16 +53,16 @@ pub const MAX_DURATION_NS: u64 = 7 * 86_400 * 1_000_000_000;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Raw {
-    name: String,
-    cpus: String,
-    duration: String,
-    #[serde(default = "one")]
-    repeat: u64,
+    name: toml::Spanned<String>,
+    cpus: toml::Spanned<String>,
+    duration: toml::Spanned<String>,
     #[serde(default)]
-    order: Option<String>,
+    repeat: Option<toml::Spanned<u64>>,
+    #[serde(default)]
+    order: Option<toml::Spanned<String>>,
     #[serde(default)]
     measure: BTreeMap<String, toml::Spanned<toml::Value>>,
-    axes: BTreeMap<String, toml::Spanned<Vec<toml::Value>>>,
+    axes: BTreeMap<String, toml::Spanned<Vec<toml::Spanned<toml::Value>>>>,
     #[serde(default)]
     partition: Option<RawPartition>,
     #[serde(default)]
@@ -70,11 +70,7 @@ struct Raw {
     #[serde(default)]
     include: Vec<BTreeMap<String, toml::Value>>,
     #[serde(default)]
-    load_cpus: Option<String>,
-}
-
-fn one() -> u64 {
-    1
+    load_cpus: Option<toml::Spanned<String>>,
 }
 
 #[derive(Debug, Deserialize, Clone, PartialEq, Eq, Default)]
@@ -181,8 +177,15 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
     match key {
         "period" | "histo_size" => {
             let ns = parse_duration_ns(v, Some("us")).map_err(|e| format!("{key}: {e}"))?;
-            if !(1_000..=3_600_000_000_000).contains(&ns) {
-                return Err(format!("{key} `{v}` out of range 1 us .. 1 h"));
+            // measure's ranges (docs/ranges.md): period up to 1 h, the
+            // histogram up to 1 s.
+            let (max, max_text) = if key == "period" {
+                (3_600_000_000_000, "1 h")
+            } else {
+                (1_000_000_000, "1 s")
+            };
+            if !(1_000..=max).contains(&ns) {
+                return Err(format!("{key} `{v}` out of range 1 us .. {max_text}"));
             }
         }
         "priority" => {
@@ -210,7 +213,22 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
 }
 
 /// Parse and check a campaign file's text; `file` names it in errors.
+/// Only this file's own ranges: see [`parse_checked`] for the checks of
+/// `rtshield measure` itself.
 pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
+    parse_checked(text, file, &|_: &[String]| Ok(()))
+}
+
+/// [`parse`], then every cell's `rtshield measure` arguments (with
+/// `--partition` for a partition cell) go through `check` — measure's own
+/// validation — so a value measure would refuse is refused here, at the
+/// value that set it, before anything runs. `check` returns measure's
+/// message, which starts with the option it refuses (`--prio 0: ...`).
+pub fn parse_checked(
+    text: &str,
+    file: &str,
+    check: &dyn Fn(&[String]) -> Result<(), String>,
+) -> Result<Campaign, InputError> {
     let at = |off: usize, msg: String| {
         let (l, c) = line_col(text, off);
         InputError::at(file, l, c, msg)
@@ -219,38 +237,56 @@ pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
         let off = e.span().map_or(0, |s| s.start);
         at(off, e.message().trim().to_string())
     })?;
+    // Errors that belong to no single value (the matrix as a whole).
     let whole = |msg: String| InputError::at(file, 1, 1, msg);
-    if raw.name.trim().is_empty() || raw.name.contains(['/', '\0']) {
-        return Err(whole(format!(
-            "name `{}`: give a plain name (no `/`)",
-            raw.name
-        )));
+    let name = raw.name.get_ref();
+    if name.trim().is_empty() || name.contains(['/', '\0']) {
+        return Err(at(
+            raw.name.span().start,
+            format!("name `{name}`: give a plain name (no `/`)"),
+        ));
     }
-    let duration_ns =
-        parse_duration_ns(&raw.duration, Some("s")).map_err(|e| whole(format!("duration: {e}")))?;
+    let dur_at = raw.duration.span().start;
+    let duration_ns = parse_duration_ns(raw.duration.get_ref(), Some("s"))
+        .map_err(|e| at(dur_at, format!("duration: {e}")))?;
     if !(MIN_DURATION_NS..=MAX_DURATION_NS).contains(&duration_ns) {
-        return Err(whole(format!(
-            "duration `{}` out of range 1 s .. 7 d",
-            raw.duration
-        )));
+        return Err(at(
+            dur_at,
+            format!(
+                "duration `{}` out of range 1 s .. 7 d",
+                raw.duration.get_ref()
+            ),
+        ));
     }
-    if !(1..=MAX_REPEAT).contains(&raw.repeat) {
-        return Err(whole(format!(
-            "repeat {} out of range 1..{MAX_REPEAT}",
-            raw.repeat
-        )));
+    let repeat = raw.repeat.as_ref().map_or(1, |r| *r.get_ref());
+    if !(1..=MAX_REPEAT).contains(&repeat) {
+        let off = raw.repeat.as_ref().map_or(0, |r| r.span().start);
+        return Err(at(
+            off,
+            format!("repeat {repeat} out of range 1..{MAX_REPEAT}"),
+        ));
     }
-    rtshield_sys::CpuSet::parse(&raw.cpus)
-        .map_err(|e| whole(format!("cpus `{}`: {e}", raw.cpus)))?;
-    let order = match raw.order.as_deref() {
-        None | Some("interleaved") => Order::Interleaved,
-        Some("sequential") => Order::Sequential,
-        Some(o) => {
-            return Err(whole(format!(
-                "order `{o}`: expected interleaved or sequential"
-            )))
-        }
+    rtshield_sys::CpuSet::parse(raw.cpus.get_ref()).map_err(|e| {
+        at(
+            raw.cpus.span().start,
+            format!("cpus `{}`: {e}", raw.cpus.get_ref()),
+        )
+    })?;
+    let order = match &raw.order {
+        None => Order::Interleaved,
+        Some(o) => match o.get_ref().as_str() {
+            "interleaved" => Order::Interleaved,
+            "sequential" => Order::Sequential,
+            other => {
+                return Err(at(
+                    o.span().start,
+                    format!("order `{other}`: expected interleaved or sequential"),
+                ))
+            }
+        },
     };
+    // Where each value came from, for measure's refusals below.
+    let mut spans: BTreeMap<(String, String), usize> = BTreeMap::new();
     let mut measure = Vec::new();
     for (k, v) in &raw.measure {
         let off = v.span().start;
@@ -266,11 +302,13 @@ pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
         let s = value_str(v.get_ref())
             .ok_or_else(|| at(off, format!("{k}: expected a string or number")))?;
         check_setting(k, &s).map_err(|m| at(off, m))?;
+        spans.insert((k.clone(), String::new()), off);
         measure.push((k.clone(), s));
     }
     // Axes in file order (TOML tables are sorted by our BTreeMap, so use
     // the spans to restore the order the user wrote).
-    let mut axes: Vec<(&String, &toml::Spanned<Vec<toml::Value>>)> = raw.axes.iter().collect();
+    type Axis = toml::Spanned<Vec<toml::Spanned<toml::Value>>>;
+    let mut axes: Vec<(&String, &Axis)> = raw.axes.iter().collect();
     axes.sort_by_key(|(_, v)| v.span().start);
     let mut axis_values: Vec<(String, Vec<String>)> = Vec::new();
     for (k, v) in axes {
@@ -290,8 +328,9 @@ pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
         }
         let mut vals = Vec::new();
         for x in v.get_ref() {
-            let s =
-                value_str(x).ok_or_else(|| at(off, format!("{k}: expected strings or numbers")))?;
+            let off = x.span().start;
+            let s = value_str(x.get_ref())
+                .ok_or_else(|| at(off, format!("{k}: expected strings or numbers")))?;
             let check = match k.as_str() {
                 AXIS_ISOLATION if !ISOLATIONS.contains(&s.as_str()) => Err(format!(
                     "isolation `{s}`: expected none, partition, isolcpus or existing"
@@ -304,6 +343,7 @@ pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
             if vals.contains(&s) {
                 return Err(at(off, format!("axis `{k}` lists `{s}` twice")));
             }
+            spans.insert((k.clone(), s.clone()), off);
             vals.push(s);
         }
         axis_values.push((k.clone(), vals));
@@ -373,18 +413,56 @@ pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
             values,
         })
         .collect();
-    Ok(Campaign {
-        name: raw.name,
-        cpus: raw.cpus,
-        load_cpus: raw.load_cpus,
+    let c = Campaign {
+        name: raw.name.get_ref().clone(),
+        cpus: raw.cpus.get_ref().clone(),
+        load_cpus: raw.load_cpus.as_ref().map(|l| l.get_ref().clone()),
         duration_ns,
-        repeat: raw.repeat,
+        repeat,
         order,
         measure,
         partition: raw.partition.unwrap_or_default(),
         cells,
         fingerprint: fingerprint(text),
-    })
+    };
+    for cell in &c.cells {
+        let mut args = c.measure_args(cell);
+        if cell.isolation() == "partition" {
+            args.push("--partition".into());
+        }
+        if let Err(m) = check(&args) {
+            // Point at the value measure refuses: the cell's own (an axis
+            // value), else `[measure]`'s, else the top-level key.
+            let opt = m.split([' ', ':']).next().unwrap_or("");
+            let key = SETTINGS
+                .iter()
+                .find(|(_, o)| *o == opt)
+                .map(|(k, _)| *k)
+                .unwrap_or(match opt {
+                    "--cpus" => "cpus",
+                    "--load-cpus" => "load_cpus",
+                    "--duration" => "duration",
+                    _ => "",
+                });
+            let off = cell
+                .get(key)
+                .and_then(|v| spans.get(&(key.to_string(), v.to_string())))
+                .or_else(|| spans.get(&(key.to_string(), String::new())))
+                .copied()
+                .or(match key {
+                    "cpus" => Some(raw.cpus.span().start),
+                    "load_cpus" => raw.load_cpus.as_ref().map(|l| l.span().start),
+                    "duration" => Some(dur_at),
+                    _ => None,
+                });
+            let msg = format!("cell {}: `rtshield measure` refuses {m}", cell.id);
+            return Err(match off {
+                Some(off) => at(off, msg),
+                None => whole(msg),
+            });
+        }
+    }
+    Ok(c)
 }
 
 /// A duration as `measure` reads it: the short form when it is exact.
@@ -575,7 +653,7 @@ with = ["irq"]
             (
                 "isolation = [\"none\", \"partition\"]",
                 "isolation = [\"none\", \"cset\"]",
-                "c.toml:10:13: isolation `cset`",
+                "c.toml:10:22: isolation `cset`",
             ),
             (
                 "priority = 99",
@@ -595,14 +673,29 @@ with = ["irq"]
             (
                 "load = [\"idle\", \"hell\"]",
                 "load = [\"idle\", \"doom\"]",
-                "c.toml:9:8: unknown load `doom`",
+                "c.toml:9:17: unknown load `doom`",
             ),
             (
                 "duration = \"2s\"",
                 "duration = \"0.5s\"",
-                "c.toml:1:1: duration `0.5s` out of range",
+                "c.toml:3:12: duration `0.5s` out of range",
             ),
-            ("repeat = 2", "repeat = 0", "repeat 0 out of range"),
+            (
+                "repeat = 2",
+                "repeat = 0",
+                "c.toml:4:10: repeat 0 out of range",
+            ),
+            (
+                "name = \"isolation\"",
+                "name = \"a/b\"",
+                "c.toml:1:8: name `a/b`",
+            ),
+            ("cpus = \"1\"", "cpus = \"x\"", "c.toml:2:8: cpus `x`"),
+            (
+                "repeat = 2",
+                "repeat = 2\norder = \"random\"",
+                "c.toml:5:9: order `random`",
+            ),
         ];
         for (from, to, want) in cases {
             let t = FILE.replace(from, to);

@@ -229,6 +229,43 @@ fn partition_dir(root: &Root, p: Partition) -> Option<(rtshield_sys::cgroup::Hie
         .map(|dir| (h, dir))
 }
 
+/// Where `measure --partition` puts itself: the `procs` file of the `nrt`
+/// set (the whole process: main thread, load) and the `tasks` file of the
+/// `rt` set (each measuring thread joins it by TID). Resolved as a run
+/// stanza's `cgroup rt|nrt` is, or only under `parent` when given. Err
+/// (a refusal) when there is no such partition or the hierarchy is cgroup
+/// v2, where a thread cannot leave its process's (domain) cgroup.
+pub fn measure_partition_files(
+    root: &Root,
+    parent: Option<&str>,
+) -> Result<(String, String), String> {
+    let h = rtshield_sys::cgroup::Hierarchy::detect(root)
+        .map_err(|e| format!("no cpuset hierarchy: {e}"))?;
+    if h.is_v2() {
+        return Err("cgroup v2 keeps every thread of a process in one cgroup (rtshield's rt/nrt are not threaded cgroups): \
+             the measuring threads cannot be in rt while the main thread and the load are in nrt; \
+             use `rtshield partition run rt -- rtshield measure ...` (without --load) instead"
+            .into());
+    }
+    let (rt, nrt) = match parent {
+        Some(p) => (
+            h.find_cpuset(root, Some(p), "rt"),
+            h.find_cpuset(root, Some(p), "nrt"),
+        ),
+        None => (
+            partition_dir(root, Partition::Rt).map(|(_, d)| d),
+            partition_dir(root, Partition::Nrt).map(|(_, d)| d),
+        ),
+    };
+    let under = parent.map_or(String::new(), |p| format!(" under {p}"));
+    match (rt, nrt) {
+        (Some(rt), Some(nrt)) => Ok((h.procs_file(&nrt), h.tasks_file(&rt))),
+        _ => Err(format!(
+            "no rt/nrt partition found{under} (create it with `rtshield partition create CPUS`)"
+        )),
+    }
+}
+
 // ---------------------------------------------------------------- supervisor thread
 
 /// What the supervisor thread tells the main thread.

@@ -1,0 +1,106 @@
+//! `rtshield campaign` file checks that need no root: every cell goes
+//! through `rtshield measure`'s own validation at parse time, and the
+//! refusal points at the value that set it. Also `measure --partition`'s
+//! refusals (the option the campaign's partition cells use).
+
+use crate::util::*;
+use std::fs;
+
+fn refused(text: &str) -> String {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("c.toml");
+    fs::write(&f, text).unwrap();
+    let o = command()
+        .arg("campaign")
+        .arg(&f)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(o.stdout.is_empty(), "nothing planned: {}", describe(&o));
+    String::from_utf8_lossy(&o.stderr).replace(&f.display().to_string(), "c.toml")
+}
+
+#[test]
+fn campaign_refuses_at_parse_time_what_measure_refuses() {
+    let head = "name = \"x\"\ncpus = \"1\"\nduration = \"2s\"\n";
+    // The file's own range: the histogram up to 1 s, as measure's.
+    let e = refused(&format!(
+        "{head}[measure]\nhisto_size = \"2s\"\n[axes]\nisolation = [\"none\"]\n"
+    ));
+    assert!(
+        e.contains("c.toml:5:14: histo_size `2s` out of range 1 us .. 1 s"),
+        "{e}"
+    );
+    // Within every single range, refused by measure for the combination:
+    // 1 s at ns resolution is more than 10 million buckets.
+    let e = refused(&format!(
+        "{head}[measure]\nresolution = \"ns\"\nhisto_size = \"1s\"\n[axes]\nisolation = [\"none\"]\n"
+    ));
+    assert!(
+        e.contains("c.toml:6:14: cell isolation=none: `rtshield measure` refuses --histo-size 1s: more than 10 million buckets"),
+        "{e}"
+    );
+    // priority 0 with fifo, in an axis: the error points at the 0.
+    let e = refused(&format!(
+        "{head}[measure]\npolicy = \"fifo\"\n[axes]\nisolation = [\"none\"]\npriority = [50, 0]\n"
+    ));
+    assert!(
+        e.contains("c.toml:8:17: cell isolation=none,priority=0: `rtshield measure` refuses --prio 0: must be within 1..99 for fifo"),
+        "{e}"
+    );
+    // The same priority with policy other is fine (measure ignores it).
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("c.toml");
+    fs::write(
+        &f,
+        format!("{head}[measure]\npolicy = \"other\"\n[axes]\npriority = [0]\n"),
+    )
+    .unwrap();
+    let o = command()
+        .arg("campaign")
+        .arg(&f)
+        .arg("--dry-run")
+        .output()
+        .unwrap();
+    assert!(ok(o).contains("--policy other --prio 0"));
+}
+
+#[test]
+fn campaign_top_level_errors_point_at_the_value() {
+    let e = refused(
+        "name = \"x\"\ncpus = \"1\"\nduration = \"0.5s\"\n[axes]\nisolation = [\"none\"]\n",
+    );
+    assert!(
+        e.contains("c.toml:3:12: duration `0.5s` out of range"),
+        "{e}"
+    );
+    let e = refused("name = \"x\"\ncpus = \"1\"\nduration = \"2s\"\nrepeat = 0\n[axes]\nisolation = [\"none\"]\n");
+    assert!(e.contains("c.toml:4:10: repeat 0 out of range"), "{e}");
+}
+
+#[test]
+fn measure_partition_refusals() {
+    // --partition-parent alone: --partition is required.
+    let o = rtshield(&["measure", "--partition-parent", "x", "--duration", "1s"]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    // No such partition (or no cgroup v1 cpuset hierarchy): exit 2,
+    // nothing measured.
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let o = rtshield(&[
+        "measure",
+        "--partition",
+        "--partition-parent",
+        "rtshield-no-such-parent-for-test",
+        "--duration",
+        "1s",
+        "--no-store",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--partition: "), "{err}");
+    assert!(!out.join("results.json").exists());
+}

@@ -68,3 +68,86 @@ fn measure_stores_the_run_with_its_tags_unless_told_not_to() {
         assert_eq!(o.status.code(), Some(2), "--tag {bad}");
     }
 }
+
+fn runs_cmd(db: &std::path::Path, args: &[&str]) -> std::process::Output {
+    command()
+        .args(["runs", "--store", db.to_str().unwrap()])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn plain_runs_carry_isolation_and_load_and_compare_by_them() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("runs.db");
+    // Two fake trees: nothing isolated, and isolcpus + nohz_full on the
+    // kernel command line.
+    let plain = fake_root("0-1");
+    let iso = fake_root("0-1");
+    put(
+        iso.path(),
+        "/proc/cmdline",
+        "BOOT_IMAGE=x isolcpus=1 nohz_full=1\n",
+    );
+    for (name, root) in [("plain", &plain), ("iso", &iso)] {
+        let out = d.path().join(name);
+        ok(command()
+            .env_remove("RTSHIELD_NO_STORE")
+            .args(["--sysroot", root.path().to_str().unwrap(), "measure"])
+            .args(["--cpus", "0", "--period", "1ms", "--samples", "50", "-q"])
+            .args(["--out", out.to_str().unwrap()])
+            .args(["--store", db.to_str().unwrap()])
+            .output()
+            .unwrap());
+        let r = json(&out.join("results.json"));
+        let want = if name == "iso" {
+            "isolcpus+nohz_full"
+        } else {
+            "none"
+        };
+        assert_eq!(r["tags"]["isolation"], want, "{name}");
+        assert_eq!(r["tags"]["isolation_detected"], want, "{name}");
+        assert_eq!(r["tags"]["load"], "idle", "{name}");
+    }
+    let list = ok(runs_cmd(&db, &["list"]));
+    let rows: Vec<&str> = list.lines().filter(|l| l.contains(" idle ")).collect();
+    assert_eq!(rows.len(), 2, "{list}");
+    assert!(rows[0].contains(" none "), "{list}");
+    assert!(rows[1].contains(" isolcpus+nohz_full "), "{list}");
+    let o = runs_cmd(
+        &db,
+        &["compare", "isolation=none", "isolation=isolcpus+nohz_full"],
+    );
+    let text = ok(o);
+    assert!(text.contains("(1 runs, 50 samples)"), "{text}");
+
+    // A user's --tag wins over the detected value.
+    let out = d.path().join("tagged");
+    ok(command()
+        .env_remove("RTSHIELD_NO_STORE")
+        .args(["--sysroot", iso.path().to_str().unwrap(), "measure"])
+        .args(["--cpus", "0", "--period", "1ms", "--samples", "50", "-q"])
+        .args(["--out", out.to_str().unwrap(), "--no-store"])
+        .args(["--tag", "isolation=partition", "--tag", "load=mine"])
+        .output()
+        .unwrap());
+    let r = json(&out.join("results.json"));
+    assert_eq!(r["tags"]["isolation"], "partition");
+    assert_eq!(r["tags"]["load"], "mine");
+    assert_eq!(r["tags"]["isolation_detected"], "isolcpus+nohz_full");
+
+    // An older result without `isolation`: the import falls back to what
+    // was detected at its start.
+    let mut r = json(&d.path().join("plain/results.json"));
+    let tags = r["tags"].as_object_mut().unwrap();
+    tags.remove("isolation");
+    tags.remove("uuid");
+    tags.insert("isolation_detected".into(), "cpuset".into());
+    let old = d.path().join("old.json");
+    std::fs::write(&old, serde_json::to_string(&r).unwrap()).unwrap();
+    ok(runs_cmd(&db, &["import", old.to_str().unwrap()]));
+    let list = ok(runs_cmd(&db, &["list", "--where", "isolation=cpuset"]));
+    assert!(list.contains("1 run "), "{list}");
+    assert!(list.contains(" cpuset "), "{list}");
+}

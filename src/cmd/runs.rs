@@ -121,8 +121,9 @@ fn us(ns: Option<i64>) -> String {
     ns.map_or_else(|| "?".into(), |v| format!("{:.1}", v as f64 / 1000.0))
 }
 
-fn tag<'a>(r: &'a RunSummary, k: &str) -> &'a str {
-    r.tags.get(k).map_or("?", String::as_str)
+/// A tag, or the field it falls back to (`isolation`: what was detected).
+fn tag(r: &RunSummary, k: &str) -> String {
+    r.field(k).unwrap_or_else(|| "?".into())
 }
 
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
@@ -545,8 +546,8 @@ fn export_csv(runs: &[RunSummary]) -> String {
                 q(&r.preempt),
                 r.started,
                 q(&r.label),
-                q(tag(r, "isolation")),
-                q(tag(r, "load")),
+                q(&tag(r, "isolation")),
+                q(&tag(r, "load")),
                 i,
                 t.cpu.map_or(String::new(), |c| c.to_string()),
                 t.samples,

@@ -65,7 +65,7 @@ impl RunSummary {
             duration_s: r.duration_s,
             end: r.end_reason.clone(),
             mode: r.settings.mode.clone(),
-            tags: r.tags.clone(),
+            tags: summary_tags(r),
             threads: r
                 .threads
                 .iter()
@@ -100,8 +100,8 @@ impl RunSummary {
             "started" => self.started.clone(),
             "end" => self.end.clone(),
             "mode" => self.mode.clone(),
-            // Runs stored before tags existed ran without isolation or load
-            // as far as anyone recorded; say "?" rather than guess.
+            // Runs stored before tags existed: say "?" rather than guess
+            // (`isolation` falls back to `isolation_detected` when stored).
             _ => return self.tags.get(key).cloned(),
         };
         Some(v)
@@ -124,6 +124,19 @@ impl RunSummary {
     pub fn samples(&self) -> u64 {
         self.threads.iter().map(|t| t.samples).sum()
     }
+}
+
+/// The run's tags, with `isolation` from `isolation_detected` when a run
+/// (older, or imported from elsewhere) has only the latter: selectors,
+/// groups and lists then agree without the SQL knowing about fallbacks.
+fn summary_tags(r: &RunResult) -> BTreeMap<String, String> {
+    let mut t = r.tags.clone();
+    if !t.contains_key("isolation") {
+        if let Some(d) = r.tags.get("isolation_detected") {
+            t.insert("isolation".into(), d.clone());
+        }
+    }
+    t
 }
 
 /// The run's UUID: the `uuid` tag written by rtshield when it stored the

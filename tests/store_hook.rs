@@ -90,6 +90,8 @@ fn plain_runs_carry_isolation_and_load_and_compare_by_them() {
         "/proc/cmdline",
         "BOOT_IMAGE=x isolcpus=1 nohz_full=1\n",
     );
+    let mid = "0123456789abcdef0123456789abcdef";
+    put(iso.path(), "/etc/machine-id", &format!("{mid}\n"));
     for (name, root) in [("plain", &plain), ("iso", &iso)] {
         let out = d.path().join(name);
         ok(command()
@@ -121,6 +123,17 @@ fn plain_runs_carry_isolation_and_load_and_compare_by_them() {
     );
     let text = ok(o);
     assert!(text.contains("(1 runs, 50 samples)"), "{text}");
+    // The machine id is stored, shown and selectable.
+    let show = ok(runs_cmd(&db, &["show", "2"]));
+    assert!(show.contains(&format!("machine id {mid}")), "{show}");
+    let show = ok(runs_cmd(&db, &["show", "1"]));
+    assert!(show.contains("machine id ?"), "{show}");
+    let sel = format!("machine_id={mid}");
+    let list = ok(runs_cmd(&db, &["list", "--where", &sel]));
+    assert!(
+        list.contains("1 run in") && list.contains(" iso\n"),
+        "{list}"
+    );
 
     // A user's --tag wins over the detected value.
     let out = d.path().join("tagged");

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 SELECTOR: conditions joined by `and` or spaces, each KEY OP VALUE with OP one of = != ~ (contains) !~.
-Keys: host, kernel, kernel_version, preempt, arch, cpu_model, tool, label, started, end, mode,
+Keys: host, machine_id, kernel, kernel_version, preempt, arch, cpu_model, tool, label, started, end, mode,
 id, uuid, and any tag (isolation, load, campaign, cell, repeat, or your own --tag).
 
 Examples:
@@ -203,6 +203,14 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             println!(
                 "host {}  kernel {} ({})  preempt {}  arch {}",
                 r.host, r.kernel, r.kernel_version, r.preempt, r.arch
+            );
+            println!(
+                "machine id {}",
+                if r.machine_id.is_empty() {
+                    "?"
+                } else {
+                    &r.machine_id
+                }
             );
             println!("cpu {}", r.cpu_model);
             println!(

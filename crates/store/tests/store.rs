@@ -117,7 +117,7 @@ fn a_version_1_store_is_migrated_with_its_runs() {
         .unwrap();
     }
     let mut s = SqliteStore::open(&p).unwrap();
-    assert_eq!(s.version().unwrap(), 2);
+    assert_eq!(s.version().unwrap(), rtshield_store::SCHEMA_VERSION);
     let sel = Selector::parse("load = cpu").unwrap();
     // Tags are backfilled into the new table (and the summary row keeps
     // what version 1 had).
@@ -141,6 +141,51 @@ fn a_version_1_store_is_migrated_with_its_runs() {
         1,
         "summary rebuilt from the result"
     );
+}
+
+/// A version-2 database (as the previous rtshield wrote it) gains the
+/// machine id column, backfilled from the stored results.
+#[test]
+fn a_version_2_store_is_migrated_with_its_machine_ids() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("v2.db");
+    let mut with_id = synth(4, 1000, 50.0, &[("board", "a")]);
+    with_id.sysinfo.machine_id = "0123456789abcdef0123456789abcdef".into();
+    let without = synth(5, 1000, 50.0, &[("board", "b")]);
+    {
+        let c = rusqlite_conn(&p);
+        c.execute_batch(rtshield_store::SCHEMA_V1).unwrap();
+        c.execute_batch(rtshield_store::MIGRATE_V1_V2).unwrap();
+        c.execute_batch("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+            .unwrap();
+        for (i, r) in [&with_id, &without].iter().enumerate() {
+            c.execute(
+                "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model,
+                   tool, label, started, duration_s, end_reason, mode, source, stored_at, summary,
+                   result)
+                 VALUES (?1,'h','6.1','v','p','x86_64','c','t','l','s',1.0,'duration','nanosleep',
+                   NULL,0,'[[],{}]', ?2)",
+                [format!("u-{i}"), serde_json::to_string(r).unwrap()],
+            )
+            .unwrap();
+        }
+    }
+    let mut s = SqliteStore::open(&p).unwrap();
+    assert_eq!(s.version().unwrap(), 3);
+    let all = s.list(&Selector::all()).unwrap();
+    assert_eq!(all[0].machine_id, "0123456789abcdef0123456789abcdef");
+    assert_eq!(all[1].machine_id, "");
+    let sel = Selector::parse("machine_id = 0123456789abcdef0123456789abcdef").unwrap();
+    assert_eq!(s.list(&sel).unwrap().len(), 1);
+    // Reopening does not migrate again; new runs carry their id.
+    drop(s);
+    let mut s = SqliteStore::open(&p).unwrap();
+    let mut r = synth(6, 1000, 50.0, &[]);
+    r.sysinfo.machine_id = "fedcba9876543210fedcba9876543210".into();
+    s.put(&r, None).unwrap();
+    let sel = Selector::parse("machine_id ~ fedcba").unwrap();
+    assert_eq!(s.list(&sel).unwrap().len(), 1);
+    assert_eq!(s.results(&[3]).unwrap()[0], r);
 }
 
 fn rusqlite_conn(p: &std::path::Path) -> rusqlite::Connection {
@@ -313,7 +358,7 @@ fn opening_a_new_store_at_once_from_many_connections() {
         for h in handles {
             let v = h.join().unwrap();
             assert!(v.is_ok(), "round {round}: {}", v.err().unwrap());
-            assert_eq!(v.unwrap(), 2);
+            assert_eq!(v.unwrap(), rtshield_store::SCHEMA_VERSION);
         }
     }
 }

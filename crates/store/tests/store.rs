@@ -263,6 +263,54 @@ fn same_distribution_is_no_significant_difference_in_95_of_100_trials() {
     }
 }
 
+/// The over-runs bootstrap (the repeats are resampled) at its minimum of
+/// 3 runs a side: two sides drawn from one distribution are "no
+/// significant difference" in at least 95 of 100 seeded trials.
+#[test]
+fn same_distribution_over_runs_is_no_significant_difference_in_95_of_100_trials() {
+    let stats = default_stats();
+    let mut same = vec![0; stats.len()];
+    for trial in 0..100u64 {
+        let a: Vec<_> = (0..3)
+            .map(|i| synth(10_000 + trial * 8 + i, 20_000, 50.0, &[]))
+            .collect();
+        let b: Vec<_> = (0..3)
+            .map(|i| synth(20_000 + trial * 8 + i, 20_000, 50.0, &[]))
+            .collect();
+        let c = compare(&a, &b, &stats, trial);
+        assert_eq!(c.method, Method::Runs);
+        for (k, row) in c.rows.iter().enumerate() {
+            if row.verdict == Verdict::Same {
+                same[k] += 1;
+            }
+        }
+    }
+    eprintln!("over runs, no significant difference per statistic: {same:?}");
+    for (k, s) in stats.iter().enumerate() {
+        assert!(
+            same[k] >= 95,
+            "{}: no significant difference in only {}/100",
+            s.name(),
+            same[k]
+        );
+    }
+}
+
+/// The over-runs bootstrap with 3 runs a side (its minimum): a tail twice
+/// as long is B worse on the tail statistics, not on the body.
+#[test]
+fn a_doubled_tail_is_b_worse_over_three_runs_a_side() {
+    let stats = default_stats();
+    let a: Vec<_> = (0..3).map(|i| synth(500 + i, 50_000, 40.0, &[])).collect();
+    let b: Vec<_> = (0..3).map(|i| synth(600 + i, 50_000, 80.0, &[])).collect();
+    let c = compare(&a, &b, &stats, 11);
+    assert_eq!(c.method, Method::Runs);
+    let row = |n: &str| c.rows.iter().find(|r| r.stat == n).unwrap().clone();
+    assert_eq!(row("p99.99").verdict, Verdict::Worse, "{:?}", row("p99.99"));
+    assert_eq!(row("max").verdict, Verdict::Worse, "{:?}", row("max"));
+    assert_eq!(row("p50").verdict, Verdict::Same, "{:?}", row("p50"));
+}
+
 #[test]
 fn a_doubled_tail_is_b_worse_over_runs() {
     let stats = default_stats();

@@ -164,3 +164,89 @@ fn plain_runs_carry_isolation_and_load_and_compare_by_them() {
     assert!(list.contains("1 run "), "{list}");
     assert!(list.contains(" cpuset "), "{list}");
 }
+
+/// Every leaf of `a` and `b` (objects key by key, arrays index by index),
+/// with its path, where they differ.
+fn differences(path: &str, a: &serde_json::Value, b: &serde_json::Value, out: &mut Vec<String>) {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                match (x.get(k), y.get(k)) {
+                    (Some(u), Some(v)) => differences(&format!("{path}.{k}"), u, v, out),
+                    (u, v) => out.push(format!("{path}.{k}: {u:?} vs {v:?}")),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (u, v)) in x.iter().zip(y).enumerate() {
+                differences(&format!("{path}[{i}]"), u, v, out);
+            }
+        }
+        _ if a == b => {}
+        _ => out.push(format!("{path}: {a} vs {b}")),
+    }
+}
+
+/// A real measurement: the stored run (`runs show --json`) and its
+/// results.json agree field by field, and the summary `runs list` shows
+/// is the file's.
+#[test]
+fn a_stored_run_and_its_results_json_agree_field_by_field() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("runs.db");
+    let out = d.path().join("out");
+    ok(command()
+        .env_remove("RTSHIELD_NO_STORE")
+        .arg("measure")
+        .args(["--cpus", "1", "--duration", "1s", "--policy", "other", "-q"])
+        .args(["--no-dma-latency", "--no-memlock", "--tag", "board=x"])
+        .args(["--out", out.to_str().unwrap()])
+        .args(["--store", db.to_str().unwrap()])
+        .output()
+        .unwrap());
+    let file = json(&out.join("results.json"));
+    assert!(file["threads"][0]["samples"].as_u64().unwrap() > 0);
+    let shown: serde_json::Value =
+        serde_json::from_str(&ok(runs_cmd(&db, &["show", "1", "--json"]))).unwrap();
+    let mut diff = Vec::new();
+    differences("", &file, &shown, &mut diff);
+    assert!(
+        diff.is_empty(),
+        "stored run and results.json differ:\n{}",
+        diff.join("\n")
+    );
+
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(runs_cmd(&db, &["list", "--json"]))).unwrap();
+    let s = &list[0];
+    let si = &file["sysinfo"];
+    assert_eq!(s["uuid"], file["tags"]["uuid"]);
+    assert_eq!(s["host"], si["hostname"]);
+    assert_eq!(
+        s["machine_id"],
+        si.get("machine_id").cloned().unwrap_or("".into())
+    );
+    assert_eq!(s["kernel"], si["kernel_release"]);
+    assert_eq!(s["kernel_version"], si["kernel_version"]);
+    assert_eq!(s["arch"], si["arch"]);
+    assert_eq!(s["started"], file["started_at"]);
+    assert_eq!(s["duration_s"], file["duration_s"]);
+    assert_eq!(s["end"], file["end_reason"]);
+    assert_eq!(s["label"], file["label"]);
+    assert_eq!(s["tags"], file["tags"]);
+    let (st, ft) = (&s["threads"][0], &file["threads"][0]);
+    for k in [
+        "cpu",
+        "samples",
+        "min_ns",
+        "avg_ns",
+        "max_ns",
+        "percentiles",
+        "overruns",
+        "lost",
+    ] {
+        assert_eq!(st[k], ft[k], "threads[0].{k}");
+    }
+}

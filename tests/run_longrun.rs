@@ -84,6 +84,8 @@ fn rotation_makes_numbered_result_directories() {
         assert_eq!(r["end_reason"], reason, "out-{n}");
         assert_eq!(r["label"], format!("out-{n}"));
         assert_eq!(r["tags"]["part"], n.to_string());
+        // No program: the run is tagged idle.
+        assert_eq!(r["tags"]["load"], "idle");
         let s = r["threads"][0]["samples"].as_u64().unwrap();
         assert!(s > 0, "out-{n}");
         total += s;

@@ -45,6 +45,10 @@ fn respawn_and_ignore_counts_go_into_results() {
     assert!((2..=8).contains(&ko2), "respawned, backed off: {p}");
     assert_eq!(r["end_reason"], "duration");
     assert!(so.contains("program[0] sh -c exit 0:"), "{so}");
+    // Every run is tagged with its load (the programs' names) and the
+    // isolation detected at its start.
+    assert_eq!(r["tags"]["load"], "sh+prog");
+    assert_eq!(r["tags"]["isolation"], r["tags"]["isolation_detected"]);
 }
 
 #[test]
@@ -358,6 +362,7 @@ fn sigint_ends_the_run_like_ctrl_c() {
     assert_eq!(r["end_reason"], "sigint");
     assert_eq!(r["programs"][0]["command"], "builtin:cpu");
     assert_eq!(r["programs"][0]["spawns"], 1);
+    assert_eq!(r["tags"]["load"], "cpu+sh");
 }
 
 #[test]

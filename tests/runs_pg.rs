@@ -2,7 +2,7 @@
 //! (initdb in a temporary directory, a Unix socket only, no TCP port),
 //! stopped when the test ends, even when it fails.
 
-use crate::util::{describe, poll, require};
+use crate::util::{describe, poll, require, wait_until};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -318,30 +318,71 @@ fn a_killed_push_leaves_whole_runs_and_resumes() {
     let Some(pg) = PgServer::start() else { return };
     let d = tempfile::tempdir().unwrap();
     let url = pg.url();
-    let n = 300;
+    // Enough runs that the push is still going when the test stops it.
+    let n = 1000;
     let local = local_store(d.path(), "k", n);
     let mut c = pg.client();
-    let mut child = runs(&local, &["push", "--to", &url])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    // Kill it as soon as some runs are there (the schema exists once the
-    // first run is).
+    let mut child = crate::util::Kill(
+        runs(&local, &["push", "--to", &url])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    // As soon as some runs are there (the schema exists once the first
+    // run is), the tags table is locked: the push then waits in the
+    // middle of a run (its row inserted, its tags not), and is killed
+    // there, so the kill really interrupts it.
     poll(Duration::from_secs(60), "the first pushed runs", || {
         let has = c
             .query_one("SELECT to_regclass('runs')::text", &[])
             .unwrap()
             .get::<_, Option<String>>(0)
             .is_some();
-        let done = matches!(child.try_wait(), Ok(Some(_)));
-        (done || (has && count(&mut c) > 0)).then_some(())
+        (has && count(&mut c) > 0).then_some(())
     });
+    let mut locker = pg.client();
+    let mut lock = locker.transaction().unwrap();
+    lock.batch_execute("LOCK TABLE tags IN ACCESS EXCLUSIVE MODE")
+        .unwrap();
+    let blocked = poll(
+        Duration::from_secs(60),
+        "the push waiting for the lock",
+        || {
+            if matches!(child.0.try_wait(), Ok(Some(_))) {
+                return Some(false);
+            }
+            let waiting: i64 = c
+                .query_one("SELECT count(*) FROM pg_locks WHERE NOT granted", &[])
+                .unwrap()
+                .get(0);
+            (waiting > 0).then_some(true)
+        },
+    );
+    assert!(blocked, "the push ended before it was stopped: raise n");
     // SAFETY: kill(2) of the child this test started.
-    unsafe { libc::kill(child.id() as i32, libc::SIGKILL) };
-    let _ = child.wait();
+    unsafe { libc::kill(child.0.id() as i32, libc::SIGKILL) };
+    let _ = child.0.wait();
+    lock.rollback().unwrap();
+    // The killed client's server process ends its transaction (rolled
+    // back) once the lock lets it go on and it finds the client gone.
+    wait_until(
+        Duration::from_secs(60),
+        "the killed push's session gone",
+        || {
+            let n: i64 = c
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'rtshield'",
+                    &[],
+                )
+                .unwrap()
+                .get(0);
+            n == 0
+        },
+    );
     let partial = count(&mut c);
     eprintln!("killed after {partial} of {n} runs");
+    assert!(partial > 0 && partial < n as i64, "{partial} of {n}");
     // No half run: every stored run has its thread and its tags.
     let half: i64 = c
         .query_one(
@@ -495,8 +536,8 @@ fn a_server_that_is_down_is_a_clear_error_and_local_runs_stay() {
         describe(&o)
     );
     c.execute(
-        "UPDATE meta SET value = '2' WHERE key = 'schema_version'",
-        &[],
+        "UPDATE meta SET value = $1 WHERE key = 'schema_version'",
+        &[&rtshield_store::SCHEMA_VERSION.to_string()],
     )
     .unwrap();
     drop(c);
@@ -556,4 +597,57 @@ fn a_url_that_does_not_parse_and_a_bad_group_key_are_exit_2() {
             describe(&o)
         );
     }
+}
+
+/// A version-2 store (as the previous rtshield created it: no machine_id
+/// column) is migrated by the first rtshield that opens it, once, under the
+/// advisory lock, even when several connect at once; the machine ids are
+/// backfilled from the stored results.
+#[test]
+fn a_version_2_store_is_migrated_once_by_concurrent_clients() {
+    let Some(pg) = PgServer::start() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let files = make_runs(&d.path().join("files"), "m", 4);
+    let id = "0123456789abcdef0123456789abcdef";
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    r["sysinfo"]["machine_id"] = id.into();
+    std::fs::write(&files[0], serde_json::to_string(&r).unwrap()).unwrap();
+    let mut c = runs(&url, &["import"]);
+    c.args(&files);
+    ok(c.output().unwrap());
+    // Back to version 2: the schema the previous rtshield created.
+    let mut c = pg.client();
+    c.batch_execute(
+        "DROP INDEX runs_machine_id; ALTER TABLE runs DROP COLUMN machine_id;
+         UPDATE meta SET value = '2' WHERE key = 'schema_version'",
+    )
+    .unwrap();
+    let sel = format!("machine_id={id}");
+    let kids: Vec<_> = (0..4)
+        .map(|_| {
+            runs(&url, &["list", "--json", "--where", &sel])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for k in kids {
+        let out = ok(k.wait_with_output().unwrap());
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v.as_array().unwrap().len(), 1, "{out}");
+        assert_eq!(v[0]["machine_id"], id);
+    }
+    let v: String = c
+        .query_one("SELECT value FROM meta WHERE key = 'schema_version'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v, rtshield_store::SCHEMA_VERSION.to_string());
+    let empty: i64 = c
+        .query_one("SELECT count(*) FROM runs WHERE machine_id = ''", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(empty, 3);
 }

@@ -374,9 +374,10 @@ impl Args {
             DirPolicy::Strict
         };
         let mut tags = std::collections::BTreeMap::new();
-        if let Some(l) = &load {
-            tags.insert("load".into(), l.kind.name().into());
-        }
+        tags.insert(
+            "load".into(),
+            load.as_ref().map_or("idle", |l| l.kind.name()).into(),
+        );
         Ok(Plan {
             spec,
             out,
@@ -409,8 +410,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             t.cgroup_tasks = Some(rt_tasks.clone());
         }
     }
-    plan.tags
-        .extend(rtshield_run::store::run_tags(&g.root(), &args.store.tags));
+    let load = plan.tags.get("load").cloned().unwrap_or_default();
+    plan.tags.extend(rtshield_run::store::run_tags(
+        &g.root(),
+        &load,
+        &args.store.tags,
+    ));
     execute(&plan, g, "measure")
 }
 

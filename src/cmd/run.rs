@@ -106,7 +106,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         (None, Some(o)) => o.file_name().map(|n| n.to_string_lossy().into_owned()),
         (None, None) => Some(stamp.clone()),
     });
-    let tags = rtshield_run::store::run_tags(&root, &args.store.tags);
+    let tags = rtshield_run::store::run_tags(
+        &root,
+        &rtshield_run::store::config_load(&cfg),
+        &args.store.tags,
+    );
     let opts = RunOptions {
         out: args.out.clone(),
         stamp,

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 SELECTOR: conditions joined by `and` or spaces, each KEY OP VALUE with OP one of = != ~ (contains) !~.
-Keys: host, kernel, kernel_version, preempt, arch, cpu_model, tool, label, started, end, mode,
+Keys: host, machine_id, kernel, kernel_version, preempt, arch, cpu_model, tool, label, started, end, mode,
 id, uuid, and any tag (isolation, load, campaign, cell, repeat, or your own --tag).
 
 Examples:
@@ -121,8 +121,9 @@ fn us(ns: Option<i64>) -> String {
     ns.map_or_else(|| "?".into(), |v| format!("{:.1}", v as f64 / 1000.0))
 }
 
-fn tag<'a>(r: &'a RunSummary, k: &str) -> &'a str {
-    r.tags.get(k).map_or("?", String::as_str)
+/// A tag, or the field it falls back to (`isolation`: what was detected).
+fn tag(r: &RunSummary, k: &str) -> String {
+    r.field(k).unwrap_or_else(|| "?".into())
 }
 
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
@@ -202,6 +203,14 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             println!(
                 "host {}  kernel {} ({})  preempt {}  arch {}",
                 r.host, r.kernel, r.kernel_version, r.preempt, r.arch
+            );
+            println!(
+                "machine id {}",
+                if r.machine_id.is_empty() {
+                    "?"
+                } else {
+                    &r.machine_id
+                }
             );
             println!("cpu {}", r.cpu_model);
             println!(
@@ -545,8 +554,8 @@ fn export_csv(runs: &[RunSummary]) -> String {
                 q(&r.preempt),
                 r.started,
                 q(&r.label),
-                q(tag(r, "isolation")),
-                q(tag(r, "load")),
+                q(&tag(r, "isolation")),
+                q(&tag(r, "load")),
                 i,
                 t.cpu.map_or(String::new(), |c| c.to_string()),
                 t.samples,

@@ -357,7 +357,9 @@ fn preemption(r: &RunResult) -> String {
 /// The `isolation` tag when the run has one (partition, campaign axis),
 /// else what the kernel command line and sysfs say.
 fn isolation(r: &RunResult) -> String {
-    if let Some(t) = r.tags.get("isolation") {
+    // What was detected at the start covers cpusets and other tools'
+    // partitions, which the kernel command line does not show.
+    if let Some(t) = r.tags.get("isolation").or(r.tags.get("isolation_detected")) {
         return t.clone();
     }
     // An import without the kernel command line cannot tell.

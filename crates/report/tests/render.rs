@@ -791,3 +791,18 @@ fn the_articles_files_make_a_report() {
     // Day 1's tail starts after its 3173 µs: only known to be earlier.
     assert!(md.contains("| by 86566 s (24 h 2 min) | 3173 |"), "{md}");
 }
+
+/// A run under a cpuset partition (no kernel parameter) is not "none":
+/// without an `isolation` tag the one detected at its start is shown.
+#[test]
+fn isolation_falls_back_to_what_was_detected() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let mut r = small_run("a", 1);
+    r.tags.insert("isolation_detected".into(), "cset".into());
+    synth::write_run_dir(&a, &r, None).unwrap();
+    let out = d.path().join("rep");
+    generate(&opts(vec![a], &out)).unwrap();
+    let csv = read(&out.join("summary.csv"));
+    assert!(csv.lines().any(|l| l == "isolation,cset"), "{csv}");
+}

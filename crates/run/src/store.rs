@@ -11,22 +11,51 @@ use std::path::Path;
 pub const NO_STORE_ENV: &str = "RTSHIELD_NO_STORE";
 
 /// The tags every run carries besides the user's `--tag`s: a fresh UUID
-/// (the run's identity in every store it reaches) and the isolation in
-/// force at its start, whoever set it up.
-pub fn run_tags(root: &rtshield_sys::Root, user: &[(String, String)]) -> BTreeMap<String, String> {
+/// (the run's identity in every store it reaches), the isolation in force
+/// at its start, whoever set it up (`isolation_detected`, and `isolation`
+/// unless the user tagged it), and `load` (`idle` or the load's name)
+/// unless the user tagged it. So `runs compare 'isolation=none'
+/// 'isolation=cpuset'` works on plain runs too.
+pub fn run_tags(
+    root: &rtshield_sys::Root,
+    load: &str,
+    user: &[(String, String)],
+) -> BTreeMap<String, String> {
     let mut t = BTreeMap::new();
     t.insert(
         rtshield_store::TAG_UUID.to_string(),
         rtshield_store::new_uuid(),
     );
-    t.insert(
-        "isolation_detected".to_string(),
-        rtshield_sys::isolation::detect(root).summary(),
-    );
+    let detected = rtshield_sys::isolation::detect(root).summary();
+    t.insert("isolation_detected".to_string(), detected.clone());
+    t.insert("isolation".to_string(), detected);
+    t.insert("load".to_string(), load.to_string());
     for (k, v) in user {
         t.insert(k.clone(), v.clone());
     }
     t
+}
+
+/// The `load` tag of a configuration run: `idle` without programs, else
+/// the built-in loads' and commands' names joined by `+`.
+pub fn config_load(cfg: &rtshield_config::Config) -> String {
+    let mut names: Vec<String> = cfg
+        .programs
+        .iter()
+        .map(|p| match &p.action {
+            rtshield_config::Action::Builtin { kind, .. } => kind.name().to_string(),
+            rtshield_config::Action::Command(argv) => argv
+                .first()
+                .map(|a| a.rsplit('/').next().unwrap_or(a).to_string())
+                .unwrap_or_else(|| "command".into()),
+        })
+        .collect();
+    names.dedup();
+    if names.is_empty() {
+        "idle".into()
+    } else {
+        names.join("+")
+    }
 }
 
 /// Parse `--tag KEY=VALUE`.

@@ -22,7 +22,7 @@ pub use pg::{is_pg_url, pgpass_lookup, PgStore};
 pub use record::{new_uuid, run_uuid, RunSummary, ThreadSummary, TAG_UUID};
 pub use select::{Cond, Op, SelectError, Selector, FIELDS};
 pub use sql::{check_group_keys, Group};
-pub use sqlite::{SqliteStore, SCHEMA_V1, SCHEMA_VERSION};
+pub use sqlite::{SqliteStore, MIGRATE_V1_V2, SCHEMA_V1, SCHEMA_VERSION};
 
 use rtshield_results::RunResult;
 use std::fmt;

@@ -26,7 +26,7 @@ use std::time::Duration;
 /// the schema ("rtshield" in ASCII).
 const SCHEMA_LOCK: i64 = 0x7274_7368_6965_6c64;
 
-/// The whole schema at [`SCHEMA_VERSION`]: the SQLite one with
+/// The whole schema at [`SCHEMA_VERSION`] (3): the SQLite one with
 /// PostgreSQL's types (BIGINT everywhere an integer is stored, so a value
 /// round-trips as i64 in both backends).
 const PG_SCHEMA: &str = "
@@ -49,8 +49,10 @@ CREATE TABLE runs (
     source TEXT,
     stored_at BIGINT NOT NULL,
     summary TEXT NOT NULL,
-    result TEXT NOT NULL
+    result TEXT NOT NULL,
+    machine_id TEXT NOT NULL DEFAULT ''
 );
+CREATE INDEX runs_machine_id ON runs (machine_id);
 CREATE TABLE tags (
     run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     key TEXT NOT NULL,
@@ -76,6 +78,15 @@ CREATE TABLE threads (
     PRIMARY KEY (run_id, idx)
 );
 CREATE INDEX runs_host_kernel ON runs (host, kernel);
+";
+
+/// Version 2 (the first PostgreSQL schema) to 3: the machine id, backfilled
+/// from the stored results (empty for runs measured before it was recorded).
+const PG_MIGRATE_V2_V3: &str = "
+ALTER TABLE runs ADD COLUMN IF NOT EXISTS machine_id TEXT NOT NULL DEFAULT '';
+UPDATE runs SET machine_id = COALESCE(result::jsonb -> 'sysinfo' ->> 'machine_id', '')
+    WHERE result::jsonb -> 'sysinfo' ? 'machine_id';
+CREATE INDEX IF NOT EXISTS runs_machine_id ON runs (machine_id);
 ";
 
 /// Whether `spec` names a PostgreSQL store.
@@ -185,8 +196,9 @@ impl PgStore {
         let ins_run = prep(
             &mut client,
             "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
-                label, started, duration_s, end_reason, mode, source, stored_at, summary, result)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                label, started, duration_s, end_reason, mode, source, stored_at, summary, result,
+                machine_id)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
              ON CONFLICT (uuid) DO NOTHING RETURNING id",
         )?;
         let ins_tag = prep(
@@ -253,8 +265,18 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
             "store schema version {v} is newer than this rtshield knows ({SCHEMA_VERSION}); upgrade rtshield"
         )));
     }
-    // Every PostgreSQL store was created at version 2: the first migration
-    // to write here is the one to version 3, under the same lock.
+    // Every PostgreSQL store was created at version 2 or later; the
+    // migrations run under the same lock, in the same transaction.
+    if v < 3 {
+        tx.batch_execute(PG_MIGRATE_V2_V3).map_err(e)?;
+    }
+    if v < SCHEMA_VERSION {
+        tx.execute(
+            "UPDATE meta SET value = $1 WHERE key = 'schema_version'",
+            &[&SCHEMA_VERSION.to_string()],
+        )
+        .map_err(e)?;
+    }
     tx.commit().map_err(e)
 }
 
@@ -385,6 +407,7 @@ impl PgStore {
                     &now_secs(),
                     &summary,
                     &result,
+                    &s.machine_id,
                 ],
             )
             .map_err(e)?;
@@ -450,7 +473,8 @@ impl Store for PgStore {
         let (clause, binds) = where_clause(sel, Dialect::Postgres);
         let sql = format!(
             "SELECT id, uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
-                label, started, duration_s, end_reason, mode, summary FROM runs{clause} ORDER BY id"
+                label, started, duration_s, end_reason, mode, summary, machine_id FROM runs{clause}
+                ORDER BY id"
         );
         let rows = self
             .client
@@ -464,6 +488,7 @@ impl Store for PgStore {
                 id: r.get(0),
                 uuid: r.get(1),
                 host: r.get(2),
+                machine_id: r.get(15),
                 kernel: r.get(3),
                 kernel_version: r.get(4),
                 preempt: r.get(5),

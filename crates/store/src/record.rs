@@ -27,6 +27,8 @@ pub struct RunSummary {
     pub id: i64,
     pub uuid: String,
     pub host: String,
+    /// `/etc/machine-id` of the measured machine; empty when unknown.
+    pub machine_id: String,
     pub kernel: String,
     pub kernel_version: String,
     pub preempt: String,
@@ -54,6 +56,7 @@ impl RunSummary {
             id: 0,
             uuid: run_uuid(r),
             host: opt(&s.hostname),
+            machine_id: s.machine_id.clone(),
             kernel: opt(&s.kernel_release),
             kernel_version: opt(&s.kernel_version),
             preempt: opt(&s.preempt_model),
@@ -65,7 +68,7 @@ impl RunSummary {
             duration_s: r.duration_s,
             end: r.end_reason.clone(),
             mode: r.settings.mode.clone(),
-            tags: r.tags.clone(),
+            tags: summary_tags(r),
             threads: r
                 .threads
                 .iter()
@@ -90,6 +93,7 @@ impl RunSummary {
             "id" => self.id.to_string(),
             "uuid" => self.uuid.clone(),
             "host" => self.host.clone(),
+            "machine_id" => self.machine_id.clone(),
             "kernel" => self.kernel.clone(),
             "kernel_version" => self.kernel_version.clone(),
             "preempt" => self.preempt.clone(),
@@ -100,8 +104,8 @@ impl RunSummary {
             "started" => self.started.clone(),
             "end" => self.end.clone(),
             "mode" => self.mode.clone(),
-            // Runs stored before tags existed ran without isolation or load
-            // as far as anyone recorded; say "?" rather than guess.
+            // Runs stored before tags existed: say "?" rather than guess
+            // (`isolation` falls back to `isolation_detected` when stored).
             _ => return self.tags.get(key).cloned(),
         };
         Some(v)
@@ -124,6 +128,19 @@ impl RunSummary {
     pub fn samples(&self) -> u64 {
         self.threads.iter().map(|t| t.samples).sum()
     }
+}
+
+/// The run's tags, with `isolation` from `isolation_detected` when a run
+/// (older, or imported from elsewhere) has only the latter: selectors,
+/// groups and lists then agree without the SQL knowing about fallbacks.
+fn summary_tags(r: &RunResult) -> BTreeMap<String, String> {
+    let mut t = r.tags.clone();
+    if !t.contains_key("isolation") {
+        if let Some(d) = r.tags.get("isolation_detected") {
+            t.insert("isolation".into(), d.clone());
+        }
+    }
+    t
 }
 
 /// The run's UUID: the `uuid` tag written by rtshield when it stored the

@@ -13,6 +13,7 @@ pub const FIELDS: &[&str] = &[
     "id",
     "uuid",
     "host",
+    "machine_id",
     "kernel",
     "kernel_version",
     "preempt",

@@ -35,6 +35,7 @@ pub(crate) fn column(key: &str) -> Option<&'static str> {
         "id" => "CAST(runs.id AS TEXT)",
         "uuid" => "runs.uuid",
         "host" => "runs.host",
+        "machine_id" => "runs.machine_id",
         "kernel" => "runs.kernel",
         "kernel_version" => "runs.kernel_version",
         "preempt" => "runs.preempt",

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// The schema version this build writes. Older databases are migrated
 /// forward when opened; a newer one is refused (an older rtshield must not
 /// write into a schema it does not know).
-pub const SCHEMA_VERSION: i64 = 2;
+pub const SCHEMA_VERSION: i64 = 3;
 
 /// Version 1: runs only (kept verbatim: the migration test builds a
 /// version-1 database from it).
@@ -41,8 +41,9 @@ CREATE TABLE runs (
 INSERT INTO meta (key, value) VALUES ('schema_version', '1');
 ";
 
-/// Version 2 adds queryable tags and per-thread figures.
-const MIGRATE_V1_V2: &str = "
+/// Version 2 adds queryable tags and per-thread figures (public and kept
+/// verbatim: the migration tests build older databases from it).
+pub const MIGRATE_V1_V2: &str = "
 CREATE TABLE tags (
     run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
     key TEXT NOT NULL,
@@ -68,6 +69,14 @@ CREATE TABLE threads (
     PRIMARY KEY (run_id, idx)
 );
 CREATE INDEX runs_host_kernel ON runs (host, kernel);
+";
+
+/// Version 3 adds the machine id (`/etc/machine-id`), backfilled from the
+/// stored results (empty for runs measured before it was recorded).
+const MIGRATE_V2_V3: &str = "
+ALTER TABLE runs ADD COLUMN machine_id TEXT NOT NULL DEFAULT '';
+UPDATE runs SET machine_id = COALESCE(json_extract(result, '$.sysinfo.machine_id'), '');
+CREATE INDEX runs_machine_id ON runs (machine_id);
 ";
 
 /// A SQLite store at a path.
@@ -231,6 +240,11 @@ impl SqliteStore {
                 )
                 .map_err(StoreError::db)?;
             }
+        }
+        if v < 3 {
+            tx.execute_batch(MIGRATE_V2_V3).map_err(StoreError::db)?;
+        }
+        if v < SCHEMA_VERSION {
             tx.execute(
                 "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
                 [SCHEMA_VERSION.to_string()],
@@ -259,8 +273,9 @@ impl SqliteStore {
         let result = serde_json::to_string(r).map_err(StoreError::json)?;
         tx.execute(
             "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
-                label, started, duration_s, end_reason, mode, source, stored_at, summary, result)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+                label, started, duration_s, end_reason, mode, source, stored_at, summary, result,
+                machine_id)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
             params![
                 s.uuid,
                 s.host,
@@ -278,7 +293,8 @@ impl SqliteStore {
                 source,
                 now_secs(),
                 summary,
-                result
+                result,
+                s.machine_id
             ],
         )
         .map_err(StoreError::db)?;
@@ -332,7 +348,7 @@ fn parse_summary(text: &str) -> Result<SummaryExtra, StoreError> {
 }
 
 const SUMMARY_COLS: &str = "id, uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
-    label, started, duration_s, end_reason, mode, summary";
+    label, started, duration_s, end_reason, mode, summary, machine_id";
 
 fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<(RunSummary, String)> {
     Ok((
@@ -340,6 +356,7 @@ fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<(RunSummary, String)> {
             id: r.get(0)?,
             uuid: r.get(1)?,
             host: r.get(2)?,
+            machine_id: r.get(15)?,
             kernel: r.get(3)?,
             kernel_version: r.get(4)?,
             preempt: r.get(5)?,

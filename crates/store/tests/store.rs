@@ -117,7 +117,7 @@ fn a_version_1_store_is_migrated_with_its_runs() {
         .unwrap();
     }
     let mut s = SqliteStore::open(&p).unwrap();
-    assert_eq!(s.version().unwrap(), 2);
+    assert_eq!(s.version().unwrap(), rtshield_store::SCHEMA_VERSION);
     let sel = Selector::parse("load = cpu").unwrap();
     // Tags are backfilled into the new table (and the summary row keeps
     // what version 1 had).
@@ -141,6 +141,51 @@ fn a_version_1_store_is_migrated_with_its_runs() {
         1,
         "summary rebuilt from the result"
     );
+}
+
+/// A version-2 database (as the previous rtshield wrote it) gains the
+/// machine id column, backfilled from the stored results.
+#[test]
+fn a_version_2_store_is_migrated_with_its_machine_ids() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("v2.db");
+    let mut with_id = synth(4, 1000, 50.0, &[("board", "a")]);
+    with_id.sysinfo.machine_id = "0123456789abcdef0123456789abcdef".into();
+    let without = synth(5, 1000, 50.0, &[("board", "b")]);
+    {
+        let c = rusqlite_conn(&p);
+        c.execute_batch(rtshield_store::SCHEMA_V1).unwrap();
+        c.execute_batch(rtshield_store::MIGRATE_V1_V2).unwrap();
+        c.execute_batch("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
+            .unwrap();
+        for (i, r) in [&with_id, &without].iter().enumerate() {
+            c.execute(
+                "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model,
+                   tool, label, started, duration_s, end_reason, mode, source, stored_at, summary,
+                   result)
+                 VALUES (?1,'h','6.1','v','p','x86_64','c','t','l','s',1.0,'duration','nanosleep',
+                   NULL,0,'[[],{}]', ?2)",
+                [format!("u-{i}"), serde_json::to_string(r).unwrap()],
+            )
+            .unwrap();
+        }
+    }
+    let mut s = SqliteStore::open(&p).unwrap();
+    assert_eq!(s.version().unwrap(), 3);
+    let all = s.list(&Selector::all()).unwrap();
+    assert_eq!(all[0].machine_id, "0123456789abcdef0123456789abcdef");
+    assert_eq!(all[1].machine_id, "");
+    let sel = Selector::parse("machine_id = 0123456789abcdef0123456789abcdef").unwrap();
+    assert_eq!(s.list(&sel).unwrap().len(), 1);
+    // Reopening does not migrate again; new runs carry their id.
+    drop(s);
+    let mut s = SqliteStore::open(&p).unwrap();
+    let mut r = synth(6, 1000, 50.0, &[]);
+    r.sysinfo.machine_id = "fedcba9876543210fedcba9876543210".into();
+    s.put(&r, None).unwrap();
+    let sel = Selector::parse("machine_id ~ fedcba").unwrap();
+    assert_eq!(s.list(&sel).unwrap().len(), 1);
+    assert_eq!(s.results(&[3]).unwrap()[0], r);
 }
 
 fn rusqlite_conn(p: &std::path::Path) -> rusqlite::Connection {
@@ -216,6 +261,54 @@ fn same_distribution_is_no_significant_difference_in_95_of_100_trials() {
             same[k]
         );
     }
+}
+
+/// The over-runs bootstrap (the repeats are resampled) at its minimum of
+/// 3 runs a side: two sides drawn from one distribution are "no
+/// significant difference" in at least 95 of 100 seeded trials.
+#[test]
+fn same_distribution_over_runs_is_no_significant_difference_in_95_of_100_trials() {
+    let stats = default_stats();
+    let mut same = vec![0; stats.len()];
+    for trial in 0..100u64 {
+        let a: Vec<_> = (0..3)
+            .map(|i| synth(10_000 + trial * 8 + i, 20_000, 50.0, &[]))
+            .collect();
+        let b: Vec<_> = (0..3)
+            .map(|i| synth(20_000 + trial * 8 + i, 20_000, 50.0, &[]))
+            .collect();
+        let c = compare(&a, &b, &stats, trial);
+        assert_eq!(c.method, Method::Runs);
+        for (k, row) in c.rows.iter().enumerate() {
+            if row.verdict == Verdict::Same {
+                same[k] += 1;
+            }
+        }
+    }
+    eprintln!("over runs, no significant difference per statistic: {same:?}");
+    for (k, s) in stats.iter().enumerate() {
+        assert!(
+            same[k] >= 95,
+            "{}: no significant difference in only {}/100",
+            s.name(),
+            same[k]
+        );
+    }
+}
+
+/// The over-runs bootstrap with 3 runs a side (its minimum): a tail twice
+/// as long is B worse on the tail statistics, not on the body.
+#[test]
+fn a_doubled_tail_is_b_worse_over_three_runs_a_side() {
+    let stats = default_stats();
+    let a: Vec<_> = (0..3).map(|i| synth(500 + i, 50_000, 40.0, &[])).collect();
+    let b: Vec<_> = (0..3).map(|i| synth(600 + i, 50_000, 80.0, &[])).collect();
+    let c = compare(&a, &b, &stats, 11);
+    assert_eq!(c.method, Method::Runs);
+    let row = |n: &str| c.rows.iter().find(|r| r.stat == n).unwrap().clone();
+    assert_eq!(row("p99.99").verdict, Verdict::Worse, "{:?}", row("p99.99"));
+    assert_eq!(row("max").verdict, Verdict::Worse, "{:?}", row("max"));
+    assert_eq!(row("p50").verdict, Verdict::Same, "{:?}", row("p50"));
 }
 
 #[test]
@@ -313,7 +406,7 @@ fn opening_a_new_store_at_once_from_many_connections() {
         for h in handles {
             let v = h.join().unwrap();
             assert!(v.is_ok(), "round {round}: {}", v.err().unwrap());
-            assert_eq!(v.unwrap(), 2);
+            assert_eq!(v.unwrap(), rtshield_store::SCHEMA_VERSION);
         }
     }
 }

@@ -67,6 +67,10 @@ impl KernelConfig {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SysInfo {
     pub hostname: Option<String>,
+    /// `/etc/machine-id`: tells boards apart when their host names are
+    /// the same (or change). Empty when absent or not a machine id.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub machine_id: String,
     pub kernel_release: Option<String>,
     pub kernel_version: Option<String>,
     pub arch: String,
@@ -140,6 +144,23 @@ pub const ISOLATION_PARAMS: &[&str] = &[
     "isolcpus_managed_irq",
 ];
 
+/// The machine id (systemd's `/etc/machine-id`: 32 lowercase hex
+/// digits); empty when the file is absent, empty or anything else
+/// (`uninitialized` on a first boot).
+pub fn machine_id(root: &Root) -> String {
+    match root.read_opt("/etc/machine-id") {
+        Some(id)
+            if id.len() == 32
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)) =>
+        {
+            id
+        }
+        _ => String::new(),
+    }
+}
+
 impl SysInfo {
     /// Collect from `root`. Never fails: what cannot be read stays `None`.
     /// `probe_fifo` tries SCHED_FIFO on a scratch thread (only meaningful
@@ -150,6 +171,7 @@ impl SysInfo {
             ..Default::default()
         };
         si.hostname = root.read_opt("/proc/sys/kernel/hostname");
+        si.machine_id = machine_id(root);
         si.kernel_release = root.read_opt("/proc/sys/kernel/osrelease");
         si.kernel_version = root.read_opt("/proc/sys/kernel/version");
         let cfg = KernelConfig::read(root, si.kernel_release.as_deref().unwrap_or(""));
@@ -573,6 +595,18 @@ mod tests {
         w("/proc/sys/kernel/sched_rt_period_us", "1000000\n");
         let r = Root::new(d.path());
         (d, r)
+    }
+
+    #[test]
+    fn machine_id_is_read_under_the_root_and_checked() {
+        let (d, r) = fake();
+        assert_eq!(SysInfo::collect(&r, false).machine_id, "", "absent");
+        fs::create_dir_all(d.path().join("etc")).unwrap();
+        let id = "0123456789abcdef0123456789abcdef";
+        fs::write(d.path().join("etc/machine-id"), format!("{id}\n")).unwrap();
+        assert_eq!(SysInfo::collect(&r, false).machine_id, id);
+        fs::write(d.path().join("etc/machine-id"), "uninitialized\n").unwrap();
+        assert_eq!(machine_id(&r), "");
     }
 
     #[test]

@@ -308,8 +308,9 @@ fn sigint_removes_the_instance_split_fills_and_stale_ones_go() {
         !instance_exists(dead),
         "stale instance rtshield-{dead} kept"
     );
-    // Let it split a few hundred wake-ups, then Ctrl-C.
-    std::thread::sleep(Duration::from_millis(500));
+    // Let it split wake-ups for two stats periods (two timeline rows: at
+    // least 2 s of 200 us periods), then Ctrl-C: an event, not a sleep.
+    crate::util::wait_timeline_rows(&out, 2, 60);
     // SAFETY: signalling our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let o = child.finish(Duration::from_secs(30));

@@ -190,7 +190,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-fn policy(force: bool) -> rtshield_sys::DirPolicy {
+/// `--force-unsafe-dir` as a directory policy (`scenario` and `simulate`).
+pub(crate) fn policy(force: bool) -> rtshield_sys::DirPolicy {
     if force {
         rtshield_sys::DirPolicy::AllowUnsafe
     } else {

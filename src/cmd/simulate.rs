@@ -193,7 +193,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let many = kinds.len() > 1 || args.compare.is_some();
     // Through safefs: root never writes through a link or into a
     // directory another user controls.
-    let pol = policy(args.force_unsafe_dir);
+    let pol = super::scenario::policy(args.force_unsafe_dir);
     use rtshield_run::pipeline::refusal;
     use rtshield_sys::safefs::write_file;
     let mut runs: Vec<SimOutcome> = Vec::new();
@@ -287,13 +287,5 @@ mod tests {
         assert_eq!(dur_or_ticks("c", "3 tick", 4_000_000).unwrap(), 12_000_000);
         assert_eq!(dur_or_ticks("c", "500us", 1_000_000).unwrap(), 500_000);
         assert!(dur_or_ticks("c", "xticks", 1).is_err());
-    }
-}
-
-fn policy(force: bool) -> rtshield_sys::DirPolicy {
-    if force {
-        rtshield_sys::DirPolicy::AllowUnsafe
-    } else {
-        rtshield_sys::DirPolicy::Strict
     }
 }

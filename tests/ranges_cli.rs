@@ -211,3 +211,28 @@ fn run_check_refuses_keys_out_of_range_with_their_position() {
         refused(&["run", "--check", p.to_str().unwrap()], needle, &[]);
     }
 }
+
+#[test]
+fn partition_pid_zero_and_unknown_knobs_are_refused_before_any_write() {
+    let root = fake_root("0-3");
+    let r = root.path().to_str().unwrap();
+    for (args, needle) in [
+        (&["partition", "move", "rt", "0"][..], "'0' is not a PID"),
+        (
+            &["partition", "move", "rt", "4194305"],
+            "'4194305' is not a PID",
+        ),
+        (
+            &["partition", "create", "1", "--skip", "irqs"],
+            "--skip/--with",
+        ),
+        (
+            &["partition", "create", "1", "--with", "sysctls"],
+            "--skip/--with",
+        ),
+    ] {
+        let mut full = vec!["--sysroot", r];
+        full.extend_from_slice(args);
+        refused(&full, needle, &[]);
+    }
+}

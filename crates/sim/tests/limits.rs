@@ -10,11 +10,13 @@ fn refused(c: &SimConfig, needle: &str) {
     assert!(e.contains(needle), "{needle} not named: {e}");
 }
 
+type Setter = Box<dyn Fn(&mut SimConfig)>;
+
 #[test]
 fn configuration_values_out_of_range_name_their_option() {
     let base = SimConfig::new(4, BalancerKind::Artis);
     base.validate().unwrap();
-    let cases: Vec<(&str, Box<dyn Fn(&mut SimConfig)>)> = vec![
+    let cases: Vec<(&str, Setter)> = vec![
         ("--artis-k 0", Box::new(|c| c.artis_k = 0)),
         ("--artis-k 101", Box::new(|c| c.artis_k = 101)),
         ("--tick", Box::new(|c| c.tick_ns = 1)),

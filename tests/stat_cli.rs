@@ -74,7 +74,9 @@ fn text_output_and_bad_input() {
     assert!(t.contains("load "), "{t}");
     let o = rtshield(&["stat", "--interval", "0s", "--count", "1"]);
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("--interval must be more than 0"));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("--interval 0s: must be between 10ms and 1h")
+    );
     let o = rtshield(&["stat", "--pids", "12x"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("invalid value '12x' for '--pids"));

@@ -20,6 +20,7 @@ mod output_dir;
 mod partition_cli;
 mod partition_live;
 mod partition_state;
+mod ranges_cli;
 mod report_cli;
 mod report_out_dir;
 mod run_check;

@@ -57,7 +57,7 @@ impl Format {
 }
 
 /// The longest `--max-latency` (docs/ranges.md): one hour.
-const MAX_LIMIT_NS: u64 = 3_600_000_000_000;
+pub(crate) const MAX_LIMIT_NS: u64 = 3_600_000_000_000;
 
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     if let Some(l) = args.max_latency {

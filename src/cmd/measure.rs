@@ -338,7 +338,27 @@ impl Args {
             }
         }
         spec.resolution_ns = resolution_ns;
-        spec.stats_period_ns = self.stats_period.ns().max(10_000_000);
+        // The same ranges as the `stats.period` key and `export --max-latency`.
+        let sp = self.stats_period.ns();
+        if !(rtshield_config::model::STATS_PERIOD_MIN_NS
+            ..=rtshield_config::model::STATS_PERIOD_MAX_NS)
+            .contains(&sp)
+        {
+            return Err(InputError::new(format!(
+                "--stats-period {}: must be between 10ms and 1h",
+                self.stats_period
+            ))
+            .into());
+        }
+        if let Some(l) = self.max_latency {
+            if l.ns() == 0 || l.ns() > super::export::MAX_LIMIT_NS {
+                return Err(InputError::new(format!(
+                    "--max-latency {l}: must be more than 0 and at most 1h"
+                ))
+                .into());
+            }
+        }
+        spec.stats_period_ns = sp;
         spec.memlock = !self.no_memlock;
         spec.cpu_dma_latency = !self.no_dma_latency;
         spec.trace = self.trace.spec()?;

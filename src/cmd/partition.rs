@@ -247,11 +247,15 @@ fn move_args(args: &[String]) -> Result<(String, Vec<u32>), InputError> {
     let pids = rest
         .iter()
         .map(|p| {
-            p.parse::<u32>().map_err(|_| {
-                InputError::new(format!(
-                    "partition move: '{p}' is not a PID (expected `move rt|nrt PID…` or `move PID… rt|nrt`)"
-                ))
-            })
+            // PIDs are 1..=4194304 (the kernel's PID_MAX_LIMIT); 0 is no process.
+            p.parse::<u32>()
+                .ok()
+                .filter(|n| (1..=4_194_304).contains(n))
+                .ok_or_else(|| {
+                    InputError::new(format!(
+                        "partition move: '{p}' is not a PID 1..4194304 (expected `move rt|nrt PID…` or `move PID… rt|nrt`)"
+                    ))
+                })
         })
         .collect::<Result<Vec<u32>, _>>()?;
     if pids.is_empty() {
@@ -272,7 +276,8 @@ fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
         }
     };
     let profile = rtshield_partition::knobs::Profile::parse(&a.profile)?;
-    let mut knobs = Knobs::resolve(a.parent.is_some(), &a.skip, &a.with, rt_off)?
+    let mut knobs = Knobs::resolve(a.parent.is_some(), &a.skip, &a.with, rt_off)
+        .map_err(|e| InputError::new(format!("--skip/--with: {e}")))?
         .with_profile(profile, &a.skip);
     knobs.move_init = a.move_init;
     let mut k = rtshield_partition::open_kernel(root, a.dry_run)?;

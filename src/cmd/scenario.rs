@@ -58,15 +58,23 @@ pub struct Args {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
-    let scenario = read_scenario(&args.file)?;
+    // Options first, with the same ranges as the file's keys (docs/ranges.md).
     if let Some(l) = args.loops_per_us {
-        if !(l.is_finite() && l > 0.0) {
+        if !(l.is_finite() && (1e-3..=1e6).contains(&l)) {
             return Err(InputError::new(format!(
-                "--loops-per-us must be a positive number, got {l}"
+                "--loops-per-us must be a number between 0.001 and 1000000, got {l:?}"
             ))
             .into());
         }
     }
+    if let Some(t) = args.timeout {
+        if t.ns() == 0 || t.ns() > rtshield_scenario::parse::MAX_SLEEP_NS {
+            return Err(
+                InputError::new(format!("--timeout {t}: must be > 0 and at most 1h")).into(),
+            );
+        }
+    }
+    let scenario = read_scenario(&args.file)?;
     let online = rtshield_sys::cpus::usable(&root);
     let plan = plan::plan(
         &scenario,

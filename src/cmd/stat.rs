@@ -44,6 +44,12 @@ pub struct Args {
     pub compare: Option<Vec<PathBuf>>,
 }
 
+/// `--interval` range, `--count` and `--top` maxima (docs/ranges.md).
+const MIN_INTERVAL_NS: u64 = 10_000_000;
+const MAX_INTERVAL_NS: u64 = 3_600_000_000_000;
+const MAX_COUNT: u64 = 1_000_000_000;
+const MAX_TOP: usize = 100_000;
+
 /// Longest recording (docs/ranges.md).
 const MAX_RECORD_NS: u64 = 7 * 86_400_000_000_000;
 
@@ -54,8 +60,26 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         print!("{}", statrec::compare(&a, &b));
         return Ok(0);
     }
-    if args.interval.ns() == 0 {
-        return Err(InputError::new("--interval must be more than 0").into());
+    if args.interval.ns() < MIN_INTERVAL_NS || args.interval.ns() > MAX_INTERVAL_NS {
+        return Err(InputError::new(format!(
+            "--interval {}: must be between 10ms and 1h",
+            args.interval
+        ))
+        .into());
+    }
+    if let Some(c) = args.count {
+        if c == 0 || c > MAX_COUNT {
+            return Err(
+                InputError::new(format!("--count {c}: must be between 1 and {MAX_COUNT}")).into(),
+            );
+        }
+    }
+    if args.top > MAX_TOP {
+        return Err(InputError::new(format!(
+            "--top {}: must be at most {MAX_TOP} (0 = every thread)",
+            args.top
+        ))
+        .into());
     }
     let root = g.root();
     for p in args.pids.iter().flatten() {

@@ -252,6 +252,16 @@ impl Config {
 /// Documented ranges (docs/ranges.md).
 const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
 const MAX_DURATION_NS: u64 = 365 * 86_400_000_000_000;
+/// `stats.period` and `measure --stats-period`: 10 ms .. 1 h.
+pub const STATS_PERIOD_MIN_NS: u64 = 10_000_000;
+pub const STATS_PERIOD_MAX_NS: u64 = 3_600_000_000_000;
+/// `start.delay`: at most a day.
+pub const START_DELAY_MAX_NS: u64 = 86_400_000_000_000;
+/// Each `load.cycle` phase: 100 ms .. 1 day.
+pub const CYCLE_PHASE_MIN_NS: u64 = 100_000_000;
+pub const CYCLE_PHASE_MAX_NS: u64 = 86_400_000_000_000;
+/// `lifetime.samples`, like `measure --samples`: 1 .. 10^12.
+pub const MAX_SAMPLES: i64 = 1_000_000_000_000;
 const MAX_HISTO_SIZE_NS: u64 = 1_000_000_000;
 const MAX_RESOLUTION_NS: u64 = 1_000_000;
 
@@ -503,10 +513,18 @@ impl Cx<'_> {
     }
 
     /// A duration of at least `min_ns` (`what` names the bound in the message).
-    fn duration_at_least(&self, en: &Entry, min_ns: u64, what: &str) -> Result<u64, InputError> {
-        let d = self.positive_duration(en, None)?;
-        if d < min_ns {
-            return Err(self.bad(en, format!("{} is below {what}", format_duration_ns(d))));
+    /// `start.delay`: 0 .. 1 day.
+    fn start_delay(&self, en: &Entry) -> Result<u64, InputError> {
+        let d = self.duration(en, None)?;
+        if d > START_DELAY_MAX_NS {
+            return Err(self.bad(
+                en,
+                format!(
+                    "{} is more than the {} maximum",
+                    format_duration_ns(d),
+                    format_duration_ns(START_DELAY_MAX_NS)
+                ),
+            ));
         }
         Ok(d)
     }
@@ -703,12 +721,20 @@ impl Cx<'_> {
             let d = parse_duration_ns(&item, None).map_err(|err| self.bad(en, err))?;
             durs.push(d);
         }
+        let phase_ok = |d: &u64| (CYCLE_PHASE_MIN_NS..=CYCLE_PHASE_MAX_NS).contains(d);
         match durs.as_slice() {
-            [on, off] if *on > 0 && *off > 0 => Ok(Some(Cycle {
+            [on, off] if phase_ok(on) && phase_ok(off) => Ok(Some(Cycle {
                 on_ns: *on,
                 off_ns: *off,
             })),
-            [_, _] => Err(self.bad(en, "a zero phase")),
+            [_, _] => Err(self.bad(
+                en,
+                format!(
+                    "a phase outside {}..{}",
+                    format_duration_ns(CYCLE_PHASE_MIN_NS),
+                    format_duration_ns(CYCLE_PHASE_MAX_NS)
+                ),
+            )),
             _ => Err(self.bad(en, format!("{} duration(s) instead of two", durs.len()))),
         }
     }
@@ -759,7 +785,7 @@ impl Cx<'_> {
                 "histo.resolution" => out.resolution_ns = self.resolution(en)?,
                 "stats.period" => {
                     out.stats_period_ns =
-                        self.duration_at_least(en, 10_000_000, "the 10ms minimum")?
+                        self.duration_in(en, None, STATS_PERIOD_MIN_NS, STATS_PERIOD_MAX_NS)?
                 }
                 "stats.format" => out.formats = self.formats(en)?,
                 "stats.cpu_load" => out.cpu_load = self.cpu_load(en)?,
@@ -782,7 +808,7 @@ impl Cx<'_> {
                 "memlock" => out.memlock = self.flag(en)?,
                 "cpu_dma_latency" => out.cpu_dma_latency = self.flag(en)?,
                 "dbg_level" => out.dbg_level = self.int(en, 0, 9)?,
-                "start.delay" => out.start_delay_ns = self.duration(en, None)?,
+                "start.delay" => out.start_delay_ns = self.start_delay(en)?,
                 "load.cycle" => out.load_cycle = self.cycle(en)?,
                 "trace.on_latency" => {
                     out.trace.on_latency_ns = Some(self.duration_in(
@@ -887,7 +913,7 @@ impl Cx<'_> {
                 "lifetime.duration" => {
                     t.duration_ns = Some(self.duration_in(en, None, 1, MAX_DURATION_NS)?)
                 }
-                "lifetime.samples" => t.samples = Some(self.int(en, 1, i64::MAX)?),
+                "lifetime.samples" => t.samples = Some(self.int(en, 1, MAX_SAMPLES)?),
                 "stats.histo_size" => {
                     t.histo_size_ns = self.duration_in(en, Some("us"), 1, MAX_HISTO_SIZE_NS)?
                 }
@@ -1047,7 +1073,7 @@ impl Cx<'_> {
                 "output.err" => p.stderr = self.output(en)?,
                 "termination.ok" => p.on_ok = self.termination(en)?,
                 "termination.ko" => p.on_ko = self.termination(en)?,
-                "start.delay" => p.start_delay_ns = self.duration(en, None)?,
+                "start.delay" => p.start_delay_ns = self.start_delay(en)?,
                 "load.cycle" => p.load_cycle = self.cycle(en)?,
                 _ => unreachable!("key table and match disagree on {k}"),
             }

@@ -81,10 +81,14 @@ fn shorten_list(s: &CpuSet) -> String {
     }
 }
 
+/// Accepted `--scale` factors.
+pub const MIN_SCALE: f64 = 1e-6;
+pub const MAX_SCALE: f64 = 1e6;
+
 pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, InputError> {
-    if !(o.scale.is_finite() && o.scale > 0.0) {
+    if !(o.scale.is_finite() && (MIN_SCALE..=MAX_SCALE).contains(&o.scale)) {
         return Err(InputError::new(format!(
-            "--scale must be a positive number, got {}",
+            "--scale must be a positive number between {MIN_SCALE} and {MAX_SCALE}, got {:?}",
             o.scale
         )));
     }
@@ -132,7 +136,18 @@ pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, Input
                 mask.to_list()
             ));
         }
-        let loops = ((t.loops as f64 * o.scale).round() as u64).max(1);
+        // Checked: a scaled loop stays within the parser's range instead of
+        // saturating at u64::MAX.
+        let scaled = (t.loops as f64 * o.scale).round();
+        if scaled > rtshield_scenario::parse::MAX_ITERATIONS as f64 {
+            return Err(InputError::new(format!(
+                "--scale {}: task '{}' would run {scaled} iterations, more than {}",
+                o.scale,
+                t.name,
+                rtshield_scenario::parse::MAX_ITERATIONS
+            )));
+        }
+        let loops = (scaled as u64).max(1);
         tasks.push(PlannedTask {
             spec: t.clone(),
             mask,

@@ -31,6 +31,10 @@ use std::collections::HashMap;
 
 /// More tasks than this is a typo (`count = 1000000`), not a scenario.
 pub const MAX_TASKS: usize = 10_000;
+/// The most iterations `loop`, `sloop` and `irq_period` may give (10^12).
+pub const MAX_ITERATIONS: u64 = 1_000_000_000_000;
+/// The longest `sleep` and `timeout` (1 h).
+pub const MAX_SLEEP_NS: u64 = 3_600_000_000_000;
 
 const BLOCK_KEYS: &[&str] = &[
     "loop",
@@ -387,12 +391,15 @@ impl Parser<'_> {
                     .value
                     .parse()
                     .ok()
-                    .filter(|v: &f64| v.is_finite() && *v > 0.0)
+                    .filter(|v: &f64| v.is_finite() && (1e-3..=1e6).contains(v))
                     .ok_or_else(|| {
                         self.err(
                             e.line,
                             e.value_col,
-                            format!("loops_per_us must be a positive number, got `{}`", e.value),
+                            format!(
+                                "loops_per_us must be a number between 0.001 and 1000000, got `{}`",
+                                e.value
+                            ),
                         )
                     })?;
                 self.globals.loops_per_us = Some(v);
@@ -400,8 +407,12 @@ impl Parser<'_> {
             "timeout" => {
                 let ns = parse_duration_ns(&e.value, Some("s"))
                     .map_err(|err| self.err(e.line, e.value_col, err))?;
-                if ns == 0 {
-                    return Err(self.err(e.line, e.value_col, "timeout must be > 0"));
+                if ns == 0 || ns > MAX_SLEEP_NS {
+                    return Err(self.err(
+                        e.line,
+                        e.value_col,
+                        "timeout must be > 0 and at most 1h",
+                    ));
                 }
                 self.globals.timeout_ns = Some(ns);
             }
@@ -442,6 +453,13 @@ impl Parser<'_> {
         };
         if v == 0 {
             return Err(self.err(e.line, e.value_col, format!("{} must be at least 1", e.key)));
+        }
+        if v > MAX_ITERATIONS {
+            return Err(self.err(
+                e.line,
+                e.value_col,
+                format!("{} must be at most {MAX_ITERATIONS}, got {v}", e.key),
+            ));
         }
         Ok(v)
     }
@@ -506,6 +524,9 @@ impl Parser<'_> {
                         e.value_col,
                         "sleep must be > 0 (leave out sloop and sleep for a task that never sleeps)",
                     ));
+                }
+                if ns > MAX_SLEEP_NS {
+                    return Err(self.err(e.line, e.value_col, "sleep must be at most 1h"));
                 }
                 Some(ns)
             }
@@ -909,7 +930,7 @@ mod tests {
         assert_eq!(err("speed = 3\n"), "t.scn:1:1: unknown global key `speed` (global keys: loops_per_us, timeout; task keys go inside `{ … }`)");
         assert_eq!(
             err("loops_per_us = -1\n"),
-            "t.scn:1:16: loops_per_us must be a positive number, got `-1`"
+            "t.scn:1:16: loops_per_us must be a number between 0.001 and 1000000, got `-1`"
         );
         assert_eq!(
             err("timeout = 1\ntimeout = 2\n"),

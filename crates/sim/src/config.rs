@@ -137,6 +137,29 @@ pub struct SimConfig {
 /// when it predicts 10:1:1:1.
 pub const DEFAULT_LOOPS_PER_US: f64 = 0.1;
 
+/// The longest simulated time (1 h): a run stops there even without
+/// `--duration`, so no input makes the simulator spin for hours of wall time.
+pub const MAX_SIM_NS: u64 = 3_600_000_000_000;
+/// The most events one simulation may handle (tens of seconds of wall time):
+/// beyond it the run is refused rather than left spinning.
+pub const MAX_EVENTS: u64 = 50_000_000;
+/// Accepted `loops_per_us` (`--loops-per-us`, the scenario key).
+pub const LOOPS_PER_US_RANGE: (f64, f64) = (1e-3, 1e6);
+
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+
+/// `lo..=hi` or an error naming the option, with the bounds in words.
+fn in_range(opt: &str, v: u64, lo: u64, hi: u64, words: &str) -> Result<(), SimError> {
+    if v < lo || v > hi {
+        return Err(SimError::Config(format!(
+            "{opt} {} is out of range ({words})",
+            rtshield_vocab::units::format_duration_ns(v)
+        )));
+    }
+    Ok(())
+}
+
 impl SimConfig {
     pub fn new(ncpus: usize, balancer: BalancerKind) -> Self {
         SimConfig {
@@ -180,15 +203,30 @@ impl SimConfig {
                 self.ncpus
             )));
         }
-        if self.tick_ns == 0 {
-            return Err(SimError::Config("the tick must be longer than 0".into()));
+        in_range("--tick", self.tick_ns, 100_000, 100 * MS, "100us..100ms")?;
+        if let Some(d) = self.duration_ns {
+            in_range("--duration", d, 1, MAX_SIM_NS, "> 0, at most 1h")?;
         }
-        if !(self.loops_per_us.is_finite() && self.loops_per_us > 0.0) {
+        let (lo, hi) = LOOPS_PER_US_RANGE;
+        if !(self.loops_per_us.is_finite() && (lo..=hi).contains(&self.loops_per_us)) {
             return Err(SimError::Config(format!(
-                "loops_per_us must be a positive number, not {}",
+                "--loops-per-us {:?} is out of range ({lo}..{hi})",
                 self.loops_per_us
             )));
         }
+        if !(2..=100).contains(&self.artis_k) {
+            return Err(SimError::Config(format!(
+                "--artis-k {} is out of range (2..100)",
+                self.artis_k
+            )));
+        }
+        in_range("--artis-c", self.artis_c_ns, 0, S, "0..1s")?;
+        in_range("--mask-len", self.mask_len_ns, 0, S, "0..1s")?;
+        in_range("--migration-cost", self.migration_cost_ns, 0, S, "0..1s")?;
+        in_range("--lock-cost", self.lock_cost_ns, 0, S, "0..1s")?;
+        in_range("--fifo-cost", self.fifo_cost_ns, 0, S, "0..1s")?;
+        in_range("--cache-decay", self.cache_decay_ns, 0, 3600 * S, "0..1h")?;
+        in_range("--start-jitter", self.start_jitter_ns, 0, S, "0..1s")?;
         if let Some(last) = self.rt_cpus.last() {
             if last as usize >= self.ncpus {
                 return Err(SimError::Config(format!(

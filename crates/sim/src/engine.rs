@@ -56,7 +56,7 @@ pub fn simulate(scenario: &Scenario, cfg: &SimConfig) -> Result<SimOutcome, SimE
     cfg.validate()?;
     let bal = balancer::build(cfg);
     let mut e = Engine::new(scenario, cfg, &*bal)?;
-    e.run();
+    e.run()?;
     Ok(e.finish())
 }
 
@@ -430,6 +430,27 @@ impl<'a> Engine<'a> {
         };
         self.bal.check_task(cfg, spec, &allowed).map_err(task_err)?;
         let to_ns = |loops: u64| loops_to_ns(loops, lpus).max(1);
+        // Work is bounded by the simulated-time limit; sleeps and masking calls
+        // at least 1 µs of work apart, so the event count stays bounded.
+        let limit = crate::config::MAX_SIM_NS;
+        if spec.loops > 0 && loops_to_ns(spec.loops, lpus) > limit {
+            return Err(task_err(format!(
+                "task '{}': loop = {} is more than {} of work at {lpus} loops per µs",
+                spec.name,
+                spec.loops,
+                rtshield_vocab::units::format_duration_ns(limit)
+            )));
+        }
+        for (key, v) in [("sloop", spec.sloop), ("irq_period", spec.irq_period)] {
+            if let Some(v) = v.filter(|&v| v > 0) {
+                if loops_to_ns(v, lpus) < 1_000 {
+                    return Err(task_err(format!(
+                        "task '{}': {key} = {v} is less than 1 µs of work at {lpus} loops per µs",
+                        spec.name
+                    )));
+                }
+            }
+        }
         let cpu = match cfg.placement {
             Placement::First => allowed[0],
             Placement::Random => allowed[self.rng.random_range(0..allowed.len())],
@@ -522,10 +543,21 @@ impl<'a> Engine<'a> {
 
     // ---------------------------------------------------------------- main loop
 
-    fn run(&mut self) {
-        let end = self.cfg.duration_ns.unwrap_or(u64::MAX);
+    fn run(&mut self) -> Result<(), SimError> {
+        let end = self
+            .cfg
+            .duration_ns
+            .unwrap_or(crate::config::MAX_SIM_NS)
+            .min(crate::config::MAX_SIM_NS);
         let tick = self.cfg.tick_ns;
         loop {
+            if self.events > crate::config::MAX_EVENTS {
+                return Err(SimError::Config(format!(
+                    "the simulation needs more than {} events (at {} simulated): shorten --duration or the scenario, or raise irq_period/sloop",
+                    crate::config::MAX_EVENTS,
+                    rtshield_vocab::units::format_duration_ns(self.now)
+                )));
+            }
             let next_tick = (self.tick_no + 1).saturating_mul(tick);
             while let Some(Reverse((at, _, _))) = self.heap.peek() {
                 if *at >= next_tick || *at > end {
@@ -541,6 +573,13 @@ impl<'a> Engine<'a> {
             }
             if next_tick > end {
                 self.now = end;
+                if self.cfg.duration_ns.is_none() {
+                    self.warnings.push(format!(
+                        "stopped at the simulator's limit of {} simulated: {} task(s) unfinished",
+                        rtshield_vocab::units::format_duration_ns(end),
+                        self.alive
+                    ));
+                }
                 break;
             }
             self.now = next_tick;
@@ -555,6 +594,7 @@ impl<'a> Engine<'a> {
                 self.seg_close(c);
             }
         }
+        Ok(())
     }
 
     fn handle(&mut self, ev: Ev) {

@@ -3,9 +3,9 @@
 use crate::cli::Global;
 use rtshield_load::{LoadArg, LoadSpec};
 use rtshield_measure::display::{render_table, units, units_avg};
-use rtshield_measure::{signals, LiveDisplay, MeasureSpec, Measurement, Mode, ResultContext};
-use rtshield_results::{ExportManager, RunResult, DEEP_PERCENTILES, PERCENTILES};
-use rtshield_run::pipeline;
+use rtshield_measure::{signals, LiveDisplay, MeasureSpec, Measurement, Mode};
+use rtshield_results::{RunResult, DEEP_PERCENTILES, PERCENTILES};
+use rtshield_run::{pipeline, single};
 use rtshield_sys::sched::Policy;
 use rtshield_sys::units::{format_duration_ns, Dur};
 use rtshield_sys::{CpuSet, DirPolicy, InputError, SysInfo};
@@ -418,17 +418,7 @@ impl Args {
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let mut plan = args.plan()?;
     if args.partition {
-        let root = g.root();
-        let (nrt_procs, rt_tasks) =
-            rtshield_run::runner::measure_partition_files(&root, args.partition_parent.as_deref())
-                .map_err(|e| InputError::new(format!("--partition: {e}")))?;
-        // The whole process (main thread; the load starts later, from it)
-        // goes to nrt; each measuring thread moves itself to rt by TID.
-        root.write(&nrt_procs, &std::process::id().to_string())
-            .map_err(|e| anyhow::anyhow!("--partition: cannot join {nrt_procs}: {e}"))?;
-        for t in &mut plan.spec.threads {
-            t.cgroup_tasks = Some(rt_tasks.clone());
-        }
+        single::join_partition(&g.root(), args.partition_parent.as_deref(), &mut plan.spec)?;
     }
     let load = plan.tags.get("load").cloned().unwrap_or_default();
     plan.tags.extend(rtshield_run::store::run_tags(
@@ -444,17 +434,75 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
 pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
     // First: from here on SIGINT/SIGTERM end the run and the files are written.
     let stop = signals::install();
-    // Refused (exit 2) or impossible before anything is printed or measured.
-    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
-    let mut metrics = plan
-        .metrics_file
-        .as_deref()
-        .map(|p| rtshield_run::metrics::MetricsFile::open(p, plan.policy))
-        .transpose()?;
-    let dir = pipeline::open_output(plan.out.as_deref(), &stamp, plan.policy)?;
-    let out = dir.path().to_path_buf();
     let root = g.root();
-    let sysinfo = SysInfo::collect(&root, root.is_host());
+    // Refused (exit 2) or impossible before anything is printed or measured.
+    let opened = single::open(
+        &root,
+        plan.out.as_deref(),
+        plan.metrics_file.as_deref(),
+        plan.policy,
+    )?;
+    let out = opened.out.clone();
+    print_header(plan, &opened.sysinfo, what);
+    let mut display = LiveDisplay::new(plan.quiet);
+    let done = single::measure(
+        opened,
+        &single::Single {
+            spec: &plan.spec,
+            policy: plan.policy,
+            json: plan.json.as_deref(),
+            json_cyclictest: plan.json_format == JsonFormat::Cyclictest,
+            load: plan.load.as_ref(),
+            label: plan.label.clone(),
+            tags: plan.tags.clone(),
+            store: plan.store.store.as_deref(),
+            no_store: plan.store.no_store,
+        },
+        &root,
+        stop,
+        &mut display,
+    );
+    display.finish();
+    let done = done?;
+    let (m, result) = (&done.written.measurement, &done.written.result);
+    print_summary(
+        m,
+        result,
+        &out,
+        plan.json.as_deref().filter(|_| !done.written.json_failed),
+    );
+    if done.files_missing {
+        println!(
+            "WARNING: some result files are not in {} (see the messages above; exit status {})",
+            out.display(),
+            pipeline::EXIT_FILES_MISSING
+        );
+    }
+    if let Some(limit) = plan.max_latency_ns {
+        let worst = m.max_latency_ns();
+        if worst > limit as i64 {
+            println!(
+                "FAIL: maximum latency {} exceeds --max-latency {} (exit status 3)",
+                fmt_ns(worst),
+                format_duration_ns(limit)
+            );
+            return Ok(3);
+        }
+        println!(
+            "OK: maximum latency {} within --max-latency {}",
+            fmt_ns(worst),
+            format_duration_ns(limit)
+        );
+    }
+    Ok(if done.files_missing {
+        pipeline::EXIT_FILES_MISSING
+    } else {
+        0
+    })
+}
+
+/// What is about to be measured, and the warnings that change its meaning.
+fn print_header(plan: &Plan, sysinfo: &SysInfo, what: &str) {
     let spec = &plan.spec;
     let t0 = &spec.threads[0];
     let cpus: Vec<String> = spec
@@ -488,7 +536,6 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
             sysinfo.fifo_refusal.as_deref().unwrap_or("")
         );
     }
-
     if let Some(l) = &plan.load {
         println!(
             "load: built-in '{}' on CPU {}",
@@ -496,102 +543,6 @@ pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
             l.cpus.as_ref().map_or("all".into(), |c| c.to_list())
         );
     }
-    let label = plan
-        .label
-        .clone()
-        .or_else(|| out.file_name().map(|n| n.to_string_lossy().into_owned()));
-    let mut display = LiveDisplay::new(plan.quiet);
-    // timeline.csv: per-interval min/avg/max and the host, as `run` writes it.
-    let mut timeline =
-        rtshield_run::timeline::WithTimeline::new(&mut display, &dir, &root, plan.load.is_some());
-    let mut with_metrics;
-    let obs: &mut dyn rtshield_measure::Observer = match metrics.as_mut() {
-        Some(f) => {
-            with_metrics = rtshield_run::metrics::WithMetrics::new(&mut timeline, f);
-            &mut with_metrics
-        }
-        None => &mut timeline,
-    };
-    let rtshield_json = plan
-        .json
-        .as_deref()
-        .filter(|_| plan.json_format == JsonFormat::Rtshield);
-    let written = pipeline::measure_and_write(
-        &root,
-        spec,
-        stop,
-        obs,
-        plan.load.as_ref(),
-        dir,
-        &ExportManager::all(),
-        |programs| ResultContext {
-            command: std::env::args().collect(),
-            config: None,
-            label,
-            tags: plan.tags.clone(),
-            programs,
-            warnings: vec![],
-            sysinfo,
-        },
-        rtshield_json.map(|j| (j, plan.policy)),
-    );
-    drop(timeline);
-    display.finish();
-    let mut written = written?;
-    if let Some(f) = metrics.as_mut() {
-        // The final figures, not the last period's.
-        f.write(&written.measurement);
-    }
-    if let (Some(j), JsonFormat::Cyclictest) = (&plan.json, plan.json_format) {
-        let text = rtshield_results::export::to_cyclictest_json(&written.result);
-        if let Err(e) = rtshield_results::export::write_text(&text, j, plan.policy) {
-            eprintln!("rtshield: error: --json: {e}");
-            written.json_failed = true;
-        }
-    }
-    let (m, result) = (&written.measurement, &written.result);
-    print_summary(
-        m,
-        result,
-        &out,
-        plan.json.as_deref().filter(|_| !written.json_failed),
-    );
-    let files_missing = !written.missing.is_empty() || written.json_failed;
-    if written.missing.is_empty() {
-        rtshield_run::store::store_runs(
-            plan.store.store.as_deref(),
-            plan.store.no_store,
-            &[(out.as_path(), result)],
-        );
-    }
-    if files_missing {
-        println!(
-            "WARNING: some result files are not in {} (see the messages above; exit status {})",
-            out.display(),
-            pipeline::EXIT_FILES_MISSING
-        );
-    }
-    if let Some(limit) = plan.max_latency_ns {
-        let worst = m.max_latency_ns();
-        if worst > limit as i64 {
-            println!(
-                "FAIL: maximum latency {} exceeds --max-latency {} (exit status 3)",
-                fmt_ns(worst),
-                format_duration_ns(limit)
-            );
-            return Ok(3);
-        }
-        println!(
-            "OK: maximum latency {} within --max-latency {}",
-            fmt_ns(worst),
-            format_duration_ns(limit)
-        );
-    }
-    Ok(if files_missing {
-        pipeline::EXIT_FILES_MISSING
-    } else {
-        0
-    })
 }
 
 fn fmt_ns(ns: i64) -> String {

@@ -10,6 +10,7 @@ pub mod metrics;
 pub mod pipeline;
 pub mod resume;
 pub mod runner;
+pub mod single;
 pub mod store;
 pub mod timeline;
 pub mod tracing;

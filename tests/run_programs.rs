@@ -411,3 +411,68 @@ fn program_gets_its_affinity_policy_and_output_file() {
     let r = results(&out);
     assert_eq!(r["programs"][0]["exits_ok"], 1, "{}", r["programs"]);
 }
+
+/// rtshield partitions under two parents (the root's and `--parent lab`'s,
+/// each with its state file): a stanza's `cgroup rt` and `measure
+/// --partition` refuse to guess (exit 2, both named), as `partition undo`
+/// does; `--partition-parent lab` chooses.
+#[test]
+fn several_partitions_are_named_not_guessed() {
+    let root = fake_root("0-1");
+    let w = |p: &str, s: &str| {
+        let f = root.path().join(p);
+        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
+        std::fs::write(f, s).unwrap();
+    };
+    w(
+        "proc/self/mountinfo",
+        "30 25 0:26 / /sys/fs/cgroup/cpuset rw,nosuid shared:12 - cgroup cgroup rw,cpuset\n",
+    );
+    w("sys/fs/cgroup/cpuset/cpuset.cpus", "0-1\n");
+    for base in ["", "lab/"] {
+        for (p, cpus) in [("rt", "1\n"), ("nrt", "0\n")] {
+            w(&format!("sys/fs/cgroup/cpuset/{base}{p}/cpuset.cpus"), cpus);
+            w(&format!("sys/fs/cgroup/cpuset/{base}{p}/tasks"), "");
+            w(&format!("sys/fs/cgroup/cpuset/{base}{p}/cgroup.procs"), "");
+        }
+    }
+    w("run/rtshield/partition.json", "{}");
+    w("run/rtshield/partition-lab.json", "{}");
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "cg.cfg",
+        "main\n{\n  cgroup nrt\n}\ntimer_thread[0]\n{\n  cgroup rt\n  cpu_affinity 0\n  period 1 ms\n  lifetime.duration 200 ms\n}\n",
+    );
+    let sysroot = root.path().to_str().unwrap();
+    let out = d.path().join("out");
+    let o = crate::util::command()
+        .args(["--sysroot", sysroot, "run", "-q", cfg.to_str().unwrap()])
+        .args(["--out", out.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("several parents (/, lab)"), "{err}");
+    assert!(!out.join("results.json").exists(), "nothing ran");
+    let m = |extra: &[&str]| {
+        crate::util::command()
+            .args(["--sysroot", sysroot, "measure", "--partition"])
+            .args(extra)
+            .args(["--policy", "other", "--cpus", "0", "--samples", "20", "-q"])
+            .args(["--no-store", "--out", d.path().join("m").to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let o = m(&[]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(err.contains("several parents (/, lab)"), "{err}");
+    let o = m(&["--partition-parent", "lab"]);
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+    let procs = std::fs::read_to_string(
+        root.path()
+            .join("sys/fs/cgroup/cpuset/lab/nrt/cgroup.procs"),
+    );
+    assert!(!procs.unwrap().trim().is_empty(), "measure joined lab/nrt");
+}

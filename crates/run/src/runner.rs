@@ -229,6 +229,32 @@ fn partition_dir(root: &Root, p: Partition) -> Option<(rtshield_sys::cgroup::Hie
         .map(|dir| (h, dir))
 }
 
+/// Refuse to guess when rtshield partitions exist under several parents
+/// (as `partition undo` does): a stanza's `cgroup rt` or `measure
+/// --partition` would otherwise pick one silently. Names every candidate.
+pub fn ambiguous_partitions(root: &Root) -> Result<(), String> {
+    let Ok(h) = rtshield_sys::cgroup::Hierarchy::detect(root) else {
+        return Ok(());
+    };
+    let mut parents = rtshield_sys::partstate::parents(root);
+    parents.push(None);
+    parents.sort();
+    parents.dedup();
+    let found: Vec<String> = parents
+        .iter()
+        .filter(|parent| h.find_cpuset(root, parent.as_deref(), "rt").is_some())
+        .map(|parent| parent.clone().unwrap_or_else(|| "/".into()))
+        .collect();
+    if found.len() > 1 {
+        return Err(format!(
+            "rtshield partitions exist under several parents ({}): say which with --partition-parent, \
+             or undo the others (`rtshield partition undo --parent P`)",
+            found.join(", ")
+        ));
+    }
+    Ok(())
+}
+
 /// Where `measure --partition` puts itself: the `procs` file of the `nrt`
 /// set (the whole process: main thread, load) and the `tasks` file of the
 /// `rt` set (each measuring thread joins it by TID). Resolved as a run
@@ -252,10 +278,13 @@ pub fn measure_partition_files(
             h.find_cpuset(root, Some(p), "rt"),
             h.find_cpuset(root, Some(p), "nrt"),
         ),
-        None => (
-            partition_dir(root, Partition::Rt).map(|(_, d)| d),
-            partition_dir(root, Partition::Nrt).map(|(_, d)| d),
-        ),
+        None => {
+            ambiguous_partitions(root)?;
+            (
+                partition_dir(root, Partition::Rt).map(|(_, d)| d),
+                partition_dir(root, Partition::Nrt).map(|(_, d)| d),
+            )
+        }
     };
     let under = parent.map_or(String::new(), |p| format!(" under {p}"));
     match (rt, nrt) {
@@ -756,6 +785,14 @@ fn execute_inner(
     let mut dir_path = first.path().to_path_buf();
     let mut dir = Some(first);
 
+    let any_cgroup = cfg.main.cgroup.is_some()
+        || cfg.timers.iter().any(|t| t.cgroup.is_some())
+        || cfg.programs.iter().any(|p| p.cgroup.is_some());
+    if any_cgroup {
+        ambiguous_partitions(&opts.root).map_err(|e| {
+            anyhow::Error::from(rtshield_sys::InputError::new(format!("cgroup: {e}")))
+        })?;
+    }
     for p in &cfg.programs {
         if let Some(g) = p.cgroup {
             if partition_procs_file(&opts.root, g).is_none() {

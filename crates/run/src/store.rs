@@ -63,11 +63,7 @@ pub fn parse_tag(s: &str) -> Result<(String, String), String> {
     let (k, v) = s
         .split_once('=')
         .ok_or_else(|| format!("`{s}`: expected KEY=VALUE"))?;
-    let ok = !k.is_empty()
-        && k.len() <= 64
-        && k.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
-    if !ok {
+    if !rtshield_store::is_tag_key(k) {
         return Err(format!(
             "`{k}`: a tag key is 1 to 64 letters, digits, `_`, `-` or `.`"
         ));

@@ -19,7 +19,9 @@ pub use compare::{
     compare, default_stats, Comparison, Method, Row, Stat, Verdict, ITERATIONS, MIN_RUNS,
 };
 pub use pg::{is_pg_url, pgpass_lookup, PgStore};
-pub use record::{new_uuid, run_uuid, RunSummary, ThreadSummary, TAG_UUID};
+pub use record::{
+    is_key_byte, is_tag_key, new_uuid, run_uuid, RunSummary, ThreadSummary, TAG_UUID,
+};
 pub use select::{Cond, Op, SelectError, Selector, FIELDS};
 pub use sql::{check_group_keys, Group};
 pub use sqlite::{SqliteStore, MIGRATE_V1_V2, SCHEMA_V1, SCHEMA_VERSION};

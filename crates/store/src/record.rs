@@ -47,6 +47,16 @@ pub struct RunSummary {
 /// Tag keys the store knows by name.
 pub const TAG_UUID: &str = "uuid";
 
+/// A byte of a tag or field name: a letter, a digit, `_`, `.` or `-`.
+pub fn is_key_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-'
+}
+
+/// A tag name (`--tag KEY=…`, `--group-by KEY`): 1 to 64 [`is_key_byte`]s.
+pub fn is_tag_key(k: &str) -> bool {
+    !k.is_empty() && k.len() <= 64 && k.bytes().all(is_key_byte)
+}
+
 impl RunSummary {
     /// The summary of `r`; `id` is filled in by the store.
     pub fn of(r: &RunResult) -> RunSummary {

@@ -103,9 +103,7 @@ impl Selector {
                 skip_ws(&mut i);
             }
             let kstart = i;
-            while i < b.len()
-                && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.' || b[i] == b'-')
-            {
+            while i < b.len() && crate::is_key_byte(b[i]) {
                 i += 1;
             }
             if i == kstart {

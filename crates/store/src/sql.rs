@@ -164,11 +164,7 @@ pub fn check_group_keys(by: &[String]) -> Result<(), String> {
         return Err("--group-by: at most 8 keys".into());
     }
     for k in by {
-        let ok = !k.is_empty()
-            && k.len() <= 64
-            && k.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.');
-        if !ok {
+        if !crate::is_tag_key(k) {
             return Err(format!(
                 "--group-by: `{k}` is not a key (a field such as host or kernel, or a tag name)"
             ));

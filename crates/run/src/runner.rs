@@ -216,8 +216,7 @@ fn partition_procs_file(root: &Root, p: Partition) -> Option<String> {
 /// [`partition_procs_file`] for where it is looked for).
 fn partition_dir(root: &Root, p: Partition) -> Option<(rtshield_sys::cgroup::Hierarchy, String)> {
     let h = rtshield_sys::cgroup::Hierarchy::detect(root).ok()?;
-    let mut parents = rtshield_sys::partstate::parents(root);
-    parents.push(None);
+    let parents = candidate_parents(root);
     let cset = match p {
         Partition::Rt => "user",
         Partition::Nrt => "system",
@@ -229,6 +228,20 @@ fn partition_dir(root: &Root, p: Partition) -> Option<(rtshield_sys::cgroup::Hie
         .map(|dir| (h, dir))
 }
 
+/// Where rtshield partitions may be: every `--parent` with a state file,
+/// then the root of the hierarchy; each once, in that order.
+fn candidate_parents(root: &Root) -> Vec<Option<String>> {
+    let mut parents = rtshield_sys::partstate::parents(root);
+    parents.push(None);
+    let mut seen = Vec::with_capacity(parents.len());
+    parents.retain(|p| {
+        let new = !seen.contains(p);
+        seen.push(p.clone());
+        new
+    });
+    parents
+}
+
 /// Refuse to guess when rtshield partitions exist under several parents
 /// (as `partition undo` does): a stanza's `cgroup rt` or `measure
 /// --partition` would otherwise pick one silently. Names every candidate.
@@ -236,14 +249,13 @@ pub fn ambiguous_partitions(root: &Root) -> Result<(), String> {
     let Ok(h) = rtshield_sys::cgroup::Hierarchy::detect(root) else {
         return Ok(());
     };
-    let mut parents = rtshield_sys::partstate::parents(root);
-    parents.push(None);
-    parents.sort();
-    parents.dedup();
-    let found: Vec<String> = parents
-        .iter()
-        .filter(|parent| h.find_cpuset(root, parent.as_deref(), "rt").is_some())
-        .map(|parent| parent.clone().unwrap_or_else(|| "/".into()))
+    let mut found: Vec<Option<String>> = candidate_parents(root);
+    found.retain(|parent| h.find_cpuset(root, parent.as_deref(), "rt").is_some());
+    // Named in a stable order: the root first, then the parents by name.
+    found.sort();
+    let found: Vec<String> = found
+        .into_iter()
+        .map(|parent| parent.unwrap_or_else(|| "/".into()))
         .collect();
     if found.len() > 1 {
         return Err(format!(

@@ -38,7 +38,12 @@ pub fn read_json(path: impl AsRef<Path>) -> Result<RunResult, ReadError> {
         rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT).map_err(|e| {
             ReadError::Io {
                 path: path.to_path_buf(),
-                source: std::io::Error::other(e.to_string()),
+                // The variant names the path: keep only the reason, so the
+                // message says the path once.
+                source: match e {
+                    rtshield_sys::SafeError::Io { err, .. } => err,
+                    other => std::io::Error::other(other.to_string()),
+                },
             }
         })?;
     let text = String::from_utf8(bytes).map_err(|e| {

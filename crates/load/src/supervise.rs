@@ -517,25 +517,22 @@ fn open_output(o: &Output) -> io::Result<Stdio> {
 /// the start of a run: an old file or a planted link is replaced, not
 /// followed); otherwise it is appended to (respawns).
 fn output_file(p: &std::path::Path, fresh: bool) -> io::Result<File> {
-    use rtshield_sys::safefs::{split_file_path, SafeDir};
-    let (dir, name) = split_file_path(p);
-    let d = SafeDir::open(&dir, rtshield_sys::DirPolicy::Strict).map_err(|e| {
+    use rtshield_sys::safefs::{split_file_path, SafeDir, SafeError};
+    // A refusal has no I/O kind: it is a permission problem for the caller.
+    let io_err = |e: SafeError| {
         io::Error::new(
             e.io_kind().unwrap_or(io::ErrorKind::PermissionDenied),
             e.to_string(),
         )
-    })?;
+    };
+    let (dir, name) = split_file_path(p);
+    let d = SafeDir::open(&dir, rtshield_sys::DirPolicy::Strict).map_err(io_err)?;
     let f = if fresh {
         d.create_appendable(&name)
     } else {
         d.open_append(&name)
     };
-    f.map_err(|e| {
-        io::Error::new(
-            e.io_kind().unwrap_or(io::ErrorKind::PermissionDenied),
-            e.to_string(),
-        )
-    })
+    f.map_err(io_err)
 }
 
 /// The shim command line: `EXE __load exec [--cpus L] [--policy P

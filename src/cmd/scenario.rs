@@ -6,7 +6,6 @@ use rtshield_scenario::parse_bytes;
 use rtshield_scenario::report::{fmt_ns, render_text, table_with_text_cols};
 use rtshield_scenario_run::plan::{self, PlanOptions};
 use rtshield_scenario_run::runner::{self, RunOptions};
-use rtshield_scenario_run::signal;
 use rtshield_sys::units::Dur;
 use rtshield_sys::InputError;
 use std::path::{Path, PathBuf};
@@ -149,7 +148,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         eprintln!("rtshield scenario: {n}");
     }
     // Catch SIGINT/SIGTERM from here on: the results are written anyway.
-    let guard = signal::catch_interrupts();
+    let interrupt = rtshield_signals::install(rtshield_signals::Second::Waits);
     eprintln!(
         "rtshield scenario: {} tasks from {}, calibrating the busy loop…",
         plan.tasks.len(),
@@ -163,10 +162,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             root,
             timeout_ns: args.timeout.map(|d| d.ns()),
             loops_per_us: args.loops_per_us,
-            interrupt: Some(signal::interrupted()),
+            interrupt: Some(interrupt),
         },
     )?;
-    drop(guard);
 
     let text = render_text(&outcome.report);
     print!("{text}");

@@ -14,29 +14,14 @@ use rtshield_sys::{DirPolicy, InputError, Root, SafeDir};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::Duration;
 
-/// The signal that asked the campaign to stop (0: none).
-static STOP: AtomicI32 = AtomicI32::new(0);
-
-extern "C" fn on_signal(sig: libc::c_int) {
-    STOP.store(sig, Ordering::SeqCst);
-}
-
-/// SIGINT and SIGTERM set [`STOP`]; the running cell is told to end (it
-/// still writes its results), its partition is undone, and the campaign
-/// stops.
-fn install_handlers() {
-    for sig in [libc::SIGINT, libc::SIGTERM] {
-        // SAFETY: the handler only stores to an atomic.
-        unsafe {
-            let mut sa: libc::sigaction = std::mem::zeroed();
-            sa.sa_sigaction = on_signal as *const () as usize;
-            libc::sigemptyset(&mut sa.sa_mask);
-            libc::sigaction(sig, &sa, std::ptr::null_mut());
-        }
-    }
+/// The signal that asked the campaign to stop (0: none). SIGINT and SIGTERM
+/// ([`rtshield_signals`], installed by [`run`]): the running cell is told
+/// to end (it still writes its results), its partition is undone, and the
+/// campaign stops.
+fn stopped_by() -> i32 {
+    rtshield_signals::received().unwrap_or(0)
 }
 
 /// Tag keys a campaign writes on each run.
@@ -165,7 +150,7 @@ fn wait_child(mut child: Child) -> std::io::Result<std::process::ExitStatus> {
         if let Some(s) = child.try_wait()? {
             return Ok(s);
         }
-        let sig = STOP.load(Ordering::SeqCst);
+        let sig = stopped_by();
         if sig != 0 && !forwarded {
             // The child may not have seen it (kill -TERM to us only):
             // pass on the same signal, so its end reason names it.
@@ -221,7 +206,7 @@ pub fn run(
     mut opts: Options,
     progress: &mut dyn FnMut(usize, usize, &Step, &Cell, &str),
 ) -> anyhow::Result<Outcome> {
-    install_handlers();
+    rtshield_signals::install(rtshield_signals::Second::Waits);
     let root = Root::host();
     let already = if opts.resume {
         done(opts.store.as_mut(), c).map_err(anyhow::Error::msg)?
@@ -270,7 +255,7 @@ pub fn run(
         report: None,
     };
     for (i, st) in steps.iter().enumerate() {
-        if STOP.load(Ordering::SeqCst) != 0 {
+        if stopped_by() != 0 {
             break;
         }
         let cell = &c.cells[st.cell];
@@ -352,7 +337,7 @@ pub fn run(
         };
         drop(load);
         guard.undo().map_err(anyhow::Error::msg)?;
-        let sig = STOP.load(Ordering::SeqCst);
+        let sig = stopped_by();
         if let (Some(st), 0) = (load_ended, sig) {
             anyhow::bail!(
                 "cell {}: the load command `{}` ended ({st}) before the measurement did",
@@ -439,7 +424,7 @@ pub fn run(
             ),
         );
     }
-    let sig = STOP.load(Ordering::SeqCst);
+    let sig = stopped_by();
     if sig != 0 {
         out.stopped_by = Some(sig);
         return Ok(out);

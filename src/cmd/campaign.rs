@@ -37,28 +37,6 @@ pub struct Args {
     pub verbose: bool,
 }
 
-/// `rtshield measure`'s own options, to validate each cell with.
-#[derive(clap::Parser)]
-#[command(no_binary_name = true)]
-struct MeasureOnly {
-    #[command(flatten)]
-    args: super::measure::Args,
-}
-
-/// Measure's validation of one cell's arguments: its refusal, if any.
-fn measure_refusal(args: &[String]) -> Result<(), String> {
-    use clap::Parser;
-    let m = MeasureOnly::try_parse_from(args).map_err(|e| {
-        e.to_string()
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string()
-    })?;
-    m.args.plan().map(|_| ()).map_err(|e| e.to_string())
-}
-
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
     let bytes = rtshield_sys::safefs::read_input(&args.file, 1 << 20)
@@ -70,7 +48,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         let col = ok.len() - ok.rfind('\n').map_or(0, |i| i + 1) + 1;
         InputError::at(&name, line, col, "not valid UTF-8")
     })?;
-    let c = rtshield_config::campaign::parse_checked(&text, &name, &measure_refusal)?;
+    let c = rtshield_campaign::model::parse_checked(&text, &name)?;
     if args.dry_run {
         print!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);
@@ -112,8 +90,8 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let per_run = c.duration_ns;
     let mut progress = |i: usize,
                         n: usize,
-                        st: &rtshield_config::campaign::Step,
-                        cell: &rtshield_config::campaign::Cell,
+                        st: &rtshield_campaign::model::Step,
+                        cell: &rtshield_campaign::model::Cell,
                         what: &str| {
         if !what.starts_with("already") && !what.starts_with("skipped") {
             made += 1;

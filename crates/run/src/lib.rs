@@ -1,4 +1,9 @@
-//! rtshield-run: the `rtshield run` orchestrator.
+//! rtshield-run: the pipeline of every measurement, in one place.
+//!
+//! Two entry points, each called once by the command line: [`measure`]
+//! (`rtshield measure`, `demo`, a campaign cell: a [`MeasureRequest`]) and
+//! [`run_config`] (`rtshield run CONFIG`). Each decides the order of the
+//! steps and tells a [`Printer`] / [`ConfigPrinter`] what to show.
 //!
 //! `rtshield-config` turns a systress file into a typed [`rtshield_config::Config`];
 //! this crate executes it: starts the timer (measuring) threads, supervises
@@ -8,6 +13,8 @@
 
 pub mod metrics;
 pub mod pipeline;
+pub mod print;
+pub mod request;
 pub mod resume;
 pub mod runner;
 pub mod single;
@@ -17,3 +24,9 @@ pub mod tracing;
 
 // The orchestrator reads the parser's typed model.
 use rtshield_config::model;
+
+pub use print::{ConfigPrinter, Printer, Summary};
+pub use request::{
+    JsonFormat, MeasureRequest, PartitionRequest, Plan, Refusal, Setting, TraceRequest,
+};
+pub use single::measure;

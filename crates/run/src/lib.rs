@@ -11,7 +11,9 @@
 //! rotates parts, records the timeline and writes the result files.
 //! See docs/architecture-run.md.
 
+mod config_run;
 pub mod metrics;
+mod observer;
 pub mod pipeline;
 pub mod print;
 pub mod request;
@@ -19,12 +21,14 @@ pub mod resume;
 pub mod runner;
 pub mod single;
 pub mod store;
+mod supervisor;
 pub mod timeline;
 pub mod tracing;
 
 // The orchestrator reads the parser's typed model.
 use rtshield_config::model;
 
+pub use config_run::{check_warnings, run_config, ConfigRequest};
 pub use print::{ConfigPrinter, Printer, Summary};
 pub use request::{
     JsonFormat, MeasureRequest, PartitionRequest, Plan, Refusal, Setting, TraceRequest,

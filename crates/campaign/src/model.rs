@@ -28,7 +28,9 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// Axis names that are not measurement settings.
+/// The isolation axis.
 pub const AXIS_ISOLATION: &str = "isolation";
+/// The load axis.
 pub const AXIS_LOAD: &str = "load";
 
 /// Measurement settings an axis or `[measure]` may set, with the
@@ -70,10 +72,13 @@ struct Raw {
 
 #[derive(Debug, Deserialize, Clone, PartialEq, Eq, Default)]
 #[serde(deny_unknown_fields)]
+/// `[partition]`: how `isolation = "partition"` partitions.
 pub struct RawPartition {
     #[serde(default)]
+    /// The parent cgroup of the rt/nrt sets (None: the root).
     pub parent: Option<String>,
     #[serde(default)]
+    /// What `partition create --with` also moves (e.g. `irq`).
     pub with: Vec<String>,
 }
 
@@ -92,19 +97,23 @@ pub enum Order {
 pub struct Cell {
     /// `isolation=none,load=hell` (axis order of the file).
     pub id: String,
+    /// (axis, value), in the file's axis order.
     pub values: Vec<(String, String)>,
 }
 
 impl Cell {
+    /// The cell's value on `axis`.
     pub fn get(&self, axis: &str) -> Option<&str> {
         self.values
             .iter()
             .find(|(k, _)| k == axis)
             .map(|(_, v)| v.as_str())
     }
+    /// The isolation method (`none` without that axis).
     pub fn isolation(&self) -> &str {
         self.get(AXIS_ISOLATION).unwrap_or("none")
     }
+    /// The load (`idle` without that axis).
     pub fn load(&self) -> &str {
         self.get(AXIS_LOAD).unwrap_or("idle")
     }
@@ -119,22 +128,32 @@ impl Cell {
 /// One run of the campaign: a cell and its repeat number (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
+    /// The cell's place in [`Campaign::cells`].
     pub cell: usize,
+    /// The repeat number (1-based).
     pub repeat: u64,
 }
 
 /// A parsed, checked campaign.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Campaign {
+    /// The campaign's name (tags, directory, report).
     pub name: String,
+    /// The measured CPUs, as written.
     pub cpus: String,
+    /// The built-in loads' CPUs, as written.
     pub load_cpus: Option<String>,
+    /// Each run's duration, ns.
     pub duration_ns: u64,
+    /// Runs per cell.
     pub repeat: u64,
+    /// The order of the runs.
     pub order: Order,
     /// Settings shared by every cell (`rtshield measure` option, value).
     pub measure: Vec<(String, String)>,
+    /// How partition cells partition.
     pub partition: RawPartition,
+    /// The cells of the matrix, after exclude and include.
     pub cells: Vec<Cell>,
     /// A fingerprint of the file's content: `--resume` only skips runs of
     /// the very same campaign.

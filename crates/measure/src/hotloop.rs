@@ -87,15 +87,25 @@ fn sleep_until(ns: i64, stop: &AtomicBool) -> bool {
 #[derive(Debug)]
 #[repr(align(128))]
 pub struct Live {
+    /// Samples so far (stored last, with Release).
     pub count: AtomicU64,
+    /// Smallest sample, ns.
     pub min: AtomicI64,
+    /// Largest sample, ns.
     pub max: AtomicI64,
+    /// The last sample, ns.
     pub cur: AtomicI64,
+    /// Sum of the samples, ns (for the average).
     pub sum: AtomicI64,
+    /// Wake-ups that came after one or more later periods.
     pub overruns: AtomicU64,
+    /// Periods skipped by those overruns.
     pub missed: AtomicU64,
+    /// Samples that did not fit in the ring.
     pub lost: AtomicU64,
+    /// The thread's id (0 until it starts).
     pub tid: AtomicI32,
+    /// The thread has left its loop.
     pub done: AtomicBool,
 }
 
@@ -136,6 +146,7 @@ impl Live {
 
 /// How the loop waits for the next period.
 pub enum Waiter {
+    /// Absolute `clock_nanosleep` on CLOCK_MONOTONIC.
     Nanosleep,
     /// A POSIX timer signalling this thread; dropped = deleted.
     Timer(PosixTimer),
@@ -144,7 +155,9 @@ pub enum Waiter {
 /// The loop's parameters, all plain data.
 #[derive(Debug, Clone, Copy)]
 pub struct LoopConfig {
+    /// What the sample is (latency, or interval between wake-ups).
     pub mode: Mode,
+    /// The period, ns.
     pub period_ns: u64,
     /// Theoretical wake-up of period 0 (CLOCK_MONOTONIC ns); the first
     /// sample is period 1.

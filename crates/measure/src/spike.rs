@@ -11,11 +11,13 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 pub struct SpikeMark {
     /// The thread's place in `spec.threads`.
     pub thread: u32,
+    /// The thread's id.
     pub tid: i32,
     /// The CPU it is pinned to (-1: not pinned).
     pub cpu: i32,
     /// The theoretical wake-up (CLOCK_MONOTONIC ns).
     pub expected_ns: i64,
+    /// How late it woke up, ns.
     pub latency_ns: i64,
 }
 
@@ -27,8 +29,11 @@ pub struct SpikeMark {
 /// spike, like cyclictest `-b`) and ends the run.
 #[derive(Debug, Clone, Copy)]
 pub struct SpikeTrigger {
+    /// A wake-up later than this is a spike, ns.
     pub threshold_ns: i64,
+    /// `trace_marker` (or `tracing_on` with `stop`), opened before the loop.
     pub fd: std::os::unix::io::RawFd,
+    /// Stop tracing and the run at the first spike.
     pub stop: bool,
 }
 
@@ -38,10 +43,15 @@ pub(crate) const MARK_RING: usize = 1024;
 
 /// The measuring thread's side of a [`SpikeTrigger`].
 pub struct Spiker<'a> {
+    /// What to do on a spike.
     pub trigger: SpikeTrigger,
+    /// The thread's place in `spec.threads`.
     pub thread: u32,
+    /// The thread's id.
     pub tid: i32,
+    /// Its CPU (-1: not pinned).
     pub cpu: i32,
+    /// Where the marks go to the main thread.
     pub marks: &'a mut rtrb::Producer<SpikeMark>,
     /// Shared by the threads of a run: tracing was stopped (`stop` mode).
     pub stopped: &'a AtomicBool,

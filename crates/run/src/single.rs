@@ -136,9 +136,13 @@ pub struct Single<'a> {
 /// What exists before the measurement starts (so the command can print
 /// its header): the output directory, the metrics file, the system.
 pub struct Opened {
+    /// The output directory, open.
     pub dir: SafeDir,
+    /// Its path.
     pub out: PathBuf,
+    /// `--metrics-file`, its directory open.
     pub metrics: Option<MetricsFile>,
+    /// The system at the start.
     pub sysinfo: SysInfo,
 }
 
@@ -165,6 +169,7 @@ pub fn open(
 
 /// What the measurement left.
 pub struct Done {
+    /// The measurement and the files written.
     pub written: Written,
     /// Some result file is not where asked (exit
     /// [`pipeline::EXIT_FILES_MISSING`]).

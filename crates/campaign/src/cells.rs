@@ -165,3 +165,53 @@ pub fn plan_text(c: &Campaign) -> String {
     }
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::model::parse_checked;
+    use rtshield_run::Setting;
+    use std::path::Path;
+
+    const FILE: &str = "name = \"x\"\ncpus = \"0\"\nduration = \"2s\"\n[measure]\nperiod = \"200us\"\npriority = 90\n[axes]\nisolation = [\"none\", \"partition\"]\nload = [\"idle\", \"cpu\"]\n[partition]\nwith = [\"irq\"]\n";
+
+    #[test]
+    fn a_cell_is_a_request_and_its_command_line_is_the_dry_runs() {
+        let c = parse_checked(FILE, "c.toml").unwrap();
+        let cell = &c.cells[3]; // isolation=partition,load=cpu
+        let r = c.request(cell).unwrap();
+        assert_eq!(r.cpus.as_deref(), Some("0"));
+        assert_eq!((r.period_ns, r.priority), (200_000, 90));
+        assert_eq!(r.duration_ns, Some(2_000_000_000));
+        assert_eq!(r.load.map(|l| l.to_string()).as_deref(), Some("cpu"));
+        assert_eq!(r.partition.unwrap().parent.as_deref(), Some("/"));
+        let exe = Path::new("/usr/bin/rtshield");
+        let dir = Path::new("/tmp/c/004-cell4-r1");
+        let v1 = c.cell_request(cell, exe, dir, false, false).unwrap();
+        assert!(v1.partition.is_some() && v1.quiet && v1.no_store);
+        assert_eq!(
+            v1.command.join(" "),
+            "/usr/bin/rtshield measure --cpus 0 --duration 2s --period 200us --prio 90 \
+             --load cpu --no-store --out /tmp/c/004-cell4-r1 --partition --partition-parent / -q"
+        );
+        // cgroup v2: the whole child runs in rt; the measure joins nothing.
+        let v2 = c.cell_request(cell, exe, dir, true, true).unwrap();
+        assert!(v2.partition.is_none() && !v2.quiet);
+        assert!(!v2.command.iter().any(|a| a == "--partition" || a == "-q"));
+    }
+
+    #[test]
+    fn a_value_measure_cannot_parse_is_refused_at_the_value() {
+        let t = FILE.replace("period = \"200us\"", "period = 200");
+        let e = parse_checked(&t, "c.toml").unwrap_err().to_string();
+        assert!(
+            e.starts_with("c.toml:5:10: cell isolation=none,load=idle: `rtshield measure` refuses invalid value '200' for '--period <DUR>'"),
+            "{e}"
+        );
+        let c = parse_checked(FILE, "c.toml").unwrap();
+        let mut bad = c.clone();
+        bad.measure = vec![("histo_size".into(), "2s".into())];
+        let r = bad.request(&bad.cells[0]).unwrap().validate().unwrap_err();
+        assert_eq!(r.setting, Setting::HistoSize);
+        assert_eq!(crate::cells::key_of(r.setting), Some("histo_size"));
+    }
+}

@@ -13,6 +13,7 @@ pub mod gnuplot;
 pub mod html;
 pub mod load;
 pub mod plot;
+pub mod runs;
 pub mod series;
 pub mod spikes;
 /// Fixtures for tests and examples: never in the release binary.

@@ -46,12 +46,8 @@ impl Timeline {
         let name = path.display().to_string();
         let bytes = rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT)
             .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            InputError::new(format!(
-                "{name}: not UTF-8 (byte {})",
-                e.utf8_error().valid_up_to()
-            ))
-        })?;
+        let text = rtshield_text::utf8::decode(bytes)
+            .map_err(|e| InputError::at(&name, e.line, e.col, e))?;
         Self::parse(&text, &name)
     }
 

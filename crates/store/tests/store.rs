@@ -42,7 +42,7 @@ fn synth(seed: u64, n: u64, tail_us: f64, tags: &[(&str, &str)]) -> RunResult {
         underflow: 0,
     };
     let mut r = example_result();
-    let t = rtshield_results::import::thread_from_histogram(
+    let t = rtshield_results::histogram::thread_from_histogram(
         0,
         Some(1),
         200_000,

@@ -9,6 +9,7 @@
 //! (see [`check_out_dir`]). All writes and removals go through one
 //! directory descriptor ([`SafeDir`]); see docs/security.md.
 
+pub mod campaign;
 pub mod gnuplot;
 pub mod html;
 pub mod load;

@@ -124,26 +124,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             selector: sel,
             group_by,
             json,
-        } => {
-            let sel = match sel {
-                Some(s) => selector(&s, "--where")?,
-                None => Selector::all(),
-            };
-            if !group_by.is_empty() {
-                return list_groups(spec, &sel, &group_by, json);
-            }
-            let mut st = open(spec)?;
-            let runs = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&runs)?);
-                return Ok(0);
-            }
-            print!(
-                "{}",
-                rtshield_report::runs::list_table(&runs, &st.location())
-            );
-            Ok(0)
-        }
+        } => list(spec, sel, group_by, json),
         Command::Push { to, selector: sel } => {
             let sel = match sel {
                 Some(s) => selector(&s, "--where")?,
@@ -151,179 +132,223 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             };
             push(spec, &to, &sel)
         }
-        Command::Show { id, json } => {
-            let mut st = open(spec)?;
-            let r = st.find(&id).map_err(|e| InputError::new(e.msg))?;
-            let full = st.results(&[r.id]).map_err(|e| anyhow::anyhow!("{e}"))?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&full[0])?);
-                return Ok(0);
-            }
-            print!("{}", rtshield_report::runs::show_text(&r, &full[0].command));
-            Ok(0)
-        }
+        Command::Show { id, json } => show(spec, id, json),
         Command::Compare {
             a,
             b,
             stat,
             seed,
             json,
-        } => {
-            let sa = selector(&a, "side A")?;
-            let sb = selector(&b, "side B")?;
-            let stats: Vec<Stat> = if stat.is_empty() {
-                default_stats()
-            } else {
-                stat.iter()
-                    .map(|s| {
-                        Stat::parse(s).map_err(|e| {
-                            anyhow::Error::from(InputError::new(format!("--stat: {e}")))
-                        })
-                    })
-                    .collect::<anyhow::Result<_>>()?
-            };
-            let mut st = open(spec)?;
-            let load =
-                |st: &mut Box<dyn Store>, sel: &Selector, side: &str| -> anyhow::Result<Vec<_>> {
-                    let ids: Vec<i64> = st
-                        .list(sel)
-                        .map_err(|e| anyhow::anyhow!("{e}"))?
-                        .iter()
-                        .map(|r| r.id)
-                        .collect();
-                    if ids.is_empty() {
-                        return Err(InputError::new(format!(
-                            "side {side} `{sel}` selects no run in {}",
-                            st.location()
-                        ))
-                        .into());
-                    }
-                    st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))
-                };
-            let ra = load(&mut st, &sa, "A")?;
-            let rb = load(&mut st, &sb, "B")?;
-            let c = compare(&ra, &rb, &stats, seed);
-            if json {
-                println!("{}", serde_json::to_string_pretty(&c)?);
-                return Ok(0);
-            }
-            print!(
-                "{}",
-                rtshield_report::runs::compare_table(&c, &sa.to_string(), &sb.to_string(), seed)
-            );
-            Ok(0)
-        }
-        Command::Import { paths } => {
-            let mut batch = Vec::new();
-            for p in &paths {
-                let run = rtshield_report::load::load_one(p)?;
-                let src = std::fs::canonicalize(&run.path).unwrap_or(run.path.clone());
-                batch.push((run.result, Some(src.display().to_string())));
-            }
-            let mut st = open(spec)?;
-            let puts = st.put_many(&batch).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let new = puts
-                .iter()
-                .filter(|p| matches!(p, rtshield_store::Put::Stored { .. }))
-                .count();
-            for (p, (_, src)) in puts.iter().zip(&batch) {
-                let what = if matches!(p, rtshield_store::Put::Stored { .. }) {
-                    "stored"
-                } else {
-                    "already stored"
-                };
-                println!(
-                    "{:>5}  {}  {what}  {}",
-                    p.id(),
-                    p.uuid(),
-                    src.as_deref().unwrap_or("?")
-                );
-            }
-            println!(
-                "{new} stored, {} already there, in {}",
-                puts.len() - new,
-                st.location()
-            );
-            Ok(0)
-        }
+        } => compare_cmd(spec, a, b, stat, seed, json),
+        Command::Import { paths } => import(spec, paths),
         Command::Export {
             selector: s,
             format,
             output,
-        } => {
-            let sel = selector(&s, "selector")?;
-            let mut st = open(spec)?;
-            let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let ids: Vec<i64> = sums.iter().map(|r| r.id).collect();
-            let text = match format {
-                ExportFormat::Json => {
-                    let full = st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
-                    serde_json::to_string_pretty(&full)? + "\n"
-                }
-                ExportFormat::Csv => rtshield_report::runs::runs_csv(&sums),
-            };
-            match output {
-                None => print!("{text}"),
-                Some(p) => write_file(&p, text.as_bytes())?,
-            }
-            Ok(0)
-        }
+        } => export(spec, s, format, output),
         Command::Report {
             selectors,
             output,
             title,
-        } => {
-            let mut st = open(spec)?;
-            let tmp_parent = std::env::temp_dir();
-            let parent = SafeDir::open(&tmp_parent, DirPolicy::Strict)
-                .or_else(|_| SafeDir::open(&tmp_parent, DirPolicy::AllowUnsafe))?;
-            let (tmp, tmp_name) = parent
-                .create_unique_subdir(&format!("rtshield-runs-{}", std::process::id()), 0o700)?;
-            let mut inputs = Vec::new();
-            let mut names = Vec::new();
-            let result = (|| -> anyhow::Result<i32> {
-                for s in &selectors {
-                    let sel = selector(s, "selector")?;
-                    let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
-                    if sums.is_empty() {
-                        return Err(InputError::new(format!("`{s}` selects no run")).into());
-                    }
-                    let full = st
-                        .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
-                        .map_err(|e| anyhow::anyhow!("{e}"))?;
-                    for (sum, r) in sums.iter().zip(full) {
-                        let name = format!("run-{}.json", sum.id);
-                        tmp.write(&name, serde_json::to_string(&r)?.as_bytes())?;
-                        inputs.push(tmp.path().join(&name));
-                        names.push(if sum.label.is_empty() {
-                            format!("run {}", sum.id)
-                        } else {
-                            format!("{} #{}", sum.label, sum.id)
-                        });
-                    }
-                }
-                let out = rtshield_report::generate(&rtshield_report::Options {
-                    inputs: inputs.clone(),
-                    names: names.clone(),
-                    out_dir: output.clone(),
-                    formats: rtshield_report::Format::ALL.to_vec(),
-                    title: title.clone(),
-                    policy: DirPolicy::Strict,
-                    x_max_us: None,
-                })?;
-                print!("{}", out.table.to_markdown(&title));
-                println!("\nwrote {} files to {}/", out.files.len(), output.display());
-                Ok(0)
-            })();
-            for p in &inputs {
-                if let Some(n) = p.file_name().and_then(|n| n.to_str()) {
-                    let _ = tmp.remove_file(n);
-                }
+        } => report(spec, selectors, output, title),
+    }
+}
+
+/// `runs list`: one line per run (or per group with `--group-by`).
+fn list(
+    spec: Option<&str>,
+    sel: Option<String>,
+    group_by: Vec<String>,
+    json: bool,
+) -> anyhow::Result<i32> {
+    let sel = match sel {
+        Some(s) => selector(&s, "--where")?,
+        None => Selector::all(),
+    };
+    if !group_by.is_empty() {
+        return list_groups(spec, &sel, &group_by, json);
+    }
+    let mut st = open(spec)?;
+    let runs = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(0);
+    }
+    print!(
+        "{}",
+        rtshield_report::runs::list_table(&runs, &st.location())
+    );
+    Ok(0)
+}
+
+/// `runs show`: everything stored about one run.
+fn show(spec: Option<&str>, id: String, json: bool) -> anyhow::Result<i32> {
+    let mut st = open(spec)?;
+    let r = st.find(&id).map_err(|e| InputError::new(e.msg))?;
+    let full = st.results(&[r.id]).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&full[0])?);
+        return Ok(0);
+    }
+    print!("{}", rtshield_report::runs::show_text(&r, &full[0].command));
+    Ok(0)
+}
+
+/// `runs compare`: side B against side A, statistic by statistic.
+fn compare_cmd(
+    spec: Option<&str>,
+    a: String,
+    b: String,
+    stat: Vec<String>,
+    seed: u64,
+    json: bool,
+) -> anyhow::Result<i32> {
+    let sa = selector(&a, "side A")?;
+    let sb = selector(&b, "side B")?;
+    let stats: Vec<Stat> = if stat.is_empty() {
+        default_stats()
+    } else {
+        stat.iter()
+            .map(|s| {
+                Stat::parse(s)
+                    .map_err(|e| anyhow::Error::from(InputError::new(format!("--stat: {e}"))))
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    let mut st = open(spec)?;
+    let load = |st: &mut Box<dyn Store>, sel: &Selector, side: &str| -> anyhow::Result<Vec<_>> {
+        let ids: Vec<i64> = st
+            .list(sel)
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        if ids.is_empty() {
+            return Err(InputError::new(format!(
+                "side {side} `{sel}` selects no run in {}",
+                st.location()
+            ))
+            .into());
+        }
+        st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let ra = load(&mut st, &sa, "A")?;
+    let rb = load(&mut st, &sb, "B")?;
+    let c = compare(&ra, &rb, &stats, seed);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+        return Ok(0);
+    }
+    print!(
+        "{}",
+        rtshield_report::runs::compare_table(&c, &sa.to_string(), &sb.to_string(), seed)
+    );
+    Ok(0)
+}
+
+/// `runs import`: store result files, each once.
+fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
+    let mut batch = Vec::new();
+    for p in &paths {
+        let run = rtshield_report::load::load_one(p)?;
+        let src = std::fs::canonicalize(&run.path).unwrap_or(run.path.clone());
+        batch.push((run.result, Some(src.display().to_string())));
+    }
+    let mut st = open(spec)?;
+    let puts = st.put_many(&batch).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let sources: Vec<&str> = batch
+        .iter()
+        .map(|(_, src)| src.as_deref().unwrap_or("?"))
+        .collect();
+    print!(
+        "{}",
+        rtshield_report::runs::import_text(&puts, &sources, &st.location())
+    );
+    Ok(0)
+}
+
+/// `runs export`: the selected runs as JSON or CSV.
+fn export(
+    spec: Option<&str>,
+    s: String,
+    format: ExportFormat,
+    output: Option<PathBuf>,
+) -> anyhow::Result<i32> {
+    let sel = selector(&s, "selector")?;
+    let mut st = open(spec)?;
+    let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let ids: Vec<i64> = sums.iter().map(|r| r.id).collect();
+    let text = match format {
+        ExportFormat::Json => {
+            let full = st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
+            serde_json::to_string_pretty(&full)? + "\n"
+        }
+        ExportFormat::Csv => rtshield_report::runs::runs_csv(&sums),
+    };
+    match output {
+        None => print!("{text}"),
+        Some(p) => write_file(&p, text.as_bytes())?,
+    }
+    Ok(0)
+}
+
+/// `runs report`: `rtshield report` over the selected runs, through a
+/// private temporary directory.
+fn report(
+    spec: Option<&str>,
+    selectors: Vec<String>,
+    output: PathBuf,
+    title: String,
+) -> anyhow::Result<i32> {
+    let mut st = open(spec)?;
+    let tmp_parent = std::env::temp_dir();
+    let parent = SafeDir::open(&tmp_parent, DirPolicy::Strict)
+        .or_else(|_| SafeDir::open(&tmp_parent, DirPolicy::AllowUnsafe))?;
+    let (tmp, tmp_name) =
+        parent.create_unique_subdir(&format!("rtshield-runs-{}", std::process::id()), 0o700)?;
+    let mut inputs = Vec::new();
+    let mut names = Vec::new();
+    let result = (|| -> anyhow::Result<i32> {
+        for s in &selectors {
+            let sel = selector(s, "selector")?;
+            let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+            if sums.is_empty() {
+                return Err(InputError::new(format!("`{s}` selects no run")).into());
             }
-            let _ = parent.remove_dir(&tmp_name);
-            result
+            let full = st
+                .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            for (sum, r) in sums.iter().zip(full) {
+                let name = format!("run-{}.json", sum.id);
+                tmp.write(&name, serde_json::to_string(&r)?.as_bytes())?;
+                inputs.push(tmp.path().join(&name));
+                names.push(if sum.label.is_empty() {
+                    format!("run {}", sum.id)
+                } else {
+                    format!("{} #{}", sum.label, sum.id)
+                });
+            }
+        }
+        let out = rtshield_report::generate(&rtshield_report::Options {
+            inputs: inputs.clone(),
+            names: names.clone(),
+            out_dir: output.clone(),
+            formats: rtshield_report::Format::ALL.to_vec(),
+            title: title.clone(),
+            policy: DirPolicy::Strict,
+            x_max_us: None,
+        })?;
+        print!("{}", out.table.to_markdown(&title));
+        println!("\nwrote {} files to {}/", out.files.len(), output.display());
+        Ok(0)
+    })();
+    for p in &inputs {
+        if let Some(n) = p.file_name().and_then(|n| n.to_str()) {
+            let _ = tmp.remove_file(n);
         }
     }
+    let _ = parent.remove_dir(&tmp_name);
+    result
 }
 
 /// `runs list --group-by`: one row per group.

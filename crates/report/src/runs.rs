@@ -2,7 +2,7 @@
 //! groups, and the CSV export. The store answers; this module only
 //! renders what it answered.
 
-use rtshield_store::{Comparison, Group, Method, RunSummary};
+use rtshield_store::{Comparison, Group, Method, Put, RunSummary};
 use std::fmt::Write as _;
 
 /// ns as µs with one decimal, `?` when unknown.
@@ -194,6 +194,28 @@ pub fn groups_table(by: &[String], groups: &[Group], location: &str) -> String {
         "{}, {} in {location}",
         plural(groups.len(), "group"),
         plural(total as usize, "run")
+    );
+    s
+}
+
+/// `runs import`: one line per file (`puts[i]` came from `sources[i]`),
+/// then the counts.
+pub fn import_text(puts: &[Put], sources: &[&str], location: &str) -> String {
+    let stored = |p: &Put| matches!(p, Put::Stored { .. });
+    let mut s = String::new();
+    for (p, src) in puts.iter().zip(sources) {
+        let what = if stored(p) {
+            "stored"
+        } else {
+            "already stored"
+        };
+        let _ = writeln!(s, "{:>5}  {}  {what}  {src}", p.id(), p.uuid());
+    }
+    let new = puts.iter().filter(|p| stored(p)).count();
+    let _ = writeln!(
+        s,
+        "{new} stored, {} already there, in {location}",
+        puts.len() - new
     );
     s
 }

@@ -12,88 +12,7 @@ use std::collections::BTreeMap;
 /// `BUCKET COUNT COUNT…`, then `# Total:`, `# Min Latencies:` … one column
 /// per thread. Other lines (status lines without `-q`) are ignored.
 pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, InputError> {
-    let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
-    let mut summary: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-    let mut ncols: Option<usize> = None;
-    for (ln, line) in text.lines().enumerate() {
-        let lno = ln + 1;
-        let t = line.trim();
-        if let Some(rest) = t.strip_prefix('#') {
-            let rest = rest.trim();
-            for key in [
-                "Total",
-                "Min Latencies",
-                "Avg Latencies",
-                "Max Latencies",
-                "Histogram Overflows",
-            ] {
-                if let Some(v) = rest.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
-                    let mut vals = Vec::new();
-                    for w in v.split_whitespace() {
-                        let n = w.parse().map_err(|_| {
-                            InputError::at(
-                                source,
-                                lno,
-                                col_of(line, w),
-                                format!("`{w}` is not a count in `# {key}:`"),
-                            )
-                        })?;
-                        vals.push(n);
-                    }
-                    summary.insert(key, vals);
-                }
-            }
-            continue;
-        }
-        if !t.starts_with(|c: char| c.is_ascii_digit()) {
-            continue; // blank line or a status line
-        }
-        let mut words = t.split_whitespace();
-        let first = words.next().unwrap_or_default();
-        let bucket: u64 = first.parse().map_err(|_| {
-            InputError::at(
-                source,
-                lno,
-                col_of(line, first),
-                format!("`{first}` is not a bucket number"),
-            )
-        })?;
-        let mut counts = Vec::new();
-        for w in words {
-            counts.push(w.parse().map_err(|_| {
-                InputError::at(
-                    source,
-                    lno,
-                    col_of(line, w),
-                    format!("`{w}` is not a sample count"),
-                )
-            })?);
-        }
-        match ncols {
-            None if counts.is_empty() => {
-                return Err(InputError::at(
-                    source,
-                    lno,
-                    line.len() + 1,
-                    "expected `BUCKET COUNT…`",
-                ));
-            }
-            None => ncols = Some(counts.len()),
-            Some(n) if n != counts.len() => {
-                return Err(InputError::at(
-                    source,
-                    lno,
-                    line.len() + 1,
-                    format!(
-                        "{} counts on this line, {n} on the first histogram line (truncated file?)",
-                        counts.len()
-                    ),
-                ));
-            }
-            _ => {}
-        }
-        rows.push((bucket, counts));
-    }
+    let (rows, summary, ncols) = read_table(text, source)?;
     let n = ncols.ok_or_else(|| {
         InputError::new(format!(
             "{source}: no histogram lines (`BUCKET COUNT…`): not cyclictest -h output"
@@ -186,4 +105,99 @@ pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, Input
         r.settings.mode = m.clone();
     }
     Ok(r)
+}
+
+/// The histogram lines (`(bucket, counts)`), the `# Key:` summary lines,
+/// and the number of count columns (None without a histogram line).
+type Table = (
+    Vec<(u64, Vec<u64>)>,
+    BTreeMap<&'static str, Vec<u64>>,
+    Option<usize>,
+);
+
+/// Every histogram and summary line of `text`, checked.
+fn read_table(text: &str, source: &str) -> Result<Table, InputError> {
+    let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
+    let mut summary: BTreeMap<&'static str, Vec<u64>> = BTreeMap::new();
+    let mut ncols: Option<usize> = None;
+    for (ln, line) in text.lines().enumerate() {
+        let lno = ln + 1;
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix('#') {
+            let rest = rest.trim();
+            for key in [
+                "Total",
+                "Min Latencies",
+                "Avg Latencies",
+                "Max Latencies",
+                "Histogram Overflows",
+            ] {
+                if let Some(v) = rest.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
+                    let mut vals = Vec::new();
+                    for w in v.split_whitespace() {
+                        let n = w.parse().map_err(|_| {
+                            InputError::at(
+                                source,
+                                lno,
+                                col_of(line, w),
+                                format!("`{w}` is not a count in `# {key}:`"),
+                            )
+                        })?;
+                        vals.push(n);
+                    }
+                    summary.insert(key, vals);
+                }
+            }
+            continue;
+        }
+        if !t.starts_with(|c: char| c.is_ascii_digit()) {
+            continue; // blank line or a status line
+        }
+        let mut words = t.split_whitespace();
+        let first = words.next().unwrap_or_default();
+        let bucket: u64 = first.parse().map_err(|_| {
+            InputError::at(
+                source,
+                lno,
+                col_of(line, first),
+                format!("`{first}` is not a bucket number"),
+            )
+        })?;
+        let mut counts = Vec::new();
+        for w in words {
+            counts.push(w.parse().map_err(|_| {
+                InputError::at(
+                    source,
+                    lno,
+                    col_of(line, w),
+                    format!("`{w}` is not a sample count"),
+                )
+            })?);
+        }
+        match ncols {
+            None if counts.is_empty() => {
+                return Err(InputError::at(
+                    source,
+                    lno,
+                    line.len() + 1,
+                    "expected `BUCKET COUNT…`",
+                ));
+            }
+            None => ncols = Some(counts.len()),
+            Some(n) if n != counts.len() => {
+                return Err(InputError::at(
+                    source,
+                    lno,
+                    line.len() + 1,
+                    format!(
+                        "{} counts on this line, {n} on the first histogram line (truncated file?)",
+                        counts.len()
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        rows.push((bucket, counts));
+    }
+    Ok((rows, summary, ncols))
 }

@@ -16,6 +16,7 @@ pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, Input
         )
     })?;
     let bad = |what: &str| InputError::new(format!("{source}: cyclictest JSON: {what}"));
+    let bad: &dyn Fn(&str) -> InputError = &bad;
     let obj = v
         .as_object()
         .ok_or_else(|| bad("top level is not an object"))?;
@@ -73,76 +74,8 @@ pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, Input
             .to_string(),
     ];
     for (idx, key) in keys {
-        let t = &threads_v[key];
-        let num = |k: &str| {
-            t.get(k)
-                .and_then(|x| x.as_f64())
-                .ok_or_else(|| bad(&format!("thread {key}: missing number `{k}`")))
-        };
-        let cycles = num("cycles")? as u64;
-        let scale = res_ns as f64;
-        let min_ns = (num("min")? * scale) as i64;
-        let max_ns = (num("max")? * scale) as i64;
-        let avg_ns = num("avg")? * scale;
-        let cpu = t
-            .get("cpu")
-            .and_then(|x| x.as_u64())
-            .map(|c| c as u32)
-            .or(cmd.single_cpu());
-        let mut counts = Vec::new();
-        let has_hist = t.get("histogram").and_then(|x| x.as_object()).is_some();
-        if let Some(h) = t.get("histogram").and_then(|x| x.as_object()) {
-            for (b, c) in h {
-                let b: u64 = b.parse().map_err(|_| {
-                    bad(&format!(
-                        "thread {key}: histogram key `{b}` is not a number"
-                    ))
-                })?;
-                let c = c.as_u64().ok_or_else(|| {
-                    bad(&format!(
-                        "thread {key}: histogram count for {b} is not a number"
-                    ))
-                })?;
-                if c > 0 {
-                    counts.push([b, c]);
-                }
-            }
-        } else {
-            warnings.push(format!(
-                "thread {idx}: no histogram in the file (cyclictest ran without -h N): min, avg and max only"
-            ));
-        }
-        counts.sort();
-        let in_hist: u64 = counts.iter().map(|c| c[1]).sum();
-        let h = if has_hist {
-            Histogram {
-                resolution_ns: res_ns,
-                buckets: hist_size.unwrap_or_else(|| counts.last().map_or(0, |c| c[0] + 1)),
-                counts,
-                // The JSON has no overflow member: what the histogram misses is it.
-                overflow: cycles.saturating_sub(in_hist),
-                underflow: 0,
-            }
-        } else {
-            // Nothing to count in: no bucket, no overflow, no percentile.
-            Histogram {
-                resolution_ns: res_ns,
-                buckets: 0,
-                counts: Vec::new(),
-                overflow: 0,
-                underflow: 0,
-            }
-        };
-        let mut th = thread_from_histogram(
-            idx,
-            cpu,
-            period_us * 1000,
-            cycles,
-            min_ns,
-            max_ns,
-            avg_ns,
-            h,
-        );
+        let (mut th, has_hist) =
+            read_thread(&threads_v[key], idx, key, res_ns, &cmd, bad, &mut warnings)?;
         cmd.apply(&mut th, cmdline.is_some());
         if !has_hist {
             th.unknown.push("histogram".into());
@@ -174,6 +107,92 @@ pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, Input
         r.tags.insert("affinity".into(), a.clone());
     }
     Ok(r)
+}
+
+/// One member of `thread`: exact figures, the histogram when cyclictest
+/// kept one (`-h N`: the flag says whether it did), and a warning when it
+/// did not.
+fn read_thread(
+    t: &serde_json::Value,
+    idx: u32,
+    key: &str,
+    res_ns: u64,
+    cmd: &CyclictestArgs,
+    bad: &dyn Fn(&str) -> InputError,
+    warnings: &mut Vec<String>,
+) -> Result<(ThreadResult, bool), InputError> {
+    let num = |k: &str| {
+        t.get(k)
+            .and_then(|x| x.as_f64())
+            .ok_or_else(|| bad(&format!("thread {key}: missing number `{k}`")))
+    };
+    let cycles = num("cycles")? as u64;
+    let scale = res_ns as f64;
+    let min_ns = (num("min")? * scale) as i64;
+    let max_ns = (num("max")? * scale) as i64;
+    let avg_ns = num("avg")? * scale;
+    let cpu = t
+        .get("cpu")
+        .and_then(|x| x.as_u64())
+        .map(|c| c as u32)
+        .or(cmd.single_cpu());
+    let mut counts = Vec::new();
+    let has_hist = t.get("histogram").and_then(|x| x.as_object()).is_some();
+    if let Some(h) = t.get("histogram").and_then(|x| x.as_object()) {
+        for (b, c) in h {
+            let b: u64 = b.parse().map_err(|_| {
+                bad(&format!(
+                    "thread {key}: histogram key `{b}` is not a number"
+                ))
+            })?;
+            let c = c.as_u64().ok_or_else(|| {
+                bad(&format!(
+                    "thread {key}: histogram count for {b} is not a number"
+                ))
+            })?;
+            if c > 0 {
+                counts.push([b, c]);
+            }
+        }
+    } else {
+        warnings.push(format!(
+            "thread {idx}: no histogram in the file (cyclictest ran without -h N): min, avg and max only"
+        ));
+    }
+    counts.sort();
+    let in_hist: u64 = counts.iter().map(|c| c[1]).sum();
+    let h = if has_hist {
+        Histogram {
+            resolution_ns: res_ns,
+            buckets: cmd
+                .histogram
+                .unwrap_or_else(|| counts.last().map_or(0, |c| c[0] + 1)),
+            counts,
+            // The JSON has no overflow member: what the histogram misses is it.
+            overflow: cycles.saturating_sub(in_hist),
+            underflow: 0,
+        }
+    } else {
+        // Nothing to count in: no bucket, no overflow, no percentile.
+        Histogram {
+            resolution_ns: res_ns,
+            buckets: 0,
+            counts: Vec::new(),
+            overflow: 0,
+            underflow: 0,
+        }
+    };
+    let th = thread_from_histogram(
+        idx,
+        cpu,
+        cmd.interval_us * 1000,
+        cycles,
+        min_ns,
+        max_ns,
+        avg_ns,
+        h,
+    );
+    Ok((th, has_hist))
 }
 
 /// What a cyclictest command line says about the run (rt-tests 2.x

@@ -30,44 +30,12 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
             if is_summary_header(t) {
                 after_header = true;
             } else if after_header && summary.is_none() && !rest.trim().is_empty() {
-                let mut vals = Vec::new();
-                for w in rest.split_whitespace().take(11) {
-                    vals.push(w.parse::<u64>().map_err(|_| {
-                        InputError::at(
-                            source,
-                            lno,
-                            col_of(line, w),
-                            format!("`{w}` is not a number in the SUMMARY line"),
-                        )
-                    })?);
-                }
-                if vals.len() < 11 {
-                    return Err(InputError::at(
-                        source,
-                        lno,
-                        line.len() + 1,
-                        format!("{} values in the SUMMARY line, 11 expected", vals.len()),
-                    ));
-                }
+                let vals = summary_values(line, rest, lno, source)?;
                 summary = Some(vals);
             }
             continue;
         }
-        let mut words = t.split_whitespace();
-        let (Some(b), Some(c), None) = (words.next(), words.next(), words.next()) else {
-            return Err(InputError::at(
-                source,
-                lno,
-                1,
-                "expected `BUCKET COUNT` (two columns)",
-            ));
-        };
-        let num = |w: &str, what: &str| {
-            w.parse::<u64>().map_err(|_| {
-                InputError::at(source, lno, col_of(line, w), format!("`{w}` is not {what}"))
-            })
-        };
-        let (b, c) = (num(b, "a bucket number")?, num(c, "a sample count")?);
+        let (b, c) = bucket_line(line, t, lno, source)?;
         if last_bucket.is_some_and(|l| b <= l) {
             return Err(InputError::at(
                 source,
@@ -154,4 +122,52 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
         r.settings.mode = m.clone();
     }
     Ok(r)
+}
+
+/// The 11 numbers of the SUMMARY line (`rest`: after its `#`).
+fn summary_values(
+    line: &str,
+    rest: &str,
+    lno: usize,
+    source: &str,
+) -> Result<Vec<u64>, InputError> {
+    let mut vals = Vec::new();
+    for w in rest.split_whitespace().take(11) {
+        vals.push(w.parse::<u64>().map_err(|_| {
+            InputError::at(
+                source,
+                lno,
+                col_of(line, w),
+                format!("`{w}` is not a number in the SUMMARY line"),
+            )
+        })?);
+    }
+    if vals.len() < 11 {
+        return Err(InputError::at(
+            source,
+            lno,
+            line.len() + 1,
+            format!("{} values in the SUMMARY line, 11 expected", vals.len()),
+        ));
+    }
+    Ok(vals)
+}
+
+/// `BUCKET COUNT` (`t`: the trimmed line).
+fn bucket_line(line: &str, t: &str, lno: usize, source: &str) -> Result<(u64, u64), InputError> {
+    let mut words = t.split_whitespace();
+    let (Some(b), Some(c), None) = (words.next(), words.next(), words.next()) else {
+        return Err(InputError::at(
+            source,
+            lno,
+            1,
+            "expected `BUCKET COUNT` (two columns)",
+        ));
+    };
+    let num = |w: &str, what: &str| {
+        w.parse::<u64>().map_err(|_| {
+            InputError::at(source, lno, col_of(line, w), format!("`{w}` is not {what}"))
+        })
+    };
+    Ok((num(b, "a bucket number")?, num(c, "a sample count")?))
 }

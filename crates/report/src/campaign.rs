@@ -2,7 +2,7 @@
 //! method, the worst figures over its runs) and the isolation methods
 //! compared within each load (bootstrap confidence intervals).
 
-use crate::runs::us;
+use crate::runs::{row_cells, us};
 use rtshield_results::RunResult;
 use rtshield_store::{compare, default_stats};
 use rtshield_text::markdown::cell;
@@ -77,19 +77,11 @@ pub fn summary_markdown(
                 }
                 let cmp = compare(&ra, &rb, &default_stats(), 0);
                 for row in &cmp.rows {
+                    let [stat, va, vb, ratio, lo, hi, verdict] = row_cells(row);
+                    let (l, a, b) = (cell(l), cell(a), cell(b));
                     let _ = writeln!(
                         md,
-                        "| {} | {} | {} | {} | {} | {} | {:.2} | [{:.2}, {:.2}] | {} |",
-                        cell(l),
-                        cell(a),
-                        cell(b),
-                        row.stat,
-                        us(Some(row.a_ns)),
-                        us(Some(row.b_ns)),
-                        row.ratio,
-                        row.ci_low,
-                        row.ci_high,
-                        row.verdict.as_str()
+                        "| {l} | {a} | {b} | {stat} | {va} | {vb} | {ratio} | [{lo}, {hi}] | {verdict} |"
                     );
                 }
             }

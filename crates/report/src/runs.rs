@@ -2,7 +2,7 @@
 //! groups, and the CSV export. The store answers; this module only
 //! renders what it answered.
 
-use rtshield_store::{Comparison, Group, Method, Put, RunSummary};
+use rtshield_store::{Comparison, Group, Method, Put, Row, RunSummary};
 use std::fmt::Write as _;
 
 /// ns as µs with one decimal, `?` when unknown.
@@ -117,6 +117,20 @@ pub fn show_text(r: &RunSummary, command: &[String]) -> String {
     s
 }
 
+/// The figures of one comparison row: statistic, A and B (µs), B/A, the
+/// confidence interval's bounds, verdict.
+pub(crate) fn row_cells(row: &Row) -> [String; 7] {
+    [
+        row.stat.clone(),
+        us(Some(row.a_ns)),
+        us(Some(row.b_ns)),
+        format!("{:.2}", row.ratio),
+        format!("{:.2}", row.ci_low),
+        format!("{:.2}", row.ci_high),
+        row.verdict.as_str().to_string(),
+    ]
+}
+
 /// `runs compare`: the two sides (`a`, `b`: their selectors), the method,
 /// and one line per statistic.
 pub fn compare_table(c: &Comparison, a: &str, b: &str, seed: u64) -> String {
@@ -137,16 +151,10 @@ pub fn compare_table(c: &Comparison, a: &str, b: &str, seed: u64) -> String {
         "stat", "A (us)", "B (us)", "B/A", "95% CI"
     );
     for row in &c.rows {
+        let [stat, a, b, ratio, lo, hi, verdict] = row_cells(row);
         let _ = writeln!(
             s,
-            "{:<8} {:>10} {:>10} {:>7.2}  [{:>5.2}, {:>5.2}]    {}",
-            row.stat,
-            us(Some(row.a_ns)),
-            us(Some(row.b_ns)),
-            row.ratio,
-            row.ci_low,
-            row.ci_high,
-            row.verdict.as_str()
+            "{stat:<8} {a:>10} {b:>10} {ratio:>7}  [{lo:>5}, {hi:>5}]    {verdict}"
         );
     }
     s

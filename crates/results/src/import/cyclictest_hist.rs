@@ -2,7 +2,7 @@
 //! `histogram.txt`, the same layout with `#` provenance lines).
 
 use super::provenance::Provenance;
-use super::{col_of, imported};
+use super::{col_of, imported, NOT_IN_CYCLICTEST};
 use crate::histogram::{hist_stats, thread_from_histogram};
 use crate::{Histogram, RunResult};
 use rtshield_sys::InputError;
@@ -61,18 +61,9 @@ pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, Input
         let mut t = thread_from_histogram(i as u32, None, 0, samples, min_ns, max_ns, avg_ns, h);
         match tl {
             Some(l) => l.apply(&mut t),
-            None => t.unknown.extend(
-                [
-                    "policy",
-                    "priority",
-                    "tid",
-                    "overruns",
-                    "missed_periods",
-                    "lost",
-                ]
-                .iter()
-                .map(|s| s.to_string()),
-            ),
+            None => t
+                .unknown
+                .extend(NOT_IN_CYCLICTEST.iter().map(|s| s.to_string())),
         }
         threads.push(t);
     }

@@ -1,6 +1,6 @@
 //! The torture article's fluctuation log.
 
-use super::imported;
+use super::{imported, NOT_IN_CYCLICTEST};
 use crate::histogram::thread_from_histogram;
 use crate::{Histogram, RunResult};
 use rtshield_sys::{InputError, SysInfo};
@@ -116,18 +116,10 @@ pub fn read_fluctuation_log(text: &str, source: &str) -> Result<FluctLog, InputE
         h,
     );
     t.unknown.extend(
-        [
-            "samples",
-            "histogram",
-            "policy",
-            "priority",
-            "tid",
-            "overruns",
-            "missed_periods",
-            "lost",
-        ]
-        .iter()
-        .map(|s| s.to_string()),
+        ["samples", "histogram"]
+            .iter()
+            .chain(NOT_IN_CYCLICTEST)
+            .map(|s| s.to_string()),
     );
     let end = rel(rows.last().map_or(first.t, |r| r.t));
     let mut result = imported(

@@ -81,6 +81,17 @@ fn is_summary_header(l: &str) -> bool {
         .is_some_and(|r| r.starts_with("Index") && r.contains("Samples_H"))
 }
 
+/// The thread fields cyclictest's text outputs (and the fluctuation log)
+/// do not record: unknown unless rtshield's own `#` lines give them.
+const NOT_IN_CYCLICTEST: &[&str] = &[
+    "policy",
+    "priority",
+    "tid",
+    "overruns",
+    "missed_periods",
+    "lost",
+];
+
 /// 1-based column of `word` (a sub-slice of `line`).
 fn col_of(line: &str, word: &str) -> usize {
     (word.as_ptr() as usize).saturating_sub(line.as_ptr() as usize) + 1

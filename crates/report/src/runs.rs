@@ -267,3 +267,23 @@ pub fn runs_csv(runs: &[RunSummary]) -> String {
     }
     rtshield_text::csv::table(rows)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_started_value_with_commas_stays_in_its_column() {
+        // cyclictest's start_time reads "Sun, 22 Nov 2026 05:49:01 +0000".
+        let mut r = crate::synth::run_result("a,b", 1, &[1], 1_000, 50.0, 0.5, 200);
+        r.started_at = "Sun, 22 Nov 2026 05:49:01 +0000".into();
+        let csv = runs_csv(&[RunSummary::of(&r)]);
+        let mut rd = ::csv::ReaderBuilder::new().from_reader(csv.as_bytes());
+        let head: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();
+        let row = rd.records().next().unwrap().unwrap();
+        assert_eq!(row.len(), head.len(), "{csv}");
+        let at = |k: &str| &row[head.iter().position(|h| h == k).unwrap()];
+        assert_eq!(at("started"), "Sun, 22 Nov 2026 05:49:01 +0000");
+        assert_eq!(at("label"), "a,b");
+    }
+}

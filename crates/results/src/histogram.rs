@@ -207,3 +207,64 @@ pub fn hist_percentiles(h: &Histogram, max_ns: i64) -> BTreeMap<String, i64> {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn min_max_sum_is_exact_and_unknown_before_a_sample() {
+        let mut a = MinMaxSum::default();
+        assert_eq!((a.min(), a.max(), a.mean()), (None, None, None));
+        for v in [5, -2, 17, 4] {
+            a.add(v);
+        }
+        assert_eq!(
+            (a.count, a.min(), a.max(), a.sum),
+            (4, Some(-2), Some(17), 24)
+        );
+        assert_eq!(a.mean(), Some(6.0));
+    }
+
+    #[test]
+    fn pooled_threads_skip_another_bucket_layout() {
+        let h = |counts: Vec<[u64; 2]>, buckets: u64| Histogram {
+            resolution_ns: 1000,
+            buckets,
+            counts,
+            overflow: 1,
+            underflow: 1,
+        };
+        let a = thread_from_histogram(
+            0,
+            Some(1),
+            200_000,
+            5,
+            10_000,
+            90_000,
+            20_000.0,
+            h(vec![[10, 3]], 100),
+        );
+        let b = thread_from_histogram(
+            1,
+            Some(2),
+            200_000,
+            4,
+            9_000,
+            80_000,
+            30_000.0,
+            h(vec![[10, 1], [12, 1]], 100),
+        );
+        let other =
+            thread_from_histogram(2, Some(3), 200_000, 7, 1, 999_999, 1.0, h(vec![[1, 5]], 50));
+        let p = pool_threads([&a, &other, &b]).unwrap();
+        assert_eq!(p.histogram.counts, vec![[10, 4], [12, 1]]);
+        assert_eq!((p.histogram.overflow, p.histogram.underflow), (2, 2));
+        assert_eq!(
+            (p.samples, p.min_ns, p.max_ns, p.cpu),
+            (9, 9_000, 90_000, Some(1))
+        );
+        assert!((p.avg_ns - 220_000.0 / 9.0).abs() < 1e-6);
+        assert!(pool_threads([]).is_none());
+    }
+}

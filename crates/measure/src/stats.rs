@@ -20,7 +20,7 @@ use rtshield_results::{
 use std::collections::BTreeMap;
 
 /// Exact figures kept on the measuring thread: no allocation, O(1) per sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Accum {
     /// Count, minimum, maximum and sum of the latencies.
     pub lat: MinMaxSum,
@@ -35,19 +35,6 @@ pub struct Accum {
     /// Wake-ups later than the trace threshold (`--trace-on`); final
     /// figure only (not published live).
     pub spikes: u64,
-}
-
-impl Default for Accum {
-    fn default() -> Self {
-        Accum {
-            lat: MinMaxSum::default(),
-            cur: 0,
-            overruns: 0,
-            missed: 0,
-            lost: 0,
-            spikes: 0,
-        }
-    }
 }
 
 impl Accum {

@@ -118,17 +118,17 @@ impl Default for Live {
 impl Live {
     #[inline(always)]
     fn publish(&self, a: &Accum) {
-        self.min.store(a.min, Relaxed);
-        self.max.store(a.max, Relaxed);
+        self.min.store(a.lat.min, Relaxed);
+        self.max.store(a.lat.max, Relaxed);
         self.cur.store(a.cur, Relaxed);
-        self.sum.store(a.sum as i64, Relaxed);
+        self.sum.store(a.lat.sum as i64, Relaxed);
         self.overruns.store(a.overruns, Relaxed);
         self.missed.store(a.missed, Relaxed);
         self.lost.store(a.lost, Relaxed);
         // Last, with Release (a plain store on x86, `stlr` on ARM, no
         // fence): a reader loading `count` with Acquire first sees the
         // other figures at least that fresh (avg = sum/count stays sane).
-        self.count.store(a.count, Release);
+        self.count.store(a.lat.count, Release);
     }
 }
 
@@ -420,7 +420,7 @@ pub fn hot_loop_traced(
     let mut prev_wake = cfg.start_ns;
     let end = cfg.end_ns.unwrap_or(i64::MAX);
     let max_samples = cfg.samples.unwrap_or(u64::MAX);
-    while acc.count < max_samples && next <= end && !stop.load(Relaxed) {
+    while acc.lat.count < max_samples && next <= end && !stop.load(Relaxed) {
         // An interrupted wait (the run is stopping) is not a sample.
         let timer_missed = match waiter {
             Waiter::Nanosleep => {
@@ -826,7 +826,9 @@ pub fn run_traced(
             end = EndReason::TraceStop;
         } else if end == EndReason::Stop && !inner_stop.load(Relaxed) {
             end = if spec.samples.is_some()
-                && exact.iter().all(|a: &Accum| Some(a.count) == spec.samples)
+                && exact
+                    .iter()
+                    .all(|a: &Accum| Some(a.lat.count) == spec.samples)
             {
                 EndReason::Samples
             } else {
@@ -969,24 +971,7 @@ impl Snapshot<'_> {
 }
 
 /// Interval figures accumulated on the main thread from the rings.
-#[derive(Debug, Clone, Copy)]
-struct IvalAcc {
-    n: u64,
-    min: i64,
-    max: i64,
-    sum: i128,
-}
-
-impl Default for IvalAcc {
-    fn default() -> Self {
-        IvalAcc {
-            n: 0,
-            min: i64::MAX,
-            max: i64::MIN,
-            sum: 0,
-        }
-    }
-}
+type IvalAcc = rtshield_results::MinMaxSum;
 
 /// The live atomics of every thread, `count` first (Acquire): the other
 /// figures are at least that fresh.
@@ -994,11 +979,13 @@ fn read_live(lives: &[Live]) -> Vec<Accum> {
     lives
         .iter()
         .map(|l| Accum {
-            count: l.count.load(Acquire),
-            min: l.min.load(Relaxed),
-            max: l.max.load(Relaxed),
+            lat: rtshield_results::MinMaxSum {
+                count: l.count.load(Acquire),
+                min: l.min.load(Relaxed),
+                max: l.max.load(Relaxed),
+                sum: l.sum.load(Relaxed) as i128,
+            },
             cur: l.cur.load(Relaxed),
-            sum: l.sum.load(Relaxed) as i128,
             overruns: l.overruns.load(Relaxed),
             missed: l.missed.load(Relaxed),
             lost: l.lost.load(Relaxed),
@@ -1023,14 +1010,14 @@ fn consistent_figures(
     let mut exact = read_live(lives);
     for _ in 0..200 {
         for (i, c) in rings.iter_mut().enumerate() {
-            let want = exact[i].count.saturating_sub(exact[i].lost);
+            let want = exact[i].lat.count.saturating_sub(exact[i].lost);
             let k = want.saturating_sub(hists[i].samples).min(c.slots() as u64) as usize;
             take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
         }
         let agree = exact
             .iter()
             .zip(hists.iter())
-            .all(|(a, h)| a.count.saturating_sub(a.lost) == h.samples);
+            .all(|(a, h)| a.lat.count.saturating_sub(a.lost) == h.samples);
         if agree {
             break;
         }
@@ -1055,10 +1042,7 @@ fn take(
         let (a, b) = chunk.as_slices();
         for s in a.iter().chain(b) {
             hist.record(s.value, s.missed, period);
-            v.n += 1;
-            v.min = v.min.min(s.value);
-            v.max = v.max.max(s.value);
-            v.sum += s.value as i128;
+            v.add(s.value);
         }
         chunk.commit_all();
     }
@@ -1106,14 +1090,10 @@ fn interval_stats(
                 } else {
                     l.sum.load(Relaxed) as f64 / count as f64
                 },
-                ival_samples: v.n,
-                ival_min_ns: if v.n == 0 { 0 } else { v.min },
-                ival_max_ns: if v.n == 0 { 0 } else { v.max },
-                ival_avg_ns: if v.n == 0 {
-                    0.0
-                } else {
-                    v.sum as f64 / v.n as f64
-                },
+                ival_samples: v.count,
+                ival_min_ns: v.min().unwrap_or(0),
+                ival_max_ns: v.max().unwrap_or(0),
+                ival_avg_ns: v.mean().unwrap_or(0.0),
                 overruns: l.overruns.load(Relaxed),
                 missed_periods: l.missed.load(Relaxed),
                 lost: l.lost.load(Relaxed),
@@ -1300,7 +1280,7 @@ mod tests {
         while let Ok(s) = c.pop() {
             v.push(s);
         }
-        assert_eq!(live.count.load(Relaxed), a.count);
+        assert_eq!(live.count.load(Relaxed), a.lat.count);
         (a, v)
     }
 
@@ -1322,25 +1302,25 @@ mod tests {
     #[test]
     fn nanosleep_loop_counts_exactly() {
         let (a, v) = quick(Mode::Nanosleep, 50);
-        assert_eq!(a.count, 50);
+        assert_eq!(a.lat.count, 50);
         assert_eq!(v.len(), 50);
-        assert!(a.min >= 0, "absolute sleep never wakes early");
-        assert_eq!(a.max, v.iter().map(|s| s.value).max().unwrap());
-        assert_eq!(a.sum, v.iter().map(|s| s.value as i128).sum::<i128>());
+        assert!(a.lat.min >= 0, "absolute sleep never wakes early");
+        assert_eq!(a.lat.max, v.iter().map(|s| s.value).max().unwrap());
+        assert_eq!(a.lat.sum, v.iter().map(|s| s.value as i128).sum::<i128>());
     }
 
     #[test]
     fn posix_timer_loop_counts_exactly() {
         let (a, v) = quick(Mode::PosixTimer, 30);
-        assert_eq!(a.count, 30);
+        assert_eq!(a.lat.count, 30);
         assert_eq!(v.len(), 30);
-        assert!(a.min >= 0);
+        assert!(a.lat.min >= 0);
     }
 
     #[test]
     fn interval_mode_reports_time_between_wakeups() {
         let (a, v) = quick(Mode::Interval, 20);
-        assert_eq!(a.count, 20);
+        assert_eq!(a.lat.count, 20);
         // The intervals add up to the time from start to the last wake-up,
         // which is at least 20 periods.
         let total: i64 = v.iter().map(|s| s.value).sum();
@@ -1354,7 +1334,7 @@ mod tests {
         // intervals add up to the time since the start (>= 20 periods) and
         // average one period when nothing was late.
         let (a, v) = quick(Mode::IntervalPosix, 20);
-        assert_eq!(a.count, 20);
+        assert_eq!(a.lat.count, 20);
         let total: i64 = v.iter().map(|s| s.value).sum();
         assert!(total >= 20 * 200_000, "{total}");
         assert!(v.iter().all(|s| s.value > 0));
@@ -1449,7 +1429,7 @@ mod tests {
             samples: Some(10),
         };
         let a = hot_loop(&cfg, &Waiter::Nanosleep, &mut p, &live, &stop);
-        assert_eq!(a.count, 10);
+        assert_eq!(a.lat.count, 10);
         assert_eq!(a.lost, 6);
     }
 
@@ -1474,7 +1454,7 @@ mod tests {
         assert!(a.overruns >= 1);
         assert!(a.missed >= 9);
         // Every period in (start, end] is measured or missed.
-        assert_eq!(a.count + a.missed, 14);
+        assert_eq!(a.lat.count + a.missed, 14);
     }
 
     #[test]
@@ -1569,6 +1549,6 @@ mod tests {
             samples: None,
         };
         let a = hot_loop(&cfg, &Waiter::Nanosleep, &mut p, &live, &stop);
-        assert_eq!(a.count, 0);
+        assert_eq!(a.lat.count, 0);
     }
 }

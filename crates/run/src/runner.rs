@@ -1044,7 +1044,12 @@ fn execute_inner(
             _ => m.elapsed_ns,
         };
         obs.offset_ns += m.elapsed_ns;
-        samples_done += m.threads.iter().map(|t| t.exact.count).min().unwrap_or(0);
+        samples_done += m
+            .threads
+            .iter()
+            .map(|t| t.exact.lat.count)
+            .min()
+            .unwrap_or(0);
         end_reason = if obs.stop_reason.is_some() {
             "stop".to_string()
         } else {

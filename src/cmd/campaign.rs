@@ -41,13 +41,8 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
     let bytes = rtshield_sys::safefs::read_input(&args.file, 1 << 20)
         .map_err(|e| InputError::new(e.to_string()))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let (ok, _) = e.as_bytes().split_at(e.utf8_error().valid_up_to());
-        let ok = String::from_utf8_lossy(ok);
-        let line = ok.matches('\n').count() + 1;
-        let col = ok.len() - ok.rfind('\n').map_or(0, |i| i + 1) + 1;
-        InputError::at(&name, line, col, "not valid UTF-8")
-    })?;
+    let text =
+        rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
     let c = rtshield_campaign::model::parse_checked(&text, &name)?;
     if args.dry_run {
         print!("{}", rtshield_campaign::plan_text(&c));

@@ -89,8 +89,8 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     };
     let bytes = safefs::read_input(&path, safefs::INPUT_LIMIT)
         .map_err(|e| InputError::new(e.to_string()))?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| InputError::new(format!("{}: not UTF-8 text", path.display())))?;
+    let text = rtshield_text::utf8::decode(bytes)
+        .map_err(|e| InputError::at(&path.display().to_string(), e.line, e.col, e))?;
     let res = rtshield_results::parse_json(&text, &path).map_err(|e| match e {
         rtshield_results::ReadError::Invalid(i) => anyhow::Error::from(i),
         other => anyhow::anyhow!("{other}"),

@@ -2,7 +2,7 @@
 
 use crate::cli::Global;
 use anyhow::Context;
-use rtshield_store::{compare, default_stats, RunSummary, Selector, Stat, Store};
+use rtshield_store::{compare, default_stats, Selector, Stat, Store};
 use rtshield_sys::{DirPolicy, InputError, SafeDir};
 use std::path::{Path, PathBuf};
 
@@ -117,15 +117,6 @@ fn open(spec: Option<&str>) -> anyhow::Result<Box<dyn Store>> {
     })
 }
 
-fn us(ns: Option<i64>) -> String {
-    ns.map_or_else(|| "?".into(), |v| format!("{:.1}", v as f64 / 1000.0))
-}
-
-/// A tag, or the field it falls back to (`isolation`: what was detected).
-fn tag(r: &RunSummary, k: &str) -> String {
-    r.field(k).unwrap_or_else(|| "?".into())
-}
-
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let spec = args.store.as_deref();
     match args.command {
@@ -133,57 +124,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             selector: sel,
             group_by,
             json,
-        } => {
-            let sel = match sel {
-                Some(s) => selector(&s, "--where")?,
-                None => Selector::all(),
-            };
-            if !group_by.is_empty() {
-                return list_groups(spec, &sel, &group_by, json);
-            }
-            let mut st = open(spec)?;
-            let runs = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&runs)?);
-                return Ok(0);
-            }
-            println!(
-                "{:>5}  {:<8}  {:<20}  {:<12}  {:<16}  {:<10}  {:<8}  {:>10}  {:>8}  {:>8}  label",
-                "ID",
-                "UUID",
-                "started",
-                "host",
-                "kernel",
-                "isolation",
-                "load",
-                "samples",
-                "p99.9us",
-                "max_us"
-            );
-            for r in &runs {
-                println!(
-                    "{:>5}  {:<8}  {:<20}  {:<12}  {:<16}  {:<10}  {:<8}  {:>10}  {:>8}  {:>8}  {}",
-                    r.id,
-                    &r.uuid[..r.uuid.len().min(8)],
-                    r.started,
-                    r.host,
-                    r.kernel,
-                    tag(r, "isolation"),
-                    tag(r, "load"),
-                    r.samples(),
-                    us(r.worst_percentile("99.9")),
-                    us(r.worst_max()),
-                    r.label
-                );
-            }
-            println!(
-                "{} run{} in {}",
-                runs.len(),
-                if runs.len() == 1 { "" } else { "s" },
-                st.location()
-            );
-            Ok(0)
-        }
+        } => list(spec, sel, group_by, json),
         Command::Push { to, selector: sel } => {
             let sel = match sel {
                 Some(s) => selector(&s, "--where")?,
@@ -191,254 +132,223 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             };
             push(spec, &to, &sel)
         }
-        Command::Show { id, json } => {
-            let mut st = open(spec)?;
-            let r = st.find(&id).map_err(|e| InputError::new(e.msg))?;
-            let full = st.results(&[r.id]).map_err(|e| anyhow::anyhow!("{e}"))?;
-            if json {
-                println!("{}", serde_json::to_string_pretty(&full[0])?);
-                return Ok(0);
-            }
-            println!("run {}  uuid {}", r.id, r.uuid);
-            println!(
-                "host {}  kernel {} ({})  preempt {}  arch {}",
-                r.host, r.kernel, r.kernel_version, r.preempt, r.arch
-            );
-            println!(
-                "machine id {}",
-                if r.machine_id.is_empty() {
-                    "?"
-                } else {
-                    &r.machine_id
-                }
-            );
-            println!("cpu {}", r.cpu_model);
-            println!(
-                "started {}  duration {:.1} s  end {}  mode {}  tool {}",
-                r.started, r.duration_s, r.end, r.mode, r.tool
-            );
-            println!("command {}", full[0].command.join(" "));
-            for (k, v) in &r.tags {
-                println!("tag {k}={v}");
-            }
-            println!(
-                "\n{:>6} {:>4} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
-                "thread",
-                "cpu",
-                "samples",
-                "min_us",
-                "avg_us",
-                "p50",
-                "p99",
-                "p99.9",
-                "p99.99",
-                "max_us",
-                "overrun"
-            );
-            for (i, t) in r.threads.iter().enumerate() {
-                let p = |k: &str| us(t.percentiles.get(k).copied());
-                println!(
-                    "{:>6} {:>4} {:>12} {:>8} {:>8.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
-                    i,
-                    t.cpu.map_or("-".into(), |c| c.to_string()),
-                    t.samples,
-                    us(Some(t.min_ns)),
-                    t.avg_ns / 1000.0,
-                    p("50"),
-                    p("99"),
-                    p("99.9"),
-                    p("99.99"),
-                    us(Some(t.max_ns)),
-                    t.overruns
-                );
-            }
-            Ok(0)
-        }
+        Command::Show { id, json } => show(spec, id, json),
         Command::Compare {
             a,
             b,
             stat,
             seed,
             json,
-        } => {
-            let sa = selector(&a, "side A")?;
-            let sb = selector(&b, "side B")?;
-            let stats: Vec<Stat> = if stat.is_empty() {
-                default_stats()
-            } else {
-                stat.iter()
-                    .map(|s| {
-                        Stat::parse(s).map_err(|e| {
-                            anyhow::Error::from(InputError::new(format!("--stat: {e}")))
-                        })
-                    })
-                    .collect::<anyhow::Result<_>>()?
-            };
-            let mut st = open(spec)?;
-            let load =
-                |st: &mut Box<dyn Store>, sel: &Selector, side: &str| -> anyhow::Result<Vec<_>> {
-                    let ids: Vec<i64> = st
-                        .list(sel)
-                        .map_err(|e| anyhow::anyhow!("{e}"))?
-                        .iter()
-                        .map(|r| r.id)
-                        .collect();
-                    if ids.is_empty() {
-                        return Err(InputError::new(format!(
-                            "side {side} `{sel}` selects no run in {}",
-                            st.location()
-                        ))
-                        .into());
-                    }
-                    st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))
-                };
-            let ra = load(&mut st, &sa, "A")?;
-            let rb = load(&mut st, &sb, "B")?;
-            let c = compare(&ra, &rb, &stats, seed);
-            if json {
-                println!("{}", serde_json::to_string_pretty(&c)?);
-                return Ok(0);
-            }
-            println!("A: {sa}  ({} runs, {} samples)", c.runs_a, c.samples_a);
-            println!("B: {sb}  ({} runs, {} samples)", c.runs_b, c.samples_b);
-            println!(
-                "95 % confidence interval of B/A: bootstrap over {} ({} resamples, seed {seed})\n",
-                match c.method {
-                    rtshield_store::Method::Runs => "runs",
-                    rtshield_store::Method::Samples =>
-                        "samples within the histograms (fewer than 3 runs a side)",
-                },
-                c.iterations
-            );
-            println!(
-                "{:<8} {:>10} {:>10} {:>7}  {:<17} verdict",
-                "stat", "A (us)", "B (us)", "B/A", "95% CI"
-            );
-            for row in &c.rows {
-                println!(
-                    "{:<8} {:>10} {:>10} {:>7.2}  [{:>5.2}, {:>5.2}]    {}",
-                    row.stat,
-                    us(Some(row.a_ns)),
-                    us(Some(row.b_ns)),
-                    row.ratio,
-                    row.ci_low,
-                    row.ci_high,
-                    row.verdict.as_str()
-                );
-            }
-            Ok(0)
-        }
-        Command::Import { paths } => {
-            let mut batch = Vec::new();
-            for p in &paths {
-                let run = rtshield_report::load::load_one(p)?;
-                let src = std::fs::canonicalize(&run.path).unwrap_or(run.path.clone());
-                batch.push((run.result, Some(src.display().to_string())));
-            }
-            let mut st = open(spec)?;
-            let puts = st.put_many(&batch).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let new = puts
-                .iter()
-                .filter(|p| matches!(p, rtshield_store::Put::Stored { .. }))
-                .count();
-            for (p, (_, src)) in puts.iter().zip(&batch) {
-                let what = if matches!(p, rtshield_store::Put::Stored { .. }) {
-                    "stored"
-                } else {
-                    "already stored"
-                };
-                println!(
-                    "{:>5}  {}  {what}  {}",
-                    p.id(),
-                    p.uuid(),
-                    src.as_deref().unwrap_or("?")
-                );
-            }
-            println!(
-                "{new} stored, {} already there, in {}",
-                puts.len() - new,
-                st.location()
-            );
-            Ok(0)
-        }
+        } => compare_cmd(spec, a, b, stat, seed, json),
+        Command::Import { paths } => import(spec, paths),
         Command::Export {
             selector: s,
             format,
             output,
-        } => {
-            let sel = selector(&s, "selector")?;
-            let mut st = open(spec)?;
-            let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
-            let ids: Vec<i64> = sums.iter().map(|r| r.id).collect();
-            let text = match format {
-                ExportFormat::Json => {
-                    let full = st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
-                    serde_json::to_string_pretty(&full)? + "\n"
-                }
-                ExportFormat::Csv => export_csv(&sums),
-            };
-            match output {
-                None => print!("{text}"),
-                Some(p) => write_file(&p, text.as_bytes())?,
-            }
-            Ok(0)
-        }
+        } => export(spec, s, format, output),
         Command::Report {
             selectors,
             output,
             title,
-        } => {
-            let mut st = open(spec)?;
-            let tmp_parent = std::env::temp_dir();
-            let parent = SafeDir::open(&tmp_parent, DirPolicy::Strict)
-                .or_else(|_| SafeDir::open(&tmp_parent, DirPolicy::AllowUnsafe))?;
-            let (tmp, tmp_name) = parent
-                .create_unique_subdir(&format!("rtshield-runs-{}", std::process::id()), 0o700)?;
-            let mut inputs = Vec::new();
-            let mut names = Vec::new();
-            let result = (|| -> anyhow::Result<i32> {
-                for s in &selectors {
-                    let sel = selector(s, "selector")?;
-                    let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
-                    if sums.is_empty() {
-                        return Err(InputError::new(format!("`{s}` selects no run")).into());
-                    }
-                    let full = st
-                        .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
-                        .map_err(|e| anyhow::anyhow!("{e}"))?;
-                    for (sum, r) in sums.iter().zip(full) {
-                        let name = format!("run-{}.json", sum.id);
-                        tmp.write(&name, serde_json::to_string(&r)?.as_bytes())?;
-                        inputs.push(tmp.path().join(&name));
-                        names.push(if sum.label.is_empty() {
-                            format!("run {}", sum.id)
-                        } else {
-                            format!("{} #{}", sum.label, sum.id)
-                        });
-                    }
-                }
-                let out = rtshield_report::generate(&rtshield_report::Options {
-                    inputs: inputs.clone(),
-                    names: names.clone(),
-                    out_dir: output.clone(),
-                    formats: rtshield_report::Format::ALL.to_vec(),
-                    title: title.clone(),
-                    policy: DirPolicy::Strict,
-                    x_max_us: None,
-                })?;
-                print!("{}", out.table.to_markdown(&title));
-                println!("\nwrote {} files to {}/", out.files.len(), output.display());
-                Ok(0)
-            })();
-            for p in &inputs {
-                if let Some(n) = p.file_name().and_then(|n| n.to_str()) {
-                    let _ = tmp.remove_file(n);
-                }
+        } => report(spec, selectors, output, title),
+    }
+}
+
+/// `runs list`: one line per run (or per group with `--group-by`).
+fn list(
+    spec: Option<&str>,
+    sel: Option<String>,
+    group_by: Vec<String>,
+    json: bool,
+) -> anyhow::Result<i32> {
+    let sel = match sel {
+        Some(s) => selector(&s, "--where")?,
+        None => Selector::all(),
+    };
+    if !group_by.is_empty() {
+        return list_groups(spec, &sel, &group_by, json);
+    }
+    let mut st = open(spec)?;
+    let runs = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&runs)?);
+        return Ok(0);
+    }
+    print!(
+        "{}",
+        rtshield_report::runs::list_table(&runs, &st.location())
+    );
+    Ok(0)
+}
+
+/// `runs show`: everything stored about one run.
+fn show(spec: Option<&str>, id: String, json: bool) -> anyhow::Result<i32> {
+    let mut st = open(spec)?;
+    let r = st.find(&id).map_err(|e| InputError::new(e.msg))?;
+    let full = st.results(&[r.id]).map_err(|e| anyhow::anyhow!("{e}"))?;
+    if json {
+        println!("{}", serde_json::to_string_pretty(&full[0])?);
+        return Ok(0);
+    }
+    print!("{}", rtshield_report::runs::show_text(&r, &full[0].command));
+    Ok(0)
+}
+
+/// `runs compare`: side B against side A, statistic by statistic.
+fn compare_cmd(
+    spec: Option<&str>,
+    a: String,
+    b: String,
+    stat: Vec<String>,
+    seed: u64,
+    json: bool,
+) -> anyhow::Result<i32> {
+    let sa = selector(&a, "side A")?;
+    let sb = selector(&b, "side B")?;
+    let stats: Vec<Stat> = if stat.is_empty() {
+        default_stats()
+    } else {
+        stat.iter()
+            .map(|s| {
+                Stat::parse(s)
+                    .map_err(|e| anyhow::Error::from(InputError::new(format!("--stat: {e}"))))
+            })
+            .collect::<anyhow::Result<_>>()?
+    };
+    let mut st = open(spec)?;
+    let load = |st: &mut Box<dyn Store>, sel: &Selector, side: &str| -> anyhow::Result<Vec<_>> {
+        let ids: Vec<i64> = st
+            .list(sel)
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .iter()
+            .map(|r| r.id)
+            .collect();
+        if ids.is_empty() {
+            return Err(InputError::new(format!(
+                "side {side} `{sel}` selects no run in {}",
+                st.location()
+            ))
+            .into());
+        }
+        st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))
+    };
+    let ra = load(&mut st, &sa, "A")?;
+    let rb = load(&mut st, &sb, "B")?;
+    let c = compare(&ra, &rb, &stats, seed);
+    if json {
+        println!("{}", serde_json::to_string_pretty(&c)?);
+        return Ok(0);
+    }
+    print!(
+        "{}",
+        rtshield_report::runs::compare_table(&c, &sa.to_string(), &sb.to_string(), seed)
+    );
+    Ok(0)
+}
+
+/// `runs import`: store result files, each once.
+fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
+    let mut batch = Vec::new();
+    for p in &paths {
+        let run = rtshield_report::load::load_one(p)?;
+        let src = std::fs::canonicalize(&run.path).unwrap_or(run.path.clone());
+        batch.push((run.result, Some(src.display().to_string())));
+    }
+    let mut st = open(spec)?;
+    let puts = st.put_many(&batch).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let sources: Vec<&str> = batch
+        .iter()
+        .map(|(_, src)| src.as_deref().unwrap_or("?"))
+        .collect();
+    print!(
+        "{}",
+        rtshield_report::runs::import_text(&puts, &sources, &st.location())
+    );
+    Ok(0)
+}
+
+/// `runs export`: the selected runs as JSON or CSV.
+fn export(
+    spec: Option<&str>,
+    s: String,
+    format: ExportFormat,
+    output: Option<PathBuf>,
+) -> anyhow::Result<i32> {
+    let sel = selector(&s, "selector")?;
+    let mut st = open(spec)?;
+    let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let ids: Vec<i64> = sums.iter().map(|r| r.id).collect();
+    let text = match format {
+        ExportFormat::Json => {
+            let full = st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
+            serde_json::to_string_pretty(&full)? + "\n"
+        }
+        ExportFormat::Csv => rtshield_report::runs::runs_csv(&sums),
+    };
+    match output {
+        None => print!("{text}"),
+        Some(p) => write_file(&p, text.as_bytes())?,
+    }
+    Ok(0)
+}
+
+/// `runs report`: `rtshield report` over the selected runs, through a
+/// private temporary directory.
+fn report(
+    spec: Option<&str>,
+    selectors: Vec<String>,
+    output: PathBuf,
+    title: String,
+) -> anyhow::Result<i32> {
+    let mut st = open(spec)?;
+    let tmp_parent = std::env::temp_dir();
+    let parent = SafeDir::open(&tmp_parent, DirPolicy::Strict)
+        .or_else(|_| SafeDir::open(&tmp_parent, DirPolicy::AllowUnsafe))?;
+    let (tmp, tmp_name) =
+        parent.create_unique_subdir(&format!("rtshield-runs-{}", std::process::id()), 0o700)?;
+    let mut inputs = Vec::new();
+    let mut names = Vec::new();
+    let result = (|| -> anyhow::Result<i32> {
+        for s in &selectors {
+            let sel = selector(s, "selector")?;
+            let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+            if sums.is_empty() {
+                return Err(InputError::new(format!("`{s}` selects no run")).into());
             }
-            let _ = parent.remove_dir(&tmp_name);
-            result
+            let full = st
+                .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            for (sum, r) in sums.iter().zip(full) {
+                let name = format!("run-{}.json", sum.id);
+                tmp.write(&name, serde_json::to_string(&r)?.as_bytes())?;
+                inputs.push(tmp.path().join(&name));
+                names.push(if sum.label.is_empty() {
+                    format!("run {}", sum.id)
+                } else {
+                    format!("{} #{}", sum.label, sum.id)
+                });
+            }
+        }
+        let out = rtshield_report::generate(&rtshield_report::Options {
+            inputs: inputs.clone(),
+            names: names.clone(),
+            out_dir: output.clone(),
+            formats: rtshield_report::Format::ALL.to_vec(),
+            title: title.clone(),
+            policy: DirPolicy::Strict,
+            x_max_us: None,
+        })?;
+        print!("{}", out.table.to_markdown(&title));
+        println!("\nwrote {} files to {}/", out.files.len(), output.display());
+        Ok(0)
+    })();
+    for p in &inputs {
+        if let Some(n) = p.file_name().and_then(|n| n.to_str()) {
+            let _ = tmp.remove_file(n);
         }
     }
+    let _ = parent.remove_dir(&tmp_name);
+    result
 }
 
 /// `runs list --group-by`: one row per group.
@@ -457,40 +367,9 @@ fn list_groups(
         println!("{}", serde_json::to_string_pretty(&groups)?);
         return Ok(0);
     }
-    let widths: Vec<usize> = (0..by.len())
-        .map(|i| {
-            groups
-                .iter()
-                .map(|g| g.keys[i].chars().count())
-                .chain([by[i].len()])
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut head = String::new();
-    for (k, w) in by.iter().zip(&widths) {
-        head.push_str(&format!("{k:<w$}  "));
-    }
-    println!("{head}{:>6}  {:>8}  {:>8}", "runs", "p99.9us", "max_us");
-    for g in &groups {
-        let mut line = String::new();
-        for (k, w) in g.keys.iter().zip(&widths) {
-            line.push_str(&format!("{k:<w$}  "));
-        }
-        println!(
-            "{line}{:>6}  {:>8}  {:>8}",
-            g.runs,
-            us(g.worst_p999_ns),
-            us(g.worst_max_ns)
-        );
-    }
-    let total: u64 = groups.iter().map(|g| g.runs).sum();
-    println!(
-        "{} group{}, {total} run{} in {}",
-        groups.len(),
-        if groups.len() == 1 { "" } else { "s" },
-        if total == 1 { "" } else { "s" },
-        st.location()
+    print!(
+        "{}",
+        rtshield_report::runs::groups_table(by, &groups, &st.location())
     );
     Ok(0)
 }
@@ -525,54 +404,6 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
         dst.location()
     );
     Ok(0)
-}
-
-fn export_csv(runs: &[RunSummary]) -> String {
-    let mut s = String::from(
-        "id,uuid,host,kernel,preempt,started,label,isolation,load,thread,cpu,samples,min_ns,avg_ns,p50_ns,p99_ns,p99.9_ns,p99.99_ns,max_ns,overruns,missed_periods,lost\n",
-    );
-    let q = |v: &str| {
-        if v.contains([',', '"', '\n']) {
-            format!("\"{}\"", v.replace('"', "\"\""))
-        } else {
-            v.to_string()
-        }
-    };
-    for r in runs {
-        for (i, t) in r.threads.iter().enumerate() {
-            let p = |k: &str| {
-                t.percentiles
-                    .get(k)
-                    .map_or(String::new(), |v| v.to_string())
-            };
-            s.push_str(&format!(
-                "{},{},{},{},{},{},{},{},{},{},{},{},{},{:.1},{},{},{},{},{},{},{},{}\n",
-                r.id,
-                r.uuid,
-                q(&r.host),
-                q(&r.kernel),
-                q(&r.preempt),
-                r.started,
-                q(&r.label),
-                q(&tag(r, "isolation")),
-                q(&tag(r, "load")),
-                i,
-                t.cpu.map_or(String::new(), |c| c.to_string()),
-                t.samples,
-                t.min_ns,
-                t.avg_ns,
-                p("50"),
-                p("99"),
-                p("99.9"),
-                p("99.99"),
-                t.max_ns,
-                t.overruns,
-                t.missed_periods,
-                t.lost
-            ));
-        }
-    }
-    s
 }
 
 /// Write `bytes` to `path` through the safe helper.

@@ -19,7 +19,7 @@ pub use cells::plan_text;
 use model::{Campaign, Cell, Step};
 use process::PartitionGuard;
 use rtshield_results::RunResult;
-use rtshield_store::{compare, default_stats, Selector, Store};
+use rtshield_store::{Selector, Store};
 use rtshield_sys::{DirPolicy, InputError, Root, SafeDir};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -239,87 +239,9 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
             })?;
         }
     }
-    let stat_keys = ["50", "99", "99.9", "99.99"];
-    let mut md = format!("# Campaign {}\n\n", c.name);
-    md.push_str("| load | isolation | runs | samples | p50 (us) | p99 (us) | p99.9 (us) | p99.99 (us) | max (us) |\n|---|---|---|---|---|---|---|---|---|\n");
     let loads: Vec<&str> = dedup(c.cells.iter().map(Cell::load));
     let isos: Vec<&str> = dedup(c.cells.iter().map(Cell::isolation));
-    let us = |v: Option<i64>| v.map_or("?".into(), |v| format!("{:.1}", v as f64 / 1000.0));
-    for l in &loads {
-        for iso in &isos {
-            let group: Vec<&RunResult> = runs
-                .iter()
-                .filter(|r| {
-                    r.tags.get("load").map(String::as_str) == Some(l)
-                        && r.tags.get("isolation").map(String::as_str) == Some(iso)
-                })
-                .collect();
-            if group.is_empty() {
-                continue;
-            }
-            let samples: u64 = group
-                .iter()
-                .flat_map(|r| &r.threads)
-                .map(|t| t.samples)
-                .sum();
-            // Worst over the runs: the figure a user must plan for.
-            let worst = |k: &str| {
-                group
-                    .iter()
-                    .flat_map(|r| &r.threads)
-                    .filter_map(|t| t.percentiles.get(k).copied())
-                    .max()
-            };
-            let max = group
-                .iter()
-                .flat_map(|r| &r.threads)
-                .map(|t| t.max_ns)
-                .max();
-            md.push_str(&format!(
-                "| {l} | {iso} | {} | {samples} | {} | {} | {} | {} | {} |\n",
-                group.len(),
-                us(worst(stat_keys[0])),
-                us(worst(stat_keys[1])),
-                us(worst(stat_keys[2])),
-                us(worst(stat_keys[3])),
-                us(max)
-            ));
-        }
-    }
-    md.push_str("\nPercentiles are the worst over each group's runs and threads.\n\n## Isolation methods compared within each load\n\n");
-    md.push_str("| load | A | B | statistic | A (us) | B (us) | B/A | 95 % CI | verdict |\n|---|---|---|---|---|---|---|---|---|\n");
-    for l in &loads {
-        let side = |iso: &str| -> Vec<RunResult> {
-            runs.iter()
-                .filter(|r| {
-                    r.tags.get("load").map(String::as_str) == Some(l)
-                        && r.tags.get("isolation").map(String::as_str) == Some(iso)
-                })
-                .cloned()
-                .collect()
-        };
-        for (ai, a) in isos.iter().enumerate() {
-            for b in isos.iter().skip(ai + 1) {
-                let (ra, rb) = (side(a), side(b));
-                if ra.is_empty() || rb.is_empty() {
-                    continue;
-                }
-                let cmp = compare(&ra, &rb, &default_stats(), 0);
-                for row in &cmp.rows {
-                    md.push_str(&format!(
-                        "| {l} | {a} | {b} | {} | {} | {} | {:.2} | [{:.2}, {:.2}] | {} |\n",
-                        row.stat,
-                        us(Some(row.a_ns)),
-                        us(Some(row.b_ns)),
-                        row.ratio,
-                        row.ci_low,
-                        row.ci_high,
-                        row.verdict.as_str()
-                    ));
-                }
-            }
-        }
-    }
+    let md = rtshield_report::campaign::summary_markdown(&c.name, &loads, &isos, &runs);
     rdir.write("summary.md", md.as_bytes())?;
     Ok(rdir.path().to_path_buf())
 }
@@ -345,46 +267,9 @@ fn sanitize(s: &str) -> String {
 /// from the summed histogram.
 fn merge(group: &[&RunResult]) -> Option<RunResult> {
     let first = group.first()?;
-    let t0 = first.threads.first()?;
-    let res = t0.histogram.resolution_ns;
-    let buckets = t0.histogram.buckets;
-    let mut counts: std::collections::BTreeMap<u64, u64> = Default::default();
-    let (mut n, mut overflow, mut sum) = (0u64, 0u64, 0f64);
-    let (mut min, mut max) = (i64::MAX, i64::MIN);
-    for t in group.iter().flat_map(|r| &r.threads) {
-        if t.histogram.resolution_ns != res || t.histogram.buckets != buckets {
-            continue;
-        }
-        for [b, c] in &t.histogram.counts {
-            *counts.entry(*b).or_default() += c;
-        }
-        overflow += t.histogram.overflow;
-        n += t.samples;
-        sum += t.avg_ns * t.samples as f64;
-        min = min.min(t.min_ns);
-        max = max.max(t.max_ns);
-    }
-    if n == 0 {
-        return None;
-    }
-    let h = rtshield_results::Histogram {
-        resolution_ns: res,
-        buckets,
-        counts: counts.into_iter().map(|(b, c)| [b, c]).collect(),
-        overflow,
-        underflow: 0,
-    };
+    first.threads.first()?;
+    let t = rtshield_results::pool_threads(group.iter().flat_map(|r| &r.threads))?;
     let mut m = (*first).clone();
-    let t = rtshield_results::import::thread_from_histogram(
-        0,
-        t0.cpu,
-        t0.period_ns,
-        n,
-        min,
-        max,
-        sum / n as f64,
-        h,
-    );
     m.threads = vec![t];
     m.label = None;
     Some(m)

@@ -99,9 +99,9 @@ pub fn markdown_table() -> String {
             "| `{}` | {} | {} | {} | {} |\n",
             k.key,
             secs,
-            k.form.replace('|', "\\|"),
+            rtshield_text::markdown::cell(k.form),
             k.default,
-            k.meaning.replace('|', "\\|")
+            rtshield_text::markdown::cell(k.meaning)
         ));
     }
     s

@@ -56,11 +56,7 @@ pub fn load(path: &Path, machine: &Machine) -> anyhow::Result<Config> {
     // A regular file only, bounded: a FIFO or device is refused without blocking.
     let bytes = rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT)
         .map_err(|e| InputError::new(e.to_string()))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        let upto = &e.as_bytes()[..e.utf8_error().valid_up_to()];
-        let line = upto.iter().filter(|&&b| b == b'\n').count() + 1;
-        let col = upto.iter().rev().take_while(|&&b| b != b'\n').count() + 1;
-        InputError::at(&name, line, col, "not UTF-8 text")
-    })?;
+    let text =
+        rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
     Ok(model::parse(&name, &text, machine)?)
 }

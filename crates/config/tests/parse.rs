@@ -450,7 +450,8 @@ fn file_errors_are_input_errors() {
     let e = rtshield_config::load(&p, &machine("0-1")).unwrap_err();
     assert!(e.is::<rtshield_sys::InputError>());
     assert!(
-        e.to_string().ends_with("bad.cfg:2:2: not UTF-8 text"),
+        e.to_string()
+            .ends_with("bad.cfg:2:2: byte 0xff is not UTF-8 (the file must be UTF-8 text)"),
         "{e}"
     );
     let e = rtshield_config::load(&d.path().join("nope.cfg"), &machine("0-1")).unwrap_err();

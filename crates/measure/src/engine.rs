@@ -324,7 +324,7 @@ fn mark_rings(
 /// Why threads that all ended by themselves ended: their samples, else
 /// the duration.
 fn ended_by_itself(spec: &MeasureSpec, exact: &[Accum]) -> EndReason {
-    if spec.samples.is_some() && exact.iter().all(|a| Some(a.count) == spec.samples) {
+    if spec.samples.is_some() && exact.iter().all(|a| Some(a.lat.count) == spec.samples) {
         EndReason::Samples
     } else {
         EndReason::Duration
@@ -655,24 +655,7 @@ impl Snapshot<'_> {
 }
 
 /// Interval figures accumulated on the main thread from the rings.
-#[derive(Debug, Clone, Copy)]
-struct IvalAcc {
-    n: u64,
-    min: i64,
-    max: i64,
-    sum: i128,
-}
-
-impl Default for IvalAcc {
-    fn default() -> Self {
-        IvalAcc {
-            n: 0,
-            min: i64::MAX,
-            max: i64::MIN,
-            sum: 0,
-        }
-    }
-}
+type IvalAcc = rtshield_results::MinMaxSum;
 
 /// The live atomics of every thread, `count` first (Acquire): the other
 /// figures are at least that fresh.
@@ -680,11 +663,13 @@ fn read_live(lives: &[Live]) -> Vec<Accum> {
     lives
         .iter()
         .map(|l| Accum {
-            count: l.count.load(Acquire),
-            min: l.min.load(Relaxed),
-            max: l.max.load(Relaxed),
+            lat: rtshield_results::MinMaxSum {
+                count: l.count.load(Acquire),
+                min: l.min.load(Relaxed),
+                max: l.max.load(Relaxed),
+                sum: l.sum.load(Relaxed) as i128,
+            },
             cur: l.cur.load(Relaxed),
-            sum: l.sum.load(Relaxed) as i128,
             overruns: l.overruns.load(Relaxed),
             missed: l.missed.load(Relaxed),
             lost: l.lost.load(Relaxed),
@@ -709,14 +694,14 @@ fn consistent_figures(
     let mut exact = read_live(lives);
     for _ in 0..200 {
         for (i, c) in rings.iter_mut().enumerate() {
-            let want = exact[i].count.saturating_sub(exact[i].lost);
+            let want = exact[i].lat.count.saturating_sub(exact[i].lost);
             let k = want.saturating_sub(hists[i].samples).min(c.slots() as u64) as usize;
             take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
         }
         let agree = exact
             .iter()
             .zip(hists.iter())
-            .all(|(a, h)| a.count.saturating_sub(a.lost) == h.samples);
+            .all(|(a, h)| a.lat.count.saturating_sub(a.lost) == h.samples);
         if agree {
             break;
         }
@@ -741,10 +726,7 @@ fn take(
         let (a, b) = chunk.as_slices();
         for s in a.iter().chain(b) {
             hist.record(s.value, s.missed, period);
-            v.n += 1;
-            v.min = v.min.min(s.value);
-            v.max = v.max.max(s.value);
-            v.sum += s.value as i128;
+            v.add(s.value);
         }
         chunk.commit_all();
     }
@@ -792,14 +774,10 @@ fn interval_stats(
                 } else {
                     l.sum.load(Relaxed) as f64 / count as f64
                 },
-                ival_samples: v.n,
-                ival_min_ns: if v.n == 0 { 0 } else { v.min },
-                ival_max_ns: if v.n == 0 { 0 } else { v.max },
-                ival_avg_ns: if v.n == 0 {
-                    0.0
-                } else {
-                    v.sum as f64 / v.n as f64
-                },
+                ival_samples: v.count,
+                ival_min_ns: v.min().unwrap_or(0),
+                ival_max_ns: v.max().unwrap_or(0),
+                ival_avg_ns: v.mean().unwrap_or(0.0),
                 overruns: l.overruns.load(Relaxed),
                 missed_periods: l.missed.load(Relaxed),
                 lost: l.lost.load(Relaxed),
@@ -989,7 +967,7 @@ mod tests {
         while let Ok(s) = c.pop() {
             v.push(s);
         }
-        assert_eq!(live.count.load(Relaxed), a.count);
+        assert_eq!(live.count.load(Relaxed), a.lat.count);
         (a, v)
     }
 
@@ -1011,25 +989,25 @@ mod tests {
     #[test]
     fn nanosleep_loop_counts_exactly() {
         let (a, v) = quick(Mode::Nanosleep, 50);
-        assert_eq!(a.count, 50);
+        assert_eq!(a.lat.count, 50);
         assert_eq!(v.len(), 50);
-        assert!(a.min >= 0, "absolute sleep never wakes early");
-        assert_eq!(a.max, v.iter().map(|s| s.value).max().unwrap());
-        assert_eq!(a.sum, v.iter().map(|s| s.value as i128).sum::<i128>());
+        assert!(a.lat.min >= 0, "absolute sleep never wakes early");
+        assert_eq!(a.lat.max, v.iter().map(|s| s.value).max().unwrap());
+        assert_eq!(a.lat.sum, v.iter().map(|s| s.value as i128).sum::<i128>());
     }
 
     #[test]
     fn posix_timer_loop_counts_exactly() {
         let (a, v) = quick(Mode::PosixTimer, 30);
-        assert_eq!(a.count, 30);
+        assert_eq!(a.lat.count, 30);
         assert_eq!(v.len(), 30);
-        assert!(a.min >= 0);
+        assert!(a.lat.min >= 0);
     }
 
     #[test]
     fn interval_mode_reports_time_between_wakeups() {
         let (a, v) = quick(Mode::Interval, 20);
-        assert_eq!(a.count, 20);
+        assert_eq!(a.lat.count, 20);
         // The intervals add up to the time from start to the last wake-up,
         // which is at least 20 periods.
         let total: i64 = v.iter().map(|s| s.value).sum();
@@ -1043,7 +1021,7 @@ mod tests {
         // intervals add up to the time since the start (>= 20 periods) and
         // average one period when nothing was late.
         let (a, v) = quick(Mode::IntervalPosix, 20);
-        assert_eq!(a.count, 20);
+        assert_eq!(a.lat.count, 20);
         let total: i64 = v.iter().map(|s| s.value).sum();
         assert!(total >= 20 * 200_000, "{total}");
         assert!(v.iter().all(|s| s.value > 0));
@@ -1138,7 +1116,7 @@ mod tests {
             samples: Some(10),
         };
         let a = hot_loop(&cfg, &Waiter::Nanosleep, &mut p, &live, &stop);
-        assert_eq!(a.count, 10);
+        assert_eq!(a.lat.count, 10);
         assert_eq!(a.lost, 6);
     }
 
@@ -1163,7 +1141,7 @@ mod tests {
         assert!(a.overruns >= 1);
         assert!(a.missed >= 9);
         // Every period in (start, end] is measured or missed.
-        assert_eq!(a.count + a.missed, 14);
+        assert_eq!(a.lat.count + a.missed, 14);
     }
 
     #[test]
@@ -1258,6 +1236,6 @@ mod tests {
             samples: None,
         };
         let a = hot_loop(&cfg, &Waiter::Nanosleep, &mut p, &live, &stop);
-        assert_eq!(a.count, 0);
+        assert_eq!(a.lat.count, 0);
     }
 }

@@ -130,17 +130,17 @@ impl Live {
     /// Store the thread's figures (plain stores; `count` last, Release).
     #[inline(always)]
     pub(crate) fn publish(&self, a: &Accum) {
-        self.min.store(a.min, Relaxed);
-        self.max.store(a.max, Relaxed);
+        self.min.store(a.lat.min, Relaxed);
+        self.max.store(a.lat.max, Relaxed);
         self.cur.store(a.cur, Relaxed);
-        self.sum.store(a.sum as i64, Relaxed);
+        self.sum.store(a.lat.sum as i64, Relaxed);
         self.overruns.store(a.overruns, Relaxed);
         self.missed.store(a.missed, Relaxed);
         self.lost.store(a.lost, Relaxed);
         // Last, with Release (a plain store on x86, `stlr` on ARM, no
         // fence): a reader loading `count` with Acquire first sees the
         // other figures at least that fresh (avg = sum/count stays sane).
-        self.count.store(a.count, Release);
+        self.count.store(a.lat.count, Release);
     }
 }
 
@@ -215,7 +215,7 @@ pub fn hot_loop_traced(
     let mut prev_wake = cfg.start_ns;
     let end = cfg.end_ns.unwrap_or(i64::MAX);
     let max_samples = cfg.samples.unwrap_or(u64::MAX);
-    while acc.count < max_samples && next <= end && !stop.load(Relaxed) {
+    while acc.lat.count < max_samples && next <= end && !stop.load(Relaxed) {
         // An interrupted wait (the run is stopping) is not a sample.
         let timer_missed = match waiter {
             Waiter::Nanosleep => {

@@ -283,6 +283,10 @@ pub struct Measurement {
 impl Measurement {
     /// The largest maximum of all threads, in ns.
     pub fn max_latency_ns(&self) -> i64 {
-        self.threads.iter().map(|t| t.exact.max).max().unwrap_or(0)
+        self.threads
+            .iter()
+            .map(|t| t.exact.lat.max)
+            .max()
+            .unwrap_or(0)
     }
 }

@@ -37,7 +37,7 @@ impl Measurement {
                     requested_policy: (t.policy != t.spec.policy)
                         .then(|| t.spec.policy.name().to_string()),
                     period_ns: t.spec.period_ns,
-                    samples: t.exact.count,
+                    samples: t.exact.lat.count,
                     min_ns: t.exact.min_or0(),
                     max_ns: t.exact.max_or0(),
                     cur_ns: t.exact.cur,

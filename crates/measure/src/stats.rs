@@ -14,18 +14,18 @@
 //!   that sees every sample that came through the ring, overflow included.
 
 use rtshield_results::{
-    percentile_supported, Corrected, HistStats, Histogram, WorstCase, DEEP_PERCENTILES, PERCENTILES,
+    percentile_supported, Corrected, HistStats, Histogram, MinMaxSum, WorstCase, DEEP_PERCENTILES,
+    PERCENTILES,
 };
 use std::collections::BTreeMap;
 
 /// Exact figures kept on the measuring thread: no allocation, O(1) per sample.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Accum {
-    pub count: u64,
-    pub min: i64,
-    pub max: i64,
+    /// Count, minimum, maximum and sum of the latencies.
+    pub lat: MinMaxSum,
+    /// The last latency.
     pub cur: i64,
-    pub sum: i128,
     /// Wake-ups later than the following period.
     pub overruns: u64,
     /// Periods skipped because of overruns.
@@ -37,59 +37,24 @@ pub struct Accum {
     pub spikes: u64,
 }
 
-impl Default for Accum {
-    fn default() -> Self {
-        Accum {
-            count: 0,
-            min: i64::MAX,
-            max: i64::MIN,
-            cur: 0,
-            sum: 0,
-            overruns: 0,
-            missed: 0,
-            lost: 0,
-            spikes: 0,
-        }
-    }
-}
-
 impl Accum {
     #[inline(always)]
     pub fn add(&mut self, v: i64) {
-        self.count += 1;
+        self.lat.add(v);
         self.cur = v;
-        self.sum += v as i128;
-        if v < self.min {
-            self.min = v;
-        }
-        if v > self.max {
-            self.max = v;
-        }
     }
 
     /// `min`, or 0 before the first sample.
     pub fn min_or0(&self) -> i64 {
-        if self.count == 0 {
-            0
-        } else {
-            self.min
-        }
+        self.lat.min().unwrap_or(0)
     }
 
     pub fn max_or0(&self) -> i64 {
-        if self.count == 0 {
-            0
-        } else {
-            self.max
-        }
+        self.lat.max().unwrap_or(0)
     }
 
     pub fn avg(&self) -> f64 {
-        if self.count == 0 {
-            0.0
-        } else {
-            self.sum as f64 / self.count as f64
-        }
+        self.lat.mean().unwrap_or(0.0)
     }
 }
 
@@ -283,9 +248,9 @@ mod tests {
         for v in [5, -2, 17, 4] {
             a.add(v);
         }
-        assert_eq!(a.count, 4);
-        assert_eq!(a.min, -2);
-        assert_eq!(a.max, 17);
+        assert_eq!(a.lat.count, 4);
+        assert_eq!(a.lat.min, -2);
+        assert_eq!(a.lat.max, 17);
         assert_eq!(a.cur, 4);
         assert_eq!(a.avg(), 6.0);
     }

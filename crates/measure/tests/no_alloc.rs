@@ -77,7 +77,7 @@ fn loop_allocations(mode: Mode, ring: usize, samples: u64, late: i64) -> (u64, u
         let acc = hot_loop(&cfg, &waiter, &mut tx, &live, &stop);
         WATCHED.with(|w| w.set(false));
         let after = allocs();
-        (after - before, acc.count, acc.overruns)
+        (after - before, acc.lat.count, acc.overruns)
     })
     .join()
     .unwrap()
@@ -197,7 +197,7 @@ fn spike_allocations(
         );
         WATCHED.with(|w| w.set(false));
         let after = allocs();
-        (after - before, acc.count, acc.spikes, mrx.slots())
+        (after - before, acc.lat.count, acc.spikes, mrx.slots())
     })
     .join()
     .unwrap();

@@ -58,7 +58,7 @@ fn runs_to_the_sample_count_with_snapshots() {
     assert_eq!(m.end, EndReason::Samples);
     assert!(!m.partial);
     let t = &m.threads[0];
-    assert_eq!(t.exact.count, 500);
+    assert_eq!(t.exact.lat.count, 500);
     assert_eq!(t.policy, Policy::Other);
     assert!(t.fallback.is_none());
     assert_eq!(t.hist.samples + t.exact.lost, 500);
@@ -91,7 +91,7 @@ fn observer_can_stop_the_run() {
     };
     let m = run(&spec(100_000), &stop, &mut obs).unwrap();
     assert_eq!(m.end, EndReason::Stop);
-    assert!(m.threads[0].exact.count < 100_000);
+    assert!(m.threads[0].exact.lat.count < 100_000);
 }
 
 #[test]
@@ -99,7 +99,7 @@ fn stop_flag_ends_the_run() {
     let stop = AtomicBool::new(true);
     let m = run(&spec(100_000), &stop, &mut NoObserver).unwrap();
     assert_eq!(m.end, EndReason::Stop);
-    assert!(m.threads[0].exact.count < 100_000);
+    assert!(m.threads[0].exact.lat.count < 100_000);
 }
 
 #[test]
@@ -193,7 +193,7 @@ fn main_thread_is_placed_for_the_run_then_everything_is_put_back() {
         s.stats_period_ns = 20_000_000;
         let mut probe = MainThreadProbe::default();
         let m = run(&s, &AtomicBool::new(false), &mut probe).unwrap();
-        assert_eq!(m.threads[0].exact.count, 300);
+        assert_eq!(m.threads[0].exact.lat.count, 300);
         assert_eq!(m.threads[0].cpu, Some(cpu));
         assert!(!probe.seen.is_empty());
         for (aff, pol, prio, dma) in &probe.seen {

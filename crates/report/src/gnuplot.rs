@@ -8,6 +8,7 @@
 
 use crate::load::Run;
 use crate::series::{slugify, Series};
+use rtshield_text::gnuplot::double_quoted as gp_escape;
 
 /// (file name, contents) pairs.
 pub fn files(
@@ -16,6 +17,13 @@ pub fn files(
     title: &str,
     x_max: Option<f64>,
 ) -> Vec<(String, String)> {
+    let mut out = latency_files(series, title, x_max);
+    out.extend(timeline_files(runs, title));
+    out
+}
+
+/// `plot.gp` (first) and one `latency-SLUG.dat` per curve.
+fn latency_files(series: &[Series], title: &str, x_max: Option<f64>) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut plots = Vec::new();
     let x_end = crate::plot::x_range(series, x_max);
@@ -68,7 +76,13 @@ pub fn files(
         ymax = crate::plot::y_range(series),
     );
     out.insert(0, ("plot.gp".to_string(), gp));
+    out
+}
 
+/// `timeline.gp` and one `timeline-SLUG.dat` per thread of the runs that
+/// have a timeline (nothing when none has).
+fn timeline_files(runs: &[Run], title: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
     let mut tplots = Vec::new();
     // Load phases shaded as in timeline.png, when one run has a timeline
     // (several runs' phases would overlap on the one plot).
@@ -136,8 +150,4 @@ pub fn files(
         ));
     }
     out
-}
-
-fn gp_escape(s: &str) -> String {
-    s.replace('\\', "\\\\").replace('"', "\\\"")
 }

@@ -11,7 +11,8 @@
 
 use crate::load::Run;
 use crate::series::Series;
-use crate::table::{html_escape, Table};
+use crate::table::Table;
+use rtshield_text::markup::text as html_escape;
 use serde_json::{json, Value};
 
 pub struct Inputs<'a> {

@@ -9,10 +9,13 @@
 //! (see [`check_out_dir`]). All writes and removals go through one
 //! directory descriptor ([`SafeDir`]); see docs/security.md.
 
+pub mod campaign;
 pub mod gnuplot;
 pub mod html;
 pub mod load;
+pub mod output;
 pub mod plot;
+pub mod runs;
 pub mod series;
 pub mod spikes;
 /// Fixtures for tests and examples: never in the release binary.
@@ -109,92 +112,60 @@ pub fn render(
     let want = |f: Format| formats.contains(&f);
     let series = series::build(runs);
     let table = table::build(runs, &series);
-    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
-    if want(Format::Png) {
-        out.push((
-            "latency.png".into(),
-            plot::latency_png(&series, title, x_max)?,
-        ));
+    let timelines = if want(Format::Png) || want(Format::Html) {
+        timeline_pngs(runs, title)?
+    } else {
+        Vec::new()
+    };
+    let inputs = output::Rendered {
+        runs,
+        series: &series,
+        table: &table,
+        title,
+        x_max,
+        timelines: &timelines,
+    };
+    let mut out = Vec::new();
+    for f in Format::ALL.iter().filter(|f| want(**f)) {
+        out.extend(output::renderer(*f).files(&inputs)?);
     }
-    if want(Format::Svg) {
-        out.push((
-            "latency.svg".into(),
-            plot::latency_svg(&series, title, x_max)?.into_bytes(),
-        ));
-    }
-    if want(Format::Png) {
-        out.push((
-            "percentiles.png".into(),
-            plot::percentile_png(&series, &format!("{title}: tail (1 − quantile)"))?,
-        ));
-    }
-    if want(Format::Svg) {
-        out.push((
-            "percentiles.svg".into(),
-            plot::percentile_svg(&series, &format!("{title}: tail (1 − quantile)"))?.into_bytes(),
-        ));
-    }
-    // Timelines: `timeline.png` for one run, `timeline-LABEL.png` for several.
+    Ok(out)
+}
+
+/// The timeline pictures: `timeline.png` for one run, `timeline-LABEL.png`
+/// for several; one per run with a timeline, rendered in parallel, kept in
+/// input order.
+fn timeline_pngs(runs: &[load::Run], title: &str) -> anyhow::Result<Vec<output::TimelinePng>> {
     let with_tl: Vec<&load::Run> = runs
         .iter()
         .filter(|r| r.timeline.as_ref().is_some_and(|t| !t.is_empty()))
         .collect();
-    let mut timelines = Vec::new();
-    if want(Format::Png) || want(Format::Html) {
-        // One picture per run, rendered in parallel, kept in input order.
-        let pngs: Vec<anyhow::Result<Vec<u8>>> = std::thread::scope(|sc| {
-            let handles: Vec<_> = with_tl
-                .iter()
-                .map(|r| {
-                    let tl = r.timeline.as_ref().expect("filtered above");
-                    let t = format!("Per-interval maximum — {}", r.label);
-                    sc.spawn(move || plot::timeline_png(tl, &t))
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().expect("a plotting thread panicked"))
-                .collect()
+    let pngs: Vec<anyhow::Result<Vec<u8>>> = std::thread::scope(|sc| {
+        let handles: Vec<_> = with_tl
+            .iter()
+            .map(|r| {
+                let tl = r.timeline.as_ref().expect("filtered above");
+                let t = format!("Per-interval maximum — {}", r.label);
+                sc.spawn(move || plot::timeline_png(tl, &t))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a plotting thread panicked"))
+            .collect()
+    });
+    let mut out = Vec::new();
+    for (r, png) in with_tl.iter().zip(pngs) {
+        let file = if with_tl.len() == 1 {
+            "timeline.png".to_string()
+        } else {
+            format!("timeline-{}.png", series::slugify(&r.label))
+        };
+        out.push(output::TimelinePng {
+            file,
+            caption: format!("{} — {}", title, r.label),
+            png: png?,
         });
-        for (r, png) in with_tl.iter().zip(pngs) {
-            let name = if with_tl.len() == 1 {
-                "timeline.png".to_string()
-            } else {
-                format!("timeline-{}.png", series::slugify(&r.label))
-            };
-            timelines.push((name, format!("{} — {}", title, r.label), png?));
-        }
-    }
-    if want(Format::Png) {
-        for (name, _, png) in &timelines {
-            out.push((name.clone(), png.clone()));
-        }
-    }
-    if want(Format::Html) {
-        let pics: Vec<(String, Vec<u8>)> = timelines.into_iter().map(|(_, c, p)| (c, p)).collect();
-        let tail = plot::percentile_png(&series, &format!("{title}: tail (1 − quantile)"))?;
-        let page = html::render(&html::Inputs {
-            percentiles: &tail,
-            title,
-            runs,
-            series: &series,
-            table: &table,
-            timelines: &pics,
-            x_max,
-        });
-        out.push(("report.html".into(), page.into_bytes()));
-    }
-    if want(Format::Md) {
-        let md = table.to_markdown(title) + &spikes::markdown(runs);
-        out.push(("summary.md".into(), md.into_bytes()));
-    }
-    if want(Format::Csv) {
-        out.push(("summary.csv".into(), table.to_csv().into_bytes()));
-    }
-    if want(Format::Gnuplot) {
-        for (n, c) in gnuplot::files(runs, &series, title, x_max) {
-            out.push((n, c.into_bytes()));
-        }
     }
     Ok(out)
 }

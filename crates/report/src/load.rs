@@ -78,12 +78,8 @@ pub fn load_one(p: &Path) -> anyhow::Result<Run> {
     // A regular file only, bounded: a FIFO or device is refused without blocking.
     let bytes = rtshield_sys::safefs::read_input(&file, rtshield_sys::safefs::INPUT_LIMIT)
         .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        InputError::new(format!(
-            "{fname}: not UTF-8 text at byte {}",
-            e.utf8_error().valid_up_to()
-        ))
-    })?;
+    let text =
+        rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&fname, e.line, e.col, e))?;
     let format = import::sniff(&text);
     let mut log_timeline = None;
     let mut result = match format {

@@ -3,9 +3,10 @@
 //! latency per thread). Empty for runs that did not trace.
 
 use crate::load::Run;
-use crate::table::html_escape as esc;
 use rtshield_results::export::spikes_summary;
 use rtshield_results::{LatencyPart, RunResult};
+use rtshield_text::markdown;
+use rtshield_text::markup::text as esc;
 
 fn us(ns: i64) -> String {
     format!("{:.1}", ns as f64 / 1000.0)
@@ -112,10 +113,10 @@ pub fn markdown(runs: &[Run]) -> String {
                     "| {} | {} | {} ({}) | {} | {} |\n",
                     i + 1,
                     s.cpu,
-                    s.comm.replace('|', "\\|"),
+                    markdown::cell(&s.comm),
                     s.pid,
                     us(s.latency_ns as i64),
-                    s.verdict.replace('|', "\\|")
+                    markdown::cell(&s.verdict)
                 ));
             }
         }

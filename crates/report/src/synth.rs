@@ -3,7 +3,7 @@
 //! one (a peak and a long tail) and a day-long `timeline.csv`.
 
 use rtshield_results::export::timeline;
-use rtshield_results::import::thread_from_histogram;
+use rtshield_results::histogram::thread_from_histogram;
 use rtshield_results::{Histogram, RunResult};
 use rtshield_sys::SysInfo;
 use std::collections::BTreeMap;

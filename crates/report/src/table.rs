@@ -5,6 +5,7 @@
 use crate::load::Run;
 use crate::series::{fmt_us, fmt_us_frac, Series};
 use rtshield_results::{RunResult, ThreadResult};
+use rtshield_text::{markdown, markup};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
@@ -303,7 +304,7 @@ pub fn worst_cases_markdown(w: &[(String, Vec<Worst>)]) -> String {
     for (label, v) in w {
         out.push_str(&format!(
             "\n| {} | latency (µs) |\n|---|---:|\n",
-            label.replace('|', "\\|")
+            markdown::cell(label)
         ));
         for x in v {
             out.push_str(&format!(
@@ -322,12 +323,12 @@ pub fn worst_cases_html(w: &[(String, Vec<Worst>)]) -> String {
     for (label, v) in w {
         out.push_str(&format!(
             "<table class=\"summary worst\">\n<thead><tr><th>{}: at</th><th>latency (µs)</th></tr></thead>\n<tbody>\n",
-            html_escape(label)
+            markup::text(label)
         ));
         for x in v {
             out.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td></tr>\n",
-                html_escape(&x.when()),
+                markup::text(&x.when()),
                 fmt_us(x.us * 1000.0, x.res_ns)
             ));
         }
@@ -404,7 +405,7 @@ fn load(r: &RunResult) -> String {
 
 impl Table {
     pub fn to_markdown(&self, title: &str) -> String {
-        let esc = |s: &str| s.replace('|', "\\|");
+        let esc = markdown::cell;
         let mut out = format!("# {title}\n\n| |");
         for c in &self.columns {
             out.push_str(&format!(" {} |", esc(c)));
@@ -424,36 +425,21 @@ impl Table {
         out
     }
 
-    /// RFC 4180: fields with `,` `"` or newlines are quoted.
+    /// `summary.csv`: a `metric` column, then one column per curve.
     pub fn to_csv(&self) -> String {
-        let q = |s: &str| {
-            if s.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", s.replace('"', "\"\""))
-            } else {
-                s.to_string()
-            }
-        };
-        let mut out = String::from("metric");
-        for c in &self.columns {
-            out.push(',');
-            out.push_str(&q(c));
-        }
-        out.push('\n');
-        for (name, cells) in &self.rows {
-            out.push_str(&q(name));
-            for c in cells {
-                out.push(',');
-                out.push_str(&q(c));
-            }
-            out.push('\n');
-        }
-        out
+        let header = std::iter::once("metric").chain(self.columns.iter().map(String::as_str));
+        let rows = self.rows.iter().map(|(name, cells)| {
+            std::iter::once(name.as_str()).chain(cells.iter().map(String::as_str))
+        });
+        rtshield_text::csv::table(
+            std::iter::once(header.collect::<Vec<_>>()).chain(rows.map(Iterator::collect)),
+        )
     }
 
     pub fn to_html(&self) -> String {
         let mut out = String::from("<table class=\"summary\">\n<thead><tr><th></th>");
         for c in &self.columns {
-            out.push_str(&format!("<th>{}</th>", html_escape(c)));
+            out.push_str(&format!("<th>{}</th>", markup::text(c)));
         }
         out.push_str("</tr></thead>\n<tbody>\n");
         for (i, (name, cells)) in self.rows.iter().enumerate() {
@@ -462,29 +448,14 @@ impl Table {
             } else {
                 ""
             };
-            out.push_str(&format!("<tr{class}><th>{}</th>", html_escape(name)));
+            out.push_str(&format!("<tr{class}><th>{}</th>", markup::text(name)));
             for c in cells {
-                out.push_str(&format!("<td>{}</td>", html_escape(c)));
+                out.push_str(&format!("<td>{}</td>", markup::text(c)));
             }
             out.push_str("</tr>\n");
         }
         out.push_str("</tbody>\n</table>\n");
-        out.push_str(&format!("<p class=\"hint\">{}</p>\n", html_escape(NOTE)));
+        out.push_str(&format!("<p class=\"hint\">{}</p>\n", markup::text(NOTE)));
         out
     }
-}
-
-pub fn html_escape(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
 }

@@ -41,17 +41,79 @@ pub struct Timeline {
     pub phases: Vec<Phase>,
 }
 
+/// One line of a timeline CSV, split, with what its errors must name.
+struct Fields<'a> {
+    fields: Vec<&'a str>,
+    line: &'a str,
+    /// 0-based line index.
+    ln: usize,
+    file: &'a str,
+    /// The header's column names.
+    cols: &'a [&'a str],
+}
+
+impl<'a> Fields<'a> {
+    /// Field `c`, trimmed; a line with too few fields is refused.
+    fn field(&self, c: usize) -> Result<&'a str, InputError> {
+        self.fields.get(c).map(|f| f.trim()).ok_or_else(|| {
+            InputError::at(
+                self.file,
+                self.ln + 1,
+                self.line.len() + 1,
+                format!(
+                    "{} fields, the header has {} (truncated line?)",
+                    self.fields.len(),
+                    self.cols.len()
+                ),
+            )
+        })
+    }
+
+    /// Column of field `c`, 1-based, for error messages.
+    fn col(&self, c: usize) -> usize {
+        self.fields[..c].iter().map(|f| f.len() + 1).sum::<usize>() + 1
+    }
+
+    /// Field `c` as a finite number.
+    fn num(&self, c: usize) -> Result<f64, InputError> {
+        let f = self.field(c)?;
+        f.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| {
+                InputError::at(
+                    self.file,
+                    self.ln + 1,
+                    self.col(c),
+                    format!("`{f}` is not a number ({})", self.cols[c]),
+                )
+            })
+    }
+
+    /// Field `c` as an integer, None when empty.
+    fn int(&self, c: usize) -> Result<Option<u32>, InputError> {
+        let f = self.field(c)?;
+        if f.is_empty() {
+            return Ok(None);
+        }
+        f.parse().map(Some).map_err(|_| {
+            InputError::at(
+                self.file,
+                self.ln + 1,
+                self.col(c),
+                format!("`{f}` is not an integer ({})", self.cols[c]),
+            )
+        })
+    }
+}
+
 impl Timeline {
     pub fn read(path: &Path) -> Result<Timeline, InputError> {
         let name = path.display().to_string();
         let bytes = rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT)
             .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
-        let text = String::from_utf8(bytes).map_err(|e| {
-            InputError::new(format!(
-                "{name}: not UTF-8 (byte {})",
-                e.utf8_error().valid_up_to()
-            ))
-        })?;
+        let text = rtshield_text::utf8::decode(bytes)
+            .map_err(|e| InputError::at(&name, e.line, e.col, e))?;
         Self::parse(&text, &name)
     }
 
@@ -96,68 +158,30 @@ impl Timeline {
         let mut tl = Timeline::default();
         let mut phase_rows: Vec<(f64, &str)> = Vec::new();
         for (ln, line) in lines {
-            let fields: Vec<&str> = line.split(',').collect();
-            let field = |c: usize| -> Result<&str, InputError> {
-                fields.get(c).map(|f| f.trim()).ok_or_else(|| {
-                    InputError::at(
-                        file,
-                        ln + 1,
-                        line.len() + 1,
-                        format!(
-                            "{} fields, the header has {} (truncated line?)",
-                            fields.len(),
-                            cols.len()
-                        ),
-                    )
-                })
+            let f = Fields {
+                fields: line.split(',').collect(),
+                line,
+                ln,
+                file,
+                cols: &cols,
             };
-            // Column of field `c`, 1-based, for error messages.
-            let col = |c: usize| fields[..c].iter().map(|f| f.len() + 1).sum::<usize>() + 1;
-            let num = |c: usize| -> Result<f64, InputError> {
-                let f = field(c)?;
-                f.parse::<f64>()
-                    .ok()
-                    .filter(|v| v.is_finite())
-                    .ok_or_else(|| {
-                        InputError::at(
-                            file,
-                            ln + 1,
-                            col(c),
-                            format!("`{f}` is not a number ({})", cols[c]),
-                        )
-                    })
-            };
-            let int = |c: usize| -> Result<Option<u32>, InputError> {
-                let f = field(c)?;
-                if f.is_empty() {
-                    return Ok(None);
-                }
-                f.parse().map(Some).map_err(|_| {
-                    InputError::at(
-                        file,
-                        ln + 1,
-                        col(c),
-                        format!("`{f}` is not an integer ({})", cols[c]),
-                    )
-                })
-            };
-            let t = num(c_t)?;
-            let max = if field(c_max)?.is_empty() {
+            let t = f.num(c_t)?;
+            let max = if f.field(c_max)?.is_empty() {
                 None // no sample in this interval
             } else {
-                Some(num(c_max)? / max_div)
+                Some(f.num(c_max)? / max_div)
             };
             let thread = match c_thread {
-                Some(c) => int(c)?.unwrap_or(0),
+                Some(c) => f.int(c)?.unwrap_or(0),
                 None => 0,
             };
             let cpu = match c_cpu {
-                Some(c) => int(c)?,
+                Some(c) => f.int(c)?,
                 None => None,
             };
             let mm = match c_mm {
-                Some((c, _)) if field(c)?.is_empty() => None,
-                Some((c, div)) => Some(num(c)? / div),
+                Some((c, _)) if f.field(c)?.is_empty() => None,
+                Some((c, div)) => Some(f.num(c)? / div),
                 None => None,
             };
             let idx = match tl.threads.iter().position(|s| s.thread == thread) {
@@ -183,10 +207,7 @@ impl Timeline {
             if idx == 0 {
                 // Borrowed from `text`: no allocation per row.
                 let ph = match c_phase {
-                    Some(c) => {
-                        field(c)?;
-                        fields[c].trim()
-                    }
+                    Some(c) => f.field(c)?,
                     None => "",
                 };
                 phase_rows.push((t, ph));

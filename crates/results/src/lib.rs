@@ -8,6 +8,7 @@
 #[cfg(any(test, feature = "testing"))]
 pub mod example;
 pub mod export;
+pub mod histogram;
 pub mod import;
 pub mod merge;
 pub mod read;
@@ -19,5 +20,6 @@ pub use export::{
     write_all, write_json, ExportManager, Exporter, CSV_FILE, HIST_FILE, JSON_FILE, SPIKES_JSON,
     SPIKES_TXT,
 };
+pub use histogram::{pool_threads, MinMaxSum};
 pub use read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
 pub use schema::*;

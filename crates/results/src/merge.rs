@@ -9,37 +9,13 @@
 //! overflow); the corrected percentiles are the larger of the two parts'
 //! (an upper bound).
 
-use crate::import::{hist_percentiles, hist_stats};
-use crate::{Histogram, RunResult, ThreadResult};
-use std::collections::BTreeMap;
-
-/// Add the buckets of `b` to those of `a` (same resolution and size).
-fn add_histograms(a: &Histogram, b: &Histogram) -> Result<Histogram, String> {
-    if a.resolution_ns != b.resolution_ns || a.buckets != b.buckets {
-        return Err(format!(
-            "histograms differ ({} buckets of {} ns vs {} of {} ns)",
-            a.buckets, a.resolution_ns, b.buckets, b.resolution_ns
-        ));
-    }
-    let mut m: BTreeMap<u64, u64> = BTreeMap::new();
-    for [i, c] in a.counts.iter().chain(&b.counts) {
-        *m.entry(*i).or_insert(0) += c;
-    }
-    Ok(Histogram {
-        resolution_ns: a.resolution_ns,
-        buckets: a.buckets,
-        counts: m
-            .into_iter()
-            .filter(|(_, c)| *c > 0)
-            .map(|(i, c)| [i, c])
-            .collect(),
-        overflow: a.overflow + b.overflow,
-        underflow: a.underflow + b.underflow,
-    })
-}
+use crate::histogram::{hist_percentiles, hist_stats};
+use crate::{RunResult, ThreadResult};
 
 fn merge_thread(a: &ThreadResult, b: &ThreadResult) -> Result<ThreadResult, String> {
-    let histogram = add_histograms(&a.histogram, &b.histogram)
+    let histogram = a
+        .histogram
+        .merge(&b.histogram)
         .map_err(|e| format!("thread {}: {e}", a.index))?;
     let samples = a.samples + b.samples;
     let pick = |x: i64, y: i64, f: fn(i64, i64) -> i64| match (a.samples, b.samples) {

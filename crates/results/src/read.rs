@@ -46,14 +46,7 @@ pub fn read_json(path: impl AsRef<Path>) -> Result<RunResult, ReadError> {
                 },
             }
         })?;
-    let text = String::from_utf8(bytes).map_err(|e| {
-        invalid(
-            path,
-            1,
-            1,
-            format!("not UTF-8 (byte {})", e.utf8_error().valid_up_to()),
-        )
-    })?;
+    let text = rtshield_text::utf8::decode(bytes).map_err(|e| invalid(path, e.line, e.col, e))?;
     parse_json(&text, path)
 }
 

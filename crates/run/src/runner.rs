@@ -808,7 +808,12 @@ impl<'a> Run<'a> {
             _ => m.elapsed_ns,
         };
         self.obs.offset_ns += m.elapsed_ns;
-        self.samples_done += m.threads.iter().map(|t| t.exact.count).min().unwrap_or(0);
+        self.samples_done += m
+            .threads
+            .iter()
+            .map(|t| t.exact.lat.count)
+            .min()
+            .unwrap_or(0);
         let end_reason = if self.obs.stop_reason.is_some() {
             "stop".to_string()
         } else {

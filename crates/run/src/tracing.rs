@@ -59,40 +59,27 @@ const PIPE_CHUNK: usize = 8 << 20;
 /// One part of a split latency being accumulated.
 struct Part {
     hist: ThreadHistograms,
-    min: i64,
-    max: i64,
-    sum: i128,
-    n: u64,
+    exact: rtshield_results::MinMaxSum,
 }
 
 impl Part {
     fn new(spec: &MeasureSpec) -> Part {
         Part {
             hist: ThreadHistograms::new(spec.histo_size_ns, spec.resolution_ns),
-            min: i64::MAX,
-            max: i64::MIN,
-            sum: 0,
-            n: 0,
+            exact: Default::default(),
         }
     }
 
     fn add(&mut self, v: i64) {
         self.hist.record(v, 0, 0);
-        self.min = self.min.min(v);
-        self.max = self.max.max(v);
-        self.sum += i128::from(v);
-        self.n += 1;
+        self.exact.add(v);
     }
 
     fn result(&self) -> LatencyPart {
         LatencyPart {
-            min_ns: if self.n == 0 { 0 } else { self.min },
-            max_ns: if self.n == 0 { 0 } else { self.max },
-            avg_ns: if self.n == 0 {
-                0.0
-            } else {
-                self.sum as f64 / self.n as f64
-            },
+            min_ns: self.exact.min().unwrap_or(0),
+            max_ns: self.exact.max().unwrap_or(0),
+            avg_ns: self.exact.mean().unwrap_or(0.0),
             histogram: self.hist.to_histogram(),
             percentiles: self.hist.percentiles(),
         }
@@ -427,7 +414,7 @@ impl Session {
         if self.spec.split && self.inst.is_some() {
             for (t, (irq, thr)) in m.threads.iter_mut().zip(&self.parts) {
                 t.split = Some(SplitResult {
-                    samples: irq.n,
+                    samples: irq.exact.count,
                     irq: irq.result(),
                     thread: thr.result(),
                 });

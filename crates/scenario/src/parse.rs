@@ -55,38 +55,9 @@ const GLOBAL_KEYS: &[&str] = &["loops_per_us", "timeout"];
 /// makes no OS calls). Text that is not UTF-8 is refused at the line and
 /// column of the first bad byte; `source` names the file in messages.
 pub fn parse_bytes(bytes: &[u8], source: &str) -> Result<Scenario, InputError> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => parse_str(text, source),
-        Err(e) => {
-            let (line, col) = position_of(bytes, e.valid_up_to());
-            Err(InputError::at(
-                source,
-                line,
-                col,
-                format!(
-                    "byte 0x{:02x} is not UTF-8 (scenario files are UTF-8 text)",
-                    bytes[e.valid_up_to()]
-                ),
-            ))
-        }
-    }
-}
-
-/// 1-based line and column (in characters) of byte offset `at`, all of
-/// whose prefix is valid UTF-8.
-fn position_of(bytes: &[u8], at: usize) -> (usize, usize) {
-    let before = &bytes[..at];
-    let line_start = before
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
-    // The prefix was validated by from_utf8: counting chars is safe.
-    let col = String::from_utf8_lossy(&before[line_start..])
-        .chars()
-        .count()
-        + 1;
-    (line, col)
+    let text = rtshield_text::utf8::decode_str(bytes)
+        .map_err(|e| InputError::at(source, e.line, e.col, e))?;
+    parse_str(text, source)
 }
 
 /// Parse scenario text; `source` names it in error messages.

@@ -6,6 +6,7 @@
 
 use crate::trace::{Segment, SegmentKind};
 use rtshield_scenario::report::fmt_ns;
+use rtshield_text::markup::text as esc;
 use std::fmt::Write as _;
 
 const PLOT_W: usize = 1200;
@@ -33,12 +34,6 @@ fn nice_step(raw: u64) -> u64 {
         }
         p = p.saturating_mul(10);
     }
-}
-
-fn esc(s: &str) -> String {
-    s.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
 }
 
 /// Render `segments` over `[0, span_ns)`. Each pixel column of a CPU row is

@@ -31,6 +31,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
+use rand_distr::{Distribution, Poisson};
 use rtshield_results::RunResult;
 use serde::Serialize;
 
@@ -252,30 +253,13 @@ fn pool(runs: &[Dense], pick: impl Iterator<Item = usize>, out: &mut [u64]) {
     }
 }
 
-/// Poisson(lambda) draw: Knuth's method for small lambda, a rounded normal
-/// for large (the difference is far below a bucket at those counts).
+/// A Poisson(lambda) draw (0 for an empty bucket).
 fn poisson(rng: &mut ChaCha8Rng, lambda: f64) -> u64 {
-    if lambda <= 0.0 {
-        return 0;
+    match Poisson::new(lambda) {
+        Ok(p) => p.sample(rng) as u64,
+        // lambda is 0 (an empty bucket): the only draw is 0.
+        Err(_) => 0,
     }
-    if lambda < 30.0 {
-        let l = (-lambda).exp();
-        let mut k = 0u64;
-        let mut p = 1.0;
-        loop {
-            p *= rng.random::<f64>();
-            if p <= l {
-                return k;
-            }
-            k += 1;
-        }
-    }
-    // Box-Muller.
-    let u1: f64 = rng.random::<f64>().max(f64::MIN_POSITIVE);
-    let u2: f64 = rng.random();
-    let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
-    let x = lambda + z * lambda.sqrt();
-    x.round().max(0.0) as u64
 }
 
 /// Compare side A with side B.

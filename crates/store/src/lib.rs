@@ -11,6 +11,7 @@
 mod compare;
 mod pg;
 mod record;
+mod schema;
 mod select;
 mod sql;
 mod sqlite;
@@ -22,9 +23,10 @@ pub use pg::{is_pg_url, pgpass_lookup, PgStore};
 pub use record::{
     is_key_byte, is_tag_key, new_uuid, run_uuid, RunSummary, ThreadSummary, TAG_UUID,
 };
+pub use schema::{sqlite_schema, SCHEMA_VERSION};
 pub use select::{Cond, Op, SelectError, Selector, FIELDS};
 pub use sql::{check_group_keys, Group};
-pub use sqlite::{SqliteStore, MIGRATE_V1_V2, SCHEMA_V1, SCHEMA_VERSION};
+pub use sqlite::SqliteStore;
 
 use rtshield_results::RunResult;
 use std::fmt;

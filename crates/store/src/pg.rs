@@ -12,9 +12,10 @@
 //!   stores what is missing.
 
 use crate::record::{RunSummary, ThreadSummary};
+use crate::schema::{self, SCHEMA_VERSION};
 use crate::select::Selector;
 use crate::sql::{group_query, sort_groups, where_clause, Dialect, Group};
-use crate::{Put, Store, StoreError, SCHEMA_VERSION};
+use crate::{Put, Store, StoreError};
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement};
 use rtshield_results::RunResult;
@@ -25,69 +26,6 @@ use std::time::Duration;
 /// The advisory lock every rtshield takes while it creates or migrates
 /// the schema ("rtshield" in ASCII).
 const SCHEMA_LOCK: i64 = 0x7274_7368_6965_6c64;
-
-/// The whole schema at [`SCHEMA_VERSION`] (3): the SQLite one with
-/// PostgreSQL's types (BIGINT everywhere an integer is stored, so a value
-/// round-trips as i64 in both backends).
-const PG_SCHEMA: &str = "
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE runs (
-    id BIGSERIAL PRIMARY KEY,
-    uuid TEXT NOT NULL UNIQUE,
-    host TEXT NOT NULL,
-    kernel TEXT NOT NULL,
-    kernel_version TEXT NOT NULL,
-    preempt TEXT NOT NULL,
-    arch TEXT NOT NULL,
-    cpu_model TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    label TEXT NOT NULL,
-    started TEXT NOT NULL,
-    duration_s DOUBLE PRECISION NOT NULL,
-    end_reason TEXT NOT NULL,
-    mode TEXT NOT NULL,
-    source TEXT,
-    stored_at BIGINT NOT NULL,
-    summary TEXT NOT NULL,
-    result TEXT NOT NULL,
-    machine_id TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX runs_machine_id ON runs (machine_id);
-CREATE TABLE tags (
-    run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (run_id, key)
-);
-CREATE INDEX tags_key_value ON tags (key, value);
-CREATE TABLE threads (
-    run_id BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    idx BIGINT NOT NULL,
-    cpu BIGINT,
-    samples BIGINT NOT NULL,
-    min_ns BIGINT NOT NULL,
-    avg_ns DOUBLE PRECISION NOT NULL,
-    max_ns BIGINT NOT NULL,
-    p50_ns BIGINT,
-    p99_ns BIGINT,
-    p999_ns BIGINT,
-    p9999_ns BIGINT,
-    overruns BIGINT NOT NULL,
-    missed_periods BIGINT NOT NULL,
-    lost BIGINT NOT NULL,
-    PRIMARY KEY (run_id, idx)
-);
-CREATE INDEX runs_host_kernel ON runs (host, kernel);
-";
-
-/// Version 2 (the first PostgreSQL schema) to 3: the machine id, backfilled
-/// from the stored results (empty for runs measured before it was recorded).
-const PG_MIGRATE_V2_V3: &str = "
-ALTER TABLE runs ADD COLUMN IF NOT EXISTS machine_id TEXT NOT NULL DEFAULT '';
-UPDATE runs SET machine_id = COALESCE(result::jsonb -> 'sysinfo' ->> 'machine_id', '')
-    WHERE result::jsonb -> 'sysinfo' ? 'machine_id';
-CREATE INDEX IF NOT EXISTS runs_machine_id ON runs (machine_id);
-";
 
 /// Whether `spec` names a PostgreSQL store.
 pub fn is_pg_url(spec: &str) -> bool {
@@ -246,31 +184,27 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
         .query_one("SELECT to_regclass('meta')::text", &[])
         .map_err(e)?
         .get(0);
-    if has_meta.is_none() {
-        tx.batch_execute(PG_SCHEMA).map_err(e)?;
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema_version', $1)",
-            &[&SCHEMA_VERSION.to_string()],
-        )
-        .map_err(e)?;
+    let v: i64 = match has_meta {
+        None => 0,
+        Some(_) => tx
+            .query_one("SELECT value FROM meta WHERE key = 'schema_version'", &[])
+            .map_err(e)?
+            .get::<_, String>(0)
+            .parse()
+            .unwrap_or(0),
+    };
+    let steps = schema::pending(v, "").map_err(StoreError::new)?;
+    for m in steps {
+        // Every PostgreSQL store was created at version 2 or later: the
+        // rebuild of version 2 only ever runs on a new, empty database.
+        if m.rebuild_from_results && v > 0 {
+            return Err(StoreError::new(format!(
+                "schema: a version-{v} PostgreSQL store cannot be migrated (none was ever written)"
+            )));
+        }
+        tx.batch_execute(&m.sql(Dialect::Postgres)).map_err(e)?;
     }
-    let v: i64 = tx
-        .query_one("SELECT value FROM meta WHERE key = 'schema_version'", &[])
-        .map_err(e)?
-        .get::<_, String>(0)
-        .parse()
-        .unwrap_or(0);
-    if v > SCHEMA_VERSION {
-        return Err(StoreError::new(format!(
-            "store schema version {v} is newer than this rtshield knows ({SCHEMA_VERSION}); upgrade rtshield"
-        )));
-    }
-    // Every PostgreSQL store was created at version 2 or later; the
-    // migrations run under the same lock, in the same transaction.
-    if v < 3 {
-        tx.batch_execute(PG_MIGRATE_V2_V3).map_err(e)?;
-    }
-    if v < SCHEMA_VERSION {
+    if !steps.is_empty() {
         tx.execute(
             "UPDATE meta SET value = $1 WHERE key = 'schema_version'",
             &[&SCHEMA_VERSION.to_string()],

@@ -161,51 +161,13 @@ pub fn run_uuid(r: &RunResult) -> String {
         return u.clone();
     }
     let text = serde_json::to_vec(r).unwrap_or_default();
-    let h = fnv1a128(&text);
-    let b = h.to_be_bytes();
     // Version 8 (custom): tools that parse UUIDs accept it.
-    uuid_string(b, 8)
-}
-
-/// 16 bytes as a UUID of `version` (RFC 9562 variant bits set).
-fn uuid_string(mut b: [u8; 16], version: u8) -> String {
-    b[6] = (b[6] & 0x0f) | (version << 4);
-    b[8] = (b[8] & 0x3f) | 0x80;
-    let hex: String = b.iter().map(|x| format!("{x:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+    uuid::Uuid::new_v8(fnv1a128(&text).to_be_bytes()).to_string()
 }
 
 /// A new random UUID (version 4) for a run being stored for the first time.
 pub fn new_uuid() -> String {
-    use std::hash::{BuildHasher, Hasher};
-    // RandomState is seeded from the OS's randomness once per process;
-    // hashing the time and a counter through it gives unpredictable,
-    // distinct bits without another dependency.
-    static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let t = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or(0);
-    let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let word = |salt: u64| {
-        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
-        h.write_u128(t);
-        h.write_u64(n);
-        h.write_u64(salt);
-        h.write_u32(std::process::id());
-        h.finish()
-    };
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&word(1).to_le_bytes());
-    b[8..].copy_from_slice(&word(2).to_le_bytes());
-    uuid_string(b, 4)
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// FNV-1a, 128 bits: an identity for content, not a security hash.

@@ -1,6 +1,7 @@
 //! The embedded SQLite store (the default: no server needed).
 
 use crate::record::{RunSummary, ThreadSummary};
+use crate::schema::{self, SCHEMA_VERSION};
 use crate::select::Selector;
 use crate::sql::{group_query, sort_groups, where_clause, Dialect, Group};
 use crate::{Put, Store, StoreError};
@@ -8,76 +9,6 @@ use rtshield_results::RunResult;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-
-/// The schema version this build writes. Older databases are migrated
-/// forward when opened; a newer one is refused (an older rtshield must not
-/// write into a schema it does not know).
-pub const SCHEMA_VERSION: i64 = 3;
-
-/// Version 1: runs only (kept verbatim: the migration test builds a
-/// version-1 database from it).
-pub const SCHEMA_V1: &str = "
-CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE runs (
-    id INTEGER PRIMARY KEY,
-    uuid TEXT NOT NULL UNIQUE,
-    host TEXT NOT NULL,
-    kernel TEXT NOT NULL,
-    kernel_version TEXT NOT NULL,
-    preempt TEXT NOT NULL,
-    arch TEXT NOT NULL,
-    cpu_model TEXT NOT NULL,
-    tool TEXT NOT NULL,
-    label TEXT NOT NULL,
-    started TEXT NOT NULL,
-    duration_s REAL NOT NULL,
-    end_reason TEXT NOT NULL,
-    mode TEXT NOT NULL,
-    source TEXT,
-    stored_at INTEGER NOT NULL,
-    summary TEXT NOT NULL,
-    result TEXT NOT NULL
-);
-INSERT INTO meta (key, value) VALUES ('schema_version', '1');
-";
-
-/// Version 2 adds queryable tags and per-thread figures (public and kept
-/// verbatim: the migration tests build older databases from it).
-pub const MIGRATE_V1_V2: &str = "
-CREATE TABLE tags (
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    key TEXT NOT NULL,
-    value TEXT NOT NULL,
-    PRIMARY KEY (run_id, key)
-);
-CREATE INDEX tags_key_value ON tags (key, value);
-CREATE TABLE threads (
-    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
-    idx INTEGER NOT NULL,
-    cpu INTEGER,
-    samples INTEGER NOT NULL,
-    min_ns INTEGER NOT NULL,
-    avg_ns REAL NOT NULL,
-    max_ns INTEGER NOT NULL,
-    p50_ns INTEGER,
-    p99_ns INTEGER,
-    p999_ns INTEGER,
-    p9999_ns INTEGER,
-    overruns INTEGER NOT NULL,
-    missed_periods INTEGER NOT NULL,
-    lost INTEGER NOT NULL,
-    PRIMARY KEY (run_id, idx)
-);
-CREATE INDEX runs_host_kernel ON runs (host, kernel);
-";
-
-/// Version 3 adds the machine id (`/etc/machine-id`), backfilled from the
-/// stored results (empty for runs measured before it was recorded).
-const MIGRATE_V2_V3: &str = "
-ALTER TABLE runs ADD COLUMN machine_id TEXT NOT NULL DEFAULT '';
-UPDATE runs SET machine_id = COALESCE(json_extract(result, '$.sysinfo.machine_id'), '');
-CREATE INDEX runs_machine_id ON runs (machine_id);
-";
 
 /// A SQLite store at a path.
 pub struct SqliteStore {
@@ -194,57 +125,28 @@ impl SqliteStore {
             )
             .map_err(StoreError::db)?
             > 0;
-        if !has_meta {
-            tx.execute_batch(SCHEMA_V1).map_err(StoreError::db)?;
-        }
-        let v: i64 = tx
-            .query_row(
+        let v: i64 = if has_meta {
+            tx.query_row(
                 "SELECT value FROM meta WHERE key = 'schema_version'",
                 [],
                 |r| r.get::<_, String>(0),
             )
             .map_err(StoreError::db)?
             .parse()
-            .unwrap_or(0);
-        if v > SCHEMA_VERSION {
-            return Err(StoreError::new(format!(
-                "{}: store schema version {v} is newer than this rtshield knows ({SCHEMA_VERSION}); upgrade rtshield",
-                self.path.display()
-            )));
-        }
-        if v < 2 {
-            tx.execute_batch(MIGRATE_V1_V2).map_err(StoreError::db)?;
-            // Backfill from the lossless result of every stored run.
-            let rows: Vec<(i64, String)> = {
-                let mut st = tx
-                    .prepare("SELECT id, result FROM runs")
-                    .map_err(StoreError::db)?;
-                let it = st
-                    .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
-                    .map_err(StoreError::db)?;
-                it.collect::<Result<_, _>>().map_err(StoreError::db)?
-            };
-            for (id, text) in rows {
-                let r: RunResult = serde_json::from_str(&text).map_err(|e| {
-                    StoreError::new(format!("run {id}: stored result unreadable: {e}"))
-                })?;
-                let s = RunSummary::of(&r);
-                insert_children(&tx, id, &s)?;
-                // The summary row is rebuilt from the lossless result too,
-                // so selection by tags and the summary agree.
-                let summary =
-                    serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
-                tx.execute(
-                    "UPDATE runs SET summary = ?1 WHERE id = ?2",
-                    params![summary, id],
-                )
+            .unwrap_or(0)
+        } else {
+            0
+        };
+        let steps =
+            schema::pending(v, &format!("{}: ", self.path.display())).map_err(StoreError::new)?;
+        for m in steps {
+            tx.execute_batch(&m.sql(Dialect::Sqlite))
                 .map_err(StoreError::db)?;
+            if m.rebuild_from_results {
+                rebuild_children(&tx)?;
             }
         }
-        if v < 3 {
-            tx.execute_batch(MIGRATE_V2_V3).map_err(StoreError::db)?;
-        }
-        if v < SCHEMA_VERSION {
+        if !steps.is_empty() {
             tx.execute(
                 "UPDATE meta SET value = ?1 WHERE key = 'schema_version'",
                 [SCHEMA_VERSION.to_string()],
@@ -302,6 +204,35 @@ impl SqliteStore {
         insert_children(tx, id, &s)?;
         Ok(Put::Stored { id, uuid: s.uuid })
     }
+}
+
+/// Tags, threads and the summary row of every stored run, rebuilt from
+/// its lossless result (the version-2 step).
+fn rebuild_children(tx: &rusqlite::Transaction) -> Result<(), StoreError> {
+    let rows: Vec<(i64, String)> = {
+        let mut st = tx
+            .prepare("SELECT id, result FROM runs")
+            .map_err(StoreError::db)?;
+        let it = st
+            .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+            .map_err(StoreError::db)?;
+        it.collect::<Result<_, _>>().map_err(StoreError::db)?
+    };
+    for (id, text) in rows {
+        let r: RunResult = serde_json::from_str(&text)
+            .map_err(|e| StoreError::new(format!("run {id}: stored result unreadable: {e}")))?;
+        let s = RunSummary::of(&r);
+        insert_children(tx, id, &s)?;
+        // The summary row is rebuilt from the lossless result too, so
+        // selection by tags and the summary agree.
+        let summary = serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
+        tx.execute(
+            "UPDATE runs SET summary = ?1 WHERE id = ?2",
+            params![summary, id],
+        )
+        .map_err(StoreError::db)?;
+    }
+    Ok(())
 }
 
 fn insert_children(tx: &rusqlite::Transaction, id: i64, s: &RunSummary) -> Result<(), StoreError> {

@@ -42,7 +42,7 @@ fn synth(seed: u64, n: u64, tail_us: f64, tags: &[(&str, &str)]) -> RunResult {
         underflow: 0,
     };
     let mut r = example_result();
-    let t = rtshield_results::import::thread_from_histogram(
+    let t = rtshield_results::histogram::thread_from_histogram(
         0,
         Some(1),
         200_000,
@@ -106,7 +106,7 @@ fn a_version_1_store_is_migrated_with_its_runs() {
     let r = synth(3, 1000, 50.0, &[("load", "cpu")]);
     {
         let c = rusqlite_conn(&p);
-        c.execute_batch(rtshield_store::SCHEMA_V1).unwrap();
+        c.execute_batch(&rtshield_store::sqlite_schema(1)).unwrap();
         c.execute(
             "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
                label, started, duration_s, end_reason, mode, source, stored_at, summary, result)
@@ -154,10 +154,7 @@ fn a_version_2_store_is_migrated_with_its_machine_ids() {
     let without = synth(5, 1000, 50.0, &[("board", "b")]);
     {
         let c = rusqlite_conn(&p);
-        c.execute_batch(rtshield_store::SCHEMA_V1).unwrap();
-        c.execute_batch(rtshield_store::MIGRATE_V1_V2).unwrap();
-        c.execute_batch("UPDATE meta SET value = '2' WHERE key = 'schema_version'")
-            .unwrap();
+        c.execute_batch(&rtshield_store::sqlite_schema(2)).unwrap();
         for (i, r) in [&with_id, &without].iter().enumerate() {
             c.execute(
                 "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model,

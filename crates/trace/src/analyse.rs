@@ -7,10 +7,11 @@
 //! timestamps have µs resolution, so event times may read up to 1 µs early).
 
 use crate::parse::{Event, Record};
+use crate::replay::{replay, runs_as, Window};
 use serde::{Deserialize, Serialize};
 
 /// Text timestamps are truncated to the microsecond.
-const TS_SLACK_NS: u64 = 1_000;
+pub(crate) const TS_SLACK_NS: u64 = 1_000;
 
 /// `spikes.json`: version 1 (schema in docs/trace.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -228,7 +229,7 @@ pub fn fmt_ns(ns: u64) -> String {
 }
 
 /// `a - b` as a signed value, saturated (trace numbers are untrusted).
-fn signed_diff(a: u64, b: u64) -> i64 {
+pub(crate) fn signed_diff(a: u64, b: u64) -> i64 {
     (i128::from(a) - i128::from(b)).clamp(i128::from(i64::MIN), i128::from(i64::MAX)) as i64
 }
 
@@ -238,244 +239,6 @@ fn fmt_signed(ns: i64) -> String {
     } else {
         fmt_ns(ns as u64)
     }
-}
-
-/// Per wake-up of thread `pid`: `hrtimer_start` by the thread (its sleep),
-/// that timer's `hrtimer_expire_entry`, the thread's `sched_waking` (or
-/// `sched_wakeup`), then the `sched_switch` to it. Wake-ups whose events
-/// are incomplete (buffer overwritten, event not enabled) are skipped.
-pub fn split(records: &[Record], pid: u32) -> Vec<Split> {
-    let mut s = Splitter::new(pid);
-    records.iter().filter_map(|r| s.feed(r)).collect()
-}
-
-#[derive(Debug, Clone)]
-enum SplitState {
-    Idle,
-    Armed {
-        timer: String,
-        expires: u64,
-    },
-    Fired {
-        expires: u64,
-        irq: i64,
-    },
-    Woken {
-        expires: u64,
-        irq: i64,
-        wake: u64,
-        by_other: bool,
-    },
-}
-
-/// [`split`] one record at a time, for a trace read as a stream
-/// (`trace_pipe`): the state of a wake-up in progress is kept between
-/// calls, so a wake-up cut across two reads is still split.
-#[derive(Debug, Clone)]
-pub struct Splitter {
-    pid: u32,
-    st: SplitState,
-}
-
-impl Splitter {
-    pub fn new(pid: u32) -> Splitter {
-        Splitter {
-            pid,
-            st: SplitState::Idle,
-        }
-    }
-
-    /// The thread this splitter follows.
-    pub fn pid(&self) -> u32 {
-        self.pid
-    }
-
-    /// Feed the next record (in trace order); returns a wake-up when this
-    /// record completes one.
-    pub fn feed(&mut self, r: &Record) -> Option<Split> {
-        use SplitState as St;
-        let pid = self.pid;
-        // The switch out of idle is not traced on this kernel: the
-        // thread's first own event after a wake-up in another task's
-        // context (idle's) is its switch-in. A thread woken in its own
-        // context (an already expired timer) never slept: not split.
-        let mut out = None;
-        if let St::Woken {
-            expires,
-            irq,
-            wake,
-            by_other: true,
-        } = self.st
-        {
-            if runs_as(r, pid) && !matches!(r.event, Event::SchedSwitch { .. }) {
-                out = Some(Split {
-                    expected_ns: expires,
-                    irq_latency_ns: irq,
-                    thread_latency_ns: r.ts_ns.saturating_sub(wake),
-                });
-                self.st = St::Idle;
-            }
-        }
-        match &r.event {
-            Event::HrtimerStart {
-                hrtimer,
-                function,
-                expires_ns: Some(exp),
-            } if r.pid == pid && function == "hrtimer_wakeup" => {
-                self.st = St::Armed {
-                    timer: hrtimer.clone(),
-                    expires: *exp,
-                };
-            }
-            Event::HrtimerExpireEntry {
-                hrtimer, now_ns, ..
-            } => {
-                if let St::Armed { timer, expires } = &self.st {
-                    if timer == hrtimer {
-                        let at = now_ns.unwrap_or(r.ts_ns);
-                        self.st = St::Fired {
-                            expires: *expires,
-                            irq: signed_diff(at, *expires),
-                        };
-                    }
-                }
-            }
-            Event::SchedWaking { pid: p, .. } | Event::SchedWakeup { pid: p, .. } if *p == pid => {
-                match self.st {
-                    St::Fired { expires, irq } => {
-                        self.st = St::Woken {
-                            expires,
-                            irq,
-                            wake: r.ts_ns,
-                            by_other: r.pid != pid,
-                        }
-                    }
-                    // The kernel does not always record the expiry (seen on
-                    // this VM for timers that wake an idle CPU: neither
-                    // `local_timer_entry` nor `hrtimer_expire_entry` is in
-                    // the buffer, `sched_waking` is). The wake-up, a few µs
-                    // later in the same interrupt, stands in for it.
-                    St::Armed { expires, .. } if r.ts_ns.saturating_add(TS_SLACK_NS) >= expires => {
-                        self.st = St::Woken {
-                            expires,
-                            irq: signed_diff(r.ts_ns, expires),
-                            wake: r.ts_ns,
-                            by_other: r.pid != pid,
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            Event::SchedSwitch { next_pid, .. } if *next_pid == pid => {
-                if let St::Woken {
-                    expires, irq, wake, ..
-                } = self.st
-                {
-                    out = Some(Split {
-                        expected_ns: expires,
-                        irq_latency_ns: irq,
-                        thread_latency_ns: r.ts_ns.saturating_sub(wake),
-                    });
-                }
-                self.st = St::Idle;
-            }
-            _ => {}
-        }
-        out
-    }
-}
-
-struct Ctx {
-    kind: ItemKind,
-    name: String,
-    number: Option<u32>,
-    start: u64,
-}
-
-#[derive(Clone)]
-struct Task {
-    comm: String,
-    pid: u32,
-}
-
-#[derive(Default)]
-struct Acc {
-    items: Vec<Item>,
-    threads: Vec<ThreadItem>,
-    unaccounted: u64,
-}
-
-impl Acc {
-    fn item(&mut self, kind: ItemKind, name: &str, number: Option<u32>) -> &mut Item {
-        let i = match self
-            .items
-            .iter()
-            .position(|it| it.kind == kind && it.name == name && it.number == number)
-        {
-            Some(i) => i,
-            None => {
-                self.items.push(Item {
-                    kind,
-                    name: name.to_string(),
-                    number,
-                    count: 0,
-                    total_ns: 0,
-                    max_ns: 0,
-                });
-                self.items.len() - 1
-            }
-        };
-        &mut self.items[i]
-    }
-
-    fn thread(&mut self, t: &Task, prio: Option<i32>) -> &mut ThreadItem {
-        let i = match self
-            .threads
-            .iter()
-            .position(|x| x.pid == t.pid && x.comm == t.comm)
-        {
-            Some(i) => i,
-            None => {
-                self.threads.push(ThreadItem {
-                    comm: t.comm.clone(),
-                    pid: t.pid,
-                    kernel_prio: prio,
-                    priority: priority_text(prio),
-                    ns: 0,
-                    works: Vec::new(),
-                });
-                self.threads.len() - 1
-            }
-        };
-        &mut self.threads[i]
-    }
-}
-
-/// The context an event opens or closes, if any.
-fn context(ev: &Event) -> Option<(bool, ItemKind, String, Option<u32>)> {
-    Some(match ev {
-        Event::IrqHandlerEntry { irq, name } => (true, ItemKind::Irq, name.clone(), Some(*irq)),
-        Event::IrqHandlerExit { irq, .. } => (false, ItemKind::Irq, String::new(), Some(*irq)),
-        Event::SoftirqEntry { vec, action } => {
-            (true, ItemKind::Softirq, action.clone(), Some(*vec))
-        }
-        Event::SoftirqExit { vec, .. } => (false, ItemKind::Softirq, String::new(), Some(*vec)),
-        Event::VectorEntry { name, vector } => {
-            (true, ItemKind::Vector, name.clone(), Some(*vector))
-        }
-        Event::VectorExit { vector, .. } => (false, ItemKind::Vector, String::new(), Some(*vector)),
-        Event::Ipi { name, fields } if name == "ipi_entry" || name == "ipi_exit" => {
-            let reason = fields.trim().trim_start_matches('(').trim_end_matches(')');
-            (name == "ipi_entry", ItemKind::Ipi, reason.to_string(), None)
-        }
-        _ => return None,
-    })
-}
-
-/// `r` was recorded while `pid` was the current task (a line's own pid
-/// is the current task's, whatever the event).
-fn runs_as(r: &Record, pid: u32) -> bool {
-    r.pid == pid
 }
 
 /// Explain the wake-up of thread `pid` on `cpu` expected at `expected_ns`:
@@ -510,6 +273,87 @@ pub fn analyse_until(
             && matches!(&r.event,
                 Event::SchedWaking { pid: p, .. } | Event::SchedWakeup { pid: p, .. } if *p == pid)
     });
+    let (sw_idx, sw) = switch_in(records, cpu, pid, expected_ns, lo, wake, running_ns)?;
+    let switch_in = sw.ts_ns.max(expected_ns);
+    let expiry = timer_expiry(records, cpu, lo, wake.map_or(sw.ts_ns, |w| w.ts_ns))
+        // The kernel does not always record the expiry (on this VM, for
+        // timers that wake an idle CPU); the wake-up, a few µs later in
+        // the same interrupt, stands in for it (as in `split`).
+        .or(wake.map(|w| w.ts_ns));
+    let prios = priorities(records);
+    let prio_of = |p: u32| {
+        prios
+            .iter()
+            .rev()
+            .find(|(i, q, _)| *q == p && *i < sw_idx)
+            .or_else(|| prios.iter().find(|(_, q, _)| *q == p))
+            .map(|x| x.2)
+    };
+    // Until the timer fires the thread is not runnable, so no thread can
+    // be blocking it: time before the expiry outside interrupt context is
+    // the timer interrupt not being delivered (no event: hypervisor, SMI,
+    // firmware, or interrupts disabled), not the current thread's doing.
+    // Unless the thread armed its sleep only after the expected time (it
+    // overran, or was still waiting for the CPU since its previous
+    // wake-up): then it was runnable or running all along and whoever held
+    // the CPU is to blame from the start.
+    let armed_late = armed_late(records, pid, expected_ns, sw.ts_ns);
+    let irq_due = if armed_late {
+        expected_ns
+    } else {
+        expiry.unwrap_or(expected_ns)
+    };
+    let acc = replay(
+        records,
+        &Window {
+            cpu,
+            pid,
+            expected_ns,
+            switch_in,
+            sw_idx,
+            irq_due,
+            prio_of: &prio_of,
+        },
+    );
+    let mut spike = Spike {
+        cpu,
+        pid,
+        comm: thread_comm(sw, wake, pid),
+        expected_ns,
+        timer_expiry_ns: expiry,
+        wakeup_ns: wake.map(|w| w.ts_ns),
+        switch_in_ns: sw.ts_ns,
+        latency_ns: sw.ts_ns.saturating_sub(expected_ns),
+        // A timer armed after the expected time says nothing about
+        // interrupt latency.
+        irq_latency_ns: if armed_late {
+            None
+        } else {
+            expiry.map(|e| signed_diff(e, expected_ns))
+        },
+        thread_latency_ns: wake.map(|w| sw.ts_ns.saturating_sub(w.ts_ns)),
+        irqs: acc.items,
+        threads: acc.threads,
+        unaccounted_ns: acc.unaccounted,
+        verdict: String::new(),
+        steal_ns: None,
+        steal_window_ns: None,
+    };
+    spike.verdict = verdict(&spike);
+    Ok(spike)
+}
+
+/// The switch-in of the late thread (its index and record): the first
+/// switch to it on `cpu` after its wake-up (or `lo` without one).
+fn switch_in<'r>(
+    records: &'r [Record],
+    cpu: u32,
+    pid: u32,
+    expected_ns: u64,
+    lo: u64,
+    wake: Option<&Record>,
+    running_ns: Option<u64>,
+) -> Result<(usize, &'r Record), AnalyseError> {
     let from = wake.map_or(lo, |w| w.ts_ns);
     // This kernel does not trace the switch out of the idle task: after a
     // wake-up from idle the thread's first own event is its switch-in.
@@ -528,15 +372,19 @@ pub fn analyse_until(
             .enumerate()
             .rfind(|(_, r)| r.cpu == cpu && r.ts_ns >= w.ts_ns && r.ts_ns <= until)
     };
-    let (sw_idx, sw) = found
+    found
         .or_else(|| if woken_by_other { fallback() } else { None })
         .ok_or_else(|| {
             AnalyseError(format!(
                 "no switch to pid {pid} on CPU {cpu} after {expected_ns} ns in the trace"
             ))
-        })?;
-    let switch_in = sw.ts_ns.max(expected_ns);
-    let comm = match (&sw.event, wake) {
+        })
+}
+
+/// The late thread's name: from its switch-in, else its own line, else
+/// its wake-up.
+fn thread_comm(sw: &Record, wake: Option<&Record>, pid: u32) -> String {
+    match (&sw.event, wake) {
         (Event::SchedSwitch { next_comm, .. }, _) => next_comm.clone(),
         _ if runs_as(sw, pid) => sw.comm.clone(),
         // The fallback: the wake-up names the thread.
@@ -548,10 +396,12 @@ pub fn analyse_until(
             }),
         ) => comm.clone(),
         _ => sw.comm.clone(),
-    };
-    // The thread's timer: the last expiry on the CPU before the wake-up,
-    // preferring the sleep timer (`hrtimer_wakeup`).
-    let upto = wake.map_or(sw.ts_ns, |w| w.ts_ns);
+    }
+}
+
+/// The thread's timer: the last expiry on `cpu` in `[lo, upto]`,
+/// preferring the sleep timer (`hrtimer_wakeup`).
+fn timer_expiry(records: &[Record], cpu: u32, lo: u64, upto: u64) -> Option<u64> {
     let expiries: Vec<&Record> = records
         .iter()
         .filter(|r| {
@@ -561,7 +411,7 @@ pub fn analyse_until(
                 && matches!(r.event, Event::HrtimerExpireEntry { .. })
         })
         .collect();
-    let expiry = expiries
+    expiries
         .iter()
         .rev()
         .find(|r| matches!(&r.event, Event::HrtimerExpireEntry { function, .. } if function == "hrtimer_wakeup"))
@@ -570,16 +420,15 @@ pub fn analyse_until(
             Event::HrtimerExpireEntry { now_ns, .. } => now_ns.unwrap_or(r.ts_ns),
             _ => r.ts_ns,
         })
-        // The kernel does not always record the expiry (on this VM, for
-        // timers that wake an idle CPU); the wake-up, a few µs later in
-        // the same interrupt, stands in for it (as in `split`).
-        .or(wake.map(|w| w.ts_ns));
+}
 
-    // Priorities of every task seen, for the thread table: the last one
-    // traced before the switch-in (a thread may change its priority after
-    // the window; the switch itself can be caused by the change, and then
-    // its `prev_prio` is already the new one), else the first one after.
-    let mut prios: Vec<(usize, u32, i32)> = Vec::new();
+/// Priorities of every task seen, for the thread table: (record index,
+/// pid, kernel prio). The caller takes the last one traced before the
+/// switch-in (a thread may change its priority after the window; the
+/// switch itself can be caused by the change, and then its `prev_prio` is
+/// already the new one), else the first one after.
+fn priorities(records: &[Record]) -> Vec<(usize, u32, i32)> {
+    let mut prios = Vec::new();
     for (i, r) in records.iter().enumerate() {
         match &r.event {
             Event::SchedSwitch {
@@ -598,250 +447,19 @@ pub fn analyse_until(
             _ => {}
         }
     }
-    let prio_of = |p: u32| {
-        prios
-            .iter()
-            .rev()
-            .find(|(i, q, _)| *q == p && *i < sw_idx)
-            .or_else(|| prios.iter().find(|(_, q, _)| *q == p))
-            .map(|x| x.2)
-    };
+    prios
+}
 
-    // Until the timer fires the thread is not runnable, so no thread can
-    // be blocking it: time before the expiry outside interrupt context is
-    // the timer interrupt not being delivered (no event: hypervisor, SMI,
-    // firmware, or interrupts disabled), not the current thread's doing.
-    // Unless the thread armed its sleep only after the expected time (it
-    // overran, or was still waiting for the CPU since its previous
-    // wake-up): then it was runnable or running all along and whoever held
-    // the CPU is to blame from the start.
-    let armed_late = records.iter().any(|r| {
+/// Whether thread `pid` armed its sleep timer for `expected_ns` only after
+/// that time (before its switch-in at `sw_ns`).
+fn armed_late(records: &[Record], pid: u32, expected_ns: u64, sw_ns: u64) -> bool {
+    records.iter().any(|r| {
         r.pid == pid
             && r.ts_ns > expected_ns
-            && r.ts_ns <= sw.ts_ns
+            && r.ts_ns <= sw_ns
             && matches!(&r.event, Event::HrtimerStart { function, expires_ns: Some(e), .. }
                 if function == "hrtimer_wakeup" && e.abs_diff(expected_ns) <= TS_SLACK_NS)
-    });
-    let irq_due = if armed_late {
-        expected_ns
-    } else {
-        expiry.unwrap_or(expected_ns)
-    };
-
-    // Replay the CPU up to the window, then attribute every ns in it.
-    let mut current: Option<Task> = None;
-    let mut stack: Vec<Ctx> = Vec::new();
-    let mut acc = Acc::default();
-    let mut t = expected_ns;
-    let mut in_window = false;
-    for (i, r) in records.iter().enumerate() {
-        if r.cpu != cpu {
-            continue;
-        }
-        if i > sw_idx {
-            break;
-        }
-        if !in_window && r.ts_ns >= expected_ns {
-            in_window = true;
-            // What the CPU was doing when the window opened.
-            if current.is_none() {
-                current = Some(Task {
-                    comm: r.comm.clone(),
-                    pid: r.pid,
-                });
-            }
-            for c in &stack {
-                acc.item(c.kind, &c.name, c.number).count += 1;
-            }
-        }
-        // Every line names the task that was current when it was recorded.
-        // Idle "current" and a line of another task with no switch traced
-        // in between: the switch out of idle, which this kernel does not
-        // trace (see `split`). That task has run since the previous event
-        // (idle switches to a woken task at once): count the gap as its.
-        if r.pid != 0
-            && r.pid != pid
-            && current.as_ref().is_some_and(|c| c.pid == 0)
-            && !matches!(r.event, Event::SchedSwitch { .. })
-        {
-            current = Some(Task {
-                comm: r.comm.clone(),
-                pid: r.pid,
-            });
-        }
-        if in_window {
-            let end = r.ts_ns.min(switch_in);
-            if end > t {
-                attribute_span(
-                    &mut acc,
-                    &stack,
-                    current.as_ref(),
-                    t,
-                    end,
-                    irq_due,
-                    &prio_of,
-                );
-                t = end;
-            }
-        }
-        // Process-context events: no interrupt context can still be open;
-        // real traces lose exits (some vectors never trace theirs), and an
-        // entry left open would swallow the rest of the window.
-        if matches!(
-            r.event,
-            Event::SchedSwitch { .. } | Event::WorkqueueStart { .. } | Event::WorkqueueEnd { .. }
-        ) {
-            stack.clear();
-        }
-        if let Some((open, kind, name, number)) = context(&r.event) {
-            if open {
-                // The same IRQ or vector does not nest in itself: an open
-                // one has ended without its exit being traced.
-                if kind != ItemKind::Ipi {
-                    if let Some(pos) = stack
-                        .iter()
-                        .position(|c| c.kind == kind && c.number == number)
-                    {
-                        stack.truncate(pos);
-                    }
-                }
-                stack.push(Ctx {
-                    kind,
-                    name: name.clone(),
-                    number,
-                    start: r.ts_ns,
-                });
-                if in_window {
-                    acc.item(kind, &name, number).count += 1;
-                }
-            } else if let Some(pos) = stack
-                .iter()
-                .rposition(|c| c.kind == kind && (kind == ItemKind::Ipi || c.number == number))
-            {
-                let c = stack.remove(pos);
-                stack.truncate(pos);
-                if in_window {
-                    let it = acc.item(c.kind, &c.name, c.number);
-                    it.max_ns = it.max_ns.max(r.ts_ns.saturating_sub(c.start));
-                }
-            }
-        }
-        match &r.event {
-            Event::SchedSwitch {
-                next_comm,
-                next_pid,
-                ..
-            } => {
-                current = Some(Task {
-                    comm: next_comm.clone(),
-                    pid: *next_pid,
-                })
-            }
-            Event::WorkqueueStart { function, .. } if in_window => {
-                if let Some(cur) = current.clone() {
-                    if cur.pid != 0 {
-                        let th = acc.thread(&cur, prio_of(cur.pid));
-                        if !th.works.contains(function) {
-                            th.works.push(function.clone());
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-    if !in_window {
-        for c in &stack {
-            acc.item(c.kind, &c.name, c.number).count += 1;
-        }
-    }
-    if switch_in > t {
-        attribute_span(
-            &mut acc,
-            &stack,
-            current.as_ref(),
-            t,
-            switch_in,
-            irq_due,
-            &prio_of,
-        );
-    }
-    for c in &stack {
-        let it = acc.item(c.kind, &c.name, c.number);
-        it.max_ns = it.max_ns.max(switch_in.saturating_sub(c.start));
-    }
-    acc.items.sort_by_key(|i| std::cmp::Reverse(i.total_ns));
-    acc.threads.sort_by_key(|t| std::cmp::Reverse(t.ns));
-
-    // A timer armed after the expected time says nothing about interrupt
-    // latency.
-    let irq_latency_ns = if armed_late {
-        None
-    } else {
-        expiry.map(|e| signed_diff(e, expected_ns))
-    };
-    let mut spike = Spike {
-        cpu,
-        pid,
-        comm,
-        expected_ns,
-        timer_expiry_ns: expiry,
-        wakeup_ns: wake.map(|w| w.ts_ns),
-        switch_in_ns: sw.ts_ns,
-        latency_ns: sw.ts_ns.saturating_sub(expected_ns),
-        irq_latency_ns,
-        thread_latency_ns: wake.map(|w| sw.ts_ns.saturating_sub(w.ts_ns)),
-        irqs: acc.items,
-        threads: acc.threads,
-        unaccounted_ns: acc.unaccounted,
-        verdict: String::new(),
-        steal_ns: None,
-        steal_window_ns: None,
-    };
-    spike.verdict = verdict(&spike);
-    Ok(spike)
-}
-
-/// [`attribute`] for `[from, to)`, with the part before `irq_due` (the
-/// timer expiry) outside interrupt context counted as unaccounted.
-fn attribute_span(
-    acc: &mut Acc,
-    stack: &[Ctx],
-    current: Option<&Task>,
-    from: u64,
-    to: u64,
-    irq_due: u64,
-    prio_of: &dyn Fn(u32) -> Option<i32>,
-) {
-    let cut = irq_due.clamp(from, to);
-    if cut > from {
-        if stack.is_empty() {
-            acc.unaccounted += cut - from;
-        } else {
-            attribute(acc, stack, current, cut - from, prio_of);
-        }
-    }
-    if to > cut {
-        attribute(acc, stack, current, to - cut, prio_of);
-    }
-}
-
-fn attribute(
-    acc: &mut Acc,
-    stack: &[Ctx],
-    current: Option<&Task>,
-    d: u64,
-    prio_of: &dyn Fn(u32) -> Option<i32>,
-) {
-    if let Some(top) = stack.last() {
-        acc.item(top.kind, &top.name, top.number).total_ns += d;
-        return;
-    }
-    match current {
-        Some(task) if task.pid != 0 => acc.thread(task, prio_of(task.pid)).ns += d,
-        // Idle, or nothing known: no event explains the time.
-        _ => acc.unaccounted += d,
-    }
+    })
 }
 
 /// One line: the largest contributor to the window.
@@ -993,6 +611,7 @@ pub fn render_text(spikes: &[Spike]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::split::split;
 
     #[test]
     fn split_uses_the_wake_up_when_the_expiry_was_not_recorded() {

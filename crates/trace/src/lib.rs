@@ -9,9 +9,12 @@
 
 pub mod analyse;
 pub mod parse;
+mod replay;
+mod split;
 
 pub use analyse::{
-    analyse, analyse_until, fmt_ns, priority_text, render_text, split, AnalyseError, Item,
-    ItemKind, LiveRt, RtPolicy, Spike, SpikeFile, Split, Splitter, ThreadItem,
+    analyse, analyse_until, fmt_ns, priority_text, render_text, AnalyseError, Item, ItemKind,
+    LiveRt, RtPolicy, Spike, SpikeFile, Split, ThreadItem,
 };
 pub use parse::{parse, parse_from, parse_line, Event, ParseError, Record};
+pub use split::{split, Splitter};

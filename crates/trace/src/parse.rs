@@ -321,6 +321,47 @@ fn num<T: std::str::FromStr>(f: &[(&str, String)], k: &str) -> Result<T, String>
     v.parse().map_err(|_| format!("bad `{k}={v}`"))
 }
 
+/// `prev_... ==> next_...`; split first so that a command name holding
+/// `=` on one side cannot confuse the other.
+fn sched_switch(fields: &str) -> Result<Event, String> {
+    let (p, n) = fields
+        .split_once("==>")
+        .ok_or_else(|| "no `==>`".to_string())?;
+    let (p, n) = (kv(p), kv(n));
+    Ok(Event::SchedSwitch {
+        prev_comm: req(&p, "prev_comm")?.to_string(),
+        prev_pid: num(&p, "prev_pid")?,
+        prev_prio: num(&p, "prev_prio")?,
+        prev_state: get(&p, "prev_state").unwrap_or("").to_string(),
+        next_comm: req(&n, "next_comm")?.to_string(),
+        next_pid: num(&n, "next_pid")?,
+        next_prio: num(&n, "next_prio")?,
+    })
+}
+
+/// `work struct 00000000abcd: function vmstat_update`
+fn workqueue(name: &str, fields: &str) -> Event {
+    let work = fields
+        .strip_prefix("work struct")
+        .unwrap_or(fields)
+        .split(':')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let function = fields
+        .split("function ")
+        .nth(1)
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    if name == "workqueue_execute_start" {
+        Event::WorkqueueStart { work, function }
+    } else {
+        Event::WorkqueueEnd { work, function }
+    }
+}
+
 fn event(name: &str, fields: &str) -> Result<Event, String> {
     let f = kv(fields);
     Ok(match name {
@@ -358,23 +399,7 @@ fn event(name: &str, fields: &str) -> Result<Event, String> {
                 }
             }
         }
-        "sched_switch" => {
-            // `prev_... ==> next_...`; split first so that a command name
-            // holding `=` on one side cannot confuse the other.
-            let (p, n) = fields
-                .split_once("==>")
-                .ok_or_else(|| "no `==>`".to_string())?;
-            let (p, n) = (kv(p), kv(n));
-            Event::SchedSwitch {
-                prev_comm: req(&p, "prev_comm")?.to_string(),
-                prev_pid: num(&p, "prev_pid")?,
-                prev_prio: num(&p, "prev_prio")?,
-                prev_state: get(&p, "prev_state").unwrap_or("").to_string(),
-                next_comm: req(&n, "next_comm")?.to_string(),
-                next_pid: num(&n, "next_pid")?,
-                next_prio: num(&n, "next_prio")?,
-            }
-        }
+        "sched_switch" => sched_switch(fields)?,
         "irq_handler_entry" => Event::IrqHandlerEntry {
             irq: num(&f, "irq")?,
             name: get(&f, "name").unwrap_or("").to_string(),
@@ -393,28 +418,7 @@ fn event(name: &str, fields: &str) -> Result<Event, String> {
                 Event::SoftirqExit { vec, action }
             }
         }
-        "workqueue_execute_start" | "workqueue_execute_end" => {
-            // `work struct 00000000abcd: function vmstat_update`
-            let work = fields
-                .strip_prefix("work struct")
-                .unwrap_or(fields)
-                .split(':')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            let function = fields
-                .split("function ")
-                .nth(1)
-                .unwrap_or("")
-                .trim()
-                .to_string();
-            if name == "workqueue_execute_start" {
-                Event::WorkqueueStart { work, function }
-            } else {
-                Event::WorkqueueEnd { work, function }
-            }
-        }
+        "workqueue_execute_start" | "workqueue_execute_end" => workqueue(name, fields),
         "tracing_mark_write" | "print" => Event::Print {
             text: fields.to_string(),
         },

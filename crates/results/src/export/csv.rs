@@ -82,14 +82,6 @@ pub fn csv_header() -> Vec<String> {
     h
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// `results.csv`: a header and one row per thread; the last columns repeat
 /// the run's provenance so a row is never orphaned.
 pub fn to_csv(res: &RunResult) -> String {
@@ -98,8 +90,7 @@ pub fn to_csv(res: &RunResult) -> String {
     if split {
         header.extend(csv_split_header());
     }
-    let mut s = header.join(",");
-    s.push('\n');
+    let mut rows = vec![header];
     let si = &res.sysinfo;
     for t in &res.threads {
         let hs = &t.hist_stats;
@@ -172,9 +163,7 @@ pub fn to_csv(res: &RunResult) -> String {
                 None => row.extend(csv_split_header().iter().map(|_| String::new())),
             }
         }
-        let row: Vec<String> = row.iter().map(|f| csv_field(f)).collect();
-        s.push_str(&row.join(","));
-        s.push('\n');
+        rows.push(row);
     }
-    s
+    rtshield_text::csv::table(rows)
 }

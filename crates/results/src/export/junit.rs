@@ -6,6 +6,8 @@
 
 use super::Exporter;
 use crate::{RunResult, ThreadResult, PERCENTILES};
+// Attribute escaping for text too: newlines stay `&#10;` everywhere.
+use rtshield_text::markup::attribute as esc;
 use std::fmt::Write as _;
 
 pub const JUNIT_FILE: &str = "junit.xml";
@@ -23,26 +25,6 @@ impl Exporter for Junit {
     fn files(&self, res: &RunResult) -> Vec<(String, String)> {
         vec![(JUNIT_FILE.into(), to_junit(res, self.max_latency_ns))]
     }
-}
-
-/// XML attribute or text escaping (the five entities, and control
-/// characters XML 1.0 cannot carry replaced by U+FFFD).
-fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&apos;"),
-            '\n' => o.push_str("&#10;"),
-            '\t' => o.push_str("&#9;"),
-            c if (c as u32) < 0x20 => o.push('\u{FFFD}'),
-            c => o.push(c),
-        }
-    }
-    o
 }
 
 /// Why thread `t` fails, if it does.

@@ -1,0 +1,194 @@
+//! The histogram text `cyclictest -h N` prints (and rtshield's
+//! `histogram.txt`, the same layout with `#` provenance lines).
+
+use super::provenance::Provenance;
+use super::{col_of, imported, NOT_IN_CYCLICTEST};
+use crate::histogram::{hist_stats, thread_from_histogram};
+use crate::{Histogram, RunResult};
+use rtshield_sys::InputError;
+use std::collections::BTreeMap;
+
+/// Read the text cyclictest prints with `-h N` (`-q` recommended): lines of
+/// `BUCKET COUNT COUNT…`, then `# Total:`, `# Min Latencies:` … one column
+/// per thread. Other lines (status lines without `-q`) are ignored.
+pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, InputError> {
+    let (rows, summary, ncols) = read_table(text, source)?;
+    let n = ncols.ok_or_else(|| {
+        InputError::new(format!(
+            "{source}: no histogram lines (`BUCKET COUNT…`): not cyclictest -h output"
+        ))
+    })?;
+    let col = |key: &str, i: usize| summary.get(key).and_then(|v| v.get(i)).copied();
+    // `-H` (histofall) adds a last column summing every thread, and a last
+    // value to `# Total:`, `# Max Latencies:` and `# Histogram Overflows:`
+    // (not to Min/Avg): that column is not a thread.
+    let threads_n = match summary.get("Min Latencies").map(Vec::len) {
+        Some(m) if m + 1 == n && n > 2 => m,
+        _ => n,
+    };
+    let max_len = summary.get("Max Latencies").map(Vec::len);
+    if max_len != Some(n) && max_len != Some(threads_n) {
+        return Err(InputError::new(format!(
+            "{source}: no `# Max Latencies:` line with {n} values after the histogram (truncated file?)"
+        )));
+    }
+    // rtshield's own histogram.txt: its provenance says what it is, the
+    // resolution its numbers are in, and each thread's counters.
+    let prov = Provenance::parse(text);
+    let res = prov.resolution_ns.unwrap_or(1000);
+    let mut threads = Vec::new();
+    for i in 0..threads_n {
+        let counts: Vec<[u64; 2]> = rows
+            .iter()
+            .filter(|r| r.1[i] > 0)
+            .map(|r| [r.0, r.1[i]])
+            .collect();
+        let in_hist: u64 = counts.iter().map(|c| c[1]).sum();
+        let tl = prov.threads.get(i);
+        let overflow = col("Histogram Overflows", i).unwrap_or(0);
+        let h = Histogram {
+            resolution_ns: res,
+            buckets: rows.last().map_or(0, |r| r.0 + 1),
+            counts,
+            overflow,
+            underflow: tl.and_then(|t| t.underflow).unwrap_or(0),
+        };
+        let samples = in_hist + overflow + h.underflow;
+        let hs = hist_stats(&h);
+        let avg_ns = col("Avg Latencies", i).map_or(hs.avg_ns, |a| (a * res) as f64);
+        let min_ns = col("Min Latencies", i).map_or(0, |m| (m * res) as i64);
+        let max_ns = (col("Max Latencies", i).unwrap_or(0) * res) as i64;
+        let mut t = thread_from_histogram(i as u32, None, 0, samples, min_ns, max_ns, avg_ns, h);
+        match tl {
+            Some(l) => l.apply(&mut t),
+            None => t
+                .unknown
+                .extend(NOT_IN_CYCLICTEST.iter().map(|s| s.to_string())),
+        }
+        threads.push(t);
+    }
+    let buckets = rows.last().map(|r| r.0 + 1);
+    let (tool, tag, warning) = match &prov.tool {
+        Some(t) => (
+            t.clone(),
+            "rtshield-histogram",
+            "read from rtshield's histogram.txt: min/avg/max in whole resolution units; percentiles, median, mode and std from the histogram",
+        ),
+        None => (
+            "cyclictest".to_string(),
+            "cyclictest",
+            "imported from cyclictest histogram text: no CPU, period or system information",
+        ),
+    };
+    let mut r = imported(
+        tool,
+        prov.started.clone().unwrap_or_default(),
+        prov.command.clone(),
+        res,
+        buckets,
+        0,
+        prov.sysinfo.clone(),
+        vec![warning.into()],
+        threads,
+    );
+    r.tags.insert("imported".into(), tag.into());
+    if let Some(m) = &prov.mode {
+        r.settings.mode = m.clone();
+    }
+    Ok(r)
+}
+
+/// The histogram lines (`(bucket, counts)`), the `# Key:` summary lines,
+/// and the number of count columns (None without a histogram line).
+type Table = (
+    Vec<(u64, Vec<u64>)>,
+    BTreeMap<&'static str, Vec<u64>>,
+    Option<usize>,
+);
+
+/// Every histogram and summary line of `text`, checked.
+fn read_table(text: &str, source: &str) -> Result<Table, InputError> {
+    let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
+    let mut summary: BTreeMap<&'static str, Vec<u64>> = BTreeMap::new();
+    let mut ncols: Option<usize> = None;
+    for (ln, line) in text.lines().enumerate() {
+        let lno = ln + 1;
+        let t = line.trim();
+        if let Some(rest) = t.strip_prefix('#') {
+            let rest = rest.trim();
+            for key in [
+                "Total",
+                "Min Latencies",
+                "Avg Latencies",
+                "Max Latencies",
+                "Histogram Overflows",
+            ] {
+                if let Some(v) = rest.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
+                    let mut vals = Vec::new();
+                    for w in v.split_whitespace() {
+                        let n = w.parse().map_err(|_| {
+                            InputError::at(
+                                source,
+                                lno,
+                                col_of(line, w),
+                                format!("`{w}` is not a count in `# {key}:`"),
+                            )
+                        })?;
+                        vals.push(n);
+                    }
+                    summary.insert(key, vals);
+                }
+            }
+            continue;
+        }
+        if !t.starts_with(|c: char| c.is_ascii_digit()) {
+            continue; // blank line or a status line
+        }
+        let mut words = t.split_whitespace();
+        let first = words.next().unwrap_or_default();
+        let bucket: u64 = first.parse().map_err(|_| {
+            InputError::at(
+                source,
+                lno,
+                col_of(line, first),
+                format!("`{first}` is not a bucket number"),
+            )
+        })?;
+        let mut counts = Vec::new();
+        for w in words {
+            counts.push(w.parse().map_err(|_| {
+                InputError::at(
+                    source,
+                    lno,
+                    col_of(line, w),
+                    format!("`{w}` is not a sample count"),
+                )
+            })?);
+        }
+        match ncols {
+            None if counts.is_empty() => {
+                return Err(InputError::at(
+                    source,
+                    lno,
+                    line.len() + 1,
+                    "expected `BUCKET COUNT…`",
+                ));
+            }
+            None => ncols = Some(counts.len()),
+            Some(n) if n != counts.len() => {
+                return Err(InputError::at(
+                    source,
+                    lno,
+                    line.len() + 1,
+                    format!(
+                        "{} counts on this line, {n} on the first histogram line (truncated file?)",
+                        counts.len()
+                    ),
+                ));
+            }
+            _ => {}
+        }
+        rows.push((bucket, counts));
+    }
+    Ok((rows, summary, ncols))
+}

@@ -1,0 +1,196 @@
+//! The store's schema: one ordered list of migrations that both backends
+//! apply, from the version a database has to [`SCHEMA_VERSION`], in one
+//! transaction under their lock. A new database starts at version 0 and
+//! climbs the same ladder, so SQLite and PostgreSQL stores cannot drift.
+//!
+//! `refinery` was considered: it keeps its own history table (existing
+//! stores record their version in `meta`) and runs SQL only, while the
+//! version-2 step rebuilds rows from the stored results in Rust.
+
+use crate::sql::Dialect;
+
+/// The schema version this build writes. Older databases are migrated
+/// forward when opened; a newer one is refused (an older rtshield must not
+/// write into a schema it does not know).
+pub const SCHEMA_VERSION: i64 = 3;
+
+/// One step of the ladder.
+#[derive(Debug)]
+pub(crate) struct Migration {
+    /// The version the step brings the database to.
+    pub to: i64,
+    /// The DDL, in both dialects: `{ID}`, `{INT}` and `{REAL}` stand for
+    /// the row id, integer and float column types (PostgreSQL uses BIGINT
+    /// everywhere an integer is stored, so a value round-trips as i64 in
+    /// both backends).
+    ddl: &'static str,
+    /// Data moved into what the DDL made, per dialect (their JSON
+    /// functions differ).
+    fill_sqlite: &'static str,
+    fill_postgres: &'static str,
+    /// The step's new tables are rebuilt from every stored result (Rust
+    /// code: the backend does it after the SQL).
+    pub rebuild_from_results: bool,
+}
+
+/// The ladder, oldest first.
+pub(crate) const MIGRATIONS: &[Migration] = &[
+    // Version 1: runs only.
+    Migration {
+        to: 1,
+        ddl: "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs (
+    id {ID},
+    uuid TEXT NOT NULL UNIQUE,
+    host TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    kernel_version TEXT NOT NULL,
+    preempt TEXT NOT NULL,
+    arch TEXT NOT NULL,
+    cpu_model TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    label TEXT NOT NULL,
+    started TEXT NOT NULL,
+    duration_s {REAL} NOT NULL,
+    end_reason TEXT NOT NULL,
+    mode TEXT NOT NULL,
+    source TEXT,
+    stored_at {INT} NOT NULL,
+    summary TEXT NOT NULL,
+    result TEXT NOT NULL
+);
+INSERT INTO meta (key, value) VALUES ('schema_version', '1');
+",
+        fill_sqlite: "",
+        fill_postgres: "",
+        rebuild_from_results: false,
+    },
+    // Version 2: queryable tags and per-thread figures, rebuilt from the
+    // lossless result of every stored run.
+    Migration {
+        to: 2,
+        ddl: "
+CREATE TABLE tags (
+    run_id {INT} NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+CREATE INDEX tags_key_value ON tags (key, value);
+CREATE TABLE threads (
+    run_id {INT} NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx {INT} NOT NULL,
+    cpu {INT},
+    samples {INT} NOT NULL,
+    min_ns {INT} NOT NULL,
+    avg_ns {REAL} NOT NULL,
+    max_ns {INT} NOT NULL,
+    p50_ns {INT},
+    p99_ns {INT},
+    p999_ns {INT},
+    p9999_ns {INT},
+    overruns {INT} NOT NULL,
+    missed_periods {INT} NOT NULL,
+    lost {INT} NOT NULL,
+    PRIMARY KEY (run_id, idx)
+);
+CREATE INDEX runs_host_kernel ON runs (host, kernel);
+",
+        fill_sqlite: "",
+        fill_postgres: "",
+        rebuild_from_results: true,
+    },
+    // Version 3: the machine id (`/etc/machine-id`), backfilled from the
+    // stored results (empty for runs measured before it was recorded).
+    Migration {
+        to: 3,
+        ddl: "
+ALTER TABLE runs ADD COLUMN machine_id TEXT NOT NULL DEFAULT '';
+CREATE INDEX runs_machine_id ON runs (machine_id);
+",
+        fill_sqlite: "
+UPDATE runs SET machine_id = COALESCE(json_extract(result, '$.sysinfo.machine_id'), '');
+",
+        fill_postgres: "
+UPDATE runs SET machine_id = COALESCE(result::jsonb -> 'sysinfo' ->> 'machine_id', '')
+    WHERE result::jsonb -> 'sysinfo' ? 'machine_id';
+",
+        rebuild_from_results: false,
+    },
+];
+
+impl Migration {
+    /// The step's SQL in dialect `d`.
+    pub(crate) fn sql(&self, d: Dialect) -> String {
+        let (id, int, real, fill) = match d {
+            Dialect::Sqlite => ("INTEGER PRIMARY KEY", "INTEGER", "REAL", self.fill_sqlite),
+            Dialect::Postgres => (
+                "BIGSERIAL PRIMARY KEY",
+                "BIGINT",
+                "DOUBLE PRECISION",
+                self.fill_postgres,
+            ),
+        };
+        let ddl = self
+            .ddl
+            .replace("{ID}", id)
+            .replace("{INT}", int)
+            .replace("{REAL}", real);
+        format!("{ddl}{fill}")
+    }
+}
+
+/// The steps a database at `version` still needs, or the refusal of a
+/// database newer than this build (`what` names it in the message).
+pub(crate) fn pending(version: i64, what: &str) -> Result<&'static [Migration], String> {
+    if version > SCHEMA_VERSION {
+        return Err(format!(
+            "{what}store schema version {version} is newer than this rtshield knows ({SCHEMA_VERSION}); upgrade rtshield"
+        ));
+    }
+    let from = MIGRATIONS.partition_point(|m| m.to <= version);
+    Ok(&MIGRATIONS[from..])
+}
+
+/// The SQLite SQL that builds a database at `version` (tests build the
+/// stores older rtshields wrote with it).
+pub fn sqlite_schema(version: i64) -> String {
+    MIGRATIONS
+        .iter()
+        .filter(|m| m.to <= version)
+        .map(|m| m.sql(Dialect::Sqlite))
+        .collect::<String>()
+        + &format!("UPDATE meta SET value = '{version}' WHERE key = 'schema_version';")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ladder_climbs_one_version_a_step_to_the_current_one() {
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.to, i as i64 + 1);
+        }
+        assert_eq!(MIGRATIONS.last().map(|m| m.to), Some(SCHEMA_VERSION));
+        assert_eq!(pending(0, "").unwrap().len(), 3);
+        assert_eq!(pending(2, "").unwrap()[0].to, 3);
+        assert!(pending(SCHEMA_VERSION, "").unwrap().is_empty());
+        assert!(pending(99, "x: ")
+            .unwrap_err()
+            .starts_with("x: store schema version 99 is newer"));
+        // Every placeholder is replaced in both dialects.
+        for m in MIGRATIONS {
+            for d in [Dialect::Sqlite, Dialect::Postgres] {
+                assert!(!m.sql(d).contains('{'), "{}", m.sql(d));
+            }
+        }
+        assert!(MIGRATIONS[0]
+            .sql(Dialect::Postgres)
+            .contains("id BIGSERIAL PRIMARY KEY"));
+        assert!(MIGRATIONS[0]
+            .sql(Dialect::Sqlite)
+            .contains("id INTEGER PRIMARY KEY,"));
+    }
+}

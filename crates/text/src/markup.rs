@@ -1,0 +1,72 @@
+//! HTML and XML: one escaper for both (they share the five special
+//! characters), in two places a string can go.
+//!
+//! Control characters XML 1.0 cannot carry (C0 other than tab, newline and
+//! carriage return) become U+FFFD in both: a validator refuses them in
+//! XML, and in HTML they are parse errors.
+
+/// A string for element content (`<td>…</td>`, `<pre>…</pre>`): `&` `<`
+/// `>` `"` `'` as references; newlines and tabs kept, so `<pre>` text
+/// keeps its lines.
+pub fn text(s: &str) -> String {
+    escape(s, false)
+}
+
+/// A string for an attribute value (`name="…"`): as [`text`], and
+/// newlines and tabs as character references, which attribute-value
+/// normalisation would otherwise turn into spaces.
+pub fn attribute(s: &str) -> String {
+    escape(s, true)
+}
+
+fn escape(s: &str, attribute: bool) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            // `&#39;`, not `&apos;`: HTML 4 does not know the latter.
+            '\'' => o.push_str("&#39;"),
+            '\n' if attribute => o.push_str("&#10;"),
+            '\t' if attribute => o.push_str("&#9;"),
+            '\n' | '\t' | '\r' if !attribute => o.push(c),
+            c if (c as u32) < 0x20 => o.push('\u{FFFD}'),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_five_characters_and_controls() {
+        assert_eq!(
+            text("a<b>&\"c\"'d'\n\te"),
+            "a&lt;b&gt;&amp;&quot;c&quot;&#39;d&#39;\n\te"
+        );
+        assert_eq!(attribute("x\ny\tz\u{1}"), "x&#10;y&#9;z\u{FFFD}");
+        assert_eq!(text("\u{7}\r"), "\u{FFFD}\r");
+        assert_eq!(attribute("\r"), "\u{FFFD}");
+        assert_eq!(text("</script>]]>"), "&lt;/script&gt;]]&gt;");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn nothing_special_survives(s in "\\PC*|[<>&\"'\\x00-\\x1f]*") {
+            for out in [text(&s), attribute(&s)] {
+                proptest::prop_assert!(!out.contains(['<', '>', '"', '\'']));
+                proptest::prop_assert!(!out.chars().any(|c| (c as u32) < 0x20 && !"\n\t\r".contains(c)));
+                // Every `&` starts a reference.
+                for (i, _) in out.match_indices('&') {
+                    proptest::prop_assert!(out[i..].find(';').is_some_and(|e| e <= 6), "{out}");
+                }
+            }
+            proptest::prop_assert!(!attribute(&s).contains(['\n', '\t', '\r']));
+        }
+    }
+}

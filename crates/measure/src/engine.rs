@@ -7,12 +7,12 @@
 //! happens here, outside it.
 
 use crate::hotloop::{hot_loop_traced, now_ns, Live, LoopConfig, Sample, Waiter};
+use crate::main_side::{rings, IvalAcc, MainSide, Setup, SnapshotInfo};
 use crate::spike::{SpikeMark, SpikeTrigger, Spiker, MARK_RING};
 use crate::stats::{Accum, ThreadHistograms};
 use crate::timer::PosixTimer;
 use crate::{
-    rt, signals, EndReason, IntervalStats, MeasureSpec, Measurement, Observer, ThreadMeasurement,
-    ThreadSpec, ThreadStats,
+    rt, signals, EndReason, MeasureSpec, Measurement, Observer, ThreadMeasurement, ThreadSpec,
 };
 use anyhow::{bail, Context};
 use rtshield_sys::sched::{self, Policy};
@@ -25,15 +25,15 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// What a thread reports once set up, before its first sample.
-struct Ready {
-    index: usize,
-    tid: i32,
-    cpu: Option<u32>,
-    policy: Policy,
+pub(crate) struct Ready {
+    pub(crate) index: usize,
+    pub(crate) tid: i32,
+    pub(crate) cpu: Option<u32>,
+    pub(crate) policy: Policy,
     /// The OS error of a refused RT policy.
-    refused: Option<std::io::Error>,
+    pub(crate) refused: Option<std::io::Error>,
     /// A set-up failure that stops the run.
-    fatal: Option<String>,
+    pub(crate) fatal: Option<String>,
 }
 
 /// Stack for the measuring threads; the loop uses a tiny part of it, the
@@ -41,7 +41,7 @@ struct Ready {
 const STACK_BYTES: usize = 512 * 1024;
 const PREFAULT_BYTES: usize = 256 * 1024;
 /// How often the main thread drains the rings.
-const DRAIN_EVERY: Duration = Duration::from_millis(20);
+pub(crate) const DRAIN_EVERY: Duration = Duration::from_millis(20);
 
 fn validate(spec: &MeasureSpec, online: &CpuSet) -> anyhow::Result<()> {
     if spec.threads.is_empty() {
@@ -83,7 +83,7 @@ fn validate(spec: &MeasureSpec, online: &CpuSet) -> anyhow::Result<()> {
 }
 
 /// Restores the calling thread's affinity when dropped.
-struct AffinityGuard(Option<CpuSet>);
+pub(crate) struct AffinityGuard(pub(crate) Option<CpuSet>);
 
 impl Drop for AffinityGuard {
     fn drop(&mut self) {
@@ -346,226 +346,8 @@ fn interrupted(sig: i32, elapsed: u64) -> String {
     )
 }
 
-/// What the process holds for a run, given back when dropped: the main
-/// thread off the measured CPUs, locked memory, `/dev/cpu_dma_latency`,
-/// the main thread's raised priority.
-struct Setup {
-    _affinity: AffinityGuard,
-    memlock: Option<rt::MemLock>,
-    dma: Option<rt::DmaLatency>,
-    _main_prio: Option<rt::RaisedPriority>,
-}
-
-impl Setup {
-    /// Take what `spec` asks for; what is refused becomes a warning.
-    fn hold(spec: &MeasureSpec, online: &CpuSet, warnings: &mut Vec<String>) -> Setup {
-        // The main thread stays off the measured CPUs when another CPU exists.
-        let measured: CpuSet = spec.threads.iter().filter_map(|t| t.cpu).collect();
-        let housekeeping = online.difference(&measured);
-        let affinity = if !measured.is_empty() && !housekeeping.is_empty() {
-            let g = AffinityGuard(Some(online.clone()));
-            if let Err(e) = sched::set_affinity(0, &housekeeping) {
-                warnings.push(format!(
-                    "could not keep the main thread off the measured CPUs: {e}"
-                ));
-            }
-            g
-        } else {
-            AffinityGuard(None)
-        };
-        let memlock = if spec.memlock {
-            match rt::MemLock::lock() {
-                Ok(m) => Some(m),
-                Err(e) => {
-                    warnings.push(format!(
-                        "mlockall refused ({e}): memory is not locked, page faults may add latency"
-                    ));
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        let dma = if spec.cpu_dma_latency {
-            match rt::DmaLatency::hold(0) {
-                Ok(d) => Some(d),
-                Err(e) => {
-                    warnings.push(format!(
-                        "could not hold {} at 0 ({e}): CPUs may enter deep idle states",
-                        rt::DmaLatency::PATH
-                    ));
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        // Keep the ring drain ahead of a CPU load on the housekeeping CPUs,
-        // below every measuring thread (only when they are real-time).
-        let min_rt = spec
-            .threads
-            .iter()
-            .filter(|t| t.policy.is_rt())
-            .map(|t| t.priority)
-            .min();
-        let main_prio = match min_rt {
-            Some(p) if p > 1 => rt::RaisedPriority::raise(1).ok(),
-            _ => None,
-        };
-        Setup {
-            _affinity: affinity,
-            memlock,
-            dma,
-            _main_prio: main_prio,
-        }
-    }
-}
-
-/// One sample ring per thread: room for 10 s of samples (the main thread
-/// drains every 20 ms; 10 s covers a main thread starved by a load), 1 MiB
-/// to 16 MiB per thread. Not locked memory: every slot touched now.
-fn rings(
-    spec: &MeasureSpec,
-    memlocked: bool,
-) -> (Vec<rtrb::Producer<Sample>>, Vec<rtrb::Consumer<Sample>>) {
-    let mut rings = Vec::with_capacity(spec.threads.len());
-    let mut producers = Vec::with_capacity(spec.threads.len());
-    for t in &spec.threads {
-        let per_s = 1_000_000_000 / t.period_ns.max(1);
-        let (mut p, mut c) =
-            rtrb::RingBuffer::<Sample>::new((per_s * 10).clamp(1 << 16, 1 << 20) as usize);
-        if !memlocked {
-            // Not locked (so not populated by MCL_FUTURE): touch every slot
-            // now, or the loop's first pass takes a page fault every 256
-            // samples.
-            for _ in 0..p.buffer().capacity() {
-                let _ = p.push(Sample::default());
-                let _ = c.pop();
-            }
-        }
-        producers.push(p);
-        rings.push(c);
-    }
-    (producers, rings)
-}
-
-/// What a mid-run snapshot adds to the main side's figures.
-struct SnapshotInfo<'a> {
-    started_at: &'a str,
-    warnings: &'a [String],
-    dma: Option<i32>,
-    memlocked: bool,
-    caller_rt_runtime_us: Option<i64>,
-}
-
-/// The main thread's side of a run: the rings it drains into the
-/// histograms, and what it tells the observer.
-struct MainSide<'a> {
-    spec: &'a MeasureSpec,
-    ready: Vec<Option<Ready>>,
-    tids: Vec<i32>,
-    lives: &'a [Live],
-    rings: Vec<rtrb::Consumer<Sample>>,
-    hists: Vec<ThreadHistograms>,
-    ival: Vec<IvalAcc>,
-    mark_rx: Vec<rtrb::Consumer<SpikeMark>>,
-    marks: Vec<SpikeMark>,
-    inner_stop: &'a AtomicBool,
-    trace_stopped: &'a AtomicBool,
-    t0: i64,
-}
-
-impl MainSide<'_> {
-    /// Drain every 20 ms and call `obs` every stats period until the
-    /// threads are done, `stop` is set, the observer or `--trace-stop`
-    /// stops the run. Returns why it ended so far ([`EndReason::Stop`]
-    /// when the threads ended by themselves: decided by the caller).
-    fn watch(
-        &mut self,
-        obs: &mut dyn Observer,
-        stop: &AtomicBool,
-        snap: &SnapshotInfo,
-    ) -> EndReason {
-        let mut last_report = now_ns();
-        loop {
-            std::thread::sleep(DRAIN_EVERY);
-            self.drain();
-            self.take_marks(obs);
-            if self.trace_stopped.load(Relaxed) {
-                // --trace-stop: a thread stopped the trace and the run.
-                self.inner_stop.store(true, Relaxed);
-                return EndReason::Stop;
-            }
-            let all_done = self.lives.iter().all(|l| l.done.load(Relaxed));
-            if stop.load(Relaxed) {
-                self.inner_stop.store(true, Relaxed);
-                return signals::received().map_or(EndReason::Stop, EndReason::Signal);
-            }
-            let now = now_ns();
-            if all_done {
-                return EndReason::Stop;
-            }
-            if (now - last_report) as u64 >= self.spec.stats_period_ns {
-                last_report = now;
-                let s = self.interval_stats((now - self.t0) as u64);
-                if !obs.interval(&s) {
-                    self.inner_stop.store(true, Relaxed);
-                    return EndReason::Stop;
-                }
-                if obs.wants_snapshot(&s) {
-                    obs.snapshot(&self.snapshot((now - self.t0) as u64, snap));
-                }
-            }
-        }
-    }
-
-    /// Every ring into its thread's histograms.
-    fn drain(&mut self) {
-        drain(&mut self.rings, &mut self.hists, &mut self.ival, self.spec);
-    }
-
-    /// The spike marks queued since the last call, to the observer.
-    fn take_marks(&mut self, obs: &mut dyn Observer) {
-        self.marks.clear();
-        for c in self.mark_rx.iter_mut() {
-            while let Ok(m) = c.pop() {
-                self.marks.push(m);
-            }
-        }
-        obs.drained(&self.marks, &self.tids);
-    }
-
-    /// The figures of this stats period.
-    fn interval_stats(&mut self, elapsed: u64) -> IntervalStats {
-        interval_stats(self.spec, &self.ready, self.lives, &mut self.ival, elapsed)
-    }
-
-    /// The run so far, figures and histograms agreeing (a checkpoint).
-    fn snapshot(&mut self, elapsed: u64, info: &SnapshotInfo) -> Measurement {
-        let exact = consistent_figures(
-            self.lives,
-            &mut self.rings,
-            &mut self.hists,
-            &mut self.ival,
-            self.spec,
-        );
-        Snapshot {
-            spec: self.spec,
-            ready: &self.ready,
-            exact,
-            hists: &self.hists,
-            started_at: info.started_at,
-            elapsed,
-            warnings: info.warnings,
-            dma: info.dma,
-            memlocked: info.memlocked,
-        }
-        .measurement(info.caller_rt_runtime_us)
-    }
-}
-
 /// Per-thread results, and the warnings they call for (fallback, lost).
-fn thread_results(
+pub(crate) fn thread_results(
     spec: &MeasureSpec,
     ready: &[Option<Ready>],
     exact: Vec<Accum>,
@@ -611,188 +393,6 @@ fn thread_results(
         });
     }
     threads
-}
-
-/// What a mid-run snapshot is made of (all owned by `run`).
-struct Snapshot<'a> {
-    spec: &'a MeasureSpec,
-    ready: &'a [Option<Ready>],
-    /// The measuring threads' figures, matching `hists` sample for sample.
-    exact: Vec<Accum>,
-    hists: &'a [ThreadHistograms],
-    started_at: &'a str,
-    elapsed: u64,
-    warnings: &'a [String],
-    dma: Option<i32>,
-    memlocked: bool,
-}
-
-impl Snapshot<'_> {
-    fn measurement(&self, caller_rt_runtime_us: Option<i64>) -> Measurement {
-        let exact = self.exact.clone();
-        let mut warnings = self.warnings.to_vec();
-        let threads = thread_results(
-            self.spec,
-            self.ready,
-            exact,
-            self.hists.to_vec(),
-            caller_rt_runtime_us,
-            &mut warnings,
-        );
-        Measurement {
-            spec: self.spec.clone(),
-            started_at: self.started_at.to_string(),
-            elapsed_ns: self.elapsed,
-            end: EndReason::Running,
-            threads,
-            warnings,
-            cpu_dma_latency: self.dma,
-            memlocked: self.memlocked,
-            partial: true,
-            trace: None,
-        }
-    }
-}
-
-/// Interval figures accumulated on the main thread from the rings.
-type IvalAcc = rtshield_results::MinMaxSum;
-
-/// The live atomics of every thread, `count` first (Acquire): the other
-/// figures are at least that fresh.
-fn read_live(lives: &[Live]) -> Vec<Accum> {
-    lives
-        .iter()
-        .map(|l| Accum {
-            lat: rtshield_results::MinMaxSum {
-                count: l.count.load(Acquire),
-                min: l.min.load(Relaxed),
-                max: l.max.load(Relaxed),
-                sum: l.sum.load(Relaxed) as i128,
-            },
-            cur: l.cur.load(Relaxed),
-            overruns: l.overruns.load(Relaxed),
-            missed: l.missed.load(Relaxed),
-            lost: l.lost.load(Relaxed),
-            spikes: 0,
-        })
-        .collect()
-}
-
-/// Figures and histograms that agree for a checkpoint: read the figures,
-/// then take from each ring exactly the samples they count (a sample is
-/// pushed before its count is published, so they are there). The drain
-/// may also have run ahead of a count not yet published: then read again,
-/// a few microseconds later (bounded; the measuring thread publishes right
-/// after it pushes).
-fn consistent_figures(
-    lives: &[Live],
-    rings: &mut [rtrb::Consumer<Sample>],
-    hists: &mut [ThreadHistograms],
-    ival: &mut [IvalAcc],
-    spec: &MeasureSpec,
-) -> Vec<Accum> {
-    let mut exact = read_live(lives);
-    for _ in 0..200 {
-        for (i, c) in rings.iter_mut().enumerate() {
-            let want = exact[i].lat.count.saturating_sub(exact[i].lost);
-            let k = want.saturating_sub(hists[i].samples).min(c.slots() as u64) as usize;
-            take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
-        }
-        let agree = exact
-            .iter()
-            .zip(hists.iter())
-            .all(|(a, h)| a.lat.count.saturating_sub(a.lost) == h.samples);
-        if agree {
-            break;
-        }
-        std::thread::sleep(Duration::from_micros(50));
-        exact = read_live(lives);
-    }
-    exact
-}
-
-/// Move `k` samples from a ring into the thread's histograms.
-fn take(
-    c: &mut rtrb::Consumer<Sample>,
-    k: usize,
-    hist: &mut ThreadHistograms,
-    v: &mut IvalAcc,
-    period: u64,
-) {
-    if k == 0 {
-        return;
-    }
-    if let Ok(chunk) = c.read_chunk(k) {
-        let (a, b) = chunk.as_slices();
-        for s in a.iter().chain(b) {
-            hist.record(s.value, s.missed, period);
-            v.add(s.value);
-        }
-        chunk.commit_all();
-    }
-}
-
-fn drain(
-    rings: &mut [rtrb::Consumer<Sample>],
-    hists: &mut [ThreadHistograms],
-    ival: &mut [IvalAcc],
-    spec: &MeasureSpec,
-) {
-    for (i, c) in rings.iter_mut().enumerate() {
-        let k = c.slots();
-        take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
-    }
-}
-
-fn interval_stats(
-    spec: &MeasureSpec,
-    ready: &[Option<Ready>],
-    lives: &[Live],
-    ival: &mut [IvalAcc],
-    elapsed: u64,
-) -> IntervalStats {
-    let threads = spec
-        .threads
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let l = &lives[i];
-            let count = l.count.load(Acquire);
-            let v = std::mem::take(&mut ival[i]);
-            let r = ready[i].as_ref();
-            ThreadStats {
-                index: t.index,
-                tid: r.map_or(0, |r| r.tid),
-                cpu: r.and_then(|r| r.cpu),
-                policy: r.map(|r| r.policy),
-                samples: count,
-                min_ns: if count == 0 { 0 } else { l.min.load(Relaxed) },
-                max_ns: if count == 0 { 0 } else { l.max.load(Relaxed) },
-                cur_ns: l.cur.load(Relaxed),
-                avg_ns: if count == 0 {
-                    0.0
-                } else {
-                    l.sum.load(Relaxed) as f64 / count as f64
-                },
-                ival_samples: v.count,
-                ival_min_ns: v.min().unwrap_or(0),
-                ival_max_ns: v.max().unwrap_or(0),
-                ival_avg_ns: v.mean().unwrap_or(0.0),
-                overruns: l.overruns.load(Relaxed),
-                missed_periods: l.missed.load(Relaxed),
-                lost: l.lost.load(Relaxed),
-                done: l.done.load(Relaxed),
-            }
-        })
-        .collect();
-    IntervalStats {
-        elapsed_ns: elapsed,
-        duration_ns: spec.duration_ns,
-        samples_target: spec.samples,
-        resolution_ns: spec.resolution_ns,
-        mode: Some(spec.mode),
-        threads,
-    }
 }
 
 /// When the run stops early, cut the measuring threads' waits short (a

@@ -20,6 +20,7 @@ use rtshield_sys::sched::Policy;
 pub mod display;
 pub mod engine;
 pub mod hotloop;
+mod main_side;
 pub mod result;
 pub mod rt;
 pub mod signals;

@@ -19,6 +19,7 @@ pub mod print;
 pub mod request;
 pub mod resume;
 pub mod runner;
+mod segments;
 pub mod single;
 pub mod store;
 mod supervisor;

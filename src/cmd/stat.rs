@@ -164,7 +164,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
                 })
                 .collect(),
         };
-        rec.write(file, rtshield_sys::DirPolicy::Strict)
+        rec.write(file, rtshield_safefs::DirPolicy::Strict)
             .map_err(rtshield_run::pipeline::refusal)?;
         eprintln!(
             "rtshield: recorded {} sample(s) to {} (compare with `rtshield stat --compare A B`)",

@@ -20,7 +20,6 @@ pub mod power;
 pub mod procstat;
 pub mod programs;
 pub mod root;
-pub mod safefs;
 pub mod sched;
 pub mod sysinfo;
 pub mod task;
@@ -33,5 +32,9 @@ pub mod workqueue;
 pub use root::Root;
 pub use rtshield_vocab::{cpuset, error, units};
 pub use rtshield_vocab::{CpuSet, InputError};
-pub use safefs::{DirPolicy, SafeDir, SafeError};
+// The safe-file layer is its own crate, `rtshield-safefs`.
+#[doc(hidden)]
+pub use rtshield_safefs as safefs; // TEMP(phase1): remove in surface pass
+#[doc(hidden)]
+pub use rtshield_safefs::{DirPolicy, SafeDir, SafeError}; // TEMP(phase1): remove in surface pass
 pub use sysinfo::SysInfo;

@@ -14,11 +14,9 @@ pub mod interrupts;
 pub mod isolation;
 pub mod kpath;
 pub mod loadavg;
-pub mod mode;
 pub mod partstate;
 pub mod power;
 pub mod procstat;
-pub mod programs;
 pub mod root;
 pub mod sched;
 pub mod sysinfo;
@@ -32,6 +30,9 @@ pub mod workqueue;
 pub use root::Root;
 pub use rtshield_vocab::{cpuset, error, units};
 pub use rtshield_vocab::{CpuSet, InputError};
+// Vocabulary that lived here before `sys` became kernel files only.
+#[doc(hidden)]
+pub use rtshield_vocab::{mode, programs}; // TEMP(phase1): remove in surface pass
 // The safe-file layer is its own crate, `rtshield-safefs`.
 #[doc(hidden)]
 pub use rtshield_safefs as safefs; // TEMP(phase1): remove in surface pass

@@ -6,15 +6,12 @@
 //! Also the small shared vocabulary types: [`CpuSet`], durations, and the
 //! [`sysinfo::SysInfo`] block embedded in every result file.
 
-pub mod advice;
 pub mod cgroup;
 pub mod confine;
 pub mod cpus;
 pub mod interrupts;
-pub mod isolation;
 pub mod kpath;
 pub mod loadavg;
-pub mod partstate;
 pub mod power;
 pub mod procstat;
 pub mod root;
@@ -33,7 +30,7 @@ pub use rtshield_vocab::{CpuSet, InputError};
 // Vocabulary that lived here before `sys` became kernel files only.
 #[doc(hidden)]
 pub use rtshield_vocab::{mode, programs}; // TEMP(phase1): remove in surface pass
-// The safe-file layer is its own crate, `rtshield-safefs`.
+                                          // The safe-file layer is its own crate, `rtshield-safefs`.
 #[doc(hidden)]
 pub use rtshield_safefs as safefs; // TEMP(phase1): remove in surface pass
 #[doc(hidden)]

@@ -1,7 +1,7 @@
 //! `rtshield partition` through the binary, on fake trees (`--sysroot`).
 
 use crate::util::{all_text as text, rtshield_at as rtshield};
-use rtshield_partition::fake::{snapshot, FakeSpec, Style};
+use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
 use std::fs;
 
 #[test]

@@ -2,9 +2,14 @@
 //! [`Root`], so the whole tool can be pointed at a fake tree in tests, and
 //! this crate is the only one that knows kernel file names and formats
 //! (typed readers: [`task`], [`interrupts`], [`procstat`], [`loadavg`],
-//! [`cpus`], [`cgroup`]; knob paths: [`kpath`]). See docs/architecture-sys.md.
-//! Also the small shared vocabulary types: [`CpuSet`], durations, and the
-//! [`sysinfo::SysInfo`] block embedded in every result file.
+//! [`cpus`], [`cgroup`], [`power`], the [`sysinfo::SysInfo`] block embedded
+//! in every result file; knob paths: [`kpath`]; the calls that go with
+//! them: [`sched`], [`tracefs`]). See docs/architecture-sys.md.
+//!
+//! Kernel files only: the vocabulary is `rtshield-vocab` (re-exported
+//! here under its old paths), the safe-file layer `rtshield-safefs`,
+//! partitions and their state `rtshield-isolation`, test helpers
+//! `rtshield-testkit`.
 
 pub mod cgroup;
 pub mod confine;
@@ -18,7 +23,6 @@ pub mod root;
 pub mod sched;
 pub mod sysinfo;
 pub mod task;
-pub mod testenv;
 pub mod tracefs;
 pub mod workqueue;
 

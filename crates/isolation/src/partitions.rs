@@ -235,6 +235,13 @@ impl Partitions {
         }
     }
 
+    /// The cpuset cgroup directory the calling process is in (its threads
+    /// inherit it); `None` when unknown, as on a fake tree without
+    /// `/proc/self/cgroup`.
+    pub fn own_cgroup(&self, root: &Root) -> Option<String> {
+        self.hierarchy()?.cpuset_of_self(root)
+    }
+
     /// The partition another tool made (cset's first: its `user`/`system`
     /// names are its own), when both of its sets exist.
     pub fn foreign(&self) -> Option<&Partition> {

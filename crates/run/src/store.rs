@@ -44,7 +44,7 @@ pub fn run_tags(
 /// the cgroup whose tasks file it joins itself (`--partition`), else the
 /// cpuset cgroup this process is in now, which its threads inherit.
 pub fn placements(root: &rtshield_sys::Root, threads: &[ThreadSpec]) -> Vec<Placement> {
-    let own = own_cgroup(root, &Partitions::discover(root));
+    let own = Partitions::discover(root).own_cgroup(root);
     threads
         .iter()
         .map(|t| Placement {
@@ -70,7 +70,7 @@ pub fn config_placements(
     let found = Partitions::discover(root);
     let v2 = found.hierarchy().is_some_and(|h| h.is_v2());
     let timers_cg = cfg.timers.iter().find_map(|t| t.cgroup);
-    let own = own_cgroup(root, &found);
+    let own = found.own_cgroup(root);
     cfg.timers
         .iter()
         .map(|t| {
@@ -84,12 +84,6 @@ pub fn config_placements(
             }
         })
         .collect()
-}
-
-/// The cpuset cgroup this process is in (`None` when unknown, as on a
-/// fake tree without `/proc/self/cgroup`).
-fn own_cgroup(root: &rtshield_sys::Root, found: &Partitions) -> Option<String> {
-    found.hierarchy()?.cpuset_of_self(root)
 }
 
 /// The `load` tag of a configuration run: `idle` without programs, else

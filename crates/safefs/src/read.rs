@@ -9,18 +9,23 @@ use std::os::fd::OwnedFd;
 use std::path::Path;
 
 impl SafeDir {
-    /// Read the regular file `name` (never through a symlink), at most
-    /// `limit` bytes; a larger file is an error naming the limit.
-    pub fn read(&self, name: &str, limit: u64) -> Result<Vec<u8>> {
-        check_name(name)?;
-        let p = self.path.join(name);
-        let fd = rfs::openat(
+    /// Open `name` for reading, never through a symlink and without
+    /// blocking on a FIFO.
+    fn open_to_read(&self, name: &str) -> rustix::io::Result<OwnedFd> {
+        rfs::openat(
             &self.fd,
             name,
             OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
             Mode::empty(),
         )
-        .map_err(|e| io_err(&p, e))?;
+    }
+
+    /// Read the regular file `name` (never through a symlink), at most
+    /// `limit` bytes; a larger file is an error naming the limit.
+    pub fn read(&self, name: &str, limit: u64) -> Result<Vec<u8>> {
+        check_name(name)?;
+        let p = self.path.join(name);
+        let fd = self.open_to_read(name).map_err(|e| io_err(&p, e))?;
         read_regular(fd, &p, limit)
     }
 
@@ -31,13 +36,7 @@ impl SafeDir {
     pub fn read_private(&self, name: &str, limit: u64) -> Result<Vec<u8>> {
         check_name(name)?;
         let p = self.path.join(name);
-        let fd = rfs::openat(
-            &self.fd,
-            name,
-            OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::NONBLOCK,
-            Mode::empty(),
-        )
-        .map_err(|e| match e {
+        let fd = self.open_to_read(name).map_err(|e| match e {
             rustix::io::Errno::LOOP => SafeError::Untrusted {
                 path: p.clone(),
                 why: "it is a symbolic link".into(),

@@ -173,9 +173,22 @@ impl FakeSpec {
             fs::create_dir_all(f.parent().unwrap())?;
             fs::write(f, s)
         };
-        let all = format!("0-{}", self.ncpus - 1);
-        let mask = CpuSet::range(0, self.ncpus - 1).to_mask(self.ncpus);
         w(MARKER, &serde_json::to_string_pretty(&self.config)?)?;
+        self.build_knobs(&w)?;
+        self.build_cgroups(&w)?;
+        self.build_tasks(&w)
+    }
+
+    /// Every CPU, as a list (`0-3`).
+    fn all(&self) -> String {
+        format!("0-{}", self.ncpus - 1)
+    }
+
+    /// The CPUs, the kernel's identity and command line, the sysctls, IRQs
+    /// and workqueues `partition` reads and writes.
+    fn build_knobs(&self, w: &dyn Fn(&str, &str) -> io::Result<()>) -> io::Result<()> {
+        let all = self.all();
+        let mask = CpuSet::range(0, self.ncpus - 1).to_mask(self.ncpus);
         w("/sys/devices/system/cpu/online", &format!("{all}\n"))?;
         w("/sys/devices/system/cpu/possible", &format!("{all}\n"))?;
         w("/sys/devices/system/cpu/isolated", "\n")?;
@@ -212,6 +225,12 @@ impl FakeSpec {
                 &format!("{mask}\n"),
             )?;
         }
+        Ok(())
+    }
+
+    /// The cpuset hierarchy of [`FakeSpec::style`], holding every task.
+    fn build_cgroups(&self, w: &dyn Fn(&str, &str) -> io::Result<()>) -> io::Result<()> {
+        let all = self.all();
         let mut ids: Vec<u32> = self.tasks.iter().map(|t| t.tid).collect();
         ids.sort_unstable();
         let list: String = ids.iter().map(|i| format!("{i}\n")).collect();
@@ -256,6 +275,12 @@ impl FakeSpec {
                 w(&format!("{mount}/cgroup.procs"), &list)?;
             }
         }
+        Ok(())
+    }
+
+    /// Each task's `/proc/TID/status` and `stat`.
+    fn build_tasks(&self, w: &dyn Fn(&str, &str) -> io::Result<()>) -> io::Result<()> {
+        let all = self.all();
         for t in &self.tasks {
             let allowed = if t.cpus_allowed.is_empty() {
                 all.clone()

@@ -421,10 +421,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         single::join_partition(&g.root(), args.partition_parent.as_deref(), &mut plan.spec)?;
     }
     let load = plan.tags.get("load").cloned().unwrap_or_default();
+    let threads = rtshield_run::store::placements(&g.root(), &plan.spec.threads);
     plan.tags.extend(rtshield_run::store::run_tags(
         &g.root(),
         &load,
         &args.store.tags,
+        &threads,
     ));
     execute(&plan, g, "measure")
 }

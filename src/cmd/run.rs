@@ -110,6 +110,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         &root,
         &rtshield_run::store::config_load(&cfg),
         &args.store.tags,
+        &rtshield_run::store::config_placements(&root, &cfg),
     );
     let opts = RunOptions {
         out: args.out.clone(),

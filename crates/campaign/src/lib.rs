@@ -234,7 +234,9 @@ pub fn run(
     // --partition`). cgroup v2 keeps a process's threads in one cgroup:
     // the whole measure runs in rt (`partition run rt`), where a built-in
     // load would be confined to the rt CPUs, so that is refused.
-    let v2 = rtshield_sys::cgroup::Hierarchy::detect(&root).is_ok_and(|h| h.is_v2());
+    let v2 = rtshield_isolation::Partitions::discover(&root)
+        .hierarchy()
+        .is_some_and(|h| h.is_v2());
     if v2
         && c.cells.iter().any(|cell| {
             cell.isolation() == "partition"
@@ -280,7 +282,7 @@ pub fn run(
             continue;
         }
         let iso = cell.isolation();
-        let found = rtshield_sys::isolation::detect(&root);
+        let found = rtshield_isolation::Isolation::detect(&root);
         if iso == "isolcpus" && !found.found.iter().any(|f| f.method == "isolcpus") {
             let why = "no isolcpus= on the kernel command line".to_string();
             progress(i, steps.len(), st, cell, &format!("skipped: {why}"));
@@ -314,7 +316,6 @@ pub fn run(
                 );
             }
         }
-        let detected = rtshield_sys::isolation::detect(&root).summary();
         let mut load = match cell.load().strip_prefix("cmd:") {
             Some(cmdline) => Some(start_external(cmdline)?),
             None => None,
@@ -380,7 +381,6 @@ pub fn run(
             // stored runs show the order they were made in.
             ("step", (i + 1).to_string()),
             ("isolation", iso.to_string()),
-            ("isolation_detected", detected.clone()),
             ("load", cell.load().to_string()),
         ];
         for (k, v) in tags {
@@ -427,6 +427,8 @@ pub fn run(
                 .map_or("?".into(), |v| format!("{:.1}", v as f64 / 1000.0))
         };
         let max = r.threads.iter().map(|t| t.max_ns).max().unwrap_or(0) as f64 / 1000.0;
+        // What the measure itself found on the CPUs it measured.
+        let detected = r.tags.get("isolation_detected").map_or("?", String::as_str);
         progress(
             i,
             steps.len(),

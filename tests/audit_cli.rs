@@ -3,7 +3,7 @@
 
 use crate::util::all_text as text;
 use crate::util::*;
-use rtshield_partition::fake::{FakeSpec, Style};
+use rtshield_testkit::fake::{FakeSpec, Style};
 use std::fs;
 
 /// The torture article's Pandaboard: every device IRQ on CPU 0.

@@ -6,7 +6,8 @@
 use crate::util::*;
 use std::fs;
 
-fn refused(text: &str) -> String {
+/// `rtshield campaign C.TOML --dry-run` on a campaign file holding `text`.
+fn dry_run(text: &str) -> (tempfile::TempDir, std::path::PathBuf, std::process::Output) {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("c.toml");
     fs::write(&f, text).unwrap();
@@ -16,9 +17,17 @@ fn refused(text: &str) -> String {
         .arg("--dry-run")
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    (d, f, o)
+}
+
+/// The campaign file `text` is refused (exit 2, the file named, nothing
+/// planned); its stderr, with the file's path shortened to `c.toml`.
+fn refused(text: &str) -> String {
+    let (_d, f, o) = dry_run(text);
+    let path = f.display().to_string();
+    let err = crate::util::refused(&o, &path);
     assert!(o.stdout.is_empty(), "nothing planned: {}", describe(&o));
-    String::from_utf8_lossy(&o.stderr).replace(&f.display().to_string(), "c.toml")
+    err.replace(&path, "c.toml")
 }
 
 #[test]
@@ -50,19 +59,9 @@ fn campaign_refuses_at_parse_time_what_measure_refuses() {
         "{e}"
     );
     // The same priority with policy other is fine (measure ignores it).
-    let d = tempfile::tempdir().unwrap();
-    let f = d.path().join("c.toml");
-    fs::write(
-        &f,
-        format!("{head}[measure]\npolicy = \"other\"\n[axes]\npriority = [0]\n"),
-    )
-    .unwrap();
-    let o = command()
-        .arg("campaign")
-        .arg(&f)
-        .arg("--dry-run")
-        .output()
-        .unwrap();
+    let (_d, _, o) = dry_run(&format!(
+        "{head}[measure]\npolicy = \"other\"\n[axes]\npriority = [0]\n"
+    ));
     assert!(ok(o).contains("--policy other --prio 0"));
 }
 

@@ -9,25 +9,18 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-const MOUNT: &str = "/sys/fs/cgroup/cpuset";
-
 /// Removes the test's cgroups and state file even when an assertion fails
-/// (undoing through rtshield first, so moved tasks go back).
+/// (undoing through rtshield first, so moved tasks go back; then the
+/// private parent removes what is left).
 struct Guard {
-    name: String,
-    cg: PathBuf,
+    p: PrivateParent,
 }
 
 impl Drop for Guard {
     fn drop(&mut self) {
         let _ = command()
-            .args(["partition", "undo", "--parent", &self.name])
+            .args(["partition", "undo", "--parent", &self.p.name])
             .output();
-        for sub in ["rt", "nrt"] {
-            let _ = fs::remove_dir(self.cg.join(sub));
-        }
-        let _ = fs::remove_dir(&self.cg);
-        let _ = fs::remove_file(format!("/run/rtshield/partition-{}.json", self.name));
     }
 }
 
@@ -80,27 +73,15 @@ fn tasks(p: &Path) -> usize {
 
 #[test]
 fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() {
-    if !require_root("a live campaign makes cpuset partitions and SCHED_FIFO threads")
-        || !require(
-            Path::new(MOUNT).join("cpuset.cpus").exists(),
-            &format!("no cgroup v1 cpuset hierarchy at {MOUNT}"),
-        )
-        || !require(
-            online_cpus() == "0-1",
-            &format!("written for a 2-CPU machine (online {})", online_cpus()),
-        )
+    if !require_cpuset_v1_two_cpus("a live campaign makes cpuset partitions and SCHED_FIFO threads")
     {
         return;
     }
     let _turn = cpuset_partition_lock();
-    let name = format!("rtshield-camp-{}", std::process::id());
     let g = Guard {
-        name: name.clone(),
-        cg: Path::new(MOUNT).join(&name),
+        p: PrivateParent::create("rtshield-camp"),
     };
-    fs::create_dir(&g.cg).unwrap();
-    fs::write(g.cg.join("cpuset.cpus"), "0-1").unwrap();
-    fs::write(g.cg.join("cpuset.mems"), "0").unwrap();
+    let name = g.p.name.clone();
     let d = tempfile::tempdir().unwrap();
     let file = d.path().join("c.toml");
     let campaign = format!("live{}", std::process::id());
@@ -141,7 +122,7 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
         Duration::from_secs(120),
         "a measuring thread in the rt set",
         || {
-            seen_in_rt = measuring_thread_in_rt(&g.cg);
+            seen_in_rt = measuring_thread_in_rt(&g.p.cg);
             seen_in_rt.is_some()
         },
     );
@@ -159,7 +140,7 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
     wait_until(
         Duration::from_secs(30),
         "the killed cell's processes to end",
-        || tasks(&g.cg.join("rt/tasks")) == 0 && tasks(&g.cg.join("nrt/tasks")) == 0,
+        || tasks(&g.p.cg.join("rt/tasks")) == 0 && tasks(&g.p.cg.join("nrt/tasks")) == 0,
     );
     let before = stored(&db, &campaign).len();
     assert!(
@@ -200,7 +181,7 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
         }
     }
     // No partition left behind.
-    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
+    assert!(!g.p.cg.join("rt").exists() && !g.p.cg.join("nrt").exists());
     assert!(!Path::new(&format!("/run/rtshield/partition-{name}.json")).exists());
     let md = fs::read_to_string(out.join("report/summary.md")).unwrap();
     assert!(md.contains("| idle | partition | 2 |"), "{md}");
@@ -210,27 +191,13 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
 /// Root, a cgroup v1 cpuset hierarchy and 2 CPUs; then a private parent
 /// cgroup (removed by the guard) for the campaign's partition.
 fn private_parent(tag: &str) -> Option<Guard> {
-    if !require_root("a live campaign makes cpuset partitions and SCHED_FIFO threads")
-        || !require(
-            Path::new(MOUNT).join("cpuset.cpus").exists(),
-            &format!("no cgroup v1 cpuset hierarchy at {MOUNT}"),
-        )
-        || !require(
-            online_cpus() == "0-1",
-            &format!("written for a 2-CPU machine (online {})", online_cpus()),
-        )
+    if !require_cpuset_v1_two_cpus("a live campaign makes cpuset partitions and SCHED_FIFO threads")
     {
         return None;
     }
-    let name = format!("rtshield-camp{tag}-{}", std::process::id());
-    let g = Guard {
-        name: name.clone(),
-        cg: Path::new(MOUNT).join(&name),
-    };
-    fs::create_dir(&g.cg).unwrap();
-    fs::write(g.cg.join("cpuset.cpus"), "0-1").unwrap();
-    fs::write(g.cg.join("cpuset.mems"), "0").unwrap();
-    Some(g)
+    Some(Guard {
+        p: PrivateParent::create(&format!("rtshield-camp{tag}")),
+    })
 }
 
 fn one_partition_cell(dir: &Path, g: &Guard, duration: &str, load: &str) -> PathBuf {
@@ -242,7 +209,7 @@ fn one_partition_cell(dir: &Path, g: &Guard, duration: &str, load: &str) -> Path
              [measure]\nperiod = \"1ms\"\n[axes]\nisolation = [\"partition\"]\n\
              load = [{load:?}]\n[partition]\nparent = \"{}\"\n",
             std::process::id(),
-            g.name
+            g.p.name
         ),
     )
     .unwrap();
@@ -272,7 +239,7 @@ fn campaign_sigterm_in_a_partition_cell_undoes_it_and_says_sigterm() {
     wait_until(
         Duration::from_secs(60),
         "the cell's measuring thread in the rt set",
-        || measuring_thread_in_rt(&g.cg).is_some(),
+        || measuring_thread_in_rt(&g.p.cg).is_some(),
     );
     // SAFETY: signalling the campaign this test started.
     unsafe { libc::kill(c.0.id() as libc::pid_t, libc::SIGTERM) };
@@ -283,8 +250,8 @@ fn campaign_sigterm_in_a_partition_cell_undoes_it_and_says_sigterm() {
     assert!(text.contains("interrupted (sigterm)"), "{text}");
     assert!(text.contains("stopped by sigterm"), "{text}");
     assert!(!text.contains("sigint"), "{text}");
-    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
-    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.name)).exists());
+    assert!(!g.p.cg.join("rt").exists() && !g.p.cg.join("nrt").exists());
+    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.p.name)).exists());
 }
 
 #[test]
@@ -310,8 +277,8 @@ fn campaign_cell_whose_load_command_exits_at_once_fails_and_leaves_no_partition(
         err.contains("the load command `exit 3` ended (exit status: 3)"),
         "{err}"
     );
-    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
-    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.name)).exists());
+    assert!(!g.p.cg.join("rt").exists() && !g.p.cg.join("nrt").exists());
+    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.p.name)).exists());
 }
 
 #[test]
@@ -322,10 +289,10 @@ fn campaign_start_undoes_a_leftover_partition_before_any_cell() {
     };
     // A partition left behind (as by a SIGKILLed campaign).
     ok(command()
-        .args(["partition", "create", "1", "--parent", &g.name])
+        .args(["partition", "create", "1", "--parent", &g.p.name])
         .output()
         .unwrap());
-    assert!(g.cg.join("rt").exists());
+    assert!(g.p.cg.join("rt").exists());
     let d = tempfile::tempdir().unwrap();
     let file = d.path().join("c.toml");
     // The first cell (isolation none) fails at once: no partition cell
@@ -337,7 +304,7 @@ fn campaign_start_undoes_a_leftover_partition_before_any_cell() {
              [axes]\nisolation = [\"none\", \"partition\"]\nload = [\"cmd:exit 3\"]\n\
              [partition]\nparent = \"{}\"\n",
             std::process::id(),
-            g.name
+            g.p.name
         ),
     )
     .unwrap();
@@ -353,6 +320,6 @@ fn campaign_start_undoes_a_leftover_partition_before_any_cell() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("cell isolation=none,load=cmd:exit 3"), "{err}");
-    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
-    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.name)).exists());
+    assert!(!g.p.cg.join("rt").exists() && !g.p.cg.join("nrt").exists());
+    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.p.name)).exists());
 }

@@ -1,25 +1,32 @@
 //! The workspace's layering rules, checked on the source tree:
 //!
-//! - only `crates/sys` names kernel files: no other non-test source under
-//!   `crates/*/src` or `src/` holds a string literal starting with `/proc/`
-//!   or `/sys/` (the sys readers and `sys::kpath` are the way in);
-//! - `audit` does not depend on `partition` (the types both need live in
-//!   `sys`).
+//! - only `crates/sys` (and the dev-only test kit, `crates/testkit`) names
+//!   kernel files: no other non-test source under `crates/*/src` or `src/`
+//!   holds a string literal starting with `/proc/` or `/sys/` (the sys
+//!   readers and `sys::kpath` are the way in);
+//! - `run`, `campaign` and the binary do not read cgroup files themselves:
+//!   they call none of the sys cgroup readers (`Hierarchy::detect`,
+//!   `find_cpuset`, `mounts`, `cpus`, `effective_cpus`, `cpuset_of_self`)
+//!   and name no cgroup control file; `rtshield-isolation` answers them;
+//! - no crate but the binary and `xtask` depends on `clap`;
+//! - `rtshield-testkit` is only ever a dev-dependency, and the fake kernel
+//!   (`rtshield-fake-kernel`) reaches the binary only through its optional
+//!   `fake-kernel` feature, which nothing enables by default;
+//! - every crate that writes through the safe-file layer depends on
+//!   `rtshield-safefs` itself;
+//! - `audit` does not depend on `partition` (what both need about
+//!   partitions lives in `isolation`).
+//!
+//! Each rule is a function over (path, text) pairs, so the self-tests below
+//! plant a violation and check that it is caught.
 //!
 //! Self-contained: a small lexer finds string literals (normal and raw),
 //! skips comments and char literals, and leaves out items marked
-//! `#[cfg(test)]` (test modules may build fake trees with literal paths).
+//! `#[cfg(test)]` (test modules may build fake trees with literal paths);
+//! a line reader finds the dependencies of each `Cargo.toml`.
 
-use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
-
-/// Files allowed to hold kernel path literals, each with its reason.
-const ALLOWED: &[(&str, &str)] = &[(
-    "crates/partition/src/fake.rs",
-    "test fixture: builds fake /proc and /sys trees; compiled only with the \
-         `testing` feature, which only dev-dependencies enable",
-)];
 
 /// A string literal found in source: its line and content (undecoded).
 #[derive(Debug, PartialEq)]
@@ -28,8 +35,16 @@ struct Lit {
     text: String,
 }
 
-/// String literals of `src` outside `#[cfg(test)]` items.
-fn non_test_literals(src: &str) -> Vec<Lit> {
+/// What a source file holds outside `#[cfg(test)]` items: its string
+/// literals, and its code with comments, literal contents and test items
+/// blanked (same length and lines as the source).
+struct Scanned {
+    lits: Vec<Lit>,
+    code: String,
+}
+
+/// Scan `src` (see [`Scanned`]).
+fn scan(src: &str) -> Scanned {
     let b = src.as_bytes();
     // `code`: the source with comments and literal contents blanked, same
     // length, so offsets agree; `lits`: (offset, line, content).
@@ -184,10 +199,23 @@ fn non_test_literals(src: &str) -> Vec<Lit> {
         skip.push((start, end));
         from = at + "#[cfg(test)]".len();
     }
-    lits.into_iter()
-        .filter(|(off, _)| !skip.iter().any(|&(s, e)| *off >= s && *off < e))
-        .map(|(_, l)| l)
-        .collect()
+    let in_test = |off: usize| skip.iter().any(|&(s, e)| off >= s && off < e);
+    let mut code = code.into_bytes();
+    for &(s, e) in &skip {
+        for c in &mut code[s..e.min(src.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+    }
+    Scanned {
+        lits: lits
+            .into_iter()
+            .filter(|(off, _)| !in_test(*off))
+            .map(|(_, l)| l)
+            .collect(),
+        code: String::from_utf8_lossy(&code).into_owned(),
+    }
 }
 
 fn is_kernel_path(s: &str) -> bool {
@@ -210,6 +238,224 @@ fn workspace() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A file's path relative to the workspace (`crates/run/src/lib.rs`) and
+/// its text.
+type Files = Vec<(String, String)>;
+
+/// Every non-test source file: `src/` and each `crates/*/src`.
+fn sources() -> Files {
+    let ws = workspace();
+    let mut paths = vec![];
+    rust_files(&ws.join("src"), &mut paths);
+    for c in fs::read_dir(ws.join("crates")).expect("crates/").flatten() {
+        rust_files(&c.path().join("src"), &mut paths);
+    }
+    assert!(paths.len() > 20, "the walk found too few files: {paths:?}");
+    paths
+        .into_iter()
+        .map(|p| {
+            let rel = p
+                .strip_prefix(&ws)
+                .unwrap()
+                .to_string_lossy()
+                .replace('\\', "/");
+            (rel, fs::read_to_string(&p).unwrap())
+        })
+        .collect()
+}
+
+/// The root `Cargo.toml` and each `crates/*/Cargo.toml`.
+fn manifests() -> Files {
+    let ws = workspace();
+    let mut out = vec![(
+        "Cargo.toml".to_string(),
+        fs::read_to_string(ws.join("Cargo.toml")).unwrap(),
+    )];
+    for c in fs::read_dir(ws.join("crates")).expect("crates/").flatten() {
+        if let Ok(t) = fs::read_to_string(c.path().join("Cargo.toml")) {
+            let name = c.file_name().to_string_lossy().into_owned();
+            out.push((format!("crates/{name}/Cargo.toml"), t));
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The line of byte offset `off` in `text` (1-based).
+fn line_of(text: &str, off: usize) -> usize {
+    text[..off].matches('\n').count() + 1
+}
+
+/// Rule 1: kernel path literals outside `crates/sys` and `crates/testkit`.
+fn kernel_path_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = vec![];
+    for (rel, src) in files {
+        if rel.starts_with("crates/sys/") || rel.starts_with("crates/testkit/") {
+            continue;
+        }
+        for l in scan(src).lits {
+            if is_kernel_path(&l.text) {
+                bad.push(format!("{rel}:{}: \"{}\"", l.line, l.text));
+            }
+        }
+    }
+    bad
+}
+
+/// The sys cgroup readers (called as `x.name(` or `Type::name(`) and the
+/// cgroup control files `run`, `campaign` and the binary must not touch.
+const CGROUP_READERS: &[&str] = &[
+    "Hierarchy::detect",
+    "find_cpuset(",
+    "cgroup::mounts(",
+    ".cpus(",
+    "effective_cpus(",
+    "cpuset_of_self(",
+];
+/// A path to a cgroup control file being built (`{dir}/cgroup.procs`);
+/// messages that name a file without a path are not reads.
+const CGROUP_FILES: &[&str] = &["/cgroup.procs", "/cgroup.controllers", "/cpuset.", "/tasks"];
+
+/// Rule 2: cgroup reads in `run`, `campaign` or the binary.
+fn cgroup_read_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = vec![];
+    let watched = ["crates/run/src/", "crates/campaign/src/", "src/"];
+    for (rel, src) in files {
+        if !watched.iter().any(|w| rel.starts_with(w)) {
+            continue;
+        }
+        let s = scan(src);
+        for r in CGROUP_READERS {
+            for (off, _) in s.code.match_indices(r) {
+                bad.push(format!("{rel}:{}: calls {r}", line_of(src, off)));
+            }
+        }
+        for l in &s.lits {
+            if let Some(f) = CGROUP_FILES.iter().find(|f| l.text.contains(*f)) {
+                bad.push(format!("{rel}:{}: names the cgroup file {f}", l.line));
+            }
+        }
+    }
+    bad
+}
+
+/// One dependency line of a manifest: its section (`dependencies`,
+/// `dev-dependencies`, `workspace.dependencies`, `features`, ...), the
+/// dependency's name and the rest of the line.
+struct Dep {
+    section: String,
+    name: String,
+    rest: String,
+}
+
+/// Every `name = ...` / `name.workspace = ...` line, with its section.
+fn deps(toml: &str) -> Vec<Dep> {
+    let mut section = String::new();
+    let mut out = vec![];
+    for line in toml.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if let Some(h) = line.strip_prefix('[') {
+            section = h.trim_matches(|c| c == '[' || c == ']').to_string();
+            continue;
+        }
+        let Some((key, rest)) = line.split_once('=') else {
+            continue;
+        };
+        let name = key.trim().split('.').next().unwrap_or("").trim_matches('"');
+        out.push(Dep {
+            section: section.clone(),
+            name: name.to_string(),
+            rest: rest.trim().to_string(),
+        });
+    }
+    out
+}
+
+/// Whether a manifest section lists dependencies a build links (not
+/// dev-dependencies, not the workspace's table of versions).
+fn links(section: &str) -> bool {
+    (section.ends_with("dependencies") || section.contains("dependencies."))
+        && !section.contains("dev-dependencies")
+        && !section.starts_with("workspace")
+}
+
+/// Rule 3: `clap` anywhere but the binary and xtask.
+fn clap_violations(manifests: &[(String, String)]) -> Vec<String> {
+    let allowed = ["Cargo.toml", "crates/xtask/Cargo.toml"];
+    let mut bad = vec![];
+    for (rel, toml) in manifests
+        .iter()
+        .filter(|(r, _)| !allowed.contains(&r.as_str()))
+    {
+        for d in deps(toml) {
+            if d.name.starts_with("clap") && d.section.contains("dependencies") {
+                bad.push(format!("{rel}: [{}] {}", d.section, d.name));
+            }
+        }
+    }
+    bad
+}
+
+/// Rule 4: the test kit only as a dev-dependency; the fake kernel only in
+/// the test kit and as the binary's optional, non-default feature.
+fn dev_only_violations(manifests: &[(String, String)]) -> Vec<String> {
+    let mut bad = vec![];
+    for (rel, toml) in manifests {
+        let ds = deps(toml);
+        for d in ds.iter().filter(|d| links(&d.section)) {
+            let fake_ok = match rel.as_str() {
+                "crates/testkit/Cargo.toml" => true,
+                "Cargo.toml" => d.rest.contains("optional = true"),
+                _ => false,
+            };
+            if d.name == "rtshield-testkit" || (d.name == "rtshield-fake-kernel" && !fake_ok) {
+                bad.push(format!("{rel}: [{}] {} = {}", d.section, d.name, d.rest));
+            }
+        }
+        for d in ds
+            .iter()
+            .filter(|d| d.section == "features" && d.name == "default")
+        {
+            if d.rest.contains("fake-kernel") {
+                bad.push(format!("{rel}: the fake kernel is a default feature"));
+            }
+        }
+    }
+    bad
+}
+
+/// Rule 5: a crate whose sources use the safe-file layer lists
+/// `rtshield-safefs` among its own dependencies.
+fn safefs_violations(files: &[(String, String)], manifests: &[(String, String)]) -> Vec<String> {
+    let mut bad = vec![];
+    for (rel, toml) in manifests {
+        let dir = rel.trim_end_matches("Cargo.toml");
+        if dir == "crates/safefs/" {
+            continue;
+        }
+        let src = if dir.is_empty() {
+            "src/".to_string()
+        } else {
+            format!("{dir}src/")
+        };
+        let writes = files.iter().any(|(f, text)| {
+            f.starts_with(&src)
+                && ["SafeDir", "DirPolicy", "safefs::"]
+                    .iter()
+                    .any(|w| scan(text).code.contains(w))
+        });
+        let direct = deps(toml)
+            .iter()
+            .any(|d| links(&d.section) && d.name == "rtshield-safefs");
+        if writes && !direct {
+            bad.push(format!(
+                "{rel}: uses the safe-file layer without depending on rtshield-safefs"
+            ));
+        }
+    }
+    bad
+}
+
 #[test]
 fn the_scanner_finds_literals_outside_tests_only() {
     let src = r####"
@@ -225,7 +471,9 @@ mod tests {
 }
 const AFTER: &str = "/sys/after";
 "####;
-    let found: Vec<(usize, String)> = non_test_literals(src)
+    let s = scan(src);
+    let found: Vec<(usize, String)> = s
+        .lits
         .into_iter()
         .filter(|l| is_kernel_path(&l.text))
         .map(|l| (l.line, l.text))
@@ -238,43 +486,58 @@ const AFTER: &str = "/sys/after";
             (12, "/sys/after".to_string()),
         ]
     );
+    // The code keeps its lines, loses comments, literals and test items.
+    assert_eq!(s.code.len(), src.len());
+    assert!(s.code.contains("fn f() -> char") && s.code.contains("const AFTER"));
+    assert!(!s.code.contains("helper") && !s.code.contains("in a comment"));
 }
 
 #[test]
-fn only_sys_names_kernel_files() {
-    let ws = workspace();
-    let mut files = vec![];
-    rust_files(&ws.join("src"), &mut files);
-    let crates = fs::read_dir(ws.join("crates")).expect("crates/");
-    for c in crates.flatten() {
-        if c.file_name() != "sys" {
-            rust_files(&c.path().join("src"), &mut files);
-        }
-    }
-    assert!(files.len() > 20, "the walk found too few files: {files:?}");
-    let allowed: BTreeMap<&str, &str> = ALLOWED.iter().copied().collect();
-    let mut bad = vec![];
-    for f in &files {
-        let rel = f
-            .strip_prefix(&ws)
-            .unwrap()
-            .to_string_lossy()
-            .replace('\\', "/");
-        if allowed.contains_key(rel.as_str()) {
-            continue;
-        }
-        let src = fs::read_to_string(f).unwrap();
-        for l in non_test_literals(&src) {
-            if is_kernel_path(&l.text) {
-                bad.push(format!("{rel}:{}: \"{}\"", l.line, l.text));
-            }
-        }
-    }
+fn only_sys_and_the_test_kit_name_kernel_files() {
+    let bad = kernel_path_violations(&sources());
     assert!(
         bad.is_empty(),
         "kernel paths outside crates/sys (use a reader of rtshield_sys or rtshield_sys::kpath):\n{}",
         bad.join("\n")
     );
+}
+
+#[test]
+fn run_campaign_and_the_binary_read_no_cgroup_file() {
+    let bad = cgroup_read_violations(&sources());
+    assert!(
+        bad.is_empty(),
+        "cgroup reads outside isolation/partition/audit (ask rtshield_isolation::Partitions):\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn only_the_binary_and_xtask_depend_on_clap() {
+    let bad = clap_violations(&manifests());
+    assert!(
+        bad.is_empty(),
+        "clap outside the binary:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn the_test_kit_and_the_fake_kernel_stay_out_of_shipped_builds() {
+    let m = manifests();
+    assert!(m.iter().any(|(r, _)| r == "crates/testkit/Cargo.toml"));
+    let bad = dev_only_violations(&m);
+    assert!(
+        bad.is_empty(),
+        "test-only crates linked by a build:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn writers_depend_on_the_safe_file_layer_directly() {
+    let bad = safefs_violations(&sources(), &manifests());
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
 }
 
 #[test]
@@ -300,4 +563,60 @@ fn audit_does_not_depend_on_partition() {
             f.display()
         );
     }
+}
+
+/// Each rule catches a planted violation (and lets the same text pass
+/// where it is allowed): a rule that cannot fail checks nothing.
+#[test]
+fn planted_violations_are_caught() {
+    let f = |rel: &str, text: &str| vec![(rel.to_string(), text.to_string())];
+    let kernel = "fn f() -> String { read(\"/proc/stat\") }\n";
+    assert_eq!(
+        kernel_path_violations(&f("crates/run/src/x.rs", kernel)).len(),
+        1
+    );
+    assert!(kernel_path_violations(&f("crates/sys/src/x.rs", kernel)).is_empty());
+    assert!(kernel_path_violations(&f("crates/testkit/src/x.rs", kernel)).is_empty());
+
+    let reads = "fn f(r: &Root) { let h = Hierarchy::detect(r); let c = h.cpus(r, \"/x\"); }\n";
+    assert_eq!(
+        cgroup_read_violations(&f("crates/run/src/x.rs", reads)).len(),
+        2
+    );
+    assert_eq!(cgroup_read_violations(&f("src/cmd/x.rs", reads)).len(), 2);
+    assert!(cgroup_read_violations(&f("crates/isolation/src/x.rs", reads)).is_empty());
+    let file = "fn f() -> String { format!(\"{d}/cgroup.procs\") }\n// find_cpuset( in a comment\n";
+    assert_eq!(
+        cgroup_read_violations(&f("crates/campaign/src/x.rs", file)).len(),
+        1
+    );
+
+    let clap = "[package]\nname = \"x\"\n\n[dependencies]\nclap.workspace = true\n";
+    assert_eq!(clap_violations(&f("crates/run/Cargo.toml", clap)).len(), 1);
+    assert!(clap_violations(&f("crates/xtask/Cargo.toml", clap)).is_empty());
+
+    let kit = "[dependencies]\nrtshield-testkit.workspace = true\n";
+    assert_eq!(
+        dev_only_violations(&f("crates/run/Cargo.toml", kit)).len(),
+        1
+    );
+    let dev_kit = "[dev-dependencies]\nrtshield-testkit.workspace = true\n";
+    assert!(dev_only_violations(&f("crates/run/Cargo.toml", dev_kit)).is_empty());
+    let fake = "[dependencies]\nrtshield-fake-kernel.workspace = true\n";
+    assert_eq!(dev_only_violations(&f("Cargo.toml", fake)).len(), 1);
+    let optional = "[dependencies]\nrtshield-fake-kernel = { workspace = true, optional = true }\n\
+                    [features]\ndefault = [\"fake-kernel\"]\n";
+    assert_eq!(dev_only_violations(&f("Cargo.toml", optional)).len(), 1);
+
+    let writer = f("crates/report/src/x.rs", "fn f(d: &SafeDir) {}\n");
+    let without = f(
+        "crates/report/Cargo.toml",
+        "[dependencies]\nrtshield-sys.workspace = true\n",
+    );
+    assert_eq!(safefs_violations(&writer, &without).len(), 1);
+    let with = f(
+        "crates/report/Cargo.toml",
+        "[dependencies]\nrtshield-safefs.workspace = true\n",
+    );
+    assert!(safefs_violations(&writer, &with).is_empty());
 }

@@ -10,36 +10,18 @@ fn status_text(args: &[&str]) -> (i32, String, String) {
     (o.status.code().unwrap_or(-1), out, err)
 }
 
-fn refused(args: &[&str], needle: &str) {
-    let mut a = vec![
-        "measure",
-        "--samples",
-        "1",
-        "--out",
-        "/nonexistent/never-written",
-    ];
-    a.extend_from_slice(args);
-    let (code, out, err) = status_text(&a);
-    assert_eq!(code, 2, "{args:?}: stdout {out} stderr {err}");
-    assert!(
-        err.contains(needle),
-        "{args:?}: stderr {err:?} lacks {needle:?}"
-    );
-    assert!(!out.contains("Results in"), "{args:?} must not measure");
-}
-
 #[test]
 fn bad_cpu_list() {
-    refused(&["--cpus", "1-x"], "--cpus 1-x");
-    refused(&["--cpus", "4095"], "CPU 4095 is not available");
+    measure_refused(&["--cpus", "1-x"], "--cpus 1-x");
+    measure_refused(&["--cpus", "4095"], "CPU 4095 is not available");
 }
 
 #[test]
 fn bad_period_and_durations() {
-    refused(&["--period", "0us"], "--period 0s: must be at least 1us");
-    refused(&["--period", "200"], "invalid duration '200'");
-    refused(&["--duration", "0s"], "--duration 0");
-    refused(
+    measure_refused(&["--period", "0us"], "--period 0s: must be at least 1us");
+    measure_refused(&["--period", "200"], "invalid duration '200'");
+    measure_refused(&["--duration", "0s"], "--duration 0");
+    measure_refused(
         &["--histo-size", "10s", "--resolution", "ns"],
         "more than 10 million buckets",
     );
@@ -47,15 +29,15 @@ fn bad_period_and_durations() {
 
 #[test]
 fn bad_policy_priority_mode_resolution() {
-    refused(&["--prio", "0"], "--prio 0: must be within 1..99");
-    refused(&["--prio", "100", "--policy", "rr"], "--prio 100");
-    refused(&["--policy", "edf"], "unknown policy 'edf'");
-    refused(
+    measure_refused(&["--prio", "0"], "--prio 0: must be within 1..99");
+    measure_refused(&["--prio", "100", "--policy", "rr"], "--prio 100");
+    measure_refused(&["--policy", "edf"], "unknown policy 'edf'");
+    measure_refused(
         &["--policy", "batch"],
         "--policy batch: expected fifo, rr or other",
     );
-    refused(&["--mode", "busy"], "unknown mode 'busy'");
-    refused(
+    measure_refused(&["--mode", "busy"], "unknown mode 'busy'");
+    measure_refused(
         &["--resolution", "ms"],
         "--resolution ms: expected us or ns",
     );
@@ -70,8 +52,8 @@ fn zero_samples() {
 
 #[test]
 fn bad_load_options() {
-    refused(&["--load-cpus", "0"], "--load-cpus needs --load NAME");
-    refused(&["--load", "lava"], "unknown built-in load 'lava'");
+    measure_refused(&["--load-cpus", "0"], "--load-cpus needs --load NAME");
+    measure_refused(&["--load", "lava"], "unknown built-in load 'lava'");
 }
 
 /// `rtshield measure … | head -1`: the reader goes away mid-run; the
@@ -124,7 +106,7 @@ fn a_reader_that_goes_away_does_not_lose_the_results() {
 
 #[test]
 fn bad_timer() {
-    refused(
+    measure_refused(
         &["--mode", "interval", "--timer", "itimer"],
         "--timer itimer: expected nanosleep or posix",
     );

@@ -1,25 +1,18 @@
 //! Where `measure` and `run` write: an unsafe `--out` is refused with exit 2
 //! unless `--force-unsafe-dir`, and the default directory is always fresh.
 
+use crate::util::describe;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Output;
 
+/// `rtshield ARGS` run in `cwd`, waited for.
 fn rtshield(cwd: &Path, args: &[&str]) -> Output {
     crate::util::command()
         .args(args)
         .current_dir(cwd)
         .output()
         .unwrap()
-}
-
-fn text(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout {}\nstderr {}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
 }
 
 const MEASURE: &[&str] = &["measure", "-q", "--samples", "20", "--period", "1ms"];
@@ -35,7 +28,7 @@ fn a_world_writable_out_is_refused_unless_forced() {
     let mut a = MEASURE.to_vec();
     a.extend(["--out", out_s]);
     let o = rtshield(t.path(), &a);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("refusing to write into"), "{err}");
     assert!(err.contains("--force-unsafe-dir"), "{err}");
@@ -50,7 +43,7 @@ fn a_world_writable_out_is_refused_unless_forced() {
 
     a.push("--force-unsafe-dir");
     let o = rtshield(t.path(), &a);
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
     assert!(out.join("results.json").is_file());
 
     // `run` too.
@@ -62,13 +55,13 @@ fn a_world_writable_out_is_refused_unless_forced() {
     .unwrap();
     let cfg_s = cfg.to_str().unwrap();
     let o = rtshield(t.path(), &["run", "-q", cfg_s, "--out", out_s]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("refusing to write into"));
     let o = rtshield(
         t.path(),
         &["run", "-q", cfg_s, "--out", out_s, "--force-unsafe-dir"],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
 }
 
 #[test]
@@ -76,7 +69,7 @@ fn the_default_directory_is_fresh_every_time() {
     let t = tempfile::tempdir().unwrap();
     for _ in 0..2 {
         let o = rtshield(t.path(), MEASURE);
-        assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+        assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
     }
     let mut dirs: Vec<String> = std::fs::read_dir(t.path().join("rtshield-results"))
         .unwrap()
@@ -115,7 +108,7 @@ fn simulate_and_scenario_outputs_never_follow_a_link() {
             &["simulate", scn, "--cpus", "2", opt, link.to_str().unwrap()],
         );
         // The link is replaced by the new file (rename), never written through.
-        assert_eq!(o.status.code(), Some(0), "{opt}: {}", text(&o));
+        assert_eq!(o.status.code(), Some(0), "{opt}: {}", describe(&o));
         assert_eq!(
             std::fs::read_to_string(&victim).unwrap(),
             "precious\n",
@@ -131,7 +124,7 @@ fn simulate_and_scenario_outputs_never_follow_a_link() {
     let j = shared.join("sim.json");
     let j = j.to_str().unwrap();
     let o = rtshield(t.path(), &["simulate", scn, "--cpus", "2", "--json", j]);
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
     assert!(!shared.join("sim.json").exists());
     let o = rtshield(
         t.path(),
@@ -145,7 +138,7 @@ fn simulate_and_scenario_outputs_never_follow_a_link() {
             "--force-unsafe-dir",
         ],
     );
-    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
     assert!(shared.join("sim.json").is_file());
     // scenario --check never writes; --out with a world-writable parent
     // directory given as --out itself is refused before anything runs.
@@ -160,6 +153,6 @@ fn simulate_and_scenario_outputs_never_follow_a_link() {
             shared.to_str().unwrap(),
         ],
     );
-    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
     assert!(!shared.join("balance.json").exists());
 }

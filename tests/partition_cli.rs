@@ -1,7 +1,7 @@
 //! `rtshield partition` through the binary, on fake trees (`--sysroot`).
 
 use crate::util::{all_text as text, rtshield_at as rtshield};
-use rtshield_partition::fake::{snapshot, FakeSpec, Style};
+use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
 use std::fs;
 
 #[test]
@@ -301,4 +301,48 @@ fn a_bare_number_is_a_cpu_list_and_the_error_says_so() {
     let o = rtshield(d.path(), &["partition", "create", "0x8", "--profile", "rt"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("unknown profile 'rt'"), "{}", text(&o));
+}
+
+/// The isolation tag of a run comes from the CPUs it measured: a
+/// partition of CPU 1 under one parent does not tag a run on CPU 0 (every
+/// earlier version tagged it `partition` because a state file existed),
+/// and a run on CPU 1 names the partition's parent.
+#[test]
+fn a_partition_of_cpu_1_under_a_parent_does_not_tag_a_run_on_cpu_0() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    let lab = d.path().join("sys/fs/cgroup/cpuset/lab");
+    fs::create_dir_all(&lab).unwrap();
+    for (f, v) in [
+        ("cpuset.cpus", "0-3\n"),
+        ("cpuset.mems", "0\n"),
+        ("tasks", ""),
+    ] {
+        fs::write(lab.join(f), v).unwrap();
+    }
+    let o = rtshield(d.path(), &["partition", "create", "1", "--parent", "lab"]);
+    assert!(o.status.success(), "{}", text(&o));
+    for (cpu, want) in [("0", "none"), ("1", "partition:lab")] {
+        let out = d.path().join(format!("out-{cpu}"));
+        let o = rtshield(
+            d.path(),
+            &[
+                "measure",
+                "--cpus",
+                cpu,
+                "--period",
+                "1ms",
+                "--samples",
+                "20",
+                "-q",
+                "--out",
+                out.to_str().unwrap(),
+                "--no-store",
+            ],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let r = crate::util::json(&out.join("results.json"));
+        assert_eq!(r["tags"]["isolation"], want, "CPU {cpu}");
+        assert_eq!(r["tags"]["isolation_detected"], want, "CPU {cpu}");
+    }
 }

@@ -6,19 +6,16 @@
 use crate::util::command as rtshield;
 use crate::util::*;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command};
 use std::time::Duration;
 
-const MOUNT: &str = "/sys/fs/cgroup/cpuset";
-
-/// Owns the test cgroup and the children: on drop (even after a failed
-/// assertion) kills the children, moves nothing else, removes the cgroups
-/// and the state file.
+/// Owns the children and the test cgroup: on drop (even after a failed
+/// assertion) kills the children, moves nothing else; then the private
+/// parent removes the cgroups and the state file.
 struct Guard {
-    cg: PathBuf,
     children: Vec<Child>,
-    state: PathBuf,
+    p: PrivateParent,
 }
 
 impl Drop for Guard {
@@ -27,11 +24,6 @@ impl Drop for Guard {
             let _ = c.kill();
             let _ = c.wait();
         }
-        for sub in ["rt", "nrt"] {
-            let _ = fs::remove_dir(self.cg.join(sub));
-        }
-        let _ = fs::remove_dir(&self.cg);
-        let _ = fs::remove_file(&self.state);
     }
 }
 
@@ -66,35 +58,21 @@ fn irq_affinities() -> Vec<(String, String)> {
 
 #[test]
 fn live_partition_of_a_private_cgroup() {
-    if !require_root("live partition test writes cgroups")
-        || !require(
-            Path::new(MOUNT).join("cpuset.cpus").exists(),
-            &format!("no cgroup v1 cpuset hierarchy at {MOUNT}"),
-        )
-        || !require(
-            online_cpus() == "0-1",
-            &format!("written for a 2-CPU machine (online {})", online_cpus()),
-        )
-    {
+    if !require_cpuset_v1_two_cpus("live partition test writes cgroups") {
         return;
     }
     let _turn = cpuset_partition_lock();
-    let name = format!("rtshield-test-{}", std::process::id());
     let mut g = Guard {
-        cg: Path::new(MOUNT).join(&name),
         children: vec![],
-        // Letters, digits and `-` are kept by the state file name encoding.
-        state: PathBuf::from(format!("/run/rtshield/partition-{name}.json")),
+        p: PrivateParent::create("rtshield-test"),
     };
-    fs::create_dir(&g.cg).unwrap();
-    fs::write(g.cg.join("cpuset.cpus"), "0-1").unwrap();
-    fs::write(g.cg.join("cpuset.mems"), "0").unwrap();
+    let name = g.p.name.clone();
     for _ in 0..2 {
         let c = Command::new("sleep").arg("60").spawn().unwrap();
         let pid = c.id();
         // Owned by the guard before anything can fail.
         g.children.push(c);
-        fs::write(g.cg.join("tasks"), pid.to_string()).unwrap();
+        fs::write(g.p.cg.join("tasks"), pid.to_string()).unwrap();
     }
     let pids: Vec<u32> = g.children.iter().map(|c| c.id()).collect();
     let irqs_before = irq_affinities();
@@ -108,13 +86,13 @@ fn live_partition_of_a_private_cgroup() {
     for &p in &pids {
         assert_eq!(allowed(p), "0", "pid {p} after create");
     }
-    assert_eq!(ids(&g.cg.join("nrt/tasks")), pids);
-    assert!(ids(&g.cg.join("tasks")).is_empty());
+    assert_eq!(ids(&g.p.cg.join("nrt/tasks")), pids);
+    assert!(ids(&g.p.cg.join("tasks")).is_empty());
     assert_eq!(
-        fs::read_to_string(g.cg.join("rt/cpuset.cpus")).unwrap(),
+        fs::read_to_string(g.p.cg.join("rt/cpuset.cpus")).unwrap(),
         "1\n"
     );
-    assert!(g.state.exists());
+    assert!(g.p.state.exists());
     // --parent: machine-wide knobs untouched.
     assert_eq!(irq_affinities(), irqs_before);
 
@@ -142,7 +120,7 @@ fn live_partition_of_a_private_cgroup() {
         || fs::read_to_string(format!("/proc/{rpid}/comm")).is_ok_and(|c| c.trim() == "sleep"),
     );
     assert_eq!(allowed(rpid), "1");
-    assert_eq!(ids(&g.cg.join("rt/tasks")), vec![rpid]);
+    assert_eq!(ids(&g.p.cg.join("rt/tasks")), vec![rpid]);
     let stat = fs::read_to_string(format!("/proc/{rpid}/stat")).unwrap();
     let after = &stat[stat.rfind(')').unwrap() + 1..];
     let policy: u32 = after.split_whitespace().nth(38).unwrap().parse().unwrap();
@@ -191,12 +169,12 @@ fn live_partition_of_a_private_cgroup() {
     let mut all = pids.clone();
     all.push(rpid);
     all.sort_unstable();
-    assert_eq!(ids(&g.cg.join("tasks")), all);
+    assert_eq!(ids(&g.p.cg.join("tasks")), all);
     for &p in &all {
         assert_eq!(allowed(p), "0-1", "pid {p} after undo");
     }
-    assert!(!g.cg.join("rt").exists() && !g.cg.join("nrt").exists());
-    assert!(!g.state.exists());
+    assert!(!g.p.cg.join("rt").exists() && !g.p.cg.join("nrt").exists());
+    assert!(!g.p.state.exists());
     assert_eq!(irq_affinities(), irqs_before);
     // Idempotent.
     let out = ok(rtshield()

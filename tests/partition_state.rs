@@ -1,21 +1,11 @@
 //! `rtshield partition undo` with a state file that leads outside the
 //! places `create` writes: exit 2 naming the entry, nothing changed.
 
-use rtshield_partition::fake::{snapshot, FakeSpec, Style};
+use crate::util::rtshield_at as rtshield;
 use rtshield_partition::state::{FileChange, Knob, Phase, State};
 use rtshield_partition::Hierarchy;
 use rtshield_sys::Root;
-use std::process::Output;
-
-fn rtshield(sysroot: &std::path::Path, args: &[&str]) -> Output {
-    crate::util::command()
-        .env("RTSHIELD_FAKE_KERNEL", "1")
-        .arg("--sysroot")
-        .arg(sysroot)
-        .args(args)
-        .output()
-        .expect("run rtshield")
-}
+use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
 
 #[test]
 fn undo_refuses_a_state_that_escapes_with_exit_2() {
@@ -59,7 +49,7 @@ fn undo_refuses_a_state_that_escapes_with_exit_2() {
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-    assert!(rtshield_partition::fake::diff(&before, &snapshot(&base)).is_empty());
+    assert!(rtshield_testkit::fake::diff(&before, &snapshot(&base)).is_empty());
     assert!(
         base.join("run/rtshield/partition.json").is_file(),
         "state kept"

@@ -28,12 +28,7 @@ fn refused(args: &[&str], needle: &str, untouched: &[&Path]) {
         std::thread::sleep(Duration::from_millis(20));
     }
     let o = child.wait_with_output().unwrap();
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", describe(&o));
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        err.contains(needle),
-        "{args:?}: {needle:?} not named: {err}"
-    );
+    crate::util::refused(&o, needle);
     assert!(o.stdout.is_empty(), "{args:?} printed: {}", describe(&o));
     for p in untouched {
         assert!(!p.exists(), "{args:?} created {}", p.display());

@@ -1,16 +1,9 @@
 //! `rtshield report -o DIR` refuses output directories others could
 //! redirect (exit 2), and `--force-unsafe-dir` accepts a shared one.
 
+use crate::util::rtshield;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::process::Output;
-
-fn rtshield(args: &[&str]) -> Output {
-    crate::util::command()
-        .args(args)
-        .output()
-        .expect("run rtshield")
-}
 
 fn idle() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/report/real/idle")

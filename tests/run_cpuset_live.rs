@@ -8,19 +8,14 @@
 use crate::util::command as rtshield;
 use crate::util::*;
 use std::fs;
-use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-const MOUNT: &str = "/sys/fs/cgroup/cpuset";
-
 /// Owns the private cgroup, the partition inside it and the run: on drop
-/// (even after a failed assertion) kills the run, undoes the partition and
-/// removes the cgroups and the state file.
+/// (even after a failed assertion) kills the run and undoes the partition;
+/// then the private parent removes the cgroups and the state file.
 struct Guard {
-    name: String,
-    cg: PathBuf,
-    state: PathBuf,
+    p: PrivateParent,
     run: Option<Child>,
 }
 
@@ -31,13 +26,8 @@ impl Drop for Guard {
             let _ = c.wait();
         }
         let _ = rtshield()
-            .args(["partition", "undo", "--parent", &self.name])
+            .args(["partition", "undo", "--parent", &self.p.name])
             .output();
-        for sub in ["rt", "nrt"] {
-            let _ = fs::remove_dir(self.cg.join(sub));
-        }
-        let _ = fs::remove_dir(&self.cg);
-        let _ = fs::remove_file(&self.state);
     }
 }
 
@@ -83,29 +73,15 @@ fn threads(pid: u32) -> Vec<(u32, String, String, String)> {
 
 #[test]
 fn rpi_cpuset_configs_put_each_thread_in_its_partition() {
-    if !require_root("live run under a cpuset partition")
-        || !require(
-            Path::new(MOUNT).join("cpuset.cpus").exists(),
-            &format!("no cgroup v1 cpuset hierarchy at {MOUNT}"),
-        )
-        || !require(
-            online_cpus() == "0-1",
-            &format!("written for a 2-CPU machine (online {})", online_cpus()),
-        )
-    {
+    if !require_cpuset_v1_two_cpus("live run under a cpuset partition") {
         return;
     }
     let _turn = cpuset_partition_lock();
-    let name = format!("rtshield-cfgtest-{}", std::process::id());
     let mut g = Guard {
-        cg: Path::new(MOUNT).join(&name),
-        state: PathBuf::from(format!("/run/rtshield/partition-{name}.json")),
-        name: name.clone(),
+        p: PrivateParent::create("rtshield-cfgtest"),
         run: None,
     };
-    fs::create_dir(&g.cg).unwrap();
-    fs::write(g.cg.join("cpuset.cpus"), "0-1").unwrap();
-    fs::write(g.cg.join("cpuset.mems"), "0").unwrap();
+    let name = g.p.name.clone();
     // `partrt create 0x8` on the board; CPU 1 here (3 folds onto 1).
     let out = ok(rtshield()
         .args(["partition", "create", "0x2", "--parent", &name])

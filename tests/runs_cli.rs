@@ -1,16 +1,17 @@
 //! `rtshield runs`: import real result files, list, select, show, export
 //! and compare them, all from a private store.
 
+use crate::util::ok;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Output;
 
+/// `rtshield runs --store STORE ARGS`, waited for.
 fn rtshield(store: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+    crate::util::command()
         .arg("runs")
         .arg("--store")
         .arg(store)
         .args(args)
-        .env_remove("RTSHIELD_STORE")
         .output()
         .expect("run rtshield")
 }
@@ -21,15 +22,6 @@ fn fixture(p: &str) -> PathBuf {
         .join(p)
 }
 
-fn ok(o: &Output) -> String {
-    assert!(
-        o.status.success(),
-        "stderr: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8(o.stdout.clone()).unwrap()
-}
-
 #[test]
 fn import_list_show_export_and_compare() {
     let d = tempfile::tempdir().unwrap();
@@ -37,7 +29,7 @@ fn import_list_show_export_and_compare() {
     let idle = fixture("real/idle");
     let hell = fixture("real/hell");
     let cyc = fixture("cyclictest-cpu1.json");
-    let out = ok(&rtshield(
+    let out = ok(rtshield(
         &db,
         &[
             "import",
@@ -48,13 +40,13 @@ fn import_list_show_export_and_compare() {
     ));
     assert!(out.contains("3 stored, 0 already there"), "{out}");
     // Idempotent by UUID.
-    let out = ok(&rtshield(&db, &["import", idle.to_str().unwrap()]));
+    let out = ok(rtshield(&db, &["import", idle.to_str().unwrap()]));
     assert!(out.contains("0 stored, 1 already there"), "{out}");
 
-    let out = ok(&rtshield(&db, &["list", "--json"]));
+    let out = ok(rtshield(&db, &["list", "--json"]));
     let list: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(list.as_array().unwrap().len(), 3);
-    let out = ok(&rtshield(
+    let out = ok(rtshield(
         &db,
         &["list", "--where", "tool ~ cyclictest", "--json"],
     ));
@@ -64,17 +56,17 @@ fn import_list_show_export_and_compare() {
     // What `show --json` gives back is the results.json that was imported.
     let original: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(idle.join("results.json")).unwrap()).unwrap();
-    let out = ok(&rtshield(&db, &["show", "1", "--json"]));
+    let out = ok(rtshield(&db, &["show", "1", "--json"]));
     let shown: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(shown["threads"], original["threads"]);
     assert_eq!(shown["sysinfo"], original["sysinfo"]);
     // The table's max is the file's, in µs.
-    let out = ok(&rtshield(&db, &["show", "1"]));
+    let out = ok(rtshield(&db, &["show", "1"]));
     let max_us = original["threads"][0]["max_ns"].as_i64().unwrap() as f64 / 1000.0;
     assert!(out.contains(&format!("{max_us:.1}")), "{out}");
 
     // CSV export: one row per thread, figures from the stored run.
-    let out = ok(&rtshield(&db, &["export", "id=1", "--format", "csv"]));
+    let out = ok(rtshield(&db, &["export", "id=1", "--format", "csv"]));
     let rows: Vec<&str> = out.lines().collect();
     assert_eq!(
         rows.len(),
@@ -87,7 +79,7 @@ fn import_list_show_export_and_compare() {
 
     // Compare idle with hell: fewer than 3 runs a side, so samples are
     // resampled, and the output says so.
-    let out = ok(&rtshield(
+    let out = ok(rtshield(
         &db,
         &["compare", "id=1", "id=2", "--stat", "p50,max", "--json"],
     ));
@@ -107,7 +99,7 @@ fn import_list_show_export_and_compare() {
     };
     assert_eq!(c["rows"][1]["a_ns"].as_i64().unwrap(), worst(&original));
     assert_eq!(c["rows"][1]["b_ns"].as_i64().unwrap(), worst(&hell_r));
-    let out = ok(&rtshield(&db, &["compare", "id=1", "id=2"]));
+    let out = ok(rtshield(&db, &["compare", "id=1", "id=2"]));
     assert!(out.contains("samples within the histograms"), "{out}");
 }
 

@@ -2,7 +2,7 @@
 //! (initdb in a temporary directory, a Unix socket only, no TCP port),
 //! stopped when the test ends, even when it fails.
 
-use crate::util::{describe, poll, require, wait_until};
+use crate::util::{describe, ok, poll, require, wait_until};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -209,11 +209,6 @@ fn measure(store: &str, out: &Path) -> Output {
         .env("PGPASSWORD", PASSWORD)
         .output()
         .unwrap()
-}
-
-fn ok(o: Output) -> String {
-    assert!(o.status.success(), "{}", describe(&o));
-    String::from_utf8(o.stdout).unwrap()
 }
 
 /// `n` distinct results.json files in `dir`, made from a real run: host

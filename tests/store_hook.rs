@@ -118,8 +118,8 @@ fn runs_cmd(db: &std::path::Path, args: &[&str]) -> std::process::Output {
 fn plain_runs_carry_isolation_and_load_and_compare_by_them() {
     let d = tempfile::tempdir().unwrap();
     let db = d.path().join("runs.db");
-    // Two fake trees: nothing isolated, and isolcpus + nohz_full on the
-    // kernel command line.
+    // Two fake trees: nothing isolated, and isolcpus + nohz_full of CPU 1
+    // on the kernel command line; both runs measure CPU 1.
     let plain = fake_root("0-1");
     let iso = fake_root("0-1");
     put(
@@ -134,7 +134,7 @@ fn plain_runs_carry_isolation_and_load_and_compare_by_them() {
         ok(command()
             .env_remove("RTSHIELD_NO_STORE")
             .args(["--sysroot", root.path().to_str().unwrap(), "measure"])
-            .args(["--cpus", "0", "--period", "1ms", "--samples", "50", "-q"])
+            .args(["--cpus", "1", "--period", "1ms", "--samples", "50", "-q"])
             .args(["--out", out.to_str().unwrap()])
             .args(["--store", db.to_str().unwrap()])
             .output()
@@ -172,12 +172,24 @@ fn plain_runs_carry_isolation_and_load_and_compare_by_them() {
         "{list}"
     );
 
+    // The isolation of CPU 1 says nothing about a run on CPU 0.
+    let out = d.path().join("cpu0");
+    ok(command()
+        .args(["--sysroot", iso.path().to_str().unwrap(), "measure"])
+        .args(["--cpus", "0", "--period", "1ms", "--samples", "50", "-q"])
+        .args(["--out", out.to_str().unwrap(), "--no-store"])
+        .output()
+        .unwrap());
+    let r = json(&out.join("results.json"));
+    assert_eq!(r["tags"]["isolation"], "none");
+    assert_eq!(r["tags"]["isolation_detected"], "none");
+
     // A user's --tag wins over the detected value.
     let out = d.path().join("tagged");
     ok(command()
         .env_remove("RTSHIELD_NO_STORE")
         .args(["--sysroot", iso.path().to_str().unwrap(), "measure"])
-        .args(["--cpus", "0", "--period", "1ms", "--samples", "50", "-q"])
+        .args(["--cpus", "1", "--period", "1ms", "--samples", "50", "-q"])
         .args(["--out", out.to_str().unwrap(), "--no-store"])
         .args(["--tag", "isolation=partition", "--tag", "load=mine"])
         .output()

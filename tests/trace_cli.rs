@@ -5,43 +5,27 @@
 
 use crate::util::*;
 
-fn refused(args: &[&str], needle: &str) {
-    let mut a = vec![
-        "measure",
-        "--samples",
-        "1",
-        "--out",
-        "/nonexistent/never-written",
-    ];
-    a.extend_from_slice(args);
-    let o = rtshield(&a);
-    let (out, err) = text(&o);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {out} {err}");
-    assert!(err.contains(needle), "{args:?}: {err:?} lacks {needle:?}");
-    assert!(!out.contains("Results in"));
-}
-
 #[test]
 fn bad_trace_options_are_refused() {
-    refused(
+    measure_refused(
         &["--trace-on", "2s"],
         "--trace-on 2s: must be within 1us..1s",
     );
-    refused(
+    measure_refused(
         &["--trace-on", "500ns"],
         "--trace-on 500ns: must be within 1us..1s",
     );
-    refused(&["--trace-on", "x"], "invalid duration 'x'");
-    refused(&["--trace-stop"], "--trace-stop needs --trace-on DUR");
-    refused(
+    measure_refused(&["--trace-on", "x"], "invalid duration 'x'");
+    measure_refused(&["--trace-stop"], "--trace-stop needs --trace-on DUR");
+    measure_refused(
         &["--split", "--trace-buffer-kb", "0"],
         "--trace-buffer-kb 0: must be within 1..1048576",
     );
-    refused(
+    measure_refused(
         &["--trace-on", "1ms", "--trace-buffer-kb", "2000000"],
         "--trace-buffer-kb 2000000: must be within 1..1048576",
     );
-    refused(
+    measure_refused(
         &["--trace-buffer-kb", "64"],
         "--trace-buffer-kb needs --trace-on DUR or --split",
     );

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-pub use rtshield_sys::testenv::{require, require_root, require_tool};
+pub use rtshield_testkit::live::{online_cpus, require_cpuset_v1_two_cpus, PrivateParent};
+pub use rtshield_testkit::testenv::{require, require_root, require_tool};
+pub use rtshield_testkit::{all_text, describe, json, ok, put, refused, text};
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rtshield")
@@ -19,6 +21,26 @@ pub fn command() -> Command {
     let mut c = Command::new(bin());
     c.env("RTSHIELD_NO_STORE", "1").env_remove("RTSHIELD_STORE");
     c
+}
+
+/// `rtshield measure --samples 1 --out /nonexistent/never-written ARGS` is
+/// refused (exit 2) naming `needle`, before measuring anything.
+#[track_caller]
+pub fn measure_refused(args: &[&str], needle: &str) {
+    let mut a = vec![
+        "measure",
+        "--samples",
+        "1",
+        "--out",
+        "/nonexistent/never-written",
+    ];
+    a.extend_from_slice(args);
+    let o = rtshield(&a);
+    refused(&o, needle);
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("Results in"),
+        "{args:?} must not measure"
+    );
 }
 
 /// `rtshield ARGS`, waited for.
@@ -36,53 +58,6 @@ pub fn rtshield_at(root: &Path, args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run rtshield")
-}
-
-/// stdout then stderr, as one string (for `contains` checks).
-pub fn all_text(o: &Output) -> String {
-    format!(
-        "{}{}",
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// Status, stdout and stderr, for assertion messages.
-pub fn describe(o: &Output) -> String {
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}",
-        o.status,
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
-}
-
-/// stdout of a run that must succeed.
-pub fn ok(o: Output) -> String {
-    assert!(o.status.success(), "rtshield failed: {}", describe(&o));
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-/// A JSON file, parsed.
-pub fn json(p: &Path) -> serde_json::Value {
-    let t = std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
-    serde_json::from_str(&t).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
-}
-
-/// Write `text` at `rel` under `base`, creating the directories (fake
-/// trees: a leading `/` is ignored).
-pub fn put(base: &Path, rel: &str, text: &str) {
-    let f = base.join(rel.trim_start_matches('/'));
-    std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-    std::fs::write(f, text).unwrap();
-}
-
-/// This machine's online CPUs (the host's list, e.g. "0-1").
-pub fn online_cpus() -> String {
-    std::fs::read_to_string("/sys/devices/system/cpu/online")
-        .unwrap()
-        .trim()
-        .to_string()
 }
 
 /// Poll `f` every 20 ms until it gives a value; panics naming `what` after
@@ -159,13 +134,6 @@ pub fn spawn_quiet(cfg: &Path, out: &Path) -> std::process::Child {
         .stdout(std::process::Stdio::null())
         .spawn()
         .unwrap()
-}
-
-pub fn text(o: &Output) -> (String, String) {
-    (
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
 }
 
 /// Alive and not a zombie.

@@ -2,11 +2,9 @@
 // parse time with exit 2 and the option named, before anything is started.
 use crate::util::*;
 
+/// `rtshield ARGS` is refused (exit 2) naming `option`.
 fn refused(args: &[&str], option: &str) {
-    let o = rtshield(args);
-    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", describe(&o));
-    let text = all_text(&o);
-    assert!(text.contains(option), "{args:?}: option not named: {text}");
+    crate::util::refused(&rtshield(args), option);
 }
 
 #[test]

@@ -7,6 +7,21 @@ use rtshield_partition::{status, undo, CreateOptions, CreateReport, Knobs, UndoR
 use rtshield_sys::sched::{set_scheduler, Policy};
 use rtshield_sys::{CpuSet, InputError};
 
+/// How the command opens the kernel. Test builds (the binary's
+/// `fake-kernel` feature, enabled only from its own dev-dependencies)
+/// emulate the kernel on a fake `--sysroot` tree when the test asks with
+/// `RTSHIELD_FAKE_KERNEL=1`; release builds contain no emulation at all.
+fn open_kernel(
+    root: rtshield_sys::Root,
+    dry_run: bool,
+) -> std::io::Result<rtshield_partition::Kernel> {
+    #[cfg(feature = "fake-kernel")]
+    if std::env::var_os("RTSHIELD_FAKE_KERNEL").is_some() {
+        return rtshield_fake_kernel::kernel(root, dry_run);
+    }
+    rtshield_partition::Kernel::open(root, dry_run)
+}
+
 #[derive(clap::Subcommand, Debug)]
 pub enum Command {
     /// Create the rt partition with CPUS and nrt with the rest; move tasks, IRQs, workqueues off rt.
@@ -107,7 +122,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             json,
         } => {
             let parent = chosen_parent(&root, parent)?;
-            let mut k = rtshield_partition::open_kernel(root, dry_run)?;
+            let mut k = open_kernel(root, dry_run)?;
             let rep = undo(&mut k, parent.as_deref())?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&rep)?);
@@ -118,7 +133,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
         }
         Command::Status { parent, json } => {
             let parent = chosen_parent(&root, parent)?;
-            let k = rtshield_partition::open_kernel(root, false)?;
+            let k = open_kernel(root, false)?;
             let st = status(&k, parent.as_deref())?;
             if json {
                 println!("{}", serde_json::to_string_pretty(&st)?);
@@ -168,7 +183,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
         Command::List { json } => list(&root, json),
         Command::Move { args, parent } => {
             let (partition, pids) = move_args(&args)?;
-            let mut k = rtshield_partition::open_kernel(root, false)?;
+            let mut k = open_kernel(root, false)?;
             let (h, dir) =
                 rtshield_partition::status::partition_dir(&k, parent.as_deref(), &partition)?;
             let mut code = 0;
@@ -189,7 +204,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             rr,
             cmd,
         } => {
-            let mut k = rtshield_partition::open_kernel(root, false)?;
+            let mut k = open_kernel(root, false)?;
             rtshield_partition::status::enter(&mut k, parent.as_deref(), &partition)?;
             let sched = fifo
                 .map(|p| (Policy::Fifo, p))
@@ -280,7 +295,7 @@ fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
         .map_err(|e| InputError::new(format!("--skip/--with: {e}")))?
         .with_profile(profile, &a.skip);
     knobs.move_init = a.move_init;
-    let mut k = rtshield_partition::open_kernel(root, a.dry_run)?;
+    let mut k = open_kernel(root, a.dry_run)?;
     let rep = rtshield_partition::create(
         &mut k,
         &CreateOptions {

@@ -2,7 +2,7 @@
 //! `stat --record FILE --duration 60s`, `stat --compare A B`.
 
 use crate::cli::Global;
-use rtshield_audit::stat::{render, summarize, Sampler};
+use rtshield_audit::stat::{render, summarize, Sample, Sampler};
 use rtshield_results::statrec::{self, Metric, StatRecord, ThreadMean};
 use rtshield_sys::units::Dur;
 use rtshield_sys::{InputError, SysInfo};
@@ -60,6 +60,36 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         print!("{}", statrec::compare(&a, &b));
         return Ok(0);
     }
+    let root = g.root();
+    let count = checked_count(&args, &root)?;
+    let started = std::time::SystemTime::now();
+    let t0 = std::time::Instant::now();
+    let mut s = Sampler::new(root.clone(), args.pids, args.top);
+    let mut kept = Vec::new();
+    let mut n = 0;
+    while !matches!(count, Some(c) if n >= c) {
+        std::thread::sleep(args.interval.as_std());
+        let sample = s.sample();
+        if args.json {
+            println!("{}", serde_json::to_string(&sample)?);
+        } else {
+            println!("{}", render(&sample));
+        }
+        if args.record.is_some() {
+            kept.push(sample);
+        }
+        n += 1;
+    }
+    if let Some(file) = &args.record {
+        write_record(file, args.label.clone(), &root, started, t0, &kept)?;
+    }
+    Ok(0)
+}
+
+/// The number of samples to take (`None`: until interrupted), once every
+/// option is checked against its range (bad input: exit 2, nothing
+/// sampled).
+fn checked_count(args: &Args, root: &rtshield_sys::Root) -> anyhow::Result<Option<u64>> {
     if args.interval.ns() < MIN_INTERVAL_NS || args.interval.ns() > MAX_INTERVAL_NS {
         return Err(InputError::new(format!(
             "--interval {}: must be between 10ms and 1h",
@@ -81,9 +111,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         ))
         .into());
     }
-    let root = g.root();
     for p in args.pids.iter().flatten() {
-        if !rtshield_sys::task::exists(&root, *p) {
+        if !rtshield_sys::task::exists(root, *p) {
             return Err(InputError::new(format!("--pids: no process {p}")).into());
         }
     }
@@ -112,65 +141,57 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             );
         }
     }
-    let started = std::time::SystemTime::now();
-    let t0 = std::time::Instant::now();
-    let mut s = Sampler::new(root.clone(), args.pids, args.top);
-    let mut kept = Vec::new();
-    let mut n = 0;
-    while !matches!(count, Some(c) if n >= c) {
-        std::thread::sleep(args.interval.as_std());
-        let sample = s.sample();
-        if args.json {
-            println!("{}", serde_json::to_string(&sample)?);
-        } else {
-            println!("{}", render(&sample));
-        }
-        if args.record.is_some() {
-            kept.push(sample);
-        }
-        n += 1;
-    }
-    if let Some(file) = &args.record {
-        let si = SysInfo::collect(&root, false);
-        let sum = summarize(&kept);
-        let rec = StatRecord {
-            schema: statrec::STAT_SCHEMA.into(),
-            label: args.label.clone().unwrap_or_else(|| {
-                format!(
-                    "{} {}",
-                    si.kernel_release.as_deref().unwrap_or("?"),
-                    si.preempt_model.as_deref().unwrap_or("?")
-                )
-            }),
-            started_at: rtshield_measure::rfc3339_utc(started),
-            duration_s: t0.elapsed().as_secs_f64(),
-            samples: kept.len() as u64,
-            kernel_release: si.kernel_release.clone(),
-            preempt_model: si.preempt_model.clone(),
-            metrics: sum
-                .metrics
-                .into_iter()
-                .map(|(name, value)| Metric { name, value })
-                .collect(),
-            threads: sum
-                .threads
-                .into_iter()
-                .take(50)
-                .map(|(name, cpu_pct, cswch_per_s, nvcswch_per_s)| ThreadMean {
-                    name,
-                    cpu_pct,
-                    cswch_per_s,
-                    nvcswch_per_s,
-                })
-                .collect(),
-        };
-        rec.write(file, rtshield_sys::DirPolicy::Strict)
-            .map_err(rtshield_run::pipeline::refusal)?;
-        eprintln!(
-            "rtshield: recorded {} sample(s) to {} (compare with `rtshield stat --compare A B`)",
-            rec.samples,
-            file.display()
-        );
-    }
-    Ok(0)
+    Ok(count)
+}
+
+/// Write the `--record` file: the samples' summary, labelled.
+fn write_record(
+    file: &std::path::Path,
+    label: Option<String>,
+    root: &rtshield_sys::Root,
+    started: std::time::SystemTime,
+    t0: std::time::Instant,
+    kept: &[Sample],
+) -> anyhow::Result<()> {
+    let si = SysInfo::collect(root, false);
+    let sum = summarize(kept);
+    let rec = StatRecord {
+        schema: statrec::STAT_SCHEMA.into(),
+        label: label.unwrap_or_else(|| {
+            format!(
+                "{} {}",
+                si.kernel_release.as_deref().unwrap_or("?"),
+                si.preempt_model.as_deref().unwrap_or("?")
+            )
+        }),
+        started_at: rtshield_measure::rfc3339_utc(started),
+        duration_s: t0.elapsed().as_secs_f64(),
+        samples: kept.len() as u64,
+        kernel_release: si.kernel_release.clone(),
+        preempt_model: si.preempt_model.clone(),
+        metrics: sum
+            .metrics
+            .into_iter()
+            .map(|(name, value)| Metric { name, value })
+            .collect(),
+        threads: sum
+            .threads
+            .into_iter()
+            .take(50)
+            .map(|(name, cpu_pct, cswch_per_s, nvcswch_per_s)| ThreadMean {
+                name,
+                cpu_pct,
+                cswch_per_s,
+                nvcswch_per_s,
+            })
+            .collect(),
+    };
+    rec.write(file, rtshield_safefs::DirPolicy::Strict)
+        .map_err(rtshield_run::pipeline::refusal)?;
+    eprintln!(
+        "rtshield: recorded {} sample(s) to {} (compare with `rtshield stat --compare A B`)",
+        rec.samples,
+        file.display()
+    );
+    Ok(())
 }

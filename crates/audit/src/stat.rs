@@ -409,6 +409,21 @@ pub fn render(s: &Sample) -> String {
 mod tests {
     use super::*;
 
+    /// A sample of nothing over `dt` seconds.
+    fn empty(dt: f64) -> Sample {
+        compute(
+            &Table::default(),
+            &Table::default(),
+            &Global::default(),
+            &Global::default(),
+            &Switches::new(),
+            &[],
+            None,
+            dt,
+            0,
+        )
+    }
+
     fn task(tid: u32, name: &str, cpu: u32, v: u64, n: u64, state: char) -> TaskInfo {
         TaskInfo {
             tid,
@@ -544,17 +559,7 @@ mod tests {
     #[test]
     fn summary_means_by_hand() {
         let mk = |cs: f64, pct: f64, name: &str| {
-            let mut s = compute(
-                &Table::default(),
-                &Table::default(),
-                &Global::default(),
-                &Global::default(),
-                &Switches::new(),
-                &[],
-                None,
-                1.0,
-                0,
-            );
+            let mut s = empty(1.0);
             s.ctxt_per_s = cs;
             s.tasks_total = 400;
             s.threads.push(ThreadRow {
@@ -626,17 +631,7 @@ mod tests {
         assert_eq!(cpu_pct(Some(4027), Some(4107), 2.0, 100), 40.0);
         assert_eq!(cpu_pct(None, Some(50), 1.0, 100), 50.0);
         assert_eq!(cpu_pct(Some(5), None, 1.0, 100), 0.0);
-        let mut s = compute(
-            &Table::default(),
-            &Table::default(),
-            &Global::default(),
-            &Global::default(),
-            &Switches::new(),
-            &[],
-            None,
-            2.0,
-            0,
-        );
+        let mut s = empty(2.0);
         s.times = rows;
         (s.tasks_running, s.tasks_total, s.last_pid) = (3, 412, 12345);
         let text = render(&s);

@@ -3,6 +3,7 @@
 
 use rtshield_audit::{audit, AuditOptions};
 use rtshield_sys::Root;
+use rtshield_testkit::put;
 use std::path::Path;
 use std::time::Duration;
 
@@ -18,11 +19,7 @@ fn board_of(name: &str, online: &str) -> tempfile::TempDir {
         .join("../sys/tests/fixtures/interrupts")
         .join(name);
     let intr = std::fs::read_to_string(fixture).unwrap();
-    let w = |p: &str, s: &str| {
-        let f = d.path().join(p);
-        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-        std::fs::write(f, s).unwrap();
-    };
+    let w = |p: &str, s: &str| put(d.path(), p, s);
     w("proc/interrupts", &intr);
     w("sys/devices/system/cpu/online", &format!("{online}\n"));
     // Every numbered IRQ (twd included, as on the board) may use every CPU.
@@ -127,14 +124,7 @@ fn this_vm_virtio_irqs_are_devices() {
 #[test]
 fn twd_is_per_cpu_and_the_verdict_is_every_device_irq_on_cpu0() {
     let d = board();
-    let a = audit(
-        &Root::new(d.path()),
-        &AuditOptions {
-            cpus: None,
-            watch: Duration::ZERO,
-        },
-    )
-    .unwrap();
+    let a = audit_of(&d);
     assert_eq!(a.cpus.len(), 2);
     // The article's finding: DMA, ehci and mmc interrupts all land on CPU 0.
     // 401065 + 6 + 9 + 240 + 13 + 1 + 160087021 + 435894 (every device IRQ
@@ -173,11 +163,7 @@ fn twd_is_per_cpu_and_the_verdict_is_every_device_irq_on_cpu0() {
 #[test]
 fn cpu0_is_never_the_advice_even_when_it_is_the_quietest() {
     let d = tempfile::tempdir().unwrap();
-    let w = |p: &str, s: &str| {
-        let f = d.path().join(p);
-        std::fs::create_dir_all(f.parent().unwrap()).unwrap();
-        std::fs::write(f, s).unwrap();
-    };
+    let w = |p: &str, s: &str| put(d.path(), p, s);
     // Every device IRQ on CPU 1 (irqaffinity=1 at boot, say): CPU 0 is quieter.
     w(
         "proc/interrupts",
@@ -187,14 +173,7 @@ fn cpu0_is_never_the_advice_even_when_it_is_the_quietest() {
     for id in ["44", "115"] {
         w(&format!("proc/irq/{id}/smp_affinity_list"), "1\n");
     }
-    let a = audit(
-        &Root::new(d.path()),
-        &AuditOptions {
-            cpus: None,
-            watch: Duration::ZERO,
-        },
-    )
-    .unwrap();
+    let a = audit_of(&d);
     assert!(a.cpus[0].score < a.cpus[1].score, "{:?}", a.cpus);
     let f = &a.fixes[0];
     assert_eq!(f.command, "rtshield partition create 1", "{f:?}");

@@ -88,7 +88,9 @@ fn prepare(c: &Campaign, opts: &Options, root: &Root) -> anyhow::Result<bool> {
     // --partition`). cgroup v2 keeps a process's threads in one cgroup:
     // the whole measure runs in rt (`partition run rt`), where a built-in
     // load would be confined to the rt CPUs, so that is refused.
-    let v2 = rtshield_sys::cgroup::Hierarchy::detect(root).is_ok_and(|h| h.is_v2());
+    let v2 = rtshield_isolation::Partitions::discover(root)
+        .hierarchy()
+        .is_some_and(|h| h.is_v2());
     if v2
         && c.cells.iter().any(|cell| {
             cell.isolation() == "partition"

@@ -41,8 +41,6 @@ struct Measured {
     result: RunResult,
     dir: SafeDir,
     results: PathBuf,
-    /// The isolation found while it ran.
-    detected: String,
 }
 
 impl Steps<'_, '_> {
@@ -59,7 +57,7 @@ impl Steps<'_, '_> {
             self.say(i, st, "already stored (resume)");
             return Ok(Flow::Next);
         }
-        let found = rtshield_sys::isolation::detect(&self.root);
+        let found = rtshield_isolation::Isolation::detect(&self.root);
         if cell.isolation() == "isolcpus" && !found.found.iter().any(|f| f.method == "isolcpus") {
             let why = "no isolcpus= on the kernel command line".to_string();
             self.say(i, st, &format!("skipped: {why}"));
@@ -92,7 +90,6 @@ impl Steps<'_, '_> {
                 );
             }
         }
-        let detected = rtshield_sys::isolation::detect(&self.root).summary();
         let mut load = match cell.load().strip_prefix("cmd:") {
             Some(cmdline) => Some(process::start_external(cmdline)?),
             None => None,
@@ -130,7 +127,6 @@ impl Steps<'_, '_> {
             result: rtshield_results::read_json(&results)?,
             dir: cell_dir,
             results,
-            detected,
         }))
     }
 
@@ -175,7 +171,6 @@ impl Steps<'_, '_> {
             // stored runs show the order they were made in.
             ("step", (i + 1).to_string()),
             ("isolation", cell.isolation().to_string()),
-            ("isolation_detected", m.detected.clone()),
             ("load", cell.load().to_string()),
         ];
         for (k, v) in tags {
@@ -214,11 +209,12 @@ impl Steps<'_, '_> {
                 .map_or("?".into(), |v| format!("{:.1}", v as f64 / 1000.0))
         };
         let max = r.threads.iter().map(|t| t.max_ns).max().unwrap_or(0) as f64 / 1000.0;
+        // What the measure itself found on the CPUs it measured.
+        let detected = r.tags.get("isolation_detected").map_or("?", String::as_str);
         let line = format!(
-            "p50 {} us  p99.9 {} us  max {max:.1} us  [{}]",
+            "p50 {} us  p99.9 {} us  max {max:.1} us  [{detected}]",
             p("50"),
             p("99.9"),
-            m.detected
         );
         self.say(i, st, &line);
         Ok(Flow::Next)

@@ -1,4 +1,4 @@
 //! Boot-parameter advice and warnings about other managers live in
-//! `rtshield_sys::advice` (audit gives them too); re-exported here.
+//! `rtshield_isolation` (audit gives them too); re-exported here.
 
-pub use rtshield_sys::advice::*;
+pub use rtshield_isolation::{boot_advice, manager_warnings, BootParam};

@@ -1,6 +1,6 @@
 //! `partition create`: check, plan, save the state, then change.
 
-use crate::advice::{boot_advice, warnings, BootParam};
+use crate::advice::{boot_advice, manager_warnings, BootParam};
 use crate::hier::{Hierarchy, Kind};
 use crate::kernel::{errno, errno_name, is_simulated_kill, Kernel};
 use crate::knobs::{self, Knobs};
@@ -102,7 +102,7 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
     }
     // Another tool's exclusive sets (cset's user/system, partrt's rt/nrt)
     // would hold the same CPUs: two managers of one CPU never agree.
-    if let Some(f) = rtshield_sys::isolation::foreign_partition(&k.root) {
+    if let Some(f) = rtshield_isolation::foreign_partition(&k.root) {
         return Err(InputError::new(format!(
             "a {}; rtshield will not partition next to it: undo it first with `{}`",
             f.describe(),
@@ -316,7 +316,7 @@ pub fn create(k: &mut Kernel, opts: &CreateOptions) -> anyhow::Result<CreateRepo
         .collect();
     save(k, &state, &c.state_file)?;
     rep.plan = std::mem::take(&mut k.log);
-    rep.warnings = warnings(&k.root, &h, opts.knobs.irq);
+    rep.warnings = manager_warnings(&k.root, &h, opts.knobs.irq);
     let (bp, note) = boot_advice(&k.root, &c.rt, &c.nrt);
     rep.boot_params = bp;
     rep.notes.extend(note);

@@ -2,8 +2,8 @@
 //! [`Root`], optionally in dry-run mode (writes are logged, not made), and
 //! optionally through a [`Backend`] that emulates the kernel's cgroup
 //! semantics on a fake tree. The backend is always chosen by the caller
-//! (tests pass `partition::fake`'s, which is only compiled with the
-//! `testing` feature): nothing found on disk switches it on.
+//! (tests pass `rtshield-fake-kernel`'s, which only test builds link):
+//! nothing found on disk switches it on.
 
 use rtshield_sys::Root;
 use std::fs;

@@ -9,8 +9,6 @@
 
 pub mod advice;
 pub mod create;
-#[cfg(feature = "testing")]
-pub mod fake;
 pub mod hier;
 pub mod kernel;
 pub mod knobs;
@@ -26,15 +24,3 @@ pub use knobs::Knobs;
 pub use state::State;
 pub use status::{status, Status};
 pub use undo::{undo, UndoReport};
-
-/// How the binary opens the kernel. Builds with the `testing` feature (the
-/// test suite's: it is enabled from dev-dependencies only) emulate the
-/// kernel on a fake `--sysroot` tree when the test asks for it with
-/// `RTSHIELD_FAKE_KERNEL=1`; release builds contain no emulation at all.
-pub fn open_kernel(root: rtshield_sys::Root, dry_run: bool) -> std::io::Result<Kernel> {
-    #[cfg(feature = "testing")]
-    if std::env::var_os("RTSHIELD_FAKE_KERNEL").is_some() {
-        return fake::kernel(root, dry_run);
-    }
-    Kernel::open(root, dry_run)
-}

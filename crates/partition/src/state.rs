@@ -1,4 +1,7 @@
-//! The state file lives in `rtshield_sys::partstate` (audit reads it too);
-//! re-exported here under its old name.
+//! The state file lives in `rtshield_isolation` (audit and the isolation
+//! tag read it too); re-exported here under its old name.
 
-pub use rtshield_sys::partstate::*;
+pub use rtshield_isolation::{
+    legacy_state_path, state_path, FileChange, Knob, Phase, State, TaskMove, STATE_DIR,
+    STATE_LIMIT, STATE_VERSION,
+};

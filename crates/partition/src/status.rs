@@ -41,7 +41,7 @@ pub struct Status {
     pub saved_files: usize,
     /// A partition made by cset or partrt, with the command that undoes it.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub foreign: Option<rtshield_sys::isolation::ForeignPartition>,
+    pub foreign: Option<rtshield_isolation::ForeignPartition>,
 }
 
 /// Which `--parent` `undo` and `status` act on when none is given: the
@@ -54,7 +54,9 @@ pub fn pick_parent(
     if let Some(p) = parent {
         return Ok(Some(p.to_string()));
     }
-    let mut ps = rtshield_sys::partstate::parents(root);
+    let mut ps = rtshield_isolation::Partitions::discover(root)
+        .rtshield_parents()
+        .to_vec();
     ps.dedup();
     match ps.len() {
         0 => Ok(None),
@@ -70,7 +72,11 @@ pub fn pick_parent(
 }
 
 pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
-    let h = Hierarchy::detect(&k.root)?;
+    let found = rtshield_isolation::Partitions::discover(&k.root);
+    let h = found
+        .hierarchy_or_why()
+        .map_err(|why| anyhow::anyhow!("{why}"))?
+        .clone();
     let parent = h.resolve(parent);
     let (sf, st) = State::find(&k.root, &h, &parent)?;
     let mut parts = vec![];
@@ -117,7 +123,7 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
         parent,
         state_file: sf,
         partitions: parts,
-        foreign: rtshield_sys::isolation::foreign_partition(&k.root),
+        foreign: found.foreign_partition(),
     })
 }
 

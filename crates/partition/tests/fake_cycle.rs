@@ -2,9 +2,9 @@
 //! trees: every file byte-for-byte after undo, dry runs, killed creates,
 //! refusing IRQs, forking tasks, and refusals that change nothing.
 
-use rtshield_partition::fake::{FakeSpec, Style, MARKER};
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
 use rtshield_sys::{CpuSet, InputError, Root};
+use rtshield_testkit::fake::{FakeSpec, Style, MARKER};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
@@ -12,11 +12,11 @@ use std::path::Path;
 type Snap = BTreeMap<String, Vec<u8>>;
 
 fn snapshot(base: &Path) -> Snap {
-    rtshield_partition::fake::snapshot(base)
+    rtshield_testkit::fake::snapshot(base)
 }
 
 fn diff(a: &Snap, b: &Snap) -> Vec<String> {
-    rtshield_partition::fake::diff(a, b)
+    rtshield_testkit::fake::diff(a, b)
 }
 
 fn read(base: &Path, p: &str) -> String {
@@ -63,7 +63,7 @@ fn full_cycle(style: Style) {
     let before = snapshot(base);
     let root = Root::new(base);
 
-    let mut k = rtshield_partition::fake::kernel(root.clone(), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(root.clone(), false).unwrap();
     let rep = create(&mut k, &full("0x8")).unwrap();
     assert_eq!(rep.rt_cpus, "3");
     assert_eq!(rep.nrt_cpus, "0-2");
@@ -204,7 +204,7 @@ fn dry_run_changes_nothing_and_lists_every_write() {
         let d = tempfile::tempdir().unwrap();
         spec(style).build(d.path()).unwrap();
         let before = snapshot(d.path());
-        let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), true).unwrap();
+        let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), true).unwrap();
         let rep = create(&mut k, &full("3")).unwrap();
         assert!(rep.dry_run);
         assert!(diff(&before, &snapshot(d.path())).is_empty());
@@ -234,7 +234,7 @@ fn killed_create_can_be_undone_exactly() {
             sp.config.kill_after_writes = Some(n);
             sp.build(d.path()).unwrap();
             let before = snapshot(d.path());
-            let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+            let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
             let res = create(&mut k, &full("3"));
             let killed = match &res {
                 Err(e) => {
@@ -252,7 +252,7 @@ fn killed_create_can_be_undone_exactly() {
                 serde_json::to_string(&sp.config).unwrap(),
             )
             .unwrap();
-            let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+            let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
             let st = rtshield_partition::status(&k, None).unwrap();
             assert_eq!(st.state, if killed { "incomplete" } else { "complete" });
             let u = undo(&mut k, None).unwrap();
@@ -272,7 +272,7 @@ fn refused(sp: &FakeSpec, opts: &CreateOptions, want: &str, input: bool) {
     let d = tempfile::tempdir().unwrap();
     sp.build(d.path()).unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, opts).unwrap_err();
     assert!(e.to_string().contains(want), "wanted '{want}' in: {e:#}");
     assert_eq!(e.chain().any(|c| c.is::<InputError>()), input, "{e}");
@@ -297,7 +297,7 @@ fn refusals_change_nothing() {
     off.build(d.path()).unwrap();
     fs::write(d.path().join("sys/devices/system/cpu/online"), "0-2\n").unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("CPU 3 is offline"), "{e}");
     assert!(diff(&before, &snapshot(d.path())).is_empty());
@@ -311,7 +311,7 @@ fn refusals_change_nothing() {
     )
     .unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("no cpuset cgroup hierarchy"), "{e}");
     assert!(diff(&before, &snapshot(d.path())).is_empty());
@@ -320,7 +320,7 @@ fn refusals_change_nothing() {
     let d = tempfile::tempdir().unwrap();
     sp.build(d.path()).unwrap();
     fs::create_dir(d.path().join("sys/fs/cgroup/cpuset/rt")).unwrap();
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(
         e.to_string()
@@ -352,7 +352,7 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
     );
     sp.build(d.path()).unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("2-3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("root"));
     let notes = rep.notes.join("\n");
@@ -369,7 +369,7 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
         .partition_invalid
         .insert("root".into(), "Parent is not a partition root".into());
     sp.build(d.path()).unwrap();
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("member"));
     assert!(rep
@@ -386,7 +386,7 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
     );
     sp.build(d.path()).unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("member"));
     let notes = rep.notes.join("\n");
@@ -402,7 +402,7 @@ fn parent_mode_leaves_machine_knobs_alone() {
     let sp = FakeSpec::standard(Style::V1Prefix);
     sp.build(d.path()).unwrap();
     // A private sub-cgroup holding only tasks 101 and 102.
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     k.mkdir("/sys/fs/cgroup/cpuset/mine").unwrap();
     k.write("/sys/fs/cgroup/cpuset/mine/cpuset.cpus", "0-3\n")
         .unwrap();
@@ -448,7 +448,7 @@ fn a_failing_cgroup_write_rolls_back_on_the_spot() {
     );
     sp.build(d.path()).unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     let msg = format!("{e:#}");
     assert!(msg.contains("every change made so far was undone"), "{msg}");
@@ -475,7 +475,7 @@ fn a_corrupt_state_file_is_reported_not_guessed() {
     mode("run/rtshield", 0o700);
     mode("run/rtshield/partition.json", 0o600);
     let before = snapshot(d.path());
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     let e = undo(&mut k, None).unwrap_err();
     assert!(e.to_string().contains("corrupt state file"), "{e}");
     let e = create(&mut k, &full("3")).unwrap_err();
@@ -487,7 +487,7 @@ fn a_corrupt_state_file_is_reported_not_guessed() {
 fn undo_survives_an_irq_that_vanished_since_create() {
     let d = tempfile::tempdir().unwrap();
     FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     create(&mut k, &full("3")).unwrap();
     // The device behind irq 24 was unplugged: its /proc/irq entry is gone.
     fs::remove_dir_all(d.path().join("proc/irq/24")).unwrap();
@@ -515,7 +515,7 @@ fn v2_without_cpus_exclusive_is_explained_not_fatal() {
     );
     sp.build(d.path()).unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert!(
         rep.notes

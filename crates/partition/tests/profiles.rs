@@ -2,21 +2,16 @@
 //! profile writes, partrt's hotplug cycle, init kept in the root group by
 //! default, and `undo` putting every file back byte for byte.
 
-use rtshield_partition::fake::{snapshot, FakeSpec, Style};
 use rtshield_partition::knobs::Profile;
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
 use rtshield_sys::{CpuSet, Root};
+use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
+use rtshield_testkit::put;
 use std::fs;
 use std::path::Path;
 
 fn read(base: &Path, p: &str) -> String {
     fs::read_to_string(base.join(p.trim_start_matches('/'))).unwrap()
-}
-
-fn put(base: &Path, p: &str, v: &str) {
-    let f = base.join(p.trim_start_matches('/'));
-    fs::create_dir_all(f.parent().unwrap()).unwrap();
-    fs::write(f, v).unwrap();
 }
 
 /// The standard 4-CPU fake machine plus the files the profiles touch.
@@ -65,12 +60,12 @@ fn cycle(o: CreateOptions, check: impl Fn(&Path, &rtshield_partition::CreateRepo
     let d = tree();
     let base = d.path();
     let before = snapshot(base);
-    let mut k = rtshield_partition::fake::kernel(Root::new(base), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(base), false).unwrap();
     let rep = create(&mut k, &o).unwrap();
     check(base, &rep);
     let u = undo(&mut k, None).unwrap();
     assert!(u.errors.is_empty(), "{:?}", u.errors);
-    let dd = rtshield_partition::fake::diff(&before, &snapshot(base));
+    let dd = rtshield_testkit::fake::diff(&before, &snapshot(base));
     assert!(dd.is_empty(), "differs after undo:\n{}", dd.join("\n"));
 }
 
@@ -134,7 +129,7 @@ fn partrt_profile_writes_partrt_values_and_cycles_the_rt_cpus() {
 #[test]
 fn partrt_hotplug_cycle_order_in_the_dry_run() {
     let d = tree();
-    let mut k = rtshield_partition::fake::kernel(Root::new(d.path()), true).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), true).unwrap();
     let rep = create(&mut k, &opts("0x8", Profile::Partrt, false)).unwrap();
     // Offline, then online, after every other knob; rt's cpuset written again.
     let plan = rep.plan.join("\n");

@@ -3,10 +3,11 @@
 //! outside the places `create` itself writes, and state files of different
 //! parents must never be confused. All on fake trees.
 
-use rtshield_partition::fake::{FakeSpec, Style};
 use rtshield_partition::state::{Knob, State, STATE_DIR};
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
-use rtshield_sys::{CpuSet, InputError, Root};
+use rtshield_sys::{CpuSet, Root};
+use rtshield_testkit::fake::{FakeSpec, Style};
+use rtshield_testkit::input_error;
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -35,13 +36,6 @@ fn tree(p: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     out
 }
 
-fn input_error(e: &anyhow::Error) -> String {
-    e.chain()
-        .find_map(|c| c.downcast_ref::<InputError>())
-        .unwrap_or_else(|| panic!("not an input error: {e:#}"))
-        .to_string()
-}
-
 /// A fake tree with a completed full-mode partition of CPU 3; returns the
 /// temp dir (holding `tree/` and, beside it, `victim` and `victimdir/`).
 fn partitioned() -> (tempfile::TempDir, PathBuf) {
@@ -50,7 +44,7 @@ fn partitioned() -> (tempfile::TempDir, PathBuf) {
     FakeSpec::standard(Style::V1Prefix).build(&base).unwrap();
     fs::write(d.path().join("victim"), "precious").unwrap();
     fs::create_dir(d.path().join("victimdir")).unwrap();
-    let mut k = rtshield_partition::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
     let o = CreateOptions {
         cpus: CpuSet::parse("3").unwrap(),
         parent: None,
@@ -84,7 +78,7 @@ fn refused_before_any_write(edit: impl FnOnce(&mut State), entry: &str) {
     edit(&mut s);
     save(&base, &s);
     let before = tree(d.path());
-    let mut k = rtshield_partition::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
     let msg = input_error(&undo(&mut k, None).unwrap_err());
     assert!(
         msg.contains(entry) && msg.contains("nothing was changed"),
@@ -166,7 +160,7 @@ fn a_symlink_out_of_the_sysroot_aborts_undo() {
     let mut s = load(&base);
     s.files.push(bad_file("/proc/irq/77/smp_affinity_list"));
     save(&base, &s);
-    let mut k = rtshield_partition::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
     let msg = input_error(&undo(&mut k, None).unwrap_err());
     assert!(msg.contains("leads out of the --sysroot tree"), "{msg}");
     assert!(!d.path().join("victimdir/smp_affinity_list").exists());
@@ -194,7 +188,7 @@ fn an_untrusted_state_file_is_refused() {
     let (d, base) = partitioned();
     let sf = state_file(&base);
     let undo_err = |base: &Path| {
-        let mut k = rtshield_partition::fake::kernel(Root::new(base), false).unwrap();
+        let mut k = rtshield_testkit::fake::kernel(Root::new(base), false).unwrap();
         input_error(&undo(&mut k, None).unwrap_err())
     };
     let set = |p: &Path, m: u32| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
@@ -242,7 +236,7 @@ fn an_untrusted_state_file_is_refused() {
         eprintln!("SKIP foreign-owner case of an_untrusted_state_file_is_refused: not root");
     }
 
-    let mut k = rtshield_partition::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
     let rep = undo(&mut k, None).unwrap();
     assert!(rep.errors.is_empty(), "{:?}", rep.errors);
 }
@@ -260,7 +254,7 @@ fn parents_that_differ_get_different_state_files() {
     let d = tempfile::tempdir().unwrap();
     let base = d.path().join("tree");
     FakeSpec::standard(Style::V1Prefix).build(&base).unwrap();
-    let mut k = rtshield_partition::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
     for (g, cpus) in [("a-b", "0-1"), ("a_b", "2-3"), ("a", "0-3"), ("a/b", "0-3")] {
         let p = format!("{MOUNT}/{g}");
         k.mkdir(&p).unwrap();
@@ -305,7 +299,7 @@ fn legacy_state_names_are_read_for_their_own_parent_only() {
     let d = tempfile::tempdir().unwrap();
     let base = d.path().join("tree");
     FakeSpec::standard(Style::V1Prefix).build(&base).unwrap();
-    let mut k = rtshield_partition::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
     for g in ["a-b", "a_b"] {
         let p = format!("{MOUNT}/{g}");
         k.mkdir(&p).unwrap();

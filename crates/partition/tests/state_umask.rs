@@ -2,9 +2,9 @@
 //! old fixed temporary name is not followed when planted as a symlink.
 //! Alone in its binary: it changes the process umask.
 
-use rtshield_partition::fake::{FakeSpec, Style};
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
 use rtshield_sys::{CpuSet, Root};
+use rtshield_testkit::fake::{FakeSpec, Style};
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 
@@ -22,7 +22,7 @@ fn umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored() {
 
     // SAFETY: umask has no preconditions; this is the only test in this binary.
     let old = unsafe { libc::umask(0) };
-    let mut k = rtshield_partition::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
     let o = CreateOptions {
         cpus: CpuSet::parse("3").unwrap(),
         parent: None,
@@ -41,7 +41,7 @@ fn umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored() {
     let base2 = d2.path().join("tree");
     FakeSpec::standard(Style::V2).build(&base2).unwrap();
     let old = unsafe { libc::umask(0) };
-    let mut k2 = rtshield_partition::fake::kernel(Root::new(&base2), false).unwrap();
+    let mut k2 = rtshield_testkit::fake::kernel(Root::new(&base2), false).unwrap();
     let r = create(&mut k2, &o);
     unsafe { libc::umask(old) };
     r.unwrap();

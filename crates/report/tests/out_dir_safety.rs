@@ -4,7 +4,8 @@
 //! overwritten.
 
 use rtshield_report::{generate, is_report_file, synth, Format, Options, MANIFEST};
-use rtshield_sys::{DirPolicy, InputError};
+use rtshield_sys::DirPolicy;
+use rtshield_testkit::input_error;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};
 
@@ -25,13 +26,6 @@ fn opts(input: &Path, out: &Path, policy: DirPolicy) -> Options {
         policy,
         x_max_us: None,
     }
-}
-
-fn input_error(e: &anyhow::Error) -> String {
-    e.chain()
-        .find_map(|c| c.downcast_ref::<InputError>())
-        .unwrap_or_else(|| panic!("not an input error: {e:#}"))
-        .to_string()
 }
 
 /// A directory prepared by someone else holding their file and a manifest

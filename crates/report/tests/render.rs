@@ -4,6 +4,7 @@
 use rtshield_report::{generate, synth, Format, Options, MANIFEST};
 use rtshield_results::histogram::thread_from_histogram;
 use rtshield_results::{Histogram, RunResult};
+use rtshield_testkit::input_error;
 use std::path::{Path, PathBuf};
 
 /// A run with a hand-checkable histogram: 2×10 µs, 5×11 µs, 2×12 µs,
@@ -261,7 +262,7 @@ fn timeline_png_and_gnuplot_files() {
 
 #[test]
 fn gnuplot_script_runs_when_gnuplot_is_installed() {
-    if !rtshield_sys::testenv::require_tool("gnuplot", "--version") {
+    if !rtshield_testkit::testenv::require_tool("gnuplot", "--version") {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -317,15 +318,6 @@ fn names_override_and_duplicates_are_suffixed() {
     op.names = vec!["a".into(), "b".into(), "c".into()];
     let e = generate(&op).unwrap_err().to_string();
     assert!(e.contains("3 --name labels for 2 results"), "{e}");
-}
-
-/// The error chain carries an InputError (exit 2) whose text names the file.
-fn input_error(e: &anyhow::Error) -> String {
-    assert!(
-        e.chain().any(|c| c.is::<rtshield_sys::InputError>()),
-        "not an InputError: {e:#}"
-    );
-    e.to_string()
 }
 
 #[test]

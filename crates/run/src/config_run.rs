@@ -117,7 +117,12 @@ fn options(
         (None, Some(o)) => o.file_name().map(|n| n.to_string_lossy().into_owned()),
         (None, None) => Some(stamp.clone()),
     });
-    let tags = crate::store::run_tags(root, &crate::store::config_load(cfg), &req.tags);
+    let tags = crate::store::run_tags(
+        root,
+        &crate::store::config_load(cfg),
+        &req.tags,
+        &crate::store::config_placements(root, cfg),
+    );
     Ok(RunOptions {
         out: req.out.clone(),
         stamp,

@@ -9,6 +9,7 @@ use crate::model::{Action, Config, Cycle, Format, Partition};
 use crate::pipeline::{self, Missing};
 use crate::print::ConfigPrinter;
 use anyhow::Context;
+use rtshield_isolation::Partitions;
 use rtshield_load::supervise;
 use rtshield_load::{LoadSpec, Output, ProcSpec, ProcStats};
 use rtshield_measure::{MeasureSpec, ThreadSpec};
@@ -198,11 +199,11 @@ pub fn describe_action(a: &Action) -> String {
     }
 }
 
-/// The tasks file of the `rt` or `nrt` set a stanza's `cgroup` names: the
-/// cpuset hierarchy comes from mountinfo; rtshield's own partitions are
-/// looked for at the root and under every `--parent` that has a state
-/// file; then a partrt partition (`rt`/`nrt` at the root) and a cset shield
-/// (`user` is the shielded set, `system` the rest).
+/// The tasks file of the `rt` or `nrt` set a stanza's `cgroup` names,
+/// where `rtshield_isolation::Partitions` finds it: rtshield's own
+/// partitions under every `--parent` that has a state file, then at the
+/// root; then a partrt partition (`rt`/`nrt` at the root) and a cset
+/// shield (`user` is the shielded set, `system` the rest).
 pub(crate) fn partition_procs_file(root: &Root, p: Partition) -> Option<String> {
     partition_dir(root, p).map(|(h, dir)| h.tasks_file(&dir))
 }
@@ -213,56 +214,22 @@ pub(crate) fn partition_dir(
     root: &Root,
     p: Partition,
 ) -> Option<(rtshield_sys::cgroup::Hierarchy, String)> {
-    let h = rtshield_sys::cgroup::Hierarchy::detect(root).ok()?;
-    let parents = candidate_parents(root);
-    let cset = match p {
-        Partition::Rt => "user",
-        Partition::Nrt => "system",
-    };
-    parents
-        .iter()
-        .find_map(|parent| h.find_cpuset(root, parent.as_deref(), p.name()))
-        .or_else(|| h.find_cpuset(root, None, cset))
-        .map(|dir| (h, dir))
-}
-
-/// Where rtshield partitions may be: every `--parent` with a state file,
-/// then the root of the hierarchy; each once, in that order.
-fn candidate_parents(root: &Root) -> Vec<Option<String>> {
-    let mut parents = rtshield_sys::partstate::parents(root);
-    parents.push(None);
-    let mut seen = Vec::with_capacity(parents.len());
-    parents.retain(|p| {
-        let new = !seen.contains(p);
-        seen.push(p.clone());
-        new
-    });
-    parents
+    let found = Partitions::discover(root);
+    let set = match p {
+        Partition::Rt => found.rt(),
+        Partition::Nrt => found.nrt(),
+    }?;
+    Some((found.hierarchy()?.clone(), set.dir.clone()))
 }
 
 /// Refuse to guess when rtshield partitions exist under several parents
 /// (as `partition undo` does): a stanza's `cgroup rt` or `measure
 /// --partition` would otherwise pick one silently. Names every candidate.
 pub fn ambiguous_partitions(root: &Root) -> Result<(), String> {
-    let Ok(h) = rtshield_sys::cgroup::Hierarchy::detect(root) else {
-        return Ok(());
-    };
-    let mut found: Vec<Option<String>> = candidate_parents(root);
-    found.retain(|parent| h.find_cpuset(root, parent.as_deref(), "rt").is_some());
-    // Named in a stable order: the root first, then the parents by name.
-    found.sort();
-    let found: Vec<String> = found
-        .into_iter()
-        .map(|parent| parent.unwrap_or_else(|| "/".into()))
-        .collect();
-    if found.len() > 1 {
-        return Err(format!(
-            "rtshield partitions exist under several parents ({}): say which with --partition-parent, \
-             or undo the others (`rtshield partition undo --parent P`)",
-            found.join(", ")
-        ));
+    match Partitions::discover(root).ambiguous() {
+        Some(why) => Err(why),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// Where `measure --partition` puts itself: the `procs` file of the `nrt`
@@ -275,7 +242,9 @@ pub fn measure_partition_files(
     root: &Root,
     parent: Option<&str>,
 ) -> Result<(String, String), String> {
-    let h = rtshield_sys::cgroup::Hierarchy::detect(root)
+    let found = Partitions::discover(root);
+    let h = found
+        .hierarchy_or_why()
         .map_err(|e| format!("no cpuset hierarchy: {e}"))?;
     if h.is_v2() {
         return Err("cgroup v2 keeps every thread of a process in one cgroup (rtshield's rt/nrt are not threaded cgroups): \
@@ -284,15 +253,14 @@ pub fn measure_partition_files(
             .into());
     }
     let (rt, nrt) = match parent {
-        Some(p) => (
-            h.find_cpuset(root, Some(p), "rt"),
-            h.find_cpuset(root, Some(p), "nrt"),
-        ),
+        Some(p) => found.under(root, p),
         None => {
-            ambiguous_partitions(root)?;
+            if let Some(why) = found.ambiguous() {
+                return Err(why);
+            }
             (
-                partition_dir(root, Partition::Rt).map(|(_, d)| d),
-                partition_dir(root, Partition::Nrt).map(|(_, d)| d),
+                found.rt().map(|s| s.dir.clone()),
+                found.nrt().map(|s| s.dir.clone()),
             )
         }
     };

@@ -68,7 +68,9 @@ fn join_partitions(
             );
         }
     }
-    let v2 = rtshield_sys::cgroup::Hierarchy::detect(&opts.root).is_ok_and(|h| h.is_v2());
+    let v2 = rtshield_isolation::Partitions::discover(&opts.root)
+        .hierarchy()
+        .is_some_and(|h| h.is_v2());
     if v2 {
         join_partitions_v2(cfg, opts, warnings)
     } else {

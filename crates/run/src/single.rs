@@ -93,7 +93,14 @@ fn tags(plan: &Plan, root: &Root) -> BTreeMap<String, String> {
     let load = plan.load_name();
     let mut tags = BTreeMap::from([("load".to_string(), load.to_string())]);
     if plan.request.identify {
-        tags.extend(crate::store::run_tags(root, load, &plan.request.tags));
+        // Where the measuring threads will run (after `--partition`).
+        let threads = crate::store::placements(root, &plan.spec.threads);
+        tags.extend(crate::store::run_tags(
+            root,
+            load,
+            &plan.request.tags,
+            &threads,
+        ));
     } else {
         tags.extend(plan.request.tags.iter().cloned());
     }

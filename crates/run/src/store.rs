@@ -3,6 +3,8 @@
 //! A store that cannot be opened or written is a warning, never a lost
 //! measurement: the files are already written.
 
+use rtshield_isolation::{Isolation, Partitions, Placement};
+use rtshield_measure::ThreadSpec;
 use rtshield_results::RunResult;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -11,22 +13,24 @@ use std::path::Path;
 pub const NO_STORE_ENV: &str = "RTSHIELD_NO_STORE";
 
 /// The tags every run carries besides the user's `--tag`s: a fresh UUID
-/// (the run's identity in every store it reaches), the isolation in force
-/// at its start, whoever set it up (`isolation_detected`, and `isolation`
-/// unless the user tagged it), and `load` (`idle` or the load's name)
-/// unless the user tagged it. So `runs compare 'isolation=none'
-/// 'isolation=cpuset'` works on plain runs too.
+/// (the run's identity in every store it reaches), the isolation of the
+/// CPUs it measures (`isolation_detected`, and `isolation` unless the user
+/// tagged it: see [`rtshield_isolation::Isolation::tag`], derived from
+/// where its measuring threads run, `threads`), and `load` (`idle` or the
+/// load's name) unless the user tagged it. So `runs compare
+/// 'isolation=none' 'isolation=partition'` works on plain runs too.
 pub fn run_tags(
     root: &rtshield_sys::Root,
     load: &str,
     user: &[(String, String)],
+    threads: &[Placement],
 ) -> BTreeMap<String, String> {
     let mut t = BTreeMap::new();
     t.insert(
         rtshield_store::TAG_UUID.to_string(),
         rtshield_store::new_uuid(),
     );
-    let detected = rtshield_sys::isolation::detect(root).summary();
+    let detected = Isolation::detect(root).tag(root, threads);
     t.insert("isolation_detected".to_string(), detected.clone());
     t.insert("isolation".to_string(), detected);
     t.insert("load".to_string(), load.to_string());
@@ -34,6 +38,52 @@ pub fn run_tags(
         t.insert(k.clone(), v.clone());
     }
     t
+}
+
+/// Where the measuring threads of a `measure` run: each thread's CPU, and
+/// the cgroup whose tasks file it joins itself (`--partition`), else the
+/// cpuset cgroup this process is in now, which its threads inherit.
+pub fn placements(root: &rtshield_sys::Root, threads: &[ThreadSpec]) -> Vec<Placement> {
+    let own = Partitions::discover(root).own_cgroup(root);
+    threads
+        .iter()
+        .map(|t| Placement {
+            cpu: t.cpu,
+            cgroup: match &t.cgroup_tasks {
+                Some(f) => f.rsplit_once('/').map(|(dir, _)| dir.to_string()),
+                None => own.clone(),
+            },
+        })
+        .collect()
+}
+
+/// Where the timer threads of a configuration run, as the runner places
+/// them (it refuses to start when a stanza names a partition that is not
+/// there, so each name resolves to the directory it joins): on cgroup v1
+/// each timer in its own stanza's `cgroup`, else main's; on v2 every
+/// thread in the timers' partition, else main's; without either, the
+/// cpuset cgroup this process is in now.
+pub fn config_placements(
+    root: &rtshield_sys::Root,
+    cfg: &rtshield_config::Config,
+) -> Vec<Placement> {
+    let found = Partitions::discover(root);
+    let v2 = found.hierarchy().is_some_and(|h| h.is_v2());
+    let timers_cg = cfg.timers.iter().find_map(|t| t.cgroup);
+    let own = found.own_cgroup(root);
+    cfg.timers
+        .iter()
+        .map(|t| {
+            let named = if v2 { timers_cg } else { t.cgroup }.or(cfg.main.cgroup);
+            Placement {
+                cpu: t.cpu,
+                cgroup: match named {
+                    Some(g) => crate::runner::partition_dir(root, g).map(|(_, dir)| dir),
+                    None => own.clone(),
+                },
+            }
+        })
+        .collect()
 }
 
 /// The `load` tag of a configuration run: `idle` without programs, else

@@ -3,7 +3,7 @@
 //! unified mount), how its files are named, and finding a named cpuset.
 
 use crate::kpath;
-use crate::Root;
+use crate::{CpuSet, Root};
 use serde::{Deserialize, Serialize};
 
 /// One line of `/proc/self/mountinfo`.
@@ -160,6 +160,39 @@ impl Hierarchy {
         root.exists(self.file(&dir, "cpus")).then_some(dir)
     }
 
+    /// The CPUs of cpuset `dir` (its `cpus` file); `None` when unreadable
+    /// or not a CPU list.
+    pub fn cpus(&self, root: &Root, dir: &str) -> Option<CpuSet> {
+        root.read_opt(self.file(dir, "cpus"))
+            .and_then(|s| CpuSet::parse_list(s.trim()).ok())
+    }
+
+    /// The CPUs a task of cpuset `dir` may run on: its effective CPUs,
+    /// else its `cpus` file; `None` when neither is readable.
+    pub fn effective_cpus(&self, root: &Root, dir: &str) -> Option<CpuSet> {
+        root.read_opt(self.file(dir, "effective_cpus"))
+            .and_then(|s| CpuSet::parse_list(s.trim()).ok())
+            .filter(|c| !c.is_empty())
+            .or_else(|| self.cpus(root, dir))
+    }
+
+    /// The cpuset cgroup directory the calling process is in, from
+    /// `/proc/self/cgroup` (v1: the line naming the `cpuset` controller;
+    /// v2: the `0::` line); `None` when the file or the line is missing.
+    pub fn cpuset_of_self(&self, root: &Root) -> Option<String> {
+        let text = root.read_opt(kpath::SELF_CGROUP)?;
+        let rel = text.lines().find_map(|l| {
+            let mut f = l.splitn(3, ':');
+            let (_, ctrls, path) = (f.next()?, f.next()?, f.next()?);
+            let ours = match self.kind {
+                Kind::V2 => ctrls.is_empty(),
+                Kind::V1 { .. } => ctrls.split(',').any(|c| c == "cpuset"),
+            };
+            ours.then(|| path.trim().to_string())
+        })?;
+        Some(self.resolve(Some(&rel)))
+    }
+
     /// Resolve `--parent`: a path below the mount (`test/a`) or an absolute
     /// path that starts with the mount.
     pub fn resolve(&self, parent: Option<&str>) -> String {
@@ -284,6 +317,61 @@ mod tests {
             Hierarchy::detect(&Root::new(d.path())),
             Err(HierarchyError::Unknown(_))
         ));
+    }
+
+    #[test]
+    fn the_callers_cpuset_cgroup_and_a_sets_cpus() {
+        let d = tree("v1-prefix", &["sys/fs/cgroup/cpuset/cpuset.cpus"]);
+        let r = Root::new(d.path());
+        let h = Hierarchy::detect(&r).unwrap();
+        assert_eq!(h.cpuset_of_self(&r), None);
+        let w = |p: &str, s: &str| std::fs::write(d.path().join(p), s).unwrap();
+        w(
+            "proc/self/cgroup",
+            "5:cpu,cpuacct:/x
+3:cpuset:/lab/rt
+0::/user.slice
+",
+        );
+        assert_eq!(
+            h.cpuset_of_self(&r).as_deref(),
+            Some("/sys/fs/cgroup/cpuset/lab/rt")
+        );
+        w(
+            "proc/self/cgroup",
+            "3:cpuset:/
+",
+        );
+        assert_eq!(
+            h.cpuset_of_self(&r).as_deref(),
+            Some("/sys/fs/cgroup/cpuset")
+        );
+        let v2 = Hierarchy {
+            kind: Kind::V2,
+            mount: "/sys/fs/cgroup".into(),
+        };
+        w(
+            "proc/self/cgroup",
+            "3:cpuset:/old
+0::/rt
+",
+        );
+        assert_eq!(v2.cpuset_of_self(&r).as_deref(), Some("/sys/fs/cgroup/rt"));
+        w(
+            "sys/fs/cgroup/cpuset/cpuset.cpus",
+            "0-3
+",
+        );
+        let m = "/sys/fs/cgroup/cpuset";
+        assert_eq!(h.cpus(&r, m), Some(CpuSet::parse_list("0-3").unwrap()));
+        assert_eq!(h.effective_cpus(&r, m), h.cpus(&r, m));
+        w(
+            "sys/fs/cgroup/cpuset/cpuset.effective_cpus",
+            "1
+",
+        );
+        assert_eq!(h.effective_cpus(&r, m), Some(CpuSet::single(1)));
+        assert_eq!(h.cpus(&r, "/sys/fs/cgroup/cpuset/none"), None);
     }
 
     #[test]

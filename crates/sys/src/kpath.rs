@@ -33,6 +33,8 @@ pub const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
 pub const CMDLINE: &str = "/proc/cmdline";
 pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+/// The cgroups of the calling process (`ID:CONTROLLERS:PATH` lines).
+pub const SELF_CGROUP: &str = "/proc/self/cgroup";
 pub const PROC: &str = "/proc";
 pub const MEMINFO: &str = "/proc/meminfo";
 /// Per-CPU times and counters (parsed by [`crate::procstat`]).

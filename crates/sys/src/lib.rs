@@ -2,29 +2,27 @@
 //! [`Root`], so the whole tool can be pointed at a fake tree in tests, and
 //! this crate is the only one that knows kernel file names and formats
 //! (typed readers: [`task`], [`interrupts`], [`procstat`], [`loadavg`],
-//! [`cpus`], [`cgroup`]; knob paths: [`kpath`]). See docs/architecture-sys.md.
-//! Also the small shared vocabulary types: [`CpuSet`], durations, and the
-//! [`sysinfo::SysInfo`] block embedded in every result file.
+//! [`cpus`], [`cgroup`], [`power`], the [`sysinfo::SysInfo`] block embedded
+//! in every result file; knob paths: [`kpath`]; the calls that go with
+//! them: [`sched`], [`tracefs`]). See docs/architecture-sys.md.
+//!
+//! Kernel files only: the vocabulary is `rtshield-vocab` (re-exported
+//! here under its old paths), the safe-file layer `rtshield-safefs`,
+//! partitions and their state `rtshield-isolation`, test helpers
+//! `rtshield-testkit`.
 
-pub mod advice;
 pub mod cgroup;
 pub mod confine;
 pub mod cpus;
 pub mod interrupts;
-pub mod isolation;
 pub mod kpath;
 pub mod loadavg;
-pub mod mode;
-pub mod partstate;
 pub mod power;
 pub mod procstat;
-pub mod programs;
 pub mod root;
-pub mod safefs;
 pub mod sched;
 pub mod sysinfo;
 pub mod task;
-pub mod testenv;
 pub mod tracefs;
 pub mod workqueue;
 
@@ -33,5 +31,12 @@ pub mod workqueue;
 pub use root::Root;
 pub use rtshield_vocab::{cpuset, error, units};
 pub use rtshield_vocab::{CpuSet, InputError};
-pub use safefs::{DirPolicy, SafeDir, SafeError};
+// Vocabulary that lived here before `sys` became kernel files only.
+#[doc(hidden)]
+pub use rtshield_vocab::{mode, programs}; // TEMP(phase1): remove in surface pass
+                                          // The safe-file layer is its own crate, `rtshield-safefs`.
+#[doc(hidden)]
+pub use rtshield_safefs as safefs; // TEMP(phase1): remove in surface pass
+#[doc(hidden)]
+pub use rtshield_safefs::{DirPolicy, SafeDir, SafeError}; // TEMP(phase1): remove in surface pass
 pub use sysinfo::SysInfo;

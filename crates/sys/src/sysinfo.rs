@@ -483,6 +483,16 @@ pub fn isolation_params(cmdline: &str) -> BTreeMap<String, String> {
     m
 }
 
+/// The CPUs of a kernel command-line value: `isolcpus=nohz,domain,2-3`
+/// lists flags before the CPU list, which is what is returned.
+pub fn cmd_cpus(v: &str) -> Option<CpuSet> {
+    let list: Vec<&str> = v
+        .split(',')
+        .filter(|p| p.starts_with(|c: char| c.is_ascii_digit()))
+        .collect();
+    CpuSet::parse_list(&list.join(",")).ok()
+}
+
 fn cpu_model(cpuinfo: &str) -> Option<String> {
     for key in ["model name", "Hardware", "Model", "cpu model", "uarch"] {
         if let Some(l) = cpuinfo
@@ -526,7 +536,7 @@ fn cgroup_layout(root: &Root) -> (Option<String>, Option<String>) {
 /// 0 there is why SCHED_FIFO is refused even to root. Cheap (no
 /// /proc/config.gz): what `measure` reads instead of a whole [`SysInfo`].
 pub fn caller_rt_runtime_us(root: &Root) -> Option<i64> {
-    let cg = root.read_opt("/proc/self/cgroup")?;
+    let cg = root.read_opt(crate::kpath::SELF_CGROUP)?;
     let ms = mounts(root);
     for line in cg.lines() {
         let mut parts = line.splitn(3, ':');
@@ -566,6 +576,15 @@ pub fn fifo_refusal_reason(e: &std::io::Error, caller_rt_runtime_us: Option<i64>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn isolcpus_flags_are_skipped() {
+        assert_eq!(
+            cmd_cpus("nohz,domain,2-3"),
+            Some(CpuSet::parse_list("2-3").unwrap())
+        );
+        assert_eq!(cmd_cpus("1,3"), Some(CpuSet::parse_list("1,3").unwrap()));
+    }
     use std::fs;
 
     fn fake() -> (tempfile::TempDir, Root) {

@@ -4,7 +4,8 @@
 //! `flock /tmp/rtshield-live.lock cargo test -p rtshield-trace --test live`.
 
 use rtshield_sys::tracefs::{self, Config, Instance, TopState};
-use rtshield_sys::{cpus, testenv, Root};
+use rtshield_sys::{cpus, Root};
+use rtshield_testkit::testenv;
 use rtshield_trace::{analyse, parse, split, Event};
 use std::time::Duration;
 

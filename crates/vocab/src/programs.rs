@@ -30,6 +30,8 @@ pub enum Termination {
 }
 
 impl Termination {
+    /// `RESPAWN` (or `RESTART`), `STOP` (or `END`), `IGNORE` (or `NONE`);
+    /// case-insensitive.
     pub fn parse(s: &str) -> Option<Termination> {
         Some(match s.trim().to_ascii_uppercase().as_str() {
             "RESPAWN" | "RESTART" => Termination::Respawn,
@@ -38,6 +40,8 @@ impl Termination {
             _ => return None,
         })
     }
+
+    /// The name configuration files and reports use (`RESPAWN`).
     pub fn name(self) -> &'static str {
         match self {
             Termination::Respawn => "RESPAWN",
@@ -110,6 +114,7 @@ impl Builtin {
         })
     }
 
+    /// The name `--load`, configuration files and the `load` tag use.
     pub fn name(self) -> &'static str {
         match self {
             Builtin::Cpu => "cpu",

@@ -1,16 +1,18 @@
 //! Advice shared by `partition` and `audit`: what cannot be done at run time (boot parameters, given this kernel's
 //! config) and who else might be managing the same cpusets and IRQs.
 
-use crate::cgroup::Hierarchy;
-use crate::kpath;
-use crate::sysinfo::{isolation_params, KernelConfig};
-use crate::{CpuSet, Root};
+use rtshield_sys::cgroup::Hierarchy;
+use rtshield_sys::kpath;
+use rtshield_sys::sysinfo::{cmd_cpus, isolation_params, KernelConfig};
+use rtshield_sys::{CpuSet, Root};
 use serde::Serialize;
 
+/// A boot parameter that would finish an isolation.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct BootParam {
     /// `nohz_full=1`.
     pub param: String,
+    /// What it does, or why this kernel cannot have it.
     pub why: String,
     /// Already on the kernel command line (with these CPUs).
     pub present: bool,
@@ -18,17 +20,8 @@ pub struct BootParam {
     pub available: bool,
 }
 
-/// The CPUs of a kernel command-line value: `isolcpus=nohz,domain,2-3`
-/// lists flags before the CPU list, which is what is returned.
-pub fn cmd_cpus(v: &str) -> Option<CpuSet> {
-    let list: Vec<&str> = v
-        .split(',')
-        .filter(|p| p.starts_with(|c: char| c.is_ascii_digit()))
-        .collect();
-    CpuSet::parse_list(&list.join(",")).ok()
-}
-
-/// Boot parameters that would finish the isolation of `rt`.
+/// Boot parameters that would finish the isolation of `rt` (with `nrt`
+/// for housekeeping), and a note when the kernel config is unreadable.
 pub fn boot_advice(root: &Root, rt: &CpuSet, nrt: &CpuSet) -> (Vec<BootParam>, Option<String>) {
     let release = root.read_opt(kpath::OSRELEASE).unwrap_or_default();
     let cfg = KernelConfig::read(root, &release);
@@ -132,12 +125,13 @@ pub fn boot_advice(root: &Root, rt: &CpuSet, nrt: &CpuSet) -> (Vec<BootParam>, O
     (out, note)
 }
 
-/// Other managers of the same cpusets or IRQs.
-pub fn warnings(root: &Root, h: &Hierarchy, irq_knob: bool) -> Vec<String> {
+/// Other managers of the same cpusets or IRQs (irqbalance, systemd):
+/// one warning each that is running. `irq_knob`: IRQs were moved.
+pub fn manager_warnings(root: &Root, h: &Hierarchy, irq_knob: bool) -> Vec<String> {
     let mut w = vec![];
-    let comms: Vec<(String, String)> = crate::task::pids(root)
+    let comms: Vec<(String, String)> = rtshield_sys::task::pids(root)
         .into_iter()
-        .filter_map(|pid| Some((pid.to_string(), crate::task::comm(root, pid)?)))
+        .filter_map(|pid| Some((pid.to_string(), rtshield_sys::task::comm(root, pid)?)))
         .collect();
     if let Some((pid, _)) = comms.iter().find(|(_, c)| c == "irqbalance") {
         w.push(format!(
@@ -182,10 +176,10 @@ mod tests {
         w("proc/900/comm", "sshd\n");
         let root = Root::new(d.path());
         let v1 = Hierarchy {
-            kind: crate::cgroup::Kind::V1 { prefix: true },
+            kind: rtshield_sys::cgroup::Kind::V1 { prefix: true },
             mount: "/sys/fs/cgroup/cpuset".into(),
         };
-        let ws = warnings(&root, &v1, true);
+        let ws = manager_warnings(&root, &v1, true);
         assert_eq!(ws.len(), 2, "{ws:?}");
         assert!(
             ws[0].starts_with("irqbalance is running (pid 812):"),
@@ -193,17 +187,17 @@ mod tests {
         );
         assert!(ws[0].contains("systemctl stop irqbalance"), "{ws:?}");
         assert!(ws[1].contains("cpuset delegation"), "{ws:?}");
-        let ws = warnings(&root, &v1, false);
+        let ws = manager_warnings(&root, &v1, false);
         assert!(ws[0].contains("IRQs were not moved (--skip irq)"), "{ws:?}");
         let v2 = Hierarchy {
-            kind: crate::cgroup::Kind::V2,
+            kind: rtshield_sys::cgroup::Kind::V2,
             mount: "/sys/fs/cgroup".into(),
         };
-        assert!(warnings(&root, &v2, true)[1].contains("AllowedCPUs="));
+        assert!(manager_warnings(&root, &v2, true)[1].contains("AllowedCPUs="));
         // Neither running: no warning.
         std::fs::write(d.path().join("proc/1/comm"), "init\n").unwrap();
         std::fs::remove_dir_all(d.path().join("proc/812")).unwrap();
-        assert!(warnings(&root, &v1, true).is_empty());
+        assert!(manager_warnings(&root, &v1, true).is_empty());
     }
 
     #[test]
@@ -251,14 +245,5 @@ mod tests {
             "isolcpus=nohz,domain,managed_irq,2-3"
         );
         assert!(get("isolcpus=").available && get("nohz_full=").available);
-    }
-
-    #[test]
-    fn isolcpus_flags_are_skipped() {
-        assert_eq!(
-            cmd_cpus("nohz,domain,2-3"),
-            Some(CpuSet::parse_list("2-3").unwrap())
-        );
-        assert_eq!(cmd_cpus("1,3"), Some(CpuSet::parse_list("1,3").unwrap()));
     }
 }

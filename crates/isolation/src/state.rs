@@ -6,33 +6,44 @@
 //! every read) and every path in it is validated before the first write
 //! (see `rtshield_partition::undo::validate`).
 
-use crate::cgroup::Hierarchy;
-use crate::{DirPolicy, InputError, Root, SafeDir, SafeError};
+use rtshield_safefs::{DirPolicy, SafeDir, SafeError};
+use rtshield_sys::cgroup::Hierarchy;
+use rtshield_sys::{InputError, Root};
 use serde::{Deserialize, Serialize};
 use std::io;
 
+/// Where every state file lives (one per partition, [`state_path`]).
 pub const STATE_DIR: &str = "/run/rtshield";
+/// The version [`State::version`] records.
 pub const STATE_VERSION: u32 = 1;
 
 /// Which family a changed file belongs to (for `--skip`/`--with` and reports).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Knob {
+    /// A cpuset file (`cpus`, `mems`, `cpu_exclusive`, ...) or a task move.
     Cgroup,
+    /// An IRQ's affinity (`/proc/irq/N/smp_affinity_list`, the default).
     Irq,
+    /// An unbound workqueue's CPU mask.
     Workqueue,
+    /// A sysctl (timer migration, watchdog, vmstat interval, ...).
     Sysctl,
+    /// The RT throttling sysctls (`sched_rt_runtime_us`).
     RtThrottle,
 }
 
 /// One file `create` changes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileChange {
+    /// The family it belongs to.
     pub knob: Knob,
+    /// The kernel path (below the tree's root).
     pub path: String,
     /// Exact content before the change; `None` for files inside a cgroup
     /// directory `create` makes (they vanish with it).
     pub old: Option<String>,
+    /// What `create` writes.
     pub new: String,
     /// What `undo` writes when it is not `old` itself (v2
     /// `cgroup.subtree_control` takes `-cpuset`, not the old list).
@@ -43,34 +54,50 @@ pub struct FileChange {
 /// A task `create` moved, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TaskMove {
+    /// Its thread (v1) or process (v2) id.
     pub tid: u32,
+    /// Its name when it was moved (for reports).
     pub name: String,
+    /// The cgroup directory it was in.
     pub from: String,
 }
 
+/// How far `create` got.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
     /// Saved, changes under way (a killed create stays here).
     Applying,
+    /// Every change made.
     Complete,
 }
 
+/// Everything one partition's `create` changed (or is about to).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
+    /// [`STATE_VERSION`] when written.
     pub version: u32,
+    /// How far `create` got.
     pub phase: Phase,
     /// Seconds since the epoch.
     pub created_unix: u64,
+    /// The cpuset hierarchy it was made in.
     pub hierarchy: Hierarchy,
+    /// The parent cgroup directory (resolved `--parent`).
     pub parent: String,
+    /// The shielded set's directory.
     pub rt_dir: String,
+    /// The housekeeping set's directory.
     pub nrt_dir: String,
+    /// The shielded CPUs (list syntax).
     pub rt_cpus: String,
+    /// The housekeeping CPUs (list syntax).
     pub nrt_cpus: String,
     /// Cgroup directories made by `create` (removed by `undo`).
     pub dirs: Vec<String>,
+    /// Every file changed, in the order written.
     pub files: Vec<FileChange>,
+    /// Every task moved.
     pub tasks: Vec<TaskMove>,
     /// Knob files the kernel refused to change (path → reason), kept so
     /// `audit` can explain why an IRQ still fires on an rt CPU.
@@ -149,11 +176,12 @@ fn decode(enc: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// The `--parent`s of the rtshield partitions whose state files exist
-/// (`None` for the hierarchy's root), from the file names alone.
-pub fn parents(root: &Root) -> Vec<Option<String>> {
+/// The `--parent`s named by the state files `names` (`None` for the
+/// hierarchy's root), from the file names alone; a name this version
+/// cannot have made (an older version's `_` encoding) names none.
+pub(crate) fn parents(names: &[String]) -> Vec<Option<String>> {
     let mut out = Vec::new();
-    for n in root.read_dir_names(STATE_DIR).unwrap_or_default() {
+    for n in names {
         if n == "partition.json" {
             out.push(None);
         } else if let Some(enc) = n
@@ -166,6 +194,14 @@ pub fn parents(root: &Root) -> Vec<Option<String>> {
         }
     }
     out
+}
+
+/// The names of every state file in [`STATE_DIR`] (`partition*.json`),
+/// whatever version named them.
+pub(crate) fn state_files(root: &Root) -> Vec<String> {
+    let mut names = root.read_dir_names(STATE_DIR).unwrap_or_default();
+    names.retain(|n| n.starts_with("partition") && n.ends_with(".json"));
+    names
 }
 
 /// `/run/rtshield/partition.json` → (`/run/rtshield`, `partition.json`).
@@ -266,6 +302,8 @@ impl State {
         Ok(())
     }
 
+    /// Remove the state file `path` (a missing file or directory is not
+    /// an error; a symlink is removed, never followed).
     pub fn remove(root: &Root, path: &str) -> io::Result<()> {
         let (dir, name) = split(path);
         match SafeDir::open(&root.path(dir), DirPolicy::AllowUnsafe) {
@@ -279,7 +317,7 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cgroup::Kind;
+    use rtshield_sys::cgroup::Kind;
 
     #[test]
     fn names_are_injective_and_legacy_names_kept() {

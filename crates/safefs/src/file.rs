@@ -1,0 +1,162 @@
+//! Writing through a [`SafeDir`]: atomic replacement (temporary name
+//! nobody can predict, fsync, `renameat`, directory fsync), append-only
+//! logs, and removal that never follows a symlink.
+
+use crate::dir::SafeDir;
+use crate::error::{check_name, io_err, Result};
+use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
+use std::io::{self, Write};
+use std::os::fd::OwnedFd;
+
+impl SafeDir {
+    /// Atomically replace `name` with `bytes` (mode 0644).
+    pub fn write(&self, name: &str, bytes: &[u8]) -> Result<()> {
+        self.write_with_mode(name, 0o644, |w| w.write_all(bytes))
+    }
+
+    /// Atomically replace `name` with what `fill` writes, file mode `mode`.
+    /// The temporary file is removed if `fill` or any later step fails.
+    pub fn write_with_mode<F>(&self, name: &str, mode: u32, fill: F) -> Result<()>
+    where
+        F: FnOnce(&mut dyn Write) -> io::Result<()>,
+    {
+        check_name(name)?;
+        let final_path = self.path.join(name);
+        let (tmp_name, fd) = self.create_temp(name, mode)?;
+        let result = (|| -> io::Result<()> {
+            let mut f = std::fs::File::from(fd);
+            {
+                let mut w = io::BufWriter::new(&mut f);
+                fill(&mut w)?;
+                w.flush()?;
+            }
+            f.sync_all()?;
+            drop(f);
+            rfs::renameat(&self.fd, tmp_name.as_str(), &self.fd, name)?;
+            Ok(())
+        })();
+        match result {
+            Ok(()) => {
+                rfs::fsync(&self.fd).map_err(|e| io_err(&self.path, e))?;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = rfs::unlinkat(&self.fd, tmp_name.as_str(), AtFlags::empty());
+                Err(io_err(&final_path, e))
+            }
+        }
+    }
+
+    /// Atomically replace `name`, filled by `fill`, mode 0644.
+    pub fn write_with<F>(&self, name: &str, fill: F) -> Result<()>
+    where
+        F: FnOnce(&mut dyn Write) -> io::Result<()>,
+    {
+        self.write_with_mode(name, 0o644, fill)
+    }
+
+    fn create_temp(&self, name: &str, mode: u32) -> Result<(String, OwnedFd)> {
+        let flags = OFlags::WRONLY
+            .union(OFlags::CREATE)
+            .union(OFlags::EXCL)
+            .union(OFlags::NOFOLLOW)
+            .union(OFlags::CLOEXEC);
+        // Keep the temp name within NAME_MAX whatever `name` is.
+        let stem: String = name.chars().take(200).collect();
+        for _ in 0..16 {
+            let tmp = format!(".{stem}.{}.tmp", random_hex());
+            match rfs::openat(&self.fd, tmp.as_str(), flags, Mode::from_raw_mode(mode)) {
+                Ok(fd) => {
+                    rfs::fchmod(&fd, Mode::from_raw_mode(mode))
+                        .map_err(|e| io_err(&self.path.join(&tmp), e))?;
+                    return Ok((tmp, fd));
+                }
+                Err(rustix::io::Errno::EXIST) => continue,
+                Err(e) => return Err(io_err(&self.path.join(name), e)),
+            }
+        }
+        Err(io_err(
+            &self.path.join(name),
+            io::Error::new(io::ErrorKind::AlreadyExists, "no free temporary name"),
+        ))
+    }
+
+    /// Create `name` for appending (a log-like file such as `timeline.csv`,
+    /// written row by row, so not atomically): an existing entry is removed
+    /// first (a symlink is removed, never followed), then the file is
+    /// created with `O_CREAT|O_EXCL|O_NOFOLLOW` relative to the directory
+    /// descriptor, mode 0644.
+    pub fn create_appendable(&self, name: &str) -> Result<std::fs::File> {
+        check_name(name)?;
+        self.remove_file(name)?;
+        let flags = OFlags::WRONLY
+            .union(OFlags::CREATE)
+            .union(OFlags::EXCL)
+            .union(OFlags::NOFOLLOW)
+            .union(OFlags::APPEND)
+            .union(OFlags::CLOEXEC);
+        let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))
+            .map_err(|e| io_err(&self.path.join(name), e))?;
+        rfs::fchmod(&fd, Mode::from_raw_mode(0o644))
+            .map_err(|e| io_err(&self.path.join(name), e))?;
+        Ok(std::fs::File::from(fd))
+    }
+
+    /// Open `name` for appending, creating it (mode 0644) if missing; a
+    /// symlink is refused (`O_NOFOLLOW`), never followed. For logs that
+    /// outlive one writer (a respawned program's output).
+    pub fn open_append(&self, name: &str) -> Result<std::fs::File> {
+        check_name(name)?;
+        let flags = OFlags::WRONLY
+            .union(OFlags::CREATE)
+            .union(OFlags::NOFOLLOW)
+            .union(OFlags::APPEND)
+            .union(OFlags::CLOEXEC);
+        let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))
+            .map_err(|e| io_err(&self.path.join(name), e))?;
+        Ok(std::fs::File::from(fd))
+    }
+
+    /// Remove the file `name` (a symlink is removed, never followed).
+    /// Missing files are not an error.
+    pub fn remove_file(&self, name: &str) -> Result<()> {
+        check_name(name)?;
+        match rfs::unlinkat(&self.fd, name, AtFlags::empty()) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(io_err(&self.path.join(name), e)),
+        }
+    }
+
+    /// Remove the empty subdirectory `name` (a symlink is never followed).
+    pub fn remove_dir(&self, name: &str) -> Result<()> {
+        check_name(name)?;
+        match rfs::unlinkat(&self.fd, name, AtFlags::REMOVEDIR) {
+            Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
+            Err(e) => Err(io_err(&self.path.join(name), e)),
+        }
+    }
+}
+
+/// 64 random bits as hex, for temporary names nobody can predict.
+fn random_hex() -> String {
+    let mut b = [0u8; 8];
+    let mut filled = 0;
+    while filled < b.len() {
+        match rustix::rand::getrandom(&mut b[filled..], rustix::rand::GetRandomFlags::empty()) {
+            Ok(n) => filled += n,
+            Err(rustix::io::Errno::INTR) => {}
+            // getrandom(2) exists since Linux 3.17; fall back to time and
+            // pid, which still makes collisions unlikely, and O_EXCL keeps
+            // a collision safe.
+            Err(_) => {
+                let t = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(0);
+                b = (t ^ ((std::process::id() as u64) << 32)).to_le_bytes();
+                break;
+            }
+        }
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}

@@ -1,0 +1,19 @@
+//! What rtshield's tests share: fake kernel trees ([`fake`]: the tree
+//! builder with the kernel paths it writes, and the cgroup emulation of
+//! `rtshield-fake-kernel`), the preconditions of live tests ([`testenv`],
+//! [`live`]), and the checks every CLI and library test repeats (exit
+//! status, refusals, input errors, files).
+//!
+//! A dev-dependency only: no shipped crate depends on it (the layering
+//! test checks), so the release binary holds none of it. Besides
+//! `rtshield-sys`, it is the one crate that names kernel files.
+
+#![deny(missing_docs)]
+
+pub mod fake;
+pub mod live;
+pub mod testenv;
+
+mod check;
+
+pub use check::{all_text, describe, input_error, json, ok, put, refused, text};

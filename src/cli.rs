@@ -62,6 +62,9 @@ pub enum Command {
     Scenario(cmd::scenario::Args),
     /// Simulate a scenario under the linux26, ule or ARTiS balancers.
     Simulate(Box<cmd::simulate::Args>),
+    /// Internal: one measure request as JSON on stdin (a campaign's cell; started by campaign, not by users).
+    #[command(name = "__measure", hide = true)]
+    MeasureRequest,
     /// Internal: the worker process of a built-in load (started by measure/run, not by users).
     #[command(name = "__load", hide = true)]
     LoadWorker(cmd::load_worker::Args),
@@ -105,6 +108,7 @@ fn dispatch() -> i32 {
     let res = match cli.command {
         Command::Demo(a) => cmd::demo::run(a, &g),
         Command::Measure(a) => cmd::measure::run(*a, &g),
+        Command::MeasureRequest => cmd::measure::run_request(&g),
         Command::Run(a) => cmd::run::run(a, &g),
         Command::Sysinfo(a) => cmd::sysinfo::run(a, &g),
         Command::Partition(c) => cmd::partition::run(c, &g),

@@ -103,3 +103,45 @@ fn measure_partition_refusals() {
     assert!(err.contains("--partition: "), "{err}");
     assert!(!out.join("results.json").exists());
 }
+
+/// A campaign's cell reaches its child as a measure request on stdin
+/// (`rtshield __measure`): checked exactly as `measure`'s options are,
+/// before anything is made.
+#[test]
+fn measure_request_on_stdin_is_checked_like_measure() {
+    use std::io::Write;
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let run = |input: &str| {
+        let mut child = command()
+            .arg("__measure")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let o = run("not json");
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(all_text(&o).contains("__measure: not a measure request"));
+    let mut r = rtshield_run::MeasureRequest::new(1_000_000);
+    r.priority = 0;
+    r.out = Some(out.clone());
+    r.no_store = true;
+    let o = run(&serde_json::to_string(&r).unwrap());
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(
+        all_text(&o).contains("--prio 0: must be within 1..99 for fifo"),
+        "{}",
+        describe(&o)
+    );
+    assert!(o.stdout.is_empty());
+    assert!(!out.exists());
+}

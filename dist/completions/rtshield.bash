@@ -19,6 +19,9 @@ _rtshield() {
             rtshield,__load)
                 cmd="rtshield__subcmd____load"
                 ;;
+            rtshield,__measure)
+                cmd="rtshield__subcmd____measure"
+                ;;
             rtshield,audit)
                 cmd="rtshield__subcmd__audit"
                 ;;
@@ -104,7 +107,7 @@ _rtshield() {
 
     case "${cmd}" in
         rtshield)
-            opts="-h -V --sysroot --help --version demo measure run sysinfo partition audit stat report export campaign runs scenario simulate __load"
+            opts="-h -V --sysroot --help --version demo measure run sysinfo partition audit stat report export campaign runs scenario simulate __measure __load"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -156,6 +159,24 @@ _rtshield() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --sysroot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        rtshield__subcmd____measure)
+            opts="-h -V --sysroot --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --sysroot)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -40,6 +40,7 @@ complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "campaign" -d 'Run
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "runs" -d 'The results store: list, show, compare, import, export and report stored runs'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "scenario" -d 'Run a load-balancing scenario (lollobrigida format) on the real kernel'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "simulate" -d 'Simulate a scenario under the linux26, ule or ARTiS balancers'
+complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "__measure" -d 'Internal: one measure request as JSON on stdin (a campaign\'s cell; started by campaign, not by users)'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "__load" -d 'Internal: the worker process of a built-in load (started by measure/run, not by users)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand demo" -l duration -d 'How long to measure' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand demo" -l out -d 'Where to write the results' -r -F
@@ -288,6 +289,9 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l force-uns
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l timing -d 'Print the wall time and events per second to stderr'
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -s V -l version -d 'Print version'
+complete -c rtshield -n "__fish_rtshield_using_subcommand __measure" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand __measure" -s h -l help -d 'Print help'
+complete -c rtshield -n "__fish_rtshield_using_subcommand __measure" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand __load" -l size -d 'Bytes per worker (memory, io)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand __load" -l dir -d 'Private directory of an io worker (created and removed by the parent)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand __load" -l peer -d 'net: flood this peer (ICMP echo) instead of the loopback' -r

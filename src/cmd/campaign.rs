@@ -37,35 +37,13 @@ pub struct Args {
     pub verbose: bool,
 }
 
-/// `rtshield measure`'s own options, to validate each cell with.
-#[derive(clap::Parser)]
-#[command(no_binary_name = true)]
-struct MeasureOnly {
-    #[command(flatten)]
-    args: super::measure::Args,
-}
-
-/// Measure's validation of one cell's arguments: its refusal, if any.
-fn measure_refusal(args: &[String]) -> Result<(), String> {
-    use clap::Parser;
-    let m = MeasureOnly::try_parse_from(args).map_err(|e| {
-        e.to_string()
-            .lines()
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("error: ")
-            .to_string()
-    })?;
-    m.args.plan().map(|_| ()).map_err(|e| e.to_string())
-}
-
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
     let bytes = rtshield_sys::safefs::read_input(&args.file, 1 << 20)
         .map_err(|e| InputError::new(e.to_string()))?;
     let text =
         rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
-    let c = rtshield_config::campaign::parse_checked(&text, &name, &measure_refusal)?;
+    let c = rtshield_campaign::model::parse_checked(&text, &name)?;
     if args.dry_run {
         print!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);
@@ -107,8 +85,8 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let per_run = c.duration_ns;
     let mut progress = |i: usize,
                         n: usize,
-                        st: &rtshield_config::campaign::Step,
-                        cell: &rtshield_config::campaign::Cell,
+                        st: &rtshield_campaign::model::Step,
+                        cell: &rtshield_campaign::model::Cell,
                         what: &str| {
         if !what.starts_with("already") && !what.starts_with("skipped") {
             made += 1;

@@ -2,8 +2,9 @@
 //! measure on the last CPU for ~10 s while a CPU load runs on the others.
 
 use crate::cli::Global;
-use crate::cmd::measure;
-use rtshield_load::Builtin;
+use crate::cmd::measure::TextPrinter;
+use rtshield_load::{Builtin, LoadArg};
+use rtshield_run::MeasureRequest;
 use rtshield_sys::units::Dur;
 use std::path::PathBuf;
 
@@ -38,45 +39,30 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         args.duration,
         if others.is_empty() { String::new() } else { format!(" --load cpu --load-cpus {}", others.to_list()) },
         args.out.display());
-    let margs = measure::Args {
+    let request = MeasureRequest {
         cpus: Some(last.to_string()),
-        period: Dur(200_000),
-        prio: 98,
-        policy: rtshield_sys::sched::Policy::Fifo,
-        duration: Some(args.duration),
-        samples: None,
-        mode: rtshield_measure::Mode::Nanosleep,
-        timer: None,
-        histo_size: None,
-        resolution: "us".into(),
-        stats_period: Dur(1_000_000_000),
+        duration_ns: Some(args.duration.ns()),
         out: Some(args.out.clone()),
-        json: None,
-        json_format: Default::default(),
-        metrics_file: None,
-        force_unsafe_dir: false,
-        max_latency: None,
         quiet: args.quiet,
-        no_memlock: false,
-        no_dma_latency: false,
-        load: (!others.is_empty()).then_some(rtshield_load::LoadArg {
+        load: (!others.is_empty()).then_some(LoadArg {
             kind: Builtin::Cpu,
             peer: None,
         }),
         load_cpus: (!others.is_empty()).then(|| others.to_list()),
-        // The demo's run is an example, not an experiment: not stored.
-        store: super::StoreArgs {
-            no_store: true,
-            ..Default::default()
-        },
-        partition: false,
-        partition_parent: None,
         label: Some("demo".into()),
-        trace: Default::default(),
+        // The demo's run is an example, not an experiment: no identity,
+        // not stored.
+        tags: vec![("demo".into(), "true".into())],
+        identify: false,
+        no_store: true,
+        command: std::env::args().collect(),
+        ..MeasureRequest::new(200_000)
     };
-    let mut plan = margs.plan()?;
-    plan.tags.insert("demo".into(), "true".into());
-    let code = measure::execute(&plan, g, "demo")?;
+    let code = rtshield_run::measure(
+        &request,
+        &g.root(),
+        &mut TextPrinter::new("demo", args.quiet),
+    )?;
     println!(
         "\nNext: `rtshield report {}/results.json` to plot it, `rtshield audit {last}` to see what still disturbs CPU {last}.",
         args.out.display()

@@ -1,14 +1,18 @@
-//! `rtshield measure`: cyclictest-like quick mode, no config file.
+//! `rtshield measure`: cyclictest-like quick mode, no config file. The
+//! options become a [`MeasureRequest`]; `rtshield_run::measure` does the
+//! rest and tells [`TextPrinter`] what to print. `rtshield __measure` takes
+//! the request as JSON on stdin (a campaign's cells).
 
 use crate::cli::Global;
-use rtshield_load::{LoadArg, LoadSpec};
+use rtshield_load::LoadArg;
 use rtshield_measure::display::{render_table, units, units_avg};
-use rtshield_measure::{signals, LiveDisplay, MeasureSpec, Measurement, Mode};
+use rtshield_measure::{IntervalStats, LiveDisplay, Mode, Observer};
 use rtshield_results::{RunResult, DEEP_PERCENTILES, PERCENTILES};
-use rtshield_run::{pipeline, single};
+use rtshield_run::{pipeline, MeasureRequest, PartitionRequest, Plan, Printer, Summary};
 use rtshield_sys::sched::Policy;
 use rtshield_sys::units::{format_duration_ns, Dur};
-use rtshield_sys::{CpuSet, DirPolicy, InputError, SysInfo};
+use rtshield_sys::{InputError, SysInfo};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -124,44 +128,14 @@ pub struct TraceArgs {
 }
 
 impl TraceArgs {
-    /// The engine's tracing request, checked against docs/ranges.md.
-    pub fn spec(&self) -> anyhow::Result<Option<rtshield_measure::TraceSpec>> {
-        use rtshield_config::model as m;
-        if let Some(d) = self.trace_on {
-            if !(m::TRACE_LATENCY_MIN_NS..=m::TRACE_LATENCY_MAX_NS).contains(&d.ns()) {
-                return Err(
-                    InputError::new(format!("--trace-on {d}: must be within 1us..1s")).into(),
-                );
-            }
+    /// The request's tracing part (checked with the rest of the request).
+    pub fn request(&self) -> rtshield_run::TraceRequest {
+        rtshield_run::TraceRequest {
+            on_latency_ns: self.trace_on.map(|d| d.ns()),
+            stop: self.trace_stop,
+            split: self.split,
+            buffer_kb: self.trace_buffer_kb,
         }
-        if self.trace_stop && self.trace_on.is_none() {
-            return Err(InputError::new("--trace-stop needs --trace-on DUR").into());
-        }
-        if let Some(kb) = self.trace_buffer_kb {
-            if !(m::TRACE_BUFFER_KB_MIN..=m::TRACE_BUFFER_KB_MAX).contains(&kb) {
-                return Err(InputError::new(format!(
-                    "--trace-buffer-kb {kb}: must be within {}..{}",
-                    m::TRACE_BUFFER_KB_MIN,
-                    m::TRACE_BUFFER_KB_MAX
-                ))
-                .into());
-            }
-            if self.trace_on.is_none() && !self.split {
-                return Err(
-                    InputError::new("--trace-buffer-kb needs --trace-on DUR or --split").into(),
-                );
-            }
-        }
-        Ok(
-            (self.trace_on.is_some() || self.split).then(|| rtshield_measure::TraceSpec {
-                on_latency_ns: self.trace_on.map(|d| d.ns()),
-                stop: self.trace_stop,
-                split: self.split,
-                buffer_kb: self
-                    .trace_buffer_kb
-                    .unwrap_or(rtshield_measure::TraceSpec::DEFAULT_BUFFER_KB),
-            }),
-        )
     }
 }
 
@@ -175,332 +149,126 @@ pub enum JsonFormat {
     Cyclictest,
 }
 
-/// The CPUs this process may run on (its affinity mask, which `taskset`
-/// or a cpuset may have narrowed), not the machine's online CPUs.
-fn allowed_cpus() -> CpuSet {
-    rtshield_sys::cpus::allowed().unwrap_or_else(|_| CpuSet::single(0))
-}
-
-fn parse_cpus(flag: &str, s: &str) -> anyhow::Result<CpuSet> {
-    let set = CpuSet::parse(s).map_err(|e| InputError::new(format!("{flag} {s}: {e}")))?;
-    if set.is_empty() {
-        return Err(InputError::new(format!("{flag} {s}: empty CPU list")).into());
-    }
-    Ok(set)
-}
-
-/// Everything `execute` needs, from `measure` or `demo`.
-pub struct Plan {
-    pub spec: MeasureSpec,
-    /// None: a fresh `rtshield-results/<UTC timestamp>[-N]`.
-    pub out: Option<PathBuf>,
-    pub policy: DirPolicy,
-    pub json: Option<PathBuf>,
-    pub json_format: JsonFormat,
-    /// `--metrics-file`.
-    pub metrics_file: Option<PathBuf>,
-    pub max_latency_ns: Option<u64>,
-    pub quiet: bool,
-    pub load: Option<LoadSpec>,
-    pub label: Option<String>,
-    pub tags: std::collections::BTreeMap<String, String>,
-    /// Where the finished run is stored (`--store`, `--no-store`).
-    pub store: super::StoreArgs,
-}
-
-/// Documented ranges (docs/ranges.md), checked before anything starts.
-const MAX_PERIOD_NS: u64 = 3_600_000_000_000;
-const MAX_DURATION_NS: u64 = 365 * 86_400_000_000_000;
-const MAX_HISTO_SIZE_NS: u64 = 1_000_000_000;
-const MAX_SAMPLES: u64 = 1_000_000_000_000;
-
 impl Args {
-    /// `--mode` combined with `--timer`: `interval` + `posix` is the
-    /// torture article's method (interval between a timer's signals).
-    pub fn mode(&self) -> anyhow::Result<Mode> {
-        let posix = match self.timer.as_deref().map(str::trim) {
-            None => return Ok(self.mode),
-            Some("posix" | "posix-timer") => true,
-            Some("nanosleep" | "clock_nanosleep") => false,
-            Some(other) => {
-                return Err(InputError::new(format!(
-                    "--timer {other}: expected nanosleep or posix"
-                ))
-                .into())
-            }
-        };
-        match (self.mode, posix) {
-            (Mode::Interval | Mode::IntervalPosix, true) => Ok(Mode::IntervalPosix),
-            (Mode::Interval | Mode::IntervalPosix, false) => Ok(Mode::Interval),
-            (Mode::Nanosleep | Mode::PosixTimer, true) => Ok(Mode::PosixTimer),
-            (Mode::Nanosleep | Mode::PosixTimer, false) => Ok(Mode::Nanosleep),
-        }
-    }
-
-    pub fn plan(&self) -> anyhow::Result<Plan> {
-        let allowed = allowed_cpus();
-        let cpus = match &self.cpus {
-            Some(s) => parse_cpus("--cpus", s)?,
-            None => CpuSet::single(allowed.last().unwrap_or(0)),
-        };
-        // --partition: this process may be in nrt already; the measured
-        // CPUs are the rt set's (checked when each thread pins itself).
-        if let Some(bad) = cpus
-            .iter()
-            .find(|c| !self.partition && !allowed.contains(*c))
-        {
-            return Err(InputError::new(format!(
-                "--cpus: CPU {bad} is not available (allowed to this process: {})",
-                allowed.to_list()
-            ))
-            .into());
-        }
-        let period = self.period.ns();
-        if period < 1_000 {
-            return Err(
-                InputError::new(format!("--period {}: must be at least 1us", self.period)).into(),
-            );
-        }
-        let resolution_ns = match self.resolution.trim() {
-            "us" | "µs" => 1_000,
-            "ns" => 1,
-            other => {
-                return Err(
-                    InputError::new(format!("--resolution {other}: expected us or ns")).into(),
-                )
-            }
-        };
-        if self.policy.is_rt() && !(1..=99).contains(&self.prio) {
-            return Err(InputError::new(format!(
-                "--prio {}: must be within 1..99 for {}",
-                self.prio, self.policy
-            ))
-            .into());
-        }
-        if !matches!(self.policy, Policy::Fifo | Policy::Rr | Policy::Other) {
-            return Err(InputError::new(format!(
-                "--policy {}: expected fifo, rr or other",
-                self.policy
-            ))
-            .into());
-        }
-        if period > MAX_PERIOD_NS {
-            return Err(
-                InputError::new(format!("--period {}: must be at most 1h", self.period)).into(),
-            );
-        }
-        if self.samples == Some(0) {
-            return Err(InputError::new("--samples 0: must be at least 1").into());
-        }
-        if let Some(n) = self.samples.filter(|n| *n > MAX_SAMPLES) {
-            return Err(
-                InputError::new(format!("--samples {n}: must be at most {MAX_SAMPLES}")).into(),
-            );
-        }
-        if let Some(d) = self.duration {
-            if d.ns() == 0 || d.ns() > MAX_DURATION_NS {
-                return Err(InputError::new(format!(
-                    "--duration {d}: must be > 0 and at most 365d"
-                ))
-                .into());
-            }
-        }
-
-        let cpu_list: Vec<u32> = cpus.iter().collect();
-        let mut spec = MeasureSpec::new(&cpu_list, period);
-        for t in &mut spec.threads {
-            t.policy = self.policy;
-            t.priority = self.prio;
-        }
-        spec.mode = self.mode()?;
-        spec.duration_ns = self.duration.map(|d| d.ns());
-        spec.samples = self.samples;
-        let default_histo = if spec.mode.is_interval() {
-            (2 * period).max(1_000_000)
-        } else {
-            1_000_000
-        };
-        spec.histo_size_ns = self.histo_size.map_or(default_histo, |d| d.ns());
-        if spec.histo_size_ns / resolution_ns > 10_000_000 {
-            return Err(InputError::new(format!(
-                "--histo-size {}: more than 10 million buckets at {} resolution",
-                format_duration_ns(spec.histo_size_ns),
-                self.resolution
-            ))
-            .into());
-        }
-        if let Some(h) = self.histo_size {
-            if h.ns() == 0 || h.ns() > MAX_HISTO_SIZE_NS {
-                return Err(InputError::new(format!(
-                    "--histo-size {h}: must be > 0 and at most 1s"
-                ))
-                .into());
-            }
-        }
-        spec.resolution_ns = resolution_ns;
-        // The same ranges as the `stats.period` key and `export --max-latency`.
-        let sp = self.stats_period.ns();
-        if !(rtshield_config::model::STATS_PERIOD_MIN_NS
-            ..=rtshield_config::model::STATS_PERIOD_MAX_NS)
-            .contains(&sp)
-        {
-            return Err(InputError::new(format!(
-                "--stats-period {}: must be between 10ms and 1h",
-                self.stats_period
-            ))
-            .into());
-        }
-        if let Some(l) = self.max_latency {
-            if l.ns() == 0 || l.ns() > super::export::MAX_LIMIT_NS {
-                return Err(InputError::new(format!(
-                    "--max-latency {l}: must be more than 0 and at most 1h"
-                ))
-                .into());
-            }
-        }
-        spec.stats_period_ns = sp;
-        spec.memlock = !self.no_memlock;
-        spec.cpu_dma_latency = !self.no_dma_latency;
-        spec.trace = self.trace.spec()?;
-
-        let load = match self.load {
-            None => {
-                if self.load_cpus.is_some() {
-                    return Err(InputError::new("--load-cpus needs --load NAME").into());
-                }
-                None
-            }
-            Some(LoadArg { kind, peer }) => {
-                let lc = match &self.load_cpus {
-                    Some(s) => parse_cpus("--load-cpus", s)?,
-                    None => {
-                        let rest = allowed.difference(&cpus);
-                        if rest.is_empty() {
-                            allowed.clone()
-                        } else {
-                            rest
-                        }
-                    }
-                };
-                let mut ls = LoadSpec::new(kind, Some(lc));
-                ls.peer = peer;
-                Some(ls)
-            }
-        };
-        let out = self.out.clone();
-        let policy = if self.force_unsafe_dir {
-            DirPolicy::AllowUnsafe
-        } else {
-            DirPolicy::Strict
-        };
-        let mut tags = std::collections::BTreeMap::new();
-        tags.insert(
-            "load".into(),
-            load.as_ref().map_or("idle", |l| l.kind.name()).into(),
-        );
-        Ok(Plan {
-            spec,
-            out,
-            policy,
+    /// The request these options describe (checked by `rtshield_run::measure`).
+    pub fn request(&self) -> MeasureRequest {
+        MeasureRequest {
+            cpus: self.cpus.clone(),
+            period_ns: self.period.ns(),
+            priority: self.prio,
+            policy: self.policy,
+            duration_ns: self.duration.map(|d| d.ns()),
+            samples: self.samples,
+            mode: self.mode,
+            timer: self.timer.clone(),
+            histo_size_ns: self.histo_size.map(|d| d.ns()),
+            resolution: self.resolution.clone(),
+            stats_period_ns: self.stats_period.ns(),
+            out: self.out.clone(),
             json: self.json.clone(),
-            json_format: self.json_format,
+            json_format: match self.json_format {
+                JsonFormat::Rtshield => rtshield_run::JsonFormat::Rtshield,
+                JsonFormat::Cyclictest => rtshield_run::JsonFormat::Cyclictest,
+            },
             metrics_file: self.metrics_file.clone(),
+            force_unsafe_dir: self.force_unsafe_dir,
             max_latency_ns: self.max_latency.map(|d| d.ns()),
             quiet: self.quiet,
-            load,
+            memlock: !self.no_memlock,
+            cpu_dma_latency: !self.no_dma_latency,
+            load: self.load,
+            load_cpus: self.load_cpus.clone(),
+            partition: self.partition.then(|| PartitionRequest {
+                parent: self.partition_parent.clone(),
+            }),
             label: self.label.clone(),
-            tags,
-            store: self.store.clone(),
-        })
+            tags: self.store.tags.clone(),
+            identify: true,
+            store: self.store.store.clone(),
+            no_store: self.store.no_store,
+            trace: self.trace.request(),
+            command: std::env::args().collect(),
+        }
     }
 }
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
-    let mut plan = args.plan()?;
-    if args.partition {
-        single::join_partition(&g.root(), args.partition_parent.as_deref(), &mut plan.spec)?;
-    }
-    let load = plan.tags.get("load").cloned().unwrap_or_default();
-    let threads = rtshield_run::store::placements(&g.root(), &plan.spec.threads);
-    plan.tags.extend(rtshield_run::store::run_tags(
+    rtshield_run::measure(
+        &args.request(),
         &g.root(),
-        &load,
-        &args.store.tags,
-        &threads,
-    ));
-    execute(&plan, g, "measure")
+        &mut TextPrinter::new("measure", args.quiet),
+    )
 }
 
-/// Measure, write every file, print the summary. Exit status 3 when
-/// `--max-latency` is exceeded.
-pub fn execute(plan: &Plan, g: &Global, what: &str) -> anyhow::Result<i32> {
-    // First: from here on SIGINT/SIGTERM end the run and the files are written.
-    let stop = signals::install();
-    let root = g.root();
-    // Refused (exit 2) or impossible before anything is printed or measured.
-    let opened = single::open(
-        &root,
-        plan.out.as_deref(),
-        plan.metrics_file.as_deref(),
-        plan.policy,
-    )?;
-    let out = opened.out.clone();
-    print_header(plan, &opened.sysinfo, what);
-    let mut display = LiveDisplay::new(plan.quiet);
-    let done = single::measure(
-        opened,
-        &single::Single {
-            spec: &plan.spec,
-            policy: plan.policy,
-            json: plan.json.as_deref(),
-            json_cyclictest: plan.json_format == JsonFormat::Cyclictest,
-            load: plan.load.as_ref(),
-            label: plan.label.clone(),
-            tags: plan.tags.clone(),
-            store: plan.store.store.as_deref(),
-            no_store: plan.store.no_store,
-        },
-        &root,
-        stop,
-        &mut display,
-    );
-    display.finish();
-    let done = done?;
-    let (m, result) = (&done.written.measurement, &done.written.result);
-    print_summary(
-        m,
-        result,
-        &out,
-        plan.json.as_deref().filter(|_| !done.written.json_failed),
-    );
-    if done.files_missing {
-        println!(
-            "WARNING: some result files are not in {} (see the messages above; exit status {})",
-            out.display(),
-            pipeline::EXIT_FILES_MISSING
-        );
-    }
-    if let Some(limit) = plan.max_latency_ns {
-        let worst = m.max_latency_ns();
-        if worst > limit as i64 {
-            println!(
-                "FAIL: maximum latency {} exceeds --max-latency {} (exit status 3)",
-                fmt_ns(worst),
-                format_duration_ns(limit)
-            );
-            return Ok(3);
+/// `rtshield __measure`: one [`MeasureRequest`] as JSON on stdin (how a
+/// campaign runs each cell), carried out as `measure` would.
+pub fn run_request(g: &Global) -> anyhow::Result<i32> {
+    let mut text = String::new();
+    std::io::stdin()
+        .take(1 << 20)
+        .read_to_string(&mut text)
+        .map_err(|e| InputError::new(format!("__measure: cannot read the request: {e}")))?;
+    let request: MeasureRequest = serde_json::from_str(&text)
+        .map_err(|e| InputError::new(format!("__measure: not a measure request: {e}")))?;
+    let quiet = request.quiet;
+    rtshield_run::measure(&request, &g.root(), &mut TextPrinter::new("measure", quiet))
+}
+
+/// The text of `measure` and `demo`: a header, the live table, a summary.
+pub struct TextPrinter {
+    /// `measure` or `demo`, in the header.
+    what: &'static str,
+    display: LiveDisplay,
+}
+
+impl TextPrinter {
+    pub fn new(what: &'static str, quiet: bool) -> TextPrinter {
+        TextPrinter {
+            what,
+            display: LiveDisplay::new(quiet),
         }
-        println!(
-            "OK: maximum latency {} within --max-latency {}",
-            fmt_ns(worst),
-            format_duration_ns(limit)
-        );
     }
-    Ok(if done.files_missing {
-        pipeline::EXIT_FILES_MISSING
-    } else {
-        0
-    })
+}
+
+impl Printer for TextPrinter {
+    fn header(&mut self, plan: &Plan, sysinfo: &SysInfo) {
+        print_header(plan, sysinfo, self.what);
+    }
+
+    fn interval(&mut self, s: &IntervalStats) -> bool {
+        self.display.interval(s)
+    }
+
+    fn live_end(&mut self) {
+        self.display.finish();
+    }
+
+    fn summary(&mut self, s: &Summary<'_>) {
+        print_summary(s.measurement, s.result, s.out, s.json);
+        if s.files_missing {
+            println!(
+                "WARNING: some result files are not in {} (see the messages above; exit status {})",
+                s.out.display(),
+                pipeline::EXIT_FILES_MISSING
+            );
+        }
+        if let Some(limit) = s.max_latency_ns {
+            let worst = s.measurement.max_latency_ns();
+            if worst > limit as i64 {
+                println!(
+                    "FAIL: maximum latency {} exceeds --max-latency {} (exit status 3)",
+                    fmt_ns(worst),
+                    format_duration_ns(limit)
+                );
+            } else {
+                println!(
+                    "OK: maximum latency {} within --max-latency {}",
+                    fmt_ns(worst),
+                    format_duration_ns(limit)
+                );
+            }
+        }
+    }
 }
 
 /// What is about to be measured, and the warnings that change its meaning.
@@ -596,7 +364,12 @@ fn print_trace(r: &RunResult) {
     }
 }
 
-fn print_summary(m: &Measurement, r: &RunResult, out: &Path, json: Option<&Path>) {
+fn print_summary(
+    m: &rtshield_measure::Measurement,
+    r: &RunResult,
+    out: &Path,
+    json: Option<&Path>,
+) {
     let res = r.settings.resolution_ns;
     let unit = if res == 1 { "ns" } else { "us" };
     let stats = rtshield_measure::IntervalStats {

@@ -1,13 +1,16 @@
-//! `rtshield run CONFIG`: run a systress configuration file.
+//! `rtshield run CONFIG`: run a systress configuration file. The options
+//! become a [`ConfigRequest`]; `rtshield_run::run_config` does the rest and
+//! tells [`TextPrinter`] what to print.
 
 use crate::cli::Global;
-use anyhow::Context;
-use rtshield_config::{Action, Config, Machine};
-use rtshield_measure::display::{result_row, TABLE_HEADER};
+use rtshield_config::Config;
+use rtshield_measure::display::{render_table, result_row, TABLE_HEADER};
+use rtshield_measure::IntervalStats;
 use rtshield_results::RunResult;
-use rtshield_run::runner::{self, RunOptions};
-use rtshield_sys::units::Dur;
-use rtshield_sys::InputError;
+use rtshield_run::runner::RunOutcome;
+use rtshield_run::{ConfigPrinter, ConfigRequest};
+use rtshield_sys::units::{format_duration_ns, Dur};
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -57,19 +60,43 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         print!("{}", rtshield_config::keys::markdown_table());
         return Ok(0);
     }
-    let path = args.config.clone().expect("clap requires CONFIG");
-    // Handlers first: a Ctrl-C from now on still ends in clean-up and files.
-    let stop = rtshield_measure::signals::install();
-    let root = g.root();
-    let machine =
-        Machine::from_root(&root, args.fold_cpus).context("cannot read the online CPUs")?;
-    let cfg = rtshield_config::load(&path, &machine)?;
-    if args.duration.map(|d| d.ns()) == Some(0) {
-        return Err(InputError::new("--duration 0: must be > 0").into());
-    }
-    if args.check {
-        print!("{}", rtshield_config::render::effective(&cfg));
-        for w in check_warnings(&cfg) {
+    let request = ConfigRequest {
+        config: args.config.clone().expect("clap requires CONFIG"),
+        check: args.check,
+        out: args.out.clone(),
+        force_unsafe_dir: args.force_unsafe_dir,
+        duration_ns: args.duration.map(|d| d.ns()),
+        fold_cpus: args.fold_cpus,
+        quiet: args.quiet,
+        label: args.label.clone(),
+        resume: args.resume.clone(),
+        metrics_file: args.metrics_file.clone(),
+        tags: args.store.tags.clone(),
+        store: args.store.store.clone(),
+        no_store: args.store.no_store,
+        command: std::env::args().collect(),
+    };
+    let mut printer = TextPrinter {
+        quiet: args.quiet,
+        tty: std::io::stdout().is_terminal(),
+        drawn_lines: 0,
+    };
+    rtshield_run::run_config(&request, &g.root(), &mut printer)
+}
+
+/// The text of `run CONFIG`: systress's live table and summary.
+struct TextPrinter {
+    quiet: bool,
+    /// On a terminal the live table is redrawn in place.
+    tty: bool,
+    /// Lines of the table drawn last (to move up over them).
+    drawn_lines: usize,
+}
+
+impl ConfigPrinter for TextPrinter {
+    fn checked(&mut self, cfg: &Config, warnings: &[String], duration_ns: Option<u64>) {
+        print!("{}", rtshield_config::render::effective(cfg));
+        for w in warnings {
             eprintln!("rtshield: warning: {w}");
         }
         eprintln!(
@@ -77,128 +104,99 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             cfg.file,
             cfg.timers.len(),
             cfg.programs.len(),
-            match args.duration.map(|d| d.ns()).or(cfg.duration_ns()) {
-                Some(d) => format!("runs {}", rtshield_sys::units::format_duration_ns(d)),
+            match duration_ns {
+                Some(d) => format!("runs {}", format_duration_ns(d)),
                 None => "runs until Ctrl-C".into(),
             }
         );
-        return Ok(0);
     }
-    for w in check_warnings(&cfg) {
-        eprintln!("rtshield: warning: {w}");
-    }
-    // Checked before anything starts: nothing to resume is bad input (exit 2).
-    let resume = match &args.resume {
-        Some(dir) => Some(rtshield_run::resume::prepare(dir, &cfg)?),
-        None => None,
-    };
-    let stem = path
-        .file_stem()
-        .map_or("run".into(), |s| s.to_string_lossy().into_owned());
-    let stamp = format!(
-        "{stem}-{}",
-        rtshield_measure::stamp_utc(std::time::SystemTime::now())
-    );
-    // Without --label: the output directory's name.
-    let label = args.label.clone().or_else(|| match (&resume, &args.out) {
-        // The resumed run keeps its label (rotation parts add -N to it).
-        (Some(r), _) => r.out.file_name().map(|n| n.to_string_lossy().into_owned()),
-        (None, Some(o)) => o.file_name().map(|n| n.to_string_lossy().into_owned()),
-        (None, None) => Some(stamp.clone()),
-    });
-    let tags = rtshield_run::store::run_tags(
-        &root,
-        &rtshield_run::store::config_load(&cfg),
-        &args.store.tags,
-        &rtshield_run::store::config_placements(&root, &cfg),
-    );
-    let opts = RunOptions {
-        out: args.out.clone(),
-        stamp,
-        policy: if args.force_unsafe_dir {
-            rtshield_sys::DirPolicy::AllowUnsafe
-        } else {
-            rtshield_sys::DirPolicy::Strict
-        },
-        duration_ns: args.duration.map(|d| d.ns()),
-        quiet: args.quiet,
-        command: std::env::args().collect(),
-        root,
-        label,
-        exe: rtshield_load::worker_exe()?,
-        tags,
-        metrics_file: args.metrics_file.clone(),
-    };
-    let outcome = match &resume {
-        Some(r) => {
-            println!(
-                "resuming {} from its checkpoint at {:.1} s ({:.1} s down)",
-                r.dir.display(),
-                r.prev.duration_s,
-                r.gap_s
-            );
-            runner::execute_resume(&cfg, &opts, stop, r)?
-        }
-        None => runner::execute(&cfg, &opts, stop)?,
-    };
-    let parts = outcome.results.len();
-    for (dir, res) in &outcome.results {
-        print_summary(&cfg, dir, res, parts > 1);
-    }
-    if parts > 1 {
-        let total: f64 = outcome.results.iter().map(|(_, r)| r.duration_s).sum();
-        println!(
-            "\n{}",
-            elapsed_line("Total elapsed time", total, &outcome.end_reason)
-        );
-    }
-    if outcome.stragglers_killed > 0 {
-        eprintln!(
-            "rtshield: killed {} leftover process(es) that had left their program's process group",
-            outcome.stragglers_killed
-        );
-    }
-    if outcome.missing.is_empty() {
-        let parts: Vec<(&std::path::Path, &rtshield_results::RunResult)> = outcome
-            .results
-            .iter()
-            .map(|(d, r)| (d.as_path(), r))
-            .collect();
-        rtshield_run::store::store_runs(args.store.store.as_deref(), args.store.no_store, &parts);
-    }
-    if !outcome.missing.is_empty() {
-        println!(
-            "WARNING: {} result file(s) are not where asked (see the messages above; exit status {})",
-            outcome.missing.len(),
-            rtshield_run::pipeline::EXIT_FILES_MISSING
-        );
-        return Ok(rtshield_run::pipeline::EXIT_FILES_MISSING);
-    }
-    Ok(0)
-}
 
-/// Warnings worth giving before a run: folded CPUs, commands not found.
-fn check_warnings(cfg: &Config) -> Vec<String> {
-    let mut w = cfg.warnings.clone();
-    for p in &cfg.programs {
-        if let Action::Command(argv) = &p.action {
-            if !in_path(&argv[0]) {
-                w.push(format!(
-                    "program[{}]: '{}' is not found in PATH; it will fail (and follow termination.ko)",
-                    p.index, argv[0]
-                ));
+    fn warnings(&mut self, warnings: &[String]) {
+        for w in warnings {
+            eprintln!("rtshield: warning: {w}");
+        }
+    }
+
+    fn resuming(&mut self, dir: &Path, measured_s: f64, gap_s: f64) {
+        println!(
+            "resuming {} from its checkpoint at {measured_s:.1} s ({gap_s:.1} s down)",
+            dir.display()
+        );
+    }
+
+    fn interval(&mut self, s: &IntervalStats, cpu_load: Option<&str>, messages: &mut Vec<String>) {
+        if self.quiet {
+            return;
+        }
+        let mut text = render_table(s);
+        if let Some(x) = cpu_load {
+            text.push('\n');
+            text.push_str(x);
+        }
+        let mut out = std::io::stdout().lock();
+        if self.tty {
+            if self.drawn_lines > 0 {
+                let _ = write!(out, "\x1b[{}A\x1b[J", self.drawn_lines);
+            }
+            for m in messages.drain(..) {
+                let _ = writeln!(out, "{m}");
+            }
+            let left = s.duration_ns.map_or(String::new(), |d| {
+                format!(
+                    "  ({} left)",
+                    // Whole seconds, rounded up: "0s left" only at the end.
+                    format_duration_ns(
+                        d.saturating_sub(s.elapsed_ns).div_ceil(1_000_000_000) * 1_000_000_000
+                    )
+                )
+            });
+            let head = format!("[{:.1} s]{left}\n", s.elapsed_ns as f64 / 1e9);
+            let _ = write!(out, "{head}{text}");
+            self.drawn_lines = text.lines().count() + 1;
+        } else {
+            for m in messages.drain(..) {
+                let _ = writeln!(out, "{m}");
+            }
+            let _ = writeln!(out, "[{:.1} s]", s.elapsed_ns as f64 / 1e9);
+            let _ = write!(out, "{text}");
+        }
+        let _ = out.flush();
+    }
+
+    fn live_end(&mut self, messages: &mut Vec<String>) {
+        if self.tty && !self.quiet {
+            for m in messages.drain(..) {
+                println!("{m}");
             }
         }
     }
-    w
-}
 
-fn in_path(prog: &str) -> bool {
-    if prog.contains('/') {
-        return Path::new(prog).exists();
+    fn summary(&mut self, cfg: &Config, outcome: &RunOutcome) {
+        let parts = outcome.results.len();
+        for (dir, res) in &outcome.results {
+            print_summary(cfg, dir, res, parts > 1);
+        }
+        if parts > 1 {
+            let total: f64 = outcome.results.iter().map(|(_, r)| r.duration_s).sum();
+            println!(
+                "\n{}",
+                elapsed_line("Total elapsed time", total, &outcome.end_reason)
+            );
+        }
+        if outcome.stragglers_killed > 0 {
+            eprintln!(
+                "rtshield: killed {} leftover process(es) that had left their program's process group",
+                outcome.stragglers_killed
+            );
+        }
     }
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(prog).is_file()))
+
+    fn files_missing(&mut self, count: usize) {
+        println!(
+            "WARNING: {count} result file(s) are not where asked (see the messages above; exit status {})",
+            rtshield_run::pipeline::EXIT_FILES_MISSING
+        );
+    }
 }
 
 /// The systress end-of-run output: final table, where the files are, time.

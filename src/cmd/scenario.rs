@@ -6,7 +6,6 @@ use rtshield_scenario::parse_bytes;
 use rtshield_scenario::report::{fmt_ns, render_text, table_with_text_cols};
 use rtshield_scenario_run::plan::{self, PlanOptions};
 use rtshield_scenario_run::runner::{self, RunOptions};
-use rtshield_scenario_run::signal;
 use rtshield_sys::units::Dur;
 use rtshield_sys::InputError;
 use std::path::{Path, PathBuf};
@@ -86,62 +85,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     )?;
 
     if args.check {
-        println!(
-            "{}: {} tasks, {} groups; CPUs present: {}",
-            scenario.source,
-            plan.tasks.len(),
-            plan.tasks
-                .iter()
-                .map(|t| t.spec.group.as_str())
-                .collect::<std::collections::BTreeSet<_>>()
-                .len(),
-            online.to_list()
-        );
-        let header: Vec<String> = [
-            "TASK",
-            "GROUP",
-            "POLICY",
-            "MASK",
-            "LOOP",
-            "SLOOP",
-            "SLEEP",
-            "IRQ_PERIOD",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        let rows: Vec<Vec<String>> = plan
-            .tasks
-            .iter()
-            .map(|t| {
-                let s = &t.spec;
-                let policy = if s.policy.is_rt() {
-                    format!("{}:{}", s.policy, s.priority)
-                } else if s.nice != 0 {
-                    format!("{} nice {}", s.policy, s.nice)
-                } else {
-                    s.policy.to_string()
-                };
-                vec![
-                    s.name.clone(),
-                    s.group.clone(),
-                    policy,
-                    t.mask.to_list(),
-                    t.loops.to_string(),
-                    s.sloop.map_or("-".into(), |x| x.to_string()),
-                    if s.sloop.is_some() {
-                        fmt_ns(s.sleep_ns as f64)
-                    } else {
-                        "-".into()
-                    },
-                    s.irq_period.map_or("-".into(), |x| x.to_string()),
-                ]
-            })
-            .collect();
-        print!("{}", table_with_text_cols(&header, &rows, 4));
-        for n in &plan.notes {
-            println!("note: {n}");
-        }
+        print_check(&scenario, &plan, &online);
         return Ok(0);
     }
 
@@ -149,7 +93,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         eprintln!("rtshield scenario: {n}");
     }
     // Catch SIGINT/SIGTERM from here on: the results are written anyway.
-    let guard = signal::catch_interrupts();
+    let interrupt = rtshield_signals::install(rtshield_signals::Second::Waits);
     eprintln!(
         "rtshield scenario: {} tasks from {}, calibrating the busy loop…",
         plan.tasks.len(),
@@ -163,10 +107,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             root,
             timeout_ns: args.timeout.map(|d| d.ns()),
             loops_per_us: args.loops_per_us,
-            interrupt: Some(signal::interrupted()),
+            interrupt: Some(interrupt),
         },
     )?;
-    drop(guard);
 
     let text = render_text(&outcome.report);
     print!("{text}");
@@ -204,5 +147,65 @@ pub(crate) fn policy(force: bool) -> rtshield_sys::DirPolicy {
         rtshield_sys::DirPolicy::AllowUnsafe
     } else {
         rtshield_sys::DirPolicy::Strict
+    }
+}
+
+/// `--check`: the tasks as they would run, one row each, and the notes.
+fn print_check(scenario: &Scenario, plan: &plan::Plan, online: &rtshield_sys::CpuSet) {
+    println!(
+        "{}: {} tasks, {} groups; CPUs present: {}",
+        scenario.source,
+        plan.tasks.len(),
+        plan.tasks
+            .iter()
+            .map(|t| t.spec.group.as_str())
+            .collect::<std::collections::BTreeSet<_>>()
+            .len(),
+        online.to_list()
+    );
+    let header: Vec<String> = [
+        "TASK",
+        "GROUP",
+        "POLICY",
+        "MASK",
+        "LOOP",
+        "SLOOP",
+        "SLEEP",
+        "IRQ_PERIOD",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let rows: Vec<Vec<String>> = plan
+        .tasks
+        .iter()
+        .map(|t| {
+            let s = &t.spec;
+            let policy = if s.policy.is_rt() {
+                format!("{}:{}", s.policy, s.priority)
+            } else if s.nice != 0 {
+                format!("{} nice {}", s.policy, s.nice)
+            } else {
+                s.policy.to_string()
+            };
+            vec![
+                s.name.clone(),
+                s.group.clone(),
+                policy,
+                t.mask.to_list(),
+                t.loops.to_string(),
+                s.sloop.map_or("-".into(), |x| x.to_string()),
+                if s.sloop.is_some() {
+                    fmt_ns(s.sleep_ns as f64)
+                } else {
+                    "-".into()
+                },
+                s.irq_period.map_or("-".into(), |x| x.to_string()),
+            ]
+        })
+        .collect();
+    print!("{}", table_with_text_cols(&header, &rows, 4));
+    for n in &plan.notes {
+        println!("note: {n}");
     }
 }

@@ -27,10 +27,11 @@
 //! [`InputError`] `FILE:LINE:COL: message (expected ...)`. [`keys::KEYS`]
 //! documents every key. [`render`] prints the effective settings.
 
-pub mod campaign;
+mod check;
 pub mod keys;
 pub mod model;
 pub mod render;
+mod stanzas;
 pub mod syntax;
 
 pub use model::{

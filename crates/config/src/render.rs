@@ -137,44 +137,49 @@ pub fn effective(cfg: &Config) -> String {
         o.push_str("}\n");
     }
     for p in &cfg.programs {
-        let _ = writeln!(o, "\nprogram[{}]\n{{", p.index);
-        match &p.action {
-            Action::Command(w) => {
-                let ws: Vec<String> = w.iter().map(|w| quote(w)).collect();
-                let _ = writeln!(o, "  cmdline {}", ws.join(" "));
-            }
-            Action::Builtin {
-                kind,
-                size,
-                workers,
-            } => {
-                let _ = writeln!(o, "  load {kind}");
-                match (size, kind.default_size()) {
-                    (Some(s), _) => {
-                        let _ = writeln!(o, "  load.size {s}");
-                    }
-                    (None, Some(d)) => {
-                        let _ = writeln!(o, "  # load.size {d} (default)");
-                    }
-                    (None, None) => {}
-                }
-                let _ = writeln!(o, "  load.workers {workers}");
-            }
-        }
-        if let Some(c) = &p.cpu_affinity {
-            let _ = writeln!(o, "  cpu_affinity {c}");
-        }
-        sched_lines(&mut o, p.sched);
-        if let Some(c) = p.cgroup {
-            let _ = writeln!(o, "  cgroup {}", c.name());
-        }
-        let _ = writeln!(o, "  output.out {}", output(&p.stdout));
-        let _ = writeln!(o, "  output.err {}", output(&p.stderr));
-        let _ = writeln!(o, "  termination.ok {}", term(p.on_ok));
-        let _ = writeln!(o, "  termination.ko {}", term(p.on_ko));
-        let _ = writeln!(o, "  start.delay {}", dur(p.start_delay_ns));
-        let _ = writeln!(o, "  load.cycle {}", cycle(p.load_cycle));
-        o.push_str("}\n");
+        program(&mut o, p);
     }
     o
+}
+
+/// A `program[N]` stanza, every key explicit.
+fn program(o: &mut String, p: &Program) {
+    let _ = writeln!(o, "\nprogram[{}]\n{{", p.index);
+    match &p.action {
+        Action::Command(w) => {
+            let ws: Vec<String> = w.iter().map(|w| quote(w)).collect();
+            let _ = writeln!(o, "  cmdline {}", ws.join(" "));
+        }
+        Action::Builtin {
+            kind,
+            size,
+            workers,
+        } => {
+            let _ = writeln!(o, "  load {kind}");
+            match (size, kind.default_size()) {
+                (Some(s), _) => {
+                    let _ = writeln!(o, "  load.size {s}");
+                }
+                (None, Some(d)) => {
+                    let _ = writeln!(o, "  # load.size {d} (default)");
+                }
+                (None, None) => {}
+            }
+            let _ = writeln!(o, "  load.workers {workers}");
+        }
+    }
+    if let Some(c) = &p.cpu_affinity {
+        let _ = writeln!(o, "  cpu_affinity {c}");
+    }
+    sched_lines(o, p.sched);
+    if let Some(c) = p.cgroup {
+        let _ = writeln!(o, "  cgroup {}", c.name());
+    }
+    let _ = writeln!(o, "  output.out {}", output(&p.stdout));
+    let _ = writeln!(o, "  output.err {}", output(&p.stderr));
+    let _ = writeln!(o, "  termination.ok {}", term(p.on_ok));
+    let _ = writeln!(o, "  termination.ko {}", term(p.on_ko));
+    let _ = writeln!(o, "  start.delay {}", dur(p.start_delay_ns));
+    let _ = writeln!(o, "  load.cycle {}", cycle(p.load_cycle));
+    o.push_str("}\n");
 }

@@ -64,6 +64,17 @@ impl std::str::FromStr for LoadArg {
     }
 }
 
+impl std::fmt::Display for LoadArg {
+    /// As `--load` takes it: `hell`, `net:peer=192.0.2.7`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.kind.name())?;
+        match self.peer {
+            Some(p) => write!(f, ":peer={p}"),
+            None => Ok(()),
+        }
+    }
+}
+
 impl LoadSpec {
     pub fn new(kind: Builtin, cpus: Option<CpuSet>) -> Self {
         LoadSpec {
@@ -110,6 +121,9 @@ mod tests {
         assert_eq!(a.kind, Builtin::Net);
         assert_eq!(a.peer, Some(std::net::Ipv4Addr::new(10, 213, 0, 2)));
         assert_eq!("timers".parse::<LoadArg>().unwrap().peer, None);
+        for s in ["net:peer=10.213.0.2", "hell"] {
+            assert_eq!(s.parse::<LoadArg>().unwrap().to_string(), s);
+        }
         for (bad, why) in [
             ("net:peer=localhost", "not an IPv4 address"),
             ("net:peer=127.0.0.1", "not a single remote peer"),

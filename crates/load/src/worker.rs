@@ -9,12 +9,6 @@ use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-static TERM: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_term(_: libc::c_int) {
-    TERM.store(true, Ordering::Relaxed);
-}
-
 /// Whether this process was started by an rtshield supervisor: the
 /// [`crate::WORKER_ENV`] variable names our parent's pid.
 pub fn started_by_supervisor() -> bool {
@@ -143,12 +137,8 @@ fn set_death_signal() {
 /// Entry point of a `net:peer=ADDR` worker: [`peer_flood`] until SIGTERM.
 pub fn peer_worker_main(peer: Ipv4Addr) -> anyhow::Result<()> {
     set_death_signal();
-    // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGTERM, on_term as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGINT, on_term as *const () as libc::sighandler_t);
-    }
-    peer_flood(peer, &TERM, &AtomicU64::new(0)).map(|_| ())
+    let stop = rtshield_signals::install(rtshield_signals::Second::Waits);
+    peer_flood(peer, stop, &AtomicU64::new(0)).map(|_| ())
 }
 
 /// The articles' `ping -f` from the measured machine's side: ICMP echo
@@ -245,12 +235,8 @@ fn echo_request(pkt: &mut [u8; 64], id: u16, seq: u16) {
 /// supervisor's SIGKILL and the parent-death signal are the backstops).
 pub fn worker_main(kind: Builtin, size: Option<u64>, dir: Option<&Path>) -> anyhow::Result<()> {
     set_death_signal();
-    // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGTERM, on_term as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGINT, on_term as *const () as libc::sighandler_t);
-    }
-    run_until(kind, size, dir, &TERM).map(|_| ())
+    let stop = rtshield_signals::install(rtshield_signals::Second::Waits);
+    run_until(kind, size, dir, stop).map(|_| ())
 }
 
 /// Run one kind of load in this process until `stop`; returns the number

@@ -1,516 +1,39 @@
-//! The measuring threads and the main thread's aggregation loop.
+//! The measuring threads' set-up and the main thread's aggregation loop.
 //!
-//! The hot loop ([`hot_loop`]) does nothing but sleep, read the clock (vDSO),
-//! update its [`Accum`], store a few relaxed atomics for the live display and
-//! push the sample into its SPSC ring. Everything else (thread set-up,
-//! histograms, display, files) happens outside it.
+//! The hot loop ([`crate::hotloop::hot_loop`], its own file) does nothing
+//! but sleep, read the clock (vDSO), update its [`Accum`], store a few
+//! relaxed atomics for the live display and push the sample into its SPSC
+//! ring. Everything else (thread set-up, histograms, display, files)
+//! happens here, outside it.
 
+use crate::hotloop::{hot_loop_traced, now_ns, Live, LoopConfig, Sample, Waiter};
+use crate::main_side::{rings, IvalAcc, MainSide, Setup, SnapshotInfo};
+use crate::spike::{SpikeMark, SpikeTrigger, Spiker, MARK_RING};
 use crate::stats::{Accum, ThreadHistograms};
+use crate::timer::PosixTimer;
 use crate::{
-    rt, signals, EndReason, IntervalStats, MeasureSpec, Measurement, Mode, Observer,
-    ThreadMeasurement, ThreadSpec, ThreadStats,
+    rt, signals, EndReason, MeasureSpec, Measurement, Observer, ThreadMeasurement, ThreadSpec,
 };
 use anyhow::{bail, Context};
 use rtshield_sys::sched::{self, Policy};
 use rtshield_sys::{CpuSet, InputError, Root};
 use std::sync::atomic::{
-    AtomicBool, AtomicI32, AtomicI64, AtomicU64,
-    Ordering::{Acquire, Relaxed, Release},
+    AtomicBool,
+    Ordering::{Acquire, Relaxed},
 };
 use std::sync::mpsc;
 use std::time::Duration;
 
-/// One sample on its way to the main thread.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Sample {
-    /// Latency (or interval, in interval mode), ns.
-    pub value: i64,
-    /// Periods skipped just before this wake-up (overrun).
-    pub missed: u64,
-}
-
-/// CLOCK_MONOTONIC in ns (a vDSO call: no system call).
-#[inline(always)]
-#[allow(clippy::unnecessary_cast)] // time_t/c_long are 32-bit on armv7
-pub fn now_ns() -> i64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is a valid timespec.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
-}
-
-#[inline(always)]
-fn timespec(ns: i64) -> libc::timespec {
-    libc::timespec {
-        tv_sec: (ns / 1_000_000_000) as libc::time_t,
-        tv_nsec: (ns % 1_000_000_000) as _,
-    }
-}
-
-/// Absolute sleep until `ns` on CLOCK_MONOTONIC (restarted after a signal,
-/// unless `stop` is set: then the run is ending and false is returned).
-/// `stop` is only read after an interruption, never on the normal path.
-#[inline(always)]
-fn sleep_until(ns: i64, stop: &AtomicBool) -> bool {
-    let ts = timespec(ns);
-    loop {
-        // SAFETY: ts is valid; no remaining-time pointer with TIMER_ABSTIME.
-        let r = unsafe {
-            libc::clock_nanosleep(
-                libc::CLOCK_MONOTONIC,
-                libc::TIMER_ABSTIME,
-                &ts,
-                std::ptr::null_mut(),
-            )
-        };
-        if r != libc::EINTR {
-            return true;
-        }
-        if stop.load(Relaxed) {
-            return false;
-        }
-    }
-}
-
-/// What the main thread can read while a thread runs: atomics stored by the
-/// measuring thread (a plain store each, no lock, no fence).
-///
-/// Aligned to 128 bytes: the `Live`s of a run sit side by side in one
-/// `Vec`, and without it two measuring threads on two CPUs would store into
-/// the same cache line every sample (72 bytes each), each store pulling the
-/// line away from the other CPU. 128, not 64: x86's adjacent-line
-/// prefetcher pairs 64-byte lines, and many ARM cores have 128-byte lines.
-#[derive(Debug)]
-#[repr(align(128))]
-pub struct Live {
-    pub count: AtomicU64,
-    pub min: AtomicI64,
-    pub max: AtomicI64,
-    pub cur: AtomicI64,
-    pub sum: AtomicI64,
-    pub overruns: AtomicU64,
-    pub missed: AtomicU64,
-    pub lost: AtomicU64,
-    pub tid: AtomicI32,
-    pub done: AtomicBool,
-}
-
-impl Default for Live {
-    fn default() -> Self {
-        Live {
-            count: AtomicU64::new(0),
-            min: AtomicI64::new(0),
-            max: AtomicI64::new(0),
-            cur: AtomicI64::new(0),
-            sum: AtomicI64::new(0),
-            overruns: AtomicU64::new(0),
-            missed: AtomicU64::new(0),
-            lost: AtomicU64::new(0),
-            tid: AtomicI32::new(0),
-            done: AtomicBool::new(false),
-        }
-    }
-}
-
-impl Live {
-    #[inline(always)]
-    fn publish(&self, a: &Accum) {
-        self.min.store(a.lat.min, Relaxed);
-        self.max.store(a.lat.max, Relaxed);
-        self.cur.store(a.cur, Relaxed);
-        self.sum.store(a.lat.sum as i64, Relaxed);
-        self.overruns.store(a.overruns, Relaxed);
-        self.missed.store(a.missed, Relaxed);
-        self.lost.store(a.lost, Relaxed);
-        // Last, with Release (a plain store on x86, `stlr` on ARM, no
-        // fence): a reader loading `count` with Acquire first sees the
-        // other figures at least that fresh (avg = sum/count stays sane).
-        self.count.store(a.lat.count, Release);
-    }
-}
-
-/// How the loop waits for the next period.
-pub enum Waiter {
-    Nanosleep,
-    /// A POSIX timer signalling this thread; dropped = deleted.
-    Timer(PosixTimer),
-}
-
-/// `timer_create(CLOCK_MONOTONIC)` delivering `SIGRTMIN` to one thread
-/// (SIGEV_THREAD_ID), blocked there and taken with `sigwaitinfo`.
-pub struct PosixTimer {
-    id: libc::timer_t,
-    set: libc::sigset_t,
-}
-
-impl PosixTimer {
-    /// Create on the calling thread, first expiry at `first_ns`
-    /// (absolute), then every `period_ns`.
-    pub fn new(first_ns: i64, period_ns: u64) -> std::io::Result<PosixTimer> {
-        let sig = libc::SIGRTMIN();
-        // SAFETY: sigset/sigevent are plain data filled by libc calls; the
-        // timer id is only used while self lives.
-        unsafe {
-            let mut set: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut set);
-            libc::sigaddset(&mut set, sig);
-            let r = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-            if r != 0 {
-                return Err(std::io::Error::from_raw_os_error(r));
-            }
-            let mut sev: libc::sigevent = std::mem::zeroed();
-            sev.sigev_notify = libc::SIGEV_THREAD_ID;
-            sev.sigev_signo = sig;
-            sev.sigev_notify_thread_id = libc::gettid();
-            let mut id: libc::timer_t = std::mem::zeroed();
-            if libc::timer_create(libc::CLOCK_MONOTONIC, &mut sev, &mut id) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            let spec = libc::itimerspec {
-                it_interval: timespec(period_ns as i64),
-                it_value: timespec(first_ns),
-            };
-            if libc::timer_settime(id, libc::TIMER_ABSTIME, &spec, std::ptr::null_mut()) != 0 {
-                let e = std::io::Error::last_os_error();
-                libc::timer_delete(id);
-                return Err(e);
-            }
-            Ok(PosixTimer { id, set })
-        }
-    }
-
-    /// Wait for the next expiry; returns the timer overrun count (expiries
-    /// merged into this signal, i.e. missed periods), or None when the wait
-    /// was interrupted and `stop` is set (the run is ending).
-    #[inline(always)]
-    fn wait(&self, stop: &AtomicBool) -> Option<u64> {
-        loop {
-            // SAFETY: info is written by the kernel.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            let r = unsafe { libc::sigwaitinfo(&self.set, &mut info) };
-            if r >= 0 {
-                return Some(si_overrun(&info));
-            }
-            if stop.load(Relaxed) {
-                return None;
-            }
-        }
-    }
-}
-
-/// `si_overrun` of a timer siginfo: the kernel's `_timer` union member
-/// `{ int si_tid; int si_overrun; ... }` follows the three leading ints,
-/// padded to pointer alignment (libc exposes no accessor).
-fn si_overrun(info: &libc::siginfo_t) -> u64 {
-    let ints = info as *const libc::siginfo_t as *const libc::c_int;
-    let union_at = if std::mem::size_of::<usize>() == 8 {
-        4
-    } else {
-        3
-    };
-    // SAFETY: siginfo_t is 128 bytes; index 5 (or 4) is within it.
-    let v = unsafe { *ints.add(union_at + 1) };
-    v.max(0) as u64
-}
-
-impl Drop for PosixTimer {
-    fn drop(&mut self) {
-        // SAFETY: id came from timer_create; set is the signal we blocked.
-        unsafe {
-            libc::timer_delete(self.id);
-            // An expiry may have been queued after the last wait (the loop
-            // ended between two periods): take it before unblocking, or its
-            // default action (terminate) would kill the process on kernels
-            // that keep a deleted timer's pending signal.
-            let zero = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            while libc::sigtimedwait(&self.set, std::ptr::null_mut(), &zero) > 0 {}
-            libc::pthread_sigmask(libc::SIG_UNBLOCK, &self.set, std::ptr::null_mut());
-        }
-    }
-}
-
-/// The loop's parameters, all plain data.
-#[derive(Debug, Clone, Copy)]
-pub struct LoopConfig {
-    pub mode: Mode,
-    pub period_ns: u64,
-    /// Theoretical wake-up of period 0 (CLOCK_MONOTONIC ns); the first
-    /// sample is period 1.
-    pub start_ns: i64,
-    /// Measure only periods whose theoretical wake-up is ≤ this.
-    pub end_ns: Option<i64>,
-    /// Stop after this many samples.
-    pub samples: Option<u64>,
-}
-
-impl LoopConfig {
-    /// The loop of thread `t` of `spec`, period 0 at `start_ns`.
-    pub fn for_thread(spec: &MeasureSpec, t: &ThreadSpec, start_ns: i64) -> LoopConfig {
-        LoopConfig {
-            mode: spec.mode,
-            period_ns: t.period_ns,
-            start_ns,
-            end_ns: spec.duration_ns.map(|d| start_ns.saturating_add(d as i64)),
-            samples: spec.samples,
-        }
-    }
-}
-
-/// A wake-up later than the trace threshold, flagged by the measuring
-/// thread for the analysis on the main thread (plain data, through a
-/// preallocated ring).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct SpikeMark {
-    /// The thread's place in `spec.threads`.
-    pub thread: u32,
-    pub tid: i32,
-    /// The CPU it is pinned to (-1: not pinned).
-    pub cpu: i32,
-    /// The theoretical wake-up (CLOCK_MONOTONIC ns).
-    pub expected_ns: i64,
-    pub latency_ns: i64,
-}
-
-/// What a measuring thread does on a spike (a wake-up later than
-/// `threshold_ns`): one `write(2)` to `fd`, opened before the loop. With
-/// `stop` unset, `fd` is the trace instance's `trace_marker` and the thread
-/// writes a marker line naming the expected wake-up; with `stop` set, `fd`
-/// is its `tracing_on` and the first spike writes `0` (the trace keeps the
-/// spike, like cyclictest `-b`) and ends the run.
-#[derive(Debug, Clone, Copy)]
-pub struct SpikeTrigger {
-    pub threshold_ns: i64,
-    pub fd: std::os::unix::io::RawFd,
-    pub stop: bool,
-}
-
-/// Spike marks a thread can queue before the main thread takes them (every
-/// 20 ms); a spike that finds the queue full is counted, not marked.
-const MARK_RING: usize = 1024;
-
-/// The measuring thread's side of a [`SpikeTrigger`].
-pub struct Spiker<'a> {
-    pub trigger: SpikeTrigger,
-    pub thread: u32,
-    pub tid: i32,
-    pub cpu: i32,
-    pub marks: &'a mut rtrb::Producer<SpikeMark>,
-    /// Shared by the threads of a run: tracing was stopped (`stop` mode).
-    pub stopped: &'a AtomicBool,
-    /// The run's stop flag, set in `stop` mode.
-    pub end_run: &'a AtomicBool,
-    /// The marker line is formatted here (no allocation).
-    pub buf: [u8; 128],
-}
-
-impl Spiker<'_> {
-    /// Handle a spike; true when the loop must end (`stop` mode). At most
-    /// one `write(2)`; no allocation, no lock.
-    #[cold]
-    #[inline(never)]
-    fn fire(&mut self, expected_ns: i64, latency_ns: i64) -> bool {
-        let mark = SpikeMark {
-            thread: self.thread,
-            tid: self.tid,
-            cpu: self.cpu,
-            expected_ns,
-            latency_ns,
-        };
-        if self.trigger.stop {
-            if !self.stopped.swap(true, Relaxed) {
-                // SAFETY: fd is the open tracing_on file; one byte of a static.
-                unsafe { libc::write(self.trigger.fd, b"0".as_ptr().cast(), 1) };
-                let _ = self.marks.push(mark);
-            }
-            self.end_run.store(true, Relaxed);
-            return true;
-        }
-        if self.marks.push(mark).is_ok() {
-            let n = format_marker(&mut self.buf, &mark);
-            // SAFETY: fd is the open trace_marker file; buf[..n] is initialised.
-            unsafe { libc::write(self.trigger.fd, self.buf.as_ptr().cast(), n) };
-        }
-        false
-    }
-}
-
-/// `rtshield spike thread=T tid=P cpu=C expected=E latency=L` into `buf`
-/// (128 bytes hold it with every number at its widest); returns its length.
-pub fn format_marker(buf: &mut [u8; 128], m: &SpikeMark) -> usize {
-    fn put(buf: &mut [u8; 128], at: &mut usize, bytes: &[u8]) {
-        for &b in bytes {
-            if *at < buf.len() {
-                buf[*at] = b;
-                *at += 1;
-            }
-        }
-    }
-    fn num(buf: &mut [u8; 128], at: &mut usize, v: i64) {
-        let mut digits = [0u8; 20];
-        let mut n = v.unsigned_abs();
-        let mut k = 0;
-        loop {
-            digits[k] = b'0' + (n % 10) as u8;
-            n /= 10;
-            k += 1;
-            if n == 0 {
-                break;
-            }
-        }
-        if v < 0 {
-            put(buf, at, b"-");
-        }
-        while k > 0 {
-            k -= 1;
-            put(buf, at, &digits[k..k + 1]);
-        }
-    }
-    let mut at = 0;
-    put(buf, &mut at, b"rtshield spike thread=");
-    num(buf, &mut at, i64::from(m.thread));
-    put(buf, &mut at, b" tid=");
-    num(buf, &mut at, i64::from(m.tid));
-    put(buf, &mut at, b" cpu=");
-    num(buf, &mut at, i64::from(m.cpu));
-    put(buf, &mut at, b" expected=");
-    num(buf, &mut at, m.expected_ns);
-    put(buf, &mut at, b" latency=");
-    num(buf, &mut at, m.latency_ns);
-    put(buf, &mut at, b"\n");
-    at
-}
-
-/// The hot loop. No allocation, no lock, no system call besides the wait
-/// (`clock_nanosleep` or `sigwaitinfo`) and the vDSO clock read.
-///
-/// Invariant when it ends by `end_ns`: `samples + missed` equals the number
-/// of periods in `(start_ns, end_ns]`: every period is either measured or
-/// counted as missed.
-pub fn hot_loop(
-    cfg: &LoopConfig,
-    waiter: &Waiter,
-    tx: &mut rtrb::Producer<Sample>,
-    live: &Live,
-    stop: &AtomicBool,
-) -> Accum {
-    hot_loop_traced(cfg, waiter, tx, live, stop, None)
-}
-
-/// [`hot_loop`] with a spike trigger: a wake-up later than its threshold
-/// costs one `write(2)` ([`Spiker`]); without one, or below it, one
-/// comparison.
-pub fn hot_loop_traced(
-    cfg: &LoopConfig,
-    waiter: &Waiter,
-    tx: &mut rtrb::Producer<Sample>,
-    live: &Live,
-    stop: &AtomicBool,
-    mut spiker: Option<&mut Spiker<'_>>,
-) -> Accum {
-    let threshold = spiker.as_ref().map_or(i64::MAX, |s| s.trigger.threshold_ns);
-    let period = cfg.period_ns as i64;
-    let mut acc = Accum::default();
-    let mut next = cfg.start_ns + period;
-    let mut prev_wake = cfg.start_ns;
-    let end = cfg.end_ns.unwrap_or(i64::MAX);
-    let max_samples = cfg.samples.unwrap_or(u64::MAX);
-    while acc.lat.count < max_samples && next <= end && !stop.load(Relaxed) {
-        // An interrupted wait (the run is stopping) is not a sample.
-        let timer_missed = match waiter {
-            Waiter::Nanosleep => {
-                if !sleep_until(next, stop) {
-                    break;
-                }
-                0
-            }
-            Waiter::Timer(t) => match t.wait(stop) {
-                Some(m) => m,
-                None => break,
-            },
-        };
-        let now = now_ns();
-        let expected = next;
-        let latency = now - next;
-        let value = if cfg.mode.is_interval() {
-            now - prev_wake
-        } else {
-            latency
-        };
-        prev_wake = now;
-        next += period;
-        // Overrun: the wake-up came after the following period(s). Skip to
-        // the first period in the future and count the ones jumped over
-        // (only those within the run).
-        let missed = match waiter {
-            Waiter::Nanosleep => periods_passed(now, next, period),
-            // The kernel's own count of expiries merged into this signal:
-            // the timer keeps its grid, so follow it exactly (an expiry
-            // between the dequeue and the clock read will still come).
-            Waiter::Timer(_) => timer_missed,
-        };
-        let mut counted = 0;
-        if missed > 0 {
-            counted = missed.min(periods_within(next, end, period));
-            next += missed as i64 * period;
-            acc.overruns += 1;
-            acc.missed += counted;
-        }
-        let missed = counted;
-        acc.add(value);
-        if tx.push(Sample { value, missed }).is_err() {
-            acc.lost += 1;
-        }
-        live.publish(&acc);
-        if latency > threshold {
-            acc.spikes += 1;
-            if let Some(s) = spiker.as_deref_mut() {
-                if s.fire(expected, latency) {
-                    break;
-                }
-            }
-        }
-    }
-    acc
-}
-
-/// Overrun: how many periods starting at `next` (every `period`) lie
-/// strictly before `now`: the thread skips them to wake up in the future.
-#[inline(always)]
-pub fn periods_passed(now: i64, next: i64, period: i64) -> u64 {
-    if now > next {
-        ((now - next - 1) / period + 1) as u64
-    } else {
-        0
-    }
-}
-
-/// How many periods starting at `next` fall within the run (`<= end`):
-/// missed periods after the end are not periods of the run.
-#[inline(always)]
-pub fn periods_within(next: i64, end: i64, period: i64) -> u64 {
-    if end >= next {
-        ((end - next) / period + 1) as u64
-    } else {
-        0
-    }
-}
-
 /// What a thread reports once set up, before its first sample.
-struct Ready {
-    index: usize,
-    tid: i32,
-    cpu: Option<u32>,
-    policy: Policy,
+pub(crate) struct Ready {
+    pub(crate) index: usize,
+    pub(crate) tid: i32,
+    pub(crate) cpu: Option<u32>,
+    pub(crate) policy: Policy,
     /// The OS error of a refused RT policy.
-    refused: Option<std::io::Error>,
+    pub(crate) refused: Option<std::io::Error>,
     /// A set-up failure that stops the run.
-    fatal: Option<String>,
+    pub(crate) fatal: Option<String>,
 }
 
 /// Stack for the measuring threads; the loop uses a tiny part of it, the
@@ -518,7 +41,7 @@ struct Ready {
 const STACK_BYTES: usize = 512 * 1024;
 const PREFAULT_BYTES: usize = 256 * 1024;
 /// How often the main thread drains the rings.
-const DRAIN_EVERY: Duration = Duration::from_millis(20);
+pub(crate) const DRAIN_EVERY: Duration = Duration::from_millis(20);
 
 fn validate(spec: &MeasureSpec, online: &CpuSet) -> anyhow::Result<()> {
     if spec.threads.is_empty() {
@@ -560,7 +83,7 @@ fn validate(spec: &MeasureSpec, online: &CpuSet) -> anyhow::Result<()> {
 }
 
 /// Restores the calling thread's affinity when dropped.
-struct AffinityGuard(Option<CpuSet>);
+pub(crate) struct AffinityGuard(pub(crate) Option<CpuSet>);
 
 impl Drop for AffinityGuard {
     fn drop(&mut self) {
@@ -607,63 +130,7 @@ pub fn run_traced(
     let online = sched::get_affinity(0).unwrap_or_default();
     validate(spec, &online)?;
     let mut warnings = Vec::new();
-
-    // The main thread stays off the measured CPUs when another CPU exists.
-    let measured: CpuSet = spec.threads.iter().filter_map(|t| t.cpu).collect();
-    let housekeeping = online.difference(&measured);
-    let _aff = if !measured.is_empty() && !housekeeping.is_empty() {
-        let g = AffinityGuard(Some(online.clone()));
-        if let Err(e) = sched::set_affinity(0, &housekeeping) {
-            warnings.push(format!(
-                "could not keep the main thread off the measured CPUs: {e}"
-            ));
-        }
-        g
-    } else {
-        AffinityGuard(None)
-    };
-
-    let memlock = if spec.memlock {
-        match rt::MemLock::lock() {
-            Ok(m) => Some(m),
-            Err(e) => {
-                warnings.push(format!(
-                    "mlockall refused ({e}): memory is not locked, page faults may add latency"
-                ));
-                None
-            }
-        }
-    } else {
-        None
-    };
-    let dma = if spec.cpu_dma_latency {
-        match rt::DmaLatency::hold(0) {
-            Ok(d) => Some(d),
-            Err(e) => {
-                warnings.push(format!(
-                    "could not hold {} at 0 ({e}): CPUs may enter deep idle states",
-                    rt::DmaLatency::PATH
-                ));
-                None
-            }
-        }
-    } else {
-        None
-    };
-
-    // Keep the ring drain ahead of a CPU load on the housekeeping CPUs,
-    // below every measuring thread (only when they are real-time).
-    let min_rt = spec
-        .threads
-        .iter()
-        .filter(|t| t.policy.is_rt())
-        .map(|t| t.priority)
-        .min();
-    let _main_prio = match min_rt {
-        Some(p) if p > 1 => rt::RaisedPriority::raise(1).ok(),
-        _ => None,
-    };
-
+    let setup = Setup::hold(spec, &online, &mut warnings);
     // The one figure a refused SCHED_FIFO is explained with; read before
     // the threads start, never from the loop.
     let caller_rt_runtime_us = rtshield_sys::sysinfo::caller_rt_runtime_us(root);
@@ -672,49 +139,20 @@ pub fn run_traced(
     let n = spec.threads.len();
     let lives: Vec<Live> = (0..n).map(|_| Live::default()).collect();
     let inner_stop = AtomicBool::new(false);
-    let mut hists: Vec<ThreadHistograms> = (0..n)
+    let (producers, rings) = rings(spec, setup.memlock.is_some());
+    let (mark_tx, mark_rx) = mark_rings(n, trigger.is_some());
+    let trace_stopped = AtomicBool::new(false);
+    // Allocated before the threads start measuring (up to 10 million
+    // buckets each), as the marks' buffer.
+    let hists: Vec<ThreadHistograms> = (0..n)
         .map(|_| ThreadHistograms::new(spec.histo_size_ns, spec.resolution_ns))
         .collect();
-    // Room for 10 s of samples (the main thread drains every 20 ms; 10 s
-    // covers a main thread starved by a load), 1 MiB to 16 MiB per thread.
-    let mut rings = Vec::with_capacity(n);
-    let mut producers = Vec::with_capacity(n);
-    for t in &spec.threads {
-        let per_s = 1_000_000_000 / t.period_ns.max(1);
-        let (mut p, mut c) =
-            rtrb::RingBuffer::<Sample>::new((per_s * 10).clamp(1 << 16, 1 << 20) as usize);
-        if memlock.is_none() {
-            // Not locked (so not populated by MCL_FUTURE): touch every slot
-            // now, or the loop's first pass takes a page fault every 256
-            // samples.
-            for _ in 0..p.buffer().capacity() {
-                let _ = p.push(Sample::default());
-                let _ = c.pop();
-            }
-        }
-        producers.push(p);
-        rings.push(c);
-    }
-    // Spike marks: a small ring per thread, only with a trigger.
-    let mut mark_rx = Vec::new();
-    let mut mark_tx = Vec::new();
-    for _ in 0..n {
-        if trigger.is_some() {
-            let (p, c) = rtrb::RingBuffer::<SpikeMark>::new(MARK_RING);
-            mark_tx.push(Some(p));
-            mark_rx.push(c);
-        } else {
-            mark_tx.push(None);
-        }
-    }
-    let trace_stopped = AtomicBool::new(false);
-    let mut marks: Vec<SpikeMark> = Vec::with_capacity(MARK_RING);
-
+    let marks: Vec<SpikeMark> = Vec::with_capacity(MARK_RING);
     let started_at = crate::rfc3339_utc(std::time::SystemTime::now());
     let t0 = now_ns();
     let (ready_tx, ready_rx) = mpsc::channel::<Ready>();
 
-    let outcome = std::thread::scope(|scope| -> anyhow::Result<_> {
+    let ended = std::thread::scope(|scope| -> anyhow::Result<Ended> {
         let mut handles = Vec::with_capacity(n);
         for (i, ((t, mut tx), marks_tx)) in
             spec.threads.iter().zip(producers).zip(mark_tx).enumerate()
@@ -752,66 +190,31 @@ pub fn run_traced(
             }
             bail!(f);
         }
-
-        let mut end = EndReason::Stop;
-        let mut last_report = now_ns();
-        let mut ival: Vec<IvalAcc> = vec![IvalAcc::default(); n];
-        let tids: Vec<i32> = ready
-            .iter()
-            .map(|r| r.as_ref().map_or(0, |r| r.tid))
-            .collect();
-        let mut take_marks = |obs: &mut dyn Observer, rx: &mut [rtrb::Consumer<SpikeMark>]| {
-            marks.clear();
-            for c in rx.iter_mut() {
-                while let Ok(m) = c.pop() {
-                    marks.push(m);
-                }
-            }
-            obs.drained(&marks, &tids);
+        let mut main = MainSide {
+            spec,
+            tids: ready
+                .iter()
+                .map(|r| r.as_ref().map_or(0, |r| r.tid))
+                .collect(),
+            ready,
+            lives: &lives,
+            rings,
+            hists,
+            ival: vec![IvalAcc::default(); n],
+            mark_rx: mark_rx.into_iter().flatten().collect(),
+            marks,
+            inner_stop: &inner_stop,
+            trace_stopped: &trace_stopped,
+            t0,
         };
-        loop {
-            std::thread::sleep(DRAIN_EVERY);
-            drain(&mut rings, &mut hists, &mut ival, spec);
-            take_marks(obs, &mut mark_rx);
-            if trace_stopped.load(Relaxed) {
-                // --trace-stop: a thread stopped the trace and the run.
-                inner_stop.store(true, Relaxed);
-                break;
-            }
-            let all_done = lives.iter().all(|l| l.done.load(Relaxed));
-            if stop.load(Relaxed) {
-                end = signals::received().map_or(EndReason::Stop, EndReason::Signal);
-                inner_stop.store(true, Relaxed);
-                break;
-            }
-            let now = now_ns();
-            if all_done {
-                break;
-            }
-            if (now - last_report) as u64 >= spec.stats_period_ns {
-                last_report = now;
-                let s = interval_stats(spec, &ready, &lives, &mut ival, (now - t0) as u64);
-                if !obs.interval(&s) {
-                    inner_stop.store(true, Relaxed);
-                    break;
-                }
-                if obs.wants_snapshot(&s) {
-                    let exact = consistent_figures(&lives, &mut rings, &mut hists, &mut ival, spec);
-                    let snap = Snapshot {
-                        spec,
-                        ready: &ready,
-                        exact,
-                        hists: &hists,
-                        started_at: &started_at,
-                        elapsed: (now - t0) as u64,
-                        warnings: &warnings,
-                        dma: dma.as_ref().map(|d| d.value_us),
-                        memlocked: memlock.is_some(),
-                    };
-                    obs.snapshot(&snap.measurement(caller_rt_runtime_us));
-                }
-            }
-        }
+        let snap = SnapshotInfo {
+            started_at: &started_at,
+            warnings: &warnings,
+            dma: setup.dma.as_ref().map(|d| d.value_us),
+            memlocked: setup.memlock.is_some(),
+            caller_rt_runtime_us,
+        };
+        let mut end = main.watch(obs, stop, &snap);
         wake_until_done(&lives, &inner_stop);
         let mut exact = Vec::with_capacity(n);
         for h in handles {
@@ -820,68 +223,131 @@ pub fn run_traced(
                     .map_err(|_| anyhow::anyhow!("a measuring thread panicked"))?,
             );
         }
-        drain(&mut rings, &mut hists, &mut ival, spec);
-        take_marks(obs, &mut mark_rx);
+        main.drain();
+        main.take_marks(obs);
         if trace_stopped.load(Relaxed) {
             end = EndReason::TraceStop;
         } else if end == EndReason::Stop && !inner_stop.load(Relaxed) {
-            end = if spec.samples.is_some()
-                && exact
-                    .iter()
-                    .all(|a: &Accum| Some(a.lat.count) == spec.samples)
-            {
-                EndReason::Samples
-            } else {
-                EndReason::Duration
-            };
+            end = ended_by_itself(spec, &exact);
         }
         // A final call so the display shows the end state.
         let elapsed = (now_ns() - t0) as u64;
-        let s = interval_stats(spec, &ready, &lives, &mut ival, elapsed);
-        obs.interval(&s);
-        Ok((ready, exact, end, elapsed))
+        obs.interval(&main.interval_stats(elapsed));
+        Ok(Ended {
+            ready: main.ready,
+            exact,
+            end,
+            elapsed,
+            hists: main.hists,
+        })
     })?;
-    let memlocked = memlock.is_some();
-    drop(memlock);
-    let (ready, exact, end, elapsed) = outcome;
-
-    let threads = thread_results(
+    let memlocked = setup.memlock.is_some();
+    let dma = setup.dma.as_ref().map(|d| d.value_us);
+    drop(setup);
+    Ok(ended.measurement(
         spec,
-        &ready,
-        exact,
-        hists,
-        caller_rt_runtime_us,
-        &mut warnings,
-    );
-    if let EndReason::Signal(sig) = end {
-        warnings.push(format!(
-            "run interrupted by {} after {:.1} s: figures cover the time measured",
-            if sig == libc::SIGINT {
-                "SIGINT"
-            } else if sig == libc::SIGTERM {
-                "SIGTERM"
-            } else {
-                "a signal"
-            },
-            elapsed as f64 / 1e9
-        ));
-    }
-    Ok(Measurement {
-        spec: spec.clone(),
         started_at,
-        elapsed_ns: elapsed,
-        end,
-        threads,
         warnings,
-        cpu_dma_latency: dma.as_ref().map(|d| d.value_us),
+        caller_rt_runtime_us,
+        dma,
         memlocked,
-        partial: false,
-        trace: None,
-    })
+    ))
+}
+
+/// What the threads left when the run ended.
+struct Ended {
+    ready: Vec<Option<Ready>>,
+    exact: Vec<Accum>,
+    end: EndReason,
+    elapsed: u64,
+    hists: Vec<ThreadHistograms>,
+}
+
+impl Ended {
+    /// The outcome of the run, with the warnings its end calls for.
+    fn measurement(
+        self,
+        spec: &MeasureSpec,
+        started_at: String,
+        mut warnings: Vec<String>,
+        caller_rt_runtime_us: Option<i64>,
+        dma: Option<i32>,
+        memlocked: bool,
+    ) -> Measurement {
+        let threads = thread_results(
+            spec,
+            &self.ready,
+            self.exact,
+            self.hists,
+            caller_rt_runtime_us,
+            &mut warnings,
+        );
+        if let EndReason::Signal(sig) = self.end {
+            warnings.push(interrupted(sig, self.elapsed));
+        }
+        Measurement {
+            spec: spec.clone(),
+            started_at,
+            elapsed_ns: self.elapsed,
+            end: self.end,
+            threads,
+            warnings,
+            cpu_dma_latency: dma,
+            memlocked,
+            partial: false,
+            trace: None,
+        }
+    }
+}
+
+/// Spike marks: a small ring per thread, only with a trigger.
+#[allow(clippy::type_complexity)]
+fn mark_rings(
+    n: usize,
+    traced: bool,
+) -> (
+    Vec<Option<rtrb::Producer<SpikeMark>>>,
+    Vec<Option<rtrb::Consumer<SpikeMark>>>,
+) {
+    (0..n)
+        .map(|_| {
+            if traced {
+                let (p, c) = rtrb::RingBuffer::<SpikeMark>::new(MARK_RING);
+                (Some(p), Some(c))
+            } else {
+                (None, None)
+            }
+        })
+        .unzip()
+}
+
+/// Why threads that all ended by themselves ended: their samples, else
+/// the duration.
+fn ended_by_itself(spec: &MeasureSpec, exact: &[Accum]) -> EndReason {
+    if spec.samples.is_some() && exact.iter().all(|a| Some(a.lat.count) == spec.samples) {
+        EndReason::Samples
+    } else {
+        EndReason::Duration
+    }
+}
+
+/// The warning of a run a signal ended after `elapsed` ns.
+fn interrupted(sig: i32, elapsed: u64) -> String {
+    format!(
+        "run interrupted by {} after {:.1} s: figures cover the time measured",
+        if sig == libc::SIGINT {
+            "SIGINT"
+        } else if sig == libc::SIGTERM {
+            "SIGTERM"
+        } else {
+            "a signal"
+        },
+        elapsed as f64 / 1e9
+    )
 }
 
 /// Per-thread results, and the warnings they call for (fallback, lost).
-fn thread_results(
+pub(crate) fn thread_results(
     spec: &MeasureSpec,
     ready: &[Option<Ready>],
     exact: Vec<Accum>,
@@ -927,188 +393,6 @@ fn thread_results(
         });
     }
     threads
-}
-
-/// What a mid-run snapshot is made of (all owned by `run`).
-struct Snapshot<'a> {
-    spec: &'a MeasureSpec,
-    ready: &'a [Option<Ready>],
-    /// The measuring threads' figures, matching `hists` sample for sample.
-    exact: Vec<Accum>,
-    hists: &'a [ThreadHistograms],
-    started_at: &'a str,
-    elapsed: u64,
-    warnings: &'a [String],
-    dma: Option<i32>,
-    memlocked: bool,
-}
-
-impl Snapshot<'_> {
-    fn measurement(&self, caller_rt_runtime_us: Option<i64>) -> Measurement {
-        let exact = self.exact.clone();
-        let mut warnings = self.warnings.to_vec();
-        let threads = thread_results(
-            self.spec,
-            self.ready,
-            exact,
-            self.hists.to_vec(),
-            caller_rt_runtime_us,
-            &mut warnings,
-        );
-        Measurement {
-            spec: self.spec.clone(),
-            started_at: self.started_at.to_string(),
-            elapsed_ns: self.elapsed,
-            end: EndReason::Running,
-            threads,
-            warnings,
-            cpu_dma_latency: self.dma,
-            memlocked: self.memlocked,
-            partial: true,
-            trace: None,
-        }
-    }
-}
-
-/// Interval figures accumulated on the main thread from the rings.
-type IvalAcc = rtshield_results::MinMaxSum;
-
-/// The live atomics of every thread, `count` first (Acquire): the other
-/// figures are at least that fresh.
-fn read_live(lives: &[Live]) -> Vec<Accum> {
-    lives
-        .iter()
-        .map(|l| Accum {
-            lat: rtshield_results::MinMaxSum {
-                count: l.count.load(Acquire),
-                min: l.min.load(Relaxed),
-                max: l.max.load(Relaxed),
-                sum: l.sum.load(Relaxed) as i128,
-            },
-            cur: l.cur.load(Relaxed),
-            overruns: l.overruns.load(Relaxed),
-            missed: l.missed.load(Relaxed),
-            lost: l.lost.load(Relaxed),
-            spikes: 0,
-        })
-        .collect()
-}
-
-/// Figures and histograms that agree for a checkpoint: read the figures,
-/// then take from each ring exactly the samples they count (a sample is
-/// pushed before its count is published, so they are there). The drain
-/// may also have run ahead of a count not yet published: then read again,
-/// a few microseconds later (bounded; the measuring thread publishes right
-/// after it pushes).
-fn consistent_figures(
-    lives: &[Live],
-    rings: &mut [rtrb::Consumer<Sample>],
-    hists: &mut [ThreadHistograms],
-    ival: &mut [IvalAcc],
-    spec: &MeasureSpec,
-) -> Vec<Accum> {
-    let mut exact = read_live(lives);
-    for _ in 0..200 {
-        for (i, c) in rings.iter_mut().enumerate() {
-            let want = exact[i].lat.count.saturating_sub(exact[i].lost);
-            let k = want.saturating_sub(hists[i].samples).min(c.slots() as u64) as usize;
-            take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
-        }
-        let agree = exact
-            .iter()
-            .zip(hists.iter())
-            .all(|(a, h)| a.lat.count.saturating_sub(a.lost) == h.samples);
-        if agree {
-            break;
-        }
-        std::thread::sleep(Duration::from_micros(50));
-        exact = read_live(lives);
-    }
-    exact
-}
-
-/// Move `k` samples from a ring into the thread's histograms.
-fn take(
-    c: &mut rtrb::Consumer<Sample>,
-    k: usize,
-    hist: &mut ThreadHistograms,
-    v: &mut IvalAcc,
-    period: u64,
-) {
-    if k == 0 {
-        return;
-    }
-    if let Ok(chunk) = c.read_chunk(k) {
-        let (a, b) = chunk.as_slices();
-        for s in a.iter().chain(b) {
-            hist.record(s.value, s.missed, period);
-            v.add(s.value);
-        }
-        chunk.commit_all();
-    }
-}
-
-fn drain(
-    rings: &mut [rtrb::Consumer<Sample>],
-    hists: &mut [ThreadHistograms],
-    ival: &mut [IvalAcc],
-    spec: &MeasureSpec,
-) {
-    for (i, c) in rings.iter_mut().enumerate() {
-        let k = c.slots();
-        take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
-    }
-}
-
-fn interval_stats(
-    spec: &MeasureSpec,
-    ready: &[Option<Ready>],
-    lives: &[Live],
-    ival: &mut [IvalAcc],
-    elapsed: u64,
-) -> IntervalStats {
-    let threads = spec
-        .threads
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let l = &lives[i];
-            let count = l.count.load(Acquire);
-            let v = std::mem::take(&mut ival[i]);
-            let r = ready[i].as_ref();
-            ThreadStats {
-                index: t.index,
-                tid: r.map_or(0, |r| r.tid),
-                cpu: r.and_then(|r| r.cpu),
-                policy: r.map(|r| r.policy),
-                samples: count,
-                min_ns: if count == 0 { 0 } else { l.min.load(Relaxed) },
-                max_ns: if count == 0 { 0 } else { l.max.load(Relaxed) },
-                cur_ns: l.cur.load(Relaxed),
-                avg_ns: if count == 0 {
-                    0.0
-                } else {
-                    l.sum.load(Relaxed) as f64 / count as f64
-                },
-                ival_samples: v.count,
-                ival_min_ns: v.min().unwrap_or(0),
-                ival_max_ns: v.max().unwrap_or(0),
-                ival_avg_ns: v.mean().unwrap_or(0.0),
-                overruns: l.overruns.load(Relaxed),
-                missed_periods: l.missed.load(Relaxed),
-                lost: l.lost.load(Relaxed),
-                done: l.done.load(Relaxed),
-            }
-        })
-        .collect();
-    IntervalStats {
-        elapsed_ns: elapsed,
-        duration_ns: spec.duration_ns,
-        samples_target: spec.samples,
-        resolution_ns: spec.resolution_ns,
-        mode: Some(spec.mode),
-        threads,
-    }
 }
 
 /// When the run stops early, cut the measuring threads' waits short (a
@@ -1257,6 +541,9 @@ fn measuring_thread(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hotloop::timespec;
+    use crate::hotloop::{hot_loop, periods_passed, periods_within};
+    use crate::Mode;
 
     fn quick(mode: Mode, samples: u64) -> (Accum, Vec<Sample>) {
         let (mut p, mut c) = rtrb::RingBuffer::new(1024);

@@ -8,7 +8,9 @@
 //! [`Observer`] every stats period, and finally returns a [`Measurement`]
 //! that becomes a [`rtshield_results::RunResult`].
 //!
-//! Module map: `engine` (the hot loop, thread set-up), `stats` (exact
+//! Module map: `hotloop` (the measuring thread's loop, to audit), `timer`
+//! and `spike` (what the loop calls besides the clock), `engine` (thread
+//! set-up, the main thread's loop), `stats` (exact
 //! accumulator, linear + HDR histograms, `_H` statistics), `rt` (mlockall,
 //! stack pre-faulting, `/dev/cpu_dma_latency`), `signals`, `display`
 //! (live table / progress bar), `result` (conversion to the file schema).
@@ -17,15 +19,20 @@ use rtshield_sys::sched::Policy;
 
 pub mod display;
 pub mod engine;
+pub mod hotloop;
+mod main_side;
 pub mod result;
 pub mod rt;
 pub mod signals;
+pub mod spike;
 pub mod stats;
 mod timefmt;
+pub mod timer;
 
 pub use display::{render_table, LiveDisplay};
-pub use engine::{run, run_at, run_traced, SpikeMark, SpikeTrigger};
+pub use engine::{run, run_at, run_traced};
 pub use result::ResultContext;
+pub use spike::{SpikeMark, SpikeTrigger};
 pub use timefmt::{rfc3339_utc, stamp_utc};
 
 pub use rtshield_sys::mode::Mode;

@@ -1,50 +1,20 @@
-//! SIGINT/SIGTERM end a run early; the files are still written.
-//!
-//! The handler only stores into atomics (async-signal-safe). A second
-//! signal while the first is being handled exits at once, for a user who
-//! really wants out.
+//! SIGINT/SIGTERM end a run early; the files are still written
+//! (`rtshield-signals` installs the handlers; a second signal while the
+//! first is being handled exits at once, for a user who really wants out).
+//! Also the wake signal that cuts a measuring thread's wait short.
 
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::Once;
 
-static STOP: AtomicBool = AtomicBool::new(false);
-static SIGNAL: AtomicI32 = AtomicI32::new(0);
-static INSTALL: Once = Once::new();
-
-extern "C" fn on_signal(sig: libc::c_int) {
-    // The signal first: whoever sees STOP (the handler may run on any
-    // thread that does not block it) must also see which signal it was.
-    SIGNAL.store(sig, Ordering::SeqCst);
-    if STOP.swap(true, Ordering::SeqCst) {
-        // SAFETY: _exit is async-signal-safe.
-        unsafe { libc::_exit(128 + sig) };
-    }
-}
-
-/// Install the SIGINT/SIGTERM handlers (once) and return the flag they set.
+/// Install the SIGINT/SIGTERM handlers (once) and return the flag they
+/// set; a second signal exits at once (status 128 + signal).
 pub fn install() -> &'static AtomicBool {
-    INSTALL.call_once(|| {
-        for sig in [libc::SIGINT, libc::SIGTERM] {
-            // SAFETY: a zeroed sigaction with a valid handler and an empty
-            // mask; SA_RESTART so other syscalls are not disturbed.
-            unsafe {
-                let mut sa: libc::sigaction = std::mem::zeroed();
-                sa.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
-                sa.sa_flags = libc::SA_RESTART;
-                libc::sigemptyset(&mut sa.sa_mask);
-                libc::sigaction(sig, &sa, std::ptr::null_mut());
-            }
-        }
-    });
-    &STOP
+    rtshield_signals::install(rtshield_signals::Second::Exits)
 }
 
 /// The signal that set the flag, if one did.
 pub fn received() -> Option<i32> {
-    match SIGNAL.load(Ordering::SeqCst) {
-        0 => None,
-        s => Some(s),
-    }
+    rtshield_signals::received()
 }
 
 static INSTALL_WAKE: Once = Once::new();

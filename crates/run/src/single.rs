@@ -1,44 +1,155 @@
-//! `rtshield measure` and `demo`: one measurement through the same pipeline
-//! as `rtshield run` ([`crate::pipeline::measure_and_write`]), with the
-//! pieces around it that both commands share: the output directory and the
-//! `--metrics-file` opened (and refused) before anything starts, the
-//! timeline and metrics observers, the `--json` copy in either format, the
-//! results store, and `--partition`'s cgroups. The command only parses its
-//! arguments and prints.
+//! `rtshield measure` and `demo` (and each campaign cell): one measurement
+//! through the same pipeline as `rtshield run`
+//! ([`crate::pipeline::measure_and_write`]). [`measure`] is the one entry:
+//! it checks the [`MeasureRequest`], then takes every step in its order
+//! (partition, tags, output directory and `--metrics-file` opened and
+//! refused before anything starts, header, measurement with the timeline
+//! and metrics observers, files and the `--json` copy, store, summary,
+//! verdict), telling a [`Printer`] what to show. The command only builds
+//! the request and prints.
 
 use crate::metrics::{MetricsFile, WithMetrics};
 use crate::pipeline::{self, Written};
+use crate::print::{Printer, Summary};
+use crate::request::{JsonFormat, MeasureRequest, Plan};
 use crate::timeline::WithTimeline;
 use anyhow::Context as _;
 use rtshield_load::LoadSpec;
-use rtshield_measure::{MeasureSpec, Observer, ResultContext};
+use rtshield_measure::{IntervalStats, MeasureSpec, Observer, ResultContext};
 use rtshield_results::ExportManager;
 use rtshield_sys::{DirPolicy, InputError, Root, SafeDir, SysInfo};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
-/// One measurement, as the command line described it.
+/// Carry out one measurement: check `request` (a refusal is exit 2,
+/// nothing done), then partition, tags, output, header, measure, files,
+/// store, summary, in that order. Returns the exit status: 3 when
+/// `--max-latency` is exceeded, [`pipeline::EXIT_FILES_MISSING`] when a
+/// result file is not where asked, else 0.
+pub fn measure(
+    request: &MeasureRequest,
+    root: &Root,
+    printer: &mut dyn Printer,
+) -> anyhow::Result<i32> {
+    let mut plan = request.validate().map_err(InputError::from)?;
+    if let Some(p) = &request.partition {
+        join_partition(root, p.parent.as_deref(), &mut plan.spec)?;
+    }
+    let tags = tags(&plan, root);
+    // From here on SIGINT/SIGTERM end the run and the files are written.
+    let stop = rtshield_measure::signals::install();
+    // Refused (exit 2) or impossible before anything is printed or measured.
+    let opened = open(
+        root,
+        request.out.as_deref(),
+        request.metrics_file.as_deref(),
+        plan.policy,
+    )?;
+    let out = opened.out.clone();
+    printer.header(&plan, &opened.sysinfo);
+    let done = measure_opened(
+        opened,
+        &Single {
+            spec: &plan.spec,
+            policy: plan.policy,
+            json: request.json.as_deref(),
+            json_cyclictest: request.json_format == JsonFormat::Cyclictest,
+            load: plan.load.as_ref(),
+            label: request.label.clone(),
+            tags,
+            store: request.store.as_deref(),
+            no_store: request.no_store,
+            command: request.command.clone(),
+        },
+        root,
+        stop,
+        &mut Live(printer),
+    );
+    printer.live_end();
+    let done = done?;
+    let (m, result) = (&done.written.measurement, &done.written.result);
+    printer.summary(&Summary {
+        measurement: m,
+        result,
+        out: &out,
+        json: request
+            .json
+            .as_deref()
+            .filter(|_| !done.written.json_failed),
+        files_missing: done.files_missing,
+        max_latency_ns: request.max_latency_ns,
+    });
+    Ok(match request.max_latency_ns {
+        Some(limit) if m.max_latency_ns() > limit as i64 => 3,
+        _ if done.files_missing => pipeline::EXIT_FILES_MISSING,
+        _ => 0,
+    })
+}
+
+/// The run's tags: `load`, then (unless the request is the demo's) its
+/// identity and the isolation found, then the user's.
+fn tags(plan: &Plan, root: &Root) -> BTreeMap<String, String> {
+    let load = plan.load_name();
+    let mut tags = BTreeMap::from([("load".to_string(), load.to_string())]);
+    if plan.request.identify {
+        // Where the measuring threads will run (after `--partition`).
+        let threads = crate::store::placements(root, &plan.spec.threads);
+        tags.extend(crate::store::run_tags(
+            root,
+            load,
+            &plan.request.tags,
+            &threads,
+        ));
+    } else {
+        tags.extend(plan.request.tags.iter().cloned());
+    }
+    tags
+}
+
+/// The printer's live table as the engine's observer.
+struct Live<'a>(&'a mut dyn Printer);
+
+impl Observer for Live<'_> {
+    fn interval(&mut self, s: &IntervalStats) -> bool {
+        self.0.interval(s)
+    }
+}
+
+/// One measurement, checked: what [`measure_opened`] needs.
 pub struct Single<'a> {
+    /// The engine's spec.
     pub spec: &'a MeasureSpec,
+    /// How unsafe output paths are treated.
     pub policy: DirPolicy,
     /// `--json FILE`, and whether it holds cyclictest's keys.
     pub json: Option<&'a Path>,
+    /// Whether the `--json` file holds cyclictest's keys.
     pub json_cyclictest: bool,
+    /// The built-in load.
     pub load: Option<&'a LoadSpec>,
+    /// The run's label (None: the output directory's name).
     pub label: Option<String>,
+    /// The run's tags.
     pub tags: BTreeMap<String, String>,
-    /// `--store` and `--no-store`.
+    /// `--store`.
     pub store: Option<&'a str>,
+    /// `--no-store`.
     pub no_store: bool,
+    /// The command line recorded in the results.
+    pub command: Vec<String>,
 }
 
 /// What exists before the measurement starts (so the command can print
 /// its header): the output directory, the metrics file, the system.
 pub struct Opened {
+    /// The output directory, open.
     pub dir: SafeDir,
+    /// Its path.
     pub out: PathBuf,
+    /// `--metrics-file`, its directory open.
     pub metrics: Option<MetricsFile>,
+    /// The system at the start.
     pub sysinfo: SysInfo,
 }
 
@@ -65,6 +176,7 @@ pub fn open(
 
 /// What the measurement left.
 pub struct Done {
+    /// The measurement and the files written.
     pub written: Written,
     /// Some result file is not where asked (exit
     /// [`pipeline::EXIT_FILES_MISSING`]).
@@ -74,7 +186,7 @@ pub struct Done {
 /// Measure, write every file (timeline.csv as it goes, the metrics file
 /// every stats period and at the end, the `--json` copy), and store the run
 /// when every file is where asked. `display` sees every interval.
-pub fn measure(
+pub fn measure_opened(
     opened: Opened,
     s: &Single,
     root: &Root,
@@ -111,7 +223,7 @@ pub fn measure(
         dir,
         &ExportManager::all(),
         |programs| ResultContext {
-            command: std::env::args().collect(),
+            command: s.command.clone(),
             config: None,
             label,
             tags: s.tags.clone(),

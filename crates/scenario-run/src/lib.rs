@@ -8,4 +8,3 @@
 pub mod busy;
 pub mod plan;
 pub mod runner;
-pub mod signal;

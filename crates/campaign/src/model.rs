@@ -21,13 +21,16 @@
 //! Unknown keys and bad values are refused with FILE:LINE:COL before
 //! anything runs.
 
+use rtshield_limits as limits;
 use rtshield_sys::units::parse_duration_ns;
 use rtshield_sys::InputError;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
 /// Axis names that are not measurement settings.
+/// The isolation axis.
 pub const AXIS_ISOLATION: &str = "isolation";
+/// The load axis.
 pub const AXIS_LOAD: &str = "load";
 
 /// Measurement settings an axis or `[measure]` may set, with the
@@ -43,12 +46,6 @@ pub const SETTINGS: &[(&str, &str)] = &[
 
 /// The isolation methods.
 pub const ISOLATIONS: &[&str] = &["none", "partition", "isolcpus", "existing"];
-
-/// Limits (documented in docs/campaign.md).
-pub const MAX_REPEAT: u64 = 1000;
-pub const MAX_CELLS: usize = 10_000;
-pub const MIN_DURATION_NS: u64 = 1_000_000_000;
-pub const MAX_DURATION_NS: u64 = 7 * 86_400 * 1_000_000_000;
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -75,10 +72,13 @@ struct Raw {
 
 #[derive(Debug, Deserialize, Clone, PartialEq, Eq, Default)]
 #[serde(deny_unknown_fields)]
+/// `[partition]`: how `isolation = "partition"` partitions.
 pub struct RawPartition {
     #[serde(default)]
+    /// The parent cgroup of the rt/nrt sets (None: the root).
     pub parent: Option<String>,
     #[serde(default)]
+    /// What `partition create --with` also moves (e.g. `irq`).
     pub with: Vec<String>,
 }
 
@@ -97,43 +97,63 @@ pub enum Order {
 pub struct Cell {
     /// `isolation=none,load=hell` (axis order of the file).
     pub id: String,
+    /// (axis, value), in the file's axis order.
     pub values: Vec<(String, String)>,
 }
 
 impl Cell {
+    /// The cell's value on `axis`.
     pub fn get(&self, axis: &str) -> Option<&str> {
         self.values
             .iter()
             .find(|(k, _)| k == axis)
             .map(|(_, v)| v.as_str())
     }
+    /// The isolation method (`none` without that axis).
     pub fn isolation(&self) -> &str {
         self.get(AXIS_ISOLATION).unwrap_or("none")
     }
+    /// The load (`idle` without that axis).
     pub fn load(&self) -> &str {
         self.get(AXIS_LOAD).unwrap_or("idle")
+    }
+    /// The built-in load the measure runs beside itself (not `idle`, not
+    /// an external `cmd:` load, which the campaign starts).
+    pub fn builtin_load(&self) -> Option<&str> {
+        let load = self.load();
+        (load != "idle" && !load.starts_with("cmd:")).then_some(load)
     }
 }
 
 /// One run of the campaign: a cell and its repeat number (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Step {
+    /// The cell's place in [`Campaign::cells`].
     pub cell: usize,
+    /// The repeat number (1-based).
     pub repeat: u64,
 }
 
 /// A parsed, checked campaign.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Campaign {
+    /// The campaign's name (tags, directory, report).
     pub name: String,
+    /// The measured CPUs, as written.
     pub cpus: String,
+    /// The built-in loads' CPUs, as written.
     pub load_cpus: Option<String>,
+    /// Each run's duration, ns.
     pub duration_ns: u64,
+    /// Runs per cell.
     pub repeat: u64,
+    /// The order of the runs.
     pub order: Order,
     /// Settings shared by every cell (`rtshield measure` option, value).
     pub measure: Vec<(String, String)>,
+    /// How partition cells partition.
     pub partition: RawPartition,
+    /// The cells of the matrix, after exclude and include.
     pub cells: Vec<Cell>,
     /// A fingerprint of the file's content: `--resume` only skips runs of
     /// the very same campaign.
@@ -179,12 +199,12 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
             let ns = parse_duration_ns(v, Some("us")).map_err(|e| format!("{key}: {e}"))?;
             // measure's ranges (docs/ranges.md): period up to 1 h, the
             // histogram up to 1 s.
-            let (max, max_text) = if key == "period" {
-                (3_600_000_000_000, "1 h")
+            let (range, max_text) = if key == "period" {
+                (limits::CAMPAIGN_PERIOD_NS, "1 h")
             } else {
-                (1_000_000_000, "1 s")
+                (limits::CAMPAIGN_HISTO_SIZE_NS, "1 s")
             };
-            if !(1_000..=max).contains(&ns) {
+            if !range.contains(ns) {
                 return Err(format!("{key} `{v}` out of range 1 us .. {max_text}"));
             }
         }
@@ -192,8 +212,9 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
             let p: i64 = v
                 .parse()
                 .map_err(|_| format!("priority `{v}` is not an integer"))?;
-            if !(0..=99).contains(&p) {
-                return Err(format!("priority {p} out of range 0..99"));
+            let r = limits::PRIORITY;
+            if !(i64::from(r.min)..=i64::from(r.max)).contains(&p) {
+                return Err(format!("priority {p} out of range {}..{}", r.min, r.max));
             }
         }
         "policy" if !["fifo", "rr", "other"].contains(&v.to_ascii_lowercase().as_str()) => {
@@ -216,193 +237,88 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
 /// Only this file's own ranges: see [`parse_checked`] for the checks of
 /// `rtshield measure` itself.
 pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
-    parse_checked(text, file, &|_: &[String]| Ok(()))
+    parse_with_spans(text, file).map(|(c, _)| c)
 }
 
-/// [`parse`], then every cell's `rtshield measure` arguments (with
-/// `--partition` for a partition cell) go through `check` — measure's own
-/// validation — so a value measure would refuse is refused here, at the
-/// value that set it, before anything runs. `check` returns measure's
-/// message, which starts with the option it refuses (`--prio 0: ...`).
-pub fn parse_checked(
-    text: &str,
-    file: &str,
-    check: &dyn Fn(&[String]) -> Result<(), String>,
-) -> Result<Campaign, InputError> {
-    let at = |off: usize, msg: String| {
-        let (l, c) = line_col(text, off);
-        InputError::at(file, l, c, msg)
-    };
+/// [`parse`], then every cell's measure request (with its partition for a
+/// partition cell) goes through measure's own validation
+/// ([`rtshield_run::MeasureRequest::validate`]), so a value measure would
+/// refuse is refused here, at the value that set it, before anything runs.
+pub fn parse_checked(text: &str, file: &str) -> Result<Campaign, InputError> {
+    let (c, spans) = parse_with_spans(text, file)?;
+    let pos = Pos { text, file };
+    for cell in &c.cells {
+        if let Err(r) = c.request(cell).and_then(|r| r.validate()) {
+            // Point at the value measure refuses: the cell's own (an axis
+            // value), else `[measure]`'s, else the top-level key.
+            let key = crate::cells::key_of(r.setting).unwrap_or("");
+            let off = cell
+                .get(key)
+                .and_then(|v| spans.values.get(&(key.to_string(), v.to_string())))
+                .or_else(|| spans.values.get(&(key.to_string(), String::new())))
+                .copied()
+                .or(match key {
+                    "cpus" => Some(spans.cpus),
+                    "load_cpus" => spans.load_cpus,
+                    "duration" => Some(spans.duration),
+                    _ => None,
+                });
+            let msg = format!("cell {}: `rtshield measure` refuses {r}", cell.id);
+            return Err(match off {
+                Some(off) => pos.at(off, msg),
+                None => pos.whole(msg),
+            });
+        }
+    }
+    Ok(c)
+}
+
+/// Where a file's values are: errors name their line and column.
+struct Pos<'a> {
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Pos<'_> {
+    /// An error at byte `off` of the file.
+    fn at(&self, off: usize, msg: String) -> InputError {
+        let (l, c) = line_col(self.text, off);
+        InputError::at(self.file, l, c, msg)
+    }
+
+    /// An error that belongs to no single value (the matrix as a whole).
+    fn whole(&self, msg: String) -> InputError {
+        InputError::at(self.file, 1, 1, msg)
+    }
+}
+
+/// Where each value came from (byte offsets), for the refusals of
+/// measure's validation, found once the whole file is parsed.
+struct Spans {
+    /// (setting or axis, value; empty for `[measure]`'s) -> offset.
+    values: BTreeMap<(String, String), usize>,
+    cpus: usize,
+    load_cpus: Option<usize>,
+    duration: usize,
+}
+
+/// [`parse`], with where each value came from.
+fn parse_with_spans(text: &str, file: &str) -> Result<(Campaign, Spans), InputError> {
+    let pos = Pos { text, file };
     let raw: Raw = toml::from_str(text).map_err(|e| {
         let off = e.span().map_or(0, |s| s.start);
-        at(off, e.message().trim().to_string())
+        pos.at(off, e.message().trim().to_string())
     })?;
-    // Errors that belong to no single value (the matrix as a whole).
-    let whole = |msg: String| InputError::at(file, 1, 1, msg);
-    let name = raw.name.get_ref();
-    if name.trim().is_empty() || name.contains(['/', '\0']) {
-        return Err(at(
-            raw.name.span().start,
-            format!("name `{name}`: give a plain name (no `/`)"),
-        ));
-    }
-    let dur_at = raw.duration.span().start;
-    let duration_ns = parse_duration_ns(raw.duration.get_ref(), Some("s"))
-        .map_err(|e| at(dur_at, format!("duration: {e}")))?;
-    if !(MIN_DURATION_NS..=MAX_DURATION_NS).contains(&duration_ns) {
-        return Err(at(
-            dur_at,
-            format!(
-                "duration `{}` out of range 1 s .. 7 d",
-                raw.duration.get_ref()
-            ),
-        ));
-    }
-    let repeat = raw.repeat.as_ref().map_or(1, |r| *r.get_ref());
-    if !(1..=MAX_REPEAT).contains(&repeat) {
-        let off = raw.repeat.as_ref().map_or(0, |r| r.span().start);
-        return Err(at(
-            off,
-            format!("repeat {repeat} out of range 1..{MAX_REPEAT}"),
-        ));
-    }
-    rtshield_sys::CpuSet::parse(raw.cpus.get_ref()).map_err(|e| {
-        at(
-            raw.cpus.span().start,
-            format!("cpus `{}`: {e}", raw.cpus.get_ref()),
-        )
-    })?;
-    let order = match &raw.order {
-        None => Order::Interleaved,
-        Some(o) => match o.get_ref().as_str() {
-            "interleaved" => Order::Interleaved,
-            "sequential" => Order::Sequential,
-            other => {
-                return Err(at(
-                    o.span().start,
-                    format!("order `{other}`: expected interleaved or sequential"),
-                ))
-            }
-        },
+    let (duration_ns, repeat, order) = header(&raw, &pos)?;
+    let mut spans = Spans {
+        values: BTreeMap::new(),
+        cpus: raw.cpus.span().start,
+        load_cpus: raw.load_cpus.as_ref().map(|l| l.span().start),
+        duration: raw.duration.span().start,
     };
-    // Where each value came from, for measure's refusals below.
-    let mut spans: BTreeMap<(String, String), usize> = BTreeMap::new();
-    let mut measure = Vec::new();
-    for (k, v) in &raw.measure {
-        let off = v.span().start;
-        if !SETTINGS.iter().any(|(s, _)| s == k) {
-            return Err(at(
-                off,
-                format!(
-                    "unknown measurement setting `{k}` (expected one of: {})",
-                    names()
-                ),
-            ));
-        }
-        let s = value_str(v.get_ref())
-            .ok_or_else(|| at(off, format!("{k}: expected a string or number")))?;
-        check_setting(k, &s).map_err(|m| at(off, m))?;
-        spans.insert((k.clone(), String::new()), off);
-        measure.push((k.clone(), s));
-    }
-    // Axes in file order (TOML tables are sorted by our BTreeMap, so use
-    // the spans to restore the order the user wrote).
-    type Axis = toml::Spanned<Vec<toml::Spanned<toml::Value>>>;
-    let mut axes: Vec<(&String, &Axis)> = raw.axes.iter().collect();
-    axes.sort_by_key(|(_, v)| v.span().start);
-    let mut axis_values: Vec<(String, Vec<String>)> = Vec::new();
-    for (k, v) in axes {
-        let off = v.span().start;
-        let known = k == AXIS_ISOLATION || k == AXIS_LOAD || SETTINGS.iter().any(|(s, _)| s == k);
-        if !known {
-            return Err(at(
-                off,
-                format!(
-                    "unknown axis `{k}` (expected isolation, load or one of: {})",
-                    names()
-                ),
-            ));
-        }
-        if v.get_ref().is_empty() {
-            return Err(at(off, format!("axis `{k}` has no value")));
-        }
-        let mut vals = Vec::new();
-        for x in v.get_ref() {
-            let off = x.span().start;
-            let s = value_str(x.get_ref())
-                .ok_or_else(|| at(off, format!("{k}: expected strings or numbers")))?;
-            let check = match k.as_str() {
-                AXIS_ISOLATION if !ISOLATIONS.contains(&s.as_str()) => Err(format!(
-                    "isolation `{s}`: expected none, partition, isolcpus or existing"
-                )),
-                AXIS_LOAD => check_load(&s),
-                AXIS_ISOLATION => Ok(()),
-                _ => check_setting(k, &s),
-            };
-            check.map_err(|m| at(off, m))?;
-            if vals.contains(&s) {
-                return Err(at(off, format!("axis `{k}` lists `{s}` twice")));
-            }
-            spans.insert((k.clone(), s.clone()), off);
-            vals.push(s);
-        }
-        axis_values.push((k.clone(), vals));
-    }
-    let mut cells = vec![Vec::<(String, String)>::new()];
-    for (k, vals) in &axis_values {
-        let mut next = Vec::new();
-        for c in &cells {
-            for v in vals {
-                let mut c2 = c.clone();
-                c2.push((k.clone(), v.clone()));
-                next.push(c2);
-            }
-        }
-        cells = next;
-        if cells.len() > MAX_CELLS {
-            return Err(whole(format!("the matrix has more than {MAX_CELLS} cells")));
-        }
-    }
-    let to_pairs = |m: &BTreeMap<String, toml::Value>,
-                    what: &str|
-     -> Result<Vec<(String, String)>, InputError> {
-        m.iter()
-            .map(|(k, v)| {
-                if !axis_values.iter().any(|(a, _)| a == k) {
-                    return Err(whole(format!("{what} names `{k}`, which is not an axis")));
-                }
-                Ok((k.clone(), value_str(v).unwrap_or_default()))
-            })
-            .collect()
-    };
-    for ex in &raw.exclude {
-        let pairs = to_pairs(ex, "exclude")?;
-        cells.retain(|c| !pairs.iter().all(|p| c.contains(p)));
-    }
-    for inc in &raw.include {
-        let pairs = to_pairs(inc, "include")?;
-        // A full cell: every axis must be given.
-        if pairs.len() != axis_values.len() {
-            return Err(whole("include must give a value for every axis".into()));
-        }
-        let cell: Vec<(String, String)> = axis_values
-            .iter()
-            .map(|(a, _)| {
-                pairs
-                    .iter()
-                    .find(|(k, _)| k == a)
-                    .cloned()
-                    .expect("checked")
-            })
-            .collect();
-        if !cells.contains(&cell) {
-            cells.push(cell);
-        }
-    }
-    if cells.is_empty() {
-        return Err(whole("every cell is excluded: nothing to run".into()));
-    }
-    let cells = cells
+    let measure = measure_settings(&raw, &pos, &mut spans)?;
+    let axis_values = axes(&raw, &pos, &mut spans)?;
+    let cells = matrix(&raw, &axis_values, &pos)?
         .into_iter()
         .map(|values| Cell {
             id: values
@@ -425,44 +341,202 @@ pub fn parse_checked(
         cells,
         fingerprint: fingerprint(text),
     };
-    for cell in &c.cells {
-        let mut args = c.measure_args(cell);
-        if cell.isolation() == "partition" {
-            args.push("--partition".into());
+    Ok((c, spans))
+}
+
+/// The top-level keys: name, duration, repeat, cpus, order.
+fn header(raw: &Raw, pos: &Pos) -> Result<(u64, u64, Order), InputError> {
+    let name = raw.name.get_ref();
+    if name.trim().is_empty() || name.contains(['/', '\0']) {
+        return Err(pos.at(
+            raw.name.span().start,
+            format!("name `{name}`: give a plain name (no `/`)"),
+        ));
+    }
+    let dur_at = raw.duration.span().start;
+    let duration_ns = parse_duration_ns(raw.duration.get_ref(), Some("s"))
+        .map_err(|e| pos.at(dur_at, format!("duration: {e}")))?;
+    if !limits::CAMPAIGN_DURATION_NS.contains(duration_ns) {
+        return Err(pos.at(
+            dur_at,
+            format!(
+                "duration `{}` out of range 1 s .. 7 d",
+                raw.duration.get_ref()
+            ),
+        ));
+    }
+    let repeat = raw.repeat.as_ref().map_or(1, |r| *r.get_ref());
+    if !limits::CAMPAIGN_REPEAT.contains(repeat) {
+        let off = raw.repeat.as_ref().map_or(0, |r| r.span().start);
+        return Err(pos.at(
+            off,
+            format!(
+                "repeat {repeat} out of range 1..{}",
+                limits::CAMPAIGN_REPEAT.max
+            ),
+        ));
+    }
+    rtshield_sys::CpuSet::parse(raw.cpus.get_ref()).map_err(|e| {
+        pos.at(
+            raw.cpus.span().start,
+            format!("cpus `{}`: {e}", raw.cpus.get_ref()),
+        )
+    })?;
+    let order = match &raw.order {
+        None => Order::Interleaved,
+        Some(o) => match o.get_ref().as_str() {
+            "interleaved" => Order::Interleaved,
+            "sequential" => Order::Sequential,
+            other => {
+                return Err(pos.at(
+                    o.span().start,
+                    format!("order `{other}`: expected interleaved or sequential"),
+                ))
+            }
+        },
+    };
+    Ok((duration_ns, repeat, order))
+}
+
+/// `[measure]`: settings shared by every cell.
+fn measure_settings(
+    raw: &Raw,
+    pos: &Pos,
+    spans: &mut Spans,
+) -> Result<Vec<(String, String)>, InputError> {
+    let mut measure = Vec::new();
+    for (k, v) in &raw.measure {
+        let off = v.span().start;
+        if !SETTINGS.iter().any(|(s, _)| s == k) {
+            return Err(pos.at(
+                off,
+                format!(
+                    "unknown measurement setting `{k}` (expected one of: {})",
+                    names()
+                ),
+            ));
         }
-        if let Err(m) = check(&args) {
-            // Point at the value measure refuses: the cell's own (an axis
-            // value), else `[measure]`'s, else the top-level key.
-            let opt = m.split([' ', ':']).next().unwrap_or("");
-            let key = SETTINGS
-                .iter()
-                .find(|(_, o)| *o == opt)
-                .map(|(k, _)| *k)
-                .unwrap_or(match opt {
-                    "--cpus" => "cpus",
-                    "--load-cpus" => "load_cpus",
-                    "--duration" => "duration",
-                    _ => "",
-                });
-            let off = cell
-                .get(key)
-                .and_then(|v| spans.get(&(key.to_string(), v.to_string())))
-                .or_else(|| spans.get(&(key.to_string(), String::new())))
-                .copied()
-                .or(match key {
-                    "cpus" => Some(raw.cpus.span().start),
-                    "load_cpus" => raw.load_cpus.as_ref().map(|l| l.span().start),
-                    "duration" => Some(dur_at),
-                    _ => None,
-                });
-            let msg = format!("cell {}: `rtshield measure` refuses {m}", cell.id);
-            return Err(match off {
-                Some(off) => at(off, msg),
-                None => whole(msg),
-            });
+        let s = value_str(v.get_ref())
+            .ok_or_else(|| pos.at(off, format!("{k}: expected a string or number")))?;
+        check_setting(k, &s).map_err(|m| pos.at(off, m))?;
+        spans.values.insert((k.clone(), String::new()), off);
+        measure.push((k.clone(), s));
+    }
+    Ok(measure)
+}
+
+/// `[axes]`, in file order (TOML tables are sorted by our BTreeMap, so the
+/// spans restore the order the user wrote), each value checked.
+fn axes(raw: &Raw, pos: &Pos, spans: &mut Spans) -> Result<Vec<(String, Vec<String>)>, InputError> {
+    type Axis = toml::Spanned<Vec<toml::Spanned<toml::Value>>>;
+    let mut axes: Vec<(&String, &Axis)> = raw.axes.iter().collect();
+    axes.sort_by_key(|(_, v)| v.span().start);
+    let mut axis_values: Vec<(String, Vec<String>)> = Vec::new();
+    for (k, v) in axes {
+        let off = v.span().start;
+        let known = k == AXIS_ISOLATION || k == AXIS_LOAD || SETTINGS.iter().any(|(s, _)| s == k);
+        if !known {
+            return Err(pos.at(
+                off,
+                format!(
+                    "unknown axis `{k}` (expected isolation, load or one of: {})",
+                    names()
+                ),
+            ));
+        }
+        if v.get_ref().is_empty() {
+            return Err(pos.at(off, format!("axis `{k}` has no value")));
+        }
+        let mut vals = Vec::new();
+        for x in v.get_ref() {
+            let off = x.span().start;
+            let s = value_str(x.get_ref())
+                .ok_or_else(|| pos.at(off, format!("{k}: expected strings or numbers")))?;
+            let check = match k.as_str() {
+                AXIS_ISOLATION if !ISOLATIONS.contains(&s.as_str()) => Err(format!(
+                    "isolation `{s}`: expected none, partition, isolcpus or existing"
+                )),
+                AXIS_LOAD => check_load(&s),
+                AXIS_ISOLATION => Ok(()),
+                _ => check_setting(k, &s),
+            };
+            check.map_err(|m| pos.at(off, m))?;
+            if vals.contains(&s) {
+                return Err(pos.at(off, format!("axis `{k}` lists `{s}` twice")));
+            }
+            spans.values.insert((k.clone(), s.clone()), off);
+            vals.push(s);
+        }
+        axis_values.push((k.clone(), vals));
+    }
+    Ok(axis_values)
+}
+
+/// The cells: the cross product of the axes, less `[[exclude]]`, plus
+/// `[[include]]`.
+fn matrix(
+    raw: &Raw,
+    axis_values: &[(String, Vec<String>)],
+    pos: &Pos,
+) -> Result<Vec<Vec<(String, String)>>, InputError> {
+    let mut cells = vec![Vec::<(String, String)>::new()];
+    for (k, vals) in axis_values {
+        let mut next = Vec::new();
+        for c in &cells {
+            for v in vals {
+                let mut c2 = c.clone();
+                c2.push((k.clone(), v.clone()));
+                next.push(c2);
+            }
+        }
+        cells = next;
+        if cells.len() > limits::CAMPAIGN_MAX_CELLS {
+            return Err(pos.whole(format!(
+                "the matrix has more than {} cells",
+                limits::CAMPAIGN_MAX_CELLS
+            )));
         }
     }
-    Ok(c)
+    let to_pairs = |m: &BTreeMap<String, toml::Value>,
+                    what: &str|
+     -> Result<Vec<(String, String)>, InputError> {
+        m.iter()
+            .map(|(k, v)| {
+                if !axis_values.iter().any(|(a, _)| a == k) {
+                    return Err(pos.whole(format!("{what} names `{k}`, which is not an axis")));
+                }
+                Ok((k.clone(), value_str(v).unwrap_or_default()))
+            })
+            .collect()
+    };
+    for ex in &raw.exclude {
+        let pairs = to_pairs(ex, "exclude")?;
+        cells.retain(|c| !pairs.iter().all(|p| c.contains(p)));
+    }
+    for inc in &raw.include {
+        let pairs = to_pairs(inc, "include")?;
+        // A full cell: every axis must be given.
+        if pairs.len() != axis_values.len() {
+            return Err(pos.whole("include must give a value for every axis".into()));
+        }
+        let cell: Vec<(String, String)> = axis_values
+            .iter()
+            .map(|(a, _)| {
+                pairs
+                    .iter()
+                    .find(|(k, _)| k == a)
+                    .cloned()
+                    .expect("checked")
+            })
+            .collect();
+        if !cells.contains(&cell) {
+            cells.push(cell);
+        }
+    }
+    if cells.is_empty() {
+        return Err(pos.whole("every cell is excluded: nothing to run".into()));
+    }
+    Ok(cells)
 }
 
 /// A duration as `measure` reads it: the short form when it is exact.
@@ -524,9 +598,9 @@ impl Campaign {
             .unwrap_or(u64::MAX)
     }
 
-    /// `rtshield measure` options for a cell (settings of `[measure]`, then
-    /// the cell's own, which win).
-    pub fn measure_args(&self, cell: &Cell) -> Vec<String> {
+    /// The measurement settings of a cell: `[measure]`'s, then the cell's
+    /// own, which win (key, value as written).
+    pub fn settings(&self, cell: &Cell) -> Vec<(String, String)> {
         let mut settings: Vec<(String, String)> = self.measure.clone();
         for (k, v) in &cell.values {
             if SETTINGS.iter().any(|(s, _)| s == k) {
@@ -534,23 +608,24 @@ impl Campaign {
                 settings.push((k.clone(), v.clone()));
             }
         }
+        settings
+    }
+
+    /// The `rtshield measure` options equivalent to a cell's request (see
+    /// [`Campaign::request`]), as `--dry-run` shows them and the results
+    /// record them.
+    pub fn measure_args(&self, cell: &Cell) -> Vec<String> {
         let mut args = vec![
             "--cpus".to_string(),
             self.cpus.clone(),
             "--duration".into(),
             duration_arg(self.duration_ns),
         ];
-        for (k, v) in settings {
-            let opt = SETTINGS
-                .iter()
-                .find(|(s, _)| *s == k)
-                .map(|(_, o)| *o)
-                .expect("checked");
-            args.push(opt.into());
+        for (k, v) in self.settings(cell) {
+            args.push(option_of(&k).into());
             args.push(v);
         }
-        let load = cell.load();
-        if load != "idle" && !load.starts_with("cmd:") {
+        if let Some(load) = cell.builtin_load() {
             args.push("--load".into());
             args.push(load.into());
             if let Some(lc) = &self.load_cpus {
@@ -560,6 +635,15 @@ impl Campaign {
         }
         args
     }
+}
+
+/// The `rtshield measure` option of a setting.
+pub fn option_of(key: &str) -> &'static str {
+    SETTINGS
+        .iter()
+        .find(|(s, _)| *s == key)
+        .map(|(_, o)| *o)
+        .expect("settings are checked when parsed")
 }
 
 #[cfg(test)]

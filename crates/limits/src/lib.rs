@@ -1,0 +1,136 @@
+//! rtshield-limits: every documented value range of a measurement
+//! (docs/ranges.md, docs/manual/campaign.md), in one place.
+//!
+//! Three parsers read measurement settings: the command line's
+//! `MeasureRequest` (crate `run`, which also checks each campaign cell),
+//! the systress configuration file (crate `config`) and the campaign file
+//! (crate `campaign`). Each checks a value when it parses it, so that it can
+//! name where the value came from (`--period 500ns: ...`, `FILE:LINE:COL`),
+//! and words its refusal for its readers; the numbers are these.
+//!
+//! Why a crate of its own, below all three: the ranges are facts about what
+//! rtshield accepts, not about any input format, and none of the parsers
+//! should depend on another (or on the measuring engine) to know them. Pure
+//! constants, no dependency.
+
+#![deny(missing_docs)]
+
+/// A closed range `min..=max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Range<T> {
+    /// The smallest value accepted.
+    pub min: T,
+    /// The largest value accepted.
+    pub max: T,
+}
+
+impl<T: PartialOrd + Copy> Range<T> {
+    /// Whether `v` is within the range.
+    pub fn contains(&self, v: T) -> bool {
+        self.min <= v && v <= self.max
+    }
+}
+
+const US: u64 = 1_000;
+const MS: u64 = 1_000_000;
+const S: u64 = 1_000_000_000;
+const H: u64 = 3_600 * S;
+const DAY: u64 = 86_400 * S;
+
+// ------------------------------------------------ a measurement (`measure` options and `run` keys)
+
+/// `--period`, `period`: 1 µs .. 1 h.
+pub const PERIOD_NS: Range<u64> = Range { min: US, max: H };
+/// `--duration`, `lifetime.duration`: more than 0, at most 365 days.
+pub const DURATION_NS: Range<u64> = Range {
+    min: 1,
+    max: 365 * DAY,
+};
+/// `--samples`, `lifetime.samples`: 1 .. 10^12 per thread.
+pub const SAMPLES: Range<u64> = Range {
+    min: 1,
+    max: 1_000_000_000_000,
+};
+/// `--histo-size`, `stats.histo_size`: more than 0, at most 1 s.
+pub const HISTO_SIZE_NS: Range<u64> = Range { min: 1, max: S };
+/// The most histogram buckets (`histo_size / resolution`) a thread may have.
+pub const MAX_BUCKETS: u64 = 10_000_000;
+/// `histo.resolution`: a whole number of nanoseconds, 1 ns .. 1 ms.
+pub const RESOLUTION_NS: Range<u64> = Range { min: 1, max: MS };
+/// `--stats-period`, `stats.period`: 10 ms .. 1 h.
+pub const STATS_PERIOD_NS: Range<u64> = Range {
+    min: 10 * MS,
+    max: H,
+};
+/// `--prio` (and `sched.priority`) with a real-time policy: 1..99.
+pub const RT_PRIORITY: Range<i32> = Range { min: 1, max: 99 };
+/// `sched.priority`, `priority` in a campaign: 0..99 (0 for a policy that
+/// is not real-time).
+pub const PRIORITY: Range<i32> = Range { min: 0, max: 99 };
+/// `--max-latency` (as `export --max-latency`): more than 0, at most 1 h.
+pub const MAX_LATENCY_NS: Range<u64> = Range { min: 1, max: H };
+/// `--trace-on`, `trace.on_latency`: 1 µs .. 1 s.
+pub const TRACE_LATENCY_NS: Range<u64> = Range { min: US, max: S };
+/// `--trace-buffer-kb`, `trace.buffer_kb`: 1 .. 1048576 KiB per CPU.
+pub const TRACE_BUFFER_KB: Range<u32> = Range {
+    min: 1,
+    max: 1_048_576,
+};
+/// The per-CPU trace buffer without `--trace-buffer-kb` / `trace.buffer_kb`, KiB.
+pub const TRACE_BUFFER_KB_DEFAULT: u32 = 256;
+
+// ------------------------------------------------ keys of the systress file only
+
+/// `stats.checkpoint`: `off`, or at least 100 ms.
+pub const CHECKPOINT_MIN_NS: u64 = 100 * MS;
+/// `stats.rotate`: `off`, or 1 s .. 365 days.
+pub const ROTATE_NS: Range<u64> = Range {
+    min: S,
+    max: 365 * DAY,
+};
+/// `start.delay`: 0 .. 1 day.
+pub const START_DELAY_NS: Range<u64> = Range { min: 0, max: DAY };
+/// Each phase of `load.cycle`: 100 ms .. 1 day.
+pub const CYCLE_PHASE_NS: Range<u64> = Range {
+    min: 100 * MS,
+    max: DAY,
+};
+/// `dbg_level`: 0 .. 9.
+pub const DBG_LEVEL: Range<u32> = Range { min: 0, max: 9 };
+/// `load.workers`: 1 .. 64 per CPU.
+pub const LOAD_WORKERS: Range<u32> = Range { min: 1, max: 64 };
+
+// ------------------------------------------------ the campaign file
+
+/// A campaign's `duration` (each run): 1 s .. 7 days.
+pub const CAMPAIGN_DURATION_NS: Range<u64> = Range {
+    min: S,
+    max: 7 * DAY,
+};
+/// A campaign's `repeat`: 1 .. 1000.
+pub const CAMPAIGN_REPEAT: Range<u64> = Range { min: 1, max: 1000 };
+/// The most cells a campaign's matrix may have.
+pub const CAMPAIGN_MAX_CELLS: usize = 10_000;
+/// A campaign's `period` and `histo_size` (written in µs when bare): at
+/// least 1 µs; at most the measure's own maximum.
+pub const CAMPAIGN_PERIOD_NS: Range<u64> = PERIOD_NS;
+/// See [`CAMPAIGN_PERIOD_NS`].
+pub const CAMPAIGN_HISTO_SIZE_NS: Range<u64> = Range {
+    min: US,
+    max: HISTO_SIZE_NS.max,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ranges_are_the_documented_ones() {
+        assert!(PERIOD_NS.contains(1_000) && !PERIOD_NS.contains(999));
+        assert!(PERIOD_NS.contains(3_600_000_000_000) && !PERIOD_NS.contains(3_600_000_000_001));
+        assert!(!DURATION_NS.contains(0) && DURATION_NS.contains(365 * 86_400_000_000_000));
+        assert!(!STATS_PERIOD_NS.contains(9_999_999));
+        assert!(!RT_PRIORITY.contains(0) && PRIORITY.contains(0) && !PRIORITY.contains(100));
+        assert!(CAMPAIGN_HISTO_SIZE_NS.contains(1_000) && !CAMPAIGN_HISTO_SIZE_NS.contains(999));
+    }
+}

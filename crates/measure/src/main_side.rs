@@ -1,0 +1,420 @@
+//! The main thread's side of a measurement: what the process holds for
+//! the run ([`Setup`]), the sample rings, and the loop that drains them
+//! into the histograms every 20 ms and tells the observer every stats
+//! period ([`MainSide`]), with consistent mid-run snapshots (checkpoints).
+//! `engine` starts the measuring threads and hands their rings to it.
+
+use crate::engine::{thread_results, AffinityGuard, Ready, DRAIN_EVERY};
+use crate::hotloop::{now_ns, Live, Sample};
+use crate::spike::SpikeMark;
+use crate::stats::{Accum, ThreadHistograms};
+use crate::{
+    rt, signals, EndReason, IntervalStats, MeasureSpec, Measurement, Observer, ThreadStats,
+};
+use rtshield_sys::sched;
+use rtshield_sys::CpuSet;
+use std::sync::atomic::{
+    AtomicBool,
+    Ordering::{Acquire, Relaxed},
+};
+use std::time::Duration;
+
+/// What the process holds for a run, given back when dropped: the main
+/// thread off the measured CPUs, locked memory, `/dev/cpu_dma_latency`,
+/// the main thread's raised priority.
+pub(crate) struct Setup {
+    _affinity: AffinityGuard,
+    pub(crate) memlock: Option<rt::MemLock>,
+    pub(crate) dma: Option<rt::DmaLatency>,
+    _main_prio: Option<rt::RaisedPriority>,
+}
+
+impl Setup {
+    /// Take what `spec` asks for; what is refused becomes a warning.
+    pub(crate) fn hold(spec: &MeasureSpec, online: &CpuSet, warnings: &mut Vec<String>) -> Setup {
+        // The main thread stays off the measured CPUs when another CPU exists.
+        let measured: CpuSet = spec.threads.iter().filter_map(|t| t.cpu).collect();
+        let housekeeping = online.difference(&measured);
+        let affinity = if !measured.is_empty() && !housekeeping.is_empty() {
+            let g = AffinityGuard(Some(online.clone()));
+            if let Err(e) = sched::set_affinity(0, &housekeeping) {
+                warnings.push(format!(
+                    "could not keep the main thread off the measured CPUs: {e}"
+                ));
+            }
+            g
+        } else {
+            AffinityGuard(None)
+        };
+        let memlock = if spec.memlock {
+            match rt::MemLock::lock() {
+                Ok(m) => Some(m),
+                Err(e) => {
+                    warnings.push(format!(
+                        "mlockall refused ({e}): memory is not locked, page faults may add latency"
+                    ));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        let dma = if spec.cpu_dma_latency {
+            match rt::DmaLatency::hold(0) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    warnings.push(format!(
+                        "could not hold {} at 0 ({e}): CPUs may enter deep idle states",
+                        rt::DmaLatency::PATH
+                    ));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        // Keep the ring drain ahead of a CPU load on the housekeeping CPUs,
+        // below every measuring thread (only when they are real-time).
+        let min_rt = spec
+            .threads
+            .iter()
+            .filter(|t| t.policy.is_rt())
+            .map(|t| t.priority)
+            .min();
+        let main_prio = match min_rt {
+            Some(p) if p > 1 => rt::RaisedPriority::raise(1).ok(),
+            _ => None,
+        };
+        Setup {
+            _affinity: affinity,
+            memlock,
+            dma,
+            _main_prio: main_prio,
+        }
+    }
+}
+
+/// One sample ring per thread: room for 10 s of samples (the main thread
+/// drains every 20 ms; 10 s covers a main thread starved by a load), 1 MiB
+/// to 16 MiB per thread. Not locked memory: every slot touched now.
+pub(crate) fn rings(
+    spec: &MeasureSpec,
+    memlocked: bool,
+) -> (Vec<rtrb::Producer<Sample>>, Vec<rtrb::Consumer<Sample>>) {
+    let mut rings = Vec::with_capacity(spec.threads.len());
+    let mut producers = Vec::with_capacity(spec.threads.len());
+    for t in &spec.threads {
+        let per_s = 1_000_000_000 / t.period_ns.max(1);
+        let (mut p, mut c) =
+            rtrb::RingBuffer::<Sample>::new((per_s * 10).clamp(1 << 16, 1 << 20) as usize);
+        if !memlocked {
+            // Not locked (so not populated by MCL_FUTURE): touch every slot
+            // now, or the loop's first pass takes a page fault every 256
+            // samples.
+            for _ in 0..p.buffer().capacity() {
+                let _ = p.push(Sample::default());
+                let _ = c.pop();
+            }
+        }
+        producers.push(p);
+        rings.push(c);
+    }
+    (producers, rings)
+}
+
+/// What a mid-run snapshot adds to the main side's figures.
+pub(crate) struct SnapshotInfo<'a> {
+    pub(crate) started_at: &'a str,
+    pub(crate) warnings: &'a [String],
+    pub(crate) dma: Option<i32>,
+    pub(crate) memlocked: bool,
+    pub(crate) caller_rt_runtime_us: Option<i64>,
+}
+
+/// The main thread's side of a run: the rings it drains into the
+/// histograms, and what it tells the observer.
+pub(crate) struct MainSide<'a> {
+    pub(crate) spec: &'a MeasureSpec,
+    pub(crate) ready: Vec<Option<Ready>>,
+    pub(crate) tids: Vec<i32>,
+    pub(crate) lives: &'a [Live],
+    pub(crate) rings: Vec<rtrb::Consumer<Sample>>,
+    pub(crate) hists: Vec<ThreadHistograms>,
+    pub(crate) ival: Vec<IvalAcc>,
+    pub(crate) mark_rx: Vec<rtrb::Consumer<SpikeMark>>,
+    pub(crate) marks: Vec<SpikeMark>,
+    pub(crate) inner_stop: &'a AtomicBool,
+    pub(crate) trace_stopped: &'a AtomicBool,
+    pub(crate) t0: i64,
+}
+
+impl MainSide<'_> {
+    /// Drain every 20 ms and call `obs` every stats period until the
+    /// threads are done, `stop` is set, the observer or `--trace-stop`
+    /// stops the run. Returns why it ended so far ([`EndReason::Stop`]
+    /// when the threads ended by themselves: decided by the caller).
+    pub(crate) fn watch(
+        &mut self,
+        obs: &mut dyn Observer,
+        stop: &AtomicBool,
+        snap: &SnapshotInfo,
+    ) -> EndReason {
+        let mut last_report = now_ns();
+        loop {
+            std::thread::sleep(DRAIN_EVERY);
+            self.drain();
+            self.take_marks(obs);
+            if self.trace_stopped.load(Relaxed) {
+                // --trace-stop: a thread stopped the trace and the run.
+                self.inner_stop.store(true, Relaxed);
+                return EndReason::Stop;
+            }
+            let all_done = self.lives.iter().all(|l| l.done.load(Relaxed));
+            if stop.load(Relaxed) {
+                self.inner_stop.store(true, Relaxed);
+                return signals::received().map_or(EndReason::Stop, EndReason::Signal);
+            }
+            let now = now_ns();
+            if all_done {
+                return EndReason::Stop;
+            }
+            if (now - last_report) as u64 >= self.spec.stats_period_ns {
+                last_report = now;
+                let s = self.interval_stats((now - self.t0) as u64);
+                if !obs.interval(&s) {
+                    self.inner_stop.store(true, Relaxed);
+                    return EndReason::Stop;
+                }
+                if obs.wants_snapshot(&s) {
+                    obs.snapshot(&self.snapshot((now - self.t0) as u64, snap));
+                }
+            }
+        }
+    }
+
+    /// Every ring into its thread's histograms.
+    pub(crate) fn drain(&mut self) {
+        drain(&mut self.rings, &mut self.hists, &mut self.ival, self.spec);
+    }
+
+    /// The spike marks queued since the last call, to the observer.
+    pub(crate) fn take_marks(&mut self, obs: &mut dyn Observer) {
+        self.marks.clear();
+        for c in self.mark_rx.iter_mut() {
+            while let Ok(m) = c.pop() {
+                self.marks.push(m);
+            }
+        }
+        obs.drained(&self.marks, &self.tids);
+    }
+
+    /// The figures of this stats period.
+    pub(crate) fn interval_stats(&mut self, elapsed: u64) -> IntervalStats {
+        interval_stats(self.spec, &self.ready, self.lives, &mut self.ival, elapsed)
+    }
+
+    /// The run so far, figures and histograms agreeing (a checkpoint).
+    pub(crate) fn snapshot(&mut self, elapsed: u64, info: &SnapshotInfo) -> Measurement {
+        let exact = consistent_figures(
+            self.lives,
+            &mut self.rings,
+            &mut self.hists,
+            &mut self.ival,
+            self.spec,
+        );
+        Snapshot {
+            spec: self.spec,
+            ready: &self.ready,
+            exact,
+            hists: &self.hists,
+            started_at: info.started_at,
+            elapsed,
+            warnings: info.warnings,
+            dma: info.dma,
+            memlocked: info.memlocked,
+        }
+        .measurement(info.caller_rt_runtime_us)
+    }
+}
+
+/// What a mid-run snapshot is made of (all owned by `run`).
+struct Snapshot<'a> {
+    spec: &'a MeasureSpec,
+    ready: &'a [Option<Ready>],
+    /// The measuring threads' figures, matching `hists` sample for sample.
+    exact: Vec<Accum>,
+    hists: &'a [ThreadHistograms],
+    started_at: &'a str,
+    elapsed: u64,
+    warnings: &'a [String],
+    dma: Option<i32>,
+    memlocked: bool,
+}
+
+impl Snapshot<'_> {
+    fn measurement(&self, caller_rt_runtime_us: Option<i64>) -> Measurement {
+        let exact = self.exact.clone();
+        let mut warnings = self.warnings.to_vec();
+        let threads = thread_results(
+            self.spec,
+            self.ready,
+            exact,
+            self.hists.to_vec(),
+            caller_rt_runtime_us,
+            &mut warnings,
+        );
+        Measurement {
+            spec: self.spec.clone(),
+            started_at: self.started_at.to_string(),
+            elapsed_ns: self.elapsed,
+            end: EndReason::Running,
+            threads,
+            warnings,
+            cpu_dma_latency: self.dma,
+            memlocked: self.memlocked,
+            partial: true,
+            trace: None,
+        }
+    }
+}
+
+/// Interval figures accumulated on the main thread from the rings.
+pub(crate) type IvalAcc = rtshield_results::MinMaxSum;
+
+/// The live atomics of every thread, `count` first (Acquire): the other
+/// figures are at least that fresh.
+fn read_live(lives: &[Live]) -> Vec<Accum> {
+    lives
+        .iter()
+        .map(|l| Accum {
+            lat: rtshield_results::MinMaxSum {
+                count: l.count.load(Acquire),
+                min: l.min.load(Relaxed),
+                max: l.max.load(Relaxed),
+                sum: l.sum.load(Relaxed) as i128,
+            },
+            cur: l.cur.load(Relaxed),
+            overruns: l.overruns.load(Relaxed),
+            missed: l.missed.load(Relaxed),
+            lost: l.lost.load(Relaxed),
+            spikes: 0,
+        })
+        .collect()
+}
+
+/// Figures and histograms that agree for a checkpoint: read the figures,
+/// then take from each ring exactly the samples they count (a sample is
+/// pushed before its count is published, so they are there). The drain
+/// may also have run ahead of a count not yet published: then read again,
+/// a few microseconds later (bounded; the measuring thread publishes right
+/// after it pushes).
+fn consistent_figures(
+    lives: &[Live],
+    rings: &mut [rtrb::Consumer<Sample>],
+    hists: &mut [ThreadHistograms],
+    ival: &mut [IvalAcc],
+    spec: &MeasureSpec,
+) -> Vec<Accum> {
+    let mut exact = read_live(lives);
+    for _ in 0..200 {
+        for (i, c) in rings.iter_mut().enumerate() {
+            let want = exact[i].lat.count.saturating_sub(exact[i].lost);
+            let k = want.saturating_sub(hists[i].samples).min(c.slots() as u64) as usize;
+            take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
+        }
+        let agree = exact
+            .iter()
+            .zip(hists.iter())
+            .all(|(a, h)| a.lat.count.saturating_sub(a.lost) == h.samples);
+        if agree {
+            break;
+        }
+        std::thread::sleep(Duration::from_micros(50));
+        exact = read_live(lives);
+    }
+    exact
+}
+
+/// Move `k` samples from a ring into the thread's histograms.
+fn take(
+    c: &mut rtrb::Consumer<Sample>,
+    k: usize,
+    hist: &mut ThreadHistograms,
+    v: &mut IvalAcc,
+    period: u64,
+) {
+    if k == 0 {
+        return;
+    }
+    if let Ok(chunk) = c.read_chunk(k) {
+        let (a, b) = chunk.as_slices();
+        for s in a.iter().chain(b) {
+            hist.record(s.value, s.missed, period);
+            v.add(s.value);
+        }
+        chunk.commit_all();
+    }
+}
+
+fn drain(
+    rings: &mut [rtrb::Consumer<Sample>],
+    hists: &mut [ThreadHistograms],
+    ival: &mut [IvalAcc],
+    spec: &MeasureSpec,
+) {
+    for (i, c) in rings.iter_mut().enumerate() {
+        let k = c.slots();
+        take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
+    }
+}
+
+fn interval_stats(
+    spec: &MeasureSpec,
+    ready: &[Option<Ready>],
+    lives: &[Live],
+    ival: &mut [IvalAcc],
+    elapsed: u64,
+) -> IntervalStats {
+    let threads = spec
+        .threads
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let l = &lives[i];
+            let count = l.count.load(Acquire);
+            let v = std::mem::take(&mut ival[i]);
+            let r = ready[i].as_ref();
+            ThreadStats {
+                index: t.index,
+                tid: r.map_or(0, |r| r.tid),
+                cpu: r.and_then(|r| r.cpu),
+                policy: r.map(|r| r.policy),
+                samples: count,
+                min_ns: if count == 0 { 0 } else { l.min.load(Relaxed) },
+                max_ns: if count == 0 { 0 } else { l.max.load(Relaxed) },
+                cur_ns: l.cur.load(Relaxed),
+                avg_ns: if count == 0 {
+                    0.0
+                } else {
+                    l.sum.load(Relaxed) as f64 / count as f64
+                },
+                ival_samples: v.count,
+                ival_min_ns: v.min().unwrap_or(0),
+                ival_max_ns: v.max().unwrap_or(0),
+                ival_avg_ns: v.mean().unwrap_or(0.0),
+                overruns: l.overruns.load(Relaxed),
+                missed_periods: l.missed.load(Relaxed),
+                lost: l.lost.load(Relaxed),
+                done: l.done.load(Relaxed),
+            }
+        })
+        .collect();
+    IntervalStats {
+        elapsed_ns: elapsed,
+        duration_ns: spec.duration_ns,
+        samples_target: spec.samples,
+        resolution_ns: spec.resolution_ns,
+        mode: Some(spec.mode),
+        threads,
+    }
+}

@@ -19,8 +19,9 @@
 #   ADV_RACE_SECONDS  time given to each race (default 20)
 #   ADV_RACE_TRIES    tries of the slow races (default 20)
 #   ADV_WORK_SECONDS  limit for the "bounded work" cases (default 60)
-#   ADV_HUGE_SECONDS  limit for the huge/endless input cases f1-f3 (default 10;
-#                     a debug build on a loaded 2-vCPU VM needs 3-9 s for f3)
+#   ADV_HUGE_SECONDS  limit for the huge/endless input cases f1-f3 (default 30:
+#                     a debug build needs 3 s for f3 on an idle 2-vCPU VM, over
+#                     10 s when other builds run; the RSS limit is the real check)
 #   ADV_LOCK          lock file taken around the tracefs cases (default
 #                     /tmp/rtshield-live.lock when it exists: the live tests' lock)
 #
@@ -86,7 +87,7 @@ AGID=$(id -g "$ADV_USER")
 RACE_SECONDS=${ADV_RACE_SECONDS:-20}
 RACE_TRIES=${ADV_RACE_TRIES:-20}
 WORK_SECONDS=${ADV_WORK_SECONDS:-60}
-HUGE_SECONDS=${ADV_HUGE_SECONDS:-10}
+HUGE_SECONDS=${ADV_HUGE_SECONDS:-30}
 ONLY=${ADV_ONLY:-}
 LOCK=${ADV_LOCK:-}
 [ -z "$LOCK" ] && [ -e /tmp/rtshield-live.lock ] && LOCK=/tmp/rtshield-live.lock
@@ -204,6 +205,8 @@ snap() {
      find . -type f -print0 | sort -z | xargs -0r md5sum) | md5sum | cut -c1-16
 }
 lsd() { (cd "$1" 2>/dev/null && find . -mindepth 1 -maxdepth 2 | sort | head -12 | tr '\n' ' '); }
+# Still the decoy's original content?
+is_precious() { printf 'precious\n' | cmp -s - "$1"; }
 # A root-owned victim directory holding the given files, each "precious".
 victim_dir() { # dir file...
     local d=$1; shift
@@ -510,14 +513,14 @@ case_a1() {
     local V=$ROOTSIDE/victim-a1; echo precious >"$V"
     plant 300 "$V" "$ATT/out-a1"
     rr a1 60 "${MEASURE[@]}" --out "$ATT/out-a1"
-    if [ "$(cat "$V")" = precious ]; then held "$CUR" "measure --out <attacker's dir with links>: victim intact (exit $RC: $(first_err "$LOG/a1.err" 160))"
+    if is_precious "$V"; then held "$CUR" "measure --out <attacker's dir with links>: victim intact (exit $RC: $(first_err "$LOG/a1.err" 160))"
     else broken "$CUR" "measure --out <attacker's dir with links>: victim overwritten (exit $RC)"; fi
 }
 case_a2() {
     local V=$ROOTSIDE/victim-a2; echo precious >"$V"
     plant 300 "$V" "$ATT/out-a2"
     rr a2 60 run -q "$LIB/run1s.cfg" --out "$ATT/out-a2"
-    if [ "$(cat "$V")" = precious ]; then held "$CUR" "run --out <attacker's dir with links>: victim intact (exit $RC: $(first_err "$LOG/a2.err" 160))"
+    if is_precious "$V"; then held "$CUR" "run --out <attacker's dir with links>: victim intact (exit $RC: $(first_err "$LOG/a2.err" 160))"
     else broken "$CUR" "run --out <attacker's dir with links>: victim overwritten (exit $RC)"; fi
 }
 case_a3() { # the default ./rtshield-results/STAMP, predicted by the attacker
@@ -529,7 +532,7 @@ case_a3() { # the default ./rtshield-results/STAMP, predicted by the attacker
     for i in 0 1 2 3; do stamps+=("$C/rtshield-results/$(date -u -d "@$((now + i))" +%Y%m%d-%H%M%S)"); done
     plant 50 "$V" "${stamps[@]}"
     cd "$C" && rr a3 60 "${MEASURE[@]}"; cd "$RUN" || return
-    if [ "$(cat "$V")" = precious ]; then held "$CUR" "measure (default rtshield-results/STAMP, predicted): victim intact (exit $RC: $(first_err "$LOG/a3.err" 160))"
+    if is_precious "$V"; then held "$CUR" "measure (default rtshield-results/STAMP, predicted): victim intact (exit $RC: $(first_err "$LOG/a3.err" 160))"
     else broken "$CUR" "measure (default rtshield-results/STAMP, predicted): victim overwritten (exit $RC)"; fi
 }
 case_b1() {
@@ -968,12 +971,16 @@ case_n07a() {
     wait_for 60 grep -q ready "$LOG/$CUR.swaps"
     (while :; do ls -A "$V"; sleep 0.05; done) >"$LOG/$CUR.seen" 2>/dev/null &
     local po=$!; BG_PIDS+=($po)
-    sleep 0.5
-    TMPDIR=$A rr "$CUR" 60 measure --duration 3s --period 1ms --policy other -q --no-memlock --no-dma-latency --cpus "$MCPU" --load io --load-cpus "$LCPU" --out "$WORK/o-$CUR"
-    sleep 0.3; stop_bg $sw $po
-    local seen; seen=$(sort -u "$LOG/$CUR.seen" | tr '\n' ' ')
-    if [ -n "$seen" ]; then broken "$CUR" "TMPDIR=<attacker's dir>: rtshield-io-* swapped for a link, root's io load wrote $seen in root's directory (exit $RC)"
-    else held "$CUR" "no io load file appeared in root's directory (exit $RC; $(grep -c '^swapped' "$LOG/$CUR.swaps") swap(s))"; fi
+    local i seen=""
+    for i in 1 2 3; do   # the swap races the worker's start: a few tries
+        TMPDIR=$A rr "$CUR" 60 measure --duration 3s --period 1ms --policy other -q --no-memlock --no-dma-latency --cpus "$MCPU" --load io --load-cpus "$LCPU" --out "$WORK/o-$CUR-$i"
+        sleep 0.3
+        seen=$(sort -u "$LOG/$CUR.seen" | tr '\n' ' ')
+        [ -n "$seen" ] && break
+    done
+    stop_bg $sw $po
+    if [ -n "$seen" ]; then broken "$CUR" "TMPDIR=<attacker's dir>: rtshield-io-* swapped for a link, root's io load wrote $seen in root's directory (exit $RC, try $i)"
+    else held "$CUR" "no io load file appeared in root's directory ($i tries, exit $RC; $(grep -c '^swapped' "$LOG/$CUR.swaps") swap(s))"; fi
 }
 case_n07b() {
     cfg "$WORK/$CUR.cfg" "1 s" "program[0]
@@ -1387,7 +1394,7 @@ case_s_wal_link() { # a -wal symlink beside root's store: must not be followed
     cp "$TPL/runs.db" "$DB"; chmod 644 "$DB"; echo precious >"$V"
     as_user ln -s "$V" "$DB-wal"
     rr "$CUR" 60 runs import "$FIX/hell" --store "$DB"
-    if [ "$(cat "$V")" = precious ]; then held "$CUR" "the -wal link was not followed (exit $RC)"
+    if is_precious "$V"; then held "$CUR" "the -wal link was not followed (exit $RC)"
     else broken "$CUR" "root's file behind a -wal link was overwritten (exit $RC)"; fi
 }
 case_s_wal_hardlink() { # a -wal that is a hard link to one of root's files
@@ -1400,7 +1407,7 @@ case_s_wal_hardlink() { # a -wal that is a hard link to one of root's files
     cp "$TPL/runs.db" "$DB"; chmod 644 "$DB"; echo precious >"$V"
     ln "$V" "$DB-wal"
     rr "$CUR" 60 runs import "$FIX/hell" --store "$DB"
-    if [ "$(cat "$V")" = precious ]; then held "$CUR" "a -wal hard-linked to root's file was not written (exit $RC: $(first_err "$LOG/$CUR.err" 120))"
+    if is_precious "$V"; then held "$CUR" "a -wal hard-linked to root's file was not written (exit $RC: $(first_err "$LOG/$CUR.err" 120))"
     else broken "$CUR" "a -wal hard-linked to a root file (fs.protected_hardlinks=0): SQLite wrote its WAL into that file ($(stat -c %s "$V") bytes now) (exit $RC)"; fi
 }
 case_s_xdg() { # XDG_DATA_HOME of another user (sudo -E): the attacker's store in it
@@ -1509,7 +1516,7 @@ for pid in range(last + 1, last + 1200):
     wait_for 60 grep -q ready "$LOG/$CUR.swaps"
     TMPDIR=$A rr "$CUR" 60 measure --duration 3s --period 1ms --policy other -q --no-memlock --no-dma-latency --cpus "$MCPU" --load io --load-cpus "$LCPU" --out "$WORK/o-$CUR"
     stop_bg $sw
-    if [ "$(head -c 9 "$V")" = precious ]; then held "$CUR" "root's file behind load-PID.dat links intact (exit $RC; $(grep -c '^swapped' "$LOG/$CUR.swaps") swap(s))"
+    if is_precious "$V"; then held "$CUR" "root's file behind load-PID.dat links intact (exit $RC; $(grep -c '^swapped' "$LOG/$CUR.swaps") swap(s))"
     else broken "$CUR" "TMPDIR=<attacker's dir>: the io load followed a planted load-PID.dat link and overwrote root's file ($(stat -c %s "$V") bytes now) (exit $RC)"; fi
 }
 case_t_tmpdir_ignored() { # root must not put its temporary files in another user's TMPDIR
@@ -1559,7 +1566,7 @@ case_v_sysroot_env() { # RTSHIELD_SYSROOT: root's kernel writes through the atta
     as_user rm -f "$T/proc/sys/kernel/timer_migration"
     as_user ln -s "$V" "$T/proc/sys/kernel/timer_migration"
     RTSHIELD_SYSROOT=$T rr "$CUR" 60 partition create 3
-    if [ "$(cat "$V")" = precious ]; then held "$CUR" "RTSHIELD_SYSROOT=<attacker's tree>: root's file behind its links intact (exit $RC: $(first_err "$LOG/$CUR.err" 140))"
+    if is_precious "$V"; then held "$CUR" "RTSHIELD_SYSROOT=<attacker's tree>: root's file behind its links intact (exit $RC: $(first_err "$LOG/$CUR.err" 140))"
     else broken "$CUR" "RTSHIELD_SYSROOT=<attacker's tree> (sudo -E): partition create followed the tree's timer_migration link and wrote '$(head -c 20 "$V" | clean 20)' into root's file (exit $RC)"; fi
 }
 case_v_fake_kernel() { # test-only emulation must not be reachable in this binary

@@ -12,6 +12,7 @@
 #   sudo RTSHIELD=/path/to/rtshield bench/adversarial.sh
 #   sudo ADV_ONLY='^(n0[1-4]|p-)' bench/adversarial.sh   # only the cases whose NAME matches
 #   sudo ADV_LIST=1 bench/adversarial.sh    # print the case names and exit
+#   sudo ADV_HELPERS=DIR bench/adversarial.sh  # copy the Python helpers to DIR and exit
 #
 # Settings (environment):
 #   ADV_USER          the attacker (default rtsatk, created uid 2345 if missing;
@@ -426,6 +427,11 @@ while True:
     threading.Thread(target=handle, args=(c,), daemon=True).start()
 EOF
 chmod 644 "$LIB"/*.py
+
+if [ -n "${ADV_HELPERS:-}" ]; then   # for reproducing a case by hand
+    mkdir -p "$ADV_HELPERS" && cp "$LIB"/*.py "$ADV_HELPERS"/ && echo "helpers in $ADV_HELPERS: $(cd "$LIB" && ls | tr "\n" " ")"
+    exit 0
+fi
 
 # Templates made once, on demand.
 TPL=$WORK/tpl; mkdir "$TPL"; chmod 755 "$TPL"

@@ -57,14 +57,14 @@ def check_result(args, rt, work):
     d = os.path.abspath(args.dir)
     rj = os.path.join(d, "results.json")
     result = load_json(rj)
-    name = os.path.basename(d.rstrip("/"))
+    name = "/".join(d.rstrip("/").split("/")[-2:])
     limit = parse_dur_ns(args.max_latency) if args.max_latency else None
     n_fail = expected_failures(result, args.exit_status, limit)
     failed_run = None if n_fail is None else n_fail > 0
     out = []
     ex = {}
     for fmt in ("openmetrics", "junit", "kcidb", "cyclictest-json"):
-        path = os.path.join(work, f"{name}.{fmt}")
+        path = os.path.join(work, f"{name.replace('/', '-')}.{fmt}")
         rc, o, e = rt("export", d, "--format", fmt, "-o", path)
         if rc != 0:
             out.append(Verdict(f"rtshield export --format {fmt}", name, ERROR, e.strip()[:200]))
@@ -92,7 +92,7 @@ def check_result(args, rt, work):
                 kcidb.semantics(ex["kcidb"], result, sub, n_fail)]
     if limit is not None:  # the same two formats exported with the limit given again
         for fmt in ("junit", "kcidb"):
-            path = os.path.join(work, f"{name}.limit.{fmt}")
+            path = os.path.join(work, f"{name.replace('/', '-')}.limit.{fmt}")
             rc, o, e = rt("export", d, "--format", fmt, "--max-latency", args.max_latency,
                           "-o", path)
             s = f"{name} export --max-latency {args.max_latency}"
@@ -131,6 +131,7 @@ def check_result(args, rt, work):
         st, err = readback.via_store(rt, hist)
         out.append(readback.compare_store(st, e, s) if st else
                    Verdict("rtshield runs import reads it back", s, ERROR, err))
+    out.append(percentile_sample_rule(result, f"{name} results.json"))
     rep, err = readback.via_report(rt, d)
     out.append(readback.compare_report(rep, readback.expect_result(result), f"{name} report DIR")
                if rep else Verdict("rtshield report reads it back", name, ERROR, err))
@@ -147,6 +148,24 @@ def check_result(args, rt, work):
         max(us_floor(t["max_ns"]) for t in t0), sum(t["histogram"]["overflow"] for t in t0)
         if len(t0) == 1 else None)))
     return out
+
+
+def percentile_sample_rule(result, subject):
+    """rtshield's own rule (report footnote, docs/formats.md): a percentile
+    q needs at least 1/(1 - q) samples, else it only repeats the maximum
+    and is "not enough samples"; every writer should follow it."""
+    from conformance.common import Finding
+    v = Verdict("percentiles need 1/(1-q) samples (rtshield's report rule)", subject)
+    for t in result["threads"]:
+        for key, ns in (t.get("percentiles") or {}).items():
+            need = round(1 / (1 - float(key) / 100))
+            if t["samples"] < need:
+                v.add(Finding(f"thread {t['index']} p{key} in results.json (and every export)",
+                              f"{ns} ns" + (" (= the max)" if ns == t["max_ns"] else ""),
+                              f"absent / 'not enough samples' ({t['samples']} < {need} samples)",
+                              "report: 'a percentile needs at least 1/(1 - q) samples ... else "
+                              "\"not enough samples\"'"))
+    return v
 
 
 def store_roundtrip(stored, result, subject):

@@ -319,15 +319,11 @@ impl Timeline {
             Event::Ipi { name, fields } if name == "ipi_entry" => {
                 self.open_hard(t, CauseKind::Irq, &ipi_reason(fields), None);
             }
-            Event::IrqHandlerExit { irq, .. } => {
-                if self.hard_is(|s| s.number == Some(*irq)) {
-                    self.close_hard(t);
-                }
+            Event::IrqHandlerExit { irq, .. } if self.hard_is(|s| s.number == Some(*irq)) => {
+                self.close_hard(t);
             }
-            Event::VectorExit { name, .. } => {
-                if self.hard_is(|s| s.name == *name) {
-                    self.close_hard(t);
-                }
+            Event::VectorExit { name, .. } if self.hard_is(|s| s.name == *name) => {
+                self.close_hard(t);
             }
             Event::Ipi { name, .. } if name == "ipi_exit" => self.close_hard(t),
             Event::HrtimerExpireEntry { function, .. } if function.starts_with("tick_") => {

@@ -60,8 +60,8 @@ pub fn check(s: &NoiseSpec) -> Result<(), InputError> {
     if let Some(d) = s.duration_ns {
         within("--duration", d, &DURATION_NS, fmt)?;
     }
-    within("--runtime", s.runtime_ns, &WINDOW_NS, fmt)?;
     within("--period", s.period_ns, &WINDOW_NS, fmt)?;
+    within("--runtime", s.runtime_ns, &WINDOW_NS, fmt)?;
     if s.runtime_ns > s.period_ns {
         return Err(InputError::new(format!(
             "--runtime {} is longer than --period {}",

@@ -58,68 +58,76 @@ python3 - "$OUT" "$ROUNDS" <<'EOF'
 import json, statistics, sys
 out, rounds = sys.argv[1], int(sys.argv[2])
 KEYS = ["50", "90", "99", "99.9"]
+CAP = 1023  # oslat -b 1024: its last bucket holds every gap from 1023 us on
+
+def stats(per_us, seconds, maxi, iters):
+    """per_us: {floor(gap in us): count} for gaps >= 1 us. Percentiles over
+    the gaps both tools bin alike (1..1022 us), the share beyond, the rate."""
+    inside = sorted((k, n) for k, n in per_us.items() if 1 <= k < CAP and n > 0)
+    total_in = sum(n for _, n in inside)
+    total = sum(n for k, n in per_us.items() if k >= 1)
+    def pct(q):
+        rank, seen = q / 100 * total_in, 0
+        for k, n in inside:
+            seen += n
+            if seen >= rank:
+                return k
+        return 0
+    return {"rate": total / seconds, "over": 100 * (total - total_in) / max(total, 1),
+            **{k: pct(float(k)) for k in KEYS}, "max": maxi, "iter": iters}
 
 def rtshield(path):
     c = json.load(open(path))["cpus"][0]
-    us = lambda ns: ns / 1000
-    return {
-        "rate": c["events"] / (c["runtime_ns"] / 1e9),
-        **{k: us(c["percentiles"].get(k, 0)) for k in KEYS},
-        "max": us(c["max_single_ns"]),
-        "iter": c["iterations_per_us"],
-        "min": c["min_gap_ns"],
-        "avail": c["available_pct"],
-        "free": c["iterations"] / ((c["runtime_ns"] - c["noise_ns"]) / 1e3),
-    }
+    h = c["histogram"]  # 1 us buckets (index = floor(gap/1 us)) up to 10 ms
+    per_us = {b: n for b, n in h["counts"]}
+    per_us[CAP] = per_us.get(CAP, 0) + h["overflow"]
+    v = stats(per_us, c["runtime_ns"] / 1e9, c["max_single_ns"] / 1000, c["iterations_per_us"])
+    v.update(min=c["min_gap_ns"], avail=c["available_pct"],
+             free=c["iterations"] / ((c["runtime_ns"] - c["noise_ns"]) / 1e3),
+             exact={k: c["percentiles"][k] / 1000 for k in KEYS})
+    return v
 
 def oslat(path):
     t = json.load(open(path))["thread"]["0"]
     h = {int(k): v for k, v in t["histogram"].items()}
-    # Bucket k holds gaps in [k-1, k) µs (k = 1024 also the overflow):
-    # gaps of at least 1 µs are k >= 2, shown by their lower edge.
-    gaps = sorted((k, n) for k, n in h.items() if k >= 2 and n > 0)
-    total = sum(n for _, n in gaps)
-    def pct(q):
-        if total == 0:
-            return 0
-        rank, seen = q / 100 * total, 0
-        for k, n in gaps:
-            seen += n
-            if seen >= rank:
-                return k - 1
-        return gaps[-1][0] - 1
-    return {
-        "cap": 1023,
-        "rate": total / t["duration"],
-        **{k: pct(float(k)) for k in KEYS},
-        "max": t["max"],
-        "iter": sum(h.values()) / (t["duration"] * 1e6),
-        "min": None,
-        "avail": None,
-    }
+    # Bucket label k holds iterations of [k-1, k) us: floor = k - 1.
+    per_us = {k - 1: n for k, n in h.items()}
+    n = sum(h.values())
+    v = stats(per_us, t["duration"], t["max"], n / (t["duration"] * 1e6))
+    # Time in gaps >= 1 us: bucket midpoints, plus what oslat added past its
+    # last bucket (avg x count = sum of labels + that overflow, in us).
+    overflow_us = t["avg"] * n - sum(k * c for k, c in h.items())
+    gap_us = sum(c * (k - 0.5) for k, c in h.items() if k >= 2) + overflow_us
+    dur_us = t["duration"] * 1e6
+    v.update(avail=100 * (dur_us - gap_us) / dur_us, free=n / (dur_us - gap_us))
+    return v
 
 rows = {"rtshield": [], "oslat": []}
-print(f"{'round':>5} {'tool':<9} {'gaps/s':>8} {'p50':>7} {'p90':>7} {'p99':>7} {'p99.9':>7} {'max':>8}  (us)  {'iter/us':>7}")
+print("Gaps of at least 1 us, in whole us (floor, as oslat bins them); percentiles over")
+print(f"the gaps of 1..{CAP - 1} us that both bin alike, '>={CAP}' the share of longer ones.")
+print(f"{'round':>5} {'tool':<9} {'gaps/s':>7} {'>=1023':>7} {'p50':>5} {'p90':>5} {'p99':>5} {'p99.9':>6} {'max us':>9} {'iter/us':>8}")
 for r in range(1, rounds + 1):
     for tool, f in (("rtshield", rtshield), ("oslat", oslat)):
         v = f(f"{out}/{tool}-{r}.json")
         rows[tool].append(v)
-        p = lambda k: f"{v[k]:>7.1f}" if v.get("cap") is None or v[k] < v["cap"] else f"{'>=1023':>7}"
-        print(f"{r:>5} {tool:<9} {v['rate']:>8.0f} {p('50')} {p('90')} {p('99')} {p('99.9')} {v['max']:>8.1f}        {v['iter']:>7.1f}")
-print("\nMedians over the rounds (rtshield: ns-exact gaps > 1 us; oslat: 1 us buckets,")
-print("lower edge shown, so up to 1 us below; oslat buckets stop at 1023 us):")
+        print(f"{r:>5} {tool:<9} {v['rate']:>7.0f} {v['over']:>6.1f}% {v['50']:>5} {v['90']:>5} {v['99']:>5} {v['99.9']:>6} {v['max']:>9.1f} {v['iter']:>8.1f}")
+print("\nMedians over the rounds (and the spread: smallest..largest round):")
 for tool, vs in rows.items():
     m = lambda k: statistics.median(v[k] for v in vs)
-    spread = lambda k: max(v[k] for v in vs) - min(v[k] for v in vs)
-    cap = vs[0].get("cap")
-    show = lambda x: f"{x:.1f}" if cap is None or x < cap else ">=1023"
-    print(f"  {tool:<9} gaps/s {m('rate'):.0f}, p50 {show(m('50'))}, p90 {show(m('90'))}, p99 {show(m('99'))}, p99.9 {show(m('99.9'))},"
-          f" max {m('max'):.1f} (rounds {min(v['max'] for v in vs):.1f}..{max(v['max'] for v in vs):.1f}), iterations/us {m('iter'):.1f}")
+    sp = lambda k: f"{min(v[k] for v in vs):g}..{max(v[k] for v in vs):g}"
+    print(f"  {tool:<9} gaps/s {m('rate'):.0f}, >=1023 us {m('over'):.1f}%, p50 {m('50'):g} ({sp('50')}), p90 {m('90'):g} ({sp('90')}),"
+          f" p99 {m('99'):g} ({sp('99')}), p99.9 {m('99.9'):g} ({sp('99.9')}), max {m('max'):.0f} ({sp('max')}) us,"
+          f" {m('iter'):.1f} iterations/us")
 rs = rows["rtshield"]
-avail = ", ".join("%.4f" % v["avail"] for v in rs)
-print(f"  rtshield % CPU available: {avail}; its loop while it has the CPU: "
-      f"{statistics.median(v['free'] for v in rs):.1f} iterations/us (of runtime - noise)")
-print(f"\nSmallest gap each tells apart: oslat 1 us (every shorter gap is its \"1 us\" bucket);")
+ex = {k: statistics.median(v["exact"][k] for v in rs) for k in KEYS}
+print(f"  rtshield exact (ns, every gap > 1 us): p50 {ex['50']:.1f}, p90 {ex['90']:.1f}, p99 {ex['99']:.1f}, p99.9 {ex['99.9']:.1f} us")
+print("Each loop's cost while it has the CPU (iterations / (runtime - time in gaps >= 1 us);")
+print("oslat's gap time estimated from its bucket midpoints and its average):")
+for tool, vs in rows.items():
+    avail = ", ".join("%.2f" % v["avail"] for v in vs)
+    free = statistics.median(v["free"] for v in vs)
+    print(f"  {tool:<9} {free:.1f} iterations/us ({1000 / free:.1f} ns each); % CPU available per round {avail}")
+print("\nSmallest gap each tells apart: oslat 1 us (every shorter gap is its \"1 us\" bucket);")
 print(f"rtshield the --threshold (100 ns..1 s), its loop reading the clock every {statistics.median(v['min'] for v in rs):.0f} ns at best.")
 c = json.load(open(f"{out}/rtshield-100ns.json"))["cpus"][0]
 sub = sum(n for b, n in c["histogram"]["counts"] if b == 0)

@@ -205,9 +205,16 @@ fn measure(
                 .stack_size(STACK_BYTES)
                 .spawn_scoped(scope, move || {
                     spinner(i, cpu, prio, &schedule, &mut tx, live, stop, ready_tx)
-                })
-                .context("cannot start a spinning thread")?;
-            handles.push(h);
+                });
+            match h {
+                Ok(h) => handles.push(h),
+                Err(e) => {
+                    // The threads already started end at their next look
+                    // at the flag (the scope waits for them).
+                    inner_stop.store(true, Relaxed);
+                    return Err(anyhow::Error::new(e).context("cannot start a spinning thread"));
+                }
+            }
         }
         drop(ready_tx);
         let mut ready: Vec<Ready> = ready_rx.iter().take(n).collect();
@@ -234,22 +241,9 @@ fn measure(
         if let Some(s) = session.as_deref_mut() {
             s.spinners(&ready.iter().map(|r| r.tid).collect::<Vec<_>>());
         }
-        let mut end = EndReason::Duration;
-        loop {
-            std::thread::sleep(DRAIN_EVERY);
-            drain(&mut rings, &mut accs, session.as_deref_mut());
-            if let Some(s) = session.as_deref_mut() {
-                let last: Vec<u64> = lives.iter().map(|l| l.last_read()).collect();
-                s.pump((now_ns() as u64).saturating_sub(TRACE_LAG_NS), &last);
-            }
-            if stop.load(Relaxed) {
-                end = EndReason::Stopped;
-                inner_stop.store(true, Relaxed);
-                break;
-            }
-            if lives.iter().all(|l| l.done.load(Relaxed)) {
-                break;
-            }
+        let end = drain_until_done(&mut rings, &mut accs, session.as_deref_mut(), &lives, stop);
+        if end == EndReason::Stopped {
+            inner_stop.store(true, Relaxed);
         }
         let mut counters = Vec::with_capacity(n);
         for h in handles {
@@ -268,6 +262,31 @@ fn measure(
             end,
         })
     })
+}
+
+/// Drain every [`DRAIN_EVERY`] (and feed the trace) until every thread
+/// is done or `stop` is set.
+fn drain_until_done(
+    rings: &mut [rtrb::Consumer<NoiseEvent>],
+    accs: &mut [CpuAcc],
+    mut session: Option<&mut Session>,
+    lives: &[Live],
+    stop: &AtomicBool,
+) -> EndReason {
+    loop {
+        std::thread::sleep(DRAIN_EVERY);
+        drain(rings, accs, session.as_deref_mut());
+        if let Some(s) = session.as_deref_mut() {
+            let last: Vec<u64> = lives.iter().map(|l| l.last_read()).collect();
+            s.pump((now_ns() as u64).saturating_sub(TRACE_LAG_NS), &last);
+        }
+        if stop.load(Relaxed) {
+            return EndReason::Stopped;
+        }
+        if lives.iter().all(|l| l.done.load(Relaxed)) {
+            return EndReason::Duration;
+        }
+    }
 }
 
 /// One spinning thread: pin, block signals, set the policy, report, run

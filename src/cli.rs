@@ -54,6 +54,8 @@ pub enum Command {
     Report(cmd::report::Args),
     /// A result in a format CI systems read: cyclictest-json, junit, openmetrics, kcidb.
     Export(cmd::export::Args),
+    /// OS noise on busy-polling CPUs (oslat/osnoise-like): every gap in a spinning thread's clock reads; causes with --trace.
+    Noise(cmd::noise::Args),
     /// Run a matrix of measurements (isolation x load x settings), store every run, write one report.
     Campaign(cmd::campaign::Args),
     /// The results store: list, show, compare, import, export and report stored runs.
@@ -118,6 +120,7 @@ fn dispatch() -> i32 {
         Command::Export(a) => cmd::export::run(a, &g),
         Command::Runs(a) => cmd::runs::run(a, &g),
         Command::Campaign(a) => cmd::campaign::run(a, &g),
+        Command::Noise(a) => cmd::noise::run(a, &g),
         Command::Scenario(a) => cmd::scenario::run(a, &g),
         Command::Simulate(a) => cmd::simulate::run(*a, &g),
         Command::LoadWorker(a) => cmd::load_worker::run(a, &g),

@@ -16,6 +16,8 @@ mod measure_cli;
 mod measure_demo;
 mod measure_live;
 mod measure_stop;
+mod noise_cli;
+mod noise_live;
 mod output_dir;
 mod partition_cli;
 mod partition_live;

@@ -37,6 +37,9 @@ _rtshield() {
             rtshield,measure)
                 cmd="rtshield__subcmd__measure"
                 ;;
+            rtshield,noise)
+                cmd="rtshield__subcmd__noise"
+                ;;
             rtshield,partition)
                 cmd="rtshield__subcmd__partition"
                 ;;
@@ -107,7 +110,7 @@ _rtshield() {
 
     case "${cmd}" in
         rtshield)
-            opts="-h -V --sysroot --help --version demo measure run sysinfo partition audit stat report export campaign runs scenario simulate __measure __load"
+            opts="-h -V --sysroot --help --version demo measure run sysinfo partition audit stat report export noise campaign runs scenario simulate __measure __load"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -400,6 +403,60 @@ _rtshield() {
                     return 0
                     ;;
                 --trace-buffer-kb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --sysroot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        rtshield__subcmd__noise)
+            opts="-q -h -V --cpus --duration --threshold --runtime --period --prio --trace --trace-buffer-kb --top --json --force-unsafe-dir --no-memlock --quiet --sysroot --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --duration)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --threshold)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --runtime)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --period)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prio)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --trace-buffer-kb)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --top)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --json)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

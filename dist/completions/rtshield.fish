@@ -36,6 +36,7 @@ complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "audit" -d 'What c
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "stat" -d 'vmstat/pidstat-like sampling: interrupts, context switches, run queue'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "report" -d 'Plots and tables from one or more result files'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "export" -d 'A result in a format CI systems read: cyclictest-json, junit, openmetrics, kcidb'
+complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "noise" -d 'OS noise on busy-polling CPUs (oslat/osnoise-like): every gap in a spinning thread\'s clock reads; causes with --trace'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "campaign" -d 'Run a matrix of measurements (isolation x load x settings), store every run, write one report'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "runs" -d 'The results store: list, show, compare, import, export and report stored runs'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "scenario" -d 'Run a load-balancing scenario (lollobrigida format) on the real kernel'
@@ -191,6 +192,22 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l sysroot -d 
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l force-unsafe-dir -d 'Write into a directory owned by another user or writable by others'
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s V -l version -d 'Print version'
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l cpus -d 'CPUs to measure, one spinning thread each: `1`, `2-3`, `0,2-3` or a hex mask `0x8`' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l duration -d 'How long to measure (10ms..365d); without it, until Ctrl-C' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l threshold -d 'A gap between two clock reads longer than this is noise (100ns..1s)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l runtime -d 'Spinning time per period (1ms..1h) [default: 900ms with --prio, else the whole period]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l period -d 'Window spacing: the thread sleeps period - runtime of each (1ms..1h) [default: 1s]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l prio -d 'Spin at SCHED_FIFO with this priority (1..99), at most 95 % of each period [default: SCHED_OTHER]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l trace-buffer-kb -d 'Per-CPU trace buffer in KiB, 1..1048576 [default: 2048]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l top -d 'Top offenders shown per CPU (0..100)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l json -d 'Also write the results as JSON to FILE (its directory must exist)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l trace -d 'Name the cause of every gap from kernel trace events (a private tracefs instance; root)'
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l force-unsafe-dir -d 'Write --json FILE even if its directory is owned by another user or writable by others'
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l no-memlock -d 'Do not lock memory (mlockall)'
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -s q -l quiet -d 'No start line, only the summary'
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -s h -l help -d 'Print help'
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l out -d 'Directory for the runs and the report [default: ./rtshield-results/campaign-NAME-<UTC timestamp>/]' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F

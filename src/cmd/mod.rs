@@ -6,6 +6,7 @@ pub mod demo;
 pub mod export;
 pub mod load_worker;
 pub mod measure;
+pub mod noise;
 pub mod partition;
 pub mod report;
 pub mod run;

@@ -8,6 +8,7 @@
 #![forbid(unsafe_code)]
 
 pub mod analyse;
+pub mod noise;
 pub mod parse;
 mod replay;
 mod split;

@@ -1,0 +1,224 @@
+//! The tracing session of a noise run: a private tracefs instance on the
+//! measured CPUs with only the events the attribution reads, its
+//! `trace_pipe` read (consumed) by the main thread after every drain, one
+//! [`Timeline`] per CPU fed from it, and each noise event explained once
+//! the trace has passed its end. Memory stays bounded: contexts no future
+//! gap can need are forgotten.
+
+use crate::report::TopK;
+use rtshield_sys::tracefs::{self, Instance, PipeReader};
+use rtshield_sys::{CpuSet, Root};
+use rtshield_trace::noise::{lost_events, Explained, NoiseEvent, Options, Tally, Timeline};
+use std::collections::VecDeque;
+
+/// The events the attribution reads (`system:event`; `*` as in
+/// `tracefs::EVENTS`): hard IRQs, x86 vectors and arm IPIs, softirqs, NMIs,
+/// the hrtimers run in interrupts (the tick), and context switches.
+pub const NOISE_EVENTS: &[&str] = &[
+    "irq:irq_handler_entry",
+    "irq:irq_handler_exit",
+    "irq:softirq_entry",
+    "irq:softirq_exit",
+    "irq_vectors:*_entry",
+    "irq_vectors:*_exit",
+    "ipi:ipi_entry",
+    "ipi:ipi_exit",
+    "nmi:nmi_handler",
+    "timer:hrtimer_expire_entry",
+    "sched:sched_switch",
+];
+
+/// Bytes read from `trace_pipe` per read; a read that returns less has
+/// emptied the pipe.
+const READ_BYTES: usize = 4 << 20;
+/// At most this much is read per pump (the main thread must get back to
+/// the rings).
+const PUMP_BYTES: usize = 64 << 20;
+/// Longest gaps kept with their causes, per CPU.
+pub(crate) const LONGEST: usize = 20;
+
+/// What the session found, per CPU in the order of the run's CPUs.
+#[derive(Debug)]
+pub(crate) struct Outcome {
+    pub enabled: Vec<String>,
+    pub missing: Vec<String>,
+    pub stale_removed: Vec<String>,
+    pub tallies: Vec<Tally>,
+    pub longest: Vec<Vec<Explained>>,
+    pub lost_events: u64,
+    pub bad_lines: u64,
+    /// Noise events still waiting for the trace when it ended (none on a
+    /// normal end).
+    pub unexplained_pending: u64,
+    /// The instance could not be removed (said as a warning).
+    pub close_error: Option<String>,
+}
+
+pub(crate) struct Session {
+    inst: Instance,
+    pipe: PipeReader,
+    cpus: Vec<u32>,
+    timelines: Vec<Option<Timeline>>,
+    pending: Vec<VecDeque<NoiseEvent>>,
+    tallies: Vec<Tally>,
+    longest: Vec<TopK<Explained>>,
+    lost_events: u64,
+    bad_lines: u64,
+}
+
+impl Session {
+    /// Create the instance on `cpus` and start tracing; the error is one
+    /// sentence saying why tracing cannot run (the run goes on without).
+    pub fn start(root: &Root, cpus: &CpuSet, buffer_kb: u32) -> Result<Session, String> {
+        if let Some(why) = tracefs::unavailable(root) {
+            return Err(why);
+        }
+        let mut cfg = tracefs::Config::new(cpus.clone());
+        cfg.buffer_kb = buffer_kb;
+        cfg.events = NOISE_EVENTS.iter().map(|s| s.to_string()).collect();
+        let inst = Instance::create(root, &cfg).map_err(|e| e.to_string())?;
+        let pipe = inst.open_pipe().map_err(|e| e.to_string())?;
+        inst.start().map_err(|e| e.to_string())?;
+        let n = cpus.len();
+        Ok(Session {
+            inst,
+            pipe,
+            cpus: cpus.iter().collect(),
+            timelines: (0..n).map(|_| None).collect(),
+            pending: (0..n).map(|_| VecDeque::new()).collect(),
+            tallies: vec![Tally::default(); n],
+            longest: (0..n).map(|_| TopK::new(LONGEST)).collect(),
+            lost_events: 0,
+            bad_lines: 0,
+        })
+    }
+
+    /// The spinning threads' TIDs, by CPU index (0: not started).
+    pub fn spinners(&mut self, tids: &[i32]) {
+        for (i, &tid) in tids.iter().enumerate() {
+            if tid > 0 {
+                self.timelines[i] =
+                    Some(Timeline::new(self.cpus[i], tid as u32, Options::default()));
+            }
+        }
+    }
+
+    /// A noise event of CPU index `i`, to explain once the trace passed it.
+    pub fn push(&mut self, i: usize, ev: NoiseEvent) {
+        self.pending[i].push_back(ev);
+    }
+
+    /// Read what the pipe holds, feed it, and explain the events that end
+    /// before `horizon_ns` (when the pipe was emptied; else up to the last
+    /// record read). `last_read[i]` is the latest clock read CPU `i`'s
+    /// thread published: no gap still to come starts before it.
+    pub fn pump(&mut self, horizon_ns: u64, last_read: &[u64]) {
+        let (drained, last_ts) = self.read_pipe();
+        let horizon = if drained {
+            horizon_ns
+        } else {
+            last_ts.min(horizon_ns)
+        };
+        self.explain_until(horizon, last_read);
+    }
+
+    /// Read the pipe (at most [`PUMP_BYTES`]); (emptied, last timestamp).
+    fn read_pipe(&mut self) -> (bool, u64) {
+        let mut total = 0;
+        let mut last_ts = 0;
+        loop {
+            let text = match self.pipe.read_lines(READ_BYTES) {
+                Ok(t) => t,
+                Err(_) => return (true, last_ts),
+            };
+            total += text.len();
+            self.lost_events += lost_events(&text);
+            for line in text.lines() {
+                let t = line.trim_start();
+                if t.is_empty() || t.starts_with('#') || t.starts_with("CPU:") {
+                    continue;
+                }
+                match rtshield_trace::parse_line(line) {
+                    Ok(r) => {
+                        last_ts = r.ts_ns;
+                        for tl in self.timelines.iter_mut().flatten() {
+                            tl.feed(&r);
+                        }
+                    }
+                    Err(_) => self.bad_lines += 1,
+                }
+            }
+            if text.len() < READ_BYTES {
+                return (true, last_ts);
+            }
+            if total >= PUMP_BYTES {
+                return (false, last_ts);
+            }
+        }
+    }
+
+    fn explain_until(&mut self, horizon: u64, last_read: &[u64]) {
+        for i in 0..self.cpus.len() {
+            let Some(tl) = self.timelines[i].as_mut() else {
+                continue;
+            };
+            while let Some(ev) = self.pending[i].front().copied() {
+                if ev.end_ns() > horizon {
+                    break;
+                }
+                self.pending[i].pop_front();
+                let x = tl.explain(&ev);
+                self.tallies[i].add(&x);
+                self.longest[i].offer(x.event.len_ns, x);
+            }
+            // No gap to come starts before the oldest waiting one, nor
+            // before the thread's latest published read.
+            let keep_from = self.pending[i]
+                .front()
+                .map_or(u64::MAX, |e| e.start_ns)
+                .min(last_read.get(i).copied().unwrap_or(0));
+            tl.forget_before(keep_from);
+        }
+    }
+
+    /// Stop tracing, read the rest, explain every event left, remove the
+    /// instance.
+    pub fn finish(mut self) -> Outcome {
+        let _ = self.inst.stop();
+        // The pipe of a stopped instance still holds the tail; read until
+        // empty (bounded: nothing new is recorded).
+        for _ in 0..64 {
+            let (drained, _) = self.read_pipe();
+            if drained {
+                break;
+            }
+        }
+        self.explain_until(u64::MAX, &vec![u64::MAX; self.cpus.len()]);
+        let unexplained_pending = self.pending.iter().map(|p| p.len() as u64).sum();
+        let Session {
+            inst,
+            pipe,
+            tallies,
+            longest,
+            lost_events,
+            bad_lines,
+            ..
+        } = self;
+        let enabled = inst.enabled().to_vec();
+        let missing = inst.missing().to_vec();
+        let stale_removed = inst.stale_removed().to_vec();
+        drop(pipe);
+        let close_error = inst.close().err().map(|e| e.to_string());
+        Outcome {
+            enabled,
+            missing,
+            stale_removed,
+            tallies,
+            longest: longest.into_iter().map(TopK::into_sorted).collect(),
+            lost_events,
+            bad_lines,
+            unexplained_pending,
+            close_error,
+        }
+    }
+}

@@ -1,0 +1,144 @@
+//! `rtshield noise`: OS noise on busy-polling CPUs (oslat/osnoise-like),
+//! with the cause of every gap from kernel trace events (`--trace`).
+
+use crate::cli::Global;
+use rtshield_noise::{limits, render_summary, EndReason, NoiseSpec};
+use rtshield_sys::safefs::{check_name, split_file_path};
+use rtshield_sys::units::Dur;
+use rtshield_sys::{CpuSet, DirPolicy, InputError, SafeDir};
+use std::path::PathBuf;
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct Args {
+    /// CPUs to measure, one spinning thread each: `1`, `2-3`, `0,2-3` or a hex mask `0x8`.
+    #[arg(long, alias = "cpu", value_name = "LIST")]
+    pub cpus: String,
+    /// How long to measure (10ms..365d); without it, until Ctrl-C.
+    #[arg(long, value_name = "DUR")]
+    pub duration: Option<Dur>,
+    /// A gap between two clock reads longer than this is noise (100ns..1s).
+    #[arg(long, default_value = "1us", value_name = "DUR")]
+    pub threshold: Dur,
+    /// Spinning time per period (1ms..1h) [default: 900ms with --prio, else the whole period].
+    #[arg(long, value_name = "DUR")]
+    pub runtime: Option<Dur>,
+    /// Window spacing: the thread sleeps period - runtime of each (1ms..1h) [default: 1s].
+    #[arg(long, value_name = "DUR")]
+    pub period: Option<Dur>,
+    /// Spin at SCHED_FIFO with this priority (1..99), at most 95 % of each period [default: SCHED_OTHER].
+    #[arg(long, value_name = "N")]
+    pub prio: Option<i32>,
+    /// Name the cause of every gap from kernel trace events (a private tracefs instance; root).
+    #[arg(long)]
+    pub trace: bool,
+    /// Per-CPU trace buffer in KiB, 1..1048576 [default: 2048].
+    #[arg(long, value_name = "KIB", requires = "trace")]
+    pub trace_buffer_kb: Option<u32>,
+    /// Top offenders shown per CPU (0..100).
+    #[arg(long, default_value_t = 5, value_name = "N")]
+    pub top: usize,
+    /// Also write the results as JSON to FILE (its directory must exist).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write --json FILE even if its directory is owned by another user or writable by others.
+    #[arg(long)]
+    pub force_unsafe_dir: bool,
+    /// Do not lock memory (mlockall).
+    #[arg(long)]
+    pub no_memlock: bool,
+    /// No start line, only the summary.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl Args {
+    /// The measurement asked, every value in its range (docs/ranges.md).
+    pub fn spec(&self) -> anyhow::Result<NoiseSpec> {
+        let cpus = CpuSet::parse(&self.cpus)
+            .map_err(|e| InputError::new(format!("--cpus {}: {e}", self.cpus)))?;
+        let mut s = NoiseSpec::new(cpus);
+        s.duration_ns = self.duration.map(Dur::ns);
+        s.threshold_ns = self.threshold.ns();
+        s.priority = self.prio;
+        s.period_ns = self.period.map_or(limits::DEFAULT_PERIOD_NS, Dur::ns);
+        s.runtime_ns = match (self.runtime, self.prio) {
+            (Some(r), _) => r.ns(),
+            // 90 % of the period at SCHED_FIFO, all of it otherwise.
+            (None, Some(_)) => s.period_ns / 10 * 9,
+            (None, None) => s.period_ns,
+        };
+        s.trace = self.trace;
+        if let Some(kb) = self.trace_buffer_kb {
+            s.trace_buffer_kb = kb;
+        }
+        s.memlock = !self.no_memlock;
+        s.check()?;
+        if self.top > 100 {
+            return Err(
+                InputError::new(format!("--top {}: must be within 0..100", self.top)).into(),
+            );
+        }
+        Ok(s)
+    }
+
+    fn dir_policy(&self) -> DirPolicy {
+        if self.force_unsafe_dir {
+            DirPolicy::AllowUnsafe
+        } else {
+            DirPolicy::Strict
+        }
+    }
+}
+
+/// The `--json` target, checked before anything starts.
+fn json_target(a: &Args) -> anyhow::Result<Option<(SafeDir, String)>> {
+    let Some(p) = &a.json else { return Ok(None) };
+    let (dir, name) = split_file_path(p);
+    check_name(&name).map_err(|e| InputError::new(format!("--json {}: {e}", p.display())))?;
+    let d = SafeDir::open(&dir, a.dir_policy())
+        .map_err(|e| InputError::new(format!("--json {}: {e}", p.display())))?;
+    Ok(Some((d, name)))
+}
+
+pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+    let spec = a.spec()?;
+    let json = json_target(&a)?;
+    let stop = rtshield_measure::signals::install();
+    if !a.quiet {
+        eprintln!(
+            "rtshield noise: CPUs {}, gaps > {}, {}, {} (Ctrl-C stops)",
+            spec.cpus.to_list(),
+            a.threshold,
+            match spec.priority {
+                Some(p) => format!(
+                    "SCHED_FIFO {p} for {} of every {}",
+                    Dur(spec.runtime_ns),
+                    Dur(spec.period_ns)
+                ),
+                None if spec.runtime_ns == spec.period_ns => "SCHED_OTHER without pause".into(),
+                None => format!(
+                    "SCHED_OTHER for {} of every {}",
+                    Dur(spec.runtime_ns),
+                    Dur(spec.period_ns)
+                ),
+            },
+            spec.duration_ns
+                .map_or("until stopped".into(), |d| format!("for {}", Dur(d))),
+        );
+    }
+    let (mut run, end) = rtshield_noise::run(&g.root(), &spec, stop)?;
+    if end == EndReason::Stopped {
+        if let Some(sig) = rtshield_measure::signals::received() {
+            run.end_reason = rtshield_measure::EndReason::Signal(sig).name();
+        }
+    }
+    for w in &run.warnings {
+        eprintln!("rtshield: warning: {w}");
+    }
+    print!("{}", render_summary(&run, a.top));
+    if let Some((dir, name)) = json {
+        let text = serde_json::to_string_pretty(&run)?;
+        dir.write(&name, format!("{text}\n").as_bytes())?;
+    }
+    Ok(0)
+}

@@ -32,26 +32,26 @@ NUMBER = re.compile(r"\d[\d,]*(?:\.\d+)?")
 # demangled symbol, as scripts/size-table.sh); a crate not listed is "other".
 GROUPS = [
     ("Rust standard library (core, alloc, std, backtraces)",
-     ["core", "alloc", "std", "gimli", "addr2line", "rustc_demangle", "object",
-      "hashbrown", "panic_unwind", "memchr"]),
+     ["core", "alloc", "std", "std_detect", "gimli", "addr2line", "rustc_demangle",
+      "object", "hashbrown", "panic_unwind", "memchr"]),
     ("C code: static glibc and SQLite (bundled by rusqlite)", ["[C]"]),
     ("rtshield's own crates", ["rtshield*"]),
-    ("Plots (plotters, font rasteriser, PNG and deflate)",
-     ["plotters*", "ttf_parser", "owned_ttf_parser", "ab_glyph*", "png", "fdeflate",
-      "miniz_oxide", "crc32fast", "flate2", "adler2", "simd_adler32"]),
+    ("JSON and TOML (serde_json, toml)",
+     ["serde*", "toml*", "winnow", "itoa", "ryu", "zmij", "indexmap", "equivalent"]),
     ("Command line (clap, indicatif, anyhow)",
      ["clap*", "anstyle*", "anstream", "strsim", "indicatif", "console", "unicode_width",
       "unicode_segmentation", "anyhow", "terminal_size"]),
-    ("PostgreSQL client (postgres, tokio and the protocol crates)",
-     ["postgres*", "tokio*", "bytes", "sha2", "hmac", "md5", "stringprep", "digest",
+    ("Results stores: rusqlite, and the PostgreSQL client (postgres, tokio, protocol crates)",
+     ["rusqlite", "libsqlite3_sys", "hashlink", "fallible_streaming_iterator",
+      "postgres*", "tokio*", "bytes", "sha2", "hmac", "md5", "stringprep", "digest",
       "block_buffer", "fallible_iterator", "byteorder", "futures*", "socket2", "mio",
       "phf*", "percent_encoding", "unicode_normalization", "unicode_bidi",
-      "unicode_properties", "whoami", "rand*", "log", "parking_lot*", "lock_api",
-      "smallvec", "pin_project_lite", "slab", "base64", "getrandom", "ppv_lite86"]),
-    ("JSON and TOML (serde_json, toml)",
-     ["serde*", "toml*", "winnow", "itoa", "ryu", "zmij", "indexmap", "equivalent"]),
-    ("SQLite's Rust side (rusqlite)", ["rusqlite", "libsqlite3_sys", "hashlink", "fallible_streaming_iterator"]),
-    ("data symbols (tables, vtables, the font)", ["[data]"]),
+      "unicode_properties", "whoami", "log", "parking_lot*", "lock_api", "smallvec",
+      "pin_project_lite", "slab", "base64", "siphasher"]),
+    ("Plots (plotters, font rasteriser, PNG and deflate)",
+     ["plotters*", "ttf_parser", "owned_ttf_parser", "ab_glyph*", "png", "fdeflate",
+      "miniz_oxide", "crc32fast", "flate2", "adler2", "simd_adler32"]),
+    ("named data symbols (tables, vtables)", ["[data]"]),
 ]
 
 
@@ -136,7 +136,7 @@ def generate(a):
     rows = ["| what | size | share |", "|---|---:|---:|"]
     for title in [g for g, _ in GROUPS] + ["other crates"]:
         n = groups.get(title, 0)
-        rows.append(f"| {title} | {mb(n)} | {100 * n / total:.0f} % |")
+        rows.append(f"| {title} | {n / 1e6:.2f} MB | {100 * n / total:.0f} % |")
     blocks["size-groups"] = "\n".join(rows)
     return blocks
 

@@ -163,6 +163,9 @@ lock=(flock /tmp/rtshield-live.lock)
 command -v flock >/dev/null 2>&1 || lock=()
 if [ ${#lock[@]} -gt 0 ] && ! flock -n /tmp/rtshield-live.lock true 2>/dev/null; then
   say "waiting for /tmp/rtshield-live.lock (another test run on this machine)"
+  t_wait=$SECONDS
+  flock /tmp/rtshield-live.lock true
+  say "waited $((SECONDS - t_wait)) s"
 fi
 say "running the tests$([ "$strict" = 1 ] && echo " with RTSHIELD_REQUIRE_ROOT=1: a test that cannot run fails")"
 t_run=$SECONDS

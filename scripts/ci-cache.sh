@@ -7,8 +7,8 @@
 #                               the INPUT strings. A new key starts as a copy of
 #                               the most recently used NAME-* (cargo then
 #                               rebuilds only what changed, not every
-#                               dependency); only the 2 most recently used
-#                               NAME-* are kept.
+#                               dependency), and the older NAME-* are
+#                               removed (a target directory takes gigabytes).
 CACHE=${RTSHIELD_CI_CACHE:-/var/cache/rtshield-ci}
 
 ci_cache_dir() {
@@ -33,7 +33,7 @@ ci_cache_dir() {
       fi
     fi
     touch "$dir"
-    for old in $(ls -1dt "$CACHE/$name"-* 2>/dev/null | grep -v '\.tmp$' | tail -n +3); do
+    for old in $(ls -1dt "$CACHE/$name"-* 2>/dev/null | grep -v '\.tmp$' | tail -n +2); do
       echo "ci-cache: $name: removing the older $(basename "$old")" >&2
       rm -rf "$old"
     done

@@ -122,6 +122,11 @@ if [ ${#pip_pkgs[@]} -gt 0 ]; then
   fi
   if [ -f "$pipdir/.complete" ]; then
     export PYTHONPATH="$pipdir${PYTHONPATH:+:$PYTHONPATH}"
+    for spec in "${pip_pkgs[@]}"; do
+      have=$(/usr/bin/python3 -c 'import importlib.metadata as m, sys; print(m.version(sys.argv[1]))' "${spec%%==*}" 2>/dev/null) \
+        || die "pip:$spec is not importable from $pipdir (remove that directory and rerun as root)"
+      [ "$have" = "${spec#*==}" ] || die "pip:$spec: $pipdir has version $have"
+    done
   else
     not_installed+=("${pip_pkgs[@]/#/pip:}")
     say "not installing ${pip_pkgs[*]} (not root); their tests skip"

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced (not run) by the scripts that install Debian packages
 # (scripts/test.sh, scripts/setup-cross.sh, scripts/deb-test.sh): one way to
 # update the indexes and install, loud on every failure.

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced (not run). Build caches kept across CI runs on one machine, under
 # $RTSHIELD_CI_CACHE (default /var/cache/rtshield-ci), each named by the hash
 # of what its content depends on (the Cargo.lock, the toolchain, the flags),

@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Sourced by the scripts that build with the MSRV toolchain (Debian's Rust
 # 1.85, extracted by scripts/setup-cross.sh). Sets the pinned versions
 # (RUST185_VERSION, LLVM_VERSION), RUST185 (the toolchain directory), CARGO185

@@ -208,7 +208,7 @@ mapfile -t skipped < <(awk '
     sub(/.*\.\.\. ignored,? ?/, "", reason)
     print bin "  " t ": ignored" (reason != "" ? " (" reason ")" : "")
   }' "$log")
-read -r passed failed ignored < <(awk '/^test result: /{
+read -r passed failed _ignored < <(awk '/^test result: /{
     for (i = 1; i <= NF; i++) { if ($(i+1) ~ /^passed/) p += $i; if ($(i+1) ~ /^failed/) f += $i; if ($(i+1) ~ /^ignored/) g += $i }
   } END { print p + 0, f + 0, g + 0 }' "$log")
 

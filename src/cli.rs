@@ -31,6 +31,27 @@ impl Global {
     pub fn root(&self) -> Root {
         self.sysroot.as_ref().map_or_else(Root::host, Root::new)
     }
+
+    /// Refuse a `--sysroot` (or `RTSHIELD_SYSROOT`, which `sudo -E` passes
+    /// from another user) that someone else could have made or could
+    /// change: root writes kernel values below it, following its links.
+    /// It must be an existing directory whose every component is owned by
+    /// root or the caller and writable by no one else.
+    pub fn check(&self) -> Result<(), InputError> {
+        let Some(s) = &self.sysroot else {
+            return Ok(());
+        };
+        let why = match rtshield_safefs::trusted_path(s) {
+            Err(why) => why,
+            Ok(()) if !s.is_dir() => "not a directory".into(),
+            Ok(()) => return Ok(()),
+        };
+        Err(InputError::new(format!(
+            "--sysroot/RTSHIELD_SYSROOT {}: refusing this tree: {why} (root writes below it: \
+             it must be yours or root's, and writable by no one else)",
+            s.display()
+        )))
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -107,6 +128,10 @@ fn is_broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
 fn dispatch() -> i32 {
     let cli = Cli::parse();
     let g = cli.global.clone();
+    if let Err(e) = g.check() {
+        eprintln!("rtshield: error: {e}");
+        return 2;
+    }
     let res = match cli.command {
         Command::Demo(a) => cmd::demo::run(a, &g),
         Command::Measure(a) => cmd::measure::run(*a, &g),

@@ -35,6 +35,8 @@ fn code_files() -> Vec<PathBuf> {
                 if name != "fixtures" && name != "target" {
                     stack.push(p);
                 }
+            } else if name == "env_vars.rs" {
+                // This file's own examples are not variables.
             } else if name.ends_with(".rs")
                 || name.ends_with(".sh")
                 || name.ends_with(".py")
@@ -89,6 +91,8 @@ fn every_variable_the_code_reads_is_in_the_one_table() {
         .collect();
     found.sort();
     found.dedup();
+    // A Python constant of the consumers' self-test, not a variable.
+    found.retain(|n| n != "RTSHIELD_LIKE");
     // The scan must see the binary's own ones, or it proves nothing.
     for n in ["RTSHIELD_SYSROOT", "RTSHIELD_STORE", "RTSHIELD_NO_STORE"] {
         assert!(found.iter().any(|f| f == n), "{n} not found: {found:?}");

@@ -22,6 +22,7 @@ mod noise_live;
 mod output_dir;
 mod partition_cli;
 mod partition_live;
+mod partition_nonroot;
 mod partition_scope;
 mod partition_state;
 mod ranges_cli;

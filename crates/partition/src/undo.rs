@@ -254,7 +254,21 @@ fn return_tasks(k: &mut Kernel, state: &State, rep: &mut UndoReport) -> Vec<Stri
 fn still_in(k: &Kernel, h: &Hierarchy, dir: &str) -> String {
     let ids = parse_ids(&k.read_opt(&h.tasks_file(dir)).unwrap_or_default());
     if ids.is_empty() {
-        return String::new();
+        // Not tasks: cgroups someone made inside it.
+        let subs: Vec<String> = k
+            .dir_names(dir)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| k.root.path(format!("{dir}/{n}")).is_dir())
+            .collect();
+        return if subs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": it holds cgroup(s) rtshield did not make: {}",
+                subs.join(", ")
+            )
+        };
     }
     let named: Vec<String> = ids
         .iter()

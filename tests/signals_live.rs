@@ -229,3 +229,67 @@ fn ctrl_c_to_the_whole_group_keeps_the_cells_results() {
         assert_eq!(results(&cell)["end_reason"], "sigint");
     }
 }
+
+/// A terminal that hangs up (a dropped ssh session, for real: the test's
+/// pseudo-terminal is closed): the kernel sends SIGHUP to the measure, the
+/// session leader, and the terminal answers EIO from then on. The measure
+/// writes every file, then cannot print its summary: exit 129, as the
+/// shell would report a command killed by SIGHUP — not a panic (101).
+#[test]
+fn a_terminal_that_hangs_up_ends_measure_with_its_results() {
+    use std::os::unix::fs::OpenOptionsExt;
+    use std::os::unix::process::CommandExt;
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    // SAFETY: libc's pty calls on a descriptor this test owns; the name
+    // buffer is NUL-terminated by ptsname_r. O_CLOEXEC: no child may keep
+    // the master open, or closing it would hang nothing up.
+    let (master, slave_path) = unsafe {
+        let m = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC);
+        assert!(m >= 0, "posix_openpt");
+        assert_eq!(libc::grantpt(m), 0);
+        assert_eq!(libc::unlockpt(m), 0);
+        let mut name = [0 as libc::c_char; 128];
+        assert_eq!(libc::ptsname_r(m, name.as_mut_ptr(), name.len()), 0);
+        let p = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_str()
+            .unwrap()
+            .to_string();
+        (m, p)
+    };
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(&slave_path)
+        .unwrap();
+    let mut cmd = command();
+    cmd.arg("measure")
+        .args(MEASURE)
+        .args(["--duration", "60s", "--out"])
+        .arg(&out)
+        .stdin(slave.try_clone().unwrap())
+        .stdout(slave.try_clone().unwrap())
+        .stderr(slave);
+    // SAFETY: setsid and ioctl are async-signal-safe; the child leads a
+    // new session whose controlling terminal is the pty.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut c = Kill(cmd.spawn().unwrap());
+    drop(cmd);
+    wait_timeline_rows(&out, 1, 30);
+    // SAFETY: closing the master this test opened: the terminal hangs up.
+    unsafe { libc::close(master) };
+    assert_eq!(finish(&mut c.0, Duration::from_secs(30)), Some(129));
+    let r = results(&out);
+    assert_eq!(r["end_reason"], "sighup");
+    for f in ["results.csv", "histogram.txt", "timeline.csv"] {
+        assert!(out.join(f).is_file(), "{f}");
+    }
+}

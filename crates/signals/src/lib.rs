@@ -19,7 +19,7 @@
 
 #![deny(missing_docs)]
 
-use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
+pub use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 

@@ -172,3 +172,29 @@ fn move_leaves_pid_1_and_kernel_threads_alone_without_force() {
     let o = rtshield(base, &["partition", "undo"]);
     assert!(o.status.success(), "{}", text(&o));
 }
+
+/// A campaign's `[partition] parent` naming the root or leaving the
+/// hierarchy is refused when the file is read (exit 2), before the
+/// start-up undo or any cell.
+#[test]
+fn a_campaign_parent_naming_the_root_is_refused_at_parse_time() {
+    for p in ["", "/", "a/../b", "."] {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("c.toml");
+        fs::write(
+            &f,
+            format!(
+                "name = \"x\"\ncpus = \"1\"\nduration = \"2s\"\n[axes]\nisolation = [\"partition\"]\n\
+                 [partition]\nparent = {p:?}\n"
+            ),
+        )
+        .unwrap();
+        let o = crate::util::rtshield(&["campaign", f.to_str().unwrap(), "--dry-run"]);
+        assert_eq!(o.status.code(), Some(2), "{p:?}: {}", text(&o));
+        assert!(
+            text(&o).contains("[partition] parent"),
+            "{p:?}: {}",
+            text(&o)
+        );
+    }
+}

@@ -23,6 +23,7 @@ mod partition_cli;
 mod partition_live;
 mod partition_state;
 mod ranges_cli;
+mod reaper_live;
 mod report_cli;
 mod report_out_dir;
 mod run_check;

@@ -6,21 +6,30 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-pub use rtshield_testkit::live::{online_cpus, require_cpuset_v1_two_cpus, PrivateParent};
+pub use rtshield_testkit::live::{
+    online_cpus, require_cpus_0_and_1, require_cpuset_v1_two_cpus, PrivateParent, TracefsMount,
+};
 pub use rtshield_testkit::testenv::{require, require_root, require_tool};
 pub use rtshield_testkit::{all_text, describe, json, ok, put, refused, text};
 
-pub fn bin() -> &'static str {
+/// The binary under test. Private: tests run it through [`command`] or
+/// [`wrapped`], which give it an environment of its own.
+fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rtshield")
 }
 
-/// A command for the binary under test, to add arguments, pipes, spawn.
-/// Runs are not stored (`RTSHIELD_NO_STORE`): tests never write into the
-/// machine's results store; the store tests give `--store` explicitly.
+/// A command for the binary under test, to add arguments, pipes, spawn:
+/// a private empty home (HOME and XDG directories), no store
+/// (`RTSHIELD_NO_STORE`), and death with the test (see
+/// `rtshield_testkit::cmd`). The store tests give `--store` explicitly.
 pub fn command() -> Command {
-    let mut c = Command::new(bin());
-    c.env("RTSHIELD_NO_STORE", "1").env_remove("RTSHIELD_STORE");
-    c
+    rtshield_testkit::cmd::rtshield(bin())
+}
+
+/// The binary under test behind a wrapper (`ip netns exec NS`,
+/// `setpriv ...`), with [`command`]'s environment.
+pub fn wrapped(wrapper: &[&str]) -> Command {
+    rtshield_testkit::cmd::wrapped(bin(), wrapper)
 }
 
 /// `rtshield measure --samples 1 --out /nonexistent/never-written ARGS` is

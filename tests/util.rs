@@ -212,3 +212,27 @@ pub fn cpuset_partition_lock() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
 }
+
+/// No test can forget its environment: the binary's path
+/// (`CARGO_BIN_EXE_rtshield`) is named here only, and [`bin`] is private,
+/// so every run goes through [`command`] or [`wrapped`].
+#[test]
+fn only_the_kit_s_commands_run_the_binary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let needle = concat!("CARGO_BIN_", "EXE_rtshield");
+    let mut found = Vec::new();
+    let mut stack = vec![root.join("tests"), root.join("crates"), root.join("src")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && std::fs::read_to_string(&p).is_ok_and(|t| t.contains(needle))
+            {
+                found.push(p.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    assert_eq!(found, [PathBuf::from("tests/util.rs")]);
+}

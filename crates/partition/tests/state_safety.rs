@@ -239,12 +239,6 @@ fn an_untrusted_state_file_is_refused() {
     assert!(rep.errors.is_empty(), "{:?}", rep.errors);
 }
 
-/// The effective uid, which the state's expected owner follows on fake trees.
-fn rustix_euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
-}
-
 /// `--parent a-b`, `a_b` and `a/b` used to share `partition-a_b.json`:
 /// `undo --parent a_b` removed the partition of `a-b`.
 #[test]

@@ -453,13 +453,13 @@ impl Instance {
             return Err(err("no CPU to trace".into()));
         }
         let me = std::process::id();
-        let tracefs = match find(root) {
-            Some(t) => t,
-            None => mount_private(root)?,
+        // A private mount made now goes at close; a standard one stays,
+        // and so does our own private mount made by another instance of
+        // this process that is still open (it detaches it itself).
+        let (tracefs, mounted_by_us) = match find(root) {
+            Some(t) => (t, false),
+            None => (mount_private(root)?, true),
         };
-        // Our own private mount (made now, or left by an earlier instance
-        // of this process) goes at close; a standard one stays.
-        let mounted_by_us = private_mount_pid(&tracefs) == Some(me);
         let mut inst = Instance {
             root: root.clone(),
             dir: instance_dir(&tracefs, me),

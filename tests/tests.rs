@@ -26,6 +26,7 @@ mod partition_nonroot;
 mod partition_scope;
 mod partition_state;
 mod ranges_cli;
+mod reaper_live;
 mod report_cli;
 mod report_out_dir;
 mod run_check;

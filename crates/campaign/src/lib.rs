@@ -88,7 +88,7 @@ fn done(store: &mut dyn Store, c: &Campaign) -> Result<BTreeSet<(String, u64)>, 
 }
 
 /// Before any cell: refuse what cannot work here, and undo a partition a
-/// killed campaign may have left. Returns whether the cpuset hierarchy is
+/// killed campaign may have left (and remove its trace leftovers). Returns whether the cpuset hierarchy is
 /// cgroup v2.
 fn prepare(c: &Campaign, opts: &Options, root: &Root) -> anyhow::Result<bool> {
     // cgroup v1: a partition cell's measure puts its measuring threads in
@@ -125,6 +125,8 @@ fn prepare(c: &Campaign, opts: &Options, root: &Root) -> anyhow::Result<bool> {
         .undo()
         .map_err(|e| anyhow::anyhow!("the partition a previous campaign left: {e}"))?;
     }
+    // Likewise the trace instances and mounts of a killed rtshield.
+    rtshield_run::tracing::remove_leftovers(root);
     Ok(v2)
 }
 

@@ -74,6 +74,7 @@ pub fn run_config(
         None => None,
     };
     let opts = options(req, root, &cfg, resume.as_ref())?;
+    crate::tracing::remove_leftovers(root);
     let outcome = match &resume {
         Some(r) => {
             printer.resuming(&r.dir, r.prev.duration_s, r.gap_s);

@@ -47,6 +47,7 @@ pub fn measure(
         plan.policy,
     )?;
     let out = opened.out.clone();
+    crate::tracing::remove_leftovers(root);
     printer.header(&plan, &opened.sysinfo);
     let done = measure_opened(
         opened,

@@ -91,6 +91,7 @@ fn check(dir: &Path, status: i32, extra: &[&str]) -> Vec<Value> {
         .args(extra)
         // The harness's own temporary files stay in this test's directory.
         .env("TMPDIR", &work)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap();
     let text = std::fs::read_to_string(&json).unwrap_or_else(|e| {
@@ -292,6 +293,7 @@ fn the_harness_checkers_catch_what_they_must() {
         .arg(harness())
         .arg("selftest")
         .env("TMPDIR", d.path())
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap();
     let out = String::from_utf8_lossy(&o.stdout);

@@ -227,7 +227,9 @@ mod tests {
         // its overflows, numbered from 0, at most 5 of them listed.
         let m = measured(
             5_000,
-            &[1_000, 5_000, 2_000, 9_000, 7_000, 6_000, 5_500, 8_000, 1_000],
+            &[
+                1_000, 5_000, 2_000, 9_000, 7_000, 6_000, 5_500, 8_000, 1_000,
+            ],
         );
         let r = m.to_result(&ResultContext::default());
         let t = &r.threads[0];
@@ -239,7 +241,10 @@ mod tests {
         assert_eq!(le[3], [10_000, 9]);
         // cyclictest -h 5 prints 5 rows and 6 overflows, the 6th "others".
         let text = rtshield_results::to_cyclictest_hist(&r);
-        assert!(text.contains("\n000004 000000\n# Total: 000000003\n"), "{text}");
+        assert!(
+            text.contains("\n000004 000000\n# Total: 000000003\n"),
+            "{text}"
+        );
         assert!(text.contains("# Histogram Overflows: 00006\n"), "{text}");
         assert!(
             text.ends_with("# Thread 0: 00001 00003 00004 00005 00006 # 00001 others\n\n"),

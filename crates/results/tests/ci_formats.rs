@@ -530,3 +530,76 @@ fn the_strict_prometheus_reader_rejects_what_it_must() {
         assert!(r.is_err(), "accepted: {bad:?}");
     }
 }
+
+/// The `rtshield_latency_seconds` lines of thread `thread`: (le or the
+/// suffix, value text).
+fn histogram_lines(text: &str, thread: &str) -> Vec<(String, String)> {
+    let sel = format!("thread=\"{thread}\"");
+    text.lines()
+        .filter(|l| l.starts_with("rtshield_latency_seconds_") && l.contains(&sel))
+        .map(|l| {
+            let (head, v) = l.rsplit_once(' ').unwrap();
+            let key = match head.split("le=\"").nth(1) {
+                Some(le) => le.trim_end_matches("\"}").to_string(),
+                None => head.split('{').next().unwrap().to_string(),
+            };
+            (key, v.to_string())
+        })
+        .collect()
+}
+
+/// Issue 22 #6: every bucket at or above the maximum holds every sample,
+/// the overflow included (the example's 150.4 us sample is past its 100 us
+/// histogram: before, `le="0.0002"` held 9 of 10 and only `+Inf` had it).
+#[test]
+fn issue22_6_openmetrics_buckets_count_the_overflow_samples() {
+    let mut r = example_result();
+    let text = to_openmetrics(&r);
+    let lines = histogram_lines(&text, "0");
+    let get = |k: &str| lines.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+    assert_eq!(get("0.0002").as_deref(), Some("10"), "{text}");
+    assert_eq!(get("0.00005").as_deref(), Some("9"), "{text}");
+    assert_eq!(get("+Inf").as_deref(), Some("10"), "{text}");
+    // Without exact counts (an older file): at or above the maximum all 10
+    // samples; between the histogram's end (101 us) and the maximum the
+    // count is unknown: no line.
+    r.threads[0] = serde_json::from_value({
+        let mut v = serde_json::to_value(&r.threads[0]).unwrap();
+        v.as_object_mut().unwrap().remove("le_counts");
+        v
+    })
+    .unwrap();
+    let text = to_openmetrics(&r);
+    let lines = histogram_lines(&text, "0");
+    let get = |k: &str| lines.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+    assert_eq!(get("0.0002").as_deref(), Some("10"), "{text}");
+    assert_eq!(get("0.0001").as_deref(), Some("9"), "{text}");
+    assert_eq!(get("+Inf").as_deref(), Some("10"), "{text}");
+    assert!(!text.contains("le=\"0.00015\""), "no bound between: {text}");
+}
+
+/// Consumer finding new 4: `_sum` is the exact sum of the samples in ns,
+/// printed as an exact decimal, whatever float the mean went through (the
+/// issue's run: 24970 samples summing to 504031722 ns; before, the export
+/// wrote 0.5040317220000001 and `--metrics-file` 0.504031722).
+#[test]
+fn issue22_new4_openmetrics_sum_is_the_exact_ns_sum() {
+    let mut r = example_result();
+    let t = &mut r.threads[0];
+    t.samples = 24970;
+    t.histogram.counts = vec![[20, 24970]];
+    t.histogram.overflow = 0;
+    t.avg_ns = 504_031_722.0 / 24970.0;
+    // As read back from results.json, perhaps one unit in the last place off.
+    let avg_read: f64 = serde_json::from_str(&serde_json::to_string(&t.avg_ns).unwrap()).unwrap();
+    for avg in [t.avg_ns, avg_read, f64::from_bits(t.avg_ns.to_bits() + 1)] {
+        r.threads[0].avg_ns = avg;
+        let text = to_openmetrics(&r);
+        let sum = histogram_lines(&text, "0")
+            .into_iter()
+            .find(|(k, _)| k == "rtshield_latency_seconds_sum")
+            .unwrap()
+            .1;
+        assert_eq!(sum, "0.504031722", "avg {avg:?}");
+    }
+}

@@ -503,3 +503,41 @@ fn issue22_11_cyclictest_files_are_cyclictests() {
     assert_eq!(nums.len() as u64 + others, ovf, "{line}");
     assert!(nums.windows(2).all(|w| w[0] < w[1]) && nums.iter().all(|&n| n < 300));
 }
+
+/// `rtshield run CONFIG --max-latency DUR`: as measure's, exit 3 and the
+/// limit and verdict in results.json (SCHED_OTHER: no root needed).
+#[test]
+fn run_max_latency_records_the_verdict_and_exits_3() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = crate::util::write_cfg(
+        d.path(),
+        "v.cfg",
+        "timer_thread[0]\n{\n  cpu_affinity 0\n  sched.policy OTHER\n  period 1 ms\n  lifetime.samples 20\n}\n",
+    );
+    let out = d.path().join("out");
+    let o = command()
+        .args(["run", "-q"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(&out)
+        .args(["--max-latency", "1us"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3), "{}", describe(&o));
+    let v = &crate::util::results(&out)["verdict"];
+    assert_eq!(v["limits"]["max_latency_ns"], 1000, "{v}");
+    assert_eq!(v["passed"], false, "{v}");
+    let c: serde_json::Value =
+        serde_json::from_str(&export_of(&out, "cyclictest-json", &[])).unwrap();
+    assert_eq!(c["return_code"], 3);
+    let o = command()
+        .args(["run", "-q"])
+        .arg(&cfg)
+        .arg("--out")
+        .arg(d.path().join("no"))
+        .args(["--max-latency", "2h"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(!d.path().join("no").exists());
+}

@@ -324,7 +324,7 @@ impl<'a> Run<'a> {
             programs,
             warnings: self.warnings.clone(),
             sysinfo: self.sysinfo.clone(),
-            limits: Default::default(),
+            limits: opts.limits,
         }
     }
 

@@ -101,16 +101,6 @@ fn label(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// Seconds from a float of ns, printed as the shortest exact decimal.
-fn secs(ns: f64) -> String {
-    let v = ns / 1e9;
-    if v.is_finite() {
-        format!("{v}")
-    } else {
-        "NaN".into()
-    }
-}
-
 /// Seconds from integer ns, as an exact decimal (`1.000000001`, `-0.5`).
 fn secs_exact(ns: i128) -> String {
     let sign = if ns < 0 { "-" } else { "" };
@@ -229,7 +219,7 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
                 let _ = writeln!(
                     s,
                     "rtshield_latency_seconds_bucket{{{l},le=\"{}\"}} {c}{stamp}",
-                    secs(*b as f64)
+                    secs_exact(i128::from(*b))
                 );
             }
         }
@@ -312,10 +302,12 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
         "gauge",
         "Time measured so far.",
     );
+    // In whole ns (as measured), so a float read back from results.json
+    // prints the same digits as the measurement's own.
     let _ = writeln!(
         s,
         "rtshield_run_duration_seconds {}{stamp}",
-        secs(res.duration_s * 1e9)
+        secs_exact((res.duration_s.max(0.0) * 1e9).round() as i128)
     );
     if dialect == Dialect::OpenMetrics {
         s.push_str("# EOF\n");

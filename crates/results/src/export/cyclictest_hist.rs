@@ -37,7 +37,7 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
         s.push_str(&super::split_lines(t));
     }
     s.push_str("# Histogram\n");
-    let rows = res.threads.iter().map(|t| rows_of(t)).max().unwrap_or(0);
+    let rows = res.threads.iter().map(rows_of).max().unwrap_or(0);
     let per_thread: Vec<Vec<u64>> = res
         .threads
         .iter()

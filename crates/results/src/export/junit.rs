@@ -15,8 +15,7 @@
 
 use super::Exporter;
 use crate::{effective_verdict, Limits, RunResult, ThreadResult, Verdict, PERCENTILES};
-// Attribute escaping for text too: newlines stay `&#10;` everywhere.
-use rtshield_text::markup::attribute as esc;
+use rtshield_text::markup::{attribute as esc, text as esc_text};
 use std::fmt::Write as _;
 
 /// The file name when written beside the other result files.
@@ -178,13 +177,13 @@ pub fn to_junit(res: &RunResult, extra: &Limits) -> String {
                     s,
                     ">\n      <failure type=\"latency\" message=\"{}\">{}</failure>\n    </testcase>",
                     esc(&why),
-                    esc(&summary)
+                    esc_text(&summary)
                 );
             }
             None => s.push_str("/>\n"),
         }
     }
-    let _ = writeln!(s, "    <system-out>{}</system-out>", esc(&out));
+    let _ = writeln!(s, "    <system-out>\n{}    </system-out>", esc_text(&out));
     s.push_str("    <system-err/>\n  </testsuite>\n</testsuites>\n");
     s
 }

@@ -86,7 +86,13 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         tty: std::io::stdout().is_terminal(),
         drawn_lines: 0,
     };
-    rtshield_run::run_config(&request, &g.root(), &mut printer)
+    let code = rtshield_run::run_config(&request, &g.root(), &mut printer)?;
+    if let (Some(l), rtshield_results::EXIT_LIMIT_EXCEEDED) = (args.max_latency, code) {
+        println!(
+            "FAIL: a thread's maximum latency exceeds --max-latency {l} (exit status {code}; the verdict is in results.json)"
+        );
+    }
+    Ok(code)
 }
 
 /// The text of `run CONFIG`: systress's live table and summary.

@@ -94,6 +94,12 @@ if [ "$have_apt" = 1 ]; then
     for p in "${missing[@]}"; do say "  $p    # $(why_of "$p")"; done
     apt_update --native-fallback
     apt_install test.sh "${missing[@]}"
+    # apt:prometheus is there for promtool only; on a systemd machine its
+    # package enables and starts the server (port 9090): stop and disable it.
+    if printf '%s\n' "${missing[@]}" | grep -qx prometheus && [ -d /run/systemd/system ]; then
+      say "prometheus is installed for promtool only: systemctl disable --now prometheus.service"
+      systemctl disable --now prometheus.service >&2 || say "warning: could not disable prometheus.service"
+    fi
   elif [ ${#missing[@]} -gt 0 ]; then
     not_installed=("${missing[@]}")
     say "not root: not installing ${missing[*]} (their tests skip; as root this script installs them)"

@@ -7,6 +7,7 @@ mod util;
 mod audit_cli;
 mod campaign_cli;
 mod campaign_live;
+mod consumer_conformance;
 mod docs_links;
 mod env_vars;
 mod export_cli;

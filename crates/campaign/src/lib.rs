@@ -61,6 +61,8 @@ pub struct Outcome {
     pub skipped_done: usize,
     /// Cells skipped, with why.
     pub skipped: Vec<(String, String)>,
+    /// Runs whose verdict failed (a `max_latency` setting exceeded).
+    pub failed: usize,
     /// The signal that stopped it, if any.
     pub stopped_by: Option<i32>,
     /// The report's directory, once written.
@@ -156,6 +158,7 @@ pub fn run(
             stored: 0,
             skipped_done: 0,
             skipped: Vec::new(),
+            failed: 0,
             stopped_by: None,
             report: None,
             undo_failed: None,

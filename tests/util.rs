@@ -14,7 +14,7 @@ pub use rtshield_testkit::{all_text, describe, json, ok, put, refused, text};
 
 /// The binary under test. Private: tests run it through [`command`] or
 /// [`wrapped`], which give it an environment of its own.
-fn bin() -> &'static str {
+pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rtshield")
 }
 

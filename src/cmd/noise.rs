@@ -2,11 +2,12 @@
 //! with the cause of every gap from kernel trace events (`--trace`).
 
 use crate::cli::Global;
-use rtshield_noise::{limits, render_summary, EndReason, NoiseSpec};
+use rtshield_noise::{limits, EndReason, NoiseSpec};
+use rtshield_results::{Csv, CyclictestHist, ExportManager};
 use rtshield_sys::safefs::{check_name, split_file_path};
 use rtshield_sys::units::Dur;
 use rtshield_sys::{CpuSet, DirPolicy, InputError, SafeDir};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -37,15 +38,24 @@ pub struct Args {
     /// Top offenders shown per CPU (0..100).
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub top: usize,
-    /// Also write the results as JSON to FILE (its directory must exist).
+    /// Also write results.json (kind `noise`) to FILE (its directory must exist).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write --json FILE even if its directory is owned by another user or writable by others.
+    /// Write the result files into DIR (created if needed): results.json, results.csv and
+    /// histogram.txt (cyclictest -h text of the noise lengths).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// A label for reports and the store [default: the --out directory name].
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Write --json FILE and --out DIR even if their directory is owned by another user or writable by others.
     #[arg(long)]
     pub force_unsafe_dir: bool,
     /// Do not lock memory (mlockall).
     #[arg(long)]
     pub no_memlock: bool,
+    #[command(flatten)]
+    pub store: super::StoreArgs,
     /// No start line, only the summary.
     #[arg(long, short)]
     pub quiet: bool,
@@ -100,9 +110,23 @@ fn json_target(a: &Args) -> anyhow::Result<Option<(SafeDir, String)>> {
     Ok(Some((d, name)))
 }
 
+/// The `--out` directory, opened (created) before anything starts.
+fn out_target(a: &Args) -> anyhow::Result<Option<SafeDir>> {
+    let Some(p) = &a.out else { return Ok(None) };
+    let d = rtshield_sys::safefs::output_dir(Some(p), Path::new("."), "", a.dir_policy())
+        .map_err(|e| InputError::new(format!("--out {}: {e}", p.display())))?;
+    Ok(Some(d))
+}
+
+/// The files of `--out`: the noise run's result family.
+fn exporters() -> ExportManager {
+    ExportManager::new().with(Csv).with(CyclictestHist)
+}
+
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let spec = a.spec()?;
     let json = json_target(&a)?;
+    let out = out_target(&a)?;
     let stop = rtshield_measure::signals::install();
     if !a.quiet {
         eprintln!(
@@ -132,13 +156,46 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
             run.end_reason = rtshield_measure::EndReason::Signal(sig).name();
         }
     }
+    run.command = std::env::args().collect();
+    run.tags.extend(a.store.tags.iter().cloned());
+    run.label = a.label.clone().or_else(|| {
+        a.out
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+    });
     for w in &run.warnings {
         eprintln!("rtshield: warning: {w}");
     }
-    print!("{}", render_summary(&run, a.top));
-    if let Some((dir, name)) = json {
-        let text = serde_json::to_string_pretty(&run)?;
-        dir.write(&name, format!("{text}\n").as_bytes())?;
+    print!("{}", rtshield_report::noise::summary(&run, a.top, false));
+    let mut failed = false;
+    if let Some(dir) = &out {
+        for f in exporters().write(&run, dir) {
+            eprintln!("rtshield: error: {}", f.error);
+            failed = true;
+        }
     }
-    Ok(0)
+    if let Some((dir, name)) = json {
+        if let Err(e) = dir.write(&name, rtshield_results::to_json(&run).as_bytes()) {
+            eprintln!("rtshield: error: {e}");
+            failed = true;
+        }
+    }
+    // Stored like a measure run (`runs list --where mode=noise`), with the
+    // file it was written to as its source.
+    let source = match (&a.out, &a.json) {
+        (Some(d), _) => d.clone(),
+        (None, Some(f)) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
+        (None, None) => PathBuf::from("-"),
+    };
+    rtshield_run::store::store_runs(
+        a.store.store.as_deref(),
+        a.store.no_store,
+        &[(source.as_path(), &run)],
+    );
+    Ok(if failed {
+        rtshield_run::pipeline::EXIT_FILES_MISSING
+    } else {
+        0
+    })
 }

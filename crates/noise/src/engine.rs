@@ -5,20 +5,24 @@
 //! SCHED_FIFO; each runs [`spin::run_windows`]. The main thread stays on
 //! the other CPUs, drains the rings every 20 ms into the histograms (and,
 //! traced, into the session that explains each event), and builds the
-//! [`NoiseRun`].
+//! run's [`RunResult`] of kind `noise`.
 
-use crate::report::{thread_priority, CpuNoise, NoiseRun, Offender, TopK, TraceSummary};
+use crate::result::{thread_priority, TopK};
 use crate::spin::{self, Counters, Live, Schedule};
 use crate::traced::{Outcome, Session, LONGEST};
 use crate::NoiseSpec;
 use anyhow::{bail, Context};
+use rtshield_audit::{noise_fix, NoiseCause};
 use rtshield_measure::hotloop::now_ns;
 use rtshield_measure::rt::{prefault_stack, MemLock};
 use rtshield_measure::stats::ThreadHistograms;
+use rtshield_results::{
+    CpuNoise, NoiseResult, NoiseTrace, Offender, RunKind, RunResult, Settings, ThreadResult,
+};
 use rtshield_sys::procstat::{steal_ns_between, StatSnapshot};
 use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::{task, tracefs, CpuSet, InputError, Root};
-use rtshield_trace::noise::{NoiseEvent, Tally};
+use rtshield_sys::{task, tracefs, CpuSet, InputError, Root, SysInfo};
+use rtshield_trace::noise::{CauseKind, Class, NoiseEvent, Source, Tally};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
@@ -71,16 +75,20 @@ impl Drop for Affinity {
 struct CpuAcc {
     hist: ThreadHistograms,
     longest: TopK<NoiseEvent>,
+    /// The shortest noise event drained (exact; `u64::MAX`: none).
+    min_ns: u64,
 }
 
 /// Measure noise on `spec.cpus` until `spec.duration_ns` or `stop`.
-/// `root` is where tracefs, `/proc/stat` and the live threads' policies
-/// are read.
+/// `root` is where tracefs, `/proc/stat`, the system description and the
+/// live threads' policies are read. The result has kind `noise`, no
+/// command, label or tags (the caller's), and `end_reason` `duration` or
+/// `stopped` (the caller may name the signal).
 pub fn run(
     root: &Root,
     spec: &NoiseSpec,
     stop: &AtomicBool,
-) -> anyhow::Result<(NoiseRun, EndReason)> {
+) -> anyhow::Result<(RunResult, EndReason)> {
     spec.check()?;
     let allowed = sched::get_affinity(0).context("cannot read this process's CPU affinity")?;
     if let Some(bad) = spec.cpus.iter().find(|c| !allowed.contains(*c)) {
@@ -129,9 +137,9 @@ pub fn run(
             Ok(s) => session = Some(s),
             Err(why) => {
                 warnings.push(format!("tracing off: {why}; noise measured without causes"));
-                trace = Some(TraceSummary {
+                trace = Some(NoiseTrace {
                     unavailable: Some(why),
-                    ..TraceSummary::default()
+                    ..NoiseTrace::default()
                 });
             }
         }
@@ -141,19 +149,23 @@ pub fn run(
     let measured = measure(spec, stop, session.as_mut(), &mut warnings)?;
     let stat_after = StatSnapshot::read(root).ok();
     let outcome = session.map(Session::finish);
+    let memlocked = memlock.is_some();
     drop(memlock);
     let (mut run, end) = build(spec, measured, outcome.as_ref(), root, &mut warnings);
     if let Some(o) = &outcome {
         trace = Some(trace_summary(o, &mut warnings));
     }
-    for c in run.cpus.iter_mut() {
+    let noise = run.noise.as_mut().expect("built with its noise part");
+    for c in noise.cpus.iter_mut() {
         c.steal_ns = match (&stat_before, &stat_after) {
             (Some(a), Some(b)) => steal_ns_between(a, b, [c.cpu]),
             _ => None,
         };
     }
+    noise.trace = trace;
     run.started_at = started_at;
-    run.trace = trace;
+    run.sysinfo = SysInfo::collect(root, false);
+    run.settings.memlock = memlocked;
     run.warnings = warnings;
     Ok((run, end))
 }
@@ -182,6 +194,7 @@ fn measure(
         .map(|_| CpuAcc {
             hist: ThreadHistograms::new(spec.histo_size_ns, 1_000),
             longest: TopK::new(LONGEST),
+            min_ns: u64::MAX,
         })
         .collect();
     let (mut producers, mut rings): (Vec<_>, Vec<_>) = (0..n)
@@ -369,6 +382,7 @@ fn drain(
             let acc = &mut accs[i];
             acc.hist.record(ev.len_ns.min(i64::MAX as u64) as i64, 0, 0);
             acc.longest.offer(ev.len_ns, *ev);
+            acc.min_ns = acc.min_ns.min(ev.len_ns);
             if let Some(s) = session.as_deref_mut() {
                 s.push(i, *ev);
             }
@@ -377,16 +391,22 @@ fn drain(
     }
 }
 
-/// The run's results from what was measured (and explained).
+/// The run's results from what was measured (and explained); sysinfo,
+/// start time, steal time, trace summary and warnings are filled in by
+/// [`run`].
 fn build(
     spec: &NoiseSpec,
     m: Measured,
     outcome: Option<&Outcome>,
     root: &Root,
     warnings: &mut Vec<String>,
-) -> (NoiseRun, EndReason) {
+) -> (RunResult, EndReason) {
     let cpus: Vec<u32> = spec.cpus.iter().collect();
-    let mut out = Vec::with_capacity(cpus.len());
+    let housekeeping = sched::get_affinity(0)
+        .map(|a| a.difference(&spec.cpus))
+        .unwrap_or_default();
+    let mut noise_cpus = Vec::with_capacity(cpus.len());
+    let mut threads = Vec::with_capacity(cpus.len());
     for (i, ((r, c), acc)) in m.ready.iter().zip(&m.counters).zip(m.accs).enumerate() {
         if c.lost > 0 {
             warnings.push(format!(
@@ -394,36 +414,121 @@ fn build(
                 cpus[i], c.lost
             ));
         }
-        let mut cpu = cpu_noise(cpus[i], r, c, acc, spec);
+        let (mut cpu, thread) = cpu_noise(i, cpus[i], r, c, acc, spec);
         if let Some(o) = outcome {
-            add_causes(&mut cpu, &o.tallies[i], &o.longest[i], root);
+            add_causes(&mut cpu, &o.tallies[i], &o.longest[i], root, &housekeeping);
         }
-        out.push(cpu);
+        noise_cpus.push(cpu);
+        threads.push(thread);
     }
-    let run = NoiseRun {
-        schema: "rtshield.noise/0".into(),
+    let run = RunResult {
+        schema: rtshield_results::SCHEMA.to_string(),
+        kind: RunKind::Noise,
+        tool: format!("rtshield {}", env!("CARGO_PKG_VERSION")),
+        label: None,
         started_at: String::new(),
-        elapsed_ns: m.elapsed_ns,
+        duration_s: m.elapsed_ns as f64 / 1e9,
+        command: Vec::new(),
+        config: None,
+        settings: Settings {
+            mode: "noise".into(),
+            resolution_ns: HIST_RESOLUTION_NS,
+            histo_buckets: spec.histo_size_ns / HIST_RESOLUTION_NS + 1,
+            stats_period_ns: spec.period_ns,
+            requested_duration_ns: spec.duration_ns,
+            requested_samples: None,
+            memlock: false,
+            cpu_dma_latency: None,
+        },
+        sysinfo: SysInfo::default(),
+        warnings: Vec::new(),
         end_reason: match m.end {
             EndReason::Duration => "duration".into(),
             EndReason::Stopped => "stopped".into(),
         },
-        threshold_ns: spec.threshold_ns,
-        runtime_ns: spec.runtime_ns,
-        period_ns: spec.period_ns,
-        cpus: out,
+        threads,
+        programs: Vec::new(),
+        tags: BTreeMap::new(),
         trace: None,
-        warnings: Vec::new(),
+        verdict: None,
+        noise: Some(NoiseResult {
+            threshold_ns: spec.threshold_ns,
+            runtime_ns: spec.runtime_ns,
+            period_ns: spec.period_ns,
+            cpus: noise_cpus,
+            trace: None,
+        }),
     };
     (run, m.end)
 }
 
-fn cpu_noise(cpu: u32, r: &Ready, c: &Counters, acc: CpuAcc, spec: &NoiseSpec) -> CpuNoise {
+/// The noise lengths' histogram resolution: 1 µs, as oslat's buckets.
+const HIST_RESOLUTION_NS: u64 = 1_000;
+
+/// Fields of a noise thread that have no meaning for a spinning thread
+/// (no period to overrun, no last sample worth keeping): unknown, shown
+/// as `?`, never 0.
+const NOT_NOISE_FIELDS: [&str; 3] = ["cur", "overruns", "missed_periods"];
+
+/// One CPU's noise figures and its thread (the noise lengths: histogram,
+/// percentiles, exact min/avg/max).
+fn cpu_noise(
+    index: usize,
+    cpu: u32,
+    r: &Ready,
+    c: &Counters,
+    acc: CpuAcc,
+    spec: &NoiseSpec,
+) -> (CpuNoise, ThreadResult) {
     let runtime = c.runtime_ns;
-    CpuNoise {
+    let h = &acc.hist;
+    let mut unknown: Vec<String> = NOT_NOISE_FIELDS.iter().map(|s| s.to_string()).collect();
+    // A lost event may have been the shortest.
+    if c.lost > 0 {
+        unknown.push("min".into());
+    }
+    let thread = ThreadResult {
+        index: index as u32,
+        tid: r.tid,
+        cpu: Some(cpu),
+        policy: r.policy.name().to_string(),
+        priority: spec
+            .priority
+            .filter(|_| r.policy == Policy::Fifo)
+            .unwrap_or(0),
+        requested_policy: (spec.priority.is_some() && r.policy != Policy::Fifo)
+            .then(|| Policy::Fifo.name().to_string()),
+        period_ns: spec.period_ns,
+        samples: c.events,
+        min_ns: if acc.min_ns == u64::MAX {
+            0
+        } else {
+            acc.min_ns as i64
+        },
+        max_ns: c.max_ns as i64,
+        cur_ns: 0,
+        avg_ns: if c.events > 0 {
+            c.noise_ns as f64 / c.events as f64
+        } else {
+            0.0
+        },
+        overruns: 0,
+        missed_periods: 0,
+        lost: c.lost,
+        histogram: h.to_histogram(),
+        hist_stats: h.hist_stats(),
+        percentiles: h.percentiles(),
+        corrected: h.corrected(),
+        worst_cases: Vec::new(),
+        unknown,
+        split: None,
+        le_counts: (c.lost == 0).then(|| h.le.cumulative()),
+        overflow_cycles: None,
+    };
+    let noise = CpuNoise {
         cpu,
         tid: r.tid,
-        policy: r.policy,
+        policy: r.policy.name().to_string(),
         priority: spec.priority.filter(|_| r.policy == Policy::Fifo),
         runtime_ns: runtime,
         noise_ns: c.noise_ns,
@@ -438,12 +543,10 @@ fn cpu_noise(cpu: u32, r: &Ready, c: &Counters, acc: CpuAcc, spec: &NoiseSpec) -
         windows: c.windows,
         windows_missed: c.windows_missed,
         steal_ns: None,
-        histogram: acc.hist.to_histogram(),
-        hist_stats: acc.hist.hist_stats(),
-        percentiles: acc.hist.percentiles(),
         classes: None,
         by_class: None,
         unexplained_ns: None,
+        class_ns: None,
         offenders: None,
         longest: acc
             .longest
@@ -451,7 +554,8 @@ fn cpu_noise(cpu: u32, r: &Ready, c: &Counters, acc: CpuAcc, spec: &NoiseSpec) -
             .into_iter()
             .map(Into::into)
             .collect(),
-    }
+    };
+    (noise, thread)
 }
 
 /// The traced figures of one CPU: class counts, offenders (threads with
@@ -461,16 +565,22 @@ fn add_causes(
     t: &Tally,
     longest: &[rtshield_trace::noise::Explained],
     root: &Root,
+    housekeeping: &CpuSet,
 ) {
-    let columns = ["HW", "NMI", "IRQ", "SIRQ", "THREAD"];
     c.classes = Some(
-        columns
+        rtshield_results::NOISE_COLUMNS
             .iter()
             .map(|k| (k.to_string(), t.column(k)))
             .collect(),
     );
     c.by_class = Some(t.by_class.clone());
     c.unexplained_ns = Some(t.unexplained_ns);
+    let mut class_ns = BTreeMap::new();
+    for (s, total) in &t.by_source {
+        *class_ns.entry(s.kind.class()).or_insert(0) += total.ns;
+    }
+    *class_ns.entry(Class::Unexplained).or_insert(0) += t.unexplained_ns;
+    c.class_ns = Some(class_ns);
     let top = t.top(OFFENDERS);
     let rt_pids: Vec<u32> = top
         .iter()
@@ -490,12 +600,25 @@ fn add_causes(
                     label,
                     source: s.clone(),
                     priority,
+                    fix: fix(s, c.cpu, housekeeping),
                     total: *total,
                 }
             })
             .collect(),
     );
     c.longest = longest.iter().cloned().map(Into::into).collect();
+}
+
+/// The audit's fix for one source of noise on `cpu`.
+fn fix(s: &Source, cpu: u32, housekeeping: &CpuSet) -> Option<String> {
+    let kind = match s.kind {
+        CauseKind::Nmi => NoiseCause::Nmi,
+        CauseKind::Irq => NoiseCause::Irq,
+        CauseKind::Tick => NoiseCause::Tick,
+        CauseKind::Softirq => NoiseCause::Softirq,
+        CauseKind::Thread => NoiseCause::Thread,
+    };
+    noise_fix(kind, &s.name, s.number, s.pid, cpu, housekeeping)
 }
 
 /// FIFO or RR, name and priority of the real-time threads `pids`, read
@@ -527,7 +650,7 @@ fn live_rt(root: &Root, pids: &[u32]) -> BTreeMap<u32, rtshield_trace::LiveRt> {
     out
 }
 
-fn trace_summary(o: &Outcome, warnings: &mut Vec<String>) -> TraceSummary {
+fn trace_summary(o: &Outcome, warnings: &mut Vec<String>) -> NoiseTrace {
     if !o.stale_removed.is_empty() {
         warnings.push(format!(
             "removed trace instances left by dead rtshield processes: {}",
@@ -549,7 +672,7 @@ fn trace_summary(o: &Outcome, warnings: &mut Vec<String>) -> TraceSummary {
     if let Some(e) = &o.close_error {
         warnings.push(e.clone());
     }
-    TraceSummary {
+    NoiseTrace {
         unavailable: None,
         events_enabled: o.enabled.clone(),
         events_missing: o.missing.clone(),

@@ -12,8 +12,10 @@
 //! (`rtshield_trace::noise`).
 //!
 //! Module map: `spin` (the hot loop and its windows), `engine` (threads,
-//! rings, the drain), `traced` (the tracing session), `report` (per-CPU
-//! results, the JSON document, the summary table).
+//! rings, the drain, the run's [`RunResult`](rtshield_results::RunResult)
+//! of kind `noise`), `traced` (the tracing session), `result` (helpers of
+//! the result). The file format is `rtshield-results`' (`NoiseResult`), the
+//! summary table and pictures `rtshield-report`'s.
 //!
 //! Safety on a shared machine: the spinning threads run at SCHED_OTHER by
 //! default; with a priority they run at SCHED_FIFO only `runtime` out of
@@ -23,12 +25,11 @@
 
 mod engine;
 pub mod limits;
-mod report;
+mod result;
 pub mod spin;
 mod traced;
 
 pub use engine::{run, EndReason};
-pub use report::{render_summary, CpuNoise, LongEvent, NoiseRun, Offender, TraceSummary};
 pub use traced::NOISE_EVENTS;
 
 use rtshield_sys::CpuSet;

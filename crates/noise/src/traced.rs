@@ -5,7 +5,7 @@
 //! the trace has passed its end. Memory stays bounded: contexts no future
 //! gap can need are forgotten.
 
-use crate::report::TopK;
+use crate::result::TopK;
 use rtshield_sys::tracefs::{self, Instance, PipeReader};
 use rtshield_sys::{CpuSet, Root};
 use rtshield_trace::noise::{lost_events, Explained, NoiseEvent, Options, Tally, Timeline};

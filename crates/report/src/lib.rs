@@ -13,6 +13,7 @@ pub mod campaign;
 pub mod gnuplot;
 pub mod html;
 pub mod load;
+pub mod noise;
 pub mod output;
 pub mod plot;
 pub mod runs;
@@ -129,6 +130,43 @@ pub fn render(
     for f in Format::ALL.iter().filter(|f| want(**f)) {
         out.extend(output::renderer(*f).files(&inputs)?);
     }
+    out.extend(noise_files(runs, formats, title)?);
+    Ok(out)
+}
+
+/// The noise runs' own outputs (`rtshield noise` results): `noise.txt`
+/// (per-CPU table, details, top offenders with fixes, histogram text) and
+/// the cause breakdown picture (`noise-causes.png`/`.svg` with those
+/// formats). Nothing when no input is a noise run.
+fn noise_files(
+    runs: &[load::Run],
+    formats: &[Format],
+    title: &str,
+) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    if !plot::has_noise(runs) {
+        return Ok(out);
+    }
+    let mut text = String::new();
+    for r in runs.iter().filter(|r| r.result.noise.is_some()) {
+        text.push_str(&format!("== {} ({})\n", r.label, r.path.display()));
+        text.push_str(&noise::summary(&r.result, 10, true));
+        text.push('\n');
+    }
+    out.push(("noise.txt".to_string(), text.into_bytes()));
+    let pic_title = format!("Noise by cause — {title}");
+    if formats.contains(&Format::Png) {
+        out.push((
+            "noise-causes.png".to_string(),
+            plot::noise_causes_png(runs, &pic_title)?,
+        ));
+    }
+    if formats.contains(&Format::Svg) {
+        out.push((
+            "noise-causes.svg".to_string(),
+            plot::noise_causes_svg(runs, &pic_title)?.into_bytes(),
+        ));
+    }
     Ok(out)
 }
 
@@ -194,6 +232,9 @@ pub fn is_report_file(n: &str) -> bool {
         "plot.gp",
         "timeline.gp",
         "timeline.png",
+        "noise.txt",
+        "noise-causes.png",
+        "noise-causes.svg",
     ];
     if FIXED.contains(&n) {
         return true;

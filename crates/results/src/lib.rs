@@ -11,6 +11,7 @@ pub mod export;
 pub mod histogram;
 pub mod import;
 pub mod merge;
+mod noise;
 pub mod read;
 pub mod schema;
 pub mod statrec;
@@ -18,11 +19,14 @@ mod verdict;
 
 pub use export::{
     file_names, systress_file_name, to_csv, to_cyclictest_hist, to_json, to_systress_txt,
-    write_all, write_json, ExportManager, Exporter, CSV_FILE, HIST_FILE, JSON_FILE, SPIKES_JSON,
-    SPIKES_TXT,
+    write_all, write_json, Csv, CyclictestHist, ExportManager, Exporter, CSV_FILE, HIST_FILE,
+    JSON_FILE, SPIKES_JSON, SPIKES_TXT,
 };
 pub use histogram::{pool_threads, LeCounter, MinMaxSum};
+pub use noise::{CpuNoise, LongEvent, NoiseResult, NoiseTrace, Offender, RunKind, NOISE_COLUMNS};
 pub use read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
+/// The class of a noise event (the trace's), as stored in [`CpuNoise`].
+pub use rtshield_trace::noise::Class as NoiseClass;
 pub use schema::*;
 pub use verdict::{
     effective_verdict, LimitFailure, Limits, ThreadVerdict, Verdict, EXIT_LIMIT_EXCEEDED,

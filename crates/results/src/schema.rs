@@ -13,6 +13,10 @@ pub const SCHEMA: &str = "rtshield.results/1";
 pub struct RunResult {
     /// Always [`SCHEMA`].
     pub schema: String,
+    /// What was measured: wake-up latency (the default, not written) or
+    /// `noise` (`rtshield noise`: then [`RunResult::noise`] is present).
+    #[serde(default, skip_serializing_if = "crate::RunKind::is_latency")]
+    pub kind: crate::RunKind,
     /// `rtshield 0.1.0`.
     pub tool: String,
     /// A short label for reports (defaults to the output directory name).
@@ -53,6 +57,10 @@ pub struct RunResult {
     /// Every CI export derives its pass/fail from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::Verdict>,
+    /// `rtshield noise`: per CPU the noise figures, causes and offenders
+    /// (the noise lengths' histograms are in `threads`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::NoiseResult>,
 }
 
 /// What kernel tracing found (`--trace-on`, `--trace-stop`, `--split`).

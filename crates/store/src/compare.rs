@@ -113,6 +113,10 @@ pub enum Verdict {
     /// interval can be drawn from it.
     #[serde(rename = "beyond the histogram")]
     Beyond,
+    /// A side has no value for the statistic (a run that did not record
+    /// it): no verdict can be drawn, and none is guessed.
+    #[serde(rename = "unknown")]
+    Unknown,
 }
 
 impl Verdict {
@@ -122,6 +126,7 @@ impl Verdict {
             Verdict::Better => "B better",
             Verdict::Same => "no significant difference",
             Verdict::Beyond => "beyond the histogram",
+            Verdict::Unknown => "unknown",
         }
     }
 }
@@ -150,6 +155,10 @@ pub struct Comparison {
     pub method: Method,
     pub iterations: usize,
     pub rows: Vec<Row>,
+    /// Noise runs (`rtshield noise`): the share of the CPU available, B
+    /// against A; absent when neither side holds a noise run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available: Option<crate::AvailableRow>,
 }
 
 /// A run reduced to counts on a value grid shared by both sides.
@@ -379,6 +388,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> C
         method,
         iterations: ITERATIONS,
         rows,
+        available: crate::noise_compare::compare_available(a, b, method, seed),
     }
 }
 

@@ -15,10 +15,12 @@ use plotters::prelude::*;
 use std::sync::Once;
 
 mod latency;
+mod noise;
 mod percentiles;
 mod timeline;
 
 pub use latency::{latency_png, latency_rgb, latency_svg, marker_x};
+pub use noise::{has_noise, noise_causes_png, noise_causes_svg};
 pub use percentiles::{percentile_png, percentile_svg, tail_points};
 pub use timeline::{
     is_quiet_phase, merge_close, phase_fill, phase_names, timeline_colors, timeline_png,

@@ -203,6 +203,9 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
             })
             .unwrap_or_default(),
     };
+    if let Some(n) = &res.noise {
+        return render_noise(res, n, &stamp, dialect);
+    }
     let mut s = String::new();
     let th = &res.threads;
     family(
@@ -304,6 +307,161 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
     );
     // In whole ns (as measured), so a float read back from results.json
     // prints the same digits as the measurement's own.
+    let _ = writeln!(
+        s,
+        "rtshield_run_duration_seconds {}{stamp}",
+        secs_exact((res.duration_s.max(0.0) * 1e9).round() as i128)
+    );
+    if dialect == Dialect::OpenMetrics {
+        s.push_str("# EOF\n");
+    }
+    s
+}
+
+/// A counter family's header: OpenMetrics names the family without
+/// `_total`, 0.0.4 with it.
+fn counter_family(s: &mut String, name: &str, help: &str, dialect: Dialect) {
+    match dialect {
+        Dialect::OpenMetrics => family(s, name, "counter", help),
+        Dialect::Text004 => family(s, &format!("{name}_total"), "counter", help),
+    }
+}
+
+/// A noise run (`rtshield noise`): per CPU the histogram of noise lengths
+/// (same fixed `le` scale), the share of the CPU available, the longest
+/// single noise, and counters for runtime, noise time, noise events, steal
+/// time and the events per osnoise class (`class` label, traced runs only).
+/// A figure the run does not know has no line.
+fn render_noise(res: &RunResult, n: &crate::NoiseResult, stamp: &str, dialect: Dialect) -> String {
+    let mut s = String::new();
+    let cpu_label = |c: u32| format!("cpu=\"{c}\"");
+    family(
+        &mut s,
+        "rtshield_noise_seconds",
+        "histogram",
+        "Length of each noise event (a gap in a spinning thread's clock reads above the threshold).",
+    );
+    for (t, c) in res.threads.iter().zip(&n.cpus) {
+        let l = cpu_label(c.cpu);
+        let all = total(t);
+        for (b, v) in BOUNDS_NS.iter().zip(cumulative(t)) {
+            if let Some(v) = v {
+                let _ = writeln!(
+                    s,
+                    "rtshield_noise_seconds_bucket{{{l},le=\"{}\"}} {v}{stamp}",
+                    secs_exact(i128::from(*b))
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "rtshield_noise_seconds_bucket{{{l},le=\"+Inf\"}} {all}{stamp}"
+        );
+        let _ = writeln!(s, "rtshield_noise_seconds_count{{{l}}} {all}{stamp}");
+        // The exact sum is the noise time of the events in the histogram:
+        // known exactly only when none was lost.
+        if c.lost == 0 {
+            let _ = writeln!(
+                s,
+                "rtshield_noise_seconds_sum{{{l}}} {}{stamp}",
+                secs_exact(i128::from(c.noise_ns))
+            );
+        }
+    }
+    family(
+        &mut s,
+        "rtshield_noise_cpu_available_ratio",
+        "gauge",
+        "Share of the spinning time left to the thread: (runtime - noise) / runtime (osnoise's % CPU available / 100).",
+    );
+    for c in &n.cpus {
+        if let Some(p) = c.available_pct {
+            let _ = writeln!(
+                s,
+                "rtshield_noise_cpu_available_ratio{{{}}} {}{stamp}",
+                cpu_label(c.cpu),
+                p / 100.0
+            );
+        }
+    }
+    family(
+        &mut s,
+        "rtshield_noise_max_single_seconds",
+        "gauge",
+        "Longest single noise event.",
+    );
+    for c in n.cpus.iter().filter(|c| c.events > 0) {
+        let _ = writeln!(
+            s,
+            "rtshield_noise_max_single_seconds{{{}}} {}{stamp}",
+            cpu_label(c.cpu),
+            secs_exact(i128::from(c.max_single_ns))
+        );
+    }
+    type Counter = (
+        &'static str,
+        &'static str,
+        fn(&crate::CpuNoise) -> Option<String>,
+    );
+    let counters: [Counter; 5] = [
+        (
+            "rtshield_noise_runtime_seconds",
+            "Time spent spinning.",
+            |c| Some(secs_exact(i128::from(c.runtime_ns))),
+        ),
+        (
+            "rtshield_noise_time_seconds",
+            "Time inside noise events.",
+            |c| Some(secs_exact(i128::from(c.noise_ns))),
+        ),
+        ("rtshield_noise_events", "Noise events.", |c| {
+            Some(c.events.to_string())
+        }),
+        (
+            "rtshield_noise_steal_seconds",
+            "VM steal time of the CPU over the run (/proc/stat).",
+            |c| c.steal_ns.map(|v| secs_exact(i128::from(v))),
+        ),
+        (
+            "rtshield_noise_lost_events",
+            "Noise events the ring could not take (in the totals, not in the histogram).",
+            |c| Some(c.lost.to_string()),
+        ),
+    ];
+    for (name, help, f) in counters {
+        counter_family(&mut s, name, help, dialect);
+        for c in &n.cpus {
+            if let Some(v) = f(c) {
+                let _ = writeln!(s, "{name}_total{{{}}} {v}{stamp}", cpu_label(c.cpu));
+            }
+        }
+    }
+    let name = "rtshield_noise_class_events";
+    counter_family(
+        &mut s,
+        name,
+        "Noise events per osnoise class (HW: no kernel event; traced runs only).",
+        dialect,
+    );
+    for c in &n.cpus {
+        let Some(classes) = &c.classes else { continue };
+        for k in crate::NOISE_COLUMNS {
+            if let Some(v) = classes.get(k) {
+                let _ = writeln!(
+                    s,
+                    "{name}_total{{{},class=\"{}\"}} {v}{stamp}",
+                    cpu_label(c.cpu),
+                    label(k)
+                );
+            }
+        }
+    }
+    family(
+        &mut s,
+        "rtshield_run_duration_seconds",
+        "gauge",
+        "Time measured so far.",
+    );
     let _ = writeln!(
         s,
         "rtshield_run_duration_seconds {}{stamp}",

@@ -130,6 +130,8 @@ fn imported(
     threads: Vec<ThreadResult>,
 ) -> RunResult {
     RunResult {
+        kind: Default::default(),
+        noise: None,
         schema: SCHEMA.to_string(),
         tool,
         label: None,

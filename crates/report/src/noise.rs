@@ -1,0 +1,219 @@
+//! A noise run (`results.json` of kind `noise`, written by `rtshield
+//! noise`) for a person: the osnoise-shaped per-CPU table, each CPU's
+//! distribution, loop cost, steal time and top offenders with their fixes,
+//! and the histogram of noise lengths as text (what `rtshield noise`
+//! prints and `rtshield report` writes as `noise.txt`). The cause
+//! breakdown picture is [`crate::plot::noise_causes_png`].
+
+use rtshield_results::{CpuNoise, NoiseClass, NoiseResult, RunResult, ThreadResult, NOISE_COLUMNS};
+use std::fmt::Write as _;
+
+/// `850 ns`, `12.3 us`, `1.71 ms`, `9.00 s`: three significant digits.
+pub fn fmt_dur(ns: u64) -> String {
+    let f = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.3} us", f / 1e3).replace(".000 ", " ")
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", f / 1e6)
+    } else {
+        format!("{:.2} s", f / 1e9)
+    }
+}
+
+/// The name of a class as the report writes it.
+pub fn class_name(c: NoiseClass) -> &'static str {
+    match c {
+        NoiseClass::Unexplained => "unexplained",
+        NoiseClass::Nmi => "NMI",
+        NoiseClass::Irq => "IRQ",
+        NoiseClass::Tick => "tick",
+        NoiseClass::Softirq => "softirq",
+        NoiseClass::Thread => "thread",
+    }
+}
+
+/// The classes in the order the breakdown stacks them.
+pub const CLASSES: [NoiseClass; 6] = [
+    NoiseClass::Unexplained,
+    NoiseClass::Nmi,
+    NoiseClass::Irq,
+    NoiseClass::Tick,
+    NoiseClass::Softirq,
+    NoiseClass::Thread,
+];
+
+/// The thread of CPU entry `i` (same index in `threads[]`).
+fn thread_of(run: &RunResult, i: usize) -> Option<&ThreadResult> {
+    run.threads.get(i)
+}
+
+/// The whole summary of a noise run: the table, then per CPU its details
+/// and (with `histogram`) the histogram of noise lengths. Empty for a run
+/// that is not a noise run.
+pub fn summary(run: &RunResult, top: usize, histogram: bool) -> String {
+    let Some(n) = &run.noise else {
+        return String::new();
+    };
+    let mut o = table(n);
+    for (i, c) in n.cpus.iter().enumerate() {
+        cpu_details(&mut o, n, c, thread_of(run, i), top);
+    }
+    if histogram {
+        o.push_str(&histogram_text(run));
+    }
+    o
+}
+
+/// The osnoise-shaped table: one row per CPU.
+pub fn table(n: &NoiseResult) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:>4} {:>10} {:>10} {:>9} {:>10} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "CPU", "RUNTIME", "NOISE", "%AVAIL", "MAX-SINGLE", "HW", "NMI", "IRQ", "SIRQ", "THREAD"
+    );
+    for c in &n.cpus {
+        let col = |name: &str| {
+            c.classes
+                .as_ref()
+                .and_then(|m| m.get(name))
+                .map_or("-".to_string(), |n| n.to_string())
+        };
+        let cols: Vec<String> = NOISE_COLUMNS.iter().map(|k| col(k)).collect();
+        let _ = writeln!(
+            o,
+            "{:>4} {:>10} {:>10} {:>9} {:>10} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            c.cpu,
+            fmt_dur(c.runtime_ns),
+            fmt_dur(c.noise_ns),
+            c.available_pct.map_or("-".into(), |p| format!("{p:.5}")),
+            fmt_dur(c.max_single_ns),
+            cols[0],
+            cols[1],
+            cols[2],
+            cols[3],
+            cols[4],
+        );
+    }
+    o
+}
+
+fn cpu_details(
+    o: &mut String,
+    n: &NoiseResult,
+    c: &CpuNoise,
+    t: Option<&ThreadResult>,
+    top: usize,
+) {
+    let p = |k: &str| {
+        t.and_then(|t| t.percentiles.get(k))
+            .map_or("-".into(), |v| fmt_dur(*v as u64))
+    };
+    let _ = writeln!(
+        o,
+        "CPU {}: {} gaps > {} ({} lost): p50 {}, p99 {}, p99.9 {}, max {}; loop {} iterations/us, smallest gap {}",
+        c.cpu,
+        c.events,
+        fmt_dur(n.threshold_ns),
+        c.lost,
+        p("50"),
+        p("99"),
+        p("99.9"),
+        fmt_dur(c.max_single_ns),
+        c.iterations_per_us.map_or("-".into(), |v| format!("{v:.1}")),
+        c.min_gap_ns.map_or("-".into(), fmt_dur),
+    );
+    let steal = c.steal_ns.map_or("not read".into(), fmt_dur);
+    let (Some(offenders), Some(unexplained)) = (&c.offenders, c.unexplained_ns) else {
+        let _ = writeln!(
+            o,
+            "       VM steal time over the run {steal}; causes: run with --trace"
+        );
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "       unexplained (hardware, firmware, hypervisor) {}; VM steal time over the run {}",
+        fmt_dur(unexplained),
+        steal
+    );
+    if let Some(m) = &c.class_ns {
+        let parts: Vec<String> = CLASSES
+            .iter()
+            .filter_map(|k| m.get(k).filter(|v| **v > 0).map(|v| (k, v)))
+            .map(|(k, v)| format!("{} {}", class_name(*k), fmt_dur(*v)))
+            .collect();
+        let _ = writeln!(o, "       time by cause: {}", parts.join(", "));
+    }
+    let mut parts: Vec<(u64, String)> = offenders
+        .iter()
+        .map(|f| {
+            let text = format!(
+                "{} {} in {} gaps",
+                f.label,
+                fmt_dur(f.total.ns),
+                f.total.gaps
+            );
+            (f.total.ns, text)
+        })
+        .collect();
+    parts.push((unexplained, format!("unexplained {}", fmt_dur(unexplained))));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.0));
+    parts.truncate(top);
+    let list: Vec<String> = parts.into_iter().map(|(_, s)| s).collect();
+    let _ = writeln!(o, "       top: {}", list.join("; "));
+    for f in offenders.iter().take(top) {
+        if let Some(fix) = &f.fix {
+            let _ = writeln!(o, "       fix {}: {fix}", f.label);
+        }
+    }
+}
+
+/// The histogram of noise lengths of every CPU, cyclictest-like: one line
+/// per non-empty 1 µs bucket (`   12 us  CPU1 CPU2` counts), then the
+/// overflow and the maximum.
+pub fn histogram_text(run: &RunResult) -> String {
+    let mut o = String::new();
+    let Some(n) = &run.noise else { return o };
+    let threads: Vec<&ThreadResult> = run.threads.iter().collect();
+    if threads.is_empty() {
+        return o;
+    }
+    let res = threads[0].histogram.resolution_ns.max(1);
+    let _ = write!(o, "# noise length histogram ({} ns buckets): bucket", res);
+    for c in &n.cpus {
+        let _ = write!(o, " CPU{}", c.cpu);
+    }
+    o.push('\n');
+    let mut buckets: Vec<u64> = threads
+        .iter()
+        .flat_map(|t| t.histogram.counts.iter().map(|c| c[0]))
+        .collect();
+    buckets.sort_unstable();
+    buckets.dedup();
+    for b in buckets {
+        let _ = write!(o, "{:>8}", b * res / 1000);
+        for t in &threads {
+            let v = t
+                .histogram
+                .counts
+                .iter()
+                .find(|c| c[0] == b)
+                .map_or(0, |c| c[1]);
+            let _ = write!(o, " {v:>8}");
+        }
+        o.push('\n');
+    }
+    let _ = write!(o, "# overflow");
+    for t in &threads {
+        let _ = write!(o, " {}", t.histogram.overflow);
+    }
+    let _ = write!(o, "\n# max (us)");
+    for t in &threads {
+        let _ = write!(o, " {}", t.max_ns / 1000);
+    }
+    o.push('\n');
+    o
+}

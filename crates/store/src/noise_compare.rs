@@ -166,3 +166,96 @@ pub fn compare_available(
         verdict,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rtshield_results::{CpuNoise, NoiseResult, RunKind};
+
+    /// A noise run: `events` gaps of `len_ns` each in 1 s of spinning.
+    fn noise_run(events: u64, len_ns: u64) -> RunResult {
+        let mut r = rtshield_results::example::example_result();
+        r.kind = RunKind::Noise;
+        r.threads.truncate(1);
+        let t = &mut r.threads[0];
+        t.histogram.resolution_ns = 1_000;
+        t.histogram.buckets = 10_001;
+        t.histogram.counts = vec![[len_ns / 1_000, events]];
+        t.histogram.overflow = 0;
+        t.samples = events;
+        t.max_ns = len_ns as i64;
+        r.noise = Some(NoiseResult {
+            threshold_ns: 1_000,
+            runtime_ns: 1_000_000_000,
+            period_ns: 1_000_000_000,
+            cpus: vec![CpuNoise {
+                cpu: 1,
+                tid: 1,
+                policy: "other".into(),
+                priority: None,
+                runtime_ns: 1_000_000_000,
+                noise_ns: events * len_ns,
+                available_pct: None,
+                max_single_ns: len_ns,
+                events,
+                lost: 0,
+                iterations: 1,
+                iterations_per_us: None,
+                min_gap_ns: None,
+                windows: 1,
+                windows_missed: 0,
+                steal_ns: None,
+                classes: None,
+                by_class: None,
+                unexplained_ns: None,
+                class_ns: None,
+                offenders: None,
+                longest: vec![],
+            }],
+            trace: None,
+        });
+        r
+    }
+
+    #[test]
+    fn much_more_noise_is_b_worse_and_the_same_is_not() {
+        // A: 1000 gaps of 10 µs (1 %); B: 1000 gaps of 100 µs (10 %).
+        let a = vec![noise_run(1_000, 10_000)];
+        let b = vec![noise_run(1_000, 100_000)];
+        let r = compare_available(&a, &b, Method::Samples, 1).unwrap();
+        assert_eq!(r.verdict, Verdict::Worse, "{r:?}");
+        assert!((r.a_pct.unwrap() - 99.0).abs() < 1e-9);
+        assert!((r.b_pct.unwrap() - 90.0).abs() < 1e-9);
+        assert!(r.diff_high.unwrap() < 0.0);
+        let r = compare_available(&b, &a, Method::Samples, 1).unwrap();
+        assert_eq!(r.verdict, Verdict::Better);
+        let r = compare_available(&a, &a.clone(), Method::Samples, 1).unwrap();
+        assert_eq!(r.verdict, Verdict::Same);
+        // Runs resampled: three runs a side.
+        let a3 = vec![
+            noise_run(1_000, 10_000),
+            noise_run(990, 10_000),
+            noise_run(1_010, 10_000),
+        ];
+        let b3 = vec![
+            noise_run(1_000, 100_000),
+            noise_run(990, 100_000),
+            noise_run(1_010, 100_000),
+        ];
+        let r = compare_available(&a3, &b3, Method::Runs, 1).unwrap();
+        assert_eq!(r.verdict, Verdict::Worse);
+    }
+
+    #[test]
+    fn a_latency_run_on_a_side_leaves_it_unknown() {
+        let a = vec![noise_run(10, 10_000)];
+        let lat = vec![rtshield_results::example::example_result()];
+        let r = compare_available(&a, &lat, Method::Samples, 1).unwrap();
+        assert_eq!(r.verdict, Verdict::Unknown);
+        assert_eq!(r.b_pct, None);
+        assert!(r.a_pct.is_some());
+        assert_eq!((r.diff_low, r.diff_high), (None, None));
+        // Two latency sides: no such row at all.
+        assert!(compare_available(&lat, &lat, Method::Samples, 1).is_none());
+    }
+}

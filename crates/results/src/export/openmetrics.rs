@@ -491,4 +491,94 @@ mod tests {
         assert_eq!(secs_exact(-500_000_000), "-0.5");
         assert_eq!(secs_exact(0), "0");
     }
+
+    /// A one-CPU noise run: 3 events (2, 5 and 40 µs), traced.
+    fn noise_run() -> RunResult {
+        let mut r = crate::example::example_result();
+        r.kind = crate::RunKind::Noise;
+        r.threads.truncate(1);
+        let t = &mut r.threads[0];
+        t.cpu = Some(1);
+        t.histogram.resolution_ns = 1_000;
+        t.histogram.buckets = 31;
+        t.histogram.counts = vec![[2, 1], [5, 1]];
+        t.histogram.overflow = 1;
+        t.histogram.underflow = 0;
+        t.samples = 3;
+        t.max_ns = 40_000;
+        t.le_counts = None;
+        let mut classes = std::collections::BTreeMap::new();
+        for (k, v) in [
+            ("HW", 1),
+            ("NMI", 0),
+            ("IRQ", 2),
+            ("SIRQ", 0),
+            ("THREAD", 0),
+        ] {
+            classes.insert(k.to_string(), v);
+        }
+        r.noise = Some(crate::NoiseResult {
+            threshold_ns: 1_000,
+            runtime_ns: 1_000_000_000,
+            period_ns: 1_000_000_000,
+            cpus: vec![crate::CpuNoise {
+                cpu: 1,
+                tid: 9,
+                policy: "other".into(),
+                priority: None,
+                runtime_ns: 1_000_000_000,
+                noise_ns: 47_000,
+                available_pct: Some(99.9953),
+                max_single_ns: 40_000,
+                events: 3,
+                lost: 0,
+                iterations: 1_000,
+                iterations_per_us: Some(1.0),
+                min_gap_ns: Some(20),
+                windows: 1,
+                windows_missed: 0,
+                steal_ns: None,
+                classes: Some(classes),
+                by_class: None,
+                unexplained_ns: Some(40_000),
+                class_ns: None,
+                offenders: Some(vec![]),
+                longest: vec![],
+            }],
+            trace: None,
+        });
+        r
+    }
+
+    #[test]
+    fn a_noise_run_has_noise_families_and_no_latency_ones() {
+        let r = noise_run();
+        let t = to_openmetrics(&r);
+        assert!(!t.contains("rtshield_latency"), "{t}");
+        for line in [
+            "rtshield_noise_seconds_bucket{cpu=\"1\",le=\"0.00001\"} 2",
+            "rtshield_noise_seconds_bucket{cpu=\"1\",le=\"+Inf\"} 3",
+            "rtshield_noise_seconds_count{cpu=\"1\"} 3",
+            "rtshield_noise_seconds_sum{cpu=\"1\"} 0.000047",
+            "rtshield_noise_cpu_available_ratio{cpu=\"1\"} 0.999953",
+            "rtshield_noise_max_single_seconds{cpu=\"1\"} 0.00004",
+            "rtshield_noise_events_total{cpu=\"1\"} 3",
+            "rtshield_noise_class_events_total{cpu=\"1\",class=\"IRQ\"} 2",
+        ] {
+            assert!(t.lines().any(|l| l == line), "{line} missing:\n{t}");
+        }
+        // Steal time not read: no line (unknown), not 0.
+        assert!(!t.contains("rtshield_noise_steal_seconds_total{"), "{t}");
+        assert!(t.ends_with("# EOF\n"));
+        // 0.0.4: counter families named with _total.
+        let p = to_prometheus_text(&r);
+        assert!(
+            p.contains("# TYPE rtshield_noise_events_total counter"),
+            "{p}"
+        );
+        assert!(!p.contains("# EOF"));
+        // The JSON round trip keeps the kind and the noise part.
+        let back = crate::parse_json(&crate::to_json(&r), std::path::Path::new("r.json")).unwrap();
+        assert_eq!(back, r);
+    }
 }

@@ -154,7 +154,15 @@ fn noise_files(
         text.push('\n');
     }
     out.push(("noise.txt".to_string(), text.into_bytes()));
-    let pic_title = format!("Noise by cause — {title}");
+    // The report's title is about latency by default: the picture says
+    // what it shows and whose runs.
+    let _ = title;
+    let labels: Vec<&str> = runs
+        .iter()
+        .filter(|r| r.result.noise.is_some())
+        .map(|r| r.label.as_str())
+        .collect();
+    let pic_title = format!("Noise by cause — {}", labels.join(", "));
     if formats.contains(&Format::Png) {
         out.push((
             "noise-causes.png".to_string(),

@@ -86,29 +86,32 @@ where
     let mut chart = ChartBuilder::on(&plot)
         .margin(12)
         .x_label_area_size(50)
-        .y_label_area_size(150)
+        .y_label_area_size(10)
         .build_cartesian_2d(0f64..xmax, 0f64..n)
         .map_err(err)?;
-    let labels: Vec<String> = bars.iter().map(|b| b.label.clone()).collect();
     chart
         .configure_mesh()
         .disable_y_mesh()
+        .disable_x_mesh()
+        .y_labels(0)
         .x_desc("noise time over the run (ms), by cause")
-        .y_labels(bars.len().max(1))
-        .y_label_formatter(&|y| {
-            let i = y.floor() as usize;
-            if (y - y.floor() - 0.0).abs() < 1e-9 {
-                labels.get(i).cloned().unwrap_or_default()
-            } else {
-                String::new()
-            }
-        })
         .label_style((FONT, 15))
         .axis_desc_style((FONT, 16))
         .draw()
         .map_err(err)?;
+    // Bars from the top down, in input order; each bar's name above it.
+    let row = |i: usize| n - 1.0 - i as f64;
     for (i, b) in bars.iter().enumerate() {
-        let (y0, y1) = (i as f64 + 0.2, i as f64 + 0.8);
+        chart
+            .draw_series(std::iter::once(Text::new(
+                b.label.clone(),
+                (0.0, row(i) + 0.92),
+                (FONT, 15).into_font(),
+            )))
+            .map_err(err)?;
+    }
+    for (i, b) in bars.iter().enumerate() {
+        let (y0, y1) = (row(i) + 0.15, row(i) + 0.7);
         let mut x = 0.0;
         let segs: Vec<(f64, (u8, u8, u8))> = match &b.parts {
             Some(p) => p
@@ -136,7 +139,7 @@ where
         chart
             .draw_series(std::iter::once(Text::new(
                 note,
-                (x + xmax * 0.01, i as f64 + 0.4),
+                (x + xmax * 0.01, row(i) + 0.5),
                 (FONT, 14).into_font(),
             )))
             .map_err(err)?;

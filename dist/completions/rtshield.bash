@@ -266,14 +266,14 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__export)
-            opts="-o -h -V --format --output --max-latency --build-id --force-unsafe-dir --sysroot --help --version"
+            opts="-o -h -V --format --output --max-latency --timestamps --build-id --force-unsafe-dir --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "cyclictest-json junit openmetrics kcidb" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "json cyclictest-json junit openmetrics prometheus kcidb" -- "${cur}"))
                     return 0
                     ;;
                 --output)
@@ -418,7 +418,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__noise)
-            opts="-q -h -V --cpus --duration --threshold --runtime --period --prio --trace --trace-buffer-kb --top --json --force-unsafe-dir --no-memlock --quiet --sysroot --help --version"
+            opts="-q -h -V --cpus --duration --threshold --runtime --period --prio --trace --trace-buffer-kb --top --json --out --label --force-unsafe-dir --no-memlock --tag --store --no-store --quiet --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -457,6 +457,22 @@ _rtshield() {
                     return 0
                     ;;
                 --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -684,7 +700,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__run)
-            opts="-q -h -V --check --out --force-unsafe-dir --duration --fold-cpus --quiet --label --resume --metrics-file --keys --tag --store --no-store --sysroot --help --version"
+            opts="-q -h -V --check --out --force-unsafe-dir --duration --fold-cpus --quiet --label --resume --metrics-file --max-latency --keys --tag --store --no-store --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -707,6 +723,10 @@ _rtshield() {
                     return 0
                     ;;
                 --metrics-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-latency)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -118,7 +118,7 @@ fn audit_this_machine() {
     let o = rtshield(&["audit", &online, "--watch", "200ms", "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let n = rtshield_sys::CpuSet::parse_list(&online).unwrap().len();
+    let n = rtshield_vocab::CpuSet::parse_list(&online).unwrap().len();
     assert_eq!(v["cpus"].as_array().unwrap().len(), n);
     for c in v["cpus"].as_array().unwrap() {
         let s = c["score"].as_u64().unwrap();

@@ -53,7 +53,7 @@ fn net_peer_floods_a_peer_in_a_private_namespace() {
     if !require_root("creates network namespaces and a raw ICMP socket")
         || !require_tool("ip", "-V")
         || !require(
-            rtshield_sys::CpuSet::parse_list(&online_cpus())
+            rtshield_vocab::CpuSet::parse_list(&online_cpus())
                 .is_ok_and(|c| c.contains(0) && c.contains(1)),
             "needs CPUs 0 and 1 (the load on 0, the measurement on 1)",
         )

@@ -10,9 +10,11 @@
 //! `flock /tmp/rtshield-live.lock cargo test --test integration noise_live::`.
 
 use crate::util::*;
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::tracefs;
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::find_tracefs;
+use rtshield_sys::Root;
+use rtshield_sys::{gettid, set_affinity, set_scheduler};
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
@@ -70,7 +72,7 @@ fn wait_spinning(pid: u32) {
                         .is_ok_and(|c| c.trim() == "rtshield-n1")
                 });
             spinning
-                && tracefs::find(&Root::host()).is_some_and(|at| {
+                && find_tracefs(&Root::host()).is_some_and(|at| {
                     std::fs::read_to_string(format!("{at}/instances/rtshield-{pid}/tracing_on"))
                         .is_ok_and(|s| s.trim() == "1")
                 })
@@ -79,7 +81,7 @@ fn wait_spinning(pid: u32) {
 }
 
 fn instance_gone(pid: u32) -> bool {
-    tracefs::find(&Root::host())
+    find_tracefs(&Root::host())
         .is_none_or(|at| !Path::new(&format!("{at}/instances/rtshield-{pid}")).exists())
 }
 
@@ -122,8 +124,8 @@ fn busy_bursts(bursts: usize, gap: Duration) -> Busy {
     let (tid, spans) = std::thread::Builder::new()
         .name(BUSY_NAME.into())
         .spawn(move || {
-            sched::set_affinity(0, &CpuSet::single(1)).expect("pin to CPU 1");
-            sched::set_scheduler(0, Policy::Fifo, 99).expect("SCHED_FIFO 99");
+            set_affinity(0, &CpuSet::single(1)).expect("pin to CPU 1");
+            set_scheduler(0, Policy::Fifo, 99).expect("SCHED_FIFO 99");
             let mut spans = Vec::new();
             for _ in 0..bursts {
                 std::thread::sleep(gap);
@@ -134,8 +136,8 @@ fn busy_bursts(bursts: usize, gap: Duration) -> Busy {
                 }
                 spans.push((from, now_ns()));
             }
-            let _ = sched::set_scheduler(0, Policy::Other, 0);
-            (sched::gettid(), spans)
+            let _ = set_scheduler(0, Policy::Other, 0);
+            (gettid(), spans)
         })
         .unwrap()
         .join()

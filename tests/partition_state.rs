@@ -2,8 +2,8 @@
 //! places `create` writes: exit 2 naming the entry, nothing changed.
 
 use crate::util::rtshield_at as rtshield;
-use rtshield_partition::state::{FileChange, Knob, Phase, State};
-use rtshield_partition::Hierarchy;
+use rtshield_isolation::{FileChange, Knob, Phase, State};
+use rtshield_sys::Hierarchy;
 use rtshield_sys::Root;
 use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
 

@@ -10,9 +10,11 @@
 
 use crate::util::describe as text;
 use crate::util::*;
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::tracefs::{self, TopState};
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Root;
+use rtshield_sys::{find_tracefs, trace_instance_pid, TracingTopState};
+use rtshield_sys::{gettid, set_affinity, set_scheduler};
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -72,13 +74,14 @@ impl Drop for TempMount {
 /// The top-level state and where tracefs is mounted. When it is mounted
 /// nowhere, the state is read through a temporary private mount (then
 /// removed, so `mounted_at` stays None).
-fn global_state() -> (Option<String>, TopState) {
+fn global_state() -> (Option<String>, TracingTopState) {
     let root = Root::host();
-    match tracefs::find(&root) {
-        Some(at) => (Some(at.clone()), TopState::read_at(&root, Some(at))),
+    match find_tracefs(&root) {
+        Some(at) => (Some(at.clone()), TracingTopState::read_at(&root, Some(at))),
         None => {
             let m = TempMount::new();
-            let mut s = TopState::read_at(&root, Some(m.path().to_string_lossy().into_owned()));
+            let mut s =
+                TracingTopState::read_at(&root, Some(m.path().to_string_lossy().into_owned()));
             s.mounted_at = None;
             (None, s)
         }
@@ -88,7 +91,7 @@ fn global_state() -> (Option<String>, TopState) {
 /// Every `instances/` directory of the mounted tracefs (or of a temporary
 /// mount), as a closure result.
 fn with_instances<T>(f: impl FnOnce(&Path) -> T) -> T {
-    match tracefs::find(&Root::host()) {
+    match find_tracefs(&Root::host()) {
         Some(at) => f(&Path::new(&at).join("instances")),
         None => {
             let m = TempMount::new();
@@ -107,7 +110,7 @@ fn wait_tracing(pid: u32) {
         Duration::from_secs(20),
         "the trace instance records",
         || {
-            tracefs::find(&Root::host()).is_some_and(|at| {
+            find_tracefs(&Root::host()).is_some_and(|at| {
                 std::fs::read_to_string(format!("{at}/instances/rtshield-{pid}/tracing_on"))
                     .is_ok_and(|s| s.trim() == "1")
             })
@@ -122,16 +125,16 @@ fn busy_once(settle: Duration, busy_ns: u64) -> i32 {
     std::thread::Builder::new()
         .name(BUSY_NAME.into())
         .spawn(move || {
-            sched::set_affinity(0, &CpuSet::single(1)).expect("pin to CPU 1");
-            sched::set_scheduler(0, Policy::Fifo, 99).expect("SCHED_FIFO 99");
+            set_affinity(0, &CpuSet::single(1)).expect("pin to CPU 1");
+            set_scheduler(0, Policy::Fifo, 99).expect("SCHED_FIFO 99");
             // Sleeping at FIFO 99 costs nothing: let the measurement settle.
             std::thread::sleep(settle);
             let end = Instant::now() + Duration::from_nanos(busy_ns);
             while Instant::now() < end {
                 std::hint::spin_loop();
             }
-            let _ = sched::set_scheduler(0, Policy::Other, 0);
-            sched::gettid()
+            let _ = set_scheduler(0, Policy::Other, 0);
+            gettid()
         })
         .unwrap()
         .join()
@@ -410,7 +413,7 @@ fn run_with_trace_keys_splits_and_cleans_up() {
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .filter(|n| {
-                tracefs::instance_pid(n)
+                trace_instance_pid(n)
                     .is_some_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
             })
             .collect()

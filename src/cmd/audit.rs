@@ -2,8 +2,8 @@
 
 use crate::cli::Global;
 use rtshield_audit::{audit, render, AuditOptions};
-use rtshield_sys::units::Dur;
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_vocab::Dur;
+use rtshield_vocab::{CpuSet, InputError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {

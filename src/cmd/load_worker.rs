@@ -5,8 +5,8 @@
 
 use crate::cli::Global;
 use rtshield_load::{worker, Builtin};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_vocab::Policy;
+use rtshield_vocab::{CpuSet, InputError};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]

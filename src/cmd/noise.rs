@@ -3,9 +3,10 @@
 
 use crate::cli::Global;
 use rtshield_noise::{limits, render_summary, EndReason, NoiseSpec};
-use rtshield_sys::safefs::{check_name, split_file_path};
-use rtshield_sys::units::Dur;
-use rtshield_sys::{CpuSet, DirPolicy, InputError, SafeDir};
+use rtshield_safefs::{check_name, split_file_path};
+use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_vocab::Dur;
+use rtshield_vocab::{CpuSet, InputError};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]

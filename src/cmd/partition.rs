@@ -2,10 +2,11 @@
 
 use crate::cli::Global;
 use anyhow::Context;
-use rtshield_partition::state::{Knob, State, STATE_DIR};
+use rtshield_isolation::{Knob, State, STATE_DIR};
 use rtshield_partition::{status, undo, CreateOptions, CreateReport, Knobs, UndoReport};
-use rtshield_sys::sched::{set_scheduler, Policy};
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_sys::set_scheduler;
+use rtshield_vocab::Policy;
+use rtshield_vocab::{CpuSet, InputError};
 
 /// How the command opens the kernel. Test builds (the binary's
 /// `fake-kernel` feature, enabled only from its own dev-dependencies)
@@ -184,11 +185,10 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
         Command::Move { args, parent } => {
             let (partition, pids) = move_args(&args)?;
             let mut k = open_kernel(root, false)?;
-            let (h, dir) =
-                rtshield_partition::status::partition_dir(&k, parent.as_deref(), &partition)?;
+            let (h, dir) = rtshield_partition::partition_dir(&k, parent.as_deref(), &partition)?;
             let mut code = 0;
             for pid in pids {
-                let o = rtshield_partition::status::move_process(&mut k, &h, &dir, pid)?;
+                let o = rtshield_partition::move_process(&mut k, &h, &dir, pid)?;
                 println!("{pid}: {} thread(s) moved to {partition}", o.moved);
                 for r in &o.refused {
                     println!("  refused: {r}");
@@ -205,15 +205,16 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             cmd,
         } => {
             let mut k = open_kernel(root, false)?;
-            rtshield_partition::status::enter(&mut k, parent.as_deref(), &partition)?;
+            rtshield_partition::enter_partition(&mut k, parent.as_deref(), &partition)?;
             let sched = fifo
                 .map(|p| (Policy::Fifo, p))
                 .or(rr.map(|p| (Policy::Rr, p)));
             if let Some((pol, prio)) = sched {
                 set_scheduler(0, pol, prio).map_err(|e| {
-                    anyhow::anyhow!(rtshield_sys::sysinfo::fifo_refusal_reason(&e, None)).context(
-                        format!("cannot set SCHED_{} {prio}", pol.name().to_uppercase()),
-                    )
+                    anyhow::anyhow!(rtshield_sys::fifo_refusal_reason(&e, None)).context(format!(
+                        "cannot set SCHED_{} {prio}",
+                        pol.name().to_uppercase()
+                    ))
                 })?;
             }
             use std::os::unix::process::CommandExt;
@@ -229,7 +230,7 @@ fn chosen_parent(
     root: &rtshield_sys::Root,
     given: Option<String>,
 ) -> Result<Option<String>, InputError> {
-    let p = rtshield_partition::status::pick_parent(root, given.as_deref())?;
+    let p = rtshield_partition::pick_parent(root, given.as_deref())?;
     if given.is_none() {
         if let Some(p) = &p {
             eprintln!("the only rtshield partition is under --parent {p}: acting on it");
@@ -290,7 +291,7 @@ fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
             )
         }
     };
-    let profile = rtshield_partition::knobs::Profile::parse(&a.profile)?;
+    let profile = rtshield_partition::Profile::parse(&a.profile)?;
     let mut knobs = Knobs::resolve(a.parent.is_some(), &a.skip, &a.with, rt_off)
         .map_err(|e| InputError::new(format!("--skip/--with: {e}")))?
         .with_profile(profile, &a.skip);
@@ -500,7 +501,7 @@ fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
             .context("state file vanished")?;
         out.push(serde_json::json!({
             "parent": s.parent, "rt_cpus": s.rt_cpus, "nrt_cpus": s.nrt_cpus,
-            "hierarchy": s.hierarchy.label(), "complete": s.phase == rtshield_partition::state::Phase::Complete,
+            "hierarchy": s.hierarchy.label(), "complete": s.phase == rtshield_isolation::Phase::Complete,
             "state_file": path,
         }));
     }

@@ -4,8 +4,8 @@
 use crate::cli::Global;
 use rtshield_scenario::report::{fmt_ns, render_text};
 use rtshield_sim::{gantt, table, trace, BalancerKind, Placement, SimConfig, SimOutcome};
-use rtshield_sys::units::parse_duration_ns;
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_vocab::parse_duration_ns;
+use rtshield_vocab::{CpuSet, InputError};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -190,7 +190,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     // directory another user controls.
     let pol = super::scenario::policy(args.force_unsafe_dir);
     use rtshield_run::pipeline::refusal;
-    use rtshield_sys::safefs::write_file;
+    use rtshield_safefs::write_file;
     let mut runs: Vec<SimOutcome> = Vec::new();
     for &k in &kinds {
         let mut c = cfg.clone();

@@ -4,8 +4,9 @@
 use crate::cli::Global;
 use rtshield_audit::stat::{render, summarize, Sample, Sampler};
 use rtshield_results::statrec::{self, Metric, StatRecord, ThreadMean};
-use rtshield_sys::units::Dur;
-use rtshield_sys::{InputError, SysInfo};
+use rtshield_sys::SysInfo;
+use rtshield_vocab::Dur;
+use rtshield_vocab::InputError;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -112,7 +113,7 @@ fn checked_count(args: &Args, root: &rtshield_sys::Root) -> anyhow::Result<Optio
         .into());
     }
     for p in args.pids.iter().flatten() {
-        if !rtshield_sys::task::exists(root, *p) {
+        if !rtshield_sys::task_exists(root, *p) {
             return Err(InputError::new(format!("--pids: no process {p}")).into());
         }
     }

@@ -3,7 +3,8 @@
 //! systress article's Raspberry Pi throttles when hot; cyclictest holds
 //! `/dev/cpu_dma_latency` for the same reason).
 
-use rtshield_sys::{kpath, CpuSet, SysInfo};
+use rtshield_sys::{kpath, SysInfo};
+use rtshield_vocab::CpuSet;
 
 /// Governors that lower the frequency when the CPU looks idle: a periodic
 /// RT thread that sleeps most of the time runs slow and wakes late.
@@ -77,7 +78,7 @@ pub fn fixes(si: &SysInfo, sel: &CpuSet) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtshield_sys::power::{CpuFreq, CpuIdle, IdleState};
+    use rtshield_sys::{CpuFreq, CpuIdle, IdleState};
 
     fn si() -> SysInfo {
         let st = |index, name: &str, latency_us, disabled| IdleState {

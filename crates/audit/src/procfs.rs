@@ -2,13 +2,11 @@
 //! (`/proc/interrupts`, `/proc/softirqs`, `/proc/stat`, `/proc/loadavg`,
 //! every thread), and the thread families the audit reports.
 
-use rtshield_sys::loadavg::LoadAvg;
-use rtshield_sys::task::TaskInfo;
+use rtshield_sys::LoadAvg;
 use rtshield_sys::Root;
+use rtshield_sys::TaskInfo;
 use serde::Serialize;
 
-pub use rtshield_sys::interrupts::{interrupts, softirqs, IrqClass, Line, Table};
-pub use rtshield_sys::task::{threads, threads_of};
 
 /// System-wide counters from `/proc/stat` and `/proc/loadavg`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -21,7 +19,7 @@ pub struct Global {
 }
 
 pub fn global(root: &Root) -> Global {
-    let st = rtshield_sys::procstat::StatSnapshot::read(root).unwrap_or_default();
+    let st = rtshield_sys::StatSnapshot::read(root).unwrap_or_default();
     Global {
         ctxt: st.ctxt,
         intr: st.intr,

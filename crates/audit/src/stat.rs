@@ -2,11 +2,12 @@
 //! interrupts/s and context switches/s, run queue, load average, and
 //! per-thread voluntary/involuntary switches/s, busiest first.
 
-use crate::procfs::{self, Global, Table};
-use rtshield_sys::loadavg::LoadAvg;
-use rtshield_sys::procstat::{Breakdown, TimesSnapshot};
-use rtshield_sys::task::TaskInfo;
+use crate::procfs::{self, Global};
+use rtshield_sys::LoadAvg;
 use rtshield_sys::Root;
+use rtshield_sys::TaskInfo;
+use rtshield_sys::{all_threads, read_interrupts, threads_of, IrqTable};
+use rtshield_sys::{StatBreakdown, TimesSnapshot};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
@@ -40,7 +41,7 @@ pub struct TimeRow {
     /// `None` for the whole machine.
     pub cpu: Option<u32>,
     #[serde(flatten)]
-    pub pct: Breakdown,
+    pub pct: StatBreakdown,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -70,7 +71,7 @@ pub struct Sampler {
     pids: Option<Vec<u32>>,
     top: usize,
     last: Instant,
-    intr: Table,
+    intr: IrqTable,
     glob: Global,
     sw: Switches,
     times: TimesSnapshot,
@@ -82,13 +83,10 @@ pub struct Sampler {
 /// Every thread (the per-CPU rows always count them all) and, with
 /// `--pids`, the threads of those processes (the only ones listed).
 fn tasks(root: &Root, pids: &Option<Vec<u32>>) -> (Vec<TaskInfo>, Option<BTreeSet<u32>>) {
-    let shown = pids.as_ref().map(|ps| {
-        procfs::threads_of(root, ps)
-            .into_iter()
-            .map(|t| t.tid)
-            .collect()
-    });
-    (procfs::threads(root), shown)
+    let shown = pids
+        .as_ref()
+        .map(|ps| threads_of(root, ps).into_iter().map(|t| t.tid).collect());
+    (all_threads(root), shown)
 }
 
 fn switches(ts: &[TaskInfo]) -> Switches {
@@ -100,12 +98,12 @@ impl Sampler {
     pub fn new(root: Root, pids: Option<Vec<u32>>, top: usize) -> Sampler {
         let (ts, _) = tasks(&root, &pids);
         Sampler {
-            intr: procfs::interrupts(&root),
+            intr: read_interrupts(&root),
             glob: procfs::global(&root),
             sw: switches(&ts),
             times: TimesSnapshot::read(&root).unwrap_or_default(),
             ticks: cpu_ticks(&ts),
-            hz: rtshield_sys::procstat::user_hz(),
+            hz: rtshield_sys::user_hz(),
             last: Instant::now(),
             root,
             pids,
@@ -117,7 +115,7 @@ impl Sampler {
     pub fn sample(&mut self) -> Sample {
         let now = Instant::now();
         let dt = now.duration_since(self.last).as_secs_f64().max(1e-6);
-        let intr = procfs::interrupts(&self.root);
+        let intr = read_interrupts(&self.root);
         let glob = procfs::global(&self.root);
         let (ts, shown) = tasks(&self.root, &self.pids);
         let sw = switches(&ts);
@@ -191,8 +189,8 @@ pub fn cpu_pct(before: Option<u64>, after: Option<u64>, dt: f64, hz: u64) -> f64
 /// every thread of `ts`; the thread list keeps only `shown` when given.
 #[allow(clippy::too_many_arguments)]
 pub fn compute(
-    i0: &Table,
-    i1: &Table,
+    i0: &IrqTable,
+    i1: &IrqTable,
     g0: &Global,
     g1: &Global,
     sw0: &Switches,
@@ -412,8 +410,8 @@ mod tests {
     /// A sample of nothing over `dt` seconds.
     fn empty(dt: f64) -> Sample {
         compute(
-            &Table::default(),
-            &Table::default(),
+            &IrqTable::default(),
+            &IrqTable::default(),
             &Global::default(),
             &Global::default(),
             &Switches::new(),
@@ -438,8 +436,8 @@ mod tests {
 
     #[test]
     fn rates_by_hand() {
-        let i0 = Table::parse("  CPU0 CPU1\n 36: 0 100 x virtio\nLOC: 50 60 Local\n");
-        let i1 = Table::parse("  CPU0 CPU1\n 36: 0 300 x virtio\nLOC: 70 100 Local\n");
+        let i0 = IrqTable::parse("  CPU0 CPU1\n 36: 0 100 x virtio\nLOC: 50 60 Local\n");
+        let i1 = IrqTable::parse("  CPU0 CPU1\n 36: 0 300 x virtio\nLOC: 70 100 Local\n");
         let g0 = Global {
             ctxt: 1000,
             intr: 500,
@@ -548,7 +546,7 @@ mod tests {
         assert_eq!(x.threads.len(), 1);
         assert_eq!(x.threads[0].name, "irq/150-eth0");
         // 80 ticks over the (measured) interval: the exact share.
-        let want = 80.0 * 100.0 / (rtshield_sys::procstat::user_hz() as f64 * x.interval_s);
+        let want = 80.0 * 100.0 / (rtshield_sys::user_hz() as f64 * x.interval_s);
         assert!(
             (x.threads[0].cpu_pct - want).abs() < 1e-9,
             "{} vs {want}",

@@ -21,10 +21,10 @@
 
 #![deny(missing_docs)]
 
-use rtshield_partition::kernel::{errno_from_name, Backend};
 use rtshield_partition::Kernel;
+use rtshield_partition::{errno_from_name, Backend};
 use rtshield_sys::kpath;
-use rtshield_sys::root::OsErrorAt;
+use rtshield_sys::OsErrorAt;
 use rtshield_sys::Root;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -7,8 +7,9 @@
 //! (see `rtshield_partition::undo::validate`).
 
 use rtshield_safefs::{DirPolicy, SafeDir, SafeError};
-use rtshield_sys::cgroup::Hierarchy;
-use rtshield_sys::{InputError, Root};
+use rtshield_sys::Hierarchy;
+use rtshield_sys::Root;
+use rtshield_vocab::InputError;
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -317,12 +318,12 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtshield_sys::cgroup::Kind;
+    use rtshield_sys::CgroupKind;
 
     #[test]
     fn names_are_injective_and_legacy_names_kept() {
         let h = Hierarchy {
-            kind: Kind::V2,
+            kind: CgroupKind::V2,
             mount: "/sys/fs/cgroup".into(),
         };
         let p = |r: &str| state_path(&h, &h.resolve(Some(r)));

@@ -1,9 +1,9 @@
 //! The built-in loads: what each one does, its name, and how a spec
 //! expands into worker processes.
 
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 
-pub use rtshield_sys::programs::{Builtin, ALL};
+pub use rtshield_vocab::Builtin;
 
 /// What to run: a built-in load on some CPUs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +87,7 @@ impl LoadSpec {
     }
 }
 
-pub use rtshield_sys::programs::parse_size;
+pub use rtshield_vocab::parse_size;
 
 #[cfg(test)]
 mod tests {
@@ -95,7 +95,7 @@ mod tests {
 
     #[test]
     fn names_round_trip() {
-        for b in ALL {
+        for b in Builtin::ALL {
             assert_eq!(Builtin::parse(b.name()), Some(*b));
             assert_eq!(b.name().parse::<Builtin>().unwrap(), *b);
         }

@@ -14,7 +14,7 @@
 //! use rtshield_load::{Builtin, LoadSpec};
 //! let loads = rtshield_load::start(&[LoadSpec::new(
 //!     Builtin::Hell,
-//!     Some(rtshield_sys::CpuSet::parse("0").unwrap()),
+//!     Some(rtshield_vocab::CpuSet::parse("0").unwrap()),
 //! )])?;
 //! // ... measure ...
 //! let stats = loads.stop(); // every worker killed and reaped
@@ -36,7 +36,7 @@ pub use cpuload::{CpuLoad, CpuLoadMeter};
 pub use supervise::{Event, Output, ProcSpec, ProcStats, Supervisor, Termination};
 
 use anyhow::Context;
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -70,7 +70,7 @@ pub fn proc_specs(label: &str, spec: &LoadSpec) -> anyhow::Result<Vec<ProcSpec>>
         Some(c) => c.iter().map(Some).collect(),
         None => {
             // One worker per CPU this process may use.
-            let n = rtshield_sys::cpus::allowed()
+            let n = rtshield_sys::allowed_cpus()
                 .map(|s| s.len())
                 .unwrap_or(1)
                 .max(1);

@@ -1,27 +1,27 @@
 //! Finding and ending every descendant of a process, whatever process
 //! group or session it moved to, by walking the parent links in `/proc`.
 
-use rtshield_sys::{task, Root};
+use rtshield_sys::{pids, task_stat, ProcStat, Root};
 use std::collections::HashMap;
 use std::time::Duration;
 
 /// `pid -> ppid` for every process in `/proc` (threads are not listed).
 pub fn parent_map(root: &Root) -> HashMap<i32, i32> {
-    task::pids(root)
+    pids(root)
         .into_iter()
-        .filter_map(|pid| Some((i32::try_from(pid).ok()?, task::stat(root, pid)?.ppid)))
+        .filter_map(|pid| Some((i32::try_from(pid).ok()?, task_stat(root, pid)?.ppid)))
         .collect()
 }
 
 /// The ppid field of `/proc/PID/stat`. The command name is in parentheses
 /// and may itself contain spaces and parentheses: parse after the last `)`.
 pub fn parse_ppid(stat: &str) -> Option<i32> {
-    Some(task::ProcStat::parse(stat)?.ppid)
+    Some(ProcStat::parse(stat)?.ppid)
 }
 
 /// The state letter of `/proc/PID/stat` (`R`, `S`, `Z`...).
 pub fn parse_state(stat: &str) -> Option<char> {
-    Some(task::ProcStat::parse(stat)?.state)
+    Some(ProcStat::parse(stat)?.state)
 }
 
 /// Every descendant of `pid` (children, grandchildren, ...), sorted.
@@ -71,7 +71,7 @@ pub fn kill_all_descendants() -> usize {
             .filter(|&p| {
                 u32::try_from(p)
                     .ok()
-                    .and_then(|p| task::stat(root, p))
+                    .and_then(|p| task_stat(root, p))
                     .is_some_and(|s| s.state != 'Z')
             })
             .collect();

@@ -8,8 +8,9 @@
 //! from the calling thread: call the supervisor from the main thread (the
 //! death signal follows the *thread* that forked).
 
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::CpuSet;
+use rtshield_sys::{set_affinity, set_scheduler};
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -18,7 +19,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use rtshield_sys::programs::{Output, Termination};
+pub use rtshield_vocab::{Output, Termination};
 
 /// One supervised program.
 #[derive(Debug, Clone)]
@@ -517,7 +518,7 @@ fn open_output(o: &Output) -> io::Result<Stdio> {
 /// the start of a run: an old file or a planted link is replaced, not
 /// followed); otherwise it is appended to (respawns).
 fn output_file(p: &std::path::Path, fresh: bool) -> io::Result<File> {
-    use rtshield_sys::safefs::{split_file_path, SafeDir, SafeError};
+    use rtshield_safefs::{split_file_path, SafeDir, SafeError};
     // A refusal has no I/O kind: it is a permission problem for the caller.
     let io_err = |e: SafeError| {
         io::Error::new(
@@ -526,7 +527,7 @@ fn output_file(p: &std::path::Path, fresh: bool) -> io::Result<File> {
         )
     };
     let (dir, name) = split_file_path(p);
-    let d = SafeDir::open(&dir, rtshield_sys::DirPolicy::Strict).map_err(io_err)?;
+    let d = SafeDir::open(&dir, rtshield_safefs::DirPolicy::Strict).map_err(io_err)?;
     let f = if fresh {
         d.create_appendable(&name)
     } else {
@@ -603,10 +604,10 @@ fn spawn_one(spec: &ProcSpec, launcher: Option<&std::path::Path>) -> io::Result<
                 libc::_exit(1);
             }
             if let Some(c) = &cpus {
-                sched::set_affinity(0, c)?;
+                set_affinity(0, c)?;
             }
             if let Some((p, prio)) = sched {
-                sched::set_scheduler(0, p, prio)?;
+                set_scheduler(0, p, prio)?;
             }
             Ok(())
         });

@@ -2,7 +2,7 @@
 
 use rtshield_load::supervise::{backoff, Event, BACKOFF_MAX};
 use rtshield_load::{Output, ProcSpec, Supervisor, Termination};
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 use std::time::{Duration, Instant};
 
 fn sh(label: &str, script: &str) -> ProcSpec {
@@ -107,10 +107,7 @@ fn output_goes_to_a_file_and_affinity_applies() {
     let mut s = sh("p", "grep Cpus_allowed_list /proc/self/status");
     s.stdout = Output::File(out.clone());
     s.stderr = Output::Null;
-    let cpu = rtshield_sys::sched::get_affinity(0)
-        .unwrap()
-        .first()
-        .unwrap();
+    let cpu = rtshield_sys::get_affinity(0).unwrap().first().unwrap();
     s.cpus = Some(CpuSet::single(cpu));
     let mut sup = Supervisor::new(vec![s]).unwrap();
     sup.start();

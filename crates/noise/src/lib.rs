@@ -31,7 +31,7 @@ pub use engine::{run, EndReason};
 pub use report::{render_summary, CpuNoise, LongEvent, NoiseRun, Offender, TraceSummary};
 pub use traced::NOISE_EVENTS;
 
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 
 /// A noise measurement, as asked (check it with [`NoiseSpec::check`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +78,7 @@ impl NoiseSpec {
     }
 
     /// Every value in its range ([`limits`]); the error names the option.
-    pub fn check(&self) -> Result<(), rtshield_sys::InputError> {
+    pub fn check(&self) -> Result<(), rtshield_vocab::InputError> {
         limits::check(self)
     }
 }

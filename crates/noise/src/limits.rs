@@ -2,8 +2,8 @@
 //! before anything starts; an error names the option.
 
 use crate::NoiseSpec;
-use rtshield_sys::units::format_duration_ns as fmt;
-use rtshield_sys::InputError;
+use rtshield_vocab::format_duration_ns as fmt;
+use rtshield_vocab::InputError;
 use std::ops::RangeInclusive;
 
 /// `--threshold` default: 1 µs, as oslat's smallest bucket.
@@ -90,7 +90,7 @@ pub fn check(s: &NoiseSpec) -> Result<(), InputError> {
     within(
         "--trace-buffer-kb",
         s.trace_buffer_kb,
-        &rtshield_sys::tracefs::BUFFER_KB_RANGE,
+        &rtshield_sys::TRACE_BUFFER_KB_RANGE,
         |v| v.to_string(),
     )?;
     Ok(())
@@ -99,7 +99,7 @@ pub fn check(s: &NoiseSpec) -> Result<(), InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtshield_sys::CpuSet;
+    use rtshield_vocab::CpuSet;
 
     fn spec() -> NoiseSpec {
         NoiseSpec::new(CpuSet::single(1))

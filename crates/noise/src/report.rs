@@ -7,9 +7,9 @@
 //! trace there are no class counts, without a steal column no steal time.
 
 use rtshield_results::{HistStats, Histogram};
-use rtshield_sys::sched::Policy;
 use rtshield_trace::noise::{Cause, Class, Explained, NoiseEvent, Source, SourceTotal};
 use rtshield_trace::{fmt_ns, priority_text};
+use rtshield_vocab::Policy;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

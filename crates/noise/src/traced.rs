@@ -6,13 +6,14 @@
 //! gap can need are forgotten.
 
 use crate::report::TopK;
-use rtshield_sys::tracefs::{self, Instance, PipeReader};
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Root;
+use rtshield_sys::{tracing_unavailable, TraceConfig, TraceInstance, TracePipe};
 use rtshield_trace::noise::{lost_events, Explained, NoiseEvent, Options, Tally, Timeline};
+use rtshield_vocab::CpuSet;
 use std::collections::VecDeque;
 
 /// The events the attribution reads (`system:event`; `*` as in
-/// `tracefs::EVENTS`): hard IRQs, x86 vectors and arm IPIs, softirqs, NMIs,
+/// `rtshield_sys`'s default trace events): hard IRQs, x86 vectors and arm IPIs, softirqs, NMIs,
 /// the hrtimers run in interrupts (the tick), and context switches.
 pub const NOISE_EVENTS: &[&str] = &[
     "irq:irq_handler_entry",
@@ -55,8 +56,8 @@ pub(crate) struct Outcome {
 }
 
 pub(crate) struct Session {
-    inst: Instance,
-    pipe: PipeReader,
+    inst: TraceInstance,
+    pipe: TracePipe,
     cpus: Vec<u32>,
     timelines: Vec<Option<Timeline>>,
     pending: Vec<VecDeque<NoiseEvent>>,
@@ -70,13 +71,13 @@ impl Session {
     /// Create the instance on `cpus` and start tracing; the error is one
     /// sentence saying why tracing cannot run (the run goes on without).
     pub fn start(root: &Root, cpus: &CpuSet, buffer_kb: u32) -> Result<Session, String> {
-        if let Some(why) = tracefs::unavailable(root) {
+        if let Some(why) = tracing_unavailable(root) {
             return Err(why);
         }
-        let mut cfg = tracefs::Config::new(cpus.clone());
+        let mut cfg = TraceConfig::new(cpus.clone());
         cfg.buffer_kb = buffer_kb;
         cfg.events = NOISE_EVENTS.iter().map(|s| s.to_string()).collect();
-        let inst = Instance::create(root, &cfg).map_err(|e| e.to_string())?;
+        let inst = TraceInstance::create(root, &cfg).map_err(|e| e.to_string())?;
         let pipe = inst.open_pipe().map_err(|e| e.to_string())?;
         inst.start().map_err(|e| e.to_string())?;
         let n = cpus.len();

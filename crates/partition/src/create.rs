@@ -1,19 +1,20 @@
 //! `partition create`: check, plan, save the state, then change.
 
-use crate::advice::{boot_advice, manager_warnings, BootParam};
-use crate::hier::{Hierarchy, Kind};
 use crate::kernel::{errno, errno_name, is_simulated_kill, Kernel};
 use crate::knobs::{self, Knobs};
-use crate::state::{state_path, FileChange, Knob, Phase, State, TaskMove, STATE_VERSION};
-use crate::tasks::{parse_ids, TaskInfo};
 use anyhow::{anyhow, bail, Context};
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_isolation::{
+    boot_advice, manager_warnings, state_path, BootParam, FileChange, Knob, Phase, State, TaskMove,
+    STATE_VERSION,
+};
+use rtshield_sys::{parse_task_ids, CgroupKind, Hierarchy, TaskInfo};
+use rtshield_vocab::{CpuSet, InputError};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// Upper bound on move passes: a fork bomb in the parent must not keep us
 /// here forever; what is left is reported.
-pub const MAX_PASSES: usize = 50;
+pub(crate) const MAX_PASSES: usize = 50;
 
 #[derive(Debug, Clone)]
 pub struct CreateOptions {
@@ -57,7 +58,7 @@ pub struct CreateReport {
     pub plan: Vec<String>,
 }
 
-pub fn cpus_of(k: &Kernel, h: &Hierarchy, dir: &str) -> Option<CpuSet> {
+pub(crate) fn cpus_of(k: &Kernel, h: &Hierarchy, dir: &str) -> Option<CpuSet> {
     let eff = k.read_opt(&h.file(dir, "effective_cpus"));
     let cpus = k.read_opt(&h.file(dir, "cpus"));
     eff.filter(|s| !s.trim().is_empty())
@@ -66,7 +67,7 @@ pub fn cpus_of(k: &Kernel, h: &Hierarchy, dir: &str) -> Option<CpuSet> {
 }
 
 /// Every check that must pass before anything is written.
-pub struct Checked {
+pub(crate) struct Checked {
     pub h: Hierarchy,
     pub parent: String,
     pub rt: CpuSet,
@@ -74,8 +75,8 @@ pub struct Checked {
     pub state_file: String,
 }
 
-pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
-    if !k.is_fake() && !k.dry_run && !rtshield_sys::sched::is_root() {
+pub(crate) fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
+    if !k.is_fake() && !k.dry_run && !rtshield_sys::is_root() {
         bail!(
             "partition create needs root (it writes cgroup, IRQ and sysctl files); \
              run it with sudo, or see what it would do with --dry-run"
@@ -114,8 +115,8 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
     if rt.is_empty() {
         return Err(InputError::new("no CPU given for the rt partition").into());
     }
-    let online = rtshield_sys::cpus::online(&k.root).context("cannot read the online CPUs")?;
-    let possible = rtshield_sys::cpus::possible(&k.root).unwrap_or_else(|_| online.clone());
+    let online = rtshield_sys::online_cpus(&k.root).context("cannot read the online CPUs")?;
+    let possible = rtshield_sys::possible_cpus(&k.root).unwrap_or_else(|_| online.clone());
     let missing = rt.difference(&possible);
     if !missing.is_empty() {
         return Err(InputError::new(format!(
@@ -195,7 +196,7 @@ fn cgroup_plan(k: &Kernel, c: &Checked, rt_dir: &str, nrt_dir: &str) -> Vec<File
     };
     let (r, n) = (c.rt.to_list(), c.nrt.to_list());
     match h.kind {
-        Kind::V1 { .. } => {
+        CgroupKind::V1 { .. } => {
             let mems = k
                 .read_opt(&h.file(&c.parent, "mems"))
                 .unwrap_or_default()
@@ -222,7 +223,7 @@ fn cgroup_plan(k: &Kernel, c: &Checked, rt_dir: &str, nrt_dir: &str) -> Vec<File
                 }
             }
         }
-        Kind::V2 => {
+        CgroupKind::V2 => {
             let p = format!("{}/cgroup.subtree_control", c.parent);
             let old = k.read_opt(&p).unwrap_or_default();
             if !old.split_whitespace().any(|w| w == "cpuset") {
@@ -462,9 +463,9 @@ fn hotplug_cycle(
 }
 
 /// `irq 36 (virtio1-req.0)` for IRQ files; the path otherwise.
-pub fn describe_file(k: &Kernel, path: &str) -> String {
+pub(crate) fn describe_file(k: &Kernel, path: &str) -> String {
     if let Some(n) = rtshield_sys::kpath::irq_of_path(path) {
-        let action = rtshield_sys::interrupts::irq_actions(&k.root, n);
+        let action = rtshield_sys::irq_actions(&k.root, n);
         return format!(
             "irq {n}{}",
             action.map(|a| format!(" ({a})")).unwrap_or_default()
@@ -547,18 +548,18 @@ fn move_tasks(
             .filter_map(|t| t.parse().ok())
             .collect();
         init.insert(1);
-        let src_ids = parse_ids(&k.read_opt(&src).unwrap_or_default());
+        let src_ids = parse_task_ids(&k.read_opt(&src).unwrap_or_default());
         if src_ids.iter().any(|t| init.contains(t)) {
             rep.notes.push(format!(
                 "PID 1 ({}) kept in {} (use --move-init to move it into nrt too)",
-                rtshield_sys::task::comm(&k.root, 1).unwrap_or_else(|| "init".into()),
+                rtshield_sys::task_comm(&k.root, 1).unwrap_or_else(|| "init".into()),
                 c.parent
             ));
         }
         gone.extend(init);
     }
     for pass in 1..=MAX_PASSES {
-        let ids: Vec<u32> = parse_ids(
+        let ids: Vec<u32> = parse_task_ids(
             &k.read(&src)
                 .map_err(|e| fatal(e, &format!("cannot read {src}")))?,
         )

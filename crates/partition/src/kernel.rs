@@ -13,7 +13,7 @@ use std::io;
 /// (fake trees only, `kill_after_writes`). Never rolled back.
 #[derive(Debug, thiserror::Error)]
 #[error("simulated kill after {0} writes (fake tree)")]
-pub struct SimulatedKill(pub usize);
+pub(crate) struct SimulatedKill(pub usize);
 
 /// What a write, `mkdir` or `rmdir` does besides changing a plain file:
 /// the kernel's side effects, emulated on a fake tree.
@@ -132,18 +132,18 @@ impl Kernel {
 }
 
 /// Whether `e` is (or wraps) a [`SimulatedKill`].
-pub fn is_simulated_kill(e: &io::Error) -> bool {
+pub(crate) fn is_simulated_kill(e: &io::Error) -> bool {
     e.get_ref()
         .is_some_and(|i| i.downcast_ref::<SimulatedKill>().is_some())
 }
 
 /// The errno of an error from [`Kernel`], looking through path wrappers.
-pub fn errno(e: &io::Error) -> Option<i32> {
-    rtshield_sys::root::os_code(e)
+pub(crate) fn errno(e: &io::Error) -> Option<i32> {
+    rtshield_sys::os_code(e)
 }
 
 /// `EIO`, `EINVAL`, ... for messages.
-pub fn errno_name(code: i32) -> &'static str {
+pub(crate) fn errno_name(code: i32) -> &'static str {
     match code {
         libc::EPERM => "EPERM",
         libc::ENOENT => "ENOENT",

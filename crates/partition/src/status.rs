@@ -1,12 +1,11 @@
 //! `partition status|list|move|run`: look at and use existing partitions.
 
 use crate::create::cpus_of;
-use crate::hier::Hierarchy;
 use crate::kernel::{errno, Kernel};
-use crate::state::{Phase, State};
-use crate::tasks::{parse_ids, TaskInfo};
 use anyhow::{bail, Context};
-use rtshield_sys::InputError;
+use rtshield_isolation::{Phase, State};
+use rtshield_sys::{parse_task_ids, Hierarchy, TaskInfo};
+use rtshield_vocab::InputError;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize)]
@@ -85,7 +84,7 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
         if !k.exists(&dir) {
             continue;
         }
-        let ids = parse_ids(&k.read_opt(&h.tasks_file(&dir)).unwrap_or_default());
+        let ids = parse_task_ids(&k.read_opt(&h.tasks_file(&dir)).unwrap_or_default());
         let tasks = ids
             .into_iter()
             .map(|t| {
@@ -112,7 +111,7 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
     Ok(Status {
         hierarchy: h.label().into(),
         mount: h.mount.clone(),
-        parent_tasks: parse_ids(&k.read_opt(&h.tasks_file(&parent)).unwrap_or_default()).len(),
+        parent_tasks: parse_task_ids(&k.read_opt(&h.tasks_file(&parent)).unwrap_or_default()).len(),
         state: match &st {
             None => "none",
             Some(s) if s.phase == Phase::Complete => "complete",
@@ -160,7 +159,7 @@ pub fn move_process(
     dir: &str,
     pid: u32,
 ) -> anyhow::Result<MoveOutcome> {
-    if !rtshield_sys::task::exists(&k.root, pid) {
+    if !rtshield_sys::task_exists(&k.root, pid) {
         return Err(InputError::new(format!("no process {pid}")).into());
     }
     let mut out = MoveOutcome {
@@ -171,7 +170,7 @@ pub fn move_process(
     let tids: Vec<u32> = if h.is_v2() {
         vec![pid]
     } else {
-        let mut v = rtshield_sys::task::tids(&k.root, pid).unwrap_or_default();
+        let mut v = rtshield_sys::tids(&k.root, pid).unwrap_or_default();
         if v.is_empty() {
             v.push(pid);
         }

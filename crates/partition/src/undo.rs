@@ -1,12 +1,14 @@
 //! `partition undo`: put back exactly what the state file recorded.
 
-use crate::hier::Hierarchy;
 use crate::kernel::{errno, Kernel};
-use crate::state::State;
-use crate::tasks::parse_ids;
-use rtshield_sys::confine::{is_strictly_under, is_under, normalise, resolves_inside, KNOB_ROOTS};
-use rtshield_sys::sysinfo::mounts;
-use rtshield_sys::{InputError, Root};
+use rtshield_isolation::{Phase, State};
+use rtshield_sys::cgroup_mounts;
+use rtshield_sys::Root;
+use rtshield_sys::{
+    normalise_kernel_path, path_is_strictly_under, path_is_under, resolves_inside_root, KNOB_ROOTS,
+};
+use rtshield_sys::{parse_task_ids, Hierarchy};
+use rtshield_vocab::InputError;
 use serde::Serialize;
 
 #[derive(Debug, Clone, Serialize, Default)]
@@ -51,12 +53,12 @@ pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> 
         ))
         .into());
     }
-    if !k.is_fake() && !k.dry_run && !rtshield_sys::sched::is_root() {
+    if !k.is_fake() && !k.dry_run && !rtshield_sys::is_root() {
         anyhow::bail!("partition undo needs root; run it with sudo (or --dry-run to see the plan)");
     }
     let mut rep = undo_state(k, &state);
     rep.state_file = path.clone();
-    rep.was_incomplete = state.phase != crate::state::Phase::Complete;
+    rep.was_incomplete = state.phase != Phase::Complete;
     if rep.errors.is_empty() {
         if k.dry_run {
             k.log.push(format!("remove state {path}"));
@@ -75,12 +77,12 @@ pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> 
 /// files and control files, [`KNOB_ROOTS`] for machine-wide knobs — and,
 /// on a fake tree, resolve inside it. The error names the first offending
 /// entry.
-pub fn validate(root: &Root, state: &State) -> Result<(), String> {
+pub(crate) fn validate(root: &Root, state: &State) -> Result<(), String> {
     let m = &state.hierarchy.mount;
-    let mount = normalise(m).map_err(|e| format!("hierarchy.mount {m:?}: {e}"))?;
-    let is_cgroup_mount = mounts(root).iter().any(|x| {
+    let mount = normalise_kernel_path(m).map_err(|e| format!("hierarchy.mount {m:?}: {e}"))?;
+    let is_cgroup_mount = cgroup_mounts(root).iter().any(|x| {
         (x.fs_type == "cgroup" || x.fs_type == "cgroup2")
-            && normalise(&x.mount_point).is_ok_and(|p| p == mount)
+            && normalise_kernel_path(&x.mount_point).is_ok_and(|p| p == mount)
     });
     if !is_cgroup_mount || mount == "/" {
         return Err(format!(
@@ -103,13 +105,13 @@ pub fn validate(root: &Root, state: &State) -> Result<(), String> {
         checks.push((format!("files[{i}].path"), &f.path, true, true));
     }
     for (what, p, strict, knob) in checks {
-        let n = normalise(p).map_err(|e| format!("{what} {p:?}: {e}"))?;
+        let n = normalise_kernel_path(p).map_err(|e| format!("{what} {p:?}: {e}"))?;
         let in_mount = if strict {
-            is_strictly_under(&n, &mount)
+            path_is_strictly_under(&n, &mount)
         } else {
-            is_under(&n, &mount)
+            path_is_under(&n, &mount)
         };
-        let in_knobs = knob && KNOB_ROOTS.iter().any(|r| is_strictly_under(&n, r));
+        let in_knobs = knob && KNOB_ROOTS.iter().any(|r| path_is_strictly_under(&n, r));
         if !in_mount && !in_knobs {
             let places = if knob {
                 format!("{mount}, {}", KNOB_ROOTS.join(", "))
@@ -118,7 +120,7 @@ pub fn validate(root: &Root, state: &State) -> Result<(), String> {
             };
             return Err(format!("{what} {p:?}: not below {places}"));
         }
-        if !resolves_inside(root, &n) {
+        if !resolves_inside_root(root, &n) {
             return Err(format!(
                 "{what} {p:?}: leads out of the --sysroot tree {} (symbolic link)",
                 root.base().display()
@@ -130,7 +132,7 @@ pub fn validate(root: &Root, state: &State) -> Result<(), String> {
 
 /// Restore `state`. Never stops at the first error: as much as possible is
 /// put back, and what failed is listed (the state file is then kept).
-pub fn undo_state(k: &mut Kernel, state: &State) -> UndoReport {
+pub(crate) fn undo_state(k: &mut Kernel, state: &State) -> UndoReport {
     let h = &state.hierarchy;
     let mut rep = UndoReport {
         dry_run: k.dry_run,
@@ -145,7 +147,7 @@ pub fn undo_state(k: &mut Kernel, state: &State) -> UndoReport {
             let Some(text) = k.read_opt(&h.tasks_file(d)) else {
                 continue;
             };
-            for tid in parse_ids(&text) {
+            for tid in parse_task_ids(&text) {
                 left += 1;
                 let from = state
                     .tasks

@@ -3,8 +3,9 @@
 //! refusing IRQs, forking tasks, and refusals that change nothing.
 
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
-use rtshield_sys::{CpuSet, InputError, Root};
+use rtshield_sys::Root;
 use rtshield_testkit::fake::{FakeSpec, Style, MARKER};
+use rtshield_vocab::{CpuSet, InputError};
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
@@ -430,7 +431,7 @@ fn parent_mode_leaves_machine_knobs_alone() {
     assert!(rep
         .changed
         .iter()
-        .all(|c| c.knob == rtshield_partition::state::Knob::Cgroup));
+        .all(|c| c.knob == rtshield_isolation::Knob::Cgroup));
     // The root-level state is separate: no partition there.
     assert_eq!(rtshield_partition::status(&k, None).unwrap().state, "none");
     undo(&mut k, Some("mine")).unwrap();

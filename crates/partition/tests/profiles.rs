@@ -2,11 +2,12 @@
 //! profile writes, partrt's hotplug cycle, init kept in the root group by
 //! default, and `undo` putting every file back byte for byte.
 
-use rtshield_partition::knobs::Profile;
+use rtshield_partition::Profile;
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Root;
 use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
 use rtshield_testkit::put;
+use rtshield_vocab::CpuSet;
 use std::fs;
 use std::path::Path;
 

@@ -3,11 +3,12 @@
 //! outside the places `create` itself writes, and state files of different
 //! parents must never be confused. All on fake trees.
 
-use rtshield_partition::state::{Knob, State, STATE_DIR};
+use rtshield_isolation::{Knob, State, STATE_DIR};
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Root;
 use rtshield_testkit::fake::{FakeSpec, Style};
 use rtshield_testkit::input_error;
+use rtshield_vocab::CpuSet;
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -92,8 +93,8 @@ fn refused_before_any_write(edit: impl FnOnce(&mut State), entry: &str) {
     assert!(d.path().join("victimdir").is_dir());
 }
 
-fn bad_file(path: &str) -> rtshield_partition::state::FileChange {
-    rtshield_partition::state::FileChange {
+fn bad_file(path: &str) -> rtshield_isolation::FileChange {
+    rtshield_isolation::FileChange {
         knob: Knob::Sysctl,
         path: path.into(),
         old: Some("owned\n".into()),
@@ -134,7 +135,7 @@ fn directories_and_tasks_outside_the_hierarchy_abort_undo() {
     refused_before_any_write(|s| s.dirs.insert(0, "/proc/irq/24".into()), "dirs[0]");
     refused_before_any_write(
         |s| {
-            s.tasks.push(rtshield_partition::state::TaskMove {
+            s.tasks.push(rtshield_isolation::TaskMove {
                 tid: 1,
                 name: "init".into(),
                 from: "/tmp".into(),

@@ -3,8 +3,9 @@
 //! Alone in its binary: it changes the process umask.
 
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Root;
 use rtshield_testkit::fake::{FakeSpec, Style};
+use rtshield_vocab::CpuSet;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
 

@@ -32,7 +32,7 @@ fn opts(inputs: Vec<PathBuf>, out: &Path) -> Options {
         out_dir: out.to_path_buf(),
         formats: Format::ALL.to_vec(),
         title: "Test report".into(),
-        policy: rtshield_sys::DirPolicy::Strict,
+        policy: rtshield_safefs::DirPolicy::Strict,
         x_max_us: None,
     }
 }

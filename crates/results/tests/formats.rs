@@ -218,7 +218,7 @@ fn read_errors_name_file_line_column() {
 fn invalid_is_an_input_error_in_the_chain() {
     let e = parse_json("[", Path::new("f.json")).unwrap_err();
     let src = std::error::Error::source(&e).unwrap();
-    assert!(src.is::<rtshield_sys::InputError>());
+    assert!(src.is::<rtshield_vocab::InputError>());
 }
 
 #[test]
@@ -244,7 +244,7 @@ proptest::proptest! {
 
 #[test]
 fn temperatures_at_start_and_end_are_in_every_result_file() {
-    use rtshield_sys::power::ThermalZone;
+    use rtshield_sys::ThermalZone;
     let mut r = example_result();
     let zone = |t: f64| ThermalZone {
         zone: 0,

@@ -8,7 +8,9 @@ use crate::print::ConfigPrinter;
 use crate::runner::{self, RunOptions};
 use anyhow::Context;
 use rtshield_config::{Action, Config, Machine};
-use rtshield_sys::{DirPolicy, InputError, Root};
+use rtshield_safefs::DirPolicy;
+use rtshield_sys::Root;
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 /// `rtshield run CONFIG`, as asked.

@@ -15,10 +15,11 @@ use rtshield_load::{LoadSpec, Output, ProcSpec, ProcStats};
 use rtshield_measure::{MeasureSpec, ThreadSpec};
 use rtshield_results::ExportManager;
 use rtshield_results::{ProgramResult, RunResult};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::units::format_duration_ns;
-use rtshield_sys::{CpuSet, Root};
-use rtshield_sys::{DirPolicy, SafeDir};
+use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_sys::Root;
+use rtshield_vocab::format_duration_ns;
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -213,7 +214,7 @@ pub(crate) fn partition_procs_file(root: &Root, p: Partition) -> Option<String> 
 pub(crate) fn partition_dir(
     root: &Root,
     p: Partition,
-) -> Option<(rtshield_sys::cgroup::Hierarchy, String)> {
+) -> Option<(rtshield_sys::Hierarchy, String)> {
     let found = Partitions::discover(root);
     let set = match p {
         Partition::Rt => found.rt(),

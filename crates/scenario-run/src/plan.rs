@@ -2,7 +2,7 @@
 //! to the CPUs present, `--scale` applied, and the dangerous task refused.
 
 use rtshield_scenario::model::{Scenario, TaskSpec};
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_vocab::{CpuSet, InputError};
 
 /// One task as it will run.
 #[derive(Debug, Clone, PartialEq)]

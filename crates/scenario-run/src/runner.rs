@@ -10,10 +10,12 @@ use crate::busy::{self, mono_ns, thread_cpu_ns};
 use crate::plan::{Plan, PlannedTask};
 use rtshield_scenario::model::Scenario;
 use rtshield_scenario::report::{self, BalanceReport, CpuReport, RunSummary, TaskReport, SCHEMA};
-use rtshield_sys::procstat::StatSnapshot as CpuTimes;
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::task::ThreadSched;
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Root;
+use rtshield_sys::StatSnapshot as CpuTimes;
+use rtshield_sys::ThreadSched;
+use rtshield_sys::{current_cpu, gettid, set_affinity, set_scheduler};
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -90,7 +92,7 @@ fn irq_masking_syscall() {
 fn setup(t: &PlannedTask) -> (Vec<String>, Policy) {
     let mut notes = Vec::new();
     let name = &t.spec.name;
-    if let Err(e) = sched::set_affinity(0, &t.mask) {
+    if let Err(e) = set_affinity(0, &t.mask) {
         notes.push(format!(
             "task {name}: could not set cpu_mask {}: {e}",
             t.mask.to_list()
@@ -98,7 +100,7 @@ fn setup(t: &PlannedTask) -> (Vec<String>, Policy) {
     }
     let mut policy = Policy::Other;
     if t.spec.policy != Policy::Other {
-        match sched::set_scheduler(0, t.spec.policy, t.spec.priority) {
+        match set_scheduler(0, t.spec.policy, t.spec.priority) {
             Ok(()) => policy = t.spec.policy,
             Err(e) => notes.push(format!(
                 "task {name}: could not set {} {}: {e}; it runs as SCHED_OTHER",
@@ -110,13 +112,8 @@ fn setup(t: &PlannedTask) -> (Vec<String>, Policy) {
     if t.spec.nice != 0 {
         // On Linux, setpriority on a thread id changes that thread only.
         // SAFETY: plain system call.
-        let r = unsafe {
-            libc::setpriority(
-                libc::PRIO_PROCESS,
-                sched::gettid() as libc::id_t,
-                t.spec.nice,
-            )
-        };
+        let r =
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, gettid() as libc::id_t, t.spec.nice) };
         if r != 0 {
             notes.push(format!(
                 "task {name}: could not set nice {}: {}",
@@ -129,7 +126,7 @@ fn setup(t: &PlannedTask) -> (Vec<String>, Policy) {
 }
 
 fn cpu_index() -> usize {
-    usize::try_from(sched::current_cpu()).unwrap_or(0)
+    usize::try_from(current_cpu()).unwrap_or(0)
 }
 
 /// The body of one task thread.
@@ -141,7 +138,7 @@ fn task_main(
     sh: Arc<Shared>,
     ncpus: usize,
 ) -> TaskOut {
-    let tid = sched::gettid();
+    let tid = gettid();
     let (notes, policy) = setup(&t);
     let before = ThreadSched::read_own(&root, tid);
     let mut out = TaskOut {

@@ -24,7 +24,7 @@
 //! mis-numbered copy usually means a block was lost in editing.
 
 use crate::model::{Globals, Scenario, TaskSpec};
-use rtshield_vocab::units::parse_duration_ns;
+use rtshield_vocab::parse_duration_ns;
 use rtshield_vocab::Policy;
 use rtshield_vocab::{CpuSet, InputError};
 use std::collections::HashMap;
@@ -55,7 +55,7 @@ const GLOBAL_KEYS: &[&str] = &["loops_per_us", "timeout"];
 /// makes no OS calls). Text that is not UTF-8 is refused at the line and
 /// column of the first bad byte; `source` names the file in messages.
 pub fn parse_bytes(bytes: &[u8], source: &str) -> Result<Scenario, InputError> {
-    let text = rtshield_text::utf8::decode_str(bytes)
+    let text = rtshield_text::decode_utf8_str(bytes)
         .map_err(|e| InputError::at(source, e.line, e.col, e))?;
     parse_str(text, source)
 }

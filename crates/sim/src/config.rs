@@ -154,7 +154,7 @@ fn in_range(opt: &str, v: u64, lo: u64, hi: u64, words: &str) -> Result<(), SimE
     if v < lo || v > hi {
         return Err(SimError::Config(format!(
             "{opt} {} is out of range ({words})",
-            rtshield_vocab::units::format_duration_ns(v)
+            rtshield_vocab::format_duration_ns(v)
         )));
     }
     Ok(())

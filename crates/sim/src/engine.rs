@@ -438,7 +438,7 @@ impl<'a> Engine<'a> {
                 "task '{}': loop = {} is more than {} of work at {lpus} loops per µs",
                 spec.name,
                 spec.loops,
-                rtshield_vocab::units::format_duration_ns(limit)
+                rtshield_vocab::format_duration_ns(limit)
             )));
         }
         for (key, v) in [("sloop", spec.sloop), ("irq_period", spec.irq_period)] {
@@ -555,7 +555,7 @@ impl<'a> Engine<'a> {
                 return Err(SimError::Config(format!(
                     "the simulation needs more than {} events (at {} simulated): shorten --duration or the scenario, or raise irq_period/sloop",
                     crate::config::MAX_EVENTS,
-                    rtshield_vocab::units::format_duration_ns(self.now)
+                    rtshield_vocab::format_duration_ns(self.now)
                 )));
             }
             let next_tick = (self.tick_no + 1).saturating_mul(tick);
@@ -576,7 +576,7 @@ impl<'a> Engine<'a> {
                 if self.cfg.duration_ns.is_none() {
                     self.warnings.push(format!(
                         "stopped at the simulator's limit of {} simulated: {} task(s) unfinished",
-                        rtshield_vocab::units::format_duration_ns(end),
+                        rtshield_vocab::format_duration_ns(end),
                         self.alive
                     ));
                 }

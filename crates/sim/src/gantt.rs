@@ -6,7 +6,7 @@
 
 use crate::trace::{Segment, SegmentKind};
 use rtshield_scenario::report::fmt_ns;
-use rtshield_text::markup::text as esc;
+use rtshield_text::markup_text as esc;
 use std::fmt::Write as _;
 
 const PLOT_W: usize = 1200;

@@ -3,7 +3,8 @@
 //! unified mount), how its files are named, and finding a named cpuset.
 
 use crate::kpath;
-use crate::{CpuSet, Root};
+use crate::Root;
+use rtshield_vocab::CpuSet;
 use serde::{Deserialize, Serialize};
 
 /// One line of `/proc/self/mountinfo`.

@@ -10,7 +10,8 @@
 //! summaries (`ERR`, `MIS`). Handler names keep every word (`OMAP DISPC`).
 
 use crate::kpath;
-use crate::{CpuSet, Root};
+use crate::Root;
+use rtshield_vocab::CpuSet;
 use serde::Serialize;
 
 /// What a line of `/proc/interrupts` counts.

@@ -84,7 +84,7 @@ fn read_u64(root: &Root, path: &str) -> Option<u64> {
 }
 
 /// cpufreq of every CPU that has it.
-pub fn cpufreq(root: &Root) -> Vec<CpuFreq> {
+pub(crate) fn cpufreq(root: &Root) -> Vec<CpuFreq> {
     numbered(root, CPU_DIR, "cpu")
         .into_iter()
         .filter_map(|cpu| {
@@ -105,12 +105,12 @@ pub fn cpufreq(root: &Root) -> Vec<CpuFreq> {
 }
 
 /// The cpuidle driver in use (`haltpoll`, `intel_idle`, `acpi_idle`, `psci_idle`…).
-pub fn cpuidle_driver(root: &Root) -> Option<String> {
+pub(crate) fn cpuidle_driver(root: &Root) -> Option<String> {
     root.read_opt(format!("{CPU_DIR}/cpuidle/current_driver"))
 }
 
 /// The idle states of every CPU that has them.
-pub fn cpuidle(root: &Root) -> Vec<CpuIdle> {
+pub(crate) fn cpuidle(root: &Root) -> Vec<CpuIdle> {
     numbered(root, CPU_DIR, "cpu")
         .into_iter()
         .filter_map(|cpu| {

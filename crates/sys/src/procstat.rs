@@ -108,7 +108,7 @@ impl StatSnapshot {
                     s.all = t;
                     s.times.all = times;
                 } else if let Ok(n) = rest.parse::<u32>() {
-                    if n <= crate::cpuset::MAX_CPU {
+                    if n <= rtshield_vocab::MAX_CPU {
                         s.cpus.insert(n, t);
                         s.times.cpus.insert(n, times);
                         if let Some(st) = v.get(7) {

@@ -148,7 +148,7 @@ pub fn os_code(e: &io::Error) -> Option<i32> {
 }
 
 /// Order `irq/10` after `irq/9`: numbers compare as numbers.
-pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     match (a.parse::<u64>(), b.parse::<u64>()) {
         (Ok(x), Ok(y)) => x.cmp(&y),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,

@@ -1,7 +1,8 @@
 //! `rtshield sysinfo`: what the results depend on. Embedded in every result
 //! file so a number is never orphaned from the system that produced it.
 
-use crate::{CpuSet, Root};
+use crate::Root;
+use rtshield_vocab::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -120,7 +121,7 @@ pub struct SysInfo {
 }
 
 /// Command-line parameters that matter for isolation and latency.
-pub const ISOLATION_PARAMS: &[&str] = &[
+pub(crate) const ISOLATION_PARAMS: &[&str] = &[
     "isolcpus",
     "nohz_full",
     "nohz",
@@ -147,7 +148,7 @@ pub const ISOLATION_PARAMS: &[&str] = &[
 /// The machine id (systemd's `/etc/machine-id`: 32 lowercase hex
 /// digits); empty when the file is absent, empty or anything else
 /// (`uninitialized` on a first boot).
-pub fn machine_id(root: &Root) -> String {
+pub(crate) fn machine_id(root: &Root) -> String {
     match root.read_opt("/etc/machine-id") {
         Some(id)
             if id.len() == 32
@@ -411,7 +412,7 @@ impl SysInfo {
             line("cpuidle", "none".into());
         }
         for (cpus, text) in groups {
-            let set: crate::CpuSet = cpus.into_iter().collect();
+            let set: rtshield_vocab::CpuSet = cpus.into_iter().collect();
             line(
                 &format!("cpuidle cpu{}", set.to_list()),
                 format!(
@@ -505,7 +506,7 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
     None
 }
 
-pub use crate::cgroup::{mounts, Mount};
+use crate::cgroup::{mounts, Mount};
 
 /// (version, where the cpuset controller lives).
 fn cgroup_layout(root: &Root) -> (Option<String>, Option<String>) {

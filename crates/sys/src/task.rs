@@ -104,14 +104,14 @@ pub fn stat(root: &Root, pid: u32) -> Option<ProcStat> {
 }
 
 /// `/proc/PID/status`. `None` once it exited.
-pub fn status(root: &Root, pid: u32) -> Option<ProcStatus> {
+pub(crate) fn status(root: &Root, pid: u32) -> Option<ProcStatus> {
     Some(ProcStatus::parse(
         &root.read(format!("{}/status", kpath::proc_dir(pid))).ok()?,
     ))
 }
 
 /// `/proc/PID/task/TID/stat`.
-pub fn thread_stat(root: &Root, pid: u32, tid: u32) -> Option<ProcStat> {
+pub(crate) fn thread_stat(root: &Root, pid: u32, tid: u32) -> Option<ProcStat> {
     ProcStat::parse(
         &root
             .read(format!("{}/task/{tid}/stat", kpath::proc_dir(pid)))

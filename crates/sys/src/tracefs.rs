@@ -9,19 +9,20 @@
 //! The trace text is parsed by the `rtshield-trace` crate. See docs/trace.md.
 
 use crate::cgroup;
-use crate::{CpuSet, Root};
+use crate::Root;
+use rtshield_vocab::CpuSet;
 use std::io;
 
 /// Where rtshield mounts tracefs when it is not mounted.
-pub const MOUNT_POINT: &str = "/sys/kernel/tracing";
+pub(crate) const MOUNT_POINT: &str = "/sys/kernel/tracing";
 /// Instance names: `rtshield-<pid>`.
-pub const INSTANCE_PREFIX: &str = "rtshield-";
+pub(crate) const INSTANCE_PREFIX: &str = "rtshield-";
 /// Per-CPU buffer size range accepted by [`Config::buffer_kb`].
 pub const BUFFER_KB_RANGE: std::ops::RangeInclusive<u32> = 1..=1_048_576;
 
 /// The events the spike analysis reads, as `system:event`; a `*` in the
 /// event part matches by suffix (`irq_vectors:*_entry`) or everything (`ipi:*`).
-pub const EVENTS: &[&str] = &[
+pub(crate) const EVENTS: &[&str] = &[
     "timer:hrtimer_start",
     "timer:hrtimer_expire_entry",
     "timer:hrtimer_expire_exit",
@@ -51,9 +52,9 @@ pub fn find(root: &Root) -> Option<String> {
 }
 
 /// Filesystems this kernel supports (`nodev\ttracefs` when it has tracefs).
-pub const FILESYSTEMS: &str = "/proc/filesystems";
+pub(crate) const FILESYSTEMS: &str = "/proc/filesystems";
 /// Kernel lockdown state; `[confidentiality]` forbids tracefs.
-pub const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
+pub(crate) const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
 
 /// Why tracing cannot work here, in one sentence, or `None` when it can
 /// (callers say it once and measure without tracing).
@@ -102,7 +103,7 @@ pub fn instance_pid(name: &str) -> Option<u32> {
 /// Which of `wanted` (see [`EVENTS`]) exist in `available` (the
 /// `available_events` file: `system:event` lines). Returns the concrete
 /// events to enable and the wanted specs that matched nothing.
-pub fn select_events(available: &str, wanted: &[&str]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn select_events(available: &str, wanted: &[&str]) -> (Vec<String>, Vec<String>) {
     let avail: Vec<(&str, &str)> = available
         .lines()
         .filter_map(|l| l.trim().split_once(':'))
@@ -450,7 +451,7 @@ impl PipeReader {
 
 /// Remove `instances/rtshield-<pid>` whose process is gone; returns their
 /// names. Our own and live processes' instances are left alone.
-pub fn remove_stale(root: &Root, tracefs: &str) -> Vec<String> {
+pub(crate) fn remove_stale(root: &Root, tracefs: &str) -> Vec<String> {
     let dir = format!("{}/instances", tracefs.trim_end_matches('/'));
     let me = std::process::id();
     let mut out = Vec::new();
@@ -469,7 +470,7 @@ pub fn remove_stale(root: &Root, tracefs: &str) -> Vec<String> {
 }
 
 /// Instances `rtshield-<pid>` of other processes that are still alive.
-pub fn live_instances(root: &Root, tracefs: &str) -> Vec<String> {
+pub(crate) fn live_instances(root: &Root, tracefs: &str) -> Vec<String> {
     let dir = format!("{}/instances", tracefs.trim_end_matches('/'));
     let me = std::process::id();
     root.read_dir_names(&dir)

@@ -2,7 +2,7 @@
 //! was refused as bad input, that an error is an input error; and the two
 //! file helpers every fake-tree test needs.
 
-use rtshield_sys::InputError;
+use rtshield_vocab::InputError;
 use std::path::Path;
 use std::process::Output;
 

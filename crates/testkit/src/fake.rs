@@ -4,7 +4,7 @@
 //! of the kernel's cgroup side effects on it ([`kernel`], [`FakeConfig`]).
 //! This is the one place besides `rtshield-sys` that names kernel files.
 
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io;

@@ -33,7 +33,7 @@ pub fn require(met: bool, why: &str) -> bool {
 /// [`require`] that the process runs as root (effective uid 0).
 #[track_caller]
 pub fn require_root(why: &str) -> bool {
-    require(rtshield_sys::sched::is_root(), &format!("not root ({why})"))
+    require(rtshield_sys::is_root(), &format!("not root ({why})"))
 }
 
 /// [`require`] that `cmd --version` (or `arg`) starts: the tool is installed.

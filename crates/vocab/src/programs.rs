@@ -81,20 +81,20 @@ pub enum Builtin {
 /// Thread count of `timers` and `syncio` (their `size`): the range.
 pub const LOAD_THREADS_MAX: u64 = 1000;
 
-/// Every built-in load, in documentation order.
-pub const ALL: &[Builtin] = &[
-    Builtin::Cpu,
-    Builtin::Memory,
-    Builtin::Io,
-    Builtin::Syscall,
-    Builtin::Fork,
-    Builtin::Net,
-    Builtin::Hell,
-    Builtin::Timers,
-    Builtin::SyncIo,
-];
-
 impl Builtin {
+    /// Every built-in load, in documentation order.
+    pub const ALL: &'static [Builtin] = &[
+        Builtin::Cpu,
+        Builtin::Memory,
+        Builtin::Io,
+        Builtin::Syscall,
+        Builtin::Fork,
+        Builtin::Net,
+        Builtin::Hell,
+        Builtin::Timers,
+        Builtin::SyncIo,
+    ];
+
     /// `cpu`, `memory` (or `mem`, `vm`), `io`, `syscall` (or `sys`), `fork`,
     /// `net`, `hell` (or `dohell`), `timers` and `syncio` (or the
     /// partitioning article's names `stress-cpu` and `stress-io`);
@@ -183,7 +183,11 @@ impl Builtin {
 
     /// The list of names for error messages: `cpu, memory, io, ...`.
     pub fn names() -> String {
-        ALL.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
+        Builtin::ALL
+            .iter()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 

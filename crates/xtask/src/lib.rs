@@ -11,7 +11,7 @@ use clap_complete::Shell;
 use clap_mangen::roff::{bold, italic, roman, Roff};
 use clap_mangen::Man;
 use rtshield_config::keys::{Section, KEYS};
-use rtshield_sys::{DirPolicy, SafeDir};
+use rtshield_safefs::{DirPolicy, SafeDir};
 use std::path::Path;
 
 /// Directories below the output directory, as (name, files).

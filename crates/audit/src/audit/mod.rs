@@ -17,7 +17,8 @@ mod shield;
 pub use render::render;
 
 use crate::procfs::Family;
-use rtshield_sys::{cpus as syscpus, CpuSet, Root, SysInfo};
+use rtshield_sys::{isolated_cpus, online_cpus, Root, SysInfo};
+use rtshield_vocab::CpuSet;
 use serde::Serialize;
 use shield::Shield;
 use std::collections::BTreeMap;
@@ -124,9 +125,9 @@ const IO_SOFTIRQS: &[&str] = &["NET_TX", "NET_RX", "BLOCK", "IRQ_POLL", "TASKLET
 
 /// Audit the CPUs `opts` selects under `root`.
 pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
-    let online = syscpus::online(root).unwrap_or_default();
+    let online = online_cpus(root).unwrap_or_default();
     let parts = Shield::read(root);
-    let isolated = syscpus::isolated(root);
+    let isolated = isolated_cpus(root);
     let (sel, selection) = select(opts, &online, &parts, &isolated)?;
     let window = cpu::Window::watch(root, opts.watch);
     let machine = cpu::Machine::read(root, isolated);
@@ -186,7 +187,7 @@ fn select(
         Some(c) => {
             let bad = c.difference(online);
             if !bad.is_empty() {
-                return Err(rtshield_sys::InputError::new(format!(
+                return Err(rtshield_vocab::InputError::new(format!(
                     "CPU {} is not online (online: {})",
                     bad.to_list(),
                     online.to_list()

@@ -4,10 +4,11 @@
 //! `rt`), as `rtshield_isolation` finds them.
 
 use rtshield_isolation::{ForeignPartition, Partitions, State, STATE_DIR};
-use rtshield_sys::cgroup::Hierarchy;
 use rtshield_sys::kpath;
-use rtshield_sys::task::parse_ids;
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::parse_task_ids;
+use rtshield_sys::Hierarchy;
+use rtshield_sys::Root;
+use rtshield_vocab::CpuSet;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The shielded and housekeeping CPUs, wherever they come from.
@@ -56,7 +57,7 @@ impl Shield {
                 .union(&CpuSet::parse_list(&s.nrt_cpus).unwrap_or_default());
             if let Some(h) = &h {
                 let t = root.read_opt(h.tasks_file(&s.rt_dir)).unwrap_or_default();
-                p.rt_tids.extend(parse_ids(&t));
+                p.rt_tids.extend(parse_task_ids(&t));
             }
             for (path, why) in &s.refused {
                 if let Some(n) = kpath::irq_of_path(path) {
@@ -73,7 +74,7 @@ impl Shield {
             p.nrt = p.nrt.union(&f.nrt_cpus);
             if let Some(h) = &h {
                 let t = root.read_opt(h.tasks_file(&f.rt_dir)).unwrap_or_default();
-                p.rt_tids.extend(parse_ids(&t));
+                p.rt_tids.extend(parse_task_ids(&t));
             }
             p.rt_dirs.push(format!("{}: {}", f.tool, f.rt_dir));
             p.nrt_dirs.push(format!("{}: {}", f.tool, f.nrt_dir));

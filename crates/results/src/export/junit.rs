@@ -7,7 +7,7 @@
 use super::Exporter;
 use crate::{RunResult, ThreadResult, PERCENTILES};
 // Attribute escaping for text too: newlines stay `&#10;` everywhere.
-use rtshield_text::markup::attribute as esc;
+use rtshield_text::markup_attribute as esc;
 use std::fmt::Write as _;
 
 pub const JUNIT_FILE: &str = "junit.xml";

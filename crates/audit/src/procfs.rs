@@ -7,7 +7,6 @@ use rtshield_sys::Root;
 use rtshield_sys::TaskInfo;
 use serde::Serialize;
 
-
 /// System-wide counters from `/proc/stat` and `/proc/loadavg`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Global {

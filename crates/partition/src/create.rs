@@ -16,32 +16,53 @@ use std::collections::BTreeSet;
 /// here forever; what is left is reported.
 pub(crate) const MAX_PASSES: usize = 50;
 
+/// What `partition create` is asked: which CPUs to shield, under which parent
+/// cgroup, and which knob families to change.
 #[derive(Debug, Clone)]
 pub struct CreateOptions {
+    /// The CPUs of the rt partition; every other online CPU goes to nrt.
     pub cpus: CpuSet,
+    /// The cgroup the partitions are made under (`None`: the hierarchy's root, the whole machine).
     pub parent: Option<String>,
+    /// The knob families to change besides the cgroups.
     pub knobs: Knobs,
 }
 
+/// Something the kernel would not do (a task it would not move, a file it would not
+/// take), with the reason in words.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Refusal {
     /// A TID or a file path.
     pub what: String,
+    /// The task's `comm`, or the knob's family (`irq`, `sysctl`).
     pub name: String,
+    /// Why, in words, errno first (`EINVAL: per-CPU kernel thread`).
     pub reason: String,
 }
 
+/// What a create did (or, with `--dry-run`, would do), printed as text or JSON.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct CreateReport {
+    /// Nothing was written: [`CreateReport::plan`] lists the writes.
     pub dry_run: bool,
+    /// The hierarchy's label (`cgroup v2`).
     pub hierarchy: String,
+    /// The parent cgroup directory the partitions are under.
     pub parent: String,
+    /// The rt cgroup directory.
     pub rt_dir: String,
+    /// The nrt cgroup directory.
     pub nrt_dir: String,
+    /// The rt CPUs (list syntax).
     pub rt_cpus: String,
+    /// The nrt CPUs (list syntax).
     pub nrt_cpus: String,
+    /// The state file `undo` reads.
     pub state_file: String,
+    /// Tasks moved from the parent into nrt.
     pub moved_tasks: usize,
+    /// Passes over the parent's tasks until none was left or the limit (50) was
+    /// reached (tasks fork while they move).
     pub move_passes: usize,
     /// Tasks the kernel would not move (per-CPU kernel threads, ...).
     pub refused_tasks: Vec<Refusal>,
@@ -51,8 +72,13 @@ pub struct CreateReport {
     pub refused_files: Vec<Refusal>,
     /// v2: the `cpuset.cpus.partition` value the rt cgroup ended with.
     pub v2_partition: Option<String>,
+    /// What the kernel did differently from the plan and why (an exclusive flag
+    /// refused, a v2 partition downgraded).
     pub notes: Vec<String>,
+    /// Other managers that may undo the partition (irqbalance, tuned, systemd's `CPUAffinity`).
     pub warnings: Vec<String>,
+    /// Boot parameters that would complete the isolation (`nohz_full=`,
+    /// `rcu_nocbs=`, `irqaffinity=`).
     pub boot_params: Vec<BootParam>,
     /// Dry run: every write that would be made, in order.
     pub plan: Vec<String>,
@@ -253,6 +279,9 @@ enum Step {
     Killed(std::io::Error),
 }
 
+/// Shield `opts.cpus`: check everything, plan every change, save the plan to the
+/// state file, then write. A refusal changes nothing; a failure after the state is
+/// saved leaves a state `undo` can work from.
 pub fn create(k: &mut Kernel, opts: &CreateOptions) -> anyhow::Result<CreateReport> {
     let c = check(k, opts)?;
     let h = c.h.clone();

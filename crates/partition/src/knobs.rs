@@ -30,6 +30,8 @@ pub enum Profile {
 pub(crate) const PROFILE_NAMES: &[&str] = &["default", "partrt", "tuned"];
 
 impl Profile {
+    /// A profile by its `--profile` name (`default` or `rtshield`, `partrt`,
+    /// `tuned` or `cpu-partitioning`); the error names the option and the choices.
     pub fn parse(s: &str) -> Result<Profile, InputError> {
         match s {
             "default" | "rtshield" => Ok(Profile::Default),
@@ -46,8 +48,11 @@ impl Profile {
 /// Which knob families `create` touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Knobs {
+    /// Move every movable IRQ (and the default affinity) to the nrt CPUs.
     pub irq: bool,
+    /// Restrict the unbound workqueues to the nrt CPUs.
     pub workqueue: bool,
+    /// Write the profile's sysctls (timer migration, vmstat interval, watchdogs).
     pub sysctl: bool,
     /// `sched_rt_runtime_us = -1` (only when asked: `--rt-throttle off`, or
     /// `--profile partrt`).

@@ -15,7 +15,7 @@
 //! write goes through one [`Kernel`], whose [`Backend`] the test kit swaps
 //! for an emulation of the kernel on fake trees.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
 mod create;

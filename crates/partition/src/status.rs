@@ -8,31 +8,46 @@ use rtshield_sys::{parse_task_ids, Hierarchy, TaskInfo};
 use rtshield_vocab::InputError;
 use serde::Serialize;
 
+/// One task of a partition, for `partition status`.
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskBrief {
+    /// Thread id.
     pub tid: u32,
+    /// Its `comm`.
     pub name: String,
+    /// A kernel thread.
     pub kthread: bool,
 }
 
+/// One partition (`rt` or `nrt`) as it is now.
 #[derive(Debug, Clone, Serialize)]
 pub struct PartitionInfo {
+    /// `rt` or `nrt`.
     pub name: String,
+    /// Its cgroup directory.
     pub dir: String,
+    /// Its CPUs now (effective ones when the kernel says), list syntax; `None` when unreadable.
     pub cpus: Option<String>,
     /// v2 `cpuset.cpus.partition` (`isolated`, `root`, `member`, `… invalid (why)`).
     pub partition: Option<String>,
+    /// The tasks in it now.
     pub tasks: Vec<TaskBrief>,
 }
 
+/// What `partition status` shows: the hierarchy, the state file and each partition with its tasks.
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
+    /// The hierarchy's label (`cgroup v2`).
     pub hierarchy: String,
+    /// Where the hierarchy is mounted.
     pub mount: String,
+    /// The parent cgroup directory looked at.
     pub parent: String,
+    /// The state file that parent would have.
     pub state_file: String,
     /// `none`, `complete` or `incomplete` (a create that was interrupted).
     pub state: String,
+    /// The partitions found under the parent (none, or rt and nrt).
     pub partitions: Vec<PartitionInfo>,
     /// Tasks still in the parent (full mode: the ones the kernel refused).
     pub parent_tasks: usize,
@@ -70,6 +85,7 @@ pub fn pick_parent(
     }
 }
 
+/// The partitions under `parent` (the root when `None`) and their state, read only.
 pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
     let found = rtshield_isolation::Partitions::discover(&k.root);
     let h = found
@@ -145,10 +161,14 @@ pub fn partition_dir(
     Ok((h, dir))
 }
 
+/// What `partition move` did for one process.
 #[derive(Debug, Clone, Serialize)]
 pub struct MoveOutcome {
+    /// The process.
     pub pid: u32,
+    /// Threads moved (the whole process counts once on cgroup v2).
     pub moved: usize,
+    /// Threads the kernel refused, each with its reason.
     pub refused: Vec<String>,
 }
 

@@ -11,15 +11,20 @@ use rtshield_sys::{parse_task_ids, Hierarchy};
 use rtshield_vocab::InputError;
 use serde::Serialize;
 
+/// What an undo did (or, with `--dry-run`, would do).
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct UndoReport {
+    /// Nothing was written: [`UndoReport::plan`] lists the writes.
     pub dry_run: bool,
     /// No state file: nothing was (or is any longer) partitioned.
     pub nothing_to_undo: bool,
+    /// The state file it worked from.
     pub state_file: String,
     /// The create was interrupted (killed, crashed) before it finished.
     pub was_incomplete: bool,
+    /// Tasks moved back to the parent.
     pub tasks_returned: usize,
+    /// The cgroup directories removed (rt and nrt).
     pub removed_dirs: Vec<String>,
     /// Files written back to their old value.
     pub restored: Vec<String>,
@@ -30,10 +35,16 @@ pub struct UndoReport {
     /// destroyed since create): nothing left to restore.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub vanished: Vec<String>,
+    /// What could not be put back, each with its reason; the state file is kept
+    /// when there are any, so undo can run again.
     pub errors: Vec<String>,
+    /// Dry run: every write that would be made, in order.
     pub plan: Vec<String>,
 }
 
+/// Put back exactly what the state file of `parent` (the root when `None`)
+/// recorded: tasks back to the parent, the partitions removed, then every saved
+/// file written back; the state file is removed only when nothing failed.
 pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> {
     let h = Hierarchy::detect(&k.root)?;
     let parent = h.resolve(parent);

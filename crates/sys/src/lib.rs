@@ -18,7 +18,7 @@
 //! (CPU sets, policies, units) `rtshield-vocab`, test helpers
 //! `rtshield-testkit`.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
 mod cgroup;

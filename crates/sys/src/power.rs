@@ -15,6 +15,7 @@ const THERMAL_DIR: &str = "/sys/class/thermal";
 /// One CPU's frequency scaling.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuFreq {
+    /// The CPU number (`cpuN`).
     pub cpu: u32,
     /// `scaling_governor` (`performance`, `ondemand`, `powersave`, `schedutil`…).
     pub governor: Option<String>,
@@ -31,6 +32,7 @@ pub struct CpuFreq {
 pub struct IdleState {
     /// `stateK`'s K.
     pub index: u32,
+    /// The state's `name` (`POLL`, `C1`, `C6`…).
     pub name: String,
     /// Exit latency, µs (`latency`).
     pub latency_us: u64,
@@ -41,7 +43,9 @@ pub struct IdleState {
 /// The idle states of one CPU.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuIdle {
+    /// The CPU number (`cpuN`).
     pub cpu: u32,
+    /// Its states in `stateK` order (shallowest first).
     pub states: Vec<IdleState>,
 }
 

@@ -97,6 +97,7 @@ pub(crate) fn fifo_permitted() -> Result<(), io::Error> {
         .unwrap_or_else(|_| Err(io::Error::other("probe thread panicked")))
 }
 
+/// Whether the effective user is root (uid 0); capabilities are not looked at.
 pub fn is_root() -> bool {
     // SAFETY: no preconditions.
     unsafe { libc::geteuid() == 0 }

@@ -139,10 +139,15 @@ pub(crate) fn select_events(available: &str, wanted: &[&str]) -> (Vec<String>, V
 /// The top-level tracing state rtshield must leave untouched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopState {
+    /// Where tracefs is mounted; `None` when it is not.
     pub mounted_at: Option<String>,
+    /// `tracing_on` of the top-level buffer.
     pub tracing_on: Option<String>,
+    /// `current_tracer` (normally `nop`).
     pub current_tracer: Option<String>,
+    /// `set_event`: the events enabled at the top level.
     pub set_event: Option<String>,
+    /// `tracing_cpumask` of the top level (mask syntax).
     pub tracing_cpumask: Option<String>,
 }
 
@@ -182,6 +187,7 @@ pub struct Config {
 }
 
 impl Config {
+    /// Trace `cpus` with the default 2 MiB per-CPU buffer and every event rtshield's analyses read.
     pub fn new(cpus: CpuSet) -> Config {
         Config {
             cpus,
@@ -288,10 +294,12 @@ impl Instance {
         &self.dir
     }
 
+    /// The tracefs mount the instance lives under (absolute kernel path).
     pub fn tracefs(&self) -> &str {
         &self.tracefs
     }
 
+    /// Whether the instance mounted tracefs itself (it unmounts it when closed).
     pub fn mounted_by_us(&self) -> bool {
         self.mounted_by_us
     }
@@ -311,10 +319,12 @@ impl Instance {
         &self.stale_removed
     }
 
+    /// Start recording (`tracing_on` = 1 in the instance only).
     pub fn start(&self) -> io::Result<()> {
         self.set("tracing_on", "1")
     }
 
+    /// Stop recording; the buffer keeps what it holds.
     pub fn stop(&self) -> io::Result<()> {
         self.set("tracing_on", "0")
     }

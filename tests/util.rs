@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-pub use rtshield_testkit::live::{online_cpus, require_cpuset_v1_two_cpus, PrivateParent};
-pub use rtshield_testkit::testenv::{require, require_root, require_tool};
 pub use rtshield_testkit::{all_text, describe, json, ok, put, refused, text};
+pub use rtshield_testkit::{online_cpus, require_cpuset_v1_two_cpus, PrivateParent};
+pub use rtshield_testkit::{require, require_root, require_tool};
 
 pub fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rtshield")

@@ -107,7 +107,7 @@ pub struct State {
 }
 
 /// Largest state file read (a state lists a few thousand changes at most).
-pub const STATE_LIMIT: u64 = 16 << 20;
+pub(crate) const STATE_LIMIT: u64 = 16 << 20;
 
 /// Where the state of a partition of `parent` lives: one file per parent,
 /// `partition.json` for the hierarchy's root, `partition-NAME.json` below
@@ -124,7 +124,7 @@ pub fn state_path(h: &Hierarchy, parent: &str) -> String {
 /// The name versions before the injective encoding used (every
 /// non-alphanumeric character became `_`; `a-b`, `a_b` and `a/b`
 /// collided). Still read, but only for the parent recorded inside.
-pub fn legacy_state_path(h: &Hierarchy, parent: &str) -> String {
+pub(crate) fn legacy_state_path(h: &Hierarchy, parent: &str) -> String {
     match rel_parent(h, parent) {
         None => format!("{STATE_DIR}/partition.json"),
         Some(rel) => {

@@ -173,7 +173,7 @@ impl Observer for MainThreadProbe {
 
 #[test]
 fn main_thread_is_placed_for_the_run_then_everything_is_put_back() {
-    use rtshield_testkit::testenv::{require, require_root};
+    use rtshield_testkit::{require, require_root};
     if !require_root("FIFO measuring thread, mlockall and /dev/cpu_dma_latency") {
         return;
     }

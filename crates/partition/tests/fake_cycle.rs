@@ -4,7 +4,7 @@
 
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
 use rtshield_sys::Root;
-use rtshield_testkit::fake::{FakeSpec, Style, MARKER};
+use rtshield_testkit::{FakeSpec, FakeStyle, FAKE_MARKER};
 use rtshield_vocab::{CpuSet, InputError};
 use std::collections::BTreeMap;
 use std::fs;
@@ -13,11 +13,11 @@ use std::path::Path;
 type Snap = BTreeMap<String, Vec<u8>>;
 
 fn snapshot(base: &Path) -> Snap {
-    rtshield_testkit::fake::snapshot(base)
+    rtshield_testkit::snapshot_tree(base)
 }
 
 fn diff(a: &Snap, b: &Snap) -> Vec<String> {
-    rtshield_testkit::fake::diff(a, b)
+    rtshield_testkit::diff_trees(a, b)
 }
 
 fn read(base: &Path, p: &str) -> String {
@@ -32,7 +32,7 @@ fn full(cpus: &str) -> CreateOptions {
     }
 }
 
-fn spec(style: Style) -> FakeSpec {
+fn spec(style: FakeStyle) -> FakeSpec {
     let mut s = FakeSpec::standard(style);
     s.config
         .refuse
@@ -41,22 +41,22 @@ fn spec(style: Style) -> FakeSpec {
     s
 }
 
-fn cpuset_file(style: Style, dir: &str, name: &str) -> String {
+fn cpuset_file(style: FakeStyle, dir: &str, name: &str) -> String {
     match style {
-        Style::V1Prefix => format!("/sys/fs/cgroup/cpuset{dir}/cpuset.{name}"),
-        Style::V1NoPrefix => format!("/sys/fs/cgroup/cpuset{dir}/{name}"),
-        Style::V2 => format!("/sys/fs/cgroup{dir}/cpuset.{name}"),
+        FakeStyle::V1Prefix => format!("/sys/fs/cgroup/cpuset{dir}/cpuset.{name}"),
+        FakeStyle::V1NoPrefix => format!("/sys/fs/cgroup/cpuset{dir}/{name}"),
+        FakeStyle::V2 => format!("/sys/fs/cgroup{dir}/cpuset.{name}"),
     }
 }
 
-fn tasks_file(style: Style, dir: &str) -> String {
+fn tasks_file(style: FakeStyle, dir: &str) -> String {
     match style {
-        Style::V2 => format!("/sys/fs/cgroup{dir}/cgroup.procs"),
+        FakeStyle::V2 => format!("/sys/fs/cgroup{dir}/cgroup.procs"),
         _ => format!("/sys/fs/cgroup/cpuset{dir}/tasks"),
     }
 }
 
-fn full_cycle(style: Style) {
+fn full_cycle(style: FakeStyle) {
     let d = tempfile::tempdir().unwrap();
     let base = d.path();
     let sp = spec(style);
@@ -64,7 +64,7 @@ fn full_cycle(style: Style) {
     let before = snapshot(base);
     let root = Root::new(base);
 
-    let mut k = rtshield_testkit::fake::kernel(root.clone(), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(root.clone(), false).unwrap();
     let rep = create(&mut k, &full("0x8")).unwrap();
     assert_eq!(rep.rt_cpus, "3");
     assert_eq!(rep.nrt_cpus, "0-2");
@@ -120,7 +120,7 @@ fn full_cycle(style: Style) {
         "950000\n"
     );
     match style {
-        Style::V2 => {
+        FakeStyle::V2 => {
             assert_eq!(rep.v2_partition.as_deref(), Some("isolated"));
             assert_eq!(
                 read(base, "/sys/fs/cgroup/cgroup.subtree_control"),
@@ -186,26 +186,26 @@ fn full_cycle(style: Style) {
 
 #[test]
 fn full_cycle_v1_prefix() {
-    full_cycle(Style::V1Prefix);
+    full_cycle(FakeStyle::V1Prefix);
 }
 
 #[test]
 fn full_cycle_v1_noprefix() {
-    full_cycle(Style::V1NoPrefix);
+    full_cycle(FakeStyle::V1NoPrefix);
 }
 
 #[test]
 fn full_cycle_v2() {
-    full_cycle(Style::V2);
+    full_cycle(FakeStyle::V2);
 }
 
 #[test]
 fn dry_run_changes_nothing_and_lists_every_write() {
-    for style in [Style::V1Prefix, Style::V2] {
+    for style in [FakeStyle::V1Prefix, FakeStyle::V2] {
         let d = tempfile::tempdir().unwrap();
         spec(style).build(d.path()).unwrap();
         let before = snapshot(d.path());
-        let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), true).unwrap();
+        let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), true).unwrap();
         let rep = create(&mut k, &full("3")).unwrap();
         assert!(rep.dry_run);
         assert!(diff(&before, &snapshot(d.path())).is_empty());
@@ -228,14 +228,14 @@ fn dry_run_changes_nothing_and_lists_every_write() {
 
 #[test]
 fn killed_create_can_be_undone_exactly() {
-    for style in [Style::V1Prefix, Style::V1NoPrefix, Style::V2] {
+    for style in [FakeStyle::V1Prefix, FakeStyle::V1NoPrefix, FakeStyle::V2] {
         for n in [0, 1, 2, 4, 7, 9, 12, 15, 18, 30] {
             let d = tempfile::tempdir().unwrap();
             let mut sp = FakeSpec::standard(style);
             sp.config.kill_after_writes = Some(n);
             sp.build(d.path()).unwrap();
             let before = snapshot(d.path());
-            let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+            let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
             let res = create(&mut k, &full("3"));
             let killed = match &res {
                 Err(e) => {
@@ -249,11 +249,11 @@ fn killed_create_can_be_undone_exactly() {
             // A new process (no kill) undoes it.
             sp.config.kill_after_writes = None;
             fs::write(
-                d.path().join(MARKER.trim_start_matches('/')),
+                d.path().join(FAKE_MARKER.trim_start_matches('/')),
                 serde_json::to_string(&sp.config).unwrap(),
             )
             .unwrap();
-            let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+            let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
             let st = rtshield_partition::status(&k, None).unwrap();
             assert_eq!(st.state, if killed { "incomplete" } else { "complete" });
             let u = undo(&mut k, None).unwrap();
@@ -273,7 +273,7 @@ fn refused(sp: &FakeSpec, opts: &CreateOptions, want: &str, input: bool) {
     let d = tempfile::tempdir().unwrap();
     sp.build(d.path()).unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, opts).unwrap_err();
     assert!(e.to_string().contains(want), "wanted '{want}' in: {e:#}");
     assert_eq!(e.chain().any(|c| c.is::<InputError>()), input, "{e}");
@@ -283,7 +283,7 @@ fn refused(sp: &FakeSpec, opts: &CreateOptions, want: &str, input: bool) {
 
 #[test]
 fn refusals_change_nothing() {
-    let sp = FakeSpec::standard(Style::V1Prefix);
+    let sp = FakeSpec::standard(FakeStyle::V1Prefix);
     refused(
         &sp,
         &full("7"),
@@ -298,7 +298,7 @@ fn refusals_change_nothing() {
     off.build(d.path()).unwrap();
     fs::write(d.path().join("sys/devices/system/cpu/online"), "0-2\n").unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("CPU 3 is offline"), "{e}");
     assert!(diff(&before, &snapshot(d.path())).is_empty());
@@ -312,7 +312,7 @@ fn refusals_change_nothing() {
     )
     .unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("no cpuset cgroup hierarchy"), "{e}");
     assert!(diff(&before, &snapshot(d.path())).is_empty());
@@ -321,7 +321,7 @@ fn refusals_change_nothing() {
     let d = tempfile::tempdir().unwrap();
     sp.build(d.path()).unwrap();
     fs::create_dir(d.path().join("sys/fs/cgroup/cpuset/rt")).unwrap();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(
         e.to_string()
@@ -346,14 +346,14 @@ fn refusals_change_nothing() {
 #[test]
 fn v2_refused_isolated_falls_back_to_root_and_says_why() {
     let d = tempfile::tempdir().unwrap();
-    let mut sp = FakeSpec::standard(Style::V2);
+    let mut sp = FakeSpec::standard(FakeStyle::V2);
     sp.config.partition_invalid.insert(
         "isolated".into(),
         "Cpu list in cpuset.cpus not exclusive".into(),
     );
     sp.build(d.path()).unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("2-3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("root"));
     let notes = rep.notes.join("\n");
@@ -370,7 +370,7 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
         .partition_invalid
         .insert("root".into(), "Parent is not a partition root".into());
     sp.build(d.path()).unwrap();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("member"));
     assert!(rep
@@ -380,14 +380,14 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
 
     // Older kernels answer the write with EINVAL instead.
     let d = tempfile::tempdir().unwrap();
-    let mut sp = FakeSpec::standard(Style::V2);
+    let mut sp = FakeSpec::standard(FakeStyle::V2);
     sp.config.refuse.insert(
         "/sys/fs/cgroup/rt/cpuset.cpus.partition".into(),
         "EINVAL".into(),
     );
     sp.build(d.path()).unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("member"));
     let notes = rep.notes.join("\n");
@@ -400,10 +400,10 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
 #[test]
 fn parent_mode_leaves_machine_knobs_alone() {
     let d = tempfile::tempdir().unwrap();
-    let sp = FakeSpec::standard(Style::V1Prefix);
+    let sp = FakeSpec::standard(FakeStyle::V1Prefix);
     sp.build(d.path()).unwrap();
     // A private sub-cgroup holding only tasks 101 and 102.
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     k.mkdir("/sys/fs/cgroup/cpuset/mine").unwrap();
     k.write("/sys/fs/cgroup/cpuset/mine/cpuset.cpus", "0-3\n")
         .unwrap();
@@ -442,14 +442,14 @@ fn parent_mode_leaves_machine_knobs_alone() {
 #[test]
 fn a_failing_cgroup_write_rolls_back_on_the_spot() {
     let d = tempfile::tempdir().unwrap();
-    let mut sp = FakeSpec::standard(Style::V1Prefix);
+    let mut sp = FakeSpec::standard(FakeStyle::V1Prefix);
     sp.config.refuse.insert(
         "/sys/fs/cgroup/cpuset/rt/cpuset.mems".into(),
         "ENOSPC".into(),
     );
     sp.build(d.path()).unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     let msg = format!("{e:#}");
     assert!(msg.contains("every change made so far was undone"), "{msg}");
@@ -461,7 +461,9 @@ fn a_failing_cgroup_write_rolls_back_on_the_spot() {
 #[test]
 fn a_corrupt_state_file_is_reported_not_guessed() {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
     fs::create_dir_all(d.path().join("run/rtshield")).unwrap();
     fs::write(
         d.path().join("run/rtshield/partition.json"),
@@ -476,7 +478,7 @@ fn a_corrupt_state_file_is_reported_not_guessed() {
     mode("run/rtshield", 0o700);
     mode("run/rtshield/partition.json", 0o600);
     let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = undo(&mut k, None).unwrap_err();
     assert!(e.to_string().contains("corrupt state file"), "{e}");
     let e = create(&mut k, &full("3")).unwrap_err();
@@ -487,8 +489,10 @@ fn a_corrupt_state_file_is_reported_not_guessed() {
 #[test]
 fn undo_survives_an_irq_that_vanished_since_create() {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     create(&mut k, &full("3")).unwrap();
     // The device behind irq 24 was unplugged: its /proc/irq entry is gone.
     fs::remove_dir_all(d.path().join("proc/irq/24")).unwrap();
@@ -508,7 +512,7 @@ fn undo_survives_an_irq_that_vanished_since_create() {
 #[test]
 fn v2_without_cpus_exclusive_is_explained_not_fatal() {
     let d = tempfile::tempdir().unwrap();
-    let mut sp = FakeSpec::standard(Style::V2);
+    let mut sp = FakeSpec::standard(FakeStyle::V2);
     // Kernels before 6.7 have no cpuset.cpus.exclusive.
     sp.config.refuse.insert(
         "/sys/fs/cgroup/rt/cpuset.cpus.exclusive".into(),
@@ -516,7 +520,7 @@ fn v2_without_cpus_exclusive_is_explained_not_fatal() {
     );
     sp.build(d.path()).unwrap();
     let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert!(
         rep.notes

@@ -5,8 +5,8 @@
 use rtshield_partition::Profile;
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
 use rtshield_sys::Root;
-use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
 use rtshield_testkit::put;
+use rtshield_testkit::{snapshot_tree, FakeSpec, FakeStyle};
 use rtshield_vocab::CpuSet;
 use std::fs;
 use std::path::Path;
@@ -18,7 +18,9 @@ fn read(base: &Path, p: &str) -> String {
 /// The standard 4-CPU fake machine plus the files the profiles touch.
 fn tree() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
     for (p, v) in [
         ("/proc/sys/kernel/watchdog", "1\n"),
         ("/proc/sys/kernel/nmi_watchdog", "1\n"),
@@ -60,13 +62,13 @@ fn opts(cpus: &str, profile: Profile, move_init: bool) -> CreateOptions {
 fn cycle(o: CreateOptions, check: impl Fn(&Path, &rtshield_partition::CreateReport)) {
     let d = tree();
     let base = d.path();
-    let before = snapshot(base);
-    let mut k = rtshield_testkit::fake::kernel(Root::new(base), false).unwrap();
+    let before = snapshot_tree(base);
+    let mut k = rtshield_testkit::fake_kernel(Root::new(base), false).unwrap();
     let rep = create(&mut k, &o).unwrap();
     check(base, &rep);
     let u = undo(&mut k, None).unwrap();
     assert!(u.errors.is_empty(), "{:?}", u.errors);
-    let dd = rtshield_testkit::fake::diff(&before, &snapshot(base));
+    let dd = rtshield_testkit::diff_trees(&before, &snapshot_tree(base));
     assert!(dd.is_empty(), "differs after undo:\n{}", dd.join("\n"));
 }
 
@@ -130,7 +132,7 @@ fn partrt_profile_writes_partrt_values_and_cycles_the_rt_cpus() {
 #[test]
 fn partrt_hotplug_cycle_order_in_the_dry_run() {
     let d = tree();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), true).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), true).unwrap();
     let rep = create(&mut k, &opts("0x8", Profile::Partrt, false)).unwrap();
     // Offline, then online, after every other knob; rt's cpuset written again.
     let plan = rep.plan.join("\n");

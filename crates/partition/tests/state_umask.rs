@@ -4,7 +4,7 @@
 
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
 use rtshield_sys::Root;
-use rtshield_testkit::fake::{FakeSpec, Style};
+use rtshield_testkit::{FakeSpec, FakeStyle};
 use rtshield_vocab::CpuSet;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -13,7 +13,7 @@ use std::os::unix::fs::{symlink, PermissionsExt};
 fn umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored() {
     let d = tempfile::tempdir().unwrap();
     let base = d.path().join("tree");
-    FakeSpec::standard(Style::V2).build(&base).unwrap();
+    FakeSpec::standard(FakeStyle::V2).build(&base).unwrap();
     let victim = d.path().join("victim");
     fs::write(&victim, "precious").unwrap();
     // What the old code opened with File::create before renaming.
@@ -23,7 +23,7 @@ fn umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored() {
 
     // SAFETY: umask has no preconditions; this is the only test in this binary.
     let old = unsafe { libc::umask(0) };
-    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(&base), false).unwrap();
     let o = CreateOptions {
         cpus: CpuSet::parse("3").unwrap(),
         parent: None,
@@ -40,9 +40,9 @@ fn umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored() {
     // A fresh state directory made under umask 000 is 0700 too.
     let d2 = tempfile::tempdir().unwrap();
     let base2 = d2.path().join("tree");
-    FakeSpec::standard(Style::V2).build(&base2).unwrap();
+    FakeSpec::standard(FakeStyle::V2).build(&base2).unwrap();
     let old = unsafe { libc::umask(0) };
-    let mut k2 = rtshield_testkit::fake::kernel(Root::new(&base2), false).unwrap();
+    let mut k2 = rtshield_testkit::fake_kernel(Root::new(&base2), false).unwrap();
     let r = create(&mut k2, &o);
     unsafe { libc::umask(old) };
     r.unwrap();

@@ -262,7 +262,7 @@ fn timeline_png_and_gnuplot_files() {
 
 #[test]
 fn gnuplot_script_runs_when_gnuplot_is_installed() {
-    if !rtshield_testkit::testenv::require_tool("gnuplot", "--version") {
+    if !rtshield_testkit::require_tool("gnuplot", "--version") {
         return;
     }
     let d = tempfile::tempdir().unwrap();

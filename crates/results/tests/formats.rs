@@ -376,7 +376,7 @@ echo "$max"
         }
     }
 
-    if have(rtshield_testkit::testenv::python3()) {
+    if have(rtshield_testkit::python3()) {
         let py = r#"
 import sys
 path, ncores = sys.argv[1], 2
@@ -411,7 +411,7 @@ except ImportError:
     assert len({len(r) for r in rows}) == 1
     print("loadtxt", len(rows), len(rows[0]), int(sum(r[1] for r in rows)), int(sum(r[2] for r in rows)))
 "#;
-        let o = std::process::Command::new(rtshield_testkit::testenv::python3())
+        let o = std::process::Command::new(rtshield_testkit::python3())
             .args(["-c", py])
             .arg(&f)
             .output()

@@ -10,7 +10,7 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-pub use rtshield_fake_kernel::{kernel, FakeConfig, MARKER};
+use rtshield_fake_kernel::{FakeConfig, MARKER};
 
 /// Every file (content) and directory (empty) below `base`, by relative
 /// path, for before/after comparisons in tests. `run/` (state files) and

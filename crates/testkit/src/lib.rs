@@ -1,19 +1,28 @@
-//! What rtshield's tests share: fake kernel trees ([`fake`]: the tree
-//! builder with the kernel paths it writes, and the cgroup emulation of
-//! `rtshield-fake-kernel`), the preconditions of live tests ([`testenv`],
-//! [`live`]), and the checks every CLI and library test repeats (exit
+//! What rtshield's tests share: fake kernel trees ([`FakeSpec`]: the tree
+//! builder with the kernel paths it writes, [`snapshot_tree`] and
+//! [`diff_trees`] to compare them, and [`fake_kernel`], the cgroup
+//! emulation of `rtshield-fake-kernel`), the preconditions of live tests
+//! ([`require`], [`require_root`], [`PrivateParent`]), and the checks every CLI and library test repeats (exit
 //! status, refusals, input errors, files).
 //!
-//! A dev-dependency only: no shipped crate depends on it (the layering
-//! test checks), so the release binary holds none of it. Besides
-//! `rtshield-sys`, it is the one crate that names kernel files.
+//! Its one job: hold what more than one test binary needs, once, so no
+//! test copies a helper. What it may not do: ship. It is a dev-dependency
+//! only: no shipped crate depends on it (the layering test checks), so the
+//! release binary holds none of it. Besides `rtshield-sys`, it is the one
+//! crate that names kernel files (to build fake trees).
 
 #![deny(missing_docs)]
-
-pub mod fake;
-pub mod live;
-pub mod testenv;
+#![warn(unreachable_pub)]
 
 mod check;
+mod fake;
+mod live;
+mod testenv;
 
 pub use check::{all_text, describe, input_error, json, ok, put, refused, text};
+pub use fake::{
+    diff as diff_trees, snapshot as snapshot_tree, FakeSpec, FakeTask, Style as FakeStyle,
+};
+pub use live::{online_cpus, require_cpuset_v1_two_cpus, PrivateParent, CPUSET_MOUNT};
+pub use rtshield_fake_kernel::{kernel as fake_kernel, FakeConfig, MARKER as FAKE_MARKER};
+pub use testenv::{python3, require, require_root, require_tool};

@@ -8,13 +8,13 @@ use rtshield_sys::{
     TracingTopState,
 };
 use rtshield_sys::{online_cpus, Root};
-use rtshield_testkit::testenv;
+use rtshield_testkit::require_root;
 use rtshield_trace::{analyse, parse, split, Event};
 use std::time::Duration;
 
 #[test]
 fn a_session_leaves_global_tracing_untouched_and_its_trace_parses() {
-    if !testenv::require_root("tracefs instance") {
+    if !require_root("tracefs instance") {
         return;
     }
     let root = Root::host();

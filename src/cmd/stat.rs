@@ -2,7 +2,7 @@
 //! `stat --record FILE --duration 60s`, `stat --compare A B`.
 
 use crate::cli::Global;
-use rtshield_audit::stat::{render, summarize, Sample, Sampler};
+use rtshield_audit::{render_sample, summarize, Sample, Sampler};
 use rtshield_results::statrec::{self, Metric, StatRecord, ThreadMean};
 use rtshield_sys::SysInfo;
 use rtshield_vocab::Dur;
@@ -74,7 +74,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         if args.json {
             println!("{}", serde_json::to_string(&sample)?);
         } else {
-            println!("{}", render(&sample));
+            println!("{}", render_sample(&sample));
         }
         if args.record.is_some() {
             kept.push(sample);

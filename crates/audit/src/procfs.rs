@@ -9,7 +9,7 @@ use serde::Serialize;
 
 /// System-wide counters from `/proc/stat` and `/proc/loadavg`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Global {
+pub(crate) struct Global {
     pub ctxt: u64,
     pub intr: u64,
     pub procs_running: u64,
@@ -17,7 +17,7 @@ pub struct Global {
     pub loadavg: [f64; 3],
 }
 
-pub fn global(root: &Root) -> Global {
+pub(crate) fn global(root: &Root) -> Global {
     let st = rtshield_sys::StatSnapshot::read(root).unwrap_or_default();
     Global {
         ctxt: st.ctxt,
@@ -31,7 +31,8 @@ pub fn global(root: &Root) -> Global {
 /// Where a thread may run, in the three families the audit reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Family {
+pub(crate) enum Family {
+    /// A user-space thread.
     User,
     /// A kernel thread whose affinity can be changed (kworker/u*, kthreadd...).
     MovableKernel,
@@ -39,7 +40,7 @@ pub enum Family {
     BoundKernel,
 }
 
-pub fn family(t: &TaskInfo) -> Family {
+pub(crate) fn family(t: &TaskInfo) -> Family {
     if !t.kthread {
         Family::User
     } else if t.no_setaffinity

@@ -12,9 +12,12 @@ use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
+/// One CPU's line of a `stat` sample.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CpuRow {
+    /// The CPU number.
     pub cpu: u32,
+    /// Interrupts/s on this CPU (every line of `/proc/interrupts`).
     pub intr_per_s: f64,
     /// Context switches/s of the threads that last ran on this CPU.
     pub cs_per_s: f64,
@@ -22,10 +25,14 @@ pub struct CpuRow {
     pub runq: usize,
 }
 
+/// One thread's line of a `stat` sample (pidstat's `-w` and `-u` columns).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ThreadRow {
+    /// Thread id.
     pub tid: u32,
+    /// Its `comm`.
     pub name: String,
+    /// The CPU it last ran on, when the kernel says.
     pub cpu: Option<u32>,
     /// Voluntary switches/s (pidstat cswch/s): the thread blocked.
     pub cswch_per_s: f64,
@@ -40,32 +47,44 @@ pub struct ThreadRow {
 pub struct TimeRow {
     /// `None` for the whole machine.
     pub cpu: Option<u32>,
+    /// The percentages, by column.
     #[serde(flatten)]
     pub pct: StatBreakdown,
 }
 
+/// What one `stat` interval saw, machine-wide and per CPU.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Sample {
+    /// The interval's length, seconds (measured, not asked).
     pub interval_s: f64,
+    /// Each online CPU, in CPU order.
     pub cpus: Vec<CpuRow>,
     /// All interrupts/s (`intr` of /proc/stat, like vmstat's `in`).
     pub intr_per_s: f64,
     /// All context switches/s (`ctxt` of /proc/stat, like vmstat's `cs`).
     pub ctxt_per_s: f64,
+    /// Tasks runnable at the end of the interval (vmstat's `r`).
     pub procs_running: u64,
+    /// Tasks blocked on I/O at the end of the interval (vmstat's `b`).
     pub procs_blocked: u64,
+    /// Load averages over 1, 5 and 15 minutes.
     pub loadavg: [f64; 3],
     /// `/proc/loadavg`'s runnable/existing tasks and the last PID handed out.
     pub tasks_running: u32,
+    /// Tasks that exist.
     pub tasks_total: u32,
+    /// The last PID handed out.
     pub last_pid: u32,
     /// Total first, then each CPU.
     pub times: Vec<TimeRow>,
+    /// The threads listed, those that switched most first (`--top` of them; all with 0).
     pub threads: Vec<ThreadRow>,
 }
 
 type Switches = BTreeMap<u32, (u64, u64)>;
 
+/// Takes `stat` samples: keeps the previous counters so each sample is a difference
+/// over its interval.
 pub struct Sampler {
     root: Root,
     pids: Option<Vec<u32>>,
@@ -161,7 +180,7 @@ fn cpu_ticks(ts: &[TaskInfo]) -> BTreeMap<u32, u64> {
 
 /// Pure: the total and per-CPU time breakdown between two readings (a
 /// CPU without elapsed ticks is left out).
-pub fn time_rows(a: &TimesSnapshot, b: &TimesSnapshot) -> Vec<TimeRow> {
+pub(crate) fn time_rows(a: &TimesSnapshot, b: &TimesSnapshot) -> Vec<TimeRow> {
     let mut v: Vec<TimeRow> = a
         .all
         .breakdown(&b.all)
@@ -178,7 +197,7 @@ pub fn time_rows(a: &TimesSnapshot, b: &TimesSnapshot) -> Vec<TimeRow> {
 
 /// Pure: %CPU of a thread from its utime+stime ticks `dt` seconds apart
 /// (`hz` ticks a second); a thread born during the interval counts from 0.
-pub fn cpu_pct(before: Option<u64>, after: Option<u64>, dt: f64, hz: u64) -> f64 {
+pub(crate) fn cpu_pct(before: Option<u64>, after: Option<u64>, dt: f64, hz: u64) -> f64 {
     match after {
         Some(a) => a.saturating_sub(before.unwrap_or(0)) as f64 * 100.0 / (hz as f64 * dt),
         None => 0.0,
@@ -188,7 +207,7 @@ pub fn cpu_pct(before: Option<u64>, after: Option<u64>, dt: f64, hz: u64) -> f64
 /// Pure: rates from two snapshots `dt` seconds apart. Per-CPU rows count
 /// every thread of `ts`; the thread list keeps only `shown` when given.
 #[allow(clippy::too_many_arguments)]
-pub fn compute(
+pub(crate) fn compute(
     i0: &IrqTable,
     i1: &IrqTable,
     g0: &Global,
@@ -263,6 +282,7 @@ pub fn compute(
 /// threads by name (their TIDs change between boots), busiest first.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Summary {
+    /// Each figure's mean (`in/s`, `cs/s`, per-CPU columns), in display order.
     pub metrics: Vec<(String, f64)>,
     /// (name, %CPU, cswch/s, nvcswch/s), means over the samples.
     pub threads: Vec<(String, f64, f64, f64)>,
@@ -331,6 +351,8 @@ pub fn summarize(samples: &[Sample]) -> Summary {
     Summary { metrics, threads }
 }
 
+/// One sample as `rtshield stat` prints it: a vmstat-like line, the per-CPU table,
+/// the time breakdown and the threads.
 pub fn render(s: &Sample) -> String {
     use std::fmt::Write;
     let mut o = String::new();

@@ -34,7 +34,7 @@ pub(super) struct Window {
 
 impl Window {
     /// Read the counters, wait `watch`, read them again.
-    pub fn watch(root: &Root, watch: Duration) -> Window {
+    pub(super) fn watch(root: &Root, watch: Duration) -> Window {
         let i0 = read_interrupts(root);
         let s0 = read_softirqs(root);
         let t0 = all_threads(root);
@@ -82,7 +82,7 @@ pub(super) struct Machine {
 
 impl Machine {
     /// Read them under `root`; `isolated` is the boot-isolated set.
-    pub fn read(root: &Root, isolated: CpuSet) -> Machine {
+    pub(super) fn read(root: &Root, isolated: CpuSet) -> Machine {
         let cmdline = root.read_opt(kpath::CMDLINE).unwrap_or_default();
         Machine {
             isolated,

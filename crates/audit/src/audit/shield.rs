@@ -33,7 +33,7 @@ pub(super) struct Shield {
 
 impl Shield {
     /// Read every partition under `root`.
-    pub fn read(root: &Root) -> Shield {
+    pub(super) fn read(root: &Root) -> Shield {
         let found = Partitions::discover(root);
         let h = found.hierarchy().cloned();
         let mut p = Shield {
@@ -83,7 +83,7 @@ impl Shield {
     }
 
     /// `rt (DIRS)`, `nrt (DIRS)` or `none`: where `cpu` is.
-    pub fn place(&self, cpu: u32) -> String {
+    pub(super) fn place(&self, cpu: u32) -> String {
         if self.rt.contains(cpu) {
             format!("rt ({})", self.rt_dirs.join(", "))
         } else if self.nrt.contains(cpu) {

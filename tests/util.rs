@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-pub use rtshield_testkit::{all_text, describe, json, ok, put, refused, text};
+pub use rtshield_testkit::{alive, all_text, describe, json, ok, put, refused, text};
 pub use rtshield_testkit::{online_cpus, require_cpuset_v1_two_cpus, PrivateParent};
 pub use rtshield_testkit::{require, require_root, require_tool};
 
@@ -136,13 +136,6 @@ pub fn spawn_quiet(cfg: &Path, out: &Path) -> std::process::Child {
         .unwrap()
 }
 
-/// Alive and not a zombie.
-pub fn alive(pid: i32) -> bool {
-    // A zombie is dead for our purpose.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| rtshield_load::reaper::parse_state(&s) != Some('Z'))
-}
-
 /// Wait (up to `secs`) for a file to hold a pid.
 pub fn wait_pid_file(p: &Path, secs: u64) -> i32 {
     poll(
@@ -176,7 +169,7 @@ pub fn wait_gone(pid: i32, secs: u64) {
 
 /// Every descendant of `pid`, from the host's /proc (the library's walk).
 pub fn descendants(pid: i32) -> Vec<i32> {
-    rtshield_load::reaper::descendants(&rtshield_sys::Root::host(), pid)
+    rtshield_load::descendants(&rtshield_sys::Root::host(), pid)
 }
 
 /// A measuring stanza that works on any machine with CPU 0 (sleeps: FIFO is safe).

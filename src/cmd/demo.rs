@@ -3,8 +3,9 @@
 
 use crate::cli::Global;
 use crate::cmd::measure::TextPrinter;
-use rtshield_load::{Builtin, LoadArg};
+use rtshield_load::LoadArg;
 use rtshield_run::MeasureRequest;
+use rtshield_vocab::Builtin;
 use rtshield_vocab::Dur;
 use std::path::PathBuf;
 

@@ -5,12 +5,14 @@ use rtshield_sys::Root;
 use std::collections::BTreeMap;
 use std::io;
 
-pub use rtshield_sys::{CpuTicks, StatSnapshot};
+use rtshield_sys::{CpuTicks, StatSnapshot};
 
 /// Load over one interval, in percent (0..=100).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CpuLoad {
+    /// Busy share of each CPU, %.
     pub per_cpu: BTreeMap<u32, f64>,
+    /// Busy share of the whole machine (the aggregate `cpu` line), %.
     pub total: f64,
 }
 
@@ -55,6 +57,8 @@ pub struct CpuLoadMeter {
 }
 
 impl CpuLoadMeter {
+    /// A meter whose first [`CpuLoadMeter::sample`] covers the time since now;
+    /// fails when `/proc/stat` cannot be read.
     pub fn new(root: Root) -> io::Result<Self> {
         let last = StatSnapshot::read(&root)?;
         Ok(CpuLoadMeter { root, last })

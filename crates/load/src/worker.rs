@@ -2,8 +2,8 @@
 //! Every loop does a bounded batch of work, then checks the stop flag, so
 //! SIGTERM ends a worker within milliseconds.
 
-use crate::Builtin;
 use rtshield_sys::Root;
+use rtshield_vocab::Builtin;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::Path;
@@ -147,7 +147,11 @@ pub fn peer_worker_main(peer: Ipv4Addr) -> anyhow::Result<()> {
 /// drained: the NIC raises transmit-completion and receive interrupts on
 /// the CPUs of its IRQ affinity. Only `peer` is ever sent to. Returns the
 /// replies received.
-pub fn peer_flood(peer: Ipv4Addr, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<u64> {
+pub(crate) fn peer_flood(
+    peer: Ipv4Addr,
+    stop: &AtomicBool,
+    done: &AtomicU64,
+) -> anyhow::Result<u64> {
     // SAFETY: plain socket(2); the fd is owned below.
     let fd = unsafe {
         libc::socket(
@@ -241,7 +245,7 @@ pub fn worker_main(kind: Builtin, size: Option<u64>, dir: Option<&Path>) -> anyh
 
 /// Run one kind of load in this process until `stop`; returns the number
 /// of batches done. `hell` is not a worker kind (it expands to the others).
-pub fn run_until(
+pub(crate) fn run_until(
     kind: Builtin,
     size: Option<u64>,
     dir: Option<&Path>,
@@ -252,7 +256,7 @@ pub fn run_until(
 
 /// [`run_until`], counting finished batches in `done` as it goes (so a
 /// caller can see the load working without timing it).
-pub fn run_counting(
+pub(crate) fn run_counting(
     kind: Builtin,
     size: Option<u64>,
     dir: Option<&Path>,

@@ -212,7 +212,7 @@ impl<'a> Run<'a> {
                 cfg.main.dbg_level,
             )?)
         };
-        let online_cpus: Vec<u32> = rtshield_load::cpuload::StatSnapshot::read(&opts.root)
+        let online_cpus: Vec<u32> = rtshield_sys::StatSnapshot::read(&opts.root)
             .map(|s| s.cpus.keys().copied().collect())
             .unwrap_or_default();
         let obs = observer(cfg, opts, &sup, total, printer);

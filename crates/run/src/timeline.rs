@@ -124,7 +124,7 @@ impl<'a> WithTimeline<'a> {
         root: &Root,
         loaded: bool,
     ) -> WithTimeline<'a> {
-        let cpus: Vec<u32> = rtshield_load::cpuload::StatSnapshot::read(root)
+        let cpus: Vec<u32> = rtshield_sys::StatSnapshot::read(root)
             .map(|s| s.cpus.keys().copied().collect())
             .unwrap_or_default();
         let timeline = match Timeline::create(dir, cpus) {

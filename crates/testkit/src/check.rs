@@ -1,6 +1,7 @@
 //! The checks tests repeat: what a command printed, that it succeeded or
-//! was refused as bad input, that an error is an input error; and the two
-//! file helpers every fake-tree test needs.
+//! was refused as bad input, that an error is an input error, whether a
+//! process is still alive; and the two file helpers every fake-tree test
+//! needs.
 
 use rtshield_vocab::InputError;
 use std::path::Path;
@@ -78,4 +79,13 @@ pub fn put(base: &Path, rel: &str, text: &str) {
     let f = base.join(rel.trim_start_matches('/'));
     std::fs::create_dir_all(f.parent().unwrap()).unwrap();
     std::fs::write(f, text).unwrap();
+}
+
+/// Whether process `pid` is alive and not a zombie (a zombie is dead for
+/// a test that waits for a process to end).
+pub fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| rtshield_sys::ProcStat::parse(&s))
+        .is_some_and(|st| st.state != 'Z')
 }

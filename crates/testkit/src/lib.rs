@@ -19,7 +19,7 @@ mod fake;
 mod live;
 mod testenv;
 
-pub use check::{all_text, describe, input_error, json, ok, put, refused, text};
+pub use check::{alive, all_text, describe, input_error, json, ok, put, refused, text};
 pub use fake::{
     diff as diff_trees, snapshot as snapshot_tree, FakeSpec, FakeTask, Style as FakeStyle,
 };

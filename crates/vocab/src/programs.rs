@@ -231,3 +231,41 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     n.checked_mul(mult)
         .ok_or_else(|| format!("invalid size '{s}': too large"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for b in Builtin::ALL {
+            assert_eq!(Builtin::parse(b.name()), Some(*b));
+            assert_eq!(b.name().parse::<Builtin>().unwrap(), *b);
+        }
+        assert_eq!(Builtin::parse("DOHELL"), Some(Builtin::Hell));
+        let e = "tornado".parse::<Builtin>().unwrap_err();
+        assert!(
+            e.contains("cpu, memory, io, syscall, fork, net, hell, timers, syncio"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn hell_expands_to_every_worker_kind() {
+        let k = Builtin::Hell.expand();
+        assert_eq!(k.len(), 6);
+        assert!(!k.contains(&Builtin::Hell));
+        assert_eq!(Builtin::Cpu.expand(), vec![Builtin::Cpu]);
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("64M").unwrap(), 64 << 20);
+        assert_eq!(parse_size("1 GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("2kb").unwrap(), 2048);
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("M").is_err());
+        assert!(parse_size("99999999999999G").is_err());
+    }
+}

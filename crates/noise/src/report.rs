@@ -176,14 +176,14 @@ pub(crate) struct TopK<T> {
 }
 
 impl<T> TopK<T> {
-    pub fn new(k: usize) -> Self {
+    pub(crate) fn new(k: usize) -> Self {
         TopK {
             k,
             items: Vec::with_capacity(k + 1),
         }
     }
 
-    pub fn offer(&mut self, key: u64, item: T) {
+    pub(crate) fn offer(&mut self, key: u64, item: T) {
         if self.items.len() == self.k && self.items.last().is_none_or(|(m, _)| key <= *m) {
             return;
         }
@@ -192,7 +192,7 @@ impl<T> TopK<T> {
         self.items.truncate(self.k);
     }
 
-    pub fn into_sorted(self) -> Vec<T> {
+    pub(crate) fn into_sorted(self) -> Vec<T> {
         self.items.into_iter().map(|(_, t)| t).collect()
     }
 }

@@ -15,7 +15,7 @@ use std::collections::VecDeque;
 /// The events the attribution reads (`system:event`; `*` as in
 /// `rtshield_sys`'s default trace events): hard IRQs, x86 vectors and arm IPIs, softirqs, NMIs,
 /// the hrtimers run in interrupts (the tick), and context switches.
-pub const NOISE_EVENTS: &[&str] = &[
+pub(crate) const NOISE_EVENTS: &[&str] = &[
     "irq:irq_handler_entry",
     "irq:irq_handler_exit",
     "irq:softirq_entry",
@@ -70,7 +70,7 @@ pub(crate) struct Session {
 impl Session {
     /// Create the instance on `cpus` and start tracing; the error is one
     /// sentence saying why tracing cannot run (the run goes on without).
-    pub fn start(root: &Root, cpus: &CpuSet, buffer_kb: u32) -> Result<Session, String> {
+    pub(crate) fn start(root: &Root, cpus: &CpuSet, buffer_kb: u32) -> Result<Session, String> {
         if let Some(why) = tracing_unavailable(root) {
             return Err(why);
         }
@@ -95,7 +95,7 @@ impl Session {
     }
 
     /// The spinning threads' TIDs, by CPU index (0: not started).
-    pub fn spinners(&mut self, tids: &[i32]) {
+    pub(crate) fn spinners(&mut self, tids: &[i32]) {
         for (i, &tid) in tids.iter().enumerate() {
             if tid > 0 {
                 self.timelines[i] =
@@ -105,7 +105,7 @@ impl Session {
     }
 
     /// A noise event of CPU index `i`, to explain once the trace passed it.
-    pub fn push(&mut self, i: usize, ev: NoiseEvent) {
+    pub(crate) fn push(&mut self, i: usize, ev: NoiseEvent) {
         self.pending[i].push_back(ev);
     }
 
@@ -113,7 +113,7 @@ impl Session {
     /// before `horizon_ns` (when the pipe was emptied; else up to the last
     /// record read). `last_read[i]` is the latest clock read CPU `i`'s
     /// thread published: no gap still to come starts before it.
-    pub fn pump(&mut self, horizon_ns: u64, last_read: &[u64]) {
+    pub(crate) fn pump(&mut self, horizon_ns: u64, last_read: &[u64]) {
         let (drained, last_ts) = self.read_pipe();
         let horizon = if drained {
             horizon_ns
@@ -184,7 +184,7 @@ impl Session {
 
     /// Stop tracing, read the rest, explain every event left, remove the
     /// instance.
-    pub fn finish(mut self) -> Outcome {
+    pub(crate) fn finish(mut self) -> Outcome {
         let _ = self.inst.stop();
         // The pipe of a stopped instance still holds the tail; read until
         // empty (bounded: nothing new is recorded).

@@ -2,7 +2,8 @@
 //! builder with the kernel paths it writes, [`snapshot_tree`] and
 //! [`diff_trees`] to compare them, and [`fake_kernel`], the cgroup
 //! emulation of `rtshield-fake-kernel`), the preconditions of live tests
-//! ([`require`], [`require_root`], [`PrivateParent`]), and the checks every CLI and library test repeats (exit
+//! ([`require`], [`require_root`], [`PrivateParent`]), the allocation
+//! probe of the no-allocation tests ([`AllocProbe`]), and the checks every CLI and library test repeats (exit
 //! status, refusals, input errors, files).
 //!
 //! Its one job: hold what more than one test binary needs, once, so no
@@ -14,11 +15,13 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod alloc;
 mod check;
 mod fake;
 mod live;
 mod testenv;
 
+pub use alloc::{count_allocations, AllocProbe};
 pub use check::{alive, all_text, describe, input_error, json, ok, put, refused, text};
 pub use fake::{
     diff as diff_trees, snapshot as snapshot_tree, FakeSpec, FakeTask, Style as FakeStyle,

@@ -18,7 +18,7 @@ use rtshield_measure::stats::ThreadHistograms;
 use rtshield_sys::{get_affinity, gettid, set_affinity, set_scheduler};
 use rtshield_sys::{steal_ns_between, StatSnapshot};
 use rtshield_sys::{task_comm, task_stat, Root};
-use rtshield_trace::noise::{NoiseEvent, Tally};
+use rtshield_trace::{NoiseEvent, NoiseTally};
 use rtshield_vocab::Policy;
 use rtshield_vocab::{CpuSet, InputError};
 use std::collections::BTreeMap;
@@ -449,8 +449,8 @@ fn cpu_noise(cpu: u32, r: &Ready, c: &Counters, acc: CpuAcc, spec: &NoiseSpec) -
 /// their live policy when still the same thread), longest gaps explained.
 fn add_causes(
     c: &mut CpuNoise,
-    t: &Tally,
-    longest: &[rtshield_trace::noise::Explained],
+    t: &NoiseTally,
+    longest: &[rtshield_trace::Explained],
     root: &Root,
 ) {
     let columns = ["HW", "NMI", "IRQ", "SIRQ", "THREAD"];

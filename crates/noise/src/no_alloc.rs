@@ -6,7 +6,7 @@
 use crate::spin::{run_windows, spin, Counters, Live, Schedule};
 use rtshield_measure::hotloop::now_ns;
 use rtshield_testkit::{count_allocations, AllocProbe};
-use rtshield_trace::noise::NoiseEvent;
+use rtshield_trace::NoiseEvent;
 use std::sync::atomic::AtomicBool;
 
 #[global_allocator]

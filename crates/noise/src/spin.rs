@@ -10,7 +10,7 @@
 //! wait-free SPSC ring ([`rtrb`]).
 
 use rtshield_measure::hotloop::now_ns;
-use rtshield_trace::noise::NoiseEvent;
+use rtshield_trace::NoiseEvent;
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicU64,
     Ordering::{Relaxed, Release},

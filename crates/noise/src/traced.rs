@@ -8,7 +8,7 @@
 use crate::report::TopK;
 use rtshield_sys::Root;
 use rtshield_sys::{tracing_unavailable, TraceConfig, TraceInstance, TracePipe};
-use rtshield_trace::noise::{lost_events, Explained, NoiseEvent, Options, Tally, Timeline};
+use rtshield_trace::{lost_events, Explained, NoiseEvent, NoiseOptions, NoiseTally, NoiseTimeline};
 use rtshield_vocab::CpuSet;
 use std::collections::VecDeque;
 
@@ -44,7 +44,7 @@ pub(crate) struct Outcome {
     pub enabled: Vec<String>,
     pub missing: Vec<String>,
     pub stale_removed: Vec<String>,
-    pub tallies: Vec<Tally>,
+    pub tallies: Vec<NoiseTally>,
     pub longest: Vec<Vec<Explained>>,
     pub lost_events: u64,
     pub bad_lines: u64,
@@ -59,9 +59,9 @@ pub(crate) struct Session {
     inst: TraceInstance,
     pipe: TracePipe,
     cpus: Vec<u32>,
-    timelines: Vec<Option<Timeline>>,
+    timelines: Vec<Option<NoiseTimeline>>,
     pending: Vec<VecDeque<NoiseEvent>>,
-    tallies: Vec<Tally>,
+    tallies: Vec<NoiseTally>,
     longest: Vec<TopK<Explained>>,
     lost_events: u64,
     bad_lines: u64,
@@ -87,7 +87,7 @@ impl Session {
             cpus: cpus.iter().collect(),
             timelines: (0..n).map(|_| None).collect(),
             pending: (0..n).map(|_| VecDeque::new()).collect(),
-            tallies: vec![Tally::default(); n],
+            tallies: vec![NoiseTally::default(); n],
             longest: (0..n).map(|_| TopK::new(LONGEST)).collect(),
             lost_events: 0,
             bad_lines: 0,
@@ -98,8 +98,11 @@ impl Session {
     pub(crate) fn spinners(&mut self, tids: &[i32]) {
         for (i, &tid) in tids.iter().enumerate() {
             if tid > 0 {
-                self.timelines[i] =
-                    Some(Timeline::new(self.cpus[i], tid as u32, Options::default()));
+                self.timelines[i] = Some(NoiseTimeline::new(
+                    self.cpus[i],
+                    tid as u32,
+                    NoiseOptions::default(),
+                ));
             }
         }
     }

@@ -1,11 +1,10 @@
 //! `rtshield scenario`: run a lollobrigida scenario on the real kernel.
 
 use crate::cli::Global;
-use rtshield_scenario::model::Scenario;
 use rtshield_scenario::parse_bytes;
-use rtshield_scenario::report::{fmt_ns, render_text, table_with_text_cols};
-use rtshield_scenario_run::plan::{self, PlanOptions};
-use rtshield_scenario_run::runner::{self, RunOptions};
+use rtshield_scenario::Scenario;
+use rtshield_scenario::{fmt_ns, render_balance, table_with_text_cols};
+use rtshield_scenario_run::{Plan, PlanOptions, RunOptions};
 use rtshield_vocab::Dur;
 use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
@@ -67,7 +66,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         }
     }
     if let Some(t) = args.timeout {
-        if t.ns() == 0 || t.ns() > rtshield_scenario::parse::MAX_SLEEP_NS {
+        if t.ns() == 0 || t.ns() > rtshield_scenario::MAX_SLEEP_NS {
             return Err(
                 InputError::new(format!("--timeout {t}: must be > 0 and at most 1h")).into(),
             );
@@ -75,7 +74,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     }
     let scenario = read_scenario(&args.file)?;
     let online = rtshield_sys::usable_cpus(&root);
-    let plan = plan::plan(
+    let plan = rtshield_scenario_run::plan(
         &scenario,
         &online,
         PlanOptions {
@@ -99,7 +98,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         plan.tasks.len(),
         scenario.source
     );
-    let outcome = runner::run(
+    let outcome = rtshield_scenario_run::run(
         &scenario,
         &plan,
         &online,
@@ -111,7 +110,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         },
     )?;
 
-    let text = render_text(&outcome.report);
+    let text = render_balance(&outcome.report);
     print!("{text}");
     let json = serde_json::to_string_pretty(&outcome.report)? + "\n";
     // Through safefs: root never writes through a link or into a
@@ -151,7 +150,7 @@ pub(crate) fn policy(force: bool) -> rtshield_safefs::DirPolicy {
 }
 
 /// `--check`: the tasks as they would run, one row each, and the notes.
-fn print_check(scenario: &Scenario, plan: &plan::Plan, online: &rtshield_vocab::CpuSet) {
+fn print_check(scenario: &Scenario, plan: &Plan, online: &rtshield_vocab::CpuSet) {
     println!(
         "{}: {} tasks, {} groups; CPUs present: {}",
         scenario.source,

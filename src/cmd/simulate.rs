@@ -2,7 +2,7 @@
 //! simulator under one balancer, or several side by side (`--compare`).
 
 use crate::cli::Global;
-use rtshield_scenario::report::{fmt_ns, render_text};
+use rtshield_scenario::{fmt_ns, render_balance};
 use rtshield_sim::{gantt, table, trace, BalancerKind, Placement, SimConfig, SimOutcome};
 use rtshield_vocab::parse_duration_ns;
 use rtshield_vocab::{CpuSet, InputError};
@@ -248,7 +248,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     if many {
         print!("{}", table::render(&runs));
     } else {
-        print!("{}", render_text(&runs[0].report));
+        print!("{}", render_balance(&runs[0].report));
         println!();
         print!("{}", table::render(&runs));
     }

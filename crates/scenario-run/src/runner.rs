@@ -8,8 +8,10 @@
 
 use crate::busy::{self, mono_ns, thread_cpu_ns};
 use crate::plan::{Plan, PlannedTask};
-use rtshield_scenario::model::Scenario;
-use rtshield_scenario::report::{self, BalanceReport, CpuReport, RunSummary, TaskReport, SCHEMA};
+use rtshield_scenario::Scenario;
+use rtshield_scenario::{
+    fmt_ns, group_reports, BalanceReport, CpuReport, RunSummary, TaskReport, BALANCE_SCHEMA,
+};
 use rtshield_sys::Root;
 use rtshield_sys::StatSnapshot as CpuTimes;
 use rtshield_sys::ThreadSched;
@@ -26,7 +28,9 @@ const CHECK_US: f64 = 50.0;
 /// How often the main thread samples /proc/stat during the run.
 const SAMPLE_NS: u64 = 20_000_000;
 
+/// How to run a plan.
 pub struct RunOptions<'a> {
+    /// The tree `/proc` is read below (the host for a real run).
     pub root: Root,
     /// Overrides the scenario's `timeout`.
     pub timeout_ns: Option<u64>,
@@ -39,16 +43,20 @@ pub struct RunOptions<'a> {
 /// What happened, besides the report.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
+    /// The balance report, in the shape the simulator also writes.
     pub report: BalanceReport,
     /// Scenario iterations per µs used for the run.
     pub loops_per_us: f64,
     /// Spin steps per µs measured on this machine.
     pub steps_per_us: f64,
+    /// The run hit its timeout before every task finished.
     pub timed_out: bool,
+    /// The interrupt flag (SIGINT/SIGTERM) ended the run early.
     pub interrupted: bool,
-    /// When the start signal was given (CLOCK_MONOTONIC ns), and when each
-    /// task (in plan order) saw it: the synchronised start, checkable.
+    /// When the start signal was given (CLOCK_MONOTONIC ns); with
+    /// [`RunOutcome::task_start_ns`], the synchronised start is checkable.
     pub release_ns: u64,
+    /// When each task saw the start signal, in plan order (CLOCK_MONOTONIC ns).
     pub task_start_ns: Vec<u64>,
 }
 
@@ -389,7 +397,7 @@ pub fn run(
             } else {
                 format!(
                     "the timeout of {} ended the run",
-                    report::fmt_ns(timeout.unwrap_or(0) as f64)
+                    fmt_ns(timeout.unwrap_or(0) as f64)
                 )
             };
             warnings.push(format!(
@@ -457,7 +465,7 @@ pub fn run(
         .collect();
     let unfinished = tasks.iter().filter(|t| !t.finished).count();
     let report = BalanceReport {
-        schema: SCHEMA.to_string(),
+        schema: BALANCE_SCHEMA.to_string(),
         source: "kernel".into(),
         balancer: format!(
             "linux {}",
@@ -469,7 +477,7 @@ pub fn run(
         ncpus: ncols,
         rt_cpus: String::new(),
         seed: None,
-        groups: report::group_reports(&tasks, ncols),
+        groups: group_reports(&tasks, ncols),
         tasks,
         cpus,
         run: RunSummary {

@@ -3,8 +3,8 @@
 //! any build, so the amounts of work below are known.
 
 use rtshield_scenario::parse_str;
-use rtshield_scenario_run::plan::{plan, PlanOptions};
-use rtshield_scenario_run::runner::{run, RunOptions, RunOutcome};
+use rtshield_scenario_run::{plan, PlanOptions};
+use rtshield_scenario_run::{run, RunOptions, RunOutcome};
 use rtshield_sys::{get_affinity, Root};
 use rtshield_vocab::CpuSet;
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -30,7 +30,7 @@ use rtshield_vocab::{CpuSet, InputError};
 use std::collections::HashMap;
 
 /// More tasks than this is a typo (`count = 1000000`), not a scenario.
-pub const MAX_TASKS: usize = 10_000;
+pub(crate) const MAX_TASKS: usize = 10_000;
 /// The most iterations `loop`, `sloop` and `irq_period` may give (10^12).
 pub const MAX_ITERATIONS: u64 = 1_000_000_000_000;
 /// The longest `sleep` and `timeout` (1 h).

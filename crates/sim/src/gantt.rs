@@ -5,7 +5,7 @@
 //! is a stacked bar of the time each class ran in it.
 
 use crate::trace::{Segment, SegmentKind};
-use rtshield_scenario::report::fmt_ns;
+use rtshield_scenario::fmt_ns;
 use rtshield_text::markup_text as esc;
 use std::fmt::Write as _;
 

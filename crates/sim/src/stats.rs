@@ -3,8 +3,8 @@
 
 use crate::engine::{Class, Engine, MIG_KIND_NAMES};
 use hdrhistogram::Histogram;
-use rtshield_scenario::report::{
-    group_reports, BalanceReport, CpuReport, LatencySummary, RunSummary, TaskReport, SCHEMA,
+use rtshield_scenario::{
+    group_reports, BalanceReport, CpuReport, LatencySummary, RunSummary, TaskReport, BALANCE_SCHEMA,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -231,11 +231,11 @@ pub(crate) fn build(e: &Engine) -> (BalanceReport, SimExtra) {
     if unfinished > 0 {
         warnings.push(format!(
             "{unfinished} task(s) had not finished when the simulation stopped at {}",
-            rtshield_scenario::report::fmt_ns(end as f64)
+            rtshield_scenario::fmt_ns(end as f64)
         ));
     }
     let report = BalanceReport {
-        schema: SCHEMA.to_string(),
+        schema: BALANCE_SCHEMA.to_string(),
         source: "simulation".to_string(),
         balancer: e.cfg.balancer.name().to_string(),
         scenario: e.scenario.source.clone(),

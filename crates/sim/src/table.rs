@@ -4,7 +4,7 @@
 
 use crate::engine::MIG_KIND_NAMES;
 use crate::SimOutcome;
-use rtshield_scenario::report::{fmt_ns, LatencySummary};
+use rtshield_scenario::{fmt_ns, LatencySummary};
 use std::fmt::Write as _;
 
 fn secs(ns: f64) -> String {

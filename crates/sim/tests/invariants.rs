@@ -3,7 +3,7 @@
 //! the simulator's own counters.
 mod common;
 use proptest::prelude::*;
-use rtshield_scenario::model::TaskSpec;
+use rtshield_scenario::TaskSpec;
 use rtshield_sim::{simulate, BalancerKind, Placement, SegmentKind, SimConfig};
 use rtshield_vocab::CpuSet;
 use rtshield_vocab::Policy;

@@ -13,7 +13,7 @@ use super::{after_pull, cache_hot, candidates, Balancer};
 use crate::config::{BalancerKind, SimConfig};
 use crate::engine::{Class, Engine, MigKind, State};
 use crate::stats;
-use rtshield_scenario::model::TaskSpec;
+use rtshield_scenario::TaskSpec;
 
 /// Where a task forced off an RT CPU goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -19,7 +19,7 @@ pub mod ule;
 
 use crate::config::{BalancerKind, SimConfig};
 use crate::engine::Engine;
-use rtshield_scenario::model::TaskSpec;
+use rtshield_scenario::TaskSpec;
 
 /// A load balancer: what runs, on the simulated machine, where a kernel's
 /// balancer would. The methods take `&self` (a balancer's settings are

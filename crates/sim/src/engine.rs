@@ -21,9 +21,13 @@ use std::collections::{BinaryHeap, VecDeque};
 /// The result of one run.
 #[derive(Debug, Clone)]
 pub struct SimOutcome {
+    /// The balance report, in the shape the real-kernel runner also writes.
     pub report: BalanceReport,
+    /// The simulator's own figures (events, parameters, placement, RT shares).
     pub extra: SimExtra,
+    /// The event trace, when [`SimConfig::record_trace`] was set.
     pub trace: Option<Vec<TraceRow>>,
+    /// Every CPU's run segments, when [`SimConfig::record_segments`] was set.
     pub segments: Option<Vec<Segment>>,
 }
 
@@ -44,6 +48,7 @@ impl SimOutcome {
         .expect("reports serialise")
     }
 
+    /// [`SimOutcome::to_json_value`] as pretty-printed JSON text ending with a newline.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(&self.to_json_value()).expect("reports serialise");
         s.push('\n');
@@ -155,14 +160,14 @@ pub(crate) struct Task {
 impl Task {
     /// Lower runs first: RT priorities 99..1 map to 0..98, normal tasks
     /// to 100 + nice + 20 (O(1)'s static priority).
-    pub fn rank(&self) -> i32 {
+    pub(crate) fn rank(&self) -> i32 {
         match self.class {
             Class::Normal => 120 + self.nice,
             _ => 99 - self.rt_prio,
         }
     }
 
-    pub fn is_normal(&self) -> bool {
+    pub(crate) fn is_normal(&self) -> bool {
         self.class == Class::Normal
     }
 
@@ -209,12 +214,12 @@ pub(crate) struct Cpu {
 }
 
 impl Cpu {
-    pub fn nr_running(&self) -> usize {
+    pub(crate) fn nr_running(&self) -> usize {
         self.queue.len() + usize::from(self.current.is_some())
     }
 
     /// Queued normal tasks (the running one not included).
-    pub fn queued_normal(&self) -> usize {
+    pub(crate) fn queued_normal(&self) -> usize {
         self.qmeta.iter().filter(|m| m.normal).count()
     }
 }
@@ -278,7 +283,7 @@ pub(crate) struct Engine<'a> {
 }
 
 /// Turn busy-loop iterations into nanoseconds of work.
-pub fn loops_to_ns(loops: u64, loops_per_us: f64) -> u64 {
+pub(crate) fn loops_to_ns(loops: u64, loops_per_us: f64) -> u64 {
     ((loops as f64) * 1000.0 / loops_per_us).round() as u64
 }
 

@@ -10,44 +10,44 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 
 // Annex A, migration-attempt period: 11 bits, weight 2028/2048 (~100 attempts).
-pub const FSHIFT_P: u32 = 11;
-pub const FIXED_P_1: u128 = 1 << FSHIFT_P;
-pub const EXP_PERIOD: u128 = 2028;
+pub(crate) const FSHIFT_P: u32 = 11;
+pub(crate) const FIXED_P_1: u128 = 1 << FSHIFT_P;
+pub(crate) const EXP_PERIOD: u128 = 2028;
 
 // Annex A, RT share: 15 bits, e^(-1/500) per tick.
-pub const FSHIFT_RT: u32 = 15;
-pub const FIXED_RT_1: u64 = 1 << FSHIFT_RT;
-pub const EXP_RT: u64 = 32703;
+pub(crate) const FSHIFT_RT: u32 = 15;
+pub(crate) const FIXED_RT_1: u64 = 1 << FSHIFT_RT;
+pub(crate) const EXP_RT: u64 = 32703;
 /// The largest value the truncating update can reach: 32264 (0.9846).
-pub const MAX_RT: u64 = FIXED_RT_1 - FIXED_RT_1 / (FIXED_RT_1 - EXP_RT);
+pub(crate) const MAX_RT: u64 = FIXED_RT_1 - FIXED_RT_1 / (FIXED_RT_1 - EXP_RT);
 
 /// `CALC_PERIOD`: period = (period·2028 + n·20) >> 11 (n in fixed point).
-pub fn calc_period(period: u128, n: u128) -> u128 {
+pub(crate) fn calc_period(period: u128, n: u128) -> u128 {
     (period * EXP_PERIOD + n * (FIXED_P_1 - EXP_PERIOD)) >> FSHIFT_P
 }
 
 /// `CALC_RT` for one tick: 1 in the mean if an RT task was running.
-pub fn calc_rt(load: u64, rt_running: bool) -> u64 {
+pub(crate) fn calc_rt(load: u64, rt_running: bool) -> u64 {
     let n = if rt_running { FIXED_RT_1 } else { 0 };
     (load * EXP_RT + n * (FIXED_RT_1 - EXP_RT)) >> FSHIFT_RT
 }
 
 /// The thesis multiplier M = 1 / (1 − RT), with RT ≤ MAX_RT < 1.
-pub fn rt_multiplier(rt: u64) -> f64 {
+pub(crate) fn rt_multiplier(rt: u64) -> f64 {
     let rt = rt.min(MAX_RT);
     FIXED_RT_1 as f64 / (FIXED_RT_1 - rt) as f64
 }
 
 /// The 2005 patch's `get_rt_ratio()`: ⌊MAX_RT / (MAX_RT − rt)⌋, the
 /// denominator forced to 1 when it would be 0.
-pub fn rt_ratio_2005(rt: u64) -> u64 {
+pub(crate) fn rt_ratio_2005(rt: u64) -> u64 {
     let rt = rt.min(MAX_RT);
     let nrt = if MAX_RT - rt == 0 { 1 } else { MAX_RT - rt };
     (nrt + rt) / nrt
 }
 
 /// Upper bounds (ns) of the latency histogram buckets in the report.
-pub const LATENCY_BUCKETS: [u64; 19] = [
+pub(crate) const LATENCY_BUCKETS: [u64; 19] = [
     0,
     1_000,
     2_000,
@@ -70,7 +70,7 @@ pub const LATENCY_BUCKETS: [u64; 19] = [
 ];
 
 /// RT0 wake-up latencies on one CPU.
-pub struct LatencyAcc {
+pub(crate) struct LatencyAcc {
     pub count: u64,
     pub sum: u128,
     pub min: u64,
@@ -80,7 +80,7 @@ pub struct LatencyAcc {
 }
 
 impl LatencyAcc {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         LatencyAcc {
             count: 0,
             sum: 0,
@@ -91,7 +91,7 @@ impl LatencyAcc {
         }
     }
 
-    pub fn record(&mut self, ns: u64) {
+    pub(crate) fn record(&mut self, ns: u64) {
         self.count += 1;
         self.sum += u128::from(ns);
         self.min = self.min.min(ns);
@@ -138,14 +138,23 @@ impl Default for LatencyAcc {
 pub struct SimExtra {
     /// Events processed (ticks included).
     pub events: u64,
+    /// Simulated time at the end of the run, ns.
     pub simulated_ns: u64,
+    /// The tick used, ns.
     pub tick_ns: u64,
+    /// The iteration rate used (iterations per µs).
     pub loops_per_us: f64,
+    /// The masking-section length used, ns.
     pub mask_len_ns: u64,
+    /// The FIFO migration cost used, ns.
     pub migration_cost_ns: u64,
+    /// The locked-balance cost used, ns.
     pub lock_cost_ns: u64,
+    /// The FIFO push/drain cost used, ns.
     pub fifo_cost_ns: u64,
+    /// The ARTiS constant K used.
     pub artis_k: u64,
+    /// The ARTiS constant C used, ns.
     pub artis_c_ns: u64,
     /// Time from the start to the first normal task's end: the window over
     /// which `normal_tasks_mean` is averaged.
@@ -157,6 +166,7 @@ pub struct SimExtra {
     pub rt_stat: Vec<f64>,
     /// Interrupt-masking sections executed, in total and by non-RT0 tasks on RT CPUs.
     pub masking_sections: u64,
+    /// Of them, those run by tasks other than RT0 on RT CPUs (what ARTiS must migrate away).
     pub masking_sections_on_rt_by_non_rt0: u64,
 }
 

@@ -12,10 +12,10 @@
 //! add a variant to [`BalancerKind`] (its name for `--balancer`), and one
 //! line to [`build`]. docs/architecture-sim.md walks through it.
 
-pub mod artis;
-pub mod artis_2005;
-pub mod linux26;
-pub mod ule;
+pub(crate) mod artis;
+pub(crate) mod artis_2005;
+pub(crate) mod linux26;
+pub(crate) mod ule;
 
 use crate::config::{BalancerKind, SimConfig};
 use crate::engine::Engine;

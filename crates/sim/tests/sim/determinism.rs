@@ -1,5 +1,5 @@
 //! Same scenario, options and seed ⇒ byte-identical JSON.
-mod common;
+use crate::common;
 use rtshield_sim::{simulate, BalancerKind, Placement, SimConfig};
 use rtshield_vocab::CpuSet;
 
@@ -44,8 +44,8 @@ fn same_input_and_seed_give_byte_identical_json() {
         let b2 = simulate(&sc, &cfg(b, 7)).unwrap();
         assert_eq!(a.to_json(), b2.to_json(), "{b}");
         assert_eq!(
-            rtshield_sim::trace::to_csv(a.trace.as_ref().unwrap()),
-            rtshield_sim::trace::to_csv(b2.trace.as_ref().unwrap()),
+            rtshield_sim::trace_to_csv(a.trace.as_ref().unwrap()),
+            rtshield_sim::trace_to_csv(b2.trace.as_ref().unwrap()),
             "{b}"
         );
         assert!(a.extra.events > 100);

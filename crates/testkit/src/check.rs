@@ -72,6 +72,14 @@ pub fn json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&t).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// The text of the file at `rel` under `base` (fake trees: a leading `/`
+/// is ignored, so a kernel path names the file); panics when unreadable.
+#[track_caller]
+pub fn file_text(base: &Path, rel: &str) -> String {
+    let f = base.join(rel.trim_start_matches('/'));
+    std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+}
+
 /// Write `text` at `rel` under `base`, creating the directories (fake
 /// trees: a leading `/` is ignored).
 #[track_caller]

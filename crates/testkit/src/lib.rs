@@ -22,7 +22,7 @@ mod live;
 mod testenv;
 
 pub use alloc::{count_allocations, AllocProbe};
-pub use check::{alive, all_text, describe, input_error, json, ok, put, refused, text};
+pub use check::{alive, all_text, describe, file_text, input_error, json, ok, put, refused, text};
 pub use fake::{
     diff as diff_trees, snapshot as snapshot_tree, FakeSpec, FakeTask, Style as FakeStyle,
 };

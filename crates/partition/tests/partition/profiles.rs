@@ -6,14 +6,9 @@ use rtshield_partition::Profile;
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
 use rtshield_sys::Root;
 use rtshield_testkit::put;
-use rtshield_testkit::{snapshot_tree, FakeSpec, FakeStyle};
+use rtshield_testkit::{file_text, snapshot_tree, FakeSpec, FakeStyle};
 use rtshield_vocab::CpuSet;
-use std::fs;
 use std::path::Path;
-
-fn read(base: &Path, p: &str) -> String {
-    fs::read_to_string(base.join(p.trim_start_matches('/'))).unwrap()
-}
 
 /// The standard 4-CPU fake machine plus the files the profiles touch.
 fn tree() -> tempfile::TempDir {
@@ -75,14 +70,14 @@ fn cycle(o: CreateOptions, check: impl Fn(&Path, &rtshield_partition::CreateRepo
 #[test]
 fn default_profile_keeps_init_and_the_watchdog() {
     cycle(opts("3", Profile::Default, false), |b, rep| {
-        assert_eq!(read(b, "/proc/sys/vm/stat_interval"), "10\n");
-        assert_eq!(read(b, "/proc/sys/kernel/timer_migration"), "0\n");
-        assert_eq!(read(b, "/proc/sys/kernel/watchdog_cpumask"), "0-2\n");
-        assert_eq!(read(b, "/proc/sys/kernel/watchdog"), "1\n");
-        assert_eq!(read(b, "/proc/sys/kernel/numa_balancing"), "1\n");
-        assert_eq!(read(b, "/sys/devices/system/cpu/cpu3/online"), "1\n");
+        assert_eq!(file_text(b, "/proc/sys/vm/stat_interval"), "10\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/timer_migration"), "0\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/watchdog_cpumask"), "0-2\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/watchdog"), "1\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/numa_balancing"), "1\n");
+        assert_eq!(file_text(b, "/sys/devices/system/cpu/cpu3/online"), "1\n");
         assert!(!rep.plan.join("\n").contains("cpu3/online"));
-        let root_tasks = read(b, "/sys/fs/cgroup/cpuset/tasks");
+        let root_tasks = file_text(b, "/sys/fs/cgroup/cpuset/tasks");
         assert!(root_tasks.lines().any(|l| l == "1"), "{root_tasks}");
     });
 }
@@ -90,7 +85,7 @@ fn default_profile_keeps_init_and_the_watchdog() {
 #[test]
 fn move_init_moves_pid_1_as_partrt_does() {
     cycle(opts("3", Profile::Default, true), |b, rep| {
-        let nrt = read(b, "/sys/fs/cgroup/cpuset/nrt/tasks");
+        let nrt = file_text(b, "/sys/fs/cgroup/cpuset/nrt/tasks");
         assert!(nrt.lines().any(|l| l == "1"), "{nrt}");
         assert!(
             rep.notes.iter().all(|n| !n.starts_with("PID 1")),
@@ -103,24 +98,24 @@ fn move_init_moves_pid_1_as_partrt_does() {
 #[test]
 fn partrt_profile_writes_partrt_values_and_cycles_the_rt_cpus() {
     cycle(opts("0x8", Profile::Partrt, false), |b, rep| {
-        assert_eq!(read(b, "/proc/sys/vm/stat_interval"), "1000\n");
-        assert_eq!(read(b, "/proc/sys/kernel/watchdog"), "0\n");
-        assert_eq!(read(b, "/proc/sys/kernel/sched_rt_runtime_us"), "-1\n");
+        assert_eq!(file_text(b, "/proc/sys/vm/stat_interval"), "1000\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/watchdog"), "0\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/sched_rt_runtime_us"), "-1\n");
         assert_eq!(
-            read(b, "/sys/devices/virtual/workqueue/writeback/numa"),
+            file_text(b, "/sys/devices/virtual/workqueue/writeback/numa"),
             "0\n"
         );
         assert_eq!(
-            read(
+            file_text(
                 b,
                 "/sys/devices/system/machinecheck/machinecheck0/check_interval"
             ),
             "0\n"
         );
         // Not partrt's: left alone.
-        assert_eq!(read(b, "/proc/sys/kernel/watchdog_cpumask"), "0-3\n");
-        assert_eq!(read(b, "/proc/sys/kernel/timer_migration"), "1\n");
-        assert_eq!(read(b, "/sys/devices/system/cpu/cpu3/online"), "1\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/watchdog_cpumask"), "0-3\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/timer_migration"), "1\n");
+        assert_eq!(file_text(b, "/sys/devices/system/cpu/cpu3/online"), "1\n");
         assert!(
             rep.notes.iter().any(|n| n.contains("hotplug cycle")),
             "{:?}",
@@ -146,14 +141,17 @@ fn partrt_hotplug_cycle_order_in_the_dry_run() {
 #[test]
 fn tuned_profile_writes_cpu_partitioning_values() {
     cycle(opts("2-3", Profile::Tuned, false), |b, _| {
-        assert_eq!(read(b, "/proc/sys/kernel/hung_task_timeout_secs"), "600\n");
-        assert_eq!(read(b, "/proc/sys/kernel/nmi_watchdog"), "0\n");
-        assert_eq!(read(b, "/proc/sys/kernel/numa_balancing"), "0\n");
-        assert_eq!(read(b, "/proc/sys/vm/stat_interval"), "10\n");
-        assert_eq!(read(b, "/proc/sys/kernel/timer_migration"), "0\n");
+        assert_eq!(
+            file_text(b, "/proc/sys/kernel/hung_task_timeout_secs"),
+            "600\n"
+        );
+        assert_eq!(file_text(b, "/proc/sys/kernel/nmi_watchdog"), "0\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/numa_balancing"), "0\n");
+        assert_eq!(file_text(b, "/proc/sys/vm/stat_interval"), "10\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/timer_migration"), "0\n");
         for mc in ["machinecheck0", "machinecheck1"] {
             assert_eq!(
-                read(
+                file_text(
                     b,
                     &format!("/sys/devices/system/machinecheck/{mc}/ignore_ce")
                 ),
@@ -162,11 +160,14 @@ fn tuned_profile_writes_cpu_partitioning_values() {
         }
         // Workqueues and IRQs as always: off the rt CPUs.
         assert_eq!(
-            read(b, "/sys/devices/virtual/workqueue/writeback/cpumask"),
+            file_text(b, "/sys/devices/virtual/workqueue/writeback/cpumask"),
             "3\n"
         );
-        assert_eq!(read(b, "/proc/sys/kernel/sched_rt_runtime_us"), "950000\n");
-        assert_eq!(read(b, "/proc/sys/kernel/watchdog"), "1\n");
+        assert_eq!(
+            file_text(b, "/proc/sys/kernel/sched_rt_runtime_us"),
+            "950000\n"
+        );
+        assert_eq!(file_text(b, "/proc/sys/kernel/watchdog"), "1\n");
     });
 }
 

@@ -11,7 +11,7 @@ use rtshield_trace::{parse, Event, Record};
 const SPINNER: u32 = 4000;
 
 fn storm() -> Vec<Record> {
-    let text = include_str!("fixtures/noise-irq-storm.txt");
+    let text = include_str!("../fixtures/noise-irq-storm.txt");
     parse(text).unwrap()
 }
 

@@ -1,6 +1,7 @@
 //! The state directory and file stay private whatever the umask, and the
 //! old fixed temporary name is not followed when planted as a symlink.
-//! Alone in its binary: it changes the process umask.
+//! The test changes the process umask, so it runs in a process of its own:
+//! the binary runs itself again with only this test selected.
 
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
 use rtshield_sys::Root;
@@ -8,9 +9,37 @@ use rtshield_testkit::{FakeSpec, FakeStyle};
 use rtshield_vocab::CpuSet;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
+use std::process::Command;
+
+/// Set in the process that runs the test body.
+const ALONE: &str = "RTSHIELD_TEST_UMASK_ALONE";
 
 #[test]
 fn umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored() {
+    if std::env::var_os(ALONE).is_some() {
+        return umask_000_alone();
+    }
+    // This test's name as libtest knows it (the module path without the
+    // binary's name).
+    let name = module_path!()
+        .split_once("::")
+        .map_or("", |(_, m)| m)
+        .to_string()
+        + "::umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored";
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", &name, "--test-threads=1", "--nocapture"])
+        .env(ALONE, "1")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    // The body ran (a name that selects nothing passes with 0 tests).
+    assert!(text.contains("test result: ok. 1 passed"), "{text}");
+}
+
+/// The body, in a process of its own (it changes the umask).
+fn umask_000_alone() {
     let d = tempfile::tempdir().unwrap();
     let base = d.path().join("tree");
     FakeSpec::standard(FakeStyle::V2).build(&base).unwrap();

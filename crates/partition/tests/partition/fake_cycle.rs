@@ -4,25 +4,9 @@
 
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
 use rtshield_sys::Root;
-use rtshield_testkit::{FakeSpec, FakeStyle, FAKE_MARKER};
+use rtshield_testkit::{diff_trees, file_text, snapshot_tree, FakeSpec, FakeStyle, FAKE_MARKER};
 use rtshield_vocab::{CpuSet, InputError};
-use std::collections::BTreeMap;
 use std::fs;
-use std::path::Path;
-
-type Snap = BTreeMap<String, Vec<u8>>;
-
-fn snapshot(base: &Path) -> Snap {
-    rtshield_testkit::snapshot_tree(base)
-}
-
-fn diff(a: &Snap, b: &Snap) -> Vec<String> {
-    rtshield_testkit::diff_trees(a, b)
-}
-
-fn read(base: &Path, p: &str) -> String {
-    fs::read_to_string(base.join(p.trim_start_matches('/'))).unwrap()
-}
 
 fn full(cpus: &str) -> CreateOptions {
     CreateOptions {
@@ -61,22 +45,25 @@ fn full_cycle(style: FakeStyle) {
     let base = d.path();
     let sp = spec(style);
     sp.build(base).unwrap();
-    let before = snapshot(base);
+    let before = snapshot_tree(base);
     let root = Root::new(base);
 
     let mut k = rtshield_testkit::fake_kernel(root.clone(), false).unwrap();
     let rep = create(&mut k, &full("0x8")).unwrap();
     assert_eq!(rep.rt_cpus, "3");
     assert_eq!(rep.nrt_cpus, "0-2");
-    assert_eq!(read(base, &cpuset_file(style, "/rt", "cpus")), "3\n");
-    assert_eq!(read(base, &cpuset_file(style, "/nrt", "cpus")), "0-2\n");
+    assert_eq!(file_text(base, &cpuset_file(style, "/rt", "cpus")), "3\n");
+    assert_eq!(
+        file_text(base, &cpuset_file(style, "/nrt", "cpus")),
+        "0-2\n"
+    );
     // Every movable task went to nrt, the fork included (second pass);
     // init (PID 1) stays in the root group without --move-init.
     assert_eq!(
-        read(base, &tasks_file(style, "/nrt")),
+        file_text(base, &tasks_file(style, "/nrt")),
         "2\n35\n101\n102\n150\n"
     );
-    assert_eq!(read(base, &tasks_file(style, "")), "1\n14\n22\n");
+    assert_eq!(file_text(base, &tasks_file(style, "")), "1\n14\n22\n");
     assert!(
         rep.notes
             .iter()
@@ -94,10 +81,10 @@ fn full_cycle(style: FakeStyle) {
     );
     assert_eq!(rep.refused_tasks[1].name, "ksoftirqd/3");
     // IRQs: moved off CPU 3, the refusing one listed with its errno.
-    assert_eq!(read(base, "/proc/irq/24/smp_affinity_list"), "0-2\n");
-    assert_eq!(read(base, "/proc/irq/36/smp_affinity_list"), "0-2\n");
-    assert_eq!(read(base, "/proc/irq/41/smp_affinity_list"), "0\n");
-    assert_eq!(read(base, "/proc/irq/30/smp_affinity_list"), "0-3\n");
+    assert_eq!(file_text(base, "/proc/irq/24/smp_affinity_list"), "0-2\n");
+    assert_eq!(file_text(base, "/proc/irq/36/smp_affinity_list"), "0-2\n");
+    assert_eq!(file_text(base, "/proc/irq/41/smp_affinity_list"), "0\n");
+    assert_eq!(file_text(base, "/proc/irq/30/smp_affinity_list"), "0-3\n");
     assert_eq!(rep.refused_files.len(), 1);
     assert_eq!(rep.refused_files[0].name, "irq 30");
     assert!(
@@ -105,39 +92,45 @@ fn full_cycle(style: FakeStyle) {
         "{:?}",
         rep.refused_files
     );
-    assert_eq!(read(base, "/proc/irq/default_smp_affinity"), "7\n");
-    assert_eq!(read(base, "/sys/devices/virtual/workqueue/cpumask"), "7\n");
+    assert_eq!(file_text(base, "/proc/irq/default_smp_affinity"), "7\n");
     assert_eq!(
-        read(base, "/sys/devices/virtual/workqueue/writeback/cpumask"),
+        file_text(base, "/sys/devices/virtual/workqueue/cpumask"),
         "7\n"
     );
-    assert_eq!(read(base, "/proc/sys/kernel/timer_migration"), "0\n");
-    assert_eq!(read(base, "/proc/sys/vm/stat_interval"), "10\n");
-    assert_eq!(read(base, "/proc/sys/kernel/watchdog_cpumask"), "0-2\n");
+    assert_eq!(
+        file_text(base, "/sys/devices/virtual/workqueue/writeback/cpumask"),
+        "7\n"
+    );
+    assert_eq!(file_text(base, "/proc/sys/kernel/timer_migration"), "0\n");
+    assert_eq!(file_text(base, "/proc/sys/vm/stat_interval"), "10\n");
+    assert_eq!(
+        file_text(base, "/proc/sys/kernel/watchdog_cpumask"),
+        "0-2\n"
+    );
     // RT throttling untouched unless asked.
     assert_eq!(
-        read(base, "/proc/sys/kernel/sched_rt_runtime_us"),
+        file_text(base, "/proc/sys/kernel/sched_rt_runtime_us"),
         "950000\n"
     );
     match style {
         FakeStyle::V2 => {
             assert_eq!(rep.v2_partition.as_deref(), Some("isolated"));
             assert_eq!(
-                read(base, "/sys/fs/cgroup/cgroup.subtree_control"),
+                file_text(base, "/sys/fs/cgroup/cgroup.subtree_control"),
                 "cpu memory cpuset\n"
             );
         }
         _ => {
             assert_eq!(
-                read(base, &cpuset_file(style, "/rt", "sched_load_balance")),
+                file_text(base, &cpuset_file(style, "/rt", "sched_load_balance")),
                 "0\n"
             );
             assert_eq!(
-                read(base, &cpuset_file(style, "/rt", "cpu_exclusive")),
+                file_text(base, &cpuset_file(style, "/rt", "cpu_exclusive")),
                 "1\n"
             );
             assert_eq!(
-                read(base, &cpuset_file(style, "", "sched_load_balance")),
+                file_text(base, &cpuset_file(style, "", "sched_load_balance")),
                 "0\n"
             );
         }
@@ -154,15 +147,15 @@ fn full_cycle(style: FakeStyle) {
     assert_eq!(st.partitions[0].cpus.as_deref(), Some("3"));
 
     // A second create is refused and changes nothing.
-    let mid = snapshot(base);
+    let mid = snapshot_tree(base);
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("already exists"), "{e}");
-    assert!(diff(&mid, &snapshot(base)).is_empty());
+    assert!(diff_trees(&mid, &snapshot_tree(base)).is_empty());
 
     let u = undo(&mut k, None).unwrap();
     assert!(u.errors.is_empty(), "{:?}", u.errors);
     assert!(!u.nothing_to_undo);
-    let after = snapshot(base);
+    let after = snapshot_tree(base);
     let mut expected = before.clone();
     // The task forked during the move is a new task: it now lives in the parent.
     let tf = tasks_file(style, "").trim_start_matches('/').to_string();
@@ -172,7 +165,7 @@ fn full_cycle(style: FakeStyle) {
         "proc/150/status".into(),
         fs::read(base.join("proc/101/status")).unwrap(),
     );
-    let dd = diff(&expected, &after);
+    let dd = diff_trees(&expected, &after);
     assert!(
         dd.is_empty(),
         "{style:?} differs after undo:\n{}",
@@ -181,7 +174,7 @@ fn full_cycle(style: FakeStyle) {
     // Idempotent.
     let again = undo(&mut k, None).unwrap();
     assert!(again.nothing_to_undo);
-    assert!(diff(&expected, &snapshot(base)).is_empty());
+    assert!(diff_trees(&expected, &snapshot_tree(base)).is_empty());
 }
 
 #[test]
@@ -204,11 +197,11 @@ fn dry_run_changes_nothing_and_lists_every_write() {
     for style in [FakeStyle::V1Prefix, FakeStyle::V2] {
         let d = tempfile::tempdir().unwrap();
         spec(style).build(d.path()).unwrap();
-        let before = snapshot(d.path());
+        let before = snapshot_tree(d.path());
         let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), true).unwrap();
         let rep = create(&mut k, &full("3")).unwrap();
         assert!(rep.dry_run);
-        assert!(diff(&before, &snapshot(d.path())).is_empty());
+        assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
         // The snapshot leaves out /run (state files): nothing may appear there either.
         assert!(!d.path().join("run").exists());
         let plan = rep.plan.join("\n");
@@ -234,7 +227,7 @@ fn killed_create_can_be_undone_exactly() {
             let mut sp = FakeSpec::standard(style);
             sp.config.kill_after_writes = Some(n);
             sp.build(d.path()).unwrap();
-            let before = snapshot(d.path());
+            let before = snapshot_tree(d.path());
             let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
             let res = create(&mut k, &full("3"));
             let killed = match &res {
@@ -259,7 +252,7 @@ fn killed_create_can_be_undone_exactly() {
             let u = undo(&mut k, None).unwrap();
             assert!(u.errors.is_empty(), "{style:?} n={n}: {:?}", u.errors);
             assert_eq!(u.was_incomplete, killed);
-            let dd = diff(&before, &snapshot(d.path()));
+            let dd = diff_trees(&before, &snapshot_tree(d.path()));
             assert!(
                 dd.is_empty(),
                 "{style:?} killed after {n}:\n{}",
@@ -272,12 +265,12 @@ fn killed_create_can_be_undone_exactly() {
 fn refused(sp: &FakeSpec, opts: &CreateOptions, want: &str, input: bool) {
     let d = tempfile::tempdir().unwrap();
     sp.build(d.path()).unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, opts).unwrap_err();
     assert!(e.to_string().contains(want), "wanted '{want}' in: {e:#}");
     assert_eq!(e.chain().any(|c| c.is::<InputError>()), input, "{e}");
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
     assert!(!d.path().join("run/rtshield/partition.json").exists());
 }
 
@@ -297,11 +290,11 @@ fn refusals_change_nothing() {
     let d = tempfile::tempdir().unwrap();
     off.build(d.path()).unwrap();
     fs::write(d.path().join("sys/devices/system/cpu/online"), "0-2\n").unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("CPU 3 is offline"), "{e}");
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 
     // A hierarchy rtshield does not know.
     let d = tempfile::tempdir().unwrap();
@@ -311,11 +304,11 @@ fn refusals_change_nothing() {
         "34 31 0:31 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n",
     )
     .unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("no cpuset cgroup hierarchy"), "{e}");
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 
     // rt/nrt made by another tool.
     let d = tempfile::tempdir().unwrap();
@@ -352,7 +345,7 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
         "Cpu list in cpuset.cpus not exclusive".into(),
     );
     sp.build(d.path()).unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("2-3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("root"));
@@ -362,7 +355,7 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
         "{notes}"
     );
     undo(&mut k, None).unwrap();
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 
     // Both refused: a member cpuset, explained.
     let d = tempfile::tempdir().unwrap();
@@ -386,7 +379,7 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
         "EINVAL".into(),
     );
     sp.build(d.path()).unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("member"));
@@ -394,7 +387,7 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
     assert!(notes.contains("`isolated` refused (EINVAL)"), "{notes}");
     assert!(notes.contains("`root` refused (EINVAL)"), "{notes}");
     undo(&mut k, None).unwrap();
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 }
 
 #[test]
@@ -413,21 +406,21 @@ fn parent_mode_leaves_machine_knobs_alone() {
         .unwrap();
     k.write("/sys/fs/cgroup/cpuset/mine/tasks", "102\n")
         .unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let mut o = full("3");
     o.parent = Some("mine".into());
     o.knobs = Knobs::resolve(true, &[], &[], false).unwrap();
     let rep = create(&mut k, &o).unwrap();
     assert_eq!(rep.state_file, "/run/rtshield/partition-mine.json");
     assert_eq!(
-        read(d.path(), "/sys/fs/cgroup/cpuset/mine/nrt/tasks"),
+        file_text(d.path(), "/sys/fs/cgroup/cpuset/mine/nrt/tasks"),
         "101\n102\n"
     );
     assert_eq!(
-        read(d.path(), "/sys/fs/cgroup/cpuset/tasks"),
+        file_text(d.path(), "/sys/fs/cgroup/cpuset/tasks"),
         "1\n2\n14\n22\n35\n"
     );
-    assert_eq!(read(d.path(), "/proc/irq/36/smp_affinity_list"), "3\n");
+    assert_eq!(file_text(d.path(), "/proc/irq/36/smp_affinity_list"), "3\n");
     assert!(rep
         .changed
         .iter()
@@ -435,7 +428,7 @@ fn parent_mode_leaves_machine_knobs_alone() {
     // The root-level state is separate: no partition there.
     assert_eq!(rtshield_partition::status(&k, None).unwrap().state, "none");
     undo(&mut k, Some("mine")).unwrap();
-    let dd = diff(&before, &snapshot(d.path()));
+    let dd = diff_trees(&before, &snapshot_tree(d.path()));
     assert!(dd.is_empty(), "{}", dd.join("\n"));
 }
 
@@ -448,13 +441,13 @@ fn a_failing_cgroup_write_rolls_back_on_the_spot() {
         "ENOSPC".into(),
     );
     sp.build(d.path()).unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     let msg = format!("{e:#}");
     assert!(msg.contains("every change made so far was undone"), "{msg}");
     assert!(msg.contains("rt/cpuset.mems"), "{msg}");
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
     assert!(!d.path().join("run/rtshield/partition.json").exists());
 }
 
@@ -477,13 +470,13 @@ fn a_corrupt_state_file_is_reported_not_guessed() {
     };
     mode("run/rtshield", 0o700);
     mode("run/rtshield/partition.json", 0o600);
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = undo(&mut k, None).unwrap_err();
     assert!(e.to_string().contains("corrupt state file"), "{e}");
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("corrupt state file"), "{e}");
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 }
 
 #[test]
@@ -496,15 +489,15 @@ fn undo_survives_an_irq_that_vanished_since_create() {
     create(&mut k, &full("3")).unwrap();
     // The device behind irq 24 was unplugged: its /proc/irq entry is gone.
     fs::remove_dir_all(d.path().join("proc/irq/24")).unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let u = undo(&mut k, None).unwrap();
     assert!(u.errors.is_empty(), "{:?}", u.errors);
     assert_eq!(u.vanished, ["/proc/irq/24/smp_affinity_list"]);
     assert!(!d.path().join("run/rtshield/partition.json").exists());
     assert!(!d.path().join("proc/irq/24").exists());
     // Everything else is back.
-    assert_eq!(read(d.path(), "/proc/irq/36/smp_affinity_list"), "3\n");
-    assert!(diff(&before, &snapshot(d.path()))
+    assert_eq!(file_text(d.path(), "/proc/irq/36/smp_affinity_list"), "3\n");
+    assert!(diff_trees(&before, &snapshot_tree(d.path()))
         .iter()
         .all(|l| !l.contains("irq/24")));
 }
@@ -519,7 +512,7 @@ fn v2_without_cpus_exclusive_is_explained_not_fatal() {
         "ENOENT".into(),
     );
     sp.build(d.path()).unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert!(
@@ -532,5 +525,5 @@ fn v2_without_cpus_exclusive_is_explained_not_fatal() {
     assert_eq!(rep.v2_partition.as_deref(), Some("isolated"));
     let u = undo(&mut k, None).unwrap();
     assert!(u.errors.is_empty(), "{:?}", u.errors);
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 }

@@ -10,8 +10,6 @@
 //! `flock /tmp/rtshield-live.lock cargo test --test integration noise_live::`.
 
 use crate::util::*;
-use rtshield_sys::find_tracefs;
-use rtshield_sys::Root;
 use rtshield_sys::{gettid, set_affinity, set_scheduler};
 use rtshield_vocab::CpuSet;
 use rtshield_vocab::Policy;
@@ -24,7 +22,7 @@ const BUSY_NAME: &str = "rtsh-noise2ms";
 
 fn cannot_run() -> bool {
     !require_root("tracefs instances and SCHED_FIFO")
-        || !require(online_cpus() != "0", "live noise tests need a CPU 1")
+        || !require_cpus_0_and_1("live noise on CPU 1")
 }
 
 /// One at a time: each spins on CPU 1 and puts its own threads there.
@@ -71,18 +69,13 @@ fn wait_spinning(pid: u32) {
                     std::fs::read_to_string(t.path().join("comm"))
                         .is_ok_and(|c| c.trim() == "rtshield-n1")
                 });
-            spinning
-                && find_tracefs(&Root::host()).is_some_and(|at| {
-                    std::fs::read_to_string(format!("{at}/instances/rtshield-{pid}/tracing_on"))
-                        .is_ok_and(|s| s.trim() == "1")
-                })
+            spinning && rtshield_testkit::instance_records(pid)
         },
     );
 }
 
 fn instance_gone(pid: u32) -> bool {
-    find_tracefs(&Root::host())
-        .is_none_or(|at| !Path::new(&format!("{at}/instances/rtshield-{pid}")).exists())
+    !rtshield_testkit::instance_exists(pid)
 }
 
 fn finish(k: &mut Kill) -> std::process::Output {

@@ -92,6 +92,17 @@ pub fn run(
         )));
     }
     let mut warnings = Vec::new();
+    // What killed rtshield processes left in tracefs, traced or not.
+    let left = rtshield_sys::remove_tracing_leftovers(root);
+    if !left.is_empty() {
+        warnings.push(format!(
+            "removed what dead rtshield processes left in tracefs: {}",
+            left.iter()
+                .map(|l| l.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let housekeeping = allowed.difference(&spec.cpus);
     let _aff = if housekeeping.is_empty() {
         warnings.push(format!(

@@ -30,6 +30,11 @@ pub trait Backend {
     }
 }
 
+/// How long `undo` waits, at most, for the tasks still in a cgroup it
+/// removes to finish exiting (`rmdir` fails with EBUSY meanwhile): 150
+/// threads in `O_SYNC` writes take a while to die.
+pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// Every read and write `partition` makes: below one root, in dry-run mode or for
 /// real, through an optional emulation [`Backend`].
 pub struct Kernel {
@@ -39,6 +44,9 @@ pub struct Kernel {
     pub dry_run: bool,
     /// What a dry run would have done, in order (`write PATH <- VALUE`).
     pub log: Vec<String>,
+    /// How long `undo` waits for exiting tasks to leave a cgroup it
+    /// removes ([`BUSY_WAIT`]; shorter in tests).
+    pub busy_wait: std::time::Duration,
     backend: Option<Box<dyn Backend>>,
     writes: usize,
 }
@@ -51,6 +59,7 @@ impl Kernel {
             root,
             dry_run,
             log: vec![],
+            busy_wait: BUSY_WAIT,
             backend: None,
             writes: 0,
         })
@@ -62,6 +71,7 @@ impl Kernel {
             root,
             dry_run,
             log: vec![],
+            busy_wait: BUSY_WAIT,
             backend: Some(backend),
             writes: 0,
         }

@@ -21,6 +21,7 @@
 mod create;
 mod kernel;
 mod knobs;
+mod scope;
 mod status;
 mod tasks;
 mod undo;
@@ -29,7 +30,22 @@ pub use create::{create, CreateOptions, CreateReport, Refusal};
 pub use kernel::{errno_from_name, Backend, Kernel};
 pub use knobs::{Knobs, Profile};
 pub use status::{
-    enter as enter_partition, move_process, partition_dir, pick_parent, status, MoveOutcome,
-    PartitionInfo, Status, TaskBrief,
+    enter as enter_partition, list as list_partitions, move_threads, partition_dir, pick_parent,
+    plan_move, status, Listed as ListedPartition, MoveOutcome, MovePlan, PartitionInfo, Status,
+    TaskBrief,
 };
 pub use undo::{undo, UndoReport};
+
+/// Whether reading saved state failed only because the caller may not
+/// read [`rtshield_isolation::STATE_DIR`] (root's, mode 0700): read-only commands run
+/// by another user go on without it and say so.
+pub(crate) fn unreadable_state(e: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::PermissionDenied;
+    e.chain().any(|c| {
+        c.downcast_ref::<rtshield_safefs::SafeError>()
+            .and_then(rtshield_safefs::SafeError::io_kind)
+            == Some(PermissionDenied)
+            || c.downcast_ref::<std::io::Error>().map(std::io::Error::kind)
+                == Some(PermissionDenied)
+    })
+}

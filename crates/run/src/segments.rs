@@ -326,6 +326,7 @@ impl<'a> Run<'a> {
             programs,
             warnings: self.warnings.clone(),
             sysinfo: self.sysinfo.clone(),
+            limits: opts.limits,
         }
     }
 

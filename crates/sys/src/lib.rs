@@ -71,8 +71,12 @@ pub use task::{
 };
 pub use tracefs::{
     find as find_tracefs, instance_dir as trace_instance_dir, instance_pid as trace_instance_pid,
+    leftovers as tracing_leftovers, private_dir as tracefs_private_dir,
+    private_mount as tracefs_private_mount, remove_leftovers as remove_tracing_leftovers,
     unavailable as tracing_unavailable, Config as TraceConfig, Instance as TraceInstance,
-    PipeReader as TracePipe, TopState as TracingTopState, BUFFER_KB_RANGE as TRACE_BUFFER_KB_RANGE,
+    Leftover as TracingLeftover, LeftoverKind as TracingLeftoverKind, PipeReader as TracePipe,
+    TopState as TracingTopState, BUFFER_KB_RANGE as TRACE_BUFFER_KB_RANGE,
+    INSTANCE_PREFIX as TRACE_INSTANCE_PREFIX,
 };
 pub use workqueue::{
     cpumask_files as workqueue_cpumask_files, global_mask as workqueue_global_mask,

@@ -17,7 +17,7 @@ mod shield;
 pub use render::render;
 
 use crate::procfs::Family;
-use rtshield_sys::{isolated_cpus, online_cpus, Root, SysInfo};
+use rtshield_sys::{isolated_cpus, online_cpus, tracing_leftovers, Root, SysInfo, TracingLeftover};
 use rtshield_vocab::CpuSet;
 use serde::Serialize;
 use shield::Shield;
@@ -153,6 +153,9 @@ pub struct Audit {
     pub sched_fifo: String,
     /// The fixes, in the order they should be applied.
     pub fixes: Vec<Fix>,
+    /// Trace instances and private tracefs mounts of other rtshield
+    /// processes: in use (owner alive) or left behind by a killed one.
+    pub tracing_leftovers: Vec<TracingLeftover>,
 }
 
 /// Score at or below which a CPU is called clean.
@@ -187,6 +190,13 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
             f.describe()
         ));
     }
+    // A killed traced run may still be recording on these CPUs.
+    let tracing_leftovers = tracing_leftovers(root);
+    findings.extend(
+        tracing_leftovers
+            .iter()
+            .map(|l| format!("A {}.", l.describe())),
+    );
     let fixes = fixes::proposed(root, &online, &sel, &cpus, &parts, &si);
     Ok(Audit {
         selection,
@@ -208,6 +218,7 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
             (None, _) => "not probed (fake tree)".into(),
         },
         fixes,
+        tracing_leftovers,
     })
 }
 

@@ -256,23 +256,46 @@ fn opt(v: Option<u64>) -> String {
 /// header, per-task, per-group and per-CPU tables, the run summary, then
 /// migrations by kind, RT0 latency and warnings when present.
 pub fn render_text(r: &BalanceReport) -> String {
-    let ncpus = r.ncpus;
-    let wide = ncpus > CPU_COLUMNS_MAX;
-    let cpu_heads = |h: &mut Vec<String>| {
-        if wide {
+    let cols = CpuColumns {
+        ncpus: r.ncpus,
+        wide: r.ncpus > CPU_COLUMNS_MAX,
+    };
+    let mut out = header_text(r);
+    tasks_text(r, &cols, &mut out);
+    groups_text(r, &cols, &mut out);
+    cpus_text(r, &mut out);
+    extras_text(r, &mut out);
+    out
+}
+
+/// The per-CPU columns of the task and group tables: one per CPU, or a
+/// single `WHERE` column past [`CPU_COLUMNS_MAX`] CPUs.
+struct CpuColumns {
+    ncpus: usize,
+    wide: bool,
+}
+
+impl CpuColumns {
+    fn heads(&self, h: &mut Vec<String>) {
+        if self.wide {
             h.push("WHERE".into());
         } else {
-            h.extend((0..ncpus).map(|c| format!("CPU{c}")));
+            h.extend((0..self.ncpus).map(|c| format!("CPU{c}")));
         }
-    };
-    let cpu_cells = |row: &mut Vec<String>, shares: &[f64]| {
-        if wide {
+    }
+
+    fn cells(&self, row: &mut Vec<String>, shares: &[f64]) {
+        if self.wide {
             row.push(where_column(shares));
         } else {
-            row.extend((0..ncpus).map(|c| pct(shares.get(c).copied().unwrap_or(0.0))));
+            row.extend((0..self.ncpus).map(|c| pct(shares.get(c).copied().unwrap_or(0.0))));
         }
-    };
+    }
+}
 
+/// The title line and the run summary line.
+fn header_text(r: &BalanceReport) -> String {
+    let ncpus = r.ncpus;
     let mut out = String::new();
     let what = if r.source == "simulation" {
         format!("simulation, balancer {}", r.balancer)
@@ -301,13 +324,18 @@ pub fn render_text(r: &BalanceReport) -> String {
     summary.push_str(&format!(", unfinished tasks {}\n", r.run.unfinished));
     out.push_str(&summary);
 
+    out
+}
+
+/// The per-task table.
+fn tasks_text(r: &BalanceReport, cols: &CpuColumns, out: &mut String) {
     // Tasks.
     out.push_str("\nTasks (share = where the task's CPU time was spent)\n");
     let mut h: Vec<String> = ["TASK", "GROUP", "POLICY", "MASK", "DONE", "WALL", "CPU"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    cpu_heads(&mut h);
+    cols.heads(&mut h);
     h.extend(
         ["MIGR", "KMIGR", "VOL", "INVOL"]
             .iter()
@@ -331,7 +359,7 @@ pub fn render_text(r: &BalanceReport) -> String {
                 fmt_ns(t.wall_ns as f64),
                 fmt_ns(t.cpu_ns as f64),
             ];
-            cpu_cells(&mut row, &t.cpu_share);
+            cols.cells(&mut row, &t.cpu_share);
             row.extend([
                 t.migrations.to_string(),
                 opt(t.kernel_migrations),
@@ -342,14 +370,17 @@ pub fn render_text(r: &BalanceReport) -> String {
         })
         .collect();
     out.push_str(&table_with_text_cols(&h, &rows, 5));
+}
 
+/// The per-group table (fairness).
+fn groups_text(r: &BalanceReport, cols: &CpuColumns, out: &mut String) {
     // Groups.
     out.push_str("\nGroups (fairness: a low stddev is fair; share = mean over the group)\n");
     let mut h: Vec<String> = ["GROUP", "TASKS", "MEAN", "STDDEV", "MIN", "MAX"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    cpu_heads(&mut h);
+    cols.heads(&mut h);
     let rows: Vec<Vec<String>> = r
         .groups
         .iter()
@@ -362,12 +393,15 @@ pub fn render_text(r: &BalanceReport) -> String {
                 fmt_ns(g.wall_min_ns as f64),
                 fmt_ns(g.wall_max_ns as f64),
             ];
-            cpu_cells(&mut row, &g.cpu_share_mean);
+            cols.cells(&mut row, &g.cpu_share_mean);
             row
         })
         .collect();
     out.push_str(&table_with_text_cols(&h, &rows, 1));
+}
 
+/// The per-CPU table (efficiency).
+fn cpus_text(r: &BalanceReport, out: &mut String) {
     // CPUs.
     out.push_str("\nCPUs (efficiency: idle share over the run)\n");
     let h: Vec<String> = ["CPU", "IDLE", "BUSY", "RT"]
@@ -387,7 +421,10 @@ pub fn render_text(r: &BalanceReport) -> String {
         })
         .collect();
     out.push_str(&table_with_text_cols(&h, &rows, 1));
+}
 
+/// Migrations by kind, RT0 latency and warnings, each when present.
+fn extras_text(r: &BalanceReport, out: &mut String) {
     if !r.migrations_by_kind.is_empty() {
         out.push_str("\nMigrations by kind\n");
         let rows: Vec<Vec<String>> = r
@@ -431,7 +468,6 @@ pub fn render_text(r: &BalanceReport) -> String {
             out.push_str(&format!("note: {w}\n"));
         }
     }
-    out
 }
 
 /// A plain text table: the first `text` columns left-aligned, the others

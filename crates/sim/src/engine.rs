@@ -434,46 +434,9 @@ impl<'a> Engine<'a> {
             Class::Normal
         };
         self.bal.check_task(cfg, spec, &allowed).map_err(task_err)?;
+        check_work(spec, lpus).map_err(task_err)?;
         let to_ns = |loops: u64| loops_to_ns(loops, lpus).max(1);
-        // Work is bounded by the simulated-time limit; sleeps and masking calls
-        // at least 1 µs of work apart, so the event count stays bounded.
-        let limit = crate::config::MAX_SIM_NS;
-        if spec.loops > 0 && loops_to_ns(spec.loops, lpus) > limit {
-            return Err(task_err(format!(
-                "task '{}': loop = {} is more than {} of work at {lpus} loops per µs",
-                spec.name,
-                spec.loops,
-                rtshield_vocab::format_duration_ns(limit)
-            )));
-        }
-        for (key, v) in [("sloop", spec.sloop), ("irq_period", spec.irq_period)] {
-            if let Some(v) = v.filter(|&v| v > 0) {
-                if loops_to_ns(v, lpus) < 1_000 {
-                    return Err(task_err(format!(
-                        "task '{}': {key} = {v} is less than 1 µs of work at {lpus} loops per µs",
-                        spec.name
-                    )));
-                }
-            }
-        }
-        let cpu = match cfg.placement {
-            Placement::First => allowed[0],
-            Placement::Random => allowed[self.rng.random_range(0..allowed.len())],
-            Placement::Spread => {
-                // RT0 tasks prefer an RT CPU when their mask offers one.
-                let pool: Vec<usize> =
-                    if class == Class::Rt0 && allowed.iter().any(|&c| cfg.is_rt_cpu(c)) {
-                        allowed
-                            .iter()
-                            .copied()
-                            .filter(|&c| cfg.is_rt_cpu(c))
-                            .collect()
-                    } else {
-                        allowed.clone()
-                    };
-                *pool.iter().min_by_key(|&&c| (placed[c], c)).unwrap()
-            }
-        };
+        let cpu = self.initial_cpu(class, &allowed, placed);
         placed[cpu] += 1;
         let sloop_ns = spec.sloop.filter(|&s| s > 0).map(to_ns);
         let irq_ns = spec.irq_period.filter(|&s| s > 0).map(to_ns);
@@ -516,6 +479,30 @@ impl<'a> Engine<'a> {
         };
         t.slice_left = self.slice_ticks(&t);
         Ok(t)
+    }
+
+    /// Where a task of `class` allowed on `allowed` starts, by the
+    /// configured placement; `placed` counts the tasks placed per CPU.
+    fn initial_cpu(&mut self, class: Class, allowed: &[usize], placed: &[usize]) -> usize {
+        let cfg = self.cfg;
+        match cfg.placement {
+            Placement::First => allowed[0],
+            Placement::Random => allowed[self.rng.random_range(0..allowed.len())],
+            Placement::Spread => {
+                // RT0 tasks prefer an RT CPU when their mask offers one.
+                let pool: Vec<usize> =
+                    if class == Class::Rt0 && allowed.iter().any(|&c| cfg.is_rt_cpu(c)) {
+                        allowed
+                            .iter()
+                            .copied()
+                            .filter(|&c| cfg.is_rt_cpu(c))
+                            .collect()
+                    } else {
+                        allowed.to_vec()
+                    };
+                *pool.iter().min_by_key(|&&c| (placed[c], c)).unwrap()
+            }
+        }
     }
 
     pub(crate) fn slice_ticks(&self, t: &Task) -> u64 {
@@ -1172,4 +1159,30 @@ impl<'a> Engine<'a> {
             segments: self.segments.take(),
         }
     }
+}
+
+/// The work a task asks for is bounded by the simulated-time limit, and
+/// its sleeps and masking calls at least 1 µs of work apart, so the event
+/// count stays bounded.
+fn check_work(spec: &TaskSpec, lpus: f64) -> Result<(), String> {
+    let limit = crate::config::MAX_SIM_NS;
+    if spec.loops > 0 && loops_to_ns(spec.loops, lpus) > limit {
+        return Err(format!(
+            "task '{}': loop = {} is more than {} of work at {lpus} loops per µs",
+            spec.name,
+            spec.loops,
+            rtshield_vocab::format_duration_ns(limit)
+        ));
+    }
+    for (key, v) in [("sloop", spec.sloop), ("irq_period", spec.irq_period)] {
+        if let Some(v) = v.filter(|&v| v > 0) {
+            if loops_to_ns(v, lpus) < 1_000 {
+                return Err(format!(
+                    "task '{}': {key} = {v} is less than 1 µs of work at {lpus} loops per µs",
+                    spec.name
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -173,45 +173,7 @@ pub struct SimExtra {
 pub(crate) fn build(e: &Engine) -> (BalanceReport, SimExtra) {
     let n = e.cpus.len();
     let end = e.now;
-    let tasks: Vec<TaskReport> = e
-        .tasks
-        .iter()
-        .zip(e.specs.iter())
-        .enumerate()
-        .map(|(i, (t, spec))| {
-            let stop = t.finish_ns.unwrap_or(end);
-            TaskReport {
-                id: i,
-                name: spec.name.clone(),
-                group: spec.group.clone(),
-                policy: spec.policy.name().to_string(),
-                priority: spec.priority,
-                cpu_mask: (0..n)
-                    .filter(|&c| t.mask[c])
-                    .map(|c| c as u32)
-                    .collect::<rtshield_vocab::CpuSet>()
-                    .to_list(),
-                finished: t.finish_ns.is_some(),
-                wall_ns: stop.saturating_sub(t.start_ns),
-                cpu_ns: t.cpu_ns,
-                cpu_share: t
-                    .cpu_ns_on
-                    .iter()
-                    .map(|&x| {
-                        if t.cpu_ns == 0 {
-                            0.0
-                        } else {
-                            x as f64 / t.cpu_ns as f64
-                        }
-                    })
-                    .collect(),
-                migrations: t.migrations,
-                kernel_migrations: None,
-                voluntary_switches: None,
-                involuntary_switches: None,
-            }
-        })
-        .collect();
+    let tasks = task_reports(e);
     let groups = group_reports(&tasks, n);
     let span = end.max(1) as f64;
     let cpus: Vec<CpuReport> = e
@@ -265,8 +227,59 @@ pub(crate) fn build(e: &Engine) -> (BalanceReport, SimExtra) {
         rt0_latency,
         warnings,
     };
+    let extra = extra(e);
+    (report, extra)
+}
+
+/// Each task's report, as the kernel runner writes it (no kernel counters).
+fn task_reports(e: &Engine) -> Vec<TaskReport> {
+    let n = e.cpus.len();
+    let end = e.now;
+    e.tasks
+        .iter()
+        .zip(e.specs.iter())
+        .enumerate()
+        .map(|(i, (t, spec))| {
+            let stop = t.finish_ns.unwrap_or(end);
+            TaskReport {
+                id: i,
+                name: spec.name.clone(),
+                group: spec.group.clone(),
+                policy: spec.policy.name().to_string(),
+                priority: spec.priority,
+                cpu_mask: (0..n)
+                    .filter(|&c| t.mask[c])
+                    .map(|c| c as u32)
+                    .collect::<rtshield_vocab::CpuSet>()
+                    .to_list(),
+                finished: t.finish_ns.is_some(),
+                wall_ns: stop.saturating_sub(t.start_ns),
+                cpu_ns: t.cpu_ns,
+                cpu_share: t
+                    .cpu_ns_on
+                    .iter()
+                    .map(|&x| {
+                        if t.cpu_ns == 0 {
+                            0.0
+                        } else {
+                            x as f64 / t.cpu_ns as f64
+                        }
+                    })
+                    .collect(),
+                migrations: t.migrations,
+                kernel_migrations: None,
+                voluntary_switches: None,
+                involuntary_switches: None,
+            }
+        })
+        .collect()
+}
+
+/// What only the simulator knows: its constants and placement figures.
+fn extra(e: &Engine) -> SimExtra {
+    let end = e.now;
     let window = e.placement_end.unwrap_or(end);
-    let extra = SimExtra {
+    SimExtra {
         events: e.events,
         simulated_ns: end,
         tick_ns: e.cfg.tick_ns,
@@ -300,8 +313,7 @@ pub(crate) fn build(e: &Engine) -> (BalanceReport, SimExtra) {
             .collect(),
         masking_sections: e.tasks.iter().map(|t| t.sections).sum(),
         masking_sections_on_rt_by_non_rt0: e.sections_on_rt_by_non_rt0,
-    };
-    (report, extra)
+    }
 }
 
 #[cfg(test)]

@@ -40,6 +40,7 @@ fn tasks_file(style: FakeStyle, dir: &str) -> String {
     }
 }
 
+#[allow(clippy::too_many_lines)] // one create/undo cycle, checked step by step
 fn full_cycle(style: FakeStyle) {
     let d = tempfile::tempdir().unwrap();
     let base = d.path();

@@ -1,13 +1,17 @@
 //! Counting a thread's allocations, for the tests that prove a hot loop
-//! never allocates. The test binary installs the probe:
+//! never allocates. The test binary installs the probe and runs the loop
+//! inside [`count_allocations`]: only the calling thread, and only while
+//! it runs `f`, is counted.
 //!
-//! ```ignore
+//! ```
 //! #[global_allocator]
 //! static GLOBAL: rtshield_testkit::AllocProbe = rtshield_testkit::AllocProbe;
-//! ```
 //!
-//! and runs the loop inside [`count_allocations`]: only the calling
-//! thread, and only while it runs `f`, is counted.
+//! let (n, _) = rtshield_testkit::count_allocations(|| 1 + 1);
+//! assert_eq!(n, 0);
+//! let (n, v) = rtshield_testkit::count_allocations(|| vec![0u8; 64]);
+//! assert!(n >= 1 && v.len() == 64);
+//! ```
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;

@@ -2,11 +2,12 @@
 //! with the cause of every gap from kernel trace events (`--trace`).
 
 use crate::cli::Global;
-use rtshield_noise::{limits, EndReason, NoiseSpec};
+use rtshield_noise::{EndReason, NoiseSpec, DEFAULT_PERIOD_NS};
 use rtshield_results::{Csv, CyclictestHist, ExportManager};
-use rtshield_sys::safefs::{check_name, split_file_path};
-use rtshield_sys::units::Dur;
-use rtshield_sys::{CpuSet, DirPolicy, InputError, SafeDir};
+use rtshield_safefs::{check_name, split_file_path};
+use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_vocab::Dur;
+use rtshield_vocab::{CpuSet, InputError};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug, Clone)]
@@ -70,7 +71,7 @@ impl Args {
         s.duration_ns = self.duration.map(Dur::ns);
         s.threshold_ns = self.threshold.ns();
         s.priority = self.prio;
-        s.period_ns = self.period.map_or(limits::DEFAULT_PERIOD_NS, Dur::ns);
+        s.period_ns = self.period.map_or(DEFAULT_PERIOD_NS, Dur::ns);
         s.runtime_ns = match (self.runtime, self.prio) {
             (Some(r), _) => r.ns(),
             // 90 % of the period at SCHED_FIFO, all of it otherwise.
@@ -113,7 +114,7 @@ fn json_target(a: &Args) -> anyhow::Result<Option<(SafeDir, String)>> {
 /// The `--out` directory, opened (created) before anything starts.
 fn out_target(a: &Args) -> anyhow::Result<Option<SafeDir>> {
     let Some(p) = &a.out else { return Ok(None) };
-    let d = rtshield_sys::safefs::output_dir(Some(p), Path::new("."), "", a.dir_policy())
+    let d = rtshield_safefs::output_dir(Some(p), Path::new("."), "", a.dir_policy())
         .map_err(|e| InputError::new(format!("--out {}: {e}", p.display())))?;
     Ok(Some(d))
 }

@@ -4,7 +4,8 @@
 //! keyed by what the trace names (an IRQ, the tick, a softirq, an NMI
 //! handler, a thread), so the noise report and the audit never disagree.
 
-use rtshield_sys::{kpath, CpuSet};
+use rtshield_sys::kpath;
+use rtshield_vocab::CpuSet;
 
 /// What kind of cause (the trace's kinds, without depending on the
 /// trace crate).

@@ -19,10 +19,12 @@ use rtshield_measure::stats::ThreadHistograms;
 use rtshield_results::{
     CpuNoise, NoiseResult, NoiseTrace, Offender, RunKind, RunResult, Settings, ThreadResult,
 };
-use rtshield_sys::procstat::{steal_ns_between, StatSnapshot};
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::{task, tracefs, CpuSet, InputError, Root, SysInfo};
-use rtshield_trace::noise::{CauseKind, Class, NoiseEvent, Source, Tally};
+use rtshield_sys::{get_affinity, gettid, set_affinity, set_scheduler};
+use rtshield_sys::{steal_ns_between, StatSnapshot};
+use rtshield_sys::{task_comm, task_stat, Root, SysInfo};
+use rtshield_trace::{CauseKind, NoiseClass, NoiseEvent, NoiseSource, NoiseTally};
+use rtshield_vocab::Policy;
+use rtshield_vocab::{CpuSet, InputError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
@@ -66,7 +68,7 @@ struct Affinity(Option<CpuSet>);
 impl Drop for Affinity {
     fn drop(&mut self) {
         if let Some(a) = &self.0 {
-            let _ = sched::set_affinity(0, a);
+            let _ = set_affinity(0, a);
         }
     }
 }
@@ -90,7 +92,7 @@ pub fn run(
     stop: &AtomicBool,
 ) -> anyhow::Result<(RunResult, EndReason)> {
     spec.check()?;
-    let allowed = sched::get_affinity(0).context("cannot read this process's CPU affinity")?;
+    let allowed = get_affinity(0).context("cannot read this process's CPU affinity")?;
     if let Some(bad) = spec.cpus.iter().find(|c| !allowed.contains(*c)) {
         bail!(InputError::new(format!(
             "--cpus: CPU {bad} is not available (allowed to this process: {})",
@@ -99,7 +101,7 @@ pub fn run(
     }
     let mut warnings = Vec::new();
     // What killed rtshield processes left in tracefs, traced or not.
-    let left = tracefs::remove_leftovers(root);
+    let left = rtshield_sys::remove_tracing_leftovers(root);
     if !left.is_empty() {
         warnings.push(format!(
             "removed what dead rtshield processes left in tracefs: {}",
@@ -117,7 +119,7 @@ pub fn run(
         ));
         Affinity(None)
     } else {
-        sched::set_affinity(0, &housekeeping)
+        set_affinity(0, &housekeeping)
             .context("cannot move the main thread off the measured CPUs")?;
         Affinity(Some(allowed))
     };
@@ -326,7 +328,7 @@ fn spinner(
     stop: &AtomicBool,
     ready_tx: mpsc::Sender<Ready>,
 ) -> Counters {
-    let tid = sched::gettid();
+    let tid = gettid();
     live.tid.store(tid, Relaxed);
     block_all_signals();
     let mut r = Ready {
@@ -336,14 +338,14 @@ fn spinner(
         refused: None,
         fatal: None,
     };
-    if let Err(e) = sched::set_affinity(0, &CpuSet::single(cpu)) {
+    if let Err(e) = set_affinity(0, &CpuSet::single(cpu)) {
         r.fatal = Some(format!("cannot pin the spinning thread to CPU {cpu}: {e}"));
         let _ = ready_tx.send(r);
         live.done.store(true, Relaxed);
         return Counters::default();
     }
     if let Some(p) = prio {
-        match sched::set_scheduler(0, Policy::Fifo, p) {
+        match set_scheduler(0, Policy::Fifo, p) {
             Ok(()) => r.policy = Policy::Fifo,
             Err(e) => r.refused = Some(e),
         }
@@ -402,7 +404,7 @@ fn build(
     warnings: &mut Vec<String>,
 ) -> (RunResult, EndReason) {
     let cpus: Vec<u32> = spec.cpus.iter().collect();
-    let housekeeping = sched::get_affinity(0)
+    let housekeeping = get_affinity(0)
         .map(|a| a.difference(&spec.cpus))
         .unwrap_or_default();
     let mut noise_cpus = Vec::with_capacity(cpus.len());
@@ -562,8 +564,8 @@ fn cpu_noise(
 /// their live policy when still the same thread), longest gaps explained.
 fn add_causes(
     c: &mut CpuNoise,
-    t: &Tally,
-    longest: &[rtshield_trace::noise::Explained],
+    t: &NoiseTally,
+    longest: &[rtshield_trace::Explained],
     root: &Root,
     housekeeping: &CpuSet,
 ) {
@@ -579,7 +581,7 @@ fn add_causes(
     for (s, total) in &t.by_source {
         *class_ns.entry(s.kind.class()).or_insert(0) += total.ns;
     }
-    *class_ns.entry(Class::Unexplained).or_insert(0) += t.unexplained_ns;
+    *class_ns.entry(NoiseClass::Unexplained).or_insert(0) += t.unexplained_ns;
     c.class_ns = Some(class_ns);
     let top = t.top(OFFENDERS);
     let rt_pids: Vec<u32> = top
@@ -610,7 +612,7 @@ fn add_causes(
 }
 
 /// The audit's fix for one source of noise on `cpu`.
-fn fix(s: &Source, cpu: u32, housekeeping: &CpuSet) -> Option<String> {
+fn fix(s: &NoiseSource, cpu: u32, housekeeping: &CpuSet) -> Option<String> {
     let kind = match s.kind {
         CauseKind::Nmi => NoiseCause::Nmi,
         CauseKind::Irq => NoiseCause::Irq,
@@ -628,7 +630,7 @@ fn live_rt(root: &Root, pids: &[u32]) -> BTreeMap<u32, rtshield_trace::LiveRt> {
     use rtshield_trace::{LiveRt, RtPolicy};
     let mut out = BTreeMap::new();
     for &pid in pids {
-        let Some(st) = task::stat(root, pid) else {
+        let Some(st) = task_stat(root, pid) else {
             continue;
         };
         let policy = match st.policy {
@@ -636,7 +638,7 @@ fn live_rt(root: &Root, pids: &[u32]) -> BTreeMap<u32, rtshield_trace::LiveRt> {
             Some(Policy::Rr) => RtPolicy::Rr,
             _ => continue,
         };
-        if let (Some(comm), Some(priority)) = (task::comm(root, pid), st.rt_priority) {
+        if let (Some(comm), Some(priority)) = (task_comm(root, pid), st.rt_priority) {
             out.insert(
                 pid,
                 LiveRt {

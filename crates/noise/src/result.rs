@@ -3,8 +3,8 @@
 //! traced thread. The file format is `rtshield-results`'; the summary
 //! table and the pictures are `rtshield-report`'s.
 
-use rtshield_trace::noise::Source;
 use rtshield_trace::priority_text;
+use rtshield_trace::NoiseSource as Source;
 use std::collections::BTreeMap;
 
 /// The `k` items with the largest keys (ties: the first offered).
@@ -16,14 +16,14 @@ pub(crate) struct TopK<T> {
 }
 
 impl<T> TopK<T> {
-    pub fn new(k: usize) -> Self {
+    pub(crate) fn new(k: usize) -> Self {
         TopK {
             k,
             items: Vec::with_capacity(k + 1),
         }
     }
 
-    pub fn offer(&mut self, key: u64, item: T) {
+    pub(crate) fn offer(&mut self, key: u64, item: T) {
         if self.items.len() == self.k && self.items.last().is_none_or(|(m, _)| key <= *m) {
             return;
         }
@@ -32,7 +32,7 @@ impl<T> TopK<T> {
         self.items.truncate(self.k);
     }
 
-    pub fn into_sorted(self) -> Vec<T> {
+    pub(crate) fn into_sorted(self) -> Vec<T> {
         self.items.into_iter().map(|(_, t)| t).collect()
     }
 }
@@ -76,7 +76,7 @@ mod tests {
 
     #[test]
     fn live_policy_only_for_the_same_thread() {
-        use rtshield_trace::noise::CauseKind;
+        use rtshield_trace::CauseKind;
         use rtshield_trace::{LiveRt, RtPolicy};
         let src = Source {
             kind: CauseKind::Thread,

@@ -26,7 +26,7 @@ pub use histogram::{pool_threads, LeCounter, MinMaxSum};
 pub use noise::{CpuNoise, LongEvent, NoiseResult, NoiseTrace, Offender, RunKind, NOISE_COLUMNS};
 pub use read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
 /// The class of a noise event (the trace's), as stored in [`CpuNoise`].
-pub use rtshield_trace::noise::Class as NoiseClass;
+pub use rtshield_trace::NoiseClass;
 pub use schema::*;
 pub use verdict::{
     effective_verdict, LimitFailure, Limits, ThreadVerdict, Verdict, EXIT_LIMIT_EXCEEDED,

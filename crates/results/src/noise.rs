@@ -12,7 +12,10 @@
 //! A figure that was not measured is absent (`null`), never 0: without a
 //! trace there are no class counts, without a steal column no steal time.
 
-use rtshield_trace::noise::{Cause, Class, Explained, NoiseEvent, Source, SourceTotal};
+use rtshield_trace::{
+    Explained, NoiseCause as Cause, NoiseClass as Class, NoiseEvent, NoiseSource as Source,
+    SourceTotal,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

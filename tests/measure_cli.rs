@@ -141,7 +141,7 @@ fn interval_posix_mode_and_the_measure_timeline() {
     let avg = v["threads"][0]["avg_ns"].as_f64().unwrap();
     assert!((900_000.0..1_100_000.0).contains(&avg), "{avg}");
     let t = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-    let (_, recs) = rtshield_results::export::timeline::read(&t, "timeline.csv").unwrap();
+    let (_, recs) = rtshield_results::read_timeline(&t, "timeline.csv").unwrap();
     assert!(!recs.is_empty(), "{t}");
     let last = recs.last().unwrap();
     assert_eq!(last.samples, Some(300), "{t}");

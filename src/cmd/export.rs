@@ -1,7 +1,7 @@
 //! `rtshield export`: a result in a format CI systems read.
 
 use crate::cli::Global;
-use rtshield_results::export::{by_name, write_text, CiOptions};
+use rtshield_results::{by_name, write_text, CiOptions};
 use rtshield_sys::units::Dur;
 use rtshield_sys::{safefs, DirPolicy, InputError};
 use std::path::PathBuf;

@@ -327,7 +327,7 @@ fn fmt_ns(ns: i64) -> String {
 fn print_trace(r: &RunResult) {
     let Some(t) = &r.trace else { return };
     println!();
-    println!("Trace: {}", rtshield_results::export::spikes_summary(t));
+    println!("Trace: {}", rtshield_results::spikes_summary(t));
     for (i, s) in t.spikes.iter().enumerate().take(10) {
         println!(
             "  spike {}: thread `{}` (tid {}) CPU {}, late {}: {}",

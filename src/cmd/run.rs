@@ -229,7 +229,7 @@ fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) 
     }
     if let Some(t) = &res.trace {
         // The spikes themselves are in spikes.txt beside the results.
-        println!("trace: {}", rtshield_results::export::spikes_summary(t));
+        println!("trace: {}", rtshield_results::spikes_summary(t));
         for s in t.spikes.iter().take(5) {
             println!("  thread tid {} CPU {}: {}", s.pid, s.cpu, s.verdict);
         }

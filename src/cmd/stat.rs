@@ -3,7 +3,7 @@
 
 use crate::cli::Global;
 use rtshield_audit::stat::{render, summarize, Sample, Sampler};
-use rtshield_results::statrec::{self, Metric, StatRecord, ThreadMean};
+use rtshield_results::{compare_stat_records, Metric, StatRecord, ThreadMean, STAT_SCHEMA};
 use rtshield_sys::units::Dur;
 use rtshield_sys::{InputError, SysInfo};
 use std::path::PathBuf;
@@ -57,7 +57,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if let Some(files) = &args.compare {
         let a = StatRecord::read(&files[0])?;
         let b = StatRecord::read(&files[1])?;
-        print!("{}", statrec::compare(&a, &b));
+        print!("{}", compare_stat_records(&a, &b));
         return Ok(0);
     }
     let root = g.root();
@@ -156,7 +156,7 @@ fn write_record(
     let si = SysInfo::collect(root, false);
     let sum = summarize(kept);
     let rec = StatRecord {
-        schema: statrec::STAT_SCHEMA.into(),
+        schema: STAT_SCHEMA.into(),
         label: label.unwrap_or_else(|| {
             format!(
                 "{} {}",

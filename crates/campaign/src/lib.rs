@@ -300,8 +300,8 @@ mod tests {
             underflow: 0,
         };
         let n = counts.iter().map(|c| c[1]).sum::<u64>() + 1;
-        let mut r = rtshield_results::example::example_result();
-        r.threads = vec![rtshield_results::import::thread_from_histogram(
+        let mut r = rtshield_results::example_result();
+        r.threads = vec![rtshield_results::thread_from_histogram(
             0,
             Some(1),
             200_000,

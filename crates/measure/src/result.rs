@@ -173,7 +173,7 @@ mod tests {
 
     #[test]
     fn the_example_fixture_is_what_the_engine_computes() {
-        // rtshield_results::example documents its figures; check them here.
+        // rtshield_results::example_result documents its figures; check them here.
         let m = measured(
             100_000,
             &[
@@ -181,7 +181,7 @@ mod tests {
             ],
         );
         let r = m.to_result(&ResultContext::default());
-        let ex = rtshield_results::example::example_result();
+        let ex = rtshield_results::example_result();
         let (t, e) = (&r.threads[0], &ex.threads[0]);
         assert_eq!(
             (t.samples, t.min_ns, t.max_ns, t.avg_ns),

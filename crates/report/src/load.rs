@@ -3,7 +3,7 @@
 //! Everything is read and checked before a single output byte is written.
 
 use crate::timeline::Timeline;
-use rtshield_results::import::{self, Format};
+use rtshield_results::InputFormat as Format;
 use rtshield_results::RunResult;
 use rtshield_sys::InputError;
 use std::path::{Path, PathBuf};
@@ -80,16 +80,16 @@ pub fn load_one(p: &Path) -> anyhow::Result<Run> {
         .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
     let text =
         rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&fname, e.line, e.col, e))?;
-    let format = import::sniff(&text);
+    let format = rtshield_results::sniff(&text);
     let mut log_timeline = None;
     let mut result = match format {
         // One reader for results.json: the one `measure` writes with.
         Format::Rtshield => rtshield_results::parse_json(&text, &file)?,
-        Format::CyclictestJson => import::read_cyclictest_json(&text, &fname)?,
-        Format::CyclictestHist => import::read_cyclictest_hist(&text, &fname)?,
-        Format::SystressTxt => import::read_systress_txt(&text, &fname)?,
+        Format::CyclictestJson => rtshield_results::read_cyclictest_json(&text, &fname)?,
+        Format::CyclictestHist => rtshield_results::read_cyclictest_hist(&text, &fname)?,
+        Format::SystressTxt => rtshield_results::read_systress_txt(&text, &fname)?,
         Format::FluctuationLog => {
-            let log = import::read_fluctuation_log(&text, &fname)?;
+            let log = rtshield_results::read_fluctuation_log(&text, &fname)?;
             log_timeline = Some(Timeline::from_fluctuation_log(&log));
             log.result
         }

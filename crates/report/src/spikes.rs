@@ -3,7 +3,7 @@
 //! latency per thread). Empty for runs that did not trace.
 
 use crate::load::Run;
-use rtshield_results::export::spikes_summary;
+use rtshield_results::spikes_summary;
 use rtshield_results::{LatencyPart, RunResult};
 use rtshield_text::markdown;
 use rtshield_text::markup::text as esc;

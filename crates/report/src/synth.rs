@@ -2,8 +2,8 @@
 //! (no real measurement needed): a latency histogram shaped like a real
 //! one (a peak and a long tail) and a day-long `timeline.csv`.
 
-use rtshield_results::export::timeline;
-use rtshield_results::histogram::thread_from_histogram;
+use rtshield_results::thread_from_histogram;
+use rtshield_results::{format_timeline_row, TimelineRow, TIMELINE_FILE, TIMELINE_HEADER};
 use rtshield_results::{Histogram, RunResult};
 use rtshield_sys::SysInfo;
 use std::collections::BTreeMap;
@@ -137,7 +137,7 @@ pub fn run_result(
 pub fn timeline_csv(seed: u64, intervals: usize, cpus: &[u32]) -> String {
     let mut rng = Rng::new(seed);
     let mut s = String::with_capacity(intervals * cpus.len() * 80 + 200);
-    s.push_str(timeline::HEADER);
+    s.push_str(TIMELINE_HEADER);
     s.push('\n');
     let mut maxmax = vec![0u64; cpus.len()];
     for i in 0..intervals {
@@ -153,7 +153,7 @@ pub fn timeline_csv(seed: u64, intervals: usize, cpus: &[u32]) -> String {
             let max = base + (rng.unit() * 30_000.0) as u64 + spike;
             maxmax[k] = maxmax[k].max(max);
             let load = if phase == "load" { 98.5 } else { 1.5 };
-            s.push_str(&timeline::format_row(&timeline::Row {
+            s.push_str(&format_timeline_row(&TimelineRow {
                 elapsed_s: t as f64,
                 phase,
                 thread: k as u32,
@@ -180,7 +180,7 @@ pub fn write_run_dir(dir: &Path, r: &RunResult, timeline: Option<&str>) -> std::
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(r)?)?;
     if let Some(t) = timeline {
-        std::fs::write(dir.join(timeline::FILE), t)?;
+        std::fs::write(dir.join(TIMELINE_FILE), t)?;
     }
     Ok(())
 }

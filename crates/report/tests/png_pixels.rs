@@ -6,7 +6,7 @@
 use rtshield_report::load::Run;
 use rtshield_report::plot::{self, latency_rgb, HEIGHT, WIDTH};
 use rtshield_report::{series, synth};
-use rtshield_results::histogram::thread_from_histogram;
+use rtshield_results::thread_from_histogram;
 use rtshield_results::Histogram;
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 //! against the input statistics, determinism, errors, atomic output.
 
 use rtshield_report::{generate, synth, Format, Options, MANIFEST};
-use rtshield_results::histogram::thread_from_histogram;
+use rtshield_results::thread_from_histogram;
 use rtshield_results::{Histogram, RunResult};
 use rtshield_testkit::input_error;
 use std::path::{Path, PathBuf};

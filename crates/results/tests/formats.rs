@@ -1,6 +1,6 @@
 //! The file formats, checked line by line on a fixed result.
 
-use rtshield_results::example::example_result;
+use rtshield_results::example_result;
 use rtshield_results::*;
 use std::path::Path;
 

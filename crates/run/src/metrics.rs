@@ -9,7 +9,7 @@
 //! everything else, so the display and checkpoints behave as without it.
 
 use rtshield_measure::{IntervalStats, Measurement, Observer, ResultContext};
-use rtshield_results::export::to_openmetrics;
+use rtshield_results::to_openmetrics;
 use rtshield_sys::{DirPolicy, InputError, SafeDir};
 use std::path::Path;
 

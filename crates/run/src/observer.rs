@@ -152,7 +152,7 @@ impl Observer for RunObserver<'_> {
         }
         let mut res = pipeline::to_result(m, &ctx);
         if let Some((prev, gap)) = &c.base {
-            match rtshield_results::merge::merge_resumed(prev, &res, *gap) {
+            match rtshield_results::merge_resumed(prev, &res, *gap) {
                 Ok(r) => res = r,
                 Err(e) => self.writer.note(format!("checkpoint: --resume: {e}")),
             }

@@ -10,7 +10,7 @@
 //! error. The command then exits with [`EXIT_FILES_MISSING`].
 
 use rtshield_measure::{MeasureSpec, Measurement, Observer, ResultContext};
-use rtshield_results::export::Failure;
+use rtshield_results::Failure;
 use rtshield_results::{ExportManager, RunResult};
 use rtshield_sys::{safefs, DirPolicy, InputError, SafeDir, SafeError};
 use std::path::{Path, PathBuf};

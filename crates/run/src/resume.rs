@@ -3,15 +3,15 @@
 //!
 //! What the checkpoint in `DIR/results.json` holds is kept exactly once:
 //! the resumed run measures only the time still to run, its figures are
-//! added to the checkpoint's (`rtshield_results::merge`), and
+//! added to the checkpoint's (`rtshield_results::merge_resumed`), and
 //! `timeline.csv` keeps the rows up to the checkpoint (those written after
 //! it describe samples the checkpoint does not hold), then one row per
 //! thread with phase `down` at the end of the gap, then the new rows, on
 //! one continuous time axis (the gap included).
 
 use crate::model::Config;
-use rtshield_results::export::timeline::{self as tl, Row};
 use rtshield_results::RunResult;
+use rtshield_results::{read_timeline, TimelineRow as Row, TIMELINE_FILE};
 use rtshield_sys::{safefs, InputError};
 use std::path::{Path, PathBuf};
 
@@ -117,7 +117,7 @@ pub fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
         }
         None => dir.to_path_buf(),
     };
-    let (timeline_body, last_elapsed_s) = kept_rows(&dir.join(tl::FILE), &prev)?;
+    let (timeline_body, last_elapsed_s) = kept_rows(&dir.join(TIMELINE_FILE), &prev)?;
     Ok(Resume {
         dir: dir.to_path_buf(),
         out,
@@ -140,7 +140,7 @@ fn kept_rows(path: &Path, prev: &RunResult) -> anyhow::Result<(String, f64)> {
     };
     let text = String::from_utf8_lossy(&bytes);
     let name = path.display().to_string();
-    let (_, recs) = tl::read(&text, &name)?;
+    let (_, recs) = read_timeline(&text, &name)?;
     let mut body = String::new();
     let mut last = 0.0f64;
     for r in recs {
@@ -163,10 +163,10 @@ mod tests {
     #[test]
     fn rows_after_the_checkpoint_are_dropped() {
         let d = tempfile::tempdir().unwrap();
-        let mut prev = rtshield_results::example::example_result();
+        let mut prev = rtshield_results::example_result();
         prev.threads[0].samples = 500;
         let p = d.path().join("timeline.csv");
-        let h = tl::header_with_host(&[]);
+        let h = rtshield_results::timeline_header_with_host(&[]);
         std::fs::write(
             &p,
             format!(

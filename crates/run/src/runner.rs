@@ -276,7 +276,7 @@ pub fn measure_partition_files(
 /// The formats `stats.format` asks for (results.json always), with the
 /// timer threads' `stats.filename`s.
 pub fn exports(cfg: &Config) -> ExportManager {
-    use rtshield_results::export::{Csv, CyclictestHist, SystressTxt};
+    use rtshield_results::{Csv, CyclictestHist, SystressTxt};
     let f = &cfg.main.formats;
     let mut ex = ExportManager::new();
     if f.contains(&Format::Csv) {

@@ -240,8 +240,8 @@ pub fn measure_opened(
         f.write(&written.measurement);
     }
     if let (Some(j), true) = (s.json, s.json_cyclictest) {
-        let text = rtshield_results::export::to_cyclictest_json(&written.result);
-        if let Err(e) = rtshield_results::export::write_text(&text, j, s.policy) {
+        let text = rtshield_results::to_cyclictest_json(&written.result);
+        if let Err(e) = rtshield_results::write_text(&text, j, s.policy) {
             eprintln!("rtshield: error: --json: {e}");
             written.json_failed = true;
         }

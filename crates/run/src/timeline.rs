@@ -1,15 +1,15 @@
 //! `timeline.csv` during a run: the engine's [`IntervalStats`], the CPU
 //! load and the host (uptime, load average, temperature) become rows of
-//! the format `rtshield_results::export::timeline` owns, appended through a
+//! the format `rtshield_results::timeline` owns, appended through a
 //! [`SafeDir`].
 
 use rtshield_load::{CpuLoad, CpuLoadMeter};
 use rtshield_measure::{IntervalStats, Measurement, Observer};
-use rtshield_results::export::timeline::{Host, Row, TimelineWriter};
+use rtshield_results::{TimelineHost as Host, TimelineRow as Row, TimelineWriter};
 use rtshield_sys::{Root, SafeDir, SafeError};
 use std::io;
 
-pub use rtshield_results::export::timeline::{FILE, HEADER};
+pub use rtshield_results::{TIMELINE_FILE as FILE, TIMELINE_HEADER as HEADER};
 
 pub struct Timeline {
     out: TimelineWriter,

@@ -111,7 +111,7 @@ fn rotation_names() {
 #[test]
 fn result_files_follow_stats_format() {
     let c = cfg("main {\n stats.format txt\n}\ntimer_thread[0] {\n stats.filename rpi.txt\n}\n");
-    let res = rtshield_results::example::example_result();
+    let res = rtshield_results::example_result();
     let d = tempfile::tempdir().unwrap();
     runner::write_results(&res, &c, d.path()).unwrap();
     let mut names: Vec<String> = std::fs::read_dir(d.path())

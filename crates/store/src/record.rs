@@ -188,7 +188,7 @@ mod tests {
 
     #[test]
     fn uuid_is_stable_and_tag_wins() {
-        let mut r = rtshield_results::example::example_result();
+        let mut r = rtshield_results::example_result();
         let a = run_uuid(&r);
         assert_eq!(a, run_uuid(&r.clone()));
         assert_eq!(a.len(), 36);

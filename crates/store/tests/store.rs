@@ -3,7 +3,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rtshield_results::{example::example_result, Histogram, RunResult};
+use rtshield_results::{example_result, Histogram, RunResult};
 use rtshield_store::{compare, default_stats, Method, Selector, SqliteStore, Store, Verdict};
 
 /// A run of `n` samples: 10 µs + Exp(3 µs), and with probability 1/1000
@@ -42,7 +42,7 @@ fn synth(seed: u64, n: u64, tail_us: f64, tags: &[(&str, &str)]) -> RunResult {
         underflow: 0,
     };
     let mut r = example_result();
-    let t = rtshield_results::histogram::thread_from_histogram(
+    let t = rtshield_results::thread_from_histogram(
         0,
         Some(1),
         200_000,

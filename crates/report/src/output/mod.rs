@@ -1,5 +1,5 @@
 //! Every report output format behind one trait (hyperfine's `Exporter`
-//! idea, as `rtshield_results::export` does for result files): each
+//! idea, as `rtshield_results::ExportManager` does for result files): each
 //! [`Format`] is a [`Renderer`] in its own file, rendering in memory from
 //! the same [`Rendered`] inputs.
 

@@ -17,6 +17,7 @@ use std::fmt::Write as _;
 /// The file name when written beside the other result files.
 pub const CYCLICTEST_JSON_FILE: &str = "cyclictest.json";
 
+/// The `cyclictest.json` exporter: cyclictest's `--json` keys, for tools that read them.
 pub struct CyclictestJson;
 
 impl Exporter for CyclictestJson {
@@ -53,7 +54,7 @@ fn histogram(t: &ThreadResult, unit: u64) -> BTreeMap<u64, u64> {
 
 /// `0` when every thread measured something, else `1` (cyclictest's exit
 /// status for a run that could not measure).
-pub fn return_code(res: &RunResult) -> i32 {
+pub(crate) fn return_code(res: &RunResult) -> i32 {
     if !res.threads.is_empty() && res.threads.iter().all(|t| t.samples > 0) {
         0
     } else {

@@ -10,11 +10,13 @@ use crate::{RunResult, ThreadResult, PERCENTILES};
 use rtshield_text::markup::attribute as esc;
 use std::fmt::Write as _;
 
+/// The name of the JUnit file.
 pub const JUNIT_FILE: &str = "junit.xml";
 
 /// The JUnit exporter; `max_latency_ns` is the pass/fail limit.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Junit {
+    /// A thread whose maximum exceeds this many ns fails; `None`: every thread that measured passes.
     pub max_latency_ns: Option<u64>,
 }
 

@@ -15,10 +15,11 @@ use super::Exporter;
 use crate::{RunResult, ThreadResult};
 use std::fmt::Write as _;
 
+/// The name of the OpenMetrics file (`.prom`: node_exporter's textfile collector reads that suffix).
 pub const OPENMETRICS_FILE: &str = "rtshield.prom";
 
 /// The `le` bounds, in ns.
-pub const BOUNDS_NS: &[u64] = &[
+pub(crate) const BOUNDS_NS: &[u64] = &[
     1_000,
     2_000,
     5_000,
@@ -37,6 +38,7 @@ pub const BOUNDS_NS: &[u64] = &[
     100_000_000,
 ];
 
+/// The OpenMetrics exporter: per thread a histogram on fixed `le` bounds, gauges and counters.
 pub struct OpenMetrics;
 
 impl Exporter for OpenMetrics {

@@ -57,7 +57,7 @@ pub struct Args {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.keys {
-        print!("{}", rtshield_config::keys::markdown_table());
+        print!("{}", rtshield_config::markdown_table());
         return Ok(0);
     }
     let request = ConfigRequest {
@@ -95,7 +95,7 @@ struct TextPrinter {
 
 impl ConfigPrinter for TextPrinter {
     fn checked(&mut self, cfg: &Config, warnings: &[String], duration_ns: Option<u64>) {
-        print!("{}", rtshield_config::render::effective(cfg));
+        print!("{}", rtshield_config::render_effective(cfg));
         for w in warnings {
             eprintln!("rtshield: warning: {w}");
         }

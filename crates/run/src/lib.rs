@@ -27,7 +27,6 @@ pub mod timeline;
 pub mod tracing;
 
 // The orchestrator reads the parser's typed model.
-use rtshield_config::model;
 
 pub use config_run::{check_warnings, run_config, ConfigRequest};
 pub use print::{ConfigPrinter, Printer, Summary};

@@ -9,7 +9,7 @@
 //! thread with phase `down` at the end of the gap, then the new rows, on
 //! one continuous time axis (the gap included).
 
-use crate::model::Config;
+use rtshield_config::Config;
 use rtshield_results::RunResult;
 use rtshield_results::{read_timeline, TimelineRow as Row, TIMELINE_FILE};
 use rtshield_sys::{safefs, InputError};

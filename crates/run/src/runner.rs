@@ -5,10 +5,10 @@
 //! clean-up that leaves no process behind. The supervisor thread is in
 //! `supervisor`, the engine's observer in `observer`.
 
-use crate::model::{Action, Config, Cycle, Format, Partition};
 use crate::pipeline::{self, Missing};
 use crate::print::ConfigPrinter;
 use anyhow::Context;
+use rtshield_config::{Action, Config, Cycle, Format, Partition};
 use rtshield_isolation::Partitions;
 use rtshield_load::supervise;
 use rtshield_load::{LoadSpec, Output, ProcSpec, ProcStats};
@@ -126,7 +126,7 @@ pub fn measure_spec(cfg: &Config, duration_ns: Option<u64>) -> (MeasureSpec, Vec
 }
 
 /// The engine's tracing request for the `trace.*` keys (None: not asked).
-pub fn trace_spec(t: &crate::model::Trace) -> Option<rtshield_measure::TraceSpec> {
+pub fn trace_spec(t: &rtshield_config::Trace) -> Option<rtshield_measure::TraceSpec> {
     t.wanted().then_some(rtshield_measure::TraceSpec {
         on_latency_ns: t.on_latency_ns,
         stop: t.stop,

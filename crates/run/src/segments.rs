@@ -5,7 +5,6 @@
 //! are snapshots inside it), the next part's directory, the programs
 //! stopped, the outcome.
 
-use crate::model::Config;
 use crate::observer::{Checkpoint, RunObserver};
 use crate::pipeline::{self, ResultWriter};
 use crate::print::ConfigPrinter;
@@ -16,6 +15,7 @@ use crate::runner::{
 use crate::supervisor::SupThread;
 use crate::timeline::Timeline;
 use anyhow::Context;
+use rtshield_config::Config;
 use rtshield_load::{CpuLoadMeter, ProcStats};
 use rtshield_measure::{EndReason, MeasureSpec, ResultContext};
 use rtshield_results::{ProgramResult, RunResult};

@@ -1,7 +1,7 @@
 //! The pieces of `run` that need no process: spec building, timeline rows,
 //! result file selection, rotation names.
 
-use rtshield_config::{model, Machine};
+use rtshield_config::Machine;
 use rtshield_load::CpuLoad;
 use rtshield_measure::{IntervalStats, ThreadStats};
 use rtshield_run::runner::{self, measure_spec, rotated_dir};
@@ -15,7 +15,7 @@ fn cfg(text: &str) -> rtshield_config::Config {
         online: CpuSet::parse("0-7").unwrap(),
         fold_cpus: false,
     };
-    model::parse("t.cfg", text, &m).unwrap()
+    rtshield_config::parse("t.cfg", text, &m).unwrap()
 }
 
 #[test]

@@ -10,7 +10,7 @@ use clap::CommandFactory;
 use clap_complete::Shell;
 use clap_mangen::roff::{bold, italic, roman, Roff};
 use clap_mangen::Man;
-use rtshield_config::keys::{Section, KEYS};
+use rtshield_config::{Section, KEYS};
 use rtshield_sys::{DirPolicy, SafeDir};
 use std::path::Path;
 
@@ -65,7 +65,7 @@ fn completions() -> Vec<(String, Vec<u8>)> {
 }
 
 /// rtshield.conf(5): the systress configuration format and every key, from
-/// the same table (`rtshield_config::keys::KEYS`) that the parser uses.
+/// the same table (`rtshield_config::KEYS`) that the parser uses.
 pub fn conf_page() -> String {
     let version = env!("CARGO_PKG_VERSION");
     let mut r = Roff::new();

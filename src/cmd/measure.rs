@@ -5,7 +5,7 @@
 
 use crate::cli::Global;
 use rtshield_load::LoadArg;
-use rtshield_measure::display::{render_table, units, units_avg};
+use rtshield_measure::{display_units, display_units_avg, render_table};
 use rtshield_measure::{IntervalStats, LiveDisplay, Mode, Observer};
 use rtshield_results::{RunResult, DEEP_PERCENTILES, PERCENTILES};
 use rtshield_run::{pipeline, MeasureRequest, PartitionRequest, Plan, Printer, Summary};
@@ -419,10 +419,10 @@ fn print_summary(
             let v = t
                 .percentiles
                 .get(*k)
-                .map_or("-".into(), |v| units(*v, res).to_string());
+                .map_or("-".into(), |v| display_units(*v, res).to_string());
             row.push_str(&format!(" {v:>8}"));
         }
-        row.push_str(&format!(" {:>8}", units(t.max_ns, res)));
+        row.push_str(&format!(" {:>8}", display_units(t.max_ns, res)));
         println!("{row}");
     }
     println!();
@@ -433,10 +433,10 @@ fn print_summary(
             t.index,
             t.histogram.buckets.saturating_sub(1),
             h.samples,
-            units_avg(h.avg_ns, res),
-            units(h.median_ns, res),
-            units_avg(h.std_ns, res),
-            units(h.mode_ns, res),
+            display_units_avg(h.avg_ns, res),
+            display_units(h.median_ns, res),
+            display_units_avg(h.std_ns, res),
+            display_units(h.mode_ns, res),
             t.histogram.overflow
         );
         println!(
@@ -445,8 +445,8 @@ fn print_summary(
             t.missed_periods,
             t.lost,
             t.corrected.samples,
-            units(t.corrected.percentiles["99.9"], res),
-            units(t.corrected.percentiles["99.99"], res),
+            display_units(t.corrected.percentiles["99.9"], res),
+            display_units(t.corrected.percentiles["99.99"], res),
         );
         println!(
             "          policy {}{}",

@@ -103,7 +103,7 @@ fn json_target(a: &Args) -> anyhow::Result<Option<(SafeDir, String)>> {
 pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let spec = a.spec()?;
     let json = json_target(&a)?;
-    let stop = rtshield_measure::signals::install();
+    let stop = rtshield_measure::install_signals();
     if !a.quiet {
         eprintln!(
             "rtshield noise: CPUs {}, gaps > {}, {}, {} (Ctrl-C stops)",
@@ -128,7 +128,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     }
     let (mut run, end) = rtshield_noise::run(&g.root(), &spec, stop)?;
     if end == EndReason::Stopped {
-        if let Some(sig) = rtshield_measure::signals::received() {
+        if let Some(sig) = rtshield_measure::signal_received() {
             run.end_reason = rtshield_measure::EndReason::Signal(sig).name();
         }
     }

@@ -4,8 +4,8 @@
 
 use crate::cli::Global;
 use rtshield_config::Config;
-use rtshield_measure::display::{render_table, result_row, TABLE_HEADER};
 use rtshield_measure::IntervalStats;
+use rtshield_measure::{render_table, result_row, TABLE_HEADER};
 use rtshield_results::RunResult;
 use rtshield_run::runner::RunOutcome;
 use rtshield_run::{ConfigPrinter, ConfigRequest};

@@ -10,12 +10,12 @@ use std::time::Duration;
 pub const TABLE_HEADER: &str = "Index     TID  Samples    L_min    L_max    L_cur    L_avg";
 
 /// A latency in display units (floor, like the histogram buckets).
-pub fn units(ns: i64, res: u64) -> i64 {
+pub fn display_units(ns: i64, res: u64) -> i64 {
     ns.div_euclid(res.max(1) as i64)
 }
 
 /// An average in display units, rounded.
-pub fn units_avg(ns: f64, res: u64) -> i64 {
+pub fn display_units_avg(ns: f64, res: u64) -> i64 {
     (ns / res.max(1) as f64).round() as i64
 }
 
@@ -56,10 +56,10 @@ fn row(
         index,
         tid,
         samples,
-        units(min, res),
-        units(max, res),
-        units(cur, res),
-        units_avg(avg, res)
+        display_units(min, res),
+        display_units(max, res),
+        display_units(cur, res),
+        display_units_avg(avg, res)
     )
 }
 
@@ -92,6 +92,7 @@ pub struct LiveDisplay {
 pub type Footer = Box<dyn FnMut(&IntervalStats) -> Option<String> + Send>;
 
 impl LiveDisplay {
+    /// A display on standard output: a progress bar over the table on a terminal, plain lines otherwise, nothing when `quiet`.
     pub fn new(quiet: bool) -> LiveDisplay {
         let target = if quiet {
             Target::Quiet

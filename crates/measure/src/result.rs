@@ -12,15 +12,20 @@ pub struct ResultContext {
     pub command: Vec<String>,
     /// The configuration file's text, when run from one.
     pub config: Option<String>,
+    /// A short label for reports, `None`: the output directory's name is used by readers.
     pub label: Option<String>,
+    /// Provenance tags written with the run (isolation, load, partition, campaign axes).
     pub tags: BTreeMap<String, String>,
+    /// The load programs and built-in loads that ran beside the measurement.
     pub programs: Vec<ProgramResult>,
     /// Added after the engine's own warnings.
     pub warnings: Vec<String>,
+    /// The machine as read at the start of the run.
     pub sysinfo: SysInfo,
 }
 
 impl Measurement {
+    /// The measurement as the file schema, with what the caller knows from `ctx`.
     pub fn to_result(&self, ctx: &ResultContext) -> RunResult {
         let spec = &self.spec;
         let threads = self

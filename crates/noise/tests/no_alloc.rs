@@ -3,7 +3,7 @@
 //! path (noise events into the ring, a full ring, the sleep between
 //! windows, a skipped window, the stop flag).
 
-use rtshield_measure::hotloop::now_ns;
+use rtshield_measure::now_ns;
 use rtshield_noise::spin::{run_windows, spin, Counters, Live, Schedule};
 use rtshield_trace::noise::NoiseEvent;
 use std::alloc::{GlobalAlloc, Layout, System};

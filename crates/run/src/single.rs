@@ -38,7 +38,7 @@ pub fn measure(
     }
     let tags = tags(&plan, root);
     // From here on SIGINT/SIGTERM end the run and the files are written.
-    let stop = rtshield_measure::signals::install();
+    let stop = rtshield_measure::install_signals();
     // Refused (exit 2) or impossible before anything is printed or measured.
     let opened = open(
         root,

@@ -19,7 +19,7 @@
 //! cannot be made) the reason is printed once and the run measures without
 //! it (`trace.unavailable` in results.json).
 
-use rtshield_measure::stats::ThreadHistograms;
+use rtshield_measure::ThreadHistograms;
 use rtshield_measure::{
     IntervalStats, MeasureSpec, Measurement, Observer, SpikeMark, SpikeTrigger, TraceSpec,
 };

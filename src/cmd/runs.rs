@@ -174,10 +174,7 @@ fn list(
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(0);
     }
-    print!(
-        "{}",
-        rtshield_report::runs::list_table(&runs, &st.location())
-    );
+    print!("{}", rtshield_report::list_table(&runs, &st.location()));
     Ok(0)
 }
 
@@ -190,7 +187,7 @@ fn show(spec: Option<&str>, id: String, json: bool) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&full[0])?);
         return Ok(0);
     }
-    print!("{}", rtshield_report::runs::show_text(&r, &full[0].command));
+    print!("{}", rtshield_report::show_text(&r, &full[0].command));
     Ok(0)
 }
 
@@ -241,7 +238,7 @@ fn compare_cmd(
     }
     print!(
         "{}",
-        rtshield_report::runs::compare_table(&c, &sa.to_string(), &sb.to_string(), seed)
+        rtshield_report::compare_table(&c, &sa.to_string(), &sb.to_string(), seed)
     );
     Ok(0)
 }
@@ -250,9 +247,9 @@ fn compare_cmd(
 fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
     let mut batch = Vec::new();
     for p in &paths {
-        let run = rtshield_report::load::load_one(p)?;
-        let src = std::fs::canonicalize(&run.path).unwrap_or(run.path.clone());
-        batch.push((run.result, Some(src.display().to_string())));
+        let (path, result) = rtshield_report::read_result(p)?;
+        let src = std::fs::canonicalize(&path).unwrap_or(path.clone());
+        batch.push((result, Some(src.display().to_string())));
     }
     let mut st = open(spec)?;
     let puts = st.put_many(&batch).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -262,7 +259,7 @@ fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
         .collect();
     print!(
         "{}",
-        rtshield_report::runs::import_text(&puts, &sources, &st.location())
+        rtshield_report::import_text(&puts, &sources, &st.location())
     );
     Ok(0)
 }
@@ -283,7 +280,7 @@ fn export(
             let full = st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
             serde_json::to_string_pretty(&full)? + "\n"
         }
-        ExportFormat::Csv => rtshield_report::runs::runs_csv(&sums),
+        ExportFormat::Csv => rtshield_report::runs_csv(&sums),
     };
     match output {
         None => print!("{text}"),
@@ -369,7 +366,7 @@ fn list_groups(
     }
     print!(
         "{}",
-        rtshield_report::runs::groups_table(by, &groups, &st.location())
+        rtshield_report::groups_table(by, &groups, &st.location())
     );
     Ok(0)
 }

@@ -243,7 +243,7 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
     }
     let loads: Vec<&str> = dedup(c.cells.iter().map(Cell::load));
     let isos: Vec<&str> = dedup(c.cells.iter().map(Cell::isolation));
-    let md = rtshield_report::campaign::summary_markdown(&c.name, &loads, &isos, &runs);
+    let md = rtshield_report::campaign_summary_markdown(&c.name, &loads, &isos, &runs);
     rdir.write("summary.md", md.as_bytes())?;
     Ok(rdir.path().to_path_buf())
 }

@@ -1,28 +1,50 @@
-//! rtshield-report: plots and tables from result files (`rtshield report`).
+//! rtshield-report: every rendering of results for people. Its one job is
+//! to turn runs into pictures and tables: `rtshield report` (latency and
+//! percentile plots in PNG and SVG, an HTML page, Markdown and CSV
+//! summaries, gnuplot scripts, timelines, spike sections; [`generate`]),
+//! the `rtshield runs` tables ([`list_table`], [`compare_table`] ...) and
+//! a campaign's summary ([`campaign_summary_markdown`]).
 //!
-//! Flow: [`load`] reads and checks every input (rtshield results, cyclictest
-//! JSON or histogram text, `timeline.csv`), [`series`] turns each measuring
-//! thread into one curve, then every output is rendered in memory and only
-//! then written — a bad input never leaves half a report. The output
-//! directory holds one report: a rewrite leaves only the new report's
-//! files, and a directory with files rtshield did not write is refused
-//! (see [`check_out_dir`]). All writes and removals go through one
-//! directory descriptor ([`SafeDir`]); see docs/security.md.
+//! It may not measure, store or decide: it reads result files through
+//! `rtshield-results`, gets stored runs and comparisons from
+//! `rtshield-store` as values, and writes only into the one output
+//! directory it is given.
+//!
+//! Flow: `load` reads and checks every input (rtshield results, cyclictest
+//! JSON or histogram text, `timeline.csv`), `series` turns each measuring
+//! thread into one curve, then every output is rendered in memory (`output`:
+//! one [`Format`] per file behind one trait) and only then written — a bad
+//! input never leaves half a report. The output directory holds one
+//! report: a rewrite leaves only the new report's files, and a directory
+//! with files rtshield did not write is refused (see [`check_out_dir`]).
+//! All writes and removals go through one directory descriptor
+//! ([`SafeDir`]); see docs/security.md.
 
-pub mod campaign;
-pub mod gnuplot;
-pub mod html;
-pub mod load;
-pub mod output;
-pub mod plot;
-pub mod runs;
-pub mod series;
-pub mod spikes;
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
+mod campaign;
+mod gnuplot;
+mod html;
+mod load;
+mod output;
+mod plot;
+mod runs;
+mod series;
+mod spikes;
 /// Fixtures for tests and examples: never in the release binary.
 #[cfg(any(test, feature = "testing"))]
-pub mod synth;
-pub mod table;
-pub mod timeline;
+mod synth;
+mod table;
+mod timeline;
+
+pub use crate::campaign::campaign_summary_markdown;
+pub use crate::load::read_result;
+pub use crate::plot::{HEIGHT as PLOT_HEIGHT, WIDTH as PLOT_WIDTH};
+pub use crate::runs::{compare_table, groups_table, import_text, list_table, runs_csv, show_text};
+#[cfg(any(test, feature = "testing"))]
+pub use crate::synth::{synth_run_result, synth_timeline_csv, write_synth_run_dir};
+pub use crate::table::{Table, Worst};
 
 use rtshield_sys::safefs::temp_target;
 use rtshield_sys::{DirPolicy, InputError, SafeDir, SafeError};
@@ -46,6 +68,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order their files are rendered (the default of `rtshield report`).
     pub const ALL: &'static [Format] = &[
         Format::Png,
         Format::Svg,
@@ -56,12 +79,18 @@ impl Format {
     ];
 }
 
+/// What `rtshield report` was asked for.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The RESULTs: run directories or result files (rtshield's, cyclictest's, systress text, the torture article's log), at least one.
     pub inputs: Vec<PathBuf>,
+    /// Labels of the first inputs, in order (`--name`); the others are labelled from their paths.
     pub names: Vec<String>,
+    /// The output directory (`-o`): created, or an earlier report's directory to replace.
     pub out_dir: PathBuf,
+    /// The outputs to write (`--format`).
     pub formats: Vec<Format>,
+    /// The title of the pictures, the page and the summary.
     pub title: String,
     /// Ownership/mode policy for an existing output directory
     /// (`--force-unsafe-dir` → [`DirPolicy::AllowUnsafe`]).
@@ -82,6 +111,7 @@ pub struct Outcome {
     pub removed: Vec<String>,
     /// The summary table (also printed by the command).
     pub table: table::Table,
+    /// Curves drawn: one per measuring thread of every input.
     pub curves: usize,
 }
 

@@ -21,7 +21,7 @@ pub struct Run {
 }
 
 /// Load every input; `names` overrides the labels of the first inputs.
-pub fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<Vec<Run>> {
+pub(crate) fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<Vec<Run>> {
     if inputs.is_empty() {
         return Err(InputError::new("no RESULT given").into());
     }
@@ -57,8 +57,17 @@ pub fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<Vec<Run>
     Ok(runs)
 }
 
+/// Read one RESULT as `rtshield report` does (a run directory, an
+/// rtshield `results.json`, cyclictest `--json` or `-h` output, a systress
+/// text file or the torture article's log): the file actually read and
+/// the run, checked (`runs import` stores what a report would show).
+pub fn read_result(p: &Path) -> anyhow::Result<(PathBuf, RunResult)> {
+    let run = load_one(p)?;
+    Ok((run.path, run.result))
+}
+
 /// Read one RESULT (directory or file).
-pub fn load_one(p: &Path) -> anyhow::Result<Run> {
+pub(crate) fn load_one(p: &Path) -> anyhow::Result<Run> {
     let shown = p.display().to_string();
     let meta = std::fs::metadata(p)
         .map_err(|e| InputError::new(format!("{shown}: cannot read result: {e}")))?;

@@ -109,7 +109,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             } else {
                 DirPolicy::Strict
             };
-            write_text(&out, p, policy).map_err(rtshield_run::pipeline::refusal)?;
+            write_text(&out, p, policy).map_err(rtshield_run::refusal)?;
             eprintln!("wrote {} ({})", p.display(), args.format.name());
         }
     }

@@ -8,7 +8,7 @@ use rtshield_load::LoadArg;
 use rtshield_measure::{display_units, display_units_avg, render_table};
 use rtshield_measure::{IntervalStats, LiveDisplay, Mode, Observer};
 use rtshield_results::{RunResult, DEEP_PERCENTILES, PERCENTILES};
-use rtshield_run::{pipeline, MeasureRequest, PartitionRequest, Plan, Printer, Summary};
+use rtshield_run::{MeasureRequest, PartitionRequest, Plan, Printer, Summary, EXIT_FILES_MISSING};
 use rtshield_sys::sched::Policy;
 use rtshield_sys::units::{format_duration_ns, Dur};
 use rtshield_sys::{InputError, SysInfo};
@@ -249,7 +249,7 @@ impl Printer for TextPrinter {
             println!(
                 "WARNING: some result files are not in {} (see the messages above; exit status {})",
                 s.out.display(),
-                pipeline::EXIT_FILES_MISSING
+                EXIT_FILES_MISSING
             );
         }
         if let Some(limit) = s.max_latency_ns {

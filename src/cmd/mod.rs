@@ -20,7 +20,7 @@ pub mod sysinfo;
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct StoreArgs {
     /// Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = rtshield_run::store::parse_tag)]
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = rtshield_run::parse_tag)]
     pub tags: Vec<(String, String)>,
     /// The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
     #[arg(long, value_name = "PATH|URL")]

@@ -7,7 +7,7 @@ use rtshield_config::Config;
 use rtshield_measure::IntervalStats;
 use rtshield_measure::{render_table, result_row, TABLE_HEADER};
 use rtshield_results::RunResult;
-use rtshield_run::runner::RunOutcome;
+use rtshield_run::RunOutcome;
 use rtshield_run::{ConfigPrinter, ConfigRequest};
 use rtshield_sys::units::{format_duration_ns, Dur};
 use std::io::{IsTerminal, Write};
@@ -194,7 +194,7 @@ impl ConfigPrinter for TextPrinter {
     fn files_missing(&mut self, count: usize) {
         println!(
             "WARNING: {count} result file(s) are not where asked (see the messages above; exit status {})",
-            rtshield_run::pipeline::EXIT_FILES_MISSING
+            rtshield_run::EXIT_FILES_MISSING
         );
     }
 }

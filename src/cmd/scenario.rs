@@ -117,7 +117,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     // Through safefs: root never writes through a link or into a
     // directory another user controls.
     let pol = policy(args.force_unsafe_dir);
-    use rtshield_run::pipeline::refusal;
+    use rtshield_run::refusal;
     if let Some(p) = &args.json {
         rtshield_sys::safefs::write_file(p, json.as_bytes(), pol).map_err(refusal)?;
     }

@@ -189,7 +189,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     // Through safefs: root never writes through a link or into a
     // directory another user controls.
     let pol = super::scenario::policy(args.force_unsafe_dir);
-    use rtshield_run::pipeline::refusal;
+    use rtshield_run::refusal;
     use rtshield_sys::safefs::write_file;
     let mut runs: Vec<SimOutcome> = Vec::new();
     for &k in &kinds {

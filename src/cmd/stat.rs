@@ -187,7 +187,7 @@ fn write_record(
             .collect(),
     };
     rec.write(file, rtshield_safefs::DirPolicy::Strict)
-        .map_err(rtshield_run::pipeline::refusal)?;
+        .map_err(rtshield_run::refusal)?;
     eprintln!(
         "rtshield: recorded {} sample(s) to {} (compare with `rtshield stat --compare A B`)",
         rec.samples,

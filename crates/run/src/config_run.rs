@@ -132,7 +132,6 @@ fn options(
             DirPolicy::Strict
         },
         duration_ns: req.duration_ns,
-        quiet: req.quiet,
         command: req.command.clone(),
         root: root.clone(),
         label,

@@ -11,13 +11,13 @@
 
 use rtshield_config::Config;
 use rtshield_results::RunResult;
-use rtshield_results::{read_timeline, TimelineRow as Row, TIMELINE_FILE};
+use rtshield_results::{read_timeline, TimelineRow, TIMELINE_FILE};
 use rtshield_sys::{safefs, InputError};
 use std::path::{Path, PathBuf};
 
 /// Everything the runner needs to continue.
 #[derive(Debug, Clone)]
-pub struct Resume {
+pub(crate) struct Resume {
     /// The directory resumed (a rotation part `OUT-N` or a plain `OUT`).
     pub dir: PathBuf,
     /// Where further rotation parts go (`OUT` of `OUT-N`).
@@ -36,18 +36,18 @@ pub struct Resume {
 
 impl Resume {
     /// Measured before the interruption (ns), in this part.
-    pub fn measured_ns(&self) -> u64 {
+    pub(crate) fn measured_ns(&self) -> u64 {
         (self.prev.duration_s * 1e9) as u64
     }
 
     /// The `down` rows: one per thread at the end of the gap, with the
     /// checkpoint's totals and no sample of its own.
-    pub fn down_rows(&self) -> Vec<Row<'static>> {
+    pub(crate) fn down_rows(&self) -> Vec<TimelineRow<'static>> {
         let at = self.last_elapsed_s + self.gap_s;
         self.prev
             .threads
             .iter()
-            .map(|t| Row {
+            .map(|t| TimelineRow {
                 elapsed_s: at,
                 phase: "down",
                 thread: t.index,
@@ -69,7 +69,7 @@ fn refused(dir: &Path, why: impl std::fmt::Display) -> anyhow::Error {
 
 /// Read what `dir` holds and check it can be continued with `cfg`.
 /// Refusals (nothing to resume, another configuration) are input errors.
-pub fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
+pub(crate) fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
     let json = dir.join(rtshield_results::JSON_FILE);
     let prev = rtshield_results::read_json(&json).map_err(|e| refused(dir, e))?;
     // A checkpoint (kill -9, power cut), or a run stopped by Ctrl-C or

@@ -117,7 +117,7 @@ impl Observer for Live<'_> {
 }
 
 /// One measurement, checked: what [`measure_opened`] needs.
-pub struct Single<'a> {
+pub(crate) struct Single<'a> {
     /// The engine's spec.
     pub spec: &'a MeasureSpec,
     /// How unsafe output paths are treated.
@@ -142,7 +142,7 @@ pub struct Single<'a> {
 
 /// What exists before the measurement starts (so the command can print
 /// its header): the output directory, the metrics file, the system.
-pub struct Opened {
+pub(crate) struct Opened {
     /// The output directory, open.
     pub dir: SafeDir,
     /// Its path.
@@ -155,7 +155,7 @@ pub struct Opened {
 
 /// Open the output directory (`out`, else a fresh stamped one) and the
 /// `--metrics-file`, refusing unsafe ones (exit 2) before anything runs.
-pub fn open(
+pub(crate) fn open(
     root: &Root,
     out: Option<&Path>,
     metrics_file: Option<&Path>,
@@ -175,7 +175,7 @@ pub fn open(
 }
 
 /// What the measurement left.
-pub struct Done {
+pub(crate) struct Done {
     /// The measurement and the files written.
     pub written: Written,
     /// Some result file is not where asked (exit
@@ -186,7 +186,7 @@ pub struct Done {
 /// Measure, write every file (timeline.csv as it goes, the metrics file
 /// every stats period and at the end, the `--json` copy), and store the run
 /// when every file is where asked. `display` sees every interval.
-pub fn measure_opened(
+pub(crate) fn measure_opened(
     opened: Opened,
     s: &Single,
     root: &Root,
@@ -259,7 +259,7 @@ pub fn measure_opened(
 /// `measure --partition [--partition-parent P]`: this process (main
 /// thread, and the load it starts) joins the partition's `nrt` set, and
 /// every measuring thread will move itself to `rt` by its TID.
-pub fn join_partition(
+pub(crate) fn join_partition(
     root: &Root,
     parent: Option<&str>,
     spec: &mut MeasureSpec,

@@ -2,8 +2,8 @@
 //! is tried, failures are recorded, retried at the end, then written to a
 //! fallback directory.
 
+use crate::pipeline::ResultWriter;
 use rtshield_results::{ExportManager, JSON_FILE};
-use rtshield_run::pipeline::ResultWriter;
 use rtshield_sys::{DirPolicy, SafeDir};
 use std::rc::Rc;
 

@@ -1,11 +1,11 @@
 //! The pieces of `run` that need no process: spec building, timeline rows,
 //! result file selection, rotation names.
 
+use crate::runner::{self, measure_spec, rotated_dir};
+use crate::timeline::Timeline;
 use rtshield_config::Machine;
 use rtshield_load::CpuLoad;
 use rtshield_measure::{IntervalStats, ThreadStats};
-use rtshield_run::runner::{self, measure_spec, rotated_dir};
-use rtshield_run::timeline::Timeline;
 use rtshield_sys::sched::Policy;
 use rtshield_sys::CpuSet;
 use std::path::Path;

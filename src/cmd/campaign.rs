@@ -43,7 +43,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         .map_err(|e| InputError::new(e.to_string()))?;
     let text =
         rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
-    let c = rtshield_campaign::model::parse_checked(&text, &name)?;
+    let c = rtshield_campaign::parse_checked(&text, &name)?;
     if args.dry_run {
         print!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);
@@ -85,8 +85,8 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let per_run = c.duration_ns;
     let mut progress = |i: usize,
                         n: usize,
-                        st: &rtshield_campaign::model::Step,
-                        cell: &rtshield_campaign::model::Cell,
+                        st: &rtshield_campaign::Step,
+                        cell: &rtshield_campaign::Cell,
                         what: &str| {
         if !what.starts_with("already") && !what.starts_with("skipped") {
             made += 1;

@@ -1,22 +1,31 @@
-//! `rtshield campaign`: run a matrix of measurements, store every run,
-//! write one report.
+//! rtshield-campaign: `rtshield campaign`, a matrix of measurements. Its
+//! one job is the campaign file format and running it: each cell of the
+//! matrix (isolation × load × settings, repeated) becomes a measure
+//! request, every run is stored, and one report is written.
 //!
-//! The file ([`model`]) becomes one measure request per cell ([`cells`]),
+//! The file (`model`) becomes one measure request per cell (`cells`),
 //! checked by measure's own validation before anything runs. Each run is a
 //! child `rtshield __measure` given its request as JSON (and, for
 //! `isolation = "partition"`, a child `rtshield partition create` before it
 //! and `undo` after it): a crash of one cell cannot take the campaign's
 //! bookkeeping down, and the partition is always undone — on a normal end,
 //! a failing cell, SIGINT and SIGTERM — before the campaign exits.
+//!
+//! It may not measure or partition in its own process (children do),
+//! build command-line strings for a measurement (cells are requests), read
+//! cgroup files, or render (the summary is `rtshield-report`'s).
 
-pub mod cells;
-pub mod model;
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
+mod cells;
+mod model;
 mod process;
 mod steps;
 
-pub use cells::plan_text;
+pub use crate::cells::plan_text;
+pub use crate::model::{parse_checked, Campaign, Cell, Step};
 
-use model::{Campaign, Cell, Step};
 use process::PartitionGuard;
 use rtshield_results::RunResult;
 use rtshield_store::{Selector, Store};

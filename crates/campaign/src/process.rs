@@ -10,12 +10,12 @@ use std::time::Duration;
 
 /// The signal that asked the campaign to stop (0: none): SIGINT and
 /// SIGTERM, through `rtshield-signals` (installed by [`crate::run`]).
-pub fn stopped_by() -> i32 {
+pub(crate) fn stopped_by() -> i32 {
     rtshield_signals::received().unwrap_or(0)
 }
 
 /// A partition made for one cell; undone when dropped.
-pub struct PartitionGuard<'a> {
+pub(crate) struct PartitionGuard<'a> {
     /// The rtshield binary.
     pub exe: &'a Path,
     /// The campaign's `[partition] parent`.
@@ -28,7 +28,7 @@ impl PartitionGuard<'_> {
     /// `rtshield partition create CPUS [--parent P] [--with W]...`: active
     /// before the child runs, so a create killed half-way is still undone
     /// (undo is idempotent).
-    pub fn create(&mut self, cpus: &str, with: &[String]) -> anyhow::Result<ExitStatus> {
+    pub(crate) fn create(&mut self, cpus: &str, with: &[String]) -> anyhow::Result<ExitStatus> {
         let mut cmd = Command::new(self.exe);
         cmd.args(["partition", "create", cpus]);
         if let Some(p) = &self.parent {
@@ -42,7 +42,7 @@ impl PartitionGuard<'_> {
     }
 
     /// `rtshield partition undo [--parent P]`, if made.
-    pub fn undo(&mut self) -> Result<(), String> {
+    pub(crate) fn undo(&mut self) -> Result<(), String> {
         if !self.active {
             return Ok(());
         }
@@ -69,7 +69,7 @@ impl Drop for PartitionGuard<'_> {
 }
 
 /// Start `cmd` with `input` on its standard input (closed after it).
-pub fn spawn_with_input(cmd: &mut Command, input: &[u8]) -> std::io::Result<Child> {
+pub(crate) fn spawn_with_input(cmd: &mut Command, input: &[u8]) -> std::io::Result<Child> {
     let mut child = cmd.stdin(Stdio::piped()).spawn()?;
     let mut stdin = child.stdin.take().expect("piped");
     let written = stdin.write_all(input);
@@ -83,7 +83,7 @@ pub fn spawn_with_input(cmd: &mut Command, input: &[u8]) -> std::io::Result<Chil
 }
 
 /// Wait for a cell's child; on SIGINT/SIGTERM, pass the signal on once.
-pub fn wait_child(mut child: Child) -> std::io::Result<ExitStatus> {
+pub(crate) fn wait_child(mut child: Child) -> std::io::Result<ExitStatus> {
     let mut forwarded = false;
     loop {
         if let Some(s) = child.try_wait()? {
@@ -102,7 +102,7 @@ pub fn wait_child(mut child: Child) -> std::io::Result<ExitStatus> {
 }
 
 /// An external load (`cmd:…`) in its own process group, killed as a group.
-pub struct ExternalLoad(pub Child);
+pub(crate) struct ExternalLoad(pub Child);
 
 impl Drop for ExternalLoad {
     fn drop(&mut self) {
@@ -113,7 +113,7 @@ impl Drop for ExternalLoad {
 }
 
 /// Start an external load's command line with `/bin/sh -c`.
-pub fn start_external(cmdline: &str) -> std::io::Result<ExternalLoad> {
+pub(crate) fn start_external(cmdline: &str) -> std::io::Result<ExternalLoad> {
     use std::os::unix::process::CommandExt;
     let child = Command::new("/bin/sh")
         .args(["-c", cmdline])

@@ -14,30 +14,30 @@ Examples:
   rtshield campaign examples/campaigns/isolation.toml --dry-run
   rtshield campaign examples/campaigns/isolation.toml
   rtshield campaign examples/campaigns/isolation.toml --resume     # after Ctrl-C or a crash")]
-pub struct Args {
+pub(crate) struct Args {
     /// The campaign file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// List the runs, their order and the total time; run nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Skip the runs of this campaign already in the store.
     #[arg(long)]
-    pub resume: bool,
+    pub(crate) resume: bool,
     /// The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
     #[arg(long, value_name = "PATH|URL")]
-    pub store: Option<String>,
+    pub(crate) store: Option<String>,
     /// Directory for the runs and the report [default: ./rtshield-results/campaign-NAME-<UTC timestamp>/].
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Write into --out even if other users can write there.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
     /// Show each run's own output.
     #[arg(short, long)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
 }
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
     let bytes = rtshield_sys::safefs::read_input(&args.file, 1 << 20)
         .map_err(|e| InputError::new(e.to_string()))?;

@@ -17,28 +17,28 @@ Formats (docs/formats.md):
 Examples:
   rtshield export rtshield-results/20261122T054739Z --format junit --max-latency 100us -o junit.xml
   rtshield export results.json --format cyclictest-json")]
-pub struct Args {
+pub(crate) struct Args {
     /// A result directory or its results.json.
     #[arg(value_name = "RESULT")]
-    pub result: PathBuf,
+    pub(crate) result: PathBuf,
     #[arg(long, value_enum)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Output file [default: standard output]; written atomically.
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// junit, kcidb: a thread whose maximum latency exceeds DUR fails.
     #[arg(long, value_name = "DUR")]
-    pub max_latency: Option<Dur>,
+    pub(crate) max_latency: Option<Dur>,
     /// kcidb: the KCIDB id of the build the kernel came from [default: rtshield:<kernel release>].
     #[arg(long, value_name = "ORIGIN:ID")]
-    pub build_id: Option<String>,
+    pub(crate) build_id: Option<String>,
     /// Write into a directory owned by another user or writable by others.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     CyclictestJson,
     Junit,
     Openmetrics,
@@ -59,7 +59,7 @@ impl Format {
 /// The longest `--max-latency` (docs/ranges.md): one hour.
 pub(crate) const MAX_LIMIT_NS: u64 = 3_600_000_000_000;
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     if let Some(l) = args.max_latency {
         if l.ns() == 0 || l.ns() > MAX_LIMIT_NS {
             return Err(InputError::new(format!(

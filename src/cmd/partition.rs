@@ -23,7 +23,7 @@ fn open_kernel(
 }
 
 #[derive(clap::Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Create the rt partition with CPUS and nrt with the rest; move tasks, IRQs, workqueues off rt.
     Create(CreateArgs),
     /// Put back exactly what create changed (idempotent; works after an interrupted create).
@@ -81,38 +81,38 @@ pub enum Command {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct CreateArgs {
+pub(crate) struct CreateArgs {
     /// CPUs for the rt partition: a list (3, 2-3, 1,3-5) or a partrt hex mask (0x8).
-    pub cpus: String,
+    pub(crate) cpus: String,
     /// Partition this cgroup (path below the cpuset mount) instead of the whole
     /// machine; then IRQs, workqueues and sysctls are left alone unless --with lists them.
     #[arg(long, value_name = "CGROUP")]
-    pub parent: Option<String>,
+    pub(crate) parent: Option<String>,
     /// Knobs to leave alone: irq, workqueue, sysctl, rt-throttle (comma-separated).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub skip: Vec<String>,
+    pub(crate) skip: Vec<String>,
     /// With --parent: machine-wide knobs to tune anyway (irq, workqueue, sysctl).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub with: Vec<String>,
+    pub(crate) with: Vec<String>,
     /// `off` sets sched_rt_runtime_us=-1 (no RT throttling; restored by undo).
     #[arg(long, value_name = "on|off", default_value = "on")]
-    pub rt_throttle: String,
+    pub(crate) rt_throttle: String,
     /// Whose sysctl values to write: default (rtshield's), partrt, tuned
     /// (cpu-partitioning). See docs/manual/partition.md for the table.
     #[arg(long, value_name = "NAME", default_value = "default")]
-    pub profile: String,
+    pub(crate) profile: String,
     /// Move PID 1 (init) into nrt too, as partrt does (default: it stays in the root group).
     #[arg(long)]
-    pub move_init: bool,
+    pub(crate) move_init: bool,
     /// Print every write it would make, change nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Print the outcome (every write, refusals, advice) as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
     match c {
         Command::Create(a) => create(a, root),

@@ -18,16 +18,16 @@ Examples:
   rtshield runs compare 'isolation=none' 'isolation=partition' --stat p99.9,max
   rtshield runs push --to postgres://user@db/rt
   rtshield runs list --store postgres://user@db/rt --group-by host,kernel")]
-pub struct Args {
+pub(crate) struct Args {
     /// The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
     #[arg(long, global = true, value_name = "PATH|URL")]
-    pub store: Option<String>,
+    pub(crate) store: Option<String>,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(clap::Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// One line per stored run.
     List {
         /// Only the runs this selector picks.
@@ -98,7 +98,7 @@ pub enum Command {
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExportFormat {
+pub(crate) enum ExportFormat {
     Json,
     Csv,
 }
@@ -117,7 +117,7 @@ fn open(spec: Option<&str>) -> anyhow::Result<Box<dyn Store>> {
     })
 }
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let spec = args.store.as_deref();
     match args.command {
         Command::List {

@@ -6,7 +6,6 @@
 //!
 //! Regenerate with `cargo run -p rtshield-xtask -- dist`.
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 use clap_mangen::roff::{bold, italic, roman, Roff};
 use clap_mangen::Man;
@@ -25,7 +24,7 @@ pub fn generate() -> anyhow::Result<Tree> {
 /// The rtshield command as clap sees it, built (subcommands named
 /// `rtshield-measure`, ...), without the `help` subcommand.
 fn command() -> clap::Command {
-    let mut cmd = rtshield::cli::Cli::command().disable_help_subcommand(true);
+    let mut cmd = rtshield::command().disable_help_subcommand(true);
     cmd.build();
     cmd
 }

@@ -33,14 +33,17 @@ pub fn table_row(t: &ThreadStats, res: u64) -> String {
 
 /// The same row for a finished thread read from a result file.
 pub fn result_row(t: &rtshield_results::ThreadResult, res: u64) -> String {
-    row(
-        t.index,
-        t.tid,
-        t.samples,
-        [t.min_ns, t.max_ns, t.cur_ns],
-        t.avg_ns,
-        res,
-    )
+    let figures = ThreadStats {
+        index: t.index,
+        tid: t.tid,
+        samples: t.samples,
+        min_ns: t.min_ns,
+        max_ns: t.max_ns,
+        cur_ns: t.cur_ns,
+        avg_ns: t.avg_ns,
+        ..ThreadStats::default()
+    };
+    table_row(&figures, res)
 }
 
 fn row(

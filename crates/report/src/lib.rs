@@ -170,19 +170,9 @@ fn timeline_pngs(runs: &[load::Run], title: &str) -> anyhow::Result<Vec<output::
         .iter()
         .filter(|r| r.timeline.as_ref().is_some_and(|t| !t.is_empty()))
         .collect();
-    let pngs: Vec<anyhow::Result<Vec<u8>>> = std::thread::scope(|sc| {
-        let handles: Vec<_> = with_tl
-            .iter()
-            .map(|r| {
-                let tl = r.timeline.as_ref().expect("filtered above");
-                let t = format!("Per-interval maximum — {}", r.label);
-                sc.spawn(move || plot::timeline_png(tl, &t))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a plotting thread panicked"))
-            .collect()
+    let pngs = map_in_parallel(&with_tl, "a plotting thread panicked", |r| {
+        let tl = r.timeline.as_ref().expect("filtered above");
+        plot::timeline_png(tl, &format!("Per-interval maximum — {}", r.label))
     });
     let mut out = Vec::new();
     for (r, png) in with_tl.iter().zip(pngs) {
@@ -198,6 +188,21 @@ fn timeline_pngs(runs: &[load::Run], title: &str) -> anyhow::Result<Vec<output::
         });
     }
     Ok(out)
+}
+
+/// `f` of every item, each on a thread of its own, in the items' order (a
+/// panic in one is re-raised with `what`): day-long timelines are the
+/// bulk of a report's work, reading and drawing them in parallel.
+fn map_in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    what: &str,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let f = &f;
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = items.iter().map(|x| sc.spawn(move || f(x))).collect();
+        handles.into_iter().map(|h| h.join().expect(what)).collect()
+    })
 }
 
 /// The list of files a report wrote, kept in its output directory: what

@@ -35,16 +35,7 @@ pub(crate) fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<V
     }
     // Day-long timelines are the bulk of the work: read inputs in parallel,
     // keep their order, report the first failing input in argument order.
-    let loaded: Vec<anyhow::Result<Run>> = std::thread::scope(|sc| {
-        let handles: Vec<_> = inputs
-            .iter()
-            .map(|p| sc.spawn(move || load_one(p)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a reader thread panicked"))
-            .collect()
-    });
+    let loaded = crate::map_in_parallel(inputs, "a reader thread panicked", |p| load_one(p));
     let mut runs = Vec::new();
     for (i, r) in loaded.into_iter().enumerate() {
         let mut run = r?;

@@ -420,3 +420,33 @@ fn run_with_trace_keys_splits_and_cleans_up() {
         "instances of dead processes left: {left:?}"
     );
 }
+
+/// n10b and g-sigquit-measure-trace (issue 21 finding 10): SIGHUP (a
+/// dropped ssh session) and SIGQUIT used to kill a traced measure with no
+/// results and its instance left recording. They end it as SIGTERM does.
+#[test]
+fn sighup_and_sigquit_remove_the_instance_too() {
+    if cannot_run() {
+        return;
+    }
+    let _turn = one_at_a_time();
+    for (sig, reason) in [(libc::SIGHUP, "sighup"), (libc::SIGQUIT, "sigquit")] {
+        let before = global_state();
+        let d = tempfile::tempdir().unwrap();
+        let out = d.path().join("res");
+        let mut child = Guard(Some(
+            measure_cmd(&out, &["--trace-on", "20ms", "--trace-buffer-kb", "64"])
+                .spawn()
+                .unwrap(),
+        ));
+        let pid = child.id();
+        wait_tracing(pid);
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(pid as i32, sig) };
+        let o = child.finish(Duration::from_secs(30));
+        assert!(o.status.success(), "{reason}: {}", text(&o));
+        assert!(!instance_exists(pid), "instance left behind after {reason}");
+        assert_eq!(before, global_state(), "{reason}");
+        assert_eq!(results(&out)["end_reason"], reason);
+    }
+}

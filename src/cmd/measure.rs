@@ -203,6 +203,11 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
 /// `rtshield __measure`: one [`MeasureRequest`] as JSON on stdin (how a
 /// campaign runs each cell), carried out as `measure` would.
 pub(crate) fn run_request(g: &Global) -> anyhow::Result<i32> {
+    // A campaign's cell: a second stop signal must not exit at once. The
+    // terminal's Ctrl-C reaches the campaign and this child alike, and the
+    // campaign passes it on: two at once, and the cell would be lost. The
+    // campaign waits for this child, which ends on the first.
+    rtshield_signals::install(rtshield_signals::Second::Waits);
     let mut text = String::new();
     std::io::stdin()
         .take(1 << 20)

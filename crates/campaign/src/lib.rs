@@ -9,7 +9,11 @@
 //! `isolation = "partition"`, a child `rtshield partition create` before it
 //! and `undo` after it): a crash of one cell cannot take the campaign's
 //! bookkeeping down, and the partition is always undone — on a normal end,
-//! a failing cell, SIGINT and SIGTERM — before the campaign exits.
+//! a failing cell, and any stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+//! passed on to the cell, whose results are kept) — before the campaign
+//! exits. An undo that fails (after waiting for exiting tasks) stops the
+//! campaign after its cell, with the report and the command that
+//! finishes the undo.
 //!
 //! It may not measure or partition in its own process (children do),
 //! build command-line strings for a measurement (cells are requests), read
@@ -70,6 +74,10 @@ pub struct Outcome {
     pub stopped_by: Option<i32>,
     /// The report's directory, once written.
     pub report: Option<PathBuf>,
+    /// A cell's partition could not be undone: what is left and the
+    /// command that finishes the undo. The campaign stopped after that
+    /// cell (its run stored, the report written).
+    pub undo_failed: Option<String>,
 }
 
 /// Runs already stored for this very campaign (by fingerprint).
@@ -124,7 +132,7 @@ fn prepare(c: &Campaign, opts: &Options, root: &Root) -> anyhow::Result<bool> {
             active: true,
         }
         .undo()
-        .map_err(anyhow::Error::msg)?;
+        .map_err(|e| anyhow::anyhow!("the partition a previous campaign left: {e}"))?;
     }
     Ok(v2)
 }
@@ -157,6 +165,7 @@ pub fn run(
             skipped: Vec::new(),
             stopped_by: None,
             report: None,
+            undo_failed: None,
         },
         total: steps.len(),
     };
@@ -172,6 +181,14 @@ pub fn run(
     let sig = process::stopped_by();
     if sig != 0 {
         out.stopped_by = Some(sig);
+        return Ok(out);
+    }
+    if out.undo_failed.is_some() {
+        // The report of what was measured, if anything was stored: the
+        // undo's failure is what the caller must hear about.
+        if out.stored > 0 || out.skipped_done > 0 {
+            out.report = report(c, opts.store.as_mut(), &opts.out).ok();
+        }
         return Ok(out);
     }
     out.report = Some(report(c, opts.store.as_mut(), &opts.out)?);

@@ -249,6 +249,16 @@ pub(crate) fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
 pub fn parse_checked(text: &str, file: &str) -> Result<Campaign, InputError> {
     let (c, spans) = parse_with_spans(text, file)?;
     let pos = Pos { text, file };
+    // `partition create --parent` refuses these too, but only once a cell
+    // runs (and the start-up undo would fail first, less clearly).
+    if let Some(p) = &c.partition.parent {
+        if p.trim_matches('/').is_empty() || p.split('/').any(|x| x == "." || x == "..") {
+            return Err(pos.whole(format!(
+                "[partition] parent = {p:?}: must name a cgroup below the cpuset hierarchy's \
+                 root, without `.` or `..` (leave it out to partition the whole machine)"
+            )));
+        }
+    }
     for cell in &c.cells {
         if let Err(r) = c.request(cell).and_then(|r| r.validate()) {
             // Point at the value measure refuses: the cell's own (an axis

@@ -35,7 +35,7 @@ pub struct RunResult {
     /// fallback, lost samples, interrupted run...).
     #[serde(default)]
     pub warnings: Vec<String>,
-    /// Why the run ended: `duration`, `samples`, `sigint`, `sigterm`, `stop`
+    /// Why the run ended: `duration`, `samples`, `sigint`, `sigterm`, `sighup`, `sigquit`, `stop`
     /// (a program's STOP policy), `trace-stop` (`--trace-stop`), or
     /// `running` in a checkpoint of a run still going.
     pub end_reason: String,

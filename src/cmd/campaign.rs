@@ -49,25 +49,7 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         return Ok(0);
     }
     let store = rtshield_store::open(args.store.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let policy = if args.force_unsafe_dir {
-        DirPolicy::AllowUnsafe
-    } else {
-        DirPolicy::Strict
-    };
-    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
-    let out = rtshield_sys::safefs::output_dir(
-        args.out.as_deref(),
-        std::path::Path::new("rtshield-results"),
-        &format!("campaign-{}-{stamp}", c.name),
-        policy,
-    )
-    .map_err(|e| -> anyhow::Error {
-        if e.is_refusal() {
-            InputError::new(e.to_string()).into()
-        } else {
-            e.into()
-        }
-    })?;
+    let out = output_dir(&args, &c.name)?;
     let out_path = out.path().to_path_buf();
     println!(
         "campaign {}: {} runs, measuring time {}; results in {}/",
@@ -115,6 +97,38 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         },
         &mut progress,
     )?;
+    Ok(print_outcome(&o, &args.file))
+}
+
+/// The campaign's result directory (`--out`, else
+/// `rtshield-results/campaign-NAME-STAMP`), made through the safe-file layer;
+/// a refused place is an input error (exit 2).
+fn output_dir(args: &Args, name: &str) -> anyhow::Result<rtshield_sys::safefs::SafeDir> {
+    let policy = if args.force_unsafe_dir {
+        DirPolicy::AllowUnsafe
+    } else {
+        DirPolicy::Strict
+    };
+    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
+    rtshield_sys::safefs::output_dir(
+        args.out.as_deref(),
+        std::path::Path::new("rtshield-results"),
+        &format!("campaign-{name}-{stamp}"),
+        policy,
+    )
+    .map_err(|e| -> anyhow::Error {
+        if e.is_refusal() {
+            InputError::new(e.to_string()).into()
+        } else {
+            e.into()
+        }
+    })
+}
+
+/// Print how the campaign ended and return the exit status: 128 + the
+/// signal that stopped it, 1 when its partition could not be undone,
+/// [`rtshield_results::EXIT_LIMIT_EXCEEDED`] when a run failed its limit.
+fn print_outcome(o: &rtshield_campaign::Outcome, file: &std::path::Path) -> i32 {
     println!(
         "{} stored, {} already stored, {} skipped",
         o.stored,
@@ -127,10 +141,10 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     if let Some(sig) = o.stopped_by {
         let name = rtshield_signals::end_reason(sig);
         match &o.undo_failed {
-            None => println!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display()),
+            None => println!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", file.display()),
             Some(e) => println!("stopped by {name} (signal {sig}); the partition is LEFT: {e}"),
         }
-        return Ok(128 + sig);
+        return 128 + sig;
     }
     if let Some(e) = &o.undo_failed {
         if let Some(r) = &o.report {
@@ -143,16 +157,24 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         println!("stopped: the partition is LEFT: {e}");
         println!(
             "then continue with: rtshield campaign {} --resume",
-            args.file.display()
+            file.display()
         );
-        return Ok(1);
+        return 1;
     }
-    if let Some(r) = o.report {
+    if let Some(r) = &o.report {
         println!(
             "report: {}/summary.md, {}/plots/report.html",
             r.display(),
             r.display()
         );
     }
-    Ok(0)
+    if o.failed > 0 {
+        println!(
+            "FAIL: {} run(s) exceeded their max_latency (exit status {}; the verdicts are in their results.json)",
+            o.failed,
+            rtshield_results::EXIT_LIMIT_EXCEEDED
+        );
+        return rtshield_results::EXIT_LIMIT_EXCEEDED;
+    }
+    0
 }

@@ -142,48 +142,7 @@ pub(crate) fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
                 println!("{}", serde_json::to_string_pretty(&st)?);
                 return Ok(0);
             }
-            println!("{} at {}, parent {}", st.hierarchy, st.mount, st.parent);
-            println!(
-                "state: {} ({}{})",
-                st.state,
-                st.state_file,
-                if st.saved_files > 0 {
-                    format!(", {} saved values", st.saved_files)
-                } else {
-                    String::new()
-                }
-            );
-            if let Some(n) = &st.state_note {
-                println!("note: {n}");
-            }
-            if st.partitions.is_empty() {
-                println!("no rtshield partition");
-            }
-            if let Some(f) = &st.foreign {
-                println!("made by another tool: {}", f.describe());
-            }
-            for p in &st.partitions {
-                println!(
-                    "{:<4} CPUs {:<8} {} task(s){}  {}",
-                    p.name,
-                    p.cpus.as_deref().unwrap_or("?"),
-                    p.tasks.len(),
-                    p.partition
-                        .as_ref()
-                        .map(|x| format!(", partition {x}"))
-                        .unwrap_or_default(),
-                    p.dir
-                );
-                if p.name == "rt" {
-                    for t in &p.tasks {
-                        println!("       {:>7} {}", t.tid, t.name);
-                    }
-                }
-            }
-            println!("{} task(s) left in the parent", st.parent_tasks);
-            if st.state == "incomplete" {
-                println!("create was interrupted: run `rtshield partition undo`");
-            }
+            print_status(&st);
             Ok(0)
         }
         Command::List { json } => list(&root, json),
@@ -539,4 +498,51 @@ fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// `partition status` as text: the hierarchy, the state file, each
+/// partition with its tasks (rt's listed), and what is left to do.
+fn print_status(st: &rtshield_partition::Status) {
+    println!("{} at {}, parent {}", st.hierarchy, st.mount, st.parent);
+    println!(
+        "state: {} ({}{})",
+        st.state,
+        st.state_file,
+        if st.saved_files > 0 {
+            format!(", {} saved values", st.saved_files)
+        } else {
+            String::new()
+        }
+    );
+    if let Some(n) = &st.state_note {
+        println!("note: {n}");
+    }
+    if st.partitions.is_empty() {
+        println!("no rtshield partition");
+    }
+    if let Some(f) = &st.foreign {
+        println!("made by another tool: {}", f.describe());
+    }
+    for p in &st.partitions {
+        println!(
+            "{:<4} CPUs {:<8} {} task(s){}  {}",
+            p.name,
+            p.cpus.as_deref().unwrap_or("?"),
+            p.tasks.len(),
+            p.partition
+                .as_ref()
+                .map(|x| format!(", partition {x}"))
+                .unwrap_or_default(),
+            p.dir
+        );
+        if p.name == "rt" {
+            for t in &p.tasks {
+                println!("       {:>7} {}", t.tid, t.name);
+            }
+        }
+    }
+    println!("{} task(s) left in the parent", st.parent_tasks);
+    if st.state == "incomplete" {
+        println!("create was interrupted: run `rtshield partition undo`");
+    }
 }

@@ -253,6 +253,7 @@ fn defaults_and_values_with_units() {
 /// Every kind of bad input: the message starts with FILE:LINE:COL and says
 /// what was expected.
 #[test]
+#[allow(clippy::too_many_lines)] // a table of cases
 fn errors_name_file_line_column_and_expectation() {
     let cases: &[(&str, &str, &str)] = &[
         // unknown key

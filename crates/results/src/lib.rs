@@ -26,6 +26,7 @@ mod merge;
 mod read;
 mod schema;
 mod statrec;
+mod verdict;
 
 /// Fixtures for tests of this and other crates (feature `testing`, never
 /// in the release binary).
@@ -35,16 +36,16 @@ pub use crate::export::{
     by_name, csv_header, csv_split_header, file_names, format_timeline_host, format_timeline_row,
     read_timeline, spikes_summary, systress_file_name, timeline_header, timeline_header_with_host,
     to_csv, to_cyclictest_hist, to_cyclictest_json, to_json, to_junit, to_kcidb, to_openmetrics,
-    to_spikes_json, to_spikes_txt, to_systress_txt, write_all, write_json, write_text, CiOptions,
-    Csv, CyclictestHist, CyclictestJson, ExportManager, Exporter, Failure, Json, Junit, Kcidb,
-    OpenMetrics, Spikes, SystressTxt, TimelineHost, TimelineRecord, TimelineRow, TimelineWriter,
-    CI_FORMATS, CSV_FILE, CYCLICTEST_JSON_FILE, HIST_FILE, JSON_FILE, JUNIT_FILE, KCIDB_FILE,
-    OPENMETRICS_FILE, SPIKES_JSON, SPIKES_TXT, TIMELINE_CPU, TIMELINE_ELAPSED_S, TIMELINE_FILE,
-    TIMELINE_HEADER, TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS, TIMELINE_PHASE, TIMELINE_THREAD,
-    TRACE_TXT,
+    to_prometheus_text, to_spikes_json, to_spikes_txt, to_systress_txt, write_all, write_json,
+    write_text, CiOptions, Csv, CyclictestHist, CyclictestJson, ExportManager, Exporter, Failure,
+    Json, Junit, Kcidb, OpenMetrics, PrometheusText, Spikes, SystressTxt, TimelineHost,
+    TimelineRecord, TimelineRow, TimelineWriter, Timestamps, CI_FORMATS, CSV_FILE,
+    CYCLICTEST_JSON_FILE, HIST_FILE, JSON_FILE, JUNIT_FILE, KCIDB_FILE, OPENMETRICS_FILE,
+    SPIKES_JSON, SPIKES_TXT, TIMELINE_CPU, TIMELINE_ELAPSED_S, TIMELINE_FILE, TIMELINE_HEADER,
+    TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS, TIMELINE_PHASE, TIMELINE_THREAD, TRACE_TXT,
 };
 pub use crate::histogram::{
-    hist_percentiles, hist_stats, pool_threads, thread_from_histogram, MinMaxSum,
+    hist_percentiles, hist_stats, pool_threads, thread_from_histogram, LeCounter, MinMaxSum,
 };
 pub use crate::import::{
     read_cyclictest_hist, read_cyclictest_json, read_fluctuation_log, read_systress_txt, sniff,
@@ -54,9 +55,12 @@ pub use crate::merge::merge_resumed;
 pub use crate::read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
 pub use crate::schema::{
     percentile_supported, Corrected, HistStats, Histogram, LatencyPart, ProgramResult, RunResult,
-    Settings, SplitResult, ThreadResult, TraceResult, WorstCase, DEEP_PERCENTILES, PERCENTILES,
-    SCHEMA,
+    Settings, SplitResult, ThreadResult, TraceResult, WorstCase, DEEP_PERCENTILES, LE_BOUNDS_NS,
+    PERCENTILES, SCHEMA,
 };
 pub use crate::statrec::{
     compare_stat_records, stat_ratio, Metric, StatRecord, ThreadMean, STAT_SCHEMA,
+};
+pub use crate::verdict::{
+    effective_verdict, LimitFailure, Limits, ThreadVerdict, Verdict, EXIT_LIMIT_EXCEEDED,
 };

@@ -47,3 +47,4 @@ pub use crate::request::{
 pub use crate::runner::RunOutcome;
 pub use crate::single::measure;
 pub use crate::store::parse_tag;
+pub use crate::tracing::remove_leftovers as remove_trace_leftovers;

@@ -385,16 +385,7 @@ fn print_summary(
         threads: r
             .threads
             .iter()
-            .map(|t| rtshield_measure::ThreadStats {
-                index: t.index,
-                tid: t.tid,
-                samples: t.samples,
-                min_ns: t.min_ns,
-                max_ns: t.max_ns,
-                cur_ns: t.cur_ns,
-                avg_ns: t.avg_ns,
-                ..Default::default()
-            })
+            .map(rtshield_measure::ThreadStats::from)
             .collect(),
         ..Default::default()
     };

@@ -33,17 +33,24 @@ pub fn table_row(t: &ThreadStats, res: u64) -> String {
 
 /// The same row for a finished thread read from a result file.
 pub fn result_row(t: &rtshield_results::ThreadResult, res: u64) -> String {
-    let figures = ThreadStats {
-        index: t.index,
-        tid: t.tid,
-        samples: t.samples,
-        min_ns: t.min_ns,
-        max_ns: t.max_ns,
-        cur_ns: t.cur_ns,
-        avg_ns: t.avg_ns,
-        ..ThreadStats::default()
-    };
-    table_row(&figures, res)
+    table_row(&ThreadStats::from(t), res)
+}
+
+/// The table's figures of a finished thread (the interval figures, CPU and
+/// policy are not in a result's row: left at their defaults).
+impl From<&rtshield_results::ThreadResult> for ThreadStats {
+    fn from(t: &rtshield_results::ThreadResult) -> ThreadStats {
+        ThreadStats {
+            index: t.index,
+            tid: t.tid,
+            samples: t.samples,
+            min_ns: t.min_ns,
+            max_ns: t.max_ns,
+            cur_ns: t.cur_ns,
+            avg_ns: t.avg_ns,
+            ..ThreadStats::default()
+        }
+    }
 }
 
 fn row(

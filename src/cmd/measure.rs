@@ -9,9 +9,10 @@ use rtshield_measure::{display_units, display_units_avg, render_table};
 use rtshield_measure::{IntervalStats, LiveDisplay, Mode, Observer};
 use rtshield_results::{RunResult, DEEP_PERCENTILES, PERCENTILES};
 use rtshield_run::{MeasureRequest, PartitionRequest, Plan, Printer, Summary, EXIT_FILES_MISSING};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::units::{format_duration_ns, Dur};
-use rtshield_sys::{InputError, SysInfo};
+use rtshield_sys::SysInfo;
+use rtshield_vocab::InputError;
+use rtshield_vocab::Policy;
+use rtshield_vocab::{format_duration_ns, Dur};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 

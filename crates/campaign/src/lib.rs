@@ -32,8 +32,10 @@ pub use crate::model::{parse_checked, Campaign, Cell, Step};
 
 use process::PartitionGuard;
 use rtshield_results::RunResult;
+use rtshield_safefs::{DirPolicy, SafeDir};
 use rtshield_store::{Selector, Store};
-use rtshield_sys::{DirPolicy, InputError, Root, SafeDir};
+use rtshield_sys::Root;
+use rtshield_vocab::InputError;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 

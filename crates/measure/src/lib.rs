@@ -28,7 +28,7 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
-use rtshield_sys::sched::Policy;
+use rtshield_vocab::Policy;
 
 mod display;
 mod engine;
@@ -57,7 +57,7 @@ pub use crate::spike::{SpikeMark, SpikeTrigger};
 pub use crate::stats::{Accum, ThreadHistograms};
 pub use crate::timefmt::{rfc3339_utc, stamp_utc};
 
-pub use rtshield_sys::mode::Mode;
+pub use rtshield_vocab::Mode;
 
 /// One measuring thread.
 #[derive(Debug, Clone, PartialEq)]

@@ -46,8 +46,9 @@ pub use crate::runs::{compare_table, groups_table, import_text, list_table, runs
 pub use crate::synth::{synth_run_result, synth_timeline_csv, write_synth_run_dir};
 pub use crate::table::{Table, Worst};
 
-use rtshield_sys::safefs::temp_target;
-use rtshield_sys::{DirPolicy, InputError, SafeDir, SafeError};
+use rtshield_safefs::temp_target;
+use rtshield_safefs::{DirPolicy, SafeDir, SafeError};
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 /// What to produce.

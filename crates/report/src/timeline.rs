@@ -16,7 +16,7 @@ use rtshield_results::{
     TIMELINE_CPU, TIMELINE_ELAPSED_S, TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS, TIMELINE_PHASE,
     TIMELINE_THREAD,
 };
-use rtshield_sys::InputError;
+use rtshield_vocab::InputError;
 use std::path::Path;
 
 /// One measuring thread's intervals.
@@ -113,9 +113,9 @@ impl<'a> Fields<'a> {
 impl Timeline {
     pub fn read(path: &Path) -> Result<Timeline, InputError> {
         let name = path.display().to_string();
-        let bytes = rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT)
+        let bytes = rtshield_safefs::read_input(path, rtshield_safefs::INPUT_LIMIT)
             .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
-        let text = rtshield_text::utf8::decode(bytes)
+        let text = rtshield_text::decode_utf8(bytes)
             .map_err(|e| InputError::at(&name, e.line, e.col, e))?;
         Self::parse(&text, &name)
     }

@@ -6,7 +6,8 @@
 use rtshield_load::{CpuLoad, CpuLoadMeter};
 use rtshield_measure::{IntervalStats, Measurement, Observer};
 use rtshield_results::{TimelineHost, TimelineRow, TimelineWriter};
-use rtshield_sys::{Root, SafeDir, SafeError};
+use rtshield_safefs::{SafeDir, SafeError};
+use rtshield_sys::Root;
 use std::io;
 
 pub(crate) struct Timeline {
@@ -20,11 +21,9 @@ pub(crate) struct Timeline {
 /// zone (each `None` when it cannot be read).
 pub(crate) fn host_now(root: &Root) -> TimelineHost {
     TimelineHost {
-        uptime_s: rtshield_sys::power::uptime_s(root),
-        loadavg: rtshield_sys::loadavg::LoadAvg::read(root)
-            .ok()
-            .map(|l| l.avg),
-        temp_c: rtshield_sys::power::max_temp_c(&rtshield_sys::power::thermal(root)),
+        uptime_s: rtshield_sys::uptime_s(root),
+        loadavg: rtshield_sys::LoadAvg::read(root).ok().map(|l| l.avg),
+        temp_c: rtshield_sys::max_temp_c(&rtshield_sys::thermal_zones(root)),
     }
 }
 
@@ -123,7 +122,7 @@ impl<'a> WithTimeline<'a> {
         root: &Root,
         loaded: bool,
     ) -> WithTimeline<'a> {
-        let cpus: Vec<u32> = rtshield_load::cpuload::StatSnapshot::read(root)
+        let cpus: Vec<u32> = rtshield_sys::StatSnapshot::read(root)
             .map(|s| s.cpus.keys().copied().collect())
             .unwrap_or_default();
         let timeline = match Timeline::create(dir, cpus) {

@@ -7,7 +7,7 @@ use rtshield_report::{
     generate, is_report_file, synth_run_result, synth_timeline_csv, write_synth_run_dir, Format,
     Options, MANIFEST,
 };
-use rtshield_sys::DirPolicy;
+use rtshield_safefs::DirPolicy;
 use rtshield_testkit::input_error;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};

@@ -5,7 +5,7 @@
 //! a [`TimelineWriter`]), read by `report` (column names below), synthesised
 //! by the test fixtures: all three use this module.
 
-use rtshield_sys::{SafeDir, SafeError};
+use rtshield_safefs::{SafeDir, SafeError};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -237,8 +237,8 @@ pub struct TimelineRecord {
 pub fn read_timeline(
     text: &str,
     file: &str,
-) -> Result<(String, Vec<TimelineRecord>), rtshield_sys::InputError> {
-    use rtshield_sys::InputError;
+) -> Result<(String, Vec<TimelineRecord>), rtshield_vocab::InputError> {
+    use rtshield_vocab::InputError;
     let mut lines = text
         .lines()
         .enumerate()

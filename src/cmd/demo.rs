@@ -10,19 +10,19 @@ use rtshield_vocab::Dur;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// How long to measure.
     #[arg(long, default_value = "10s", value_name = "DUR")]
-    pub duration: Dur,
+    pub(crate) duration: Dur,
     /// Where to write the results.
     #[arg(long, default_value = "rtshield-demo", value_name = "DIR")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// No live display, only the final summary.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     // The CPUs this process may use (not every online CPU: taskset counts).
     let allowed = rtshield_sys::allowed_cpus()?;
     let last = allowed.last().unwrap_or(0);

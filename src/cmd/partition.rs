@@ -23,7 +23,7 @@ fn open_kernel(
 }
 
 #[derive(clap::Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Create the rt partition with CPUS and nrt with the rest; move tasks, IRQs, workqueues off rt.
     Create(CreateArgs),
     /// Put back exactly what create changed (idempotent; works after an interrupted create).
@@ -85,38 +85,38 @@ pub enum Command {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct CreateArgs {
+pub(crate) struct CreateArgs {
     /// CPUs for the rt partition: a list (3, 2-3, 1,3-5) or a partrt hex mask (0x8).
-    pub cpus: String,
+    pub(crate) cpus: String,
     /// Partition this cgroup (path below the cpuset mount) instead of the whole
     /// machine; then IRQs, workqueues and sysctls are left alone unless --with lists them.
     #[arg(long, value_name = "CGROUP")]
-    pub parent: Option<String>,
+    pub(crate) parent: Option<String>,
     /// Knobs to leave alone: irq, workqueue, sysctl, rt-throttle (comma-separated).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub skip: Vec<String>,
+    pub(crate) skip: Vec<String>,
     /// With --parent: machine-wide knobs to tune anyway (irq, workqueue, sysctl).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub with: Vec<String>,
+    pub(crate) with: Vec<String>,
     /// `off` sets sched_rt_runtime_us=-1 (no RT throttling; restored by undo).
     #[arg(long, value_name = "on|off", default_value = "on")]
-    pub rt_throttle: String,
+    pub(crate) rt_throttle: String,
     /// Whose sysctl values to write: default (rtshield's), partrt, tuned
     /// (cpu-partitioning). See docs/manual/partition.md for the table.
     #[arg(long, value_name = "NAME", default_value = "default")]
-    pub profile: String,
+    pub(crate) profile: String,
     /// Move PID 1 (init) into nrt too, as partrt does (default: it stays in the root group).
     #[arg(long)]
-    pub move_init: bool,
+    pub(crate) move_init: bool,
     /// Print every write it would make, change nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Print the outcome (every write, refusals, advice) as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
     match c {
         Command::Create(a) => create(a, root),
@@ -143,48 +143,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
                 println!("{}", serde_json::to_string_pretty(&st)?);
                 return Ok(0);
             }
-            println!("{} at {}, parent {}", st.hierarchy, st.mount, st.parent);
-            println!(
-                "state: {} ({}{})",
-                st.state,
-                st.state_file,
-                if st.saved_files > 0 {
-                    format!(", {} saved values", st.saved_files)
-                } else {
-                    String::new()
-                }
-            );
-            if let Some(n) = &st.state_note {
-                println!("note: {n}");
-            }
-            if st.partitions.is_empty() {
-                println!("no rtshield partition");
-            }
-            if let Some(f) = &st.foreign {
-                println!("made by another tool: {}", f.describe());
-            }
-            for p in &st.partitions {
-                println!(
-                    "{:<4} CPUs {:<8} {} task(s){}  {}",
-                    p.name,
-                    p.cpus.as_deref().unwrap_or("?"),
-                    p.tasks.len(),
-                    p.partition
-                        .as_ref()
-                        .map(|x| format!(", partition {x}"))
-                        .unwrap_or_default(),
-                    p.dir
-                );
-                if p.name == "rt" {
-                    for t in &p.tasks {
-                        println!("       {:>7} {}", t.tid, t.name);
-                    }
-                }
-            }
-            println!("{} task(s) left in the parent", st.parent_tasks);
-            if st.state == "incomplete" {
-                println!("create was interrupted: run `rtshield partition undo`");
-            }
+            print_status(&st);
             Ok(0)
         }
         Command::List { json } => list(&root, json),
@@ -534,4 +493,51 @@ fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// `partition status` as text: the hierarchy, the state file, each
+/// partition with its tasks (rt's listed), and what is left to do.
+fn print_status(st: &rtshield_partition::Status) {
+    println!("{} at {}, parent {}", st.hierarchy, st.mount, st.parent);
+    println!(
+        "state: {} ({}{})",
+        st.state,
+        st.state_file,
+        if st.saved_files > 0 {
+            format!(", {} saved values", st.saved_files)
+        } else {
+            String::new()
+        }
+    );
+    if let Some(n) = &st.state_note {
+        println!("note: {n}");
+    }
+    if st.partitions.is_empty() {
+        println!("no rtshield partition");
+    }
+    if let Some(f) = &st.foreign {
+        println!("made by another tool: {}", f.describe());
+    }
+    for p in &st.partitions {
+        println!(
+            "{:<4} CPUs {:<8} {} task(s){}  {}",
+            p.name,
+            p.cpus.as_deref().unwrap_or("?"),
+            p.tasks.len(),
+            p.partition
+                .as_ref()
+                .map(|x| format!(", partition {x}"))
+                .unwrap_or_default(),
+            p.dir
+        );
+        if p.name == "rt" {
+            for t in &p.tasks {
+                println!("       {:>7} {}", t.tid, t.name);
+            }
+        }
+    }
+    println!("{} task(s) left in the parent", st.parent_tasks);
+    if st.state == "incomplete" {
+        println!("create was interrupted: run `rtshield partition undo`");
+    }
 }

@@ -4,64 +4,64 @@
 
 use crate::cli::Global;
 use rtshield_config::Config;
-use rtshield_measure::display::{render_table, result_row, TABLE_HEADER};
 use rtshield_measure::IntervalStats;
+use rtshield_measure::{render_table, result_row, TABLE_HEADER};
 use rtshield_results::RunResult;
-use rtshield_run::runner::RunOutcome;
+use rtshield_run::RunOutcome;
 use rtshield_run::{ConfigPrinter, ConfigRequest};
 use rtshield_vocab::{format_duration_ns, Dur};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The configuration file (systress format: main, timer_thread[N], program[N]).
     #[arg(value_name = "CONFIG", required_unless_present = "keys")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Only check the file and print the effective settings (defaults filled in); start nothing.
     #[arg(long)]
-    pub check: bool,
+    pub(crate) check: bool,
     /// Output directory [default: ./rtshield-results/<config name>-<UTC timestamp>/]; DIR-1, DIR-2... with stats.rotate.
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Write into --out even if it is owned by another user or writable by
     /// others without the sticky bit.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
     /// Measure this long, whatever lifetime.duration says (`30s`, `10min`, `1d`).
     #[arg(long, value_name = "DUR")]
-    pub duration: Option<Dur>,
+    pub(crate) duration: Option<Dur>,
     /// Map CPUs this machine does not have onto its online CPUs (cpu % count), to try a configuration written for a bigger machine.
     #[arg(long)]
-    pub fold_cpus: bool,
+    pub(crate) fold_cpus: bool,
     /// No live display, only the final summary.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Label of the run in reports [default: the output directory name].
     #[arg(long)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// Continue the run interrupted in DIR (kill -9, power cut) from its last checkpoint:
     /// same configuration, the time left, figures merged, the gap a `down` phase of the timeline.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
-    pub resume: Option<PathBuf>,
+    pub(crate) resume: Option<PathBuf>,
     /// Rewrite FILE atomically every stats period with the latency so far, in Prometheus text
     /// format (node_exporter's textfile collector).
     #[arg(long, value_name = "FILE")]
-    pub metrics_file: Option<PathBuf>,
+    pub(crate) metrics_file: Option<PathBuf>,
     /// Exit status 3 when any thread's maximum latency exceeds DUR (CI gate, as
     /// `measure --max-latency`); the limit and the verdict are recorded in results.json.
     #[arg(long, value_name = "DUR")]
-    pub max_latency: Option<Dur>,
+    pub(crate) max_latency: Option<Dur>,
     /// Print the reference of every configuration key (Markdown) and exit.
     #[arg(long)]
-    pub keys: bool,
+    pub(crate) keys: bool,
     #[command(flatten)]
-    pub store: super::StoreArgs,
+    pub(crate) store: super::StoreArgs,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.keys {
-        print!("{}", rtshield_config::keys::markdown_table());
+        print!("{}", rtshield_config::markdown_table());
         return Ok(0);
     }
     let request = ConfigRequest {
@@ -106,7 +106,7 @@ struct TextPrinter {
 
 impl ConfigPrinter for TextPrinter {
     fn checked(&mut self, cfg: &Config, warnings: &[String], duration_ns: Option<u64>) {
-        print!("{}", rtshield_config::render::effective(cfg));
+        print!("{}", rtshield_config::render_effective(cfg));
         for w in warnings {
             eprintln!("rtshield: warning: {w}");
         }
@@ -205,7 +205,7 @@ impl ConfigPrinter for TextPrinter {
     fn files_missing(&mut self, count: usize) {
         println!(
             "WARNING: {count} result file(s) are not where asked (see the messages above; exit status {})",
-            rtshield_run::pipeline::EXIT_FILES_MISSING
+            rtshield_run::EXIT_FILES_MISSING
         );
     }
 }
@@ -240,7 +240,7 @@ fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) 
     }
     if let Some(t) = &res.trace {
         // The spikes themselves are in spikes.txt beside the results.
-        println!("trace: {}", rtshield_results::export::spikes_summary(t));
+        println!("trace: {}", rtshield_results::spikes_summary(t));
         for s in t.spikes.iter().take(5) {
             println!("  thread tid {} CPU {}: {}", s.pid, s.cpu, s.verdict);
         }

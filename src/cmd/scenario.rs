@@ -24,37 +24,37 @@ pub(crate) fn read_scenario(path: &Path) -> anyhow::Result<Scenario> {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (lollobrigida format: `{ … }` task blocks, see examples/scenarios/).
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Write the report as JSON (schema rtshield.balance/1) to FILE.
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Write FILE (and --out DIR) even if its directory is owned by another user or
     /// writable by others without the sticky bit.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
     /// Write DIR/balance.json and DIR/balance.txt.
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Stop the run after D (e.g. 30s); unfinished tasks are reported as such. Overrides the file's `timeout`.
     #[arg(long, value_name = "D")]
-    pub timeout: Option<Dur>,
+    pub(crate) timeout: Option<Dur>,
     /// Parse and plan only: show the tasks as they would run (masks trimmed), run nothing.
     #[arg(long)]
-    pub check: bool,
+    pub(crate) check: bool,
     /// Run real-time tasks that never sleep and could take every CPU (a FIFO/RR 99 one on every CPU, or one per CPU): they can starve the machine.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Multiply every task's `loop` by F (e.g. 0.01 for a short demo); sloop, sleep and irq_period are kept.
     #[arg(long, value_name = "F", default_value_t = 1.0)]
-    pub scale: f64,
+    pub(crate) scale: f64,
     /// Iterations per microsecond (overrides the file's `loops_per_us`; default: one spin step, measured).
     #[arg(long, value_name = "X")]
-    pub loops_per_us: Option<f64>,
+    pub(crate) loops_per_us: Option<f64>,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
     // Options first, with the same ranges as the file's keys (docs/ranges.md).
     if let Some(l) = args.loops_per_us {
@@ -116,7 +116,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     // Through safefs: root never writes through a link or into a
     // directory another user controls.
     let pol = policy(args.force_unsafe_dir);
-    use rtshield_run::pipeline::refusal;
+    use rtshield_run::refusal;
     if let Some(p) = &args.json {
         rtshield_safefs::write_file(p, json.as_bytes(), pol).map_err(refusal)?;
     }

@@ -4,13 +4,13 @@ use crate::cli::Global;
 use rtshield_sys::SysInfo;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
     let si = SysInfo::collect(&root, root.is_host());
     let left = rtshield_sys::tracing_leftovers(&root);

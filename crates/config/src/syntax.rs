@@ -10,14 +10,14 @@ use rtshield_vocab::InputError;
 
 /// A 1-based position in the file (columns count characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Pos {
+pub(crate) struct Pos {
     pub line: usize,
     pub col: usize,
 }
 
 /// `key value` inside a stanza.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub key: String,
     pub key_at: Pos,
     /// Everything after the key, comment removed, trimmed (may be empty).
@@ -27,7 +27,7 @@ pub struct Entry {
 
 /// `name[index] { entries }`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stanza {
+pub(crate) struct Stanza {
     pub name: String,
     pub index: Option<u32>,
     pub at: Pos,
@@ -36,12 +36,12 @@ pub struct Stanza {
 
 /// Error builder bound to a file name.
 #[derive(Debug, Clone)]
-pub struct Errs<'a> {
+pub(crate) struct Errs<'a> {
     pub file: &'a str,
 }
 
 impl Errs<'_> {
-    pub fn at(&self, p: Pos, msg: impl std::fmt::Display) -> InputError {
+    pub(crate) fn at(&self, p: Pos, msg: impl std::fmt::Display) -> InputError {
         InputError::at(self.file, p.line, p.col, msg)
     }
 }
@@ -146,7 +146,7 @@ enum State {
 }
 
 /// Split a file into stanzas. Only syntax is checked here.
-pub fn parse(file: &str, text: &str) -> Result<Vec<Stanza>, InputError> {
+pub(crate) fn parse(file: &str, text: &str) -> Result<Vec<Stanza>, InputError> {
     let e = Errs { file };
     let mut out = Vec::new();
     let mut state = State::Outside;
@@ -265,7 +265,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Stanza>, InputError> {
     }
 }
 
-pub fn display_name(st: &Stanza) -> String {
+pub(crate) fn display_name(st: &Stanza) -> String {
     match st.index {
         Some(i) => format!("{}[{i}]", st.name),
         None => st.name.clone(),
@@ -276,7 +276,7 @@ pub fn display_name(st: &Stanza) -> String {
 /// one: `"..."` and `'...'` group words, `\` escapes the next character;
 /// `{}` and `;` are ordinary words. Returns the byte offset of an
 /// unterminated quote on error.
-pub fn split_words(s: &str) -> Result<Vec<String>, (usize, String)> {
+pub(crate) fn split_words(s: &str) -> Result<Vec<String>, (usize, String)> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;

@@ -12,11 +12,15 @@ pub struct ResultContext {
     pub command: Vec<String>,
     /// The configuration file's text, when run from one.
     pub config: Option<String>,
+    /// A short label for reports, `None`: the output directory's name is used by readers.
     pub label: Option<String>,
+    /// Provenance tags written with the run (isolation, load, partition, campaign axes).
     pub tags: BTreeMap<String, String>,
+    /// The load programs and built-in loads that ran beside the measurement.
     pub programs: Vec<ProgramResult>,
     /// Added after the engine's own warnings.
     pub warnings: Vec<String>,
+    /// The machine as read at the start of the run.
     pub sysinfo: SysInfo,
     /// The limits the run is judged against (`--max-latency`): recorded
     /// with the verdict in the result when any is given.
@@ -24,6 +28,7 @@ pub struct ResultContext {
 }
 
 impl Measurement {
+    /// The measurement as the file schema, with what the caller knows from `ctx`.
     pub fn to_result(&self, ctx: &ResultContext) -> RunResult {
         let spec = &self.spec;
         let threads: Vec<ThreadResult> = self
@@ -182,7 +187,7 @@ mod tests {
 
     #[test]
     fn the_example_fixture_is_what_the_engine_computes() {
-        // rtshield_results::example documents its figures; check them here.
+        // rtshield_results::example_result documents its figures; check them here.
         let m = measured(
             100_000,
             &[
@@ -190,7 +195,7 @@ mod tests {
             ],
         );
         let r = m.to_result(&ResultContext::default());
-        let ex = rtshield_results::example::example_result();
+        let ex = rtshield_results::example_result();
         let (t, e) = (&r.threads[0], &ex.threads[0]);
         assert_eq!(
             (t.samples, t.min_ns, t.max_ns, t.avg_ns),

@@ -48,7 +48,7 @@ fn matrix_row(load: &str, iso: &str, group: &[&RunResult]) -> String {
 /// `summary.md` of campaign `name` over its `runs` (tagged `load` and
 /// `isolation`), rows and comparisons in the order of `loads` and
 /// `isolations` (the campaign file's order).
-pub fn summary_markdown(
+pub fn campaign_summary_markdown(
     name: &str,
     loads: &[&str],
     isolations: &[&str],

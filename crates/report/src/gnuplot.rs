@@ -11,7 +11,7 @@ use crate::series::{slugify, Series};
 use rtshield_text::gnuplot_quoted as gp_escape;
 
 /// (file name, contents) pairs.
-pub fn files(
+pub(crate) fn files(
     runs: &[Run],
     series: &[Series],
     title: &str,

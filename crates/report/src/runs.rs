@@ -6,7 +6,7 @@ use rtshield_store::{Comparison, Group, Method, Put, Row, RunSummary};
 use std::fmt::Write as _;
 
 /// ns as µs with one decimal, `?` when unknown.
-pub fn us(ns: Option<i64>) -> String {
+pub(crate) fn us(ns: Option<i64>) -> String {
     ns.map_or_else(|| "?".into(), |v| format!("{:.1}", v as f64 / 1000.0))
 }
 
@@ -275,7 +275,7 @@ mod tests {
     #[test]
     fn a_started_value_with_commas_stays_in_its_column() {
         // cyclictest's start_time reads "Sun, 22 Nov 2026 05:49:01 +0000".
-        let mut r = crate::synth::run_result("a,b", 1, &[1], 1_000, 50.0, 0.5, 200);
+        let mut r = crate::synth::synth_run_result("a,b", 1, &[1], 1_000, 50.0, 0.5, 200);
         r.started_at = "Sun, 22 Nov 2026 05:49:01 +0000".into();
         let csv = runs_csv(&[RunSummary::of(&r)]);
         let mut rd = ::csv::ReaderBuilder::new().from_reader(csv.as_bytes());

@@ -8,11 +8,15 @@ use std::path::{Path, PathBuf};
 pub const SCHEMA_MAJOR: u32 = 1;
 const SCHEMA_PREFIX: &str = "rtshield.results/";
 
+/// Why a `results.json` could not be read.
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
+    /// The file could not be read (missing, not a regular file, too large, unreadable).
     #[error("cannot read {}: {source}", path.display())]
     Io {
+        /// The file asked for.
         path: PathBuf,
+        /// The reason, without the path.
         #[source]
         source: std::io::Error,
     },

@@ -19,7 +19,7 @@
 //! cannot be made) the reason is printed once and the run measures without
 //! it (`trace.unavailable` in results.json).
 
-use rtshield_measure::stats::ThreadHistograms;
+use rtshield_measure::ThreadHistograms;
 use rtshield_measure::{
     IntervalStats, MeasureSpec, Measurement, Observer, SpikeMark, SpikeTrigger, TraceSpec,
 };
@@ -53,7 +53,7 @@ pub fn remove_leftovers(root: &Root) {
 
 /// Spikes explained per run at most; later ones are counted
 /// (`spikes_not_analysed`): each costs a read and parse of the buffer.
-pub const MAX_SPIKES: usize = 100;
+pub(crate) const MAX_SPIKES: usize = 100;
 /// The buffer is parsed from this long before a spike's expected wake-up:
 /// the replay learns the current task and the open interrupts there.
 const REPLAY_MARGIN_NS: u64 = 50_000_000;
@@ -105,7 +105,7 @@ impl Part {
 }
 
 /// The instance and everything read from it during one measurement.
-pub struct Session {
+pub(crate) struct Session {
     spec: TraceSpec,
     root: Root,
     inst: Option<TraceInstance>,
@@ -130,7 +130,7 @@ impl Session {
     /// Set tracing up for `spec` (which has `trace` set). Never fails:
     /// when tracing is impossible the reason is printed once on stderr and
     /// kept, and the session does nothing.
-    pub fn start(root: &Root, spec: &MeasureSpec, t: &TraceSpec) -> Session {
+    pub(crate) fn start(root: &Root, spec: &MeasureSpec, t: &TraceSpec) -> Session {
         let cpus: CpuSet = spec.threads.iter().filter_map(|t| t.cpu).collect();
         let mut s = Session {
             spec: t.clone(),
@@ -209,13 +209,8 @@ impl Session {
         Ok(())
     }
 
-    /// Whether an instance is recording.
-    pub fn active(&self) -> bool {
-        self.inst.is_some()
-    }
-
     /// What the measuring threads do on a spike, if anything.
-    pub fn trigger(&self) -> Option<SpikeTrigger> {
+    pub(crate) fn trigger(&self) -> Option<SpikeTrigger> {
         let f = self.spike_file.as_ref()?;
         Some(SpikeTrigger {
             threshold_ns: self.spec.on_latency_ns? as i64,
@@ -225,7 +220,7 @@ impl Session {
     }
 
     /// After each drain: read the pipe (`--split`), explain new spikes.
-    pub fn on_drain(&mut self, marks: &[SpikeMark], tids: &[i32]) {
+    pub(crate) fn on_drain(&mut self, marks: &[SpikeMark], tids: &[i32]) {
         if self.inst.is_none() {
             return;
         }
@@ -387,7 +382,7 @@ impl Session {
 
     /// After the run: last reads and analyses, split figures into the
     /// threads, the result into `m.trace`; the instance is removed.
-    pub fn finish(mut self, m: &mut Measurement) {
+    pub(crate) fn finish(mut self, m: &mut Measurement) {
         let tids: Vec<i32> = m.threads.iter().map(|t| t.tid).collect();
         if self.inst.is_some() {
             if let Some(i) = &self.inst {
@@ -482,7 +477,7 @@ impl Observer for Traced<'_> {
 /// Run the engine with tracing as `t` asks; the instance is gone when this
 /// returns (normal end, SIGINT/SIGTERM, error or panic: the session's
 /// instance is removed on drop).
-pub fn measure_traced(
+pub(crate) fn measure_traced(
     root: &Root,
     spec: &MeasureSpec,
     t: &TraceSpec,

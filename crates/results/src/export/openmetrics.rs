@@ -38,7 +38,7 @@ use std::fmt::Write as _;
 pub const OPENMETRICS_FILE: &str = "rtshield.prom";
 
 /// The `le` bounds, in ns (the results' fixed scale).
-pub const BOUNDS_NS: &[u64] = &LE_BOUNDS_NS;
+pub(crate) const BOUNDS_NS: &[u64] = &LE_BOUNDS_NS;
 
 /// Whether every sample line carries a timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -179,7 +179,7 @@ pub fn to_openmetrics(res: &RunResult) -> String {
 }
 
 /// The file's text; `ts` says whether samples carry a timestamp.
-pub fn to_openmetrics_with(res: &RunResult, ts: Timestamps) -> String {
+pub(crate) fn to_openmetrics_with(res: &RunResult, ts: Timestamps) -> String {
     render(res, ts, Dialect::OpenMetrics)
 }
 

@@ -4,6 +4,7 @@ use crate::cli::Global;
 use rtshield_audit::{audit, render, AuditOptions};
 use rtshield_sys::units::Dur;
 use rtshield_sys::{CpuSet, InputError};
+use rtshield_text::out;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -36,7 +37,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&a)?);
     } else {
-        print!("{}", render(&a));
+        out!("{}", render(&a));
     }
     Ok(0)
 }

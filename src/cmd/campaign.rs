@@ -2,6 +2,8 @@
 
 use crate::cli::Global;
 use rtshield_sys::{DirPolicy, InputError};
+use rtshield_text::excerpt::{withhold, Quote};
+use rtshield_text::{out, outln};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -39,13 +41,20 @@ pub struct Args {
 
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
-    let bytes = rtshield_sys::safefs::read_input(&args.file, 1 << 20)
+    let (bytes, public) = rtshield_sys::safefs::read_input_public(&args.file, 1 << 20)
         .map_err(|e| InputError::new(e.to_string()))?;
     let text =
         rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
-    let c = rtshield_campaign::model::parse_checked(&text, &name)?;
+    // An error quotes the file only if every user may read it.
+    let quote = if public {
+        Quote::Allowed
+    } else {
+        Quote::Withheld
+    };
+    let c = rtshield_campaign::model::parse_checked(&text, &name)
+        .map_err(|e| InputError::new(withhold(&e.0, &name, quote)))?;
     if args.dry_run {
-        print!("{}", rtshield_campaign::plan_text(&c));
+        out!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);
     }
     let store = rtshield_store::open(args.store.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -69,7 +78,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         }
     })?;
     let out_path = out.path().to_path_buf();
-    println!(
+    outln!(
         "campaign {}: {} runs, measuring time {}; results in {}/",
         c.name,
         c.steps().len(),
@@ -96,7 +105,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             .checked_div(made)
             .unwrap_or(per_run);
         let secs = pace.saturating_mul(left) / 1_000_000_000;
-        println!(
+        outln!(
             "[{:>3}/{total}] {} repeat {}: {what}  (about {} left)",
             i + 1,
             cell.id,
@@ -115,14 +124,14 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         },
         &mut progress,
     )?;
-    println!(
+    outln!(
         "{} stored, {} already stored, {} skipped",
         o.stored,
         o.skipped_done,
         o.skipped.len()
     );
     for (cell, why) in &o.skipped {
-        println!("skipped {cell}: {why}");
+        outln!("skipped {cell}: {why}");
     }
     if let Some(sig) = o.stopped_by {
         let name = match sig {
@@ -130,11 +139,11 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             2 => "sigint",
             _ => "signal",
         };
-        println!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display());
+        outln!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display());
         return Ok(128 + sig);
     }
     if let Some(r) = o.report {
-        println!(
+        outln!(
             "report: {}/summary.md, {}/plots/report.html",
             r.display(),
             r.display()

@@ -6,6 +6,7 @@ use crate::cmd::measure::TextPrinter;
 use rtshield_load::{Builtin, LoadArg};
 use rtshield_run::MeasureRequest;
 use rtshield_sys::units::Dur;
+use rtshield_text::outln;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -26,7 +27,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let allowed = rtshield_sys::cpus::allowed()?;
     let last = allowed.last().unwrap_or(0);
     let others = allowed.difference(&rtshield_sys::CpuSet::single(last));
-    println!(
+    outln!(
         "rtshield demo: wake-up latency of a SCHED_FIFO thread on CPU {last} (period 200us) for {}, {}.",
         args.duration,
         if others.is_empty() {
@@ -35,7 +36,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             format!("while a CPU load runs on CPU {}", others.to_list())
         }
     );
-    println!("The same as: rtshield measure --cpus {last} --period 200us --prio 98 --duration {}{} --out {}\n",
+    outln!("The same as: rtshield measure --cpus {last} --period 200us --prio 98 --duration {}{} --out {}\n",
         args.duration,
         if others.is_empty() { String::new() } else { format!(" --load cpu --load-cpus {}", others.to_list()) },
         args.out.display());
@@ -63,7 +64,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         &g.root(),
         &mut TextPrinter::new("demo", args.quiet),
     )?;
-    println!(
+    outln!(
         "\nNext: `rtshield report {}/results.json` to plot it, `rtshield audit {last}` to see what still disturbs CPU {last}.",
         args.out.display()
     );

@@ -4,6 +4,7 @@ use crate::cli::Global;
 use rtshield_results::export::{by_name, write_text, CiOptions};
 use rtshield_sys::units::Dur;
 use rtshield_sys::{safefs, DirPolicy, InputError};
+use rtshield_text::errln;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -110,7 +111,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
                 DirPolicy::Strict
             };
             write_text(&out, p, policy).map_err(rtshield_run::pipeline::refusal)?;
-            eprintln!("wrote {} ({})", p.display(), args.format.name());
+            errln!("wrote {} ({})", p.display(), args.format.name());
         }
     }
     Ok(0)

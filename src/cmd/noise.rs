@@ -6,6 +6,7 @@ use rtshield_noise::{limits, render_summary, EndReason, NoiseSpec};
 use rtshield_sys::safefs::{check_name, split_file_path};
 use rtshield_sys::units::Dur;
 use rtshield_sys::{CpuSet, DirPolicy, InputError, SafeDir};
+use rtshield_text::{errln, out};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -105,7 +106,7 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let json = json_target(&a)?;
     let stop = rtshield_measure::signals::install();
     if !a.quiet {
-        eprintln!(
+        errln!(
             "rtshield noise: CPUs {}, gaps > {}, {}, {} (Ctrl-C stops)",
             spec.cpus.to_list(),
             a.threshold,
@@ -133,9 +134,9 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         }
     }
     for w in &run.warnings {
-        eprintln!("rtshield: warning: {w}");
+        errln!("rtshield: warning: {w}");
     }
-    print!("{}", render_summary(&run, a.top));
+    out!("{}", render_summary(&run, a.top));
     if let Some((dir, name)) = json {
         let text = serde_json::to_string_pretty(&run)?;
         dir.write(&name, format!("{text}\n").as_bytes())?;

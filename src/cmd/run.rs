@@ -10,6 +10,7 @@ use rtshield_results::RunResult;
 use rtshield_run::runner::RunOutcome;
 use rtshield_run::{ConfigPrinter, ConfigRequest};
 use rtshield_sys::units::{format_duration_ns, Dur};
+use rtshield_text::{errln, out, outln, terminal::lines};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
@@ -57,7 +58,7 @@ pub struct Args {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.keys {
-        print!("{}", rtshield_config::keys::markdown_table());
+        out!("{}", rtshield_config::keys::markdown_table());
         return Ok(0);
     }
     let request = ConfigRequest {
@@ -95,11 +96,11 @@ struct TextPrinter {
 
 impl ConfigPrinter for TextPrinter {
     fn checked(&mut self, cfg: &Config, warnings: &[String], duration_ns: Option<u64>) {
-        print!("{}", rtshield_config::render::effective(cfg));
+        out!("{}", rtshield_config::render::effective(cfg));
         for w in warnings {
-            eprintln!("rtshield: warning: {w}");
+            errln!("rtshield: warning: {w}");
         }
-        eprintln!(
+        errln!(
             "{}: OK ({} timer thread(s), {} program(s), {})",
             cfg.file,
             cfg.timers.len(),
@@ -113,12 +114,12 @@ impl ConfigPrinter for TextPrinter {
 
     fn warnings(&mut self, warnings: &[String]) {
         for w in warnings {
-            eprintln!("rtshield: warning: {w}");
+            errln!("rtshield: warning: {w}");
         }
     }
 
     fn resuming(&mut self, dir: &Path, measured_s: f64, gap_s: f64) {
-        println!(
+        outln!(
             "resuming {} from its checkpoint at {measured_s:.1} s ({gap_s:.1} s down)",
             dir.display()
         );
@@ -133,13 +134,16 @@ impl ConfigPrinter for TextPrinter {
             text.push('\n');
             text.push_str(x);
         }
+        // Thread labels and programs' messages come from the file and the
+        // programs: shown through the terminal encoder, like every print.
+        let text = lines(&text);
         let mut out = std::io::stdout().lock();
         if self.tty {
             if self.drawn_lines > 0 {
                 let _ = write!(out, "\x1b[{}A\x1b[J", self.drawn_lines);
             }
             for m in messages.drain(..) {
-                let _ = writeln!(out, "{m}");
+                let _ = writeln!(out, "{}", lines(&m));
             }
             let left = s.duration_ns.map_or(String::new(), |d| {
                 format!(
@@ -155,7 +159,7 @@ impl ConfigPrinter for TextPrinter {
             self.drawn_lines = text.lines().count() + 1;
         } else {
             for m in messages.drain(..) {
-                let _ = writeln!(out, "{m}");
+                let _ = writeln!(out, "{}", lines(&m));
             }
             let _ = writeln!(out, "[{:.1} s]", s.elapsed_ns as f64 / 1e9);
             let _ = write!(out, "{text}");
@@ -166,7 +170,7 @@ impl ConfigPrinter for TextPrinter {
     fn live_end(&mut self, messages: &mut Vec<String>) {
         if self.tty && !self.quiet {
             for m in messages.drain(..) {
-                println!("{m}");
+                outln!("{m}");
             }
         }
     }
@@ -178,13 +182,13 @@ impl ConfigPrinter for TextPrinter {
         }
         if parts > 1 {
             let total: f64 = outcome.results.iter().map(|(_, r)| r.duration_s).sum();
-            println!(
+            outln!(
                 "\n{}",
                 elapsed_line("Total elapsed time", total, &outcome.end_reason)
             );
         }
         if outcome.stragglers_killed > 0 {
-            eprintln!(
+            errln!(
                 "rtshield: killed {} leftover process(es) that had left their program's process group",
                 outcome.stragglers_killed
             );
@@ -192,7 +196,7 @@ impl ConfigPrinter for TextPrinter {
     }
 
     fn files_missing(&mut self, count: usize) {
-        println!(
+        outln!(
             "WARNING: {count} result file(s) are not where asked (see the messages above; exit status {})",
             rtshield_run::pipeline::EXIT_FILES_MISSING
         );
@@ -202,15 +206,19 @@ impl ConfigPrinter for TextPrinter {
 /// The systress end-of-run output: final table, where the files are, time.
 fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) {
     let r = res.settings.resolution_ns;
-    println!("\n{TABLE_HEADER}");
+    outln!("\n{TABLE_HEADER}");
     for t in &res.threads {
-        println!("{}", result_row(t, r));
+        outln!("{}", result_row(t, r));
     }
-    println!();
+    outln!();
     for p in &res.programs {
-        println!(
+        outln!(
             "program[{}] {}: {} spawn(s), {} ok exit(s), {} failed",
-            p.index, p.command, p.spawns, p.exits_ok, p.exits_ko
+            p.index,
+            p.command,
+            p.spawns,
+            p.exits_ok,
+            p.exits_ko
         );
     }
     for t in &res.threads {
@@ -218,20 +226,20 @@ fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) 
             || rtshield_results::systress_file_name(t.index),
             |c| c.filename.clone(),
         );
-        println!(
+        outln!(
             "Statistics for timer_thread[{}] in '{}'",
             t.index,
             dir.join(name).display()
         );
     }
     for w in &res.warnings {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
     if let Some(t) = &res.trace {
         // The spikes themselves are in spikes.txt beside the results.
-        println!("trace: {}", rtshield_results::export::spikes_summary(t));
+        outln!("trace: {}", rtshield_results::export::spikes_summary(t));
         for s in t.spikes.iter().take(5) {
-            println!("  thread tid {} CPU {}: {}", s.pid, s.cpu, s.verdict);
+            outln!("  thread tid {} CPU {}: {}", s.pid, s.cpu, s.verdict);
         }
     }
     let what = if one_of_parts {
@@ -239,7 +247,7 @@ fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) 
     } else {
         "Total elapsed time"
     };
-    println!("\n{}", elapsed_line(what, res.duration_s, &res.end_reason));
+    outln!("\n{}", elapsed_line(what, res.duration_s, &res.end_reason));
 }
 
 /// systress's closing line: `Total elapsed time: 1 minutes, 2000 nanoseconds (end: duration)`.

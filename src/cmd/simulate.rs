@@ -6,6 +6,7 @@ use rtshield_scenario::report::{fmt_ns, render_text};
 use rtshield_sim::{gantt, table, trace, BalancerKind, Placement, SimConfig, SimOutcome};
 use rtshield_sys::units::parse_duration_ns;
 use rtshield_sys::{CpuSet, InputError};
+use rtshield_text::{errln, out, outln};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -201,7 +202,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         let out = rtshield_sim::simulate(&scenario, &c).map_err(|e| bad(e.to_string()))?;
         let wall = started.elapsed().as_secs_f64();
         if args.timing {
-            eprintln!(
+            errln!(
                 "{}: simulated {} in {:.3} s wall, {} events ({:.0} events/s)",
                 k,
                 fmt_ns(out.extra.simulated_ns as f64),
@@ -246,11 +247,11 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         write_file(p, text.as_bytes(), pol).map_err(refusal)?;
     }
     if many {
-        print!("{}", table::render(&runs));
+        out!("{}", table::render(&runs));
     } else {
-        print!("{}", render_text(&runs[0].report));
-        println!();
-        print!("{}", table::render(&runs));
+        out!("{}", render_text(&runs[0].report));
+        outln!();
+        out!("{}", table::render(&runs));
     }
     Ok(0)
 }

@@ -6,6 +6,7 @@ use rtshield_audit::stat::{render, summarize, Sample, Sampler};
 use rtshield_results::statrec::{self, Metric, StatRecord, ThreadMean};
 use rtshield_sys::units::Dur;
 use rtshield_sys::{InputError, SysInfo};
+use rtshield_text::{errln, out, outln};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -57,7 +58,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if let Some(files) = &args.compare {
         let a = StatRecord::read(&files[0])?;
         let b = StatRecord::read(&files[1])?;
-        print!("{}", statrec::compare(&a, &b));
+        out!("{}", statrec::compare(&a, &b));
         return Ok(0);
     }
     let root = g.root();
@@ -73,7 +74,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         if args.json {
             println!("{}", serde_json::to_string(&sample)?);
         } else {
-            println!("{}", render(&sample));
+            outln!("{}", render(&sample));
         }
         if args.record.is_some() {
             kept.push(sample);
@@ -188,7 +189,7 @@ fn write_record(
     };
     rec.write(file, rtshield_safefs::DirPolicy::Strict)
         .map_err(rtshield_run::pipeline::refusal)?;
-    eprintln!(
+    errln!(
         "rtshield: recorded {} sample(s) to {} (compare with `rtshield stat --compare A B`)",
         rec.samples,
         file.display()

@@ -2,6 +2,7 @@
 
 use crate::cli::Global;
 use rtshield_sys::SysInfo;
+use rtshield_text::out;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -16,7 +17,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&si)?);
     } else {
-        print!("{}", si.render_text());
+        out!("{}", si.render_text());
     }
     Ok(0)
 }

@@ -63,7 +63,7 @@ impl PartitionGuard<'_> {
 impl Drop for PartitionGuard<'_> {
     fn drop(&mut self) {
         if let Err(e) = self.undo() {
-            eprintln!("rtshield: campaign: {e}: run `rtshield partition undo` by hand");
+            rtshield_text::errln!("rtshield: campaign: {e}: run `rtshield partition undo` by hand");
         }
     }
 }

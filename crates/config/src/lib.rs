@@ -40,6 +40,7 @@ pub use model::{
 };
 
 use rtshield_sys::{InputError, Root};
+use rtshield_text::excerpt::{withhold, Quote};
 use std::path::Path;
 
 impl Machine {
@@ -54,9 +55,17 @@ impl Machine {
 pub fn load(path: &Path, machine: &Machine) -> anyhow::Result<Config> {
     let name = path.display().to_string();
     // A regular file only, bounded: a FIFO or device is refused without blocking.
-    let bytes = rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT)
-        .map_err(|e| InputError::new(e.to_string()))?;
+    let (bytes, public) =
+        rtshield_sys::safefs::read_input_public(path, rtshield_sys::safefs::INPUT_LIMIT)
+            .map_err(|e| InputError::new(e.to_string()))?;
     let text =
         rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
-    Ok(model::parse(&name, &text, machine)?)
+    // An error quotes the file only if every user may read it.
+    let quote = if public {
+        Quote::Allowed
+    } else {
+        Quote::Withheld
+    };
+    model::parse(&name, &text, machine)
+        .map_err(|e| InputError::new(withhold(&e.0, &name, quote)).into())
 }

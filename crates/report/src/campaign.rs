@@ -54,7 +54,7 @@ pub fn summary_markdown(
     isolations: &[&str],
     runs: &[RunResult],
 ) -> String {
-    let mut md = format!("# Campaign {name}\n\n");
+    let mut md = format!("# Campaign {}\n\n", cell(name));
     md.push_str("| load | isolation | runs | samples | p50 (us) | p99 (us) | p99.9 (us) | p99.99 (us) | max (us) |\n|---|---|---|---|---|---|---|---|---|\n");
     for l in loads {
         for iso in isolations {

@@ -406,7 +406,7 @@ fn load(r: &RunResult) -> String {
 impl Table {
     pub fn to_markdown(&self, title: &str) -> String {
         let esc = markdown::cell;
-        let mut out = format!("# {title}\n\n| |");
+        let mut out = format!("# {}\n\n| |", esc(title));
         for c in &self.columns {
             out.push_str(&format!(" {} |", esc(c)));
         }

@@ -2,6 +2,7 @@
 
 use crate::RunResult;
 use rtshield_sys::InputError;
+use rtshield_text::excerpt::{withhold, Quote};
 use std::path::{Path, PathBuf};
 
 /// The schema major version this build reads and writes.
@@ -34,27 +35,58 @@ pub fn read_json(path: impl AsRef<Path>) -> Result<RunResult, ReadError> {
     let path = path.as_ref();
     // Bounded, regular files only: a FIFO or /dev/zero planted where a
     // result is expected (`run --resume DIR`) must not block or fill memory.
-    let bytes =
-        rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT).map_err(|e| {
-            ReadError::Io {
-                path: path.to_path_buf(),
-                // The variant names the path: keep only the reason, so the
-                // message says the path once.
-                source: match e {
-                    rtshield_sys::SafeError::Io { err, .. } => err,
-                    other => std::io::Error::other(other.to_string()),
-                },
-            }
-        })?;
+    let (bytes, public) =
+        rtshield_sys::safefs::read_input_public(path, rtshield_sys::safefs::INPUT_LIMIT).map_err(
+            |e| {
+                ReadError::Io {
+                    path: path.to_path_buf(),
+                    // The variant names the path: keep only the reason, so the
+                    // message says the path once.
+                    source: match e {
+                        rtshield_sys::SafeError::Io { err, .. } => err,
+                        other => std::io::Error::other(other.to_string()),
+                    },
+                }
+            },
+        )?;
     let text = rtshield_text::utf8::decode(bytes).map_err(|e| invalid(path, e.line, e.col, e))?;
-    parse_json(&text, path)
+    parse_json(&text, path).map_err(|e| match e {
+        // serde quotes what it found (`invalid type: string "…"`): only
+        // from a file every user may read.
+        ReadError::Invalid(InputError(m)) if !public => {
+            let name = path.display().to_string();
+            ReadError::Invalid(InputError(withhold(&m, &name, Quote::Withheld)))
+        }
+        e => e,
+    })
 }
 
 /// [`read_json`] on text already read; `path` only names it in errors.
 pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
-    let v: serde_json::Value = serde_json::from_str(text)
-        .map_err(|e| invalid(path, e.line(), e.column(), format!("not valid JSON: {e}")))?;
-    let schema = v.get("schema").and_then(|s| s.as_str()).ok_or_else(|| {
+    // The schema alone first (a results file of 20 000 threads is 64 MB:
+    // no `serde_json::Value` tree of it, which took 1 GB).
+    #[derive(serde::Deserialize)]
+    struct Head {
+        schema: Option<serde_json::Value>,
+    }
+    let head = match serde_json::from_str::<Head>(text) {
+        Ok(h) => Some(h),
+        // Valid JSON but not an object: no schema.
+        Err(e) if e.is_data() => None,
+        Err(e) => {
+            return Err(invalid(
+                path,
+                e.line(),
+                e.column(),
+                format!("not valid JSON: {e}"),
+            ))
+        }
+    };
+    let schema = head
+        .as_ref()
+        .and_then(|h| h.schema.as_ref())
+        .and_then(|s| s.as_str());
+    let schema = schema.ok_or_else(|| {
         invalid(
             path,
             1,
@@ -73,7 +105,10 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
                 path,
                 1,
                 1,
-                format!("unknown schema \"{schema}\" (expected \"{SCHEMA_PREFIX}{SCHEMA_MAJOR}\")"),
+                format!(
+                    "unknown schema \"{}\" (expected \"{SCHEMA_PREFIX}{SCHEMA_MAJOR}\")",
+                    rtshield_text::excerpt::quote(schema)
+                ),
             )
         })?;
     if major != SCHEMA_MAJOR {

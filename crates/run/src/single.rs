@@ -242,7 +242,7 @@ pub fn measure_opened(
     if let (Some(j), true) = (s.json, s.json_cyclictest) {
         let text = rtshield_results::export::to_cyclictest_json(&written.result);
         if let Err(e) = rtshield_results::export::write_text(&text, j, s.policy) {
-            eprintln!("rtshield: error: --json: {e}");
+            rtshield_text::errln!("rtshield: error: --json: {e}");
             written.json_failed = true;
         }
     }

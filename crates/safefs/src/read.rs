@@ -120,3 +120,39 @@ pub fn read_input(path: &Path, limit: u64) -> Result<Vec<u8>> {
     .map_err(|e| io_err(path, e))?;
     read_regular(fd, path, limit)
 }
+
+/// [`read_input`], and whether every user of the machine may read the
+/// file: it gives read permission to others and every directory above it
+/// (as the file was opened: `/proc/self/fd`) gives search permission to
+/// others. Only such a file's text may be quoted in an error message
+/// (crate `text`, module `excerpt`): root must not show, in a message
+/// about a path another user chose, a file that user could not read.
+pub fn read_input_public(path: &Path, limit: u64) -> Result<(Vec<u8>, bool)> {
+    let fd = rfs::open(
+        path,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .map_err(|e| io_err(path, e))?;
+    let public = readable_by_everyone(&fd);
+    Ok((read_regular(fd, path, limit)?, public))
+}
+
+/// Whether others may read the open file and search every directory
+/// above it.
+fn readable_by_everyone(fd: &OwnedFd) -> bool {
+    use std::os::fd::AsRawFd;
+    let Ok(st) = rfs::fstat(fd) else {
+        return false;
+    };
+    if st.st_mode & 0o004 == 0 {
+        return false;
+    }
+    let link = format!("/proc/self/fd/{}", fd.as_raw_fd());
+    let Ok(real) = std::fs::read_link(link) else {
+        return false;
+    };
+    real.ancestors()
+        .skip(1)
+        .all(|d| rfs::stat(d).map_or(false, |st| st.st_mode & 0o001 != 0))
+}

@@ -248,14 +248,14 @@ fn read_pgpass(file: &Path) -> Option<String> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(file).ok()?;
     if !meta.is_file() {
-        eprintln!(
+        rtshield_text::errln!(
             "rtshield: warning: password file {} is not a plain file",
             file.display()
         );
         return None;
     }
     if meta.permissions().mode() & 0o077 != 0 {
-        eprintln!(
+        rtshield_text::errln!(
             "rtshield: warning: password file {} has group or world access; permissions should be u=rw (0600) or less: not used",
             file.display()
         );

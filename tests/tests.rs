@@ -32,6 +32,7 @@ mod run_longrun;
 mod run_programs;
 mod runs_cli;
 mod runs_pg;
+mod runs_pg_tls;
 mod scenario_cli;
 mod simulate_cli;
 mod stat_cli;

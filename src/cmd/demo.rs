@@ -56,7 +56,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         tags: vec![("demo".into(), "true".into())],
         identify: false,
         no_store: true,
-        command: std::env::args().collect(),
+        // A password in a store URL never reaches a file (issue 21).
+        command: rtshield_text::secret::redact_args(std::env::args()),
         ..MeasureRequest::new(200_000)
     };
     let code = rtshield_run::measure(

@@ -188,7 +188,8 @@ impl Args {
             store: self.store.store.clone(),
             no_store: self.store.no_store,
             trace: self.trace.request(),
-            command: std::env::args().collect(),
+            // A password in a store URL never reaches a file (issue 21).
+            command: rtshield_text::secret::redact_args(std::env::args()),
         }
     }
 }

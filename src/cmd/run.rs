@@ -75,7 +75,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         tags: args.store.tags.clone(),
         store: args.store.store.clone(),
         no_store: args.store.no_store,
-        command: std::env::args().collect(),
+        // A password in a store URL never reaches a file (issue 21).
+        command: rtshield_text::secret::redact_args(std::env::args()),
     };
     let mut printer = TextPrinter {
         quiet: args.quiet,

@@ -121,6 +121,13 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
             ),
         ));
     }
-    serde_json::from_str(text)
-        .map_err(|e| invalid(path, e.line(), e.column(), format!("bad results file: {e}")))
+    let mut r: RunResult = serde_json::from_str(text)
+        .map_err(|e| invalid(path, e.line(), e.column(), format!("bad results file: {e}")))?;
+    // A file written by an older rtshield may hold a store's password in
+    // its command line: it goes no further (report, export, store).
+    r.command = rtshield_text::secret::redact_args(&r.command);
+    if let Some(c) = &mut r.config {
+        *c = rtshield_text::secret::redact(c).into_owned();
+    }
+    Ok(r)
 }

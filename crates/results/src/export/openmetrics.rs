@@ -49,11 +49,7 @@ impl Exporter for OpenMetrics {
 }
 
 /// A label value, escaped as the format requires (`\\`, `\"`, `\n`).
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
+use rtshield_text::openmetrics::label_value as label;
 
 /// Seconds from ns, printed as the shortest exact decimal.
 fn secs(ns: f64) -> String {

@@ -68,6 +68,9 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
     #[derive(serde::Deserialize)]
     struct Head {
         schema: Option<serde_json::Value>,
+        /// How many threads, counted without reading them.
+        #[serde(default, deserialize_with = "count")]
+        threads: usize,
     }
     let head = match serde_json::from_str::<Head>(text) {
         Ok(h) => Some(h),
@@ -111,6 +114,18 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
                 ),
             )
         })?;
+    let threads = head.as_ref().map_or(0, |h| h.threads);
+    if threads > rtshield_limits::RESULT_MAX_THREADS {
+        return Err(invalid(
+            path,
+            1,
+            1,
+            format!(
+                "{threads} threads, more than the {} a results file may hold (docs/ranges.md)",
+                rtshield_limits::RESULT_MAX_THREADS
+            ),
+        ));
+    }
     if major != SCHEMA_MAJOR {
         return Err(invalid(
             path,
@@ -130,4 +145,23 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
         *c = rtshield_text::secret::redact(c).into_owned();
     }
     Ok(r)
+}
+
+/// The length of a JSON array, its elements skipped (not kept in memory).
+fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
+    struct Count;
+    impl<'de> serde::de::Visitor<'de> for Count {
+        type Value = usize;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("an array")
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<usize, A::Error> {
+            let mut n = 0;
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {
+                n += 1;
+            }
+            Ok(n)
+        }
+    }
+    d.deserialize_seq(Count)
 }

@@ -10,6 +10,7 @@ mod campaign_live;
 mod docs_links;
 mod export_cli;
 mod full_disk;
+mod hostile_inputs;
 mod layering;
 mod load_net_peer;
 mod measure_cli;

@@ -134,13 +134,27 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         outln!("skipped {cell}: {why}");
     }
     if let Some(sig) = o.stopped_by {
-        let name = match sig {
-            15 => "sigterm",
-            2 => "sigint",
-            _ => "signal",
-        };
-        outln!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display());
+        let name = rtshield_signals::end_reason(sig);
+        match &o.undo_failed {
+            None => outln!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display()),
+            Some(e) => outln!("stopped by {name} (signal {sig}); the partition is LEFT: {e}"),
+        }
         return Ok(128 + sig);
+    }
+    if let Some(e) = &o.undo_failed {
+        if let Some(r) = &o.report {
+            outln!(
+                "report: {}/summary.md, {}/plots/report.html",
+                r.display(),
+                r.display()
+            );
+        }
+        outln!("stopped: the partition is LEFT: {e}");
+        outln!(
+            "then continue with: rtshield campaign {} --resume",
+            args.file.display()
+        );
+        return Ok(1);
     }
     if let Some(r) = o.report {
         outln!(
@@ -148,6 +162,14 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             r.display(),
             r.display()
         );
+    }
+    if o.failed > 0 {
+        outln!(
+            "FAIL: {} run(s) exceeded their max_latency (exit status {}; the verdicts are in their results.json)",
+            o.failed,
+            rtshield_results::EXIT_LIMIT_EXCEEDED
+        );
+        return Ok(rtshield_results::EXIT_LIMIT_EXCEEDED);
     }
     Ok(0)
 }

@@ -418,8 +418,10 @@ fn n12_x_parse_errors_never_quote_a_private_file() {
         );
         assert!(all.contains(l), "{args:?} names the file: {all}");
     }
-    // A file every user may read is quoted, short and escaped.
+    // A file every user may read (and reach: the test's directory opened
+    // to others) is quoted, short and escaped.
     std::fs::set_permissions(&secret, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode();
     let public = d.path().ancestors().all(|p| mode(p) & 0o001 != 0);
     let o = rtshield(&["run", "--check", l]);

@@ -45,7 +45,8 @@ pub fn remove_leftovers(root: &Root) {
         };
         rtshield_text::errln!(
             "rtshield: removed the {what} {} left by rtshield process {} (gone)",
-            l.name, l.pid
+            l.name,
+            l.pid
         );
     }
 }

@@ -154,5 +154,5 @@ fn readable_by_everyone(fd: &OwnedFd) -> bool {
     };
     real.ancestors()
         .skip(1)
-        .all(|d| rfs::stat(d).map_or(false, |st| st.st_mode & 0o001 != 0))
+        .all(|d| rfs::stat(d).is_ok_and(|st| st.st_mode & 0o001 != 0))
 }

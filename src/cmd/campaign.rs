@@ -1,9 +1,10 @@
 //! `rtshield campaign FILE`: arguments and printing only.
 
 use crate::cli::Global;
-use rtshield_sys::{DirPolicy, InputError};
+use rtshield_safefs::DirPolicy;
 use rtshield_text::excerpt::{withhold, Quote};
 use rtshield_text::{out, outln};
+use rtshield_vocab::InputError;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -41,10 +42,10 @@ pub struct Args {
 
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
-    let (bytes, public) = rtshield_sys::safefs::read_input_public(&args.file, 1 << 20)
+    let (bytes, public) = rtshield_safefs::read_input_public(&args.file, 1 << 20)
         .map_err(|e| InputError::new(e.to_string()))?;
     let text =
-        rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
+        rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
     // An error quotes the file only if every user may read it.
     let quote = if public {
         Quote::Allowed
@@ -64,7 +65,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         DirPolicy::Strict
     };
     let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
-    let out = rtshield_sys::safefs::output_dir(
+    let out = rtshield_safefs::output_dir(
         args.out.as_deref(),
         std::path::Path::new("rtshield-results"),
         &format!("campaign-{}-{stamp}", c.name),
@@ -82,7 +83,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         "campaign {}: {} runs, measuring time {}; results in {}/",
         c.name,
         c.steps().len(),
-        rtshield_sys::units::format_duration_ns(c.total_ns()),
+        rtshield_vocab::format_duration_ns(c.total_ns()),
         out_path.display()
     );
     let exe = std::env::current_exe()?;
@@ -110,7 +111,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             i + 1,
             cell.id,
             st.repeat,
-            rtshield_sys::units::format_duration_ns(secs.saturating_mul(1_000_000_000))
+            rtshield_vocab::format_duration_ns(secs.saturating_mul(1_000_000_000))
         );
     };
     let o = rtshield_campaign::run(

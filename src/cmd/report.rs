@@ -2,7 +2,7 @@
 
 use crate::cli::Global;
 use rtshield_report::{generate, Format, Options};
-use rtshield_sys::DirPolicy;
+use rtshield_safefs::DirPolicy;
 use rtshield_text::{out, outln};
 use std::path::PathBuf;
 

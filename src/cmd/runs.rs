@@ -2,9 +2,10 @@
 
 use crate::cli::Global;
 use anyhow::Context;
+use rtshield_safefs::{DirPolicy, SafeDir};
 use rtshield_store::{compare, default_stats, Selector, Stat, Store};
-use rtshield_sys::{DirPolicy, InputError, SafeDir};
 use rtshield_text::{out, outln};
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]

@@ -1,6 +1,7 @@
-//! Text across language boundaries, one encoder per language.
+//! rtshield-text: text across language boundaries, one encoder per
+//! language.
 //!
-//! Every parser turns bytes into text with [`utf8::decode`] (one rule, one
+//! Every parser turns bytes into text with [`decode_utf8`] (one rule, one
 //! message: `FILE:LINE:COL: byte 0xff is not UTF-8 …` once the caller adds
 //! its file name); every writer puts a string into another language
 //! through that language's encoder: [`markdown::cell`], [`csv::table`]
@@ -17,6 +18,7 @@
 
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub mod csv;
 pub mod excerpt;
@@ -30,4 +32,7 @@ pub mod secret;
 pub mod terminal;
 pub mod utf8;
 
-pub use utf8::NotUtf8;
+pub use csv::table as csv_table;
+pub use markdown::cell as markdown_cell;
+pub use markup::{attribute as markup_attribute, text as markup_text};
+pub use utf8::{decode as decode_utf8, decode_str as decode_utf8_str, NotUtf8};

@@ -86,7 +86,7 @@ fn free_port() -> u16 {
 
 /// `rtshield runs list` on `url`.
 fn list(url: &str) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+    crate::util::command()
         .args(["runs", "list", "--store", url])
         .env_remove("RTSHIELD_STORE")
         .env_remove("PGPASSFILE")

@@ -150,10 +150,10 @@ fn is_broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
 }
 
 fn dispatch() -> i32 {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| usage_error(e));
     let g = cli.global.clone();
     if let Err(e) = g.check() {
-        eprintln!("rtshield: error: {e}");
+        rtshield_text::errln!("rtshield: error: {e}");
         return 2;
     }
     let res = match cli.command {
@@ -177,12 +177,32 @@ fn dispatch() -> i32 {
     match res {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rtshield: error: {}", render(&e));
+            // Messages quote paths, values and files: through the terminal
+            // encoder (controls escaped, long tokens cut), like every print.
+            eprintln!(
+                "rtshield: error: {}",
+                rtshield_text::terminal::message(&render(&e))
+            );
             if e.chain().any(|c| c.is::<InputError>()) {
                 2
             } else {
                 1
             }
+        }
+    }
+}
+
+/// A usage error (or `--help`, `--version`) as clap prints it, unless it
+/// quotes a value holding a control character or a long token (a value
+/// from `RTSHIELD_STORE`, a pasted argument): then without colours,
+/// through the terminal encoder.
+fn usage_error(e: clap::Error) -> ! {
+    let plain = e.render().to_string();
+    match rtshield_text::terminal::lines(&plain) {
+        std::borrow::Cow::Borrowed(_) => e.exit(),
+        std::borrow::Cow::Owned(safe) => {
+            eprint!("{safe}");
+            std::process::exit(e.exit_code())
         }
     }
 }

@@ -2,6 +2,7 @@
 
 use crate::cli::Global;
 use rtshield_audit::{audit, render_audit, AuditOptions};
+use rtshield_text::out;
 use rtshield_vocab::Dur;
 use rtshield_vocab::{CpuSet, InputError};
 
@@ -36,7 +37,7 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&a)?);
     } else {
-        print!("{}", render_audit(&a));
+        out!("{}", render_audit(&a));
     }
     Ok(0)
 }

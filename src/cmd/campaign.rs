@@ -2,6 +2,8 @@
 
 use crate::cli::Global;
 use rtshield_safefs::DirPolicy;
+use rtshield_text::excerpt::{withhold, Quote};
+use rtshield_text::{out, outln};
 use rtshield_vocab::InputError;
 use std::path::PathBuf;
 
@@ -40,19 +42,26 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
-    let bytes = rtshield_safefs::read_input(&args.file, 1 << 20)
+    let (bytes, public) = rtshield_safefs::read_input_public(&args.file, 1 << 20)
         .map_err(|e| InputError::new(e.to_string()))?;
     let text =
         rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
-    let c = rtshield_campaign::parse_checked(&text, &name)?;
+    // An error quotes the file only if every user may read it.
+    let quote = if public {
+        Quote::Allowed
+    } else {
+        Quote::Withheld
+    };
+    let c = rtshield_campaign::parse_checked(&text, &name)
+        .map_err(|e| InputError::new(withhold(&e.0, &name, quote)))?;
     if args.dry_run {
-        print!("{}", rtshield_campaign::plan_text(&c));
+        out!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);
     }
     let store = rtshield_store::open(args.store.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
     let out = output_dir(&args, &c.name)?;
     let out_path = out.path().to_path_buf();
-    println!(
+    outln!(
         "campaign {}: {} runs, measuring time {}; results in {}/",
         c.name,
         c.steps().len(),
@@ -79,7 +88,7 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             .checked_div(made)
             .unwrap_or(per_run);
         let secs = pace.saturating_mul(left) / 1_000_000_000;
-        println!(
+        outln!(
             "[{:>3}/{total}] {} repeat {}: {what}  (about {} left)",
             i + 1,
             cell.id,
@@ -130,47 +139,47 @@ fn output_dir(args: &Args, name: &str) -> anyhow::Result<rtshield_safefs::SafeDi
 /// signal that stopped it, 1 when its partition could not be undone,
 /// [`rtshield_results::EXIT_LIMIT_EXCEEDED`] when a run failed its limit.
 fn print_outcome(o: &rtshield_campaign::Outcome, file: &std::path::Path) -> i32 {
-    println!(
+    outln!(
         "{} stored, {} already stored, {} skipped",
         o.stored,
         o.skipped_done,
         o.skipped.len()
     );
     for (cell, why) in &o.skipped {
-        println!("skipped {cell}: {why}");
+        outln!("skipped {cell}: {why}");
     }
     if let Some(sig) = o.stopped_by {
         let name = rtshield_signals::end_reason(sig);
         match &o.undo_failed {
-            None => println!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", file.display()),
-            Some(e) => println!("stopped by {name} (signal {sig}); the partition is LEFT: {e}"),
+            None => outln!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", file.display()),
+            Some(e) => outln!("stopped by {name} (signal {sig}); the partition is LEFT: {e}"),
         }
         return 128 + sig;
     }
     if let Some(e) = &o.undo_failed {
         if let Some(r) = &o.report {
-            println!(
+            outln!(
                 "report: {}/summary.md, {}/plots/report.html",
                 r.display(),
                 r.display()
             );
         }
-        println!("stopped: the partition is LEFT: {e}");
-        println!(
+        outln!("stopped: the partition is LEFT: {e}");
+        outln!(
             "then continue with: rtshield campaign {} --resume",
             file.display()
         );
         return 1;
     }
     if let Some(r) = &o.report {
-        println!(
+        outln!(
             "report: {}/summary.md, {}/plots/report.html",
             r.display(),
             r.display()
         );
     }
     if o.failed > 0 {
-        println!(
+        outln!(
             "FAIL: {} run(s) exceeded their max_latency (exit status {}; the verdicts are in their results.json)",
             o.failed,
             rtshield_results::EXIT_LIMIT_EXCEEDED

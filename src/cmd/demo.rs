@@ -5,6 +5,7 @@ use crate::cli::Global;
 use crate::cmd::measure::TextPrinter;
 use rtshield_load::LoadArg;
 use rtshield_run::MeasureRequest;
+use rtshield_text::outln;
 use rtshield_vocab::Builtin;
 use rtshield_vocab::Dur;
 use std::path::PathBuf;
@@ -27,7 +28,7 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let allowed = rtshield_sys::allowed_cpus()?;
     let last = allowed.last().unwrap_or(0);
     let others = allowed.difference(&rtshield_vocab::CpuSet::single(last));
-    println!(
+    outln!(
         "rtshield demo: wake-up latency of a SCHED_FIFO thread on CPU {last} (period 200us) for {}, {}.",
         args.duration,
         if others.is_empty() {
@@ -36,7 +37,7 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             format!("while a CPU load runs on CPU {}", others.to_list())
         }
     );
-    println!("The same as: rtshield measure --cpus {last} --period 200us --prio 98 --duration {}{} --out {}\n",
+    outln!("The same as: rtshield measure --cpus {last} --period 200us --prio 98 --duration {}{} --out {}\n",
         args.duration,
         if others.is_empty() { String::new() } else { format!(" --load cpu --load-cpus {}", others.to_list()) },
         args.out.display());
@@ -56,7 +57,8 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         tags: vec![("demo".into(), "true".into())],
         identify: false,
         no_store: true,
-        command: std::env::args().collect(),
+        // A password in a store URL never reaches a file (issue 21).
+        command: rtshield_text::secret::redact_args(std::env::args()),
         ..MeasureRequest::new(200_000)
     };
     let code = rtshield_run::measure(
@@ -64,7 +66,7 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         &g.root(),
         &mut TextPrinter::new("demo", args.quiet),
     )?;
-    println!(
+    outln!(
         "\nNext: `rtshield report {}/results.json` to plot it, `rtshield audit {last}` to see what still disturbs CPU {last}.",
         args.out.display()
     );

@@ -3,6 +3,7 @@
 use crate::cli::Global;
 use rtshield_results::{by_name, write_text, CiOptions, Timestamps};
 use rtshield_safefs::{read_input, DirPolicy, INPUT_LIMIT};
+use rtshield_text::errln;
 use rtshield_vocab::Dur;
 use rtshield_vocab::InputError;
 use std::path::PathBuf;
@@ -134,7 +135,7 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
                 DirPolicy::Strict
             };
             write_text(&out, p, policy).map_err(rtshield_run::refusal)?;
-            eprintln!("wrote {} ({})", p.display(), args.format.name());
+            errln!("wrote {} ({})", p.display(), args.format.name());
         }
     }
     Ok(0)

@@ -10,6 +10,7 @@ use rtshield_measure::{IntervalStats, LiveDisplay, Mode, Observer};
 use rtshield_results::{RunResult, DEEP_PERCENTILES, PERCENTILES};
 use rtshield_run::{MeasureRequest, PartitionRequest, Plan, Printer, Summary, EXIT_FILES_MISSING};
 use rtshield_sys::SysInfo;
+use rtshield_text::{out, outln};
 use rtshield_vocab::InputError;
 use rtshield_vocab::Policy;
 use rtshield_vocab::{format_duration_ns, Dur};
@@ -188,7 +189,8 @@ impl Args {
             store: self.store.store.clone(),
             no_store: self.store.no_store,
             trace: self.trace.request(),
-            command: std::env::args().collect(),
+            // A password in a store URL never reaches a file (issue 21).
+            command: rtshield_text::secret::redact_args(std::env::args()),
         }
     }
 }
@@ -252,7 +254,7 @@ impl Printer for TextPrinter {
     fn summary(&mut self, s: &Summary<'_>) {
         print_summary(s.measurement, s.result, s.out, s.json);
         if s.files_missing {
-            println!(
+            outln!(
                 "WARNING: some result files are not in {} (see the messages above; exit status {})",
                 s.out.display(),
                 EXIT_FILES_MISSING
@@ -264,13 +266,13 @@ impl Printer for TextPrinter {
             // nothing fails too).
             let failed = s.result.verdict.as_ref().is_some_and(|v| !v.passed);
             if failed {
-                println!(
+                outln!(
                     "FAIL: maximum latency {} exceeds --max-latency {} (exit status 3)",
                     fmt_ns(worst),
                     format_duration_ns(limit)
                 );
             } else {
-                println!(
+                outln!(
                     "OK: maximum latency {} within --max-latency {}",
                     fmt_ns(worst),
                     format_duration_ns(limit)
@@ -289,7 +291,7 @@ fn print_header(plan: &Plan, sysinfo: &SysInfo, what: &str) {
         .iter()
         .map(|t| t.cpu.map_or("-".into(), |c| c.to_string()))
         .collect();
-    println!(
+    outln!(
         "rtshield {what}: {} thread{} on CPU {}, period {}, SCHED_{}{}, {} mode, {}",
         spec.threads.len(),
         if spec.threads.len() == 1 { "" } else { "s" },
@@ -309,14 +311,14 @@ fn print_header(plan: &Plan, sysinfo: &SysInfo, what: &str) {
         }
     );
     if t0.policy.is_rt() && sysinfo.fifo_permitted == Some(false) {
-        println!(
+        outln!(
             "WARNING: SCHED_{} is not permitted: measuring under SCHED_OTHER. {}",
             t0.policy.name().to_uppercase(),
             sysinfo.fifo_refusal.as_deref().unwrap_or("")
         );
     }
     if let Some(l) = &plan.load {
-        println!(
+        outln!(
             "load: built-in '{}' on CPU {}",
             l.kind,
             l.cpus.as_ref().map_or("all".into(), |c| c.to_list())
@@ -335,10 +337,10 @@ fn fmt_ns(ns: i64) -> String {
 /// The end-of-run spike summary: one line per explained spike.
 fn print_trace(r: &RunResult) {
     let Some(t) = &r.trace else { return };
-    println!();
-    println!("Trace: {}", rtshield_results::spikes_summary(t));
+    outln!();
+    outln!("Trace: {}", rtshield_results::spikes_summary(t));
     for (i, s) in t.spikes.iter().enumerate().take(10) {
-        println!(
+        outln!(
             "  spike {}: thread `{}` (tid {}) CPU {}, late {}: {}",
             i + 1,
             s.comm,
@@ -349,15 +351,15 @@ fn print_trace(r: &RunResult) {
         );
     }
     if t.spikes.len() > 10 {
-        println!("  ... {} more in spikes.txt", t.spikes.len() - 10);
+        outln!("  ... {} more in spikes.txt", t.spikes.len() - 10);
     }
     for e in t.errors.iter().take(3) {
-        println!("  not explained: {e}");
+        outln!("  not explained: {e}");
     }
     if t.split {
         for th in &r.threads {
             if let Some(sp) = &th.split {
-                println!(
+                outln!(
                     "  thread {} split over {} wake-ups: IRQ latency p50 {} p99 {} max {}; thread latency p50 {} p99 {} max {}",
                     th.index,
                     sp.samples,
@@ -390,9 +392,9 @@ fn print_summary(
             .collect(),
         ..Default::default()
     };
-    println!();
-    print!("{}", render_table(&stats));
-    println!();
+    outln!();
+    out!("{}", render_table(&stats));
+    outln!();
     // The deep percentiles only when a thread had the samples for them.
     let keys: Vec<&str> = PERCENTILES
         .iter()
@@ -408,7 +410,7 @@ fn print_summary(
         head.push_str(&format!(" {:>8}", format!("p{k}")));
     }
     head.push_str(&format!(" {:>8}", "max"));
-    println!("{head}");
+    outln!("{head}");
     for t in &r.threads {
         let mut row = format!(
             "  thread {:<2} CPU {:<6}",
@@ -423,12 +425,12 @@ fn print_summary(
             row.push_str(&format!(" {v:>8}"));
         }
         row.push_str(&format!(" {:>8}", display_units(t.max_ns, res)));
-        println!("{row}");
+        outln!("{row}");
     }
-    println!();
+    outln!();
     for t in &r.threads {
         let h = &t.hist_stats;
-        println!(
+        outln!(
             "thread {}: histogram 0..{} {unit}: Samples_H {} L_avg_H {} L_med_H {} L_std_H {} L_mode_H {}, overflow {}",
             t.index,
             t.histogram.buckets.saturating_sub(1),
@@ -439,7 +441,7 @@ fn print_summary(
             display_units(h.mode_ns, res),
             t.histogram.overflow
         );
-        println!(
+        outln!(
             "          overruns {} (missed periods {}), lost {}; corrected for missed periods: {} samples, p99.9 {} {unit}, p99.99 {} {unit}",
             t.overruns,
             t.missed_periods,
@@ -448,7 +450,7 @@ fn print_summary(
             display_units(t.corrected.percentiles["99.9"], res),
             display_units(t.corrected.percentiles["99.99"], res),
         );
-        println!(
+        outln!(
             "          policy {}{}",
             t.policy,
             t.requested_policy
@@ -457,25 +459,25 @@ fn print_summary(
         );
     }
     for w in &r.warnings {
-        println!("WARNING: {w}");
+        outln!("WARNING: {w}");
     }
     print_trace(r);
-    println!();
+    outln!();
     for t in &r.threads {
-        println!(
+        outln!(
             "Statistics for timer_thread[{}] in '{}'",
             t.index,
             out.join(rtshield_results::systress_file_name(t.index))
                 .display()
         );
     }
-    println!(
+    outln!(
         "Results in {}/ (results.json, results.csv, histogram.txt, timeline.csv){}",
         out.display(),
         json.map_or(String::new(), |j| format!(", and {}", j.display()))
     );
     let secs = m.elapsed_ns / 1_000_000_000;
-    println!(
+    outln!(
         "Total elapsed time: {} s, {} nanoseconds (ended by {})",
         secs,
         m.elapsed_ns % 1_000_000_000,

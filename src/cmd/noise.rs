@@ -5,6 +5,7 @@ use crate::cli::Global;
 use rtshield_noise::{render_summary, EndReason, NoiseSpec, DEFAULT_PERIOD_NS};
 use rtshield_safefs::{check_name, split_file_path};
 use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_text::{errln, out};
 use rtshield_vocab::Dur;
 use rtshield_vocab::{CpuSet, InputError};
 use std::path::PathBuf;
@@ -106,7 +107,7 @@ pub(crate) fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let json = json_target(&a)?;
     let stop = rtshield_measure::install_signals();
     if !a.quiet {
-        eprintln!(
+        errln!(
             "rtshield noise: CPUs {}, gaps > {}, {}, {} (Ctrl-C stops)",
             spec.cpus.to_list(),
             a.threshold,
@@ -134,9 +135,9 @@ pub(crate) fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         }
     }
     for w in &run.warnings {
-        eprintln!("rtshield: warning: {w}");
+        errln!("rtshield: warning: {w}");
     }
-    print!("{}", render_summary(&run, a.top));
+    out!("{}", render_summary(&run, a.top));
     if let Some((dir, name)) = json {
         let text = serde_json::to_string_pretty(&run)?;
         dir.write(&name, format!("{text}\n").as_bytes())?;

@@ -4,6 +4,7 @@ use crate::cli::Global;
 use rtshield_isolation::Knob;
 use rtshield_partition::{status, undo, CreateOptions, CreateReport, Knobs, UndoReport};
 use rtshield_sys::set_scheduler;
+use rtshield_text::{errln, outln};
 use rtshield_vocab::Policy;
 use rtshield_vocab::{CpuSet, InputError};
 
@@ -161,9 +162,9 @@ pub(crate) fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             let mut code = 0;
             for (pid, tids) in &plan.moves {
                 let o = rtshield_partition::move_threads(&mut k, &plan.h, &plan.dir, *pid, tids);
-                println!("{pid}: {} thread(s) moved to {partition}", o.moved);
+                outln!("{pid}: {} thread(s) moved to {partition}", o.moved);
                 for r in &o.refused {
-                    println!("  refused: {r}");
+                    outln!("  refused: {r}");
                     code = 1;
                 }
             }
@@ -205,7 +206,7 @@ fn chosen_parent(
     let p = rtshield_partition::pick_parent(root, given.as_deref())?;
     if given.is_none() {
         if let Some(p) = &p {
-            eprintln!("the only rtshield partition is under --parent {p}: acting on it");
+            errln!("the only rtshield partition is under --parent {p}: acting on it");
         }
     }
     Ok(p)
@@ -319,13 +320,13 @@ fn bare_number_hint(e: anyhow::Error, arg: &str) -> anyhow::Error {
 
 fn print_create(r: &CreateReport) {
     if r.dry_run {
-        println!("Dry run: nothing was changed. These writes would be made, in order:");
+        outln!("Dry run: nothing was changed. These writes would be made, in order:");
         for l in &r.plan {
-            println!("  {l}");
+            outln!("  {l}");
         }
-        println!();
+        outln!();
     }
-    println!(
+    outln!(
         "{} {} ({}):",
         if r.dry_run {
             "Would partition"
@@ -335,29 +336,30 @@ fn print_create(r: &CreateReport) {
         r.parent,
         r.hierarchy
     );
-    println!("  rt   CPUs {:<8} {}", r.rt_cpus, r.rt_dir);
-    println!("  nrt  CPUs {:<8} {}", r.nrt_cpus, r.nrt_dir);
+    outln!("  rt   CPUs {:<8} {}", r.rt_cpus, r.rt_dir);
+    outln!("  nrt  CPUs {:<8} {}", r.nrt_cpus, r.nrt_dir);
     if let Some(p) = &r.v2_partition {
-        println!("  rt cpuset.cpus.partition = {p}");
+        outln!("  rt cpuset.cpus.partition = {p}");
     }
     if !r.dry_run {
-        println!(
+        outln!(
             "Moved {} task(s) to nrt in {} pass(es).",
-            r.moved_tasks, r.move_passes
+            r.moved_tasks,
+            r.move_passes
         );
     }
     if !r.refused_tasks.is_empty() {
-        println!(
+        outln!(
             "Tasks the kernel keeps where they are ({}):",
             r.refused_tasks.len()
         );
         for t in &r.refused_tasks {
-            println!("  {:>7} {:<24} {}", t.what, t.name, t.reason);
+            outln!("  {:>7} {:<24} {}", t.what, t.name, t.reason);
         }
     }
     let count = |k: Knob| r.changed.iter().filter(|c| c.knob == k).count();
     if !r.dry_run {
-        println!(
+        outln!(
             "Changed: {} cgroup file(s), {} IRQ affinit(ies), {} workqueue mask(s), {} sysctl(s){}.",
             count(Knob::Cgroup),
             count(Knob::Irq),
@@ -371,19 +373,19 @@ fn print_create(r: &CreateReport) {
         );
     }
     if !r.refused_files.is_empty() {
-        println!("Refused by the kernel ({}):", r.refused_files.len());
+        outln!("Refused by the kernel ({}):", r.refused_files.len());
         for f in &r.refused_files {
-            println!("  {:<28} {}  ({})", f.name, f.reason, f.what);
+            outln!("  {:<28} {}  ({})", f.name, f.reason, f.what);
         }
     }
     for n in &r.notes {
-        println!("note: {n}");
+        outln!("note: {n}");
     }
     for w in &r.warnings {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
     if !r.boot_params.is_empty() {
-        println!("Boot parameters that would complete the isolation (cannot be set at run time):");
+        outln!("Boot parameters that would complete the isolation (cannot be set at run time):");
         for b in &r.boot_params {
             let tag = if b.present {
                 "present"
@@ -392,7 +394,7 @@ fn print_create(r: &CreateReport) {
             } else {
                 "missing"
             };
-            println!("  [{tag:<7}] {:<36} {}", b.param, b.why);
+            outln!("  [{tag:<7}] {:<36} {}", b.param, b.why);
         }
         let missing: Vec<&str> = r
             .boot_params
@@ -401,11 +403,11 @@ fn print_create(r: &CreateReport) {
             .map(|b| b.param.as_str())
             .collect();
         if !missing.is_empty() {
-            println!("  add to the kernel command line: {}", missing.join(" "));
+            outln!("  add to the kernel command line: {}", missing.join(" "));
         }
     }
     if !r.dry_run {
-        println!(
+        outln!(
             "State saved in {}; undo with `rtshield partition undo{}`.",
             r.state_file,
             parent_flag(r)
@@ -423,23 +425,23 @@ fn parent_flag(r: &CreateReport) -> String {
 
 fn print_undo(r: &UndoReport) {
     if r.nothing_to_undo {
-        println!("Nothing to undo (no state file {}).", r.state_file);
+        outln!("Nothing to undo (no state file {}).", r.state_file);
         return;
     }
     if r.dry_run {
-        println!("Dry run: nothing was changed. These writes would be made, in order:");
+        outln!("Dry run: nothing was changed. These writes would be made, in order:");
         for l in &r.plan {
-            println!("  {l}");
+            outln!("  {l}");
         }
         return;
     }
     if r.was_incomplete {
-        println!(
+        outln!(
             "The create recorded in {} had been interrupted; undoing what it did.",
             r.state_file
         );
     }
-    println!(
+    outln!(
         "Returned {} task(s), removed {} cgroup(s), restored {} file(s) ({} already had their old value).",
         r.tasks_returned,
         r.removed_dirs.len(),
@@ -447,20 +449,20 @@ fn print_undo(r: &UndoReport) {
         r.unchanged
     );
     if !r.vanished.is_empty() {
-        println!(
+        outln!(
             "Gone since create, nothing to restore: {}",
             r.vanished.join(", ")
         );
     }
     if r.errors.is_empty() {
-        println!("Everything is back as it was; state file removed.");
+        outln!("Everything is back as it was; state file removed.");
     } else {
-        println!(
+        outln!(
             "Could not restore ({}); state kept, run undo again:",
             r.errors.len()
         );
         for e in &r.errors {
-            println!("  {e}");
+            outln!("  {e}");
         }
     }
 }
@@ -468,17 +470,17 @@ fn print_undo(r: &UndoReport) {
 fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
     let (out, note) = rtshield_partition::list_partitions(root)?;
     if let Some(n) = &note {
-        eprintln!("note: {n}");
+        errln!("note: {n}");
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else if out.is_empty() && note.is_some() {
-        println!("no rt/nrt cpuset found");
+        outln!("no rt/nrt cpuset found");
     } else if out.is_empty() {
-        println!("no partition managed by rtshield");
+        outln!("no partition managed by rtshield");
     } else {
         for o in &out {
-            println!(
+            outln!(
                 "{}  rt {}  nrt {}  ({}{})",
                 o.parent,
                 o.rt_cpus,
@@ -498,8 +500,8 @@ fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
 /// `partition status` as text: the hierarchy, the state file, each
 /// partition with its tasks (rt's listed), and what is left to do.
 fn print_status(st: &rtshield_partition::Status) {
-    println!("{} at {}, parent {}", st.hierarchy, st.mount, st.parent);
-    println!(
+    outln!("{} at {}, parent {}", st.hierarchy, st.mount, st.parent);
+    outln!(
         "state: {} ({}{})",
         st.state,
         st.state_file,
@@ -510,16 +512,16 @@ fn print_status(st: &rtshield_partition::Status) {
         }
     );
     if let Some(n) = &st.state_note {
-        println!("note: {n}");
+        outln!("note: {n}");
     }
     if st.partitions.is_empty() {
-        println!("no rtshield partition");
+        outln!("no rtshield partition");
     }
     if let Some(f) = &st.foreign {
-        println!("made by another tool: {}", f.describe());
+        outln!("made by another tool: {}", f.describe());
     }
     for p in &st.partitions {
-        println!(
+        outln!(
             "{:<4} CPUs {:<8} {} task(s){}  {}",
             p.name,
             p.cpus.as_deref().unwrap_or("?"),
@@ -532,12 +534,12 @@ fn print_status(st: &rtshield_partition::Status) {
         );
         if p.name == "rt" {
             for t in &p.tasks {
-                println!("       {:>7} {}", t.tid, t.name);
+                outln!("       {:>7} {}", t.tid, t.name);
             }
         }
     }
-    println!("{} task(s) left in the parent", st.parent_tasks);
+    outln!("{} task(s) left in the parent", st.parent_tasks);
     if st.state == "incomplete" {
-        println!("create was interrupted: run `rtshield partition undo`");
+        outln!("create was interrupted: run `rtshield partition undo`");
     }
 }

@@ -3,6 +3,7 @@
 use crate::cli::Global;
 use rtshield_report::{generate, Format, Options};
 use rtshield_safefs::DirPolicy;
+use rtshield_text::{out, outln};
 use std::path::PathBuf;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
@@ -95,8 +96,8 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         },
         x_max_us: args.x_max,
     })?;
-    print!("{}", out.table.to_markdown(&args.title));
-    println!(
+    out!("{}", out.table.to_markdown(&args.title));
+    outln!(
         "\n{} curve{}; wrote {} files to {}/: {}",
         out.curves,
         if out.curves == 1 { "" } else { "s" },
@@ -105,7 +106,7 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         out.files.join(" ")
     );
     if !out.removed.is_empty() {
-        println!(
+        outln!(
             "removed {} files of the earlier report: {}",
             out.removed.len(),
             out.removed.join(" ")

@@ -4,6 +4,7 @@ use crate::cli::Global;
 use anyhow::Context;
 use rtshield_safefs::{DirPolicy, SafeDir};
 use rtshield_store::{compare, default_stats, Selector, Stat, Store};
+use rtshield_text::{out, outln};
 use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
@@ -175,7 +176,7 @@ fn list(
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(0);
     }
-    print!("{}", rtshield_report::list_table(&runs, &st.location()));
+    out!("{}", rtshield_report::list_table(&runs, &st.location()));
     Ok(0)
 }
 
@@ -188,7 +189,7 @@ fn show(spec: Option<&str>, id: String, json: bool) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&full[0])?);
         return Ok(0);
     }
-    print!("{}", rtshield_report::show_text(&r, &full[0].command));
+    out!("{}", rtshield_report::show_text(&r, &full[0].command));
     Ok(0)
 }
 
@@ -237,7 +238,7 @@ fn compare_cmd(
         println!("{}", serde_json::to_string_pretty(&c)?);
         return Ok(0);
     }
-    print!(
+    out!(
         "{}",
         rtshield_report::compare_table(&c, &sa.to_string(), &sb.to_string(), seed)
     );
@@ -258,7 +259,7 @@ fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
         .iter()
         .map(|(_, src)| src.as_deref().unwrap_or("?"))
         .collect();
-    print!(
+    out!(
         "{}",
         rtshield_report::import_text(&puts, &sources, &st.location())
     );
@@ -336,8 +337,8 @@ fn report(
             policy: DirPolicy::Strict,
             x_max_us: None,
         })?;
-        print!("{}", out.table.to_markdown(&title));
-        println!("\nwrote {} files to {}/", out.files.len(), output.display());
+        out!("{}", out.table.to_markdown(&title));
+        outln!("\nwrote {} files to {}/", out.files.len(), output.display());
         Ok(0)
     })();
     for p in &inputs {
@@ -365,7 +366,7 @@ fn list_groups(
         println!("{}", serde_json::to_string_pretty(&groups)?);
         return Ok(0);
     }
-    print!(
+    out!(
         "{}",
         rtshield_report::groups_table(by, &groups, &st.location())
     );
@@ -396,7 +397,7 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
             }
         }
     }
-    println!(
+    outln!(
         "{new} pushed, {old} already there, from {} to {}",
         src.location(),
         dst.location()

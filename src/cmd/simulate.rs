@@ -7,6 +7,7 @@ use rtshield_sim::{
     render_comparison, render_gantt_svg, trace_to_csv, BalancerKind, Placement, SimConfig,
     SimOutcome,
 };
+use rtshield_text::{errln, out, outln};
 use rtshield_vocab::parse_duration_ns;
 use rtshield_vocab::{CpuSet, InputError};
 use std::path::{Path, PathBuf};
@@ -204,7 +205,7 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         let out = rtshield_sim::simulate(&scenario, &c).map_err(|e| bad(e.to_string()))?;
         let wall = started.elapsed().as_secs_f64();
         if args.timing {
-            eprintln!(
+            errln!(
                 "{}: simulated {} in {:.3} s wall, {} events ({:.0} events/s)",
                 k,
                 fmt_ns(out.extra.simulated_ns as f64),
@@ -249,11 +250,11 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         write_file(p, text.as_bytes(), pol).map_err(refusal)?;
     }
     if many {
-        print!("{}", render_comparison(&runs));
+        out!("{}", render_comparison(&runs));
     } else {
-        print!("{}", render_balance(&runs[0].report));
-        println!();
-        print!("{}", render_comparison(&runs));
+        out!("{}", render_balance(&runs[0].report));
+        outln!();
+        out!("{}", render_comparison(&runs));
     }
     Ok(0)
 }

@@ -5,6 +5,7 @@ use crate::cli::Global;
 use rtshield_audit::{render_sample, summarize, Sample, Sampler};
 use rtshield_results::{compare_stat_records, Metric, StatRecord, ThreadMean, STAT_SCHEMA};
 use rtshield_sys::SysInfo;
+use rtshield_text::{errln, out, outln};
 use rtshield_vocab::Dur;
 use rtshield_vocab::InputError;
 use std::path::PathBuf;
@@ -58,7 +59,7 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if let Some(files) = &args.compare {
         let a = StatRecord::read(&files[0])?;
         let b = StatRecord::read(&files[1])?;
-        print!("{}", compare_stat_records(&a, &b));
+        out!("{}", compare_stat_records(&a, &b));
         return Ok(0);
     }
     let root = g.root();
@@ -74,7 +75,7 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         if args.json {
             println!("{}", serde_json::to_string(&sample)?);
         } else {
-            println!("{}", render_sample(&sample));
+            outln!("{}", render_sample(&sample));
         }
         if args.record.is_some() {
             kept.push(sample);
@@ -189,7 +190,7 @@ fn write_record(
     };
     rec.write(file, rtshield_safefs::DirPolicy::Strict)
         .map_err(rtshield_run::refusal)?;
-    eprintln!(
+    errln!(
         "rtshield: recorded {} sample(s) to {} (compare with `rtshield stat --compare A B`)",
         rec.samples,
         file.display()

@@ -2,6 +2,7 @@
 
 use crate::cli::Global;
 use rtshield_sys::SysInfo;
+use rtshield_text::{out, outln};
 
 #[derive(clap::Args, Debug)]
 pub(crate) struct Args {
@@ -21,9 +22,9 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         j["tracing_leftovers"] = serde_json::to_value(&left)?;
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
-        print!("{}", si.render_text());
+        out!("{}", si.render_text());
         for l in &left {
-            println!("{:<20} {}", "tracing leftover", l.describe());
+            outln!("{:<20} {}", "tracing leftover", l.describe());
         }
     }
     Ok(0)

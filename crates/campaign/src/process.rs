@@ -112,7 +112,7 @@ fn shell_word(s: &str) -> String {
 impl Drop for PartitionGuard<'_> {
     fn drop(&mut self) {
         if let Err(e) = self.undo() {
-            eprintln!("rtshield: campaign: the partition of its cell is left: {e}");
+            rtshield_text::errln!("rtshield: campaign: the partition of its cell is left: {e}");
         }
     }
 }

@@ -54,6 +54,7 @@ pub use crate::model::{
 pub use crate::render::effective as render_effective;
 
 use rtshield_sys::Root;
+use rtshield_text::excerpt::{withhold, Quote};
 use rtshield_vocab::InputError;
 use std::path::Path;
 
@@ -69,9 +70,16 @@ impl Machine {
 pub fn load(path: &Path, machine: &Machine) -> anyhow::Result<Config> {
     let name = path.display().to_string();
     // A regular file only, bounded: a FIFO or device is refused without blocking.
-    let bytes = rtshield_safefs::read_input(path, rtshield_safefs::INPUT_LIMIT)
+    let (bytes, public) = rtshield_safefs::read_input_public(path, rtshield_safefs::INPUT_LIMIT)
         .map_err(|e| InputError::new(e.to_string()))?;
     let text =
         rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
-    Ok(model::parse(&name, &text, machine)?)
+    // An error quotes the file only if every user may read it.
+    let quote = if public {
+        Quote::Allowed
+    } else {
+        Quote::Withheld
+    };
+    model::parse(&name, &text, machine)
+        .map_err(|e| InputError::new(withhold(&e.0, &name, quote)).into())
 }

@@ -6,6 +6,7 @@
 //! its line (or ends a stanza header), so values may contain braces, as in
 //! `cmdline find / -type d -exec /bin/ls {} ; -print`.
 
+use rtshield_text::excerpt::quote;
 use rtshield_vocab::InputError;
 
 /// A 1-based position in the file (columns count characters).
@@ -83,7 +84,13 @@ fn parse_header(t: &str) -> Result<(String, Option<u32>, bool), (usize, String)>
         .unwrap_or(head.len());
     let name = &head[..name_end];
     if name.is_empty() {
-        return Err((0, format!("expected a stanza name, found '{t}' (expected main, timer_thread[N] or program[N])")));
+        return Err((
+            0,
+            format!(
+                "expected a stanza name, found '{}' (expected main, timer_thread[N] or program[N])",
+                quote(t)
+            ),
+        ));
     }
     let rest = &head[name_end..];
     if rest.is_empty() {
@@ -93,30 +100,40 @@ fn parse_header(t: &str) -> Result<(String, Option<u32>, bool), (usize, String)>
         return Err((
             name_end,
             format!(
-                "unexpected '{}' after '{name}' (expected '{{' or [N])",
-                rest.trim()
+                "unexpected '{}' after '{}' (expected '{{' or [N])",
+                quote(rest.trim()),
+                quote(name)
             ),
         ));
     };
     let Some(close) = inner.find(']') else {
         return Err((
             name_end,
-            format!("missing ']' in '{head}' (expected {name}[N])"),
+            format!(
+                "missing ']' in '{}' (expected {}[N])",
+                quote(head),
+                quote(name)
+            ),
         ));
     };
     let num = inner[..close].trim();
     let idx: u32 = num.parse().map_err(|_| {
         (
             name_end + 1,
-            format!("invalid index '{num}' (expected a number: {name}[0], {name}[1], ...)"),
+            format!(
+                "invalid index '{}' (expected a number: {name}[0], {name}[1], ...)",
+                quote(num),
+                name = quote(name)
+            ),
         )
     })?;
     if !inner[close + 1..].trim().is_empty() {
         return Err((
             name_end + 1 + close + 1,
             format!(
-                "unexpected '{}' after '{name}[{idx}]' (expected '{{')",
-                inner[close + 1..].trim()
+                "unexpected '{}' after '{}[{idx}]' (expected '{{')",
+                quote(inner[close + 1..].trim()),
+                quote(name)
             ),
         ));
     }
@@ -200,8 +217,9 @@ pub(crate) fn parse(file: &str, text: &str) -> Result<Vec<Stanza>, InputError> {
                     return Err(e.at(
                         at,
                         format!(
-                            "expected '{{' to open the '{}' stanza, found '{trimmed}'",
-                            display_name(&st)
+                            "expected '{{' to open the '{}' stanza, found '{}'",
+                            display_name(&st),
+                            quote(trimmed)
                         ),
                     ));
                 }

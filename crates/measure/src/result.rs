@@ -3,6 +3,7 @@
 use crate::Measurement;
 use rtshield_results::{ProgramResult, RunResult, Settings, ThreadResult, SCHEMA};
 use rtshield_sys::SysInfo;
+use rtshield_text::secret::redact;
 use std::collections::BTreeMap;
 
 /// What the caller knows that the engine does not.
@@ -76,8 +77,10 @@ impl Measurement {
             label: ctx.label.clone(),
             started_at: self.started_at.clone(),
             duration_s: self.elapsed_ns as f64 / 1e9,
-            command: ctx.command.clone(),
-            config: ctx.config.clone(),
+            // Redacted again here, whoever built the context: every
+            // result file and stored run is made from this.
+            command: rtshield_text::secret::redact_args(&ctx.command),
+            config: ctx.config.as_deref().map(|c| redact(c).into_owned()),
             settings: Settings {
                 mode: spec.mode.name().to_string(),
                 resolution_ns: spec.resolution_ns,
@@ -92,7 +95,14 @@ impl Measurement {
             warnings,
             end_reason: self.end.name(),
             threads,
-            programs: ctx.programs.clone(),
+            programs: ctx
+                .programs
+                .iter()
+                .map(|p| ProgramResult {
+                    command: redact(&p.command).into_owned(),
+                    ..p.clone()
+                })
+                .collect(),
             tags: ctx.tags.clone(),
             trace: self.trace.clone(),
             verdict,

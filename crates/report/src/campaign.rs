@@ -5,6 +5,7 @@
 use crate::runs::{row_cells, us};
 use rtshield_results::RunResult;
 use rtshield_store::{compare, default_stats};
+use rtshield_text::markdown::cell;
 use rtshield_text::markdown_cell;
 use std::fmt::Write as _;
 
@@ -54,7 +55,7 @@ pub fn campaign_summary_markdown(
     isolations: &[&str],
     runs: &[RunResult],
 ) -> String {
-    let mut md = format!("# Campaign {name}\n\n");
+    let mut md = format!("# Campaign {}\n\n", cell(name));
     md.push_str("| load | isolation | runs | samples | p50 (us) | p99 (us) | p99.9 (us) | p99.99 (us) | max (us) |\n|---|---|---|---|---|---|---|---|---|\n");
     for l in loads {
         for iso in isolations {

@@ -33,6 +33,16 @@ pub(crate) fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<V
         ))
         .into());
     }
+    let most = rtshield_limits::REPORT_MAX_CURVES;
+    let too_many = |n: usize, what: &str| {
+        InputError::new(format!(
+            "{n} {what}: a report shows at most {most} curves (one per measuring thread; docs/ranges.md); report fewer runs at a time"
+        ))
+    };
+    // Every input is at least one curve: refused before anything is read.
+    if inputs.len() > most {
+        return Err(too_many(inputs.len(), "results given").into());
+    }
     // Day-long timelines are the bulk of the work: read inputs in parallel,
     // keep their order, report the first failing input in argument order.
     let loaded = crate::map_in_parallel(inputs, "a reader thread panicked", |p| load_one(p));
@@ -43,6 +53,10 @@ pub(crate) fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<V
             run.label = n.clone();
         }
         runs.push(run);
+    }
+    let curves: usize = runs.iter().map(|r| r.result.threads.len()).sum();
+    if curves > most {
+        return Err(too_many(curves, "measuring threads in the results given").into());
     }
     unique_labels(&mut runs);
     Ok(runs)

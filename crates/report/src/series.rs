@@ -166,10 +166,16 @@ pub(crate) fn adjacent_runs(counts: &[[u64; 2]]) -> Vec<std::ops::Range<usize>> 
     out
 }
 
-/// Letters, digits, `-`, `_`, `.`; anything else becomes `_`.
+/// The longest slug: `timeline-SLUG.png` stays far below the 255 bytes
+/// of a file name, whatever the label's length.
+pub(crate) const SLUG_MAX: usize = 120;
+
+/// Letters, digits, `-`, `_`, `.`; anything else becomes `_`; at most
+/// [`SLUG_MAX`] characters.
 pub(crate) fn slugify(s: &str) -> String {
     let t: String = s
         .chars()
+        .take(SLUG_MAX)
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.".contains(c) {
                 c
@@ -216,6 +222,8 @@ mod tests {
         assert_eq!(slugify("idle run:cpu1"), "idle_run_cpu1");
         assert_eq!(slugify("../x"), "_.._x");
         assert_eq!(slugify(""), "_");
+        // A 5 MB label makes a file name, not an error (e-5mb-label).
+        assert_eq!(slugify(&"L".repeat(5_000_000)), "L".repeat(SLUG_MAX));
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use crate::load::Run;
 use crate::series::{fmt_us, fmt_us_frac, Series};
 use rtshield_results::{RunResult, ThreadResult};
-use rtshield_text::{markdown_cell, markup_text};
+use rtshield_text::{markdown, markdown_cell, markup_text};
 
 /// The summary table: one column per curve, one row per statistic, then
 /// the provenance rows (kernel, isolation, load ...).
@@ -412,8 +412,8 @@ fn load(r: &RunResult) -> String {
 impl Table {
     /// `summary.md`: the table under a `# title`, the note on percentiles and the worst cases.
     pub fn to_markdown(&self, title: &str) -> String {
-        let esc = markdown_cell;
-        let mut out = format!("# {title}\n\n| |");
+        let esc = markdown::cell;
+        let mut out = format!("# {}\n\n| |", esc(title));
         for c in &self.columns {
             out.push_str(&format!(" {} |", esc(c)));
         }

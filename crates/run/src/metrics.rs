@@ -65,7 +65,7 @@ impl MetricsFile {
         match self.dir.write(&self.name, to_openmetrics(&res).as_bytes()) {
             Ok(()) => self.failed = false,
             Err(e) if !self.failed => {
-                eprintln!("rtshield: warning: --metrics-file {}: {e}", self.shown);
+                rtshield_text::errln!("rtshield: warning: --metrics-file {}: {e}", self.shown);
                 self.failed = true;
             }
             Err(_) => {}

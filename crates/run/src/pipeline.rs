@@ -119,7 +119,7 @@ impl ResultWriter {
 
     fn report(&mut self, what: &str, msg: String) {
         // Printed even under -q: a file that is not written must be seen.
-        eprintln!("rtshield: {what}{msg}");
+        rtshield_text::errln!("rtshield: {what}{msg}");
         self.errors.push(format!("{what}{msg}"));
     }
 
@@ -187,7 +187,7 @@ impl ResultWriter {
             let wanted = p.dir_path.join(&name);
             if let Some(d) = &p.dir {
                 if d.write(&name, &p.failure.bytes).is_ok() {
-                    eprintln!("rtshield: {} written on retry", wanted.display());
+                    rtshield_text::errln!("rtshield: {} written on retry", wanted.display());
                     continue;
                 }
             }

@@ -252,7 +252,7 @@ pub(crate) fn measure_opened(
     if let (Some(j), true) = (s.json, s.json_cyclictest) {
         let text = rtshield_results::to_cyclictest_json(&written.result, &Limits::default());
         if let Err(e) = rtshield_results::write_text(&text, j, s.policy) {
-            eprintln!("rtshield: error: --json: {e}");
+            rtshield_text::errln!("rtshield: error: --json: {e}");
             written.json_failed = true;
         }
     }

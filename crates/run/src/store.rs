@@ -138,20 +138,20 @@ pub(crate) fn store_runs(spec: Option<&str>, no_store: bool, runs: &[(&Path, &Ru
     let mut st = match rtshield_store::open(spec) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("rtshield: warning: the run is not in the results store ({e}); the files are; `rtshield runs import` adds them later");
+            rtshield_text::errln!("rtshield: warning: the run is not in the results store ({e}); the files are; `rtshield runs import` adds them later");
             return;
         }
     };
     for (dir, r) in runs {
         let src = dir.join("results.json").display().to_string();
         match st.put(r, Some(&src)) {
-            Ok(p) => println!(
+            Ok(p) => rtshield_text::outln!(
                 "stored as run {} ({}) in {}",
                 p.id(),
                 p.uuid(),
                 st.location()
             ),
-            Err(e) => eprintln!(
+            Err(e) => rtshield_text::errln!(
                 "rtshield: warning: {} not stored ({e}); `rtshield runs import {}` adds it later",
                 dir.display(),
                 dir.display()

@@ -128,7 +128,7 @@ impl<'a> WithTimeline<'a> {
         let timeline = match Timeline::create(dir, cpus) {
             Ok(t) => Some(t.with_host(root.clone())),
             Err(e) => {
-                eprintln!("rtshield: {e}; no timeline");
+                rtshield_text::errln!("rtshield: {e}; no timeline");
                 None
             }
         };
@@ -146,7 +146,7 @@ impl Observer for WithTimeline<'_> {
         let load = self.meter.as_mut().and_then(|m| m.sample().ok());
         if let Some(t) = &mut self.timeline {
             if let Err(e) = t.append(s, 0, self.phase, load.as_ref()) {
-                eprintln!("rtshield: timeline.csv: {e}; no more timeline rows");
+                rtshield_text::errln!("rtshield: timeline.csv: {e}; no more timeline rows");
                 self.timeline = None;
             }
         }

@@ -44,9 +44,10 @@ pub fn remove_leftovers(root: &Root) {
             rtshield_sys::TracingLeftoverKind::Instance => "trace instance",
             rtshield_sys::TracingLeftoverKind::Mount => "tracefs mount",
         };
-        eprintln!(
+        rtshield_text::errln!(
             "rtshield: removed the {what} {} left by rtshield process {} (gone)",
-            l.name, l.pid
+            l.name,
+            l.pid
         );
     }
 }
@@ -162,7 +163,7 @@ impl Session {
             // Once per process: `run` with stats.rotate starts a session per part.
             static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
             if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                eprintln!("rtshield: tracing off: {why}; measuring without it");
+                rtshield_text::errln!("rtshield: tracing off: {why}; measuring without it");
             }
             s.result.unavailable = Some(why);
             s.inst = None;
@@ -188,7 +189,9 @@ impl Session {
         }
         let inst = TraceInstance::create(&self.root, &cfg).map_err(|e| e.to_string())?;
         for s in inst.stale_removed() {
-            eprintln!("rtshield: removed the stale trace instance {s} (its process is gone)");
+            rtshield_text::errln!(
+                "rtshield: removed the stale trace instance {s} (its process is gone)"
+            );
         }
         self.result.events_missing = inst.missing().to_vec();
         if self.spec.on_latency_ns.is_some() {

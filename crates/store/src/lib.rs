@@ -22,6 +22,7 @@ mod schema;
 mod select;
 mod sql;
 mod sqlite;
+mod tls;
 
 pub use compare::{
     compare, default_stats, Comparison, Method, Row, Stat, Verdict, ITERATIONS, MIN_RUNS,

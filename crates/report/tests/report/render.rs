@@ -253,7 +253,7 @@ fn timeline_png_and_gnuplot_files() {
     // A blank line breaks gnuplot's line at the empty buckets 13 and 14.
     assert_eq!(rows, ["10 2", "11 5", "12 2", "", "15 1"]);
     assert!(
-        gp.contains("title \"idle:cpu1: max 120 us (beyond axis), 1 overflow >= 100 us\""),
+        gp.contains("title 'idle:cpu1: max 120 us (beyond axis), 1 overflow >= 100 us'"),
         "{gp}"
     );
     assert!(gp.contains("set xrange [0:110]"), "{gp}");

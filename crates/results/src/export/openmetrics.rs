@@ -95,11 +95,7 @@ enum Dialect {
 }
 
 /// A label value, escaped as the format requires (`\\`, `\"`, `\n`).
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
+use rtshield_text::openmetrics::label_value as label;
 
 /// Seconds from integer ns, as an exact decimal (`1.000000001`, `-0.5`).
 fn secs_exact(ns: i128) -> String {

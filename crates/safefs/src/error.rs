@@ -24,6 +24,14 @@ pub enum SafeError {
         /// What makes it untrusted (owner, mode, file type).
         why: String,
     },
+    /// A path the layer refuses to resolve: a symbolic link in it, `..`,
+    /// or no name where one is needed.
+    BadPath {
+        /// The path as given.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A name that is not a single path component.
     BadName {
         /// The name as given.
@@ -44,9 +52,24 @@ impl SafeError {
     pub fn is_refusal(&self) -> bool {
         matches!(
             self,
-            SafeError::Unsafe { .. } | SafeError::Untrusted { .. } | SafeError::BadName { .. }
+            SafeError::Unsafe { .. }
+                | SafeError::Untrusted { .. }
+                | SafeError::BadPath { .. }
+                | SafeError::BadName { .. }
         )
     }
+    /// What is wrong, without the path and the advice of the full message
+    /// (for a message that names the path its own way, e.g. `TMPDIR=...`).
+    pub fn why(&self) -> String {
+        match self {
+            SafeError::Unsafe { why, .. }
+            | SafeError::Untrusted { why, .. }
+            | SafeError::BadPath { why, .. } => why.clone(),
+            SafeError::BadName { .. } => self.to_string(),
+            SafeError::Io { err, .. } => err.to_string(),
+        }
+    }
+
     /// The underlying I/O error kind, if any.
     pub fn io_kind(&self) -> Option<io::ErrorKind> {
         match self {
@@ -72,6 +95,15 @@ impl fmt::Display for SafeError {
                  0600 or stricter, owned by root, in a directory of mode 0700)",
                 path.display()
             ),
+            SafeError::BadPath { path, why } => write!(f, "{}: {why}", path.display()),
+            SafeError::BadName { name } if name.len() > 255 => {
+                let head: String = name.chars().take(40).collect();
+                write!(
+                    f,
+                    "{head:?}… ({} bytes) is too long for a file name (at most 255 bytes)",
+                    name.len()
+                )
+            }
             SafeError::BadName { name } => {
                 write!(
                     f,
@@ -99,7 +131,7 @@ impl From<SafeError> for io::Error {
             SafeError::Unsafe { .. } | SafeError::Untrusted { .. } => {
                 io::ErrorKind::PermissionDenied
             }
-            SafeError::BadName { .. } => io::ErrorKind::InvalidInput,
+            SafeError::BadName { .. } | SafeError::BadPath { .. } => io::ErrorKind::InvalidInput,
         };
         io::Error::new(kind, e.to_string())
     }

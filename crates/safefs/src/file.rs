@@ -2,8 +2,8 @@
 //! nobody can predict, fsync, `renameat`, directory fsync), append-only
 //! logs, and removal that never follows a symlink.
 
-use crate::dir::SafeDir;
-use crate::error::{check_name, io_err, Result};
+use crate::dir::{trusted_owner, SafeDir};
+use crate::error::{check_name, io_err, Result, SafeError};
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
@@ -103,17 +103,40 @@ impl SafeDir {
     }
 
     /// Open `name` for appending, creating it (mode 0644) if missing; a
-    /// symlink is refused (`O_NOFOLLOW`), never followed. For logs that
-    /// outlive one writer (a respawned program's output).
+    /// symlink is refused (`O_NOFOLLOW`), never followed. An existing file
+    /// must be a regular file of root or the caller with one link: a hard
+    /// link another user made to one of root's files (possible where
+    /// `fs.protected_hardlinks=0`) would otherwise be appended to. For logs
+    /// that outlive one writer (a respawned program's output).
     pub fn open_append(&self, name: &str) -> Result<std::fs::File> {
         check_name(name)?;
+        let p = self.path.join(name);
         let flags = OFlags::WRONLY
             .union(OFlags::CREATE)
             .union(OFlags::NOFOLLOW)
             .union(OFlags::APPEND)
-            .union(OFlags::CLOEXEC);
+            .union(OFlags::CLOEXEC)
+            .union(OFlags::NONBLOCK);
         let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))
-            .map_err(|e| io_err(&self.path.join(name), e))?;
+            .map_err(|e| io_err(&p, e))?;
+        check_own_file(&fd, &p)?;
+        Ok(std::fs::File::from(fd))
+    }
+
+    /// Create the new file `name` (`O_CREAT|O_EXCL|O_NOFOLLOW`, exactly
+    /// `mode`): fails if anything, even a dangling link, has that name.
+    /// For scratch files in a private directory (the io load's).
+    pub fn create_new_file(&self, name: &str, mode: u32) -> Result<std::fs::File> {
+        check_name(name)?;
+        let p = self.path.join(name);
+        let flags = OFlags::RDWR
+            .union(OFlags::CREATE)
+            .union(OFlags::EXCL)
+            .union(OFlags::NOFOLLOW)
+            .union(OFlags::CLOEXEC);
+        let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode))
+            .map_err(|e| io_err(&p, e))?;
+        rfs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(&p, e))?;
         Ok(std::fs::File::from(fd))
     }
 
@@ -137,8 +160,30 @@ impl SafeDir {
     }
 }
 
+/// Refuse to write into an open file unless it is a regular file of root
+/// or the caller, with a single link (see [`SafeDir::open_append`]).
+pub(crate) fn check_own_file(fd: &OwnedFd, p: &std::path::Path) -> Result<()> {
+    let st = rfs::fstat(fd).map_err(|e| io_err(p, e))?;
+    let why = if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        "it is not a regular file".to_string()
+    } else if !trusted_owner(st.st_uid) {
+        format!("it is owned by uid {}", st.st_uid)
+    } else if st.st_nlink != 1 {
+        format!(
+            "it has {} hard links (another name for it may be a file you did not mean to write)",
+            st.st_nlink
+        )
+    } else {
+        return Ok(());
+    };
+    Err(SafeError::Unsafe {
+        path: p.to_path_buf(),
+        why,
+    })
+}
+
 /// 64 random bits as hex, for temporary names nobody can predict.
-fn random_hex() -> String {
+pub(crate) fn random_hex() -> String {
     let mut b = [0u8; 8];
     let mut filled = 0;
     while filled < b.len() {

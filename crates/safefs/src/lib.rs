@@ -28,11 +28,16 @@ mod error;
 mod file;
 mod paths;
 mod read;
+mod resolve;
+mod temp;
 
 pub use dir::{DirPolicy, Entry, SafeDir};
 pub use error::{check_name, Result, SafeError};
-pub use paths::{output_dir, split_file_path, temp_target, write_file};
+pub use paths::{open_file_dir, output_dir, split_file_path, temp_target, write_file};
 pub use read::{read_input, INPUT_LIMIT};
+pub use temp::{temp_parents, PrivateDir, TempParents};
 
+#[cfg(test)]
+mod layer_tests;
 #[cfg(test)]
 mod tests;

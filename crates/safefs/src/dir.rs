@@ -130,13 +130,22 @@ impl SafeDir {
         Ok(d)
     }
 
+    /// [`SafeDir::create_new`], creating missing parents first (each with
+    /// `mode`, through the path layer).
+    pub fn create_new_with_parents(path: &Path, mode: u32) -> Result<SafeDir> {
+        let (parent, name) = resolve::split_file(path)?;
+        let parent = SafeDir::open_or_create(&parent, mode, DirPolicy::AllowUnsafe)?;
+        let mut d = parent.create_subdir(&name, mode)?;
+        d.path = path.to_path_buf();
+        Ok(d)
+    }
+
     /// Open `path` if it is a directory, or create it (and missing parents,
     /// each with `mode`) if it does not exist, through the path layer (no
     /// link followed, `..` refused). The final directory is checked against
-    /// `policy`, and so is the existing directory the first missing one is
-    /// created in.
+    /// `policy` (one just created is the caller's own and passes).
     pub fn open_or_create(path: &Path, mode: u32, policy: DirPolicy) -> Result<SafeDir> {
-        let fd = resolve::open_or_create_dir(path, mode, policy)?;
+        let fd = resolve::open_or_create_dir(path, mode)?;
         check_fd(&fd, path, policy)?;
         Ok(SafeDir {
             fd,
@@ -200,8 +209,10 @@ impl SafeDir {
         rfs::mkdirat(&self.fd, name, Mode::from_raw_mode(mode)).map_err(|e| io_err(&p, e))?;
         let fd =
             rfs::openat(&self.fd, name, DIR_FLAGS, Mode::empty()).map_err(|e| io_err(&p, e))?;
-        // mkdir applies the umask; set the mode we were asked for.
-        rfs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(&p, e))?;
+        // mkdir applies the umask; set the mode we were asked for (on our
+        // own directory only: in a directory others can write, it may have
+        // been swapped between mkdir and open).
+        resolve::set_own_dir_mode(&fd, &p, mode)?;
         let _ = rfs::fsync(&self.fd);
         Ok(SafeDir { fd, path: p })
     }

@@ -37,6 +37,14 @@ pub enum SafeError {
         /// The name as given.
         name: String,
     },
+    /// Another error, with the option (or variable) that gave the path:
+    /// the message starts `--out: `.
+    For {
+        /// `--out`, `-o`, `--store`, `TMPDIR`...
+        option: String,
+        /// What went wrong.
+        inner: Box<SafeError>,
+    },
     /// An I/O error on a path.
     Io {
         /// The path operated on.
@@ -50,6 +58,9 @@ impl SafeError {
     /// True when the error is a refusal of the caller's input (exit 2), not
     /// a failure of the system.
     pub fn is_refusal(&self) -> bool {
+        if let SafeError::For { inner, .. } = self {
+            return inner.is_refusal();
+        }
         matches!(
             self,
             SafeError::Unsafe { .. }
@@ -66,7 +77,17 @@ impl SafeError {
             | SafeError::Untrusted { why, .. }
             | SafeError::BadPath { why, .. } => why.clone(),
             SafeError::BadName { .. } => self.to_string(),
+            SafeError::For { inner, .. } => inner.why(),
             SafeError::Io { err, .. } => err.to_string(),
+        }
+    }
+
+    /// This error, its message starting with the option (or variable)
+    /// that gave the path (`--out: ...`).
+    pub fn for_option(self, option: &str) -> SafeError {
+        SafeError::For {
+            option: option.to_string(),
+            inner: Box::new(self),
         }
     }
 
@@ -74,6 +95,7 @@ impl SafeError {
     pub fn io_kind(&self) -> Option<io::ErrorKind> {
         match self {
             SafeError::Io { err, .. } => Some(err.kind()),
+            SafeError::For { inner, .. } => inner.io_kind(),
             _ => None,
         }
     }
@@ -110,6 +132,7 @@ impl fmt::Display for SafeError {
                     "{name:?} is not a plain file name (no '/', '.', '..' or NUL)"
                 )
             }
+            SafeError::For { option, inner } => write!(f, "{option}: {inner}"),
             SafeError::Io { path, err } => write!(f, "{}: {err}", path.display()),
         }
     }
@@ -119,6 +142,7 @@ impl std::error::Error for SafeError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             SafeError::Io { err, .. } => Some(err),
+            SafeError::For { inner, .. } => inner.source(),
             _ => None,
         }
     }
@@ -127,6 +151,11 @@ impl std::error::Error for SafeError {
 impl From<SafeError> for io::Error {
     fn from(e: SafeError) -> io::Error {
         let kind = match &e {
+            SafeError::For { inner, .. } => inner.io_kind().unwrap_or(if inner.is_refusal() {
+                io::ErrorKind::PermissionDenied
+            } else {
+                io::ErrorKind::Other
+            }),
             SafeError::Io { err, .. } => err.kind(),
             SafeError::Unsafe { .. } | SafeError::Untrusted { .. } => {
                 io::ErrorKind::PermissionDenied

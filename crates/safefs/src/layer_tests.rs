@@ -124,18 +124,22 @@ fn missing_directories_are_created_with_the_mode_asked() {
 }
 
 #[test]
-fn nothing_is_created_in_a_directory_that_fails_the_policy() {
+fn a_directory_is_created_in_another_place_as_our_own_and_checked_when_it_exists() {
     let t = tempfile::tempdir().unwrap();
     let open = t.path().join("open");
     std::fs::create_dir(&open).unwrap();
     std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
-    let e =
-        SafeDir::open_or_create(&open.join("new/deeper"), 0o755, DirPolicy::Strict).unwrap_err();
-    assert!(e.is_refusal(), "{e}");
-    assert!(e.to_string().contains("mode 777"), "{e}");
-    assert!(!open.join("new").exists());
-    // --force-unsafe-dir: created.
-    SafeDir::open_or_create(&open.join("new/deeper"), 0o755, DirPolicy::AllowUnsafe).unwrap();
+    // The new directory is ours (mode as asked) and held by descriptor.
+    let d = SafeDir::open_or_create(&open.join("new/deeper"), 0o755, DirPolicy::Strict).unwrap();
+    d.write("f", b"x").unwrap();
+    assert_eq!(
+        std::fs::metadata(open.join("new")).unwrap().mode() & 0o7777,
+        0o755
+    );
+    // An existing one that fails the policy is refused.
+    std::fs::set_permissions(open.join("new"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let e = SafeDir::open_or_create(&open.join("new"), 0o755, DirPolicy::Strict).unwrap_err();
+    assert!(e.is_refusal() && e.to_string().contains("mode 777"), "{e}");
 }
 
 /// An attacker swaps `x` (a real directory holding `sub`) and `l` (a link

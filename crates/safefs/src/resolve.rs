@@ -15,7 +15,7 @@
 //! - the caller keeps the descriptor and does everything else relative to
 //!   it, so renaming or swapping the path afterwards redirects nothing.
 
-use crate::dir::{check_fd, DirPolicy, DIR_FLAGS};
+use crate::dir::DIR_FLAGS;
 use crate::error::{io_err, Result, SafeError};
 use rustix::fs::{self as rfs, AtFlags, Mode, ResolveFlags, CWD};
 use rustix::io::Errno;
@@ -183,18 +183,17 @@ fn explain(path: &Path, p: &Parsed, e: Errno) -> SafeError {
 }
 
 /// Open `path`, creating the missing directories (each with exactly
-/// `mode`). Creation starts in the deepest existing directory, which must
-/// pass `policy` (a directory another user controls could be prepared or
-/// swapped under the names root creates); every directory is opened
-/// without following a link, from its parent's descriptor.
-pub(crate) fn open_or_create_dir(path: &Path, mode: u32, policy: DirPolicy) -> Result<OwnedFd> {
+/// `mode`, owned by the caller). Every directory is opened without
+/// following a link, from its parent's descriptor. A directory created
+/// here that is found replaced by someone else's before it was opened is
+/// refused (the caller checks the final one against its policy anyway).
+pub(crate) fn open_or_create_dir(path: &Path, mode: u32) -> Result<OwnedFd> {
     match open_dir(path) {
         Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
         r => return r,
     }
     let p = parse(path)?;
     let mut cur = start(&p, path)?;
-    let mut checked = false;
     for (i, name) in p.names.iter().enumerate() {
         match step(&cur, name, path, &p, i) {
             Ok(fd) => {
@@ -203,10 +202,6 @@ pub(crate) fn open_or_create_dir(path: &Path, mode: u32, policy: DirPolicy) -> R
             }
             Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
             Err(e) => return Err(e),
-        }
-        if !checked {
-            check_fd(&cur, &p.prefix(i), policy)?;
-            checked = true;
         }
         let made = match rfs::mkdirat(&cur, OsStr::from_bytes(name), Mode::from_raw_mode(mode)) {
             Ok(()) => true,
@@ -217,13 +212,31 @@ pub(crate) fn open_or_create_dir(path: &Path, mode: u32, policy: DirPolicy) -> R
         };
         let fd = step(&cur, name, path, &p, i)?;
         if made {
-            // mkdir applies the umask; set the mode asked for.
-            rfs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(&p.prefix(i + 1), e))?;
+            set_own_dir_mode(&fd, &p.prefix(i + 1), mode)?;
             let _ = rfs::fsync(&cur);
         }
         cur = fd;
     }
     Ok(cur)
+}
+
+/// Give a directory this process just made exactly `mode` (mkdir applies
+/// the umask), after checking it is still ours: one swapped in between
+/// `mkdir` and `open` (in a directory others can write) is refused, and
+/// its mode is left alone.
+pub(crate) fn set_own_dir_mode(fd: &OwnedFd, shown: &Path, mode: u32) -> Result<()> {
+    let st = rfs::fstat(fd).map_err(|e| io_err(shown, e))?;
+    let me = rustix::process::geteuid().as_raw();
+    if st.st_uid != me {
+        return Err(SafeError::Unsafe {
+            path: shown.to_path_buf(),
+            why: format!(
+                "it was replaced by a directory of uid {} while being created",
+                st.st_uid
+            ),
+        });
+    }
+    rfs::fchmod(fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(shown, e))
 }
 
 /// Split a file path into its directory (resolved by the layer) and its

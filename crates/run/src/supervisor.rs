@@ -60,7 +60,17 @@ impl SupThread {
                 spec
             })
             .collect();
-        let mut sup = Supervisor::new(specs)?
+        // An output file refused by the path layer (a link, `..`, a
+        // directory others control) is the caller's input: exit 2.
+        let mut sup = Supervisor::new(specs)
+            .map_err(|e| -> anyhow::Error {
+                match e.kind() {
+                    std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidInput => {
+                        rtshield_sys::InputError::new(e.to_string()).into()
+                    }
+                    _ => e.into(),
+                }
+            })?
             .with_launcher(exe)
             .reap_all_children(true);
         let (sh, dn) = (shared.clone(), done.clone());

@@ -124,16 +124,20 @@ impl SafeDir {
     }
 
     /// Create the new file `name` (`O_CREAT|O_EXCL|O_NOFOLLOW`, exactly
-    /// `mode`): fails if anything, even a dangling link, has that name.
-    /// For scratch files in a private directory (the io load's).
-    pub fn create_new_file(&self, name: &str, mode: u32) -> Result<std::fs::File> {
+    /// `mode`, `O_SYNC` if `sync`): fails if anything, even a dangling
+    /// link, has that name. For scratch files in a private directory (the
+    /// io loads').
+    pub fn create_new_file(&self, name: &str, mode: u32, sync: bool) -> Result<std::fs::File> {
         check_name(name)?;
         let p = self.path.join(name);
-        let flags = OFlags::RDWR
+        let mut flags = OFlags::RDWR
             .union(OFlags::CREATE)
             .union(OFlags::EXCL)
             .union(OFlags::NOFOLLOW)
             .union(OFlags::CLOEXEC);
+        if sync {
+            flags |= OFlags::SYNC;
+        }
         let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode))
             .map_err(|e| io_err(&p, e))?;
         rfs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(&p, e))?;
@@ -157,6 +161,61 @@ impl SafeDir {
             Ok(()) | Err(rustix::io::Errno::NOENT) => Ok(()),
             Err(e) => Err(io_err(&self.path.join(name), e)),
         }
+    }
+}
+
+/// Which file a path led to: device and inode (to check that two opens
+/// reached the same file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    /// Device.
+    pub dev: u64,
+    /// Inode.
+    pub ino: u64,
+}
+
+impl SafeDir {
+    /// Check that the entry `name` (never followed if a link) is a file
+    /// only the caller controls: a regular file owned by the effective
+    /// uid, writable by nobody else, with a single link (a hard link to
+    /// another file would make writes land there). `Ok(None)`: no such
+    /// entry. Anything else is [`SafeError::Untrusted`].
+    pub fn own_file(&self, name: &str) -> Result<Option<FileId>> {
+        check_name(name)?;
+        let p = self.path.join(name);
+        let st = match rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(io_err(&p, e)),
+        };
+        let me = rustix::process::geteuid().as_raw();
+        let fmt = st.st_mode & libc::S_IFMT;
+        let why = if fmt == libc::S_IFLNK {
+            "it is a symbolic link".to_string()
+        } else if fmt != libc::S_IFREG {
+            "it is not a regular file".to_string()
+        } else if st.st_uid != me {
+            format!("it is owned by uid {}, not by you (uid {me})", st.st_uid)
+        } else if st.st_mode & 0o022 != 0 {
+            format!("it is mode {:o}: others may write it", st.st_mode & 0o7777)
+        } else if st.st_nlink != 1 {
+            format!("it has {} hard links", st.st_nlink)
+        } else {
+            return Ok(Some(FileId {
+                dev: st.st_dev,
+                ino: st.st_ino,
+            }));
+        };
+        Err(SafeError::Untrusted { path: p, why })
+    }
+
+    /// This directory's device and inode.
+    pub fn id(&self) -> Result<FileId> {
+        let st = rfs::fstat(&self.fd).map_err(|e| io_err(&self.path, e))?;
+        Ok(FileId {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        })
     }
 }
 

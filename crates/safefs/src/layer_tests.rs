@@ -255,11 +255,11 @@ fn new_files_are_exclusive_and_never_through_a_link() {
     let d = SafeDir::open(t.path(), DirPolicy::Strict).unwrap();
     std::fs::write(t.path().join("victim"), "precious").unwrap();
     symlink(t.path().join("victim"), t.path().join("load.dat")).unwrap();
-    assert!(d.create_new_file("load.dat", 0o600).is_err());
+    assert!(d.create_new_file("load.dat", 0o600, false).is_err());
     symlink(t.path().join("nowhere"), t.path().join("dangling")).unwrap();
-    assert!(d.create_new_file("dangling", 0o600).is_err());
+    assert!(d.create_new_file("dangling", 0o600, true).is_err());
     assert!(!t.path().join("nowhere").exists());
-    d.create_new_file("fresh.dat", 0o600).unwrap();
+    d.create_new_file("fresh.dat", 0o600, false).unwrap();
     let m = std::fs::metadata(t.path().join("fresh.dat"))
         .unwrap()
         .mode()

@@ -33,7 +33,8 @@ mod temp;
 
 pub use dir::{DirPolicy, Entry, SafeDir};
 pub use error::{check_name, Result, SafeError};
-pub use paths::{open_file_dir, output_dir, split_file_path, temp_target, write_file};
+pub use file::FileId;
+pub use paths::{file_parts, open_file_dir, output_dir, split_file_path, temp_target, write_file};
 pub use read::{read_input, INPUT_LIMIT};
 pub use temp::{temp_parents, PrivateDir, TempParents};
 

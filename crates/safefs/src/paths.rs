@@ -53,14 +53,22 @@ pub fn write_file(path: &Path, bytes: &[u8], policy: DirPolicy) -> Result<()> {
     SafeDir::open(&dir, policy)?.write(&name, bytes)
 }
 
+/// The directory and the name of the file `path`, as the path layer cuts
+/// it: `a/./f` is `a` + `f`, a bare `f` is `.` + `f`; a path ending in
+/// `/` or `/.`, or holding `..`, is refused.
+pub fn file_parts(path: &Path) -> Result<(PathBuf, String)> {
+    let (dir, name) = crate::resolve::split_file(path)?;
+    crate::error::check_name(&name)?;
+    Ok((dir, name))
+}
+
 /// Open the directory of the file `path` through the path layer (checked
 /// against `policy`) and return it with the file's name: for a file that is
 /// written more than once (`--metrics-file`, a program's output), so every
 /// write goes through the one descriptor. `a/./f` is `a` + `f`; a path
 /// ending in `/` or `/.` is refused (it names no file).
 pub fn open_file_dir(path: &Path, policy: DirPolicy) -> Result<(SafeDir, String)> {
-    let (dir, name) = crate::resolve::split_file(path)?;
-    crate::error::check_name(&name)?;
+    let (dir, name) = file_parts(path)?;
     Ok((SafeDir::open(&dir, policy)?, name))
 }
 

@@ -82,12 +82,24 @@ impl SafeDir {
     }
 
     /// Create `name` for appending (a log-like file such as `timeline.csv`,
-    /// written row by row, so not atomically): an existing entry is removed
-    /// first (a symlink is removed, never followed), then the file is
+    /// written row by row, so not atomically): an existing file or link is
+    /// removed first (a link is removed, never followed; anything else, a
+    /// device or a FIFO, is refused), then the file is
     /// created with `O_CREAT|O_EXCL|O_NOFOLLOW` relative to the directory
     /// descriptor, mode 0644.
     pub fn create_appendable(&self, name: &str) -> Result<std::fs::File> {
         check_name(name)?;
+        // Only a file or a link is replaced: never a device (`/dev/tty`),
+        // a FIFO or a socket someone named as an output.
+        if let Ok(st) = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            let fmt = st.st_mode & libc::S_IFMT;
+            if fmt != libc::S_IFREG && fmt != libc::S_IFLNK {
+                return Err(SafeError::Unsafe {
+                    path: self.path.join(name),
+                    why: "it is not a regular file (only a file is replaced)".into(),
+                });
+            }
+        }
         self.remove_file(name)?;
         let flags = OFlags::WRONLY
             .union(OFlags::CREATE)

@@ -352,6 +352,82 @@ mod tests {
         );
     }
 
+    /// Plant `bytes` as `db` + `suffix`, as another user would: owned by
+    /// uid 2345 (as root), else writable by everyone.
+    fn plant(db: &Path, suffix: &str, bytes: &[u8]) {
+        let p = PathBuf::from(format!("{}{suffix}", db.display()));
+        std::fs::write(&p, bytes).unwrap();
+        chmod(&p, 0o666);
+        let _ = std::os::unix::fs::chown(&p, Some(2345), Some(2345));
+    }
+
+    /// n05b: a real `-wal` forged from a copy of the store, which would
+    /// rewrite every label, planted beside root's store.
+    #[test]
+    fn a_forged_wal_is_never_merged() {
+        let t = tempfile::tempdir().unwrap();
+        let db = store_with(&t.path().join("root"), "root's");
+        let forge = t.path().join("forge");
+        std::fs::create_dir(&forge).unwrap();
+        std::fs::copy(&db, forge.join("c.db")).unwrap();
+        let c = rusqlite::Connection::open(forge.join("c.db")).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0; UPDATE marker SET m='FORGED';",
+        )
+        .unwrap();
+        let wal = std::fs::read(forge.join("c.db-wal")).unwrap();
+        assert!(!wal.is_empty());
+        plant(&db, "-wal", &wal);
+        let m = refused(SqliteStore::open(&db), "forged -wal");
+        assert!(m.contains("runs.db-wal"), "{m}");
+        // Nothing of it was merged: without it, the store is as it was.
+        std::fs::remove_file(format!("{}-wal", db.display())).unwrap();
+        drop(SqliteStore::open(&db).unwrap());
+        assert_eq!(marker(&rusqlite::Connection::open(&db).unwrap()), "root's");
+    }
+
+    /// New finding 3 (s-journal-forged): a hot rollback journal forged
+    /// from a copy of the store, planted beside it: never played back.
+    #[test]
+    fn a_forged_hot_journal_is_never_played_back() {
+        let t = tempfile::tempdir().unwrap();
+        let db = store_with(&t.path().join("root"), "root's");
+        let forge = t.path().join("forge");
+        std::fs::create_dir(&forge).unwrap();
+        let copy = forge.join("c.db");
+        std::fs::copy(&db, &copy).unwrap();
+        let c = rusqlite::Connection::open(&copy).unwrap();
+        c.execute_batch(
+            "PRAGMA journal_mode=DELETE; UPDATE marker SET m='FORGED'; PRAGMA cache_size=1; \
+             BEGIN; UPDATE marker SET m='x'; DELETE FROM runs;",
+        )
+        .unwrap();
+        for i in 0..200 {
+            c.execute(
+                "INSERT INTO marker VALUES (?1)",
+                [format!("{i}{}", "y".repeat(2000))],
+            )
+            .unwrap();
+        }
+        let journal = std::fs::read(forge.join("c.db-journal")).unwrap();
+        assert!(!journal.is_empty());
+        plant(&db, "-journal", &journal);
+        let m = refused(SqliteStore::open(&db), "forged -journal");
+        assert!(m.contains("runs.db-journal"), "{m}");
+        std::mem::forget(c);
+    }
+
+    /// New finding 4 (s-shm-attacker-owned): another user's `-shm` (the
+    /// WAL index, shared memory the attacker could keep mapped).
+    #[test]
+    fn another_users_shm_is_refused() {
+        let t = tempfile::tempdir().unwrap();
+        let db = store_with(&t.path().join("root"), "root's");
+        plant(&db, "-shm", &[0u8; 32768]);
+        let m = refused(SqliteStore::open(&db), "-shm");
+        assert!(m.contains("runs.db-shm"), "{m}");
+    }
+
     /// A directory swapped for a link to another place while root opens
     /// stores there again and again (r-store): never a store in the other
     /// place.

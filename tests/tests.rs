@@ -37,6 +37,7 @@ mod scenario_cli;
 mod simulate_cli;
 mod stat_cli;
 mod store_hook;
+mod store_owner;
 mod sysinfo_cli;
 mod temp_places;
 mod trace_cli;

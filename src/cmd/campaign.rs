@@ -48,7 +48,14 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         print!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);
     }
-    let store = rtshield_store::open(args.store.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
+    // A store that is not the caller's own is refused: exit 2.
+    let store = rtshield_store::open(args.store.as_deref()).map_err(|e| -> anyhow::Error {
+        if e.bad_input {
+            InputError::new(e.msg).into()
+        } else {
+            anyhow::anyhow!("{e}")
+        }
+    })?;
     let policy = if args.force_unsafe_dir {
         DirPolicy::AllowUnsafe
     } else {
@@ -62,6 +69,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         policy,
     )
     .map_err(|e| -> anyhow::Error {
+        let e = if args.out.is_some() { e.for_option("--out") } else { e };
         if e.is_refusal() {
             InputError::new(e.to_string()).into()
         } else {

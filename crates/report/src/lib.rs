@@ -293,7 +293,7 @@ fn open_out_dir(dir: &Path, policy: DirPolicy) -> anyhow::Result<Option<OutDir>>
         Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotADirectory) => {
             return Err(InputError::new(format!("{shown}: exists and is not a directory")).into())
         }
-        Err(e) => return Err(refusal(e)),
+        Err(e) => return Err(refusal(e.for_option("-o"))),
     };
     let old = read_manifest(&d);
     let mut foreign = Vec::new();

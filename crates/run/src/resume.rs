@@ -76,7 +76,7 @@ pub fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
     // SIGTERM before its end: its final files are a checkpoint too.
     if !matches!(
         prev.end_reason.as_str(),
-        "checkpoint" | "sigint" | "sigterm"
+        "checkpoint" | "sigint" | "sigterm" | "sighup" | "sigquit"
     ) {
         return Err(refused(
             dir,

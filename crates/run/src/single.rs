@@ -16,7 +16,7 @@ use crate::timeline::WithTimeline;
 use anyhow::Context as _;
 use rtshield_load::LoadSpec;
 use rtshield_measure::{IntervalStats, MeasureSpec, Observer, ResultContext};
-use rtshield_results::ExportManager;
+use rtshield_results::{ExportManager, Limits};
 use rtshield_sys::{DirPolicy, InputError, Root, SafeDir, SysInfo};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -48,6 +48,7 @@ pub fn measure(
         plan.policy,
     )?;
     let out = opened.out.clone();
+    crate::tracing::remove_leftovers(root);
     printer.header(&plan, &opened.sysinfo);
     let done = measure_opened(
         opened,
@@ -62,6 +63,9 @@ pub fn measure(
             store: request.store.as_deref(),
             no_store: request.no_store,
             command: request.command.clone(),
+            limits: Limits {
+                max_latency_ns: request.max_latency_ns,
+            },
         },
         root,
         stop,
@@ -82,8 +86,9 @@ pub fn measure(
         missing: &done.written.missing,
         max_latency_ns: request.max_latency_ns,
     });
-    Ok(match request.max_latency_ns {
-        Some(limit) if m.max_latency_ns() > limit as i64 => 3,
+    // The verdict recorded in the result is the exit status's one.
+    Ok(match &result.verdict {
+        Some(v) if !v.passed => rtshield_results::EXIT_LIMIT_EXCEEDED,
         _ if done.files_missing => pipeline::EXIT_FILES_MISSING,
         _ => 0,
     })
@@ -140,6 +145,8 @@ pub struct Single<'a> {
     pub no_store: bool,
     /// The command line recorded in the results.
     pub command: Vec<String>,
+    /// The limits the run is judged against (recorded with its verdict).
+    pub limits: Limits,
 }
 
 /// What exists before the measurement starts (so the command can print
@@ -246,6 +253,7 @@ pub fn measure_opened(
             programs,
             warnings: vec![],
             sysinfo,
+            limits: s.limits,
         },
         rtshield_json,
     );
@@ -256,7 +264,8 @@ pub fn measure_opened(
         f.write(&written.measurement);
     }
     if let (Some((d, name)), true) = (json, s.json_cyclictest) {
-        let text = rtshield_results::export::to_cyclictest_json(&written.result);
+        let text =
+            rtshield_results::export::to_cyclictest_json(&written.result, &Limits::default());
         if let Err(e) = d.write(name, text.as_bytes()) {
             eprintln!("rtshield: error: --json: {e}");
             written.json_failed = true;

@@ -30,6 +30,7 @@ mod paths;
 mod read;
 mod resolve;
 mod temp;
+mod trust;
 
 pub use dir::{DirPolicy, Entry, SafeDir};
 pub use error::{check_name, Result, SafeError};
@@ -37,6 +38,7 @@ pub use file::FileId;
 pub use paths::{file_parts, open_file_dir, output_dir, split_file_path, temp_target, write_file};
 pub use read::{read_input, INPUT_LIMIT};
 pub use temp::{temp_parents, PrivateDir, TempParents};
+pub use trust::trusted_path;
 
 #[cfg(test)]
 mod layer_tests;

@@ -150,6 +150,21 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("rtshield").join("runs.db"))
 }
 
+/// A store path from [`STORE_ENV`]: the environment may be another
+/// user's (`sudo -E`, an `env_keep` of `RTSHIELD_*`), so the path must be
+/// one only root or the caller could have made — every component owned by
+/// them, and writable by no one else (see `rtshield_safefs::trusted_path`).
+fn env_path(s: &str) -> Result<PathBuf, StoreError> {
+    let path = PathBuf::from(s);
+    rtshield_safefs::trusted_path(&path).map_err(|why| {
+        StoreError::bad_input(format!(
+            "{STORE_ENV}={s}: refusing this store: {why} (a store named by the \
+             environment must be yours or root's, and writable by no one else)"
+        ))
+    })?;
+    Ok(path)
+}
+
 /// Open the store named by `spec` (a path or a `postgres://` URL), else
 /// `$RTSHIELD_STORE`, else the default path. A SQLite store's directory is
 /// created (0700) if missing, its file (0600) too; one that is not the
@@ -165,6 +180,7 @@ pub fn open(spec: Option<&str>) -> Result<Box<dyn Store>, StoreError> {
     };
     let (path, source) = match spec {
         Some(s) if is_pg_url(&s) => return Ok(Box::new(PgStore::connect(&s)?)),
+        Some(s) if source == STORE_ENV => (env_path(&s)?, source),
         Some(s) => (PathBuf::from(s), source),
         None => {
             let from_xdg = std::env::var_os("XDG_DATA_HOME").is_some_and(|v| !v.is_empty());

@@ -3,7 +3,7 @@
 //! files went, writes them to the fallback directory and exits 4.
 //! Root only (mounts a tmpfs); run under `flock /tmp/rtshield-live.lock`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// A tmpfs mounted by this test: registered before it is mounted,
@@ -78,11 +78,7 @@ fn full_out(t: &Path) -> (TmpfsGuard, PathBuf) {
 /// the results are in the full `--out`.
 #[test]
 fn a_squatted_fallback_and_another_users_tmpdir_lose_nothing() {
-    if !is_root() {
-        if std::env::var_os("RTSHIELD_REQUIRE_ROOT").is_some() {
-            panic!("full_disk needs root (RTSHIELD_REQUIRE_ROOT is set)");
-        }
-        eprintln!("SKIP a_squatted_fallback_and_another_users_tmpdir_lose_nothing: not root");
+    if !crate::util::require_root("mounts a small tmpfs and gives directories to uid 2345") {
         return;
     }
     let t = tempfile::tempdir().unwrap();

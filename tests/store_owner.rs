@@ -126,7 +126,10 @@ fn another_users_database_with_a_trigger_is_refused() {
     let out = t.path().join("campaign-out");
     let o = rt(&[
         "campaign",
-        &format!("{}/examples/campaigns/isolation.toml", env!("CARGO_MANIFEST_DIR")),
+        &format!(
+            "{}/examples/campaigns/isolation.toml",
+            env!("CARGO_MANIFEST_DIR")
+        ),
         "--store",
         att_db.to_str().unwrap(),
         "--out",

@@ -128,3 +128,35 @@ fn runs_report_writes_no_temporary_file() {
     let md = std::fs::read_to_string(rep.join("summary.md")).unwrap();
     assert!(md.contains("idle"), "{md}");
 }
+
+/// Finding 7 (n07b): `load.size` has an upper bound, checked when the
+/// configuration is parsed: 9000000G is refused (exit 2, FILE:LINE:COL),
+/// 64G, the bound, is accepted.
+#[test]
+fn load_size_has_an_upper_bound() {
+    let t = tempfile::tempdir().unwrap();
+    for (size, code) in [("9000000G", 2), ("65G", 2), ("64G", 0)] {
+        let cfg = t.path().join(format!("io-{size}.cfg"));
+        std::fs::write(
+            &cfg,
+            format!(
+                "main\n{{\n  stats.period 100 ms\n}}\ntimer_thread[0]\n{{\n  cpu_affinity 0\n  \
+                 sched.policy OTHER\n  period 1 ms\n  lifetime.duration 1 s\n}}\nprogram[0]\n{{\n  \
+                 load io\n  load.size {size}\n  cpu_affinity 0\n}}\n"
+            ),
+        )
+        .unwrap();
+        let o = command()
+            .args(["run", "--check", cfg.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(code), "{size}: {}", describe(&o));
+        if code == 2 {
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert!(
+                err.contains(&format!("{}:15:13", cfg.display())) && err.contains("out of range"),
+                "{err}"
+            );
+        }
+    }
+}

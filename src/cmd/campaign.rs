@@ -69,7 +69,11 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         policy,
     )
     .map_err(|e| -> anyhow::Error {
-        let e = if args.out.is_some() { e.for_option("--out") } else { e };
+        let e = if args.out.is_some() {
+            e.for_option("--out")
+        } else {
+            e
+        };
         if e.is_refusal() {
             InputError::new(e.to_string()).into()
         } else {

@@ -312,14 +312,31 @@ fn cell(w: &World, opt: &str, kind: &str, file: Option<&str>, failures: &mut Vec
     let vp = w.work.join(format!("vp-{case}"));
     std::fs::create_dir_all(vp.join("sub")).unwrap();
     std::fs::create_dir_all(vp.join("deep")).unwrap();
-    for name in [
-        "results.json",
-        "summary.md",
-        "report.html",
-        file.unwrap_or("x"),
-    ] {
-        if name != "runs.db" {
-            std::fs::write(vp.join("sub").join(name), "precious").unwrap();
+    if opt.ends_with("report -o") {
+        // An earlier report of root's (of another run): a report may
+        // replace that one's files, so only the links can protect it (with
+        // foreign files in it, a report refuses anyway, links or not).
+        std::fs::remove_dir(vp.join("sub")).unwrap();
+        let sub = vp.join("sub");
+        let o = run(&[
+            "report",
+            &fixture("hell"),
+            "-o",
+            sub.to_str().unwrap(),
+            "--format",
+            "md,csv",
+        ]);
+        assert!(o.status.success(), "{}", describe(&o));
+    } else {
+        for name in [
+            "results.json",
+            "summary.md",
+            "report.html",
+            file.unwrap_or("x"),
+        ] {
+            if name != "runs.db" {
+                std::fs::write(vp.join("sub").join(name), "precious").unwrap();
+            }
         }
     }
     let path = planted(w, &case, kind, &vp, file);

@@ -48,38 +48,8 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         print!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);
     }
-    // A store that is not the caller's own is refused: exit 2.
-    let store = rtshield_store::open(args.store.as_deref()).map_err(|e| -> anyhow::Error {
-        if e.bad_input {
-            InputError::new(e.msg).into()
-        } else {
-            anyhow::anyhow!("{e}")
-        }
-    })?;
-    let policy = if args.force_unsafe_dir {
-        DirPolicy::AllowUnsafe
-    } else {
-        DirPolicy::Strict
-    };
-    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
-    let out = rtshield_sys::safefs::output_dir(
-        args.out.as_deref(),
-        std::path::Path::new("rtshield-results"),
-        &format!("campaign-{}-{stamp}", c.name),
-        policy,
-    )
-    .map_err(|e| -> anyhow::Error {
-        let e = if args.out.is_some() {
-            e.for_option("--out")
-        } else {
-            e
-        };
-        if e.is_refusal() {
-            InputError::new(e.to_string()).into()
-        } else {
-            e.into()
-        }
-    })?;
+    let store = open_store(args.store.as_deref())?;
+    let out = open_out(&args, &c.name)?;
     let out_path = out.path().to_path_buf();
     println!(
         "campaign {}: {} runs, measuring time {}; results in {}/",
@@ -175,4 +145,45 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         return Ok(rtshield_results::EXIT_LIMIT_EXCEEDED);
     }
     Ok(0)
+}
+
+/// The campaign's store: it needs one (`--resume` reads it), so a store
+/// that is not the caller's own is refused, exit 2, before anything runs.
+fn open_store(spec: Option<&str>) -> anyhow::Result<Box<dyn rtshield_store::Store>> {
+    rtshield_store::open(spec).map_err(|e| -> anyhow::Error {
+        if e.bad_input {
+            InputError::new(e.msg).into()
+        } else {
+            anyhow::anyhow!("{e}")
+        }
+    })
+}
+
+/// `--out DIR`, else a fresh `rtshield-results/campaign-NAME-<stamp>`,
+/// through the path layer; a refusal names the option, exit 2.
+fn open_out(args: &Args, name: &str) -> anyhow::Result<rtshield_sys::SafeDir> {
+    let policy = if args.force_unsafe_dir {
+        DirPolicy::AllowUnsafe
+    } else {
+        DirPolicy::Strict
+    };
+    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
+    rtshield_sys::safefs::output_dir(
+        args.out.as_deref(),
+        std::path::Path::new("rtshield-results"),
+        &format!("campaign-{name}-{stamp}"),
+        policy,
+    )
+    .map_err(|e| -> anyhow::Error {
+        let e = if args.out.is_some() {
+            e.for_option("--out")
+        } else {
+            e
+        };
+        if e.is_refusal() {
+            InputError::new(e.to_string()).into()
+        } else {
+            e.into()
+        }
+    })
 }

@@ -108,7 +108,7 @@ impl StorePlace {
     /// (a `/proc` that is not the kernel's is refused).
     pub fn sqlite_name(&self) -> Result<String, StoreError> {
         let fd = self.dir.fd().as_fd().as_raw_fd();
-        let via = format!("/proc/self/fd/{fd}");
+        let via = format!("{}/{fd}", rtshield_sys::kpath::SELF_FD);
         let d = self.dir.id().map_err(|e| StoreError::new(e.to_string()))?;
         match std::fs::metadata(&via) {
             Ok(m) if m.dev() == d.dev && m.ino() == d.ino => Ok(format!("{via}/{}", self.name)),
@@ -157,7 +157,10 @@ unsafe extern "C" fn full_pathname(
 ) -> c_int {
     // SAFETY: SQLite passes a NUL-terminated name.
     let bytes = unsafe { CStr::from_ptr(name) }.to_bytes_with_nul();
-    if bytes.starts_with(b"/proc/self/fd/") {
+    if bytes
+        .strip_prefix(rtshield_sys::kpath::SELF_FD.as_bytes())
+        .is_some_and(|rest| rest.starts_with(b"/"))
+    {
         if bytes.len() > n_out.max(0) as usize {
             return ffi::SQLITE_CANTOPEN;
         }

@@ -33,6 +33,9 @@ pub const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
 pub const CMDLINE: &str = "/proc/cmdline";
 pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+/// This process's open descriptors (`/proc/self/fd/N` names the file of
+/// descriptor N: the store opens its checked directory through it).
+pub const SELF_FD: &str = "/proc/self/fd";
 /// The cgroups of the calling process (`ID:CONTROLLERS:PATH` lines).
 pub const SELF_CGROUP: &str = "/proc/self/cgroup";
 pub const PROC: &str = "/proc";

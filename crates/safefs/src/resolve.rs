@@ -156,10 +156,18 @@ fn step(cur: &OwnedFd, name: &[u8], path: &Path, p: &Parsed, i: usize) -> Result
     match rfs::openat(cur, OsStr::from_bytes(name), DIR_FLAGS, Mode::empty()) {
         Ok(fd) => Ok(fd),
         Err(Errno::LOOP) => Err(link_refusal(path, p, i)),
-        // O_DIRECTORY|O_NOFOLLOW on a link gives ENOTDIR on some kernels.
-        Err(Errno::NOTDIR) if is_link(cur, name) => Err(link_refusal(path, p, i)),
+        // O_DIRECTORY|O_NOFOLLOW on a link gives ENOTDIR on some kernels;
+        // a directory there now was a link a moment ago (swapped back).
+        Err(Errno::NOTDIR) if is_link(cur, name) || is_dir(cur, name) => {
+            Err(link_refusal(path, p, i))
+        }
         Err(e) => Err(io_err(&p.prefix(i + 1), e)),
     }
+}
+
+fn is_dir(dir: &OwnedFd, name: &[u8]) -> bool {
+    rfs::statat(dir, OsStr::from_bytes(name), AtFlags::SYMLINK_NOFOLLOW)
+        .is_ok_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR)
 }
 
 fn is_link(dir: &OwnedFd, name: &[u8]) -> bool {
@@ -173,12 +181,15 @@ fn is_link(dir: &OwnedFd, name: &[u8]) -> bool {
 fn explain(path: &Path, p: &Parsed, e: Errno) -> SafeError {
     match walk(path, p) {
         Err(w) => w,
-        // Replaced by a directory meanwhile: still refused.
-        Ok(_) if e == Errno::LOOP => SafeError::BadPath {
-            path: path.to_path_buf(),
-            why: "a component was a symbolic link (it changed while being checked)".into(),
-        },
-        Ok(_) => io_err(path, e),
+        // Every component a directory now, but openat2 met a link (ELOOP,
+        // or ENOTDIR with O_DIRECTORY): replaced meanwhile, still refused.
+        Ok(_) => {
+            let _ = e;
+            SafeError::BadPath {
+                path: path.to_path_buf(),
+                why: "a component was a symbolic link (it changed while being checked)".into(),
+            }
+        }
     }
 }
 

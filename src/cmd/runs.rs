@@ -1,8 +1,9 @@
 //! `rtshield runs`: the results store.
 
 use crate::cli::Global;
+use rtshield_safefs::DirPolicy;
 use rtshield_store::{compare, default_stats, Selector, Stat, Store};
-use rtshield_sys::{DirPolicy, InputError};
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -396,6 +397,6 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
 
 /// Write `bytes` to `path` (`runs export -o`) through the path layer.
 fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    rtshield_sys::safefs::write_file(path, bytes, DirPolicy::Strict)
+    rtshield_safefs::write_file(path, bytes, DirPolicy::Strict)
         .map_err(|e| rtshield_run::pipeline::refusal(e.for_option("-o")))
 }

@@ -14,7 +14,8 @@
 use rtshield_measure::{MeasureSpec, Measurement, Observer, ResultContext};
 use rtshield_results::export::Failure;
 use rtshield_results::{ExportManager, RunResult};
-use rtshield_sys::{safefs, DirPolicy, InputError, SafeDir, SafeError};
+use rtshield_safefs::{output_dir, DirPolicy, SafeDir, SafeError};
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
@@ -27,7 +28,7 @@ pub const EXIT_FILES_MISSING: i32 = 4;
 /// `rtshield-results/STAMP[-N]`. A refusal (unsafe directory, bad name) is
 /// an input error (exit 2).
 pub fn open_output(out: Option<&Path>, stamp: &str, policy: DirPolicy) -> anyhow::Result<SafeDir> {
-    safefs::output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(|e| match out {
+    output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(|e| match out {
         Some(_) => refusal(e.for_option("--out")),
         None => refusal(e),
     })
@@ -81,7 +82,7 @@ pub struct ResultWriter {
     /// Every write error seen (checkpoints included), in order.
     pub errors: Vec<String>,
     /// Where the fallback directory may be made (tests point it
-    /// elsewhere); `None`: [`safefs::temp_parents`].
+    /// elsewhere); `None`: [`rtshield_safefs::temp_parents`].
     fallback_parents: Option<Vec<PathBuf>>,
 }
 
@@ -230,7 +231,7 @@ impl ResultWriter {
                 .filter_map(|p| SafeDir::open(p, DirPolicy::Strict).ok())
                 .collect(),
             None => {
-                let t = safefs::temp_parents();
+                let t = rtshield_safefs::temp_parents();
                 for why in &t.skipped {
                     self.report("fallback: ", why.clone());
                 }
@@ -294,7 +295,7 @@ pub fn measure_and_write(
     };
     let mut ctx = context(programs);
     // The temperatures when the run ended, next to those at its start.
-    ctx.sysinfo.thermal_end = rtshield_sys::power::thermal(root);
+    ctx.sysinfo.thermal_end = rtshield_sys::thermal_zones(root);
     let m = m?;
     let result = to_result(&m, &ctx);
     let mut w = ResultWriter::new();

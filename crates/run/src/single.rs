@@ -17,7 +17,9 @@ use anyhow::Context as _;
 use rtshield_load::LoadSpec;
 use rtshield_measure::{IntervalStats, MeasureSpec, Observer, ResultContext};
 use rtshield_results::{ExportManager, Limits};
-use rtshield_sys::{DirPolicy, InputError, Root, SafeDir, SysInfo};
+use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_sys::{Root, SysInfo};
+use rtshield_vocab::InputError;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -181,7 +183,7 @@ pub fn open(
         .transpose()?;
     let json = json
         .map(|p| {
-            rtshield_sys::safefs::open_file_dir(p, policy)
+            rtshield_safefs::open_file_dir(p, policy)
                 .map_err(|e| pipeline::refusal(e.for_option("--json")))
         })
         .transpose()?;

@@ -7,7 +7,7 @@ use crate::model::Cycle;
 use crate::runner::partition_procs_file;
 use crate::runner::Supervised;
 use anyhow::Context;
-use rtshield_load::supervise::Event;
+use rtshield_load::Event;
 use rtshield_load::{ProcSpec, ProcStats, Supervisor};
 use rtshield_sys::Root;
 use std::path::PathBuf;
@@ -173,7 +173,7 @@ impl Drop for SupThread {
 fn output_refusal(e: std::io::Error) -> anyhow::Error {
     match e.kind() {
         std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidInput => {
-            rtshield_sys::InputError::new(e.to_string()).into()
+            rtshield_vocab::InputError::new(e.to_string()).into()
         }
         _ => e.into(),
     }

@@ -36,7 +36,7 @@ pub(crate) struct Parsed {
 
 impl Parsed {
     /// The path made of the first `n` components (for messages).
-    pub fn prefix(&self, n: usize) -> PathBuf {
+    pub(crate) fn prefix(&self, n: usize) -> PathBuf {
         let mut s: Vec<u8> = if self.absolute {
             b"/".to_vec()
         } else {

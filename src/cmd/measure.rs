@@ -377,7 +377,7 @@ fn print_trace(r: &RunResult) {
 
 /// Where the results are, never claiming a file is in `out` when it is
 /// not: the files missing there are named, with where they went.
-fn results_line(out: &Path, json: Option<&Path>, missing: &[pipeline::Missing]) -> String {
+fn results_line(out: &Path, json: Option<&Path>, missing: &[rtshield_run::Missing]) -> String {
     let also = json.map_or(String::new(), |j| format!(", and {}", j.display()));
     let files = [
         "results.json",
@@ -419,7 +419,7 @@ fn print_summary(
     r: &RunResult,
     out: &Path,
     json: Option<&Path>,
-    missing: &[pipeline::Missing],
+    missing: &[rtshield_run::Missing],
 ) {
     let res = r.settings.resolution_ns;
     let unit = if res == 1 { "ns" } else { "us" };

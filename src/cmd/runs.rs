@@ -396,5 +396,5 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
 /// Write `bytes` to `path` (`runs export -o`) through the path layer.
 fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
     rtshield_safefs::write_file(path, bytes, DirPolicy::Strict)
-        .map_err(|e| rtshield_run::pipeline::refusal(e.for_option("-o")))
+        .map_err(|e| rtshield_run::refusal(e.for_option("-o")))
 }

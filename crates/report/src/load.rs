@@ -73,7 +73,7 @@ pub fn read_result(p: &Path) -> anyhow::Result<(PathBuf, RunResult)> {
 
 /// Runs already in memory (from the store), as `(label, where it came
 /// from, results)`.
-pub fn from_memory(runs: Vec<(String, String, RunResult)>) -> anyhow::Result<Vec<Run>> {
+pub(crate) fn from_memory(runs: Vec<(String, String, RunResult)>) -> anyhow::Result<Vec<Run>> {
     if runs.is_empty() {
         return Err(InputError::new("no run given").into());
     }

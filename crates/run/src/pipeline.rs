@@ -27,7 +27,11 @@ pub const EXIT_FILES_MISSING: i32 = 4;
 /// Open (or create) the output directory: `out` if given, else a fresh
 /// `rtshield-results/STAMP[-N]`. A refusal (unsafe directory, bad name) is
 /// an input error (exit 2).
-pub(crate) fn open_output(out: Option<&Path>, stamp: &str, policy: DirPolicy) -> anyhow::Result<SafeDir> {
+pub(crate) fn open_output(
+    out: Option<&Path>,
+    stamp: &str,
+    policy: DirPolicy,
+) -> anyhow::Result<SafeDir> {
     output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(|e| match out {
         Some(_) => refusal(e.for_option("--out")),
         None => refusal(e),
@@ -101,8 +105,10 @@ impl ResultWriter {
         }
     }
 
-    /// Use `parents` (in order) for the fallback directory.
-    pub fn with_fallback_parents(mut self, parents: Vec<PathBuf>) -> ResultWriter {
+    /// Use `parents` (in order) for the fallback directory (tests point it
+    /// at a temporary directory).
+    #[cfg(test)]
+    pub(crate) fn with_fallback_parents(mut self, parents: Vec<PathBuf>) -> ResultWriter {
         self.fallback_parents = Some(parents);
         self
     }
@@ -303,7 +309,7 @@ pub(crate) fn measure_and_write(
     w.write(exports, &result, Some(dir.clone()), dir.path());
     let mut json_failed = false;
     if let Some((d, name)) = json {
-        let text = rtshield_results::export::to_json(&result);
+        let text = rtshield_results::to_json(&result);
         if let Err(e) = d.write(name, text.as_bytes()) {
             w.note(format!("--json: {e}"));
             json_failed = true;

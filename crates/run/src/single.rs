@@ -56,8 +56,6 @@ pub fn measure(
         opened,
         &Single {
             spec: &plan.spec,
-            policy: plan.policy,
-            json: request.json.as_deref(),
             json_cyclictest: request.json_format == JsonFormat::Cyclictest,
             load: plan.load.as_ref(),
             label: request.label.clone(),
@@ -129,10 +127,6 @@ impl Observer for Live<'_> {
 pub(crate) struct Single<'a> {
     /// The engine's spec.
     pub spec: &'a MeasureSpec,
-    /// How unsafe output paths are treated.
-    pub policy: DirPolicy,
-    /// `--json FILE`, and whether it holds cyclictest's keys.
-    pub json: Option<&'a Path>,
     /// Whether the `--json` file holds cyclictest's keys.
     pub json_cyclictest: bool,
     /// The built-in load.
@@ -266,8 +260,7 @@ pub(crate) fn measure_opened(
         f.write(&written.measurement);
     }
     if let (Some((d, name)), true) = (json, s.json_cyclictest) {
-        let text =
-            rtshield_results::to_cyclictest_json(&written.result, &Limits::default());
+        let text = rtshield_results::to_cyclictest_json(&written.result, &Limits::default());
         if let Err(e) = d.write(name, text.as_bytes()) {
             rtshield_text::errln!("rtshield: error: --json: {e}");
             written.json_failed = true;

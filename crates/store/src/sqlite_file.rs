@@ -49,7 +49,7 @@ impl StorePlace {
     /// Check (and create if missing: directory 0700, database 0600) the
     /// store at `path`; `source` names where the path came from
     /// (`--store`, `RTSHIELD_STORE`, `HOME`...) for the messages.
-    pub fn open(path: &Path, source: &str) -> Result<StorePlace, StoreError> {
+    pub(crate) fn open(path: &Path, source: &str) -> Result<StorePlace, StoreError> {
         let refused = |e: SafeError| refusal(path, source, &e.why());
         let (dir_path, name) = rtshield_safefs::file_parts(path).map_err(refused)?;
         let dir = SafeDir::open_or_create(&dir_path, 0o700, DirPolicy::Strict).map_err(|e| {
@@ -93,7 +93,7 @@ impl StorePlace {
     }
 
     /// Every `-wal`, `-shm`, `-journal` present passes [`SafeDir::own_file`].
-    pub fn check_companions(&self, path: &Path, source: &str) -> Result<(), StoreError> {
+    pub(crate) fn check_companions(&self, path: &Path, source: &str) -> Result<(), StoreError> {
         for suffix in COMPANIONS {
             let n = format!("{}{suffix}", self.name);
             self.dir
@@ -106,7 +106,7 @@ impl StorePlace {
     /// The name to give SQLite: the database in the held directory, by its
     /// descriptor. The `/proc/self/fd` entry must lead to that directory
     /// (a `/proc` that is not the kernel's is refused).
-    pub fn sqlite_name(&self) -> Result<String, StoreError> {
+    pub(crate) fn sqlite_name(&self) -> Result<String, StoreError> {
         let fd = self.dir.fd().as_fd().as_raw_fd();
         let via = format!("{}/{fd}", rtshield_sys::kpath::SELF_FD);
         let d = self.dir.id().map_err(|e| StoreError::new(e.to_string()))?;
@@ -121,7 +121,7 @@ impl StorePlace {
 
     /// After SQLite opened the database: it is the file checked, and the
     /// files SQLite made beside it are the caller's own.
-    pub fn verify_after_open(&self, path: &Path, source: &str) -> Result<(), StoreError> {
+    pub(crate) fn verify_after_open(&self, path: &Path, source: &str) -> Result<(), StoreError> {
         let now = self
             .dir
             .own_file(&self.name)

@@ -122,7 +122,7 @@ fn a_squatted_fallback_name_is_never_used() {
     std::fs::set_permissions(&squat, std::fs::Permissions::from_mode(0o777)).unwrap();
     // Another user's (as root); mode 0777 refuses it either way.
     let _ = std::os::unix::fs::chown(&squat, Some(2345), None);
-    let res = rtshield_results::example::example_result();
+    let res = rtshield_results::example_result();
     let ex = ExportManager::new();
     let mut w = ResultWriter::new().with_fallback_parents(vec![t.path().to_path_buf()]);
     w.write(&ex, &res, None, &t.path().join("out"));

@@ -264,6 +264,23 @@ fn a_noise_run_is_a_result_family_exported_reported_and_compared() {
     let hist = std::fs::read_to_string(out.join("histogram.txt")).unwrap();
     assert!(hist.contains("# Histogram"), "{hist}");
     assert!(hist.contains("mode=noise"), "{hist}");
+    exports_of_a_noise_run(d.path(), &out, &run);
+    // The report: table, histogram, cause breakdown picture.
+    let rep = d.path().join("rep");
+    let r = rtshield(&["report", out.to_str().unwrap(), "-o", rep.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", describe(&r));
+    let nt = std::fs::read_to_string(rep.join("noise.txt")).unwrap();
+    assert!(nt.contains("MAX-SINGLE"), "{nt}");
+    assert!(nt.contains("# noise length histogram"), "{nt}");
+    let png = std::fs::read(rep.join("noise-causes.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"));
+    compare_noise_runs(d.path(), &store);
+}
+
+/// `export` of the noise run in `out` (results.json `run`): JSON as it is,
+/// OpenMetrics and Prometheus text of the noise families (promtool accepts
+/// both), the latency formats refused.
+fn exports_of_a_noise_run(d: &std::path::Path, out: &std::path::Path, run: &serde_json::Value) {
     // Exports.
     let exp = |fmt: &str, extra: &[&str]| {
         let mut a = vec!["export", "--format", fmt];
@@ -274,7 +291,7 @@ fn a_noise_run_is_a_result_family_exported_reported_and_compared() {
     let j = exp("json", &[]);
     assert!(j.status.success());
     let back: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
-    assert_eq!(back, run);
+    assert_eq!(&back, run);
     let om = exp("openmetrics", &[]);
     let om = String::from_utf8(om.stdout).unwrap();
     assert!(
@@ -291,7 +308,7 @@ fn a_noise_run_is_a_result_family_exported_reported_and_compared() {
     assert_eq!(j.status.code(), Some(2));
     assert!(text(&j).1.contains("a noise run"), "{}", text(&j).1);
     if require_tool("promtool", "--version") {
-        let prom = d.path().join("n.prom");
+        let prom = d.join("n.prom");
         std::fs::write(&prom, exp("prometheus", &[]).stdout).unwrap();
         let c = std::process::Command::new("promtool")
             .args(["check", "metrics"])
@@ -303,9 +320,9 @@ fn a_noise_run_is_a_result_family_exported_reported_and_compared() {
             "promtool check metrics: {}",
             describe(&c)
         );
-        let om = d.path().join("n.om");
+        let om = d.join("n.om");
         std::fs::write(&om, exp("openmetrics", &["--timestamps"]).stdout).unwrap();
-        let tsdb = d.path().join("tsdb");
+        let tsdb = d.join("tsdb");
         let c = std::process::Command::new("promtool")
             .args(["tsdb", "create-blocks-from", "openmetrics"])
             .arg(&om)
@@ -314,16 +331,12 @@ fn a_noise_run_is_a_result_family_exported_reported_and_compared() {
             .unwrap();
         assert!(c.status.success(), "promtool tsdb import: {}", describe(&c));
     }
-    // The report: table, histogram, cause breakdown picture.
-    let rep = d.path().join("rep");
-    let r = rtshield(&["report", out.to_str().unwrap(), "-o", rep.to_str().unwrap()]);
-    assert!(r.status.success(), "{}", describe(&r));
-    let nt = std::fs::read_to_string(rep.join("noise.txt")).unwrap();
-    assert!(nt.contains("MAX-SINGLE"), "{nt}");
-    assert!(nt.contains("# noise length histogram"), "{nt}");
-    let png = std::fs::read(rep.join("noise-causes.png")).unwrap();
-    assert!(png.starts_with(b"\x89PNG"));
-    // The store: a second noise run and a latency run; the comparison
+}
+
+/// The store holds noise run `side=a`; add a second noise run and a latency
+/// run: the comparison has the share available, unknown against the
+/// latency run, and the table says it too.
+fn compare_noise_runs(d: &std::path::Path, store: &std::path::Path) {
     // has the share available, unknown against the latency run.
     let o = storing(&[
         "noise",
@@ -363,7 +376,7 @@ fn a_noise_run_is_a_result_family_exported_reported_and_compared() {
             .any(|r| r["stat"] == "max"),
         "{c}"
     );
-    let lat = d.path().join("lat");
+    let lat = d.join("lat");
     let m = storing(&[
         "measure",
         "--cpus",

@@ -13,9 +13,9 @@ use crate::traced::{Outcome, Session, LONGEST};
 use crate::NoiseSpec;
 use anyhow::{bail, Context};
 use rtshield_audit::{noise_fix, NoiseCause};
-use rtshield_measure::hotloop::now_ns;
-use rtshield_measure::rt::{prefault_stack, MemLock};
-use rtshield_measure::stats::ThreadHistograms;
+use rtshield_measure::now_ns;
+use rtshield_measure::ThreadHistograms;
+use rtshield_measure::{prefault_stack, MemLock};
 use rtshield_results::{
     CpuNoise, NoiseResult, NoiseTrace, Offender, RunKind, RunResult, Settings, ThreadResult,
 };

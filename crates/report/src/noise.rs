@@ -3,13 +3,17 @@
 //! distribution, loop cost, steal time and top offenders with their fixes,
 //! and the histogram of noise lengths as text (what `rtshield noise`
 //! prints and `rtshield report` writes as `noise.txt`). The cause
-//! breakdown picture is [`crate::plot::noise_causes_png`].
+//! breakdown picture is `crate::plot::noise_causes_png`. Offender names
+//! (thread comm names, IRQ names: any process sets its own) and fixes go
+//! through the terminal encoder (`rtshield_text::terminal::value`): the
+//! text is printed on root's terminal and read with `cat`.
 
 use rtshield_results::{CpuNoise, NoiseClass, NoiseResult, RunResult, ThreadResult, NOISE_COLUMNS};
+use rtshield_text::terminal::value as v;
 use std::fmt::Write as _;
 
 /// `850 ns`, `12.3 us`, `1.71 ms`, `9.00 s`: three significant digits.
-pub fn fmt_dur(ns: u64) -> String {
+pub(crate) fn fmt_dur(ns: u64) -> String {
     let f = ns as f64;
     if ns < 1_000 {
         format!("{ns} ns")
@@ -23,7 +27,7 @@ pub fn fmt_dur(ns: u64) -> String {
 }
 
 /// The name of a class as the report writes it.
-pub fn class_name(c: NoiseClass) -> &'static str {
+pub(crate) fn class_name(c: NoiseClass) -> &'static str {
     match c {
         NoiseClass::Unexplained => "unexplained",
         NoiseClass::Nmi => "NMI",
@@ -35,7 +39,7 @@ pub fn class_name(c: NoiseClass) -> &'static str {
 }
 
 /// The classes in the order the breakdown stacks them.
-pub const CLASSES: [NoiseClass; 6] = [
+pub(crate) const CLASSES: [NoiseClass; 6] = [
     NoiseClass::Unexplained,
     NoiseClass::Nmi,
     NoiseClass::Irq,
@@ -67,7 +71,7 @@ pub fn summary(run: &RunResult, top: usize, histogram: bool) -> String {
 }
 
 /// The osnoise-shaped table: one row per CPU.
-pub fn table(n: &NoiseResult) -> String {
+pub(crate) fn table(n: &NoiseResult) -> String {
     let mut o = String::new();
     let _ = writeln!(
         o,
@@ -152,7 +156,7 @@ fn cpu_details(
         .map(|f| {
             let text = format!(
                 "{} {} in {} gaps",
-                f.label,
+                v(&f.label),
                 fmt_dur(f.total.ns),
                 f.total.gaps
             );
@@ -166,7 +170,7 @@ fn cpu_details(
     let _ = writeln!(o, "       top: {}", list.join("; "));
     for f in offenders.iter().take(top) {
         if let Some(fix) = &f.fix {
-            let _ = writeln!(o, "       fix {}: {fix}", f.label);
+            let _ = writeln!(o, "       fix {}: {}", v(&f.label), v(fix));
         }
     }
 }
@@ -174,7 +178,7 @@ fn cpu_details(
 /// The histogram of noise lengths of every CPU, cyclictest-like: one line
 /// per non-empty 1 µs bucket (`   12 us  CPU1 CPU2` counts), then the
 /// overflow and the maximum.
-pub fn histogram_text(run: &RunResult) -> String {
+pub(crate) fn histogram_text(run: &RunResult) -> String {
     let mut o = String::new();
     let Some(n) = &run.noise else { return o };
     let threads: Vec<&ThreadResult> = run.threads.iter().collect();

@@ -174,7 +174,7 @@ mod tests {
 
     /// A noise run: `events` gaps of `len_ns` each in 1 s of spinning.
     fn noise_run(events: u64, len_ns: u64) -> RunResult {
-        let mut r = rtshield_results::example::example_result();
+        let mut r = rtshield_results::example_result();
         r.kind = RunKind::Noise;
         r.threads.truncate(1);
         let t = &mut r.threads[0];
@@ -249,7 +249,7 @@ mod tests {
     #[test]
     fn a_latency_run_on_a_side_leaves_it_unknown() {
         let a = vec![noise_run(10, 10_000)];
-        let lat = vec![rtshield_results::example::example_result()];
+        let lat = vec![rtshield_results::example_result()];
         let r = compare_available(&a, &lat, Method::Samples, 1).unwrap();
         assert_eq!(r.verdict, Verdict::Unknown);
         assert_eq!(r.b_pct, None);

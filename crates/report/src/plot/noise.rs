@@ -50,7 +50,7 @@ fn bars(runs: &[Run]) -> Vec<Bar> {
 }
 
 /// Whether any input is a noise run (then the breakdown is drawn).
-pub fn has_noise(runs: &[Run]) -> bool {
+pub(crate) fn has_noise(runs: &[Run]) -> bool {
     runs.iter().any(|r| r.result.noise.is_some())
 }
 
@@ -173,7 +173,7 @@ fn height(runs: &[Run]) -> u32 {
 }
 
 /// The breakdown as PNG bytes.
-pub fn noise_causes_png(runs: &[Run], title: &str) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn noise_causes_png(runs: &[Run], title: &str) -> anyhow::Result<Vec<u8>> {
     register_font();
     let h = height(runs);
     let mut buf = vec![0u8; (WIDTH * h * 3) as usize];
@@ -186,7 +186,7 @@ pub fn noise_causes_png(runs: &[Run], title: &str) -> anyhow::Result<Vec<u8>> {
 }
 
 /// The breakdown as SVG text.
-pub fn noise_causes_svg(runs: &[Run], title: &str) -> anyhow::Result<String> {
+pub(crate) fn noise_causes_svg(runs: &[Run], title: &str) -> anyhow::Result<String> {
     register_font();
     let mut s = String::new();
     {

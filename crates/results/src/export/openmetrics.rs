@@ -38,7 +38,7 @@ use std::fmt::Write as _;
 pub const OPENMETRICS_FILE: &str = "rtshield.prom";
 
 /// The `le` bounds, in ns (the results' fixed scale).
-pub const BOUNDS_NS: &[u64] = &LE_BOUNDS_NS;
+pub(crate) const BOUNDS_NS: &[u64] = &LE_BOUNDS_NS;
 
 /// Whether every sample line carries a timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -95,11 +95,7 @@ enum Dialect {
 }
 
 /// A label value, escaped as the format requires (`\\`, `\"`, `\n`).
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
+use rtshield_text::openmetrics::label_value as label;
 
 /// Seconds from integer ns, as an exact decimal (`1.000000001`, `-0.5`).
 fn secs_exact(ns: i128) -> String {
@@ -179,7 +175,7 @@ pub fn to_openmetrics(res: &RunResult) -> String {
 }
 
 /// The file's text; `ts` says whether samples carry a timestamp.
-pub fn to_openmetrics_with(res: &RunResult, ts: Timestamps) -> String {
+pub(crate) fn to_openmetrics_with(res: &RunResult, ts: Timestamps) -> String {
     render(res, ts, Dialect::OpenMetrics)
 }
 
@@ -189,8 +185,9 @@ pub fn to_prometheus_text(res: &RunResult) -> String {
     render(res, Timestamps::None, Dialect::Text004)
 }
 
-fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
-    let stamp = match ts {
+/// The timestamp every sample line ends with (` SECONDS`), or nothing.
+fn stamp_of(res: &RunResult, ts: Timestamps) -> String {
+    match ts {
         Timestamps::None => String::new(),
         Timestamps::At => super::cyclictest_json::parse_rfc3339(&res.started_at)
             .map(|t| {
@@ -202,7 +199,11 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
                 )
             })
             .unwrap_or_default(),
-    };
+    }
+}
+
+fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
+    let stamp = stamp_of(res, ts);
     if let Some(n) = &res.noise {
         return render_noise(res, n, &stamp, dialect);
     }
@@ -334,9 +335,35 @@ fn counter_family(s: &mut String, name: &str, help: &str, dialect: Dialect) {
 /// A figure the run does not know has no line.
 fn render_noise(res: &RunResult, n: &crate::NoiseResult, stamp: &str, dialect: Dialect) -> String {
     let mut s = String::new();
-    let cpu_label = |c: u32| format!("cpu=\"{c}\"");
+    noise_histograms(&mut s, res, n, stamp);
+    noise_figures(&mut s, n, stamp, dialect);
     family(
         &mut s,
+        "rtshield_run_duration_seconds",
+        "gauge",
+        "Time measured so far.",
+    );
+    let _ = writeln!(
+        s,
+        "rtshield_run_duration_seconds {}{stamp}",
+        secs_exact((res.duration_s.max(0.0) * 1e9).round() as i128)
+    );
+    if dialect == Dialect::OpenMetrics {
+        s.push_str("# EOF\n");
+    }
+    s
+}
+
+/// The `cpu` label of a noise run's line.
+fn cpu_label(c: u32) -> String {
+    format!("cpu=\"{c}\"")
+}
+
+/// A noise run's histogram family: per CPU the noise lengths on the fixed
+/// `le` scale.
+fn noise_histograms(s: &mut String, res: &RunResult, n: &crate::NoiseResult, stamp: &str) {
+    family(
+        s,
         "rtshield_noise_seconds",
         "histogram",
         "Length of each noise event (a gap in a spinning thread's clock reads above the threshold).",
@@ -368,8 +395,13 @@ fn render_noise(res: &RunResult, n: &crate::NoiseResult, stamp: &str, dialect: D
             );
         }
     }
+}
+
+/// A noise run's per-CPU figures: % available, longest noise, the
+/// counters and (traced runs) the events per osnoise class.
+fn noise_figures(s: &mut String, n: &crate::NoiseResult, stamp: &str, dialect: Dialect) {
     family(
-        &mut s,
+        s,
         "rtshield_noise_cpu_available_ratio",
         "gauge",
         "Share of the spinning time left to the thread: (runtime - noise) / runtime (osnoise's % CPU available / 100).",
@@ -385,7 +417,7 @@ fn render_noise(res: &RunResult, n: &crate::NoiseResult, stamp: &str, dialect: D
         }
     }
     family(
-        &mut s,
+        s,
         "rtshield_noise_max_single_seconds",
         "gauge",
         "Longest single noise event.",
@@ -429,7 +461,7 @@ fn render_noise(res: &RunResult, n: &crate::NoiseResult, stamp: &str, dialect: D
         ),
     ];
     for (name, help, f) in counters {
-        counter_family(&mut s, name, help, dialect);
+        counter_family(s, name, help, dialect);
         for c in &n.cpus {
             if let Some(v) = f(c) {
                 let _ = writeln!(s, "{name}_total{{{}}} {v}{stamp}", cpu_label(c.cpu));
@@ -438,7 +470,7 @@ fn render_noise(res: &RunResult, n: &crate::NoiseResult, stamp: &str, dialect: D
     }
     let name = "rtshield_noise_class_events";
     counter_family(
-        &mut s,
+        s,
         name,
         "Noise events per osnoise class (HW: no kernel event; traced runs only).",
         dialect,
@@ -456,21 +488,6 @@ fn render_noise(res: &RunResult, n: &crate::NoiseResult, stamp: &str, dialect: D
             }
         }
     }
-    family(
-        &mut s,
-        "rtshield_run_duration_seconds",
-        "gauge",
-        "Time measured so far.",
-    );
-    let _ = writeln!(
-        s,
-        "rtshield_run_duration_seconds {}{stamp}",
-        secs_exact((res.duration_s.max(0.0) * 1e9).round() as i128)
-    );
-    if dialect == Dialect::OpenMetrics {
-        s.push_str("# EOF\n");
-    }
-    s
 }
 
 /// A family's `# HELP` and `# TYPE` lines.

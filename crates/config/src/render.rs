@@ -42,7 +42,11 @@ fn quote(w: &str) -> String {
 
 fn cycle(c: Option<Cycle>) -> String {
     c.map_or("off".into(), |c| {
-        format!("{} {}", dur(c.on_ns), dur(c.off_ns))
+        if c.rest_first {
+            format!("rest {} load {}", dur(c.off_ns), dur(c.on_ns))
+        } else {
+            format!("{} {}", dur(c.on_ns), dur(c.off_ns))
+        }
     })
 }
 

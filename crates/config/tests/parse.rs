@@ -120,7 +120,11 @@ fn own_examples() {
     // The article's fluctuations-timer: interval between a POSIX timer's signals.
     assert_eq!(c.main.mode, Mode::IntervalPosix);
     let cy = c.main.load_cycle.unwrap();
-    assert_eq!((cy.on_ns, cy.off_ns), (300_000_000_000, 30_000_000_000));
+    // As the article's script ran: rest 60 s first, then 5 min of load.
+    assert_eq!(
+        (cy.on_ns, cy.off_ns, cy.rest_first),
+        (300_000_000_000, 60_000_000_000, true)
+    );
     assert_eq!(
         c.programs[0].load_cycle,
         Some(cy),
@@ -215,6 +219,35 @@ fn effective_settings_parse_back_to_the_same_config() {
         assert_eq!(back.timers, c.timers, "{f}");
         assert_eq!(back.programs, c.programs, "{f}");
     }
+}
+
+#[test]
+fn a_load_cycle_names_its_phases_in_order() {
+    let cycle = |v: &str| {
+        parse(&format!("main {{\n load.cycle {v}\n}}\n{TIMER}"))
+            .unwrap()
+            .main
+            .load_cycle
+            .unwrap()
+    };
+    let rest_first = cycle("rest 60 s load 5 min");
+    assert_eq!(
+        (rest_first.on_ns, rest_first.off_ns, rest_first.rest_first),
+        (300_000_000_000, 60_000_000_000, true)
+    );
+    assert!(!rest_first.loaded_at(0) && rest_first.loaded_at(60_000_000_000));
+    assert_eq!(rest_first.next_switch_ns(0), 60_000_000_000);
+    assert_eq!(rest_first.next_switch_ns(60_000_000_000), 360_000_000_000);
+    // The bare form keeps meaning load first, so old files do not change.
+    let bare = cycle("5 min 30 s");
+    assert_eq!(bare, cycle("load 5 min rest 30 s"));
+    assert!(!bare.rest_first && bare.loaded_at(0) && !bare.loaded_at(300_000_000_000));
+    // The effective configuration says it back in the same order.
+    let c = parse(&format!(
+        "main {{\n load.cycle REST 1 min LOAD 5min\n}}\n{TIMER}"
+    ))
+    .unwrap();
+    assert!(rtshield_config::render::effective(&c).contains("load.cycle rest 1min load 5min"));
 }
 
 #[test]
@@ -405,6 +438,21 @@ fn errors_name_file_line_column_and_expectation() {
         (
             "program[0] {\n  cmdline ls\n  load.cycle 5 min\n}\n",
             "t.cfg:3:14: 1 duration(s) instead of two",
+            "",
+        ),
+        (
+            "program[0] {\n  cmdline ls\n  load.cycle rest 5 s 30 s\n}\n",
+            "t.cfg:3:14: name both phases",
+            "rest 60 s load 5 min",
+        ),
+        (
+            "program[0] {\n  cmdline ls\n  load.cycle rest 5 s rest 30 s\n}\n",
+            "t.cfg:3:14: name both phases",
+            "",
+        ),
+        (
+            "program[0] {\n  cmdline ls\n  load.cycle load rest 5 s\n}\n",
+            "t.cfg:3:14: 'rest' where a duration was expected",
             "",
         ),
         (

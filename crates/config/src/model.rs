@@ -219,6 +219,8 @@ pub enum Action {
         kind: Builtin,
         size: Option<u64>,
         workers: u32,
+        /// `load net:peer=ADDR`: flood this remote peer, not the loopback.
+        peer: Option<std::net::Ipv4Addr>,
     },
 }
 

@@ -158,8 +158,13 @@ fn program(o: &mut String, p: &Program) {
             kind,
             size,
             workers,
+            peer,
         } => {
-            let _ = writeln!(o, "  load {kind}");
+            let arg = rtshield_load::LoadArg {
+                kind: *kind,
+                peer: *peer,
+            };
+            let _ = writeln!(o, "  load {arg}");
             match (size, kind.default_size()) {
                 (Some(s), _) => {
                     let _ = writeln!(o, "  load.size {s}");

@@ -109,7 +109,8 @@ fn rpi_cfgs() {
         Action::Builtin {
             kind: Builtin::Memory,
             size: Some(64 << 20),
-            workers: 1
+            workers: 1,
+            peer: None,
         }
     );
 }
@@ -139,7 +140,8 @@ fn own_examples() {
         rtshield_config::Action::Builtin {
             kind: Builtin::Hell,
             size: None,
-            workers: 1
+            workers: 1,
+            peer: None,
         }
     );
     assert_eq!(h.programs[0].cpu_affinity, Some(CpuSet::single(0)));
@@ -218,6 +220,34 @@ fn effective_settings_parse_back_to_the_same_config() {
         assert_eq!(back.main, c.main, "{f}\n{text}");
         assert_eq!(back.timers, c.timers, "{f}");
         assert_eq!(back.programs, c.programs, "{f}");
+    }
+}
+
+#[test]
+fn a_net_peer_load_is_accepted_with_measures_checks() {
+    // The torture article's ping -f, from this side (192.0.2.0/24 is a
+    // documentation network: parsing sends nothing).
+    let c = parse(&format!(
+        "{TIMER}program[0] {{\n  load net:peer=192.0.2.10\n}}\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        c.programs[0].action,
+        Action::Builtin {
+            kind: Builtin::Net,
+            size: None,
+            workers: 1,
+            peer: Some(std::net::Ipv4Addr::new(192, 0, 2, 10)),
+        }
+    );
+    assert!(rtshield_config::render::effective(&c).contains("  load net:peer=192.0.2.10\n"));
+    for (v, why) in [
+        ("net:peer=127.0.0.1", "not a single remote peer"),
+        ("net:peer=example.org", "not an IPv4 address"),
+        ("cpu:peer=192.0.2.10", "only net takes an option"),
+    ] {
+        let e = parse(&format!("{TIMER}program[0] {{\n  load {v}\n}}\n")).unwrap_err();
+        assert!(e.starts_with("t.cfg:6:8:") && e.contains(why), "{v}: {e}");
     }
 }
 

@@ -274,13 +274,15 @@ impl Cx<'_> {
                             v.parse().map_err(|err| self.e.at(l.value_at, err))?;
                         (a.kind, a.peer)
                     }
-                    None => return Err(self.e.at(
-                        l.value_at,
-                        format!(
+                    None => {
+                        return Err(self.e.at(
+                            l.value_at,
+                            format!(
                             "unknown built-in load '{v}' (expected one of {}, or net:peer=ADDR)",
                             Builtin::names()
                         ),
-                    )),
+                        ))
+                    }
                 };
                 let size = m
                     .get("load.size")

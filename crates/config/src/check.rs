@@ -354,16 +354,14 @@ impl Cx<'_> {
         let mut pending: Option<bool> = None;
         let mut i = 0;
         while i < toks.len() {
-            match toks[i].to_ascii_lowercase().as_str() {
-                w @ ("load" | "rest") => {
-                    if pending.is_some() {
-                        return Err(self.bad(en, format!("'{w}' where a duration was expected")));
-                    }
-                    pending = Some(w == "load");
-                    i += 1;
-                    continue;
+            let word = toks[i].to_ascii_lowercase();
+            if word == "load" || word == "rest" {
+                if pending.is_some() {
+                    return Err(self.bad(en, format!("'{word}' where a duration was expected")));
                 }
-                _ => {}
+                pending = Some(word == "load");
+                i += 1;
+                continue;
             }
             let starts_digit = toks[i].starts_with(|c: char| c.is_ascii_digit() || c == '.');
             let has_unit = toks[i].contains(|c: char| c.is_ascii_alphabetic());

@@ -242,7 +242,7 @@ fn a_net_peer_load_is_accepted_with_measures_checks() {
             peer: Some(std::net::Ipv4Addr::new(192, 0, 2, 10)),
         }
     );
-    assert!(rtshield_config::render::effective(&c).contains("  load net:peer=192.0.2.10\n"));
+    assert!(rtshield_config::render_effective(&c).contains("  load net:peer=192.0.2.10\n"));
     for (v, why) in [
         ("net:peer=127.0.0.1", "not a single remote peer"),
         ("net:peer=example.org", "not an IPv4 address"),
@@ -279,7 +279,7 @@ fn a_load_cycle_names_its_phases_in_order() {
         "main {{\n load.cycle REST 1 min LOAD 5min\n}}\n{TIMER}"
     ))
     .unwrap();
-    assert!(rtshield_config::render::effective(&c).contains("load.cycle rest 1min load 5min"));
+    assert!(rtshield_config::render_effective(&c).contains("load.cycle rest 1min load 5min"));
 }
 
 #[test]

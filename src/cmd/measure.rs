@@ -377,13 +377,14 @@ fn print_summary(
         threads: r
             .threads
             .iter()
+            // A measured run knows all of these.
             .map(|t| rtshield_measure::ThreadStats {
                 index: t.index,
-                tid: t.tid,
-                samples: t.samples,
+                tid: t.tid.unwrap_or(0),
+                samples: t.samples.unwrap_or(0),
                 min_ns: t.min_ns,
                 max_ns: t.max_ns,
-                cur_ns: t.cur_ns,
+                cur_ns: t.cur_ns.unwrap_or(0),
                 avg_ns: t.avg_ns,
                 ..Default::default()
             })
@@ -427,30 +428,39 @@ fn print_summary(
     }
     println!();
     for t in &r.threads {
-        let h = &t.hist_stats;
+        let (Some(h), Some(hist), Some(c)) = (&t.hist_stats, &t.histogram, &t.corrected) else {
+            continue;
+        };
         println!(
             "thread {}: histogram 0..{} {unit}: Samples_H {} L_avg_H {} L_med_H {} L_std_H {} L_mode_H {}, overflow {}",
             t.index,
-            t.histogram.buckets.saturating_sub(1),
+            hist.buckets.saturating_sub(1),
             h.samples,
             units_avg(h.avg_ns, res),
             units(h.median_ns, res),
             units_avg(h.std_ns, res),
             units(h.mode_ns, res),
-            t.histogram.overflow
+            hist.overflow
         );
+        // "-": too few samples for the percentile.
+        let cp = |k: &str| {
+            c.percentiles
+                .get(k)
+                .map_or("-".into(), |v| units(*v, res).to_string())
+        };
+        let q = |v: Option<u64>| rtshield_results::unknown::or(v, "?");
         println!(
             "          overruns {} (missed periods {}), lost {}; corrected for missed periods: {} samples, p99.9 {} {unit}, p99.99 {} {unit}",
-            t.overruns,
-            t.missed_periods,
-            t.lost,
-            t.corrected.samples,
-            units(t.corrected.percentiles["99.9"], res),
-            units(t.corrected.percentiles["99.99"], res),
+            q(t.overruns),
+            q(t.missed_periods),
+            q(t.lost),
+            c.samples,
+            cp("99.9"),
+            cp("99.99"),
         );
         println!(
             "          policy {}{}",
-            t.policy,
+            rtshield_results::unknown::or(t.policy, "?"),
             t.requested_policy
                 .as_ref()
                 .map_or(String::new(), |p| format!(" (asked {p}: FALLBACK)"))
@@ -479,6 +489,6 @@ fn print_summary(
         "Total elapsed time: {} s, {} nanoseconds (ended by {})",
         secs,
         m.elapsed_ns % 1_000_000_000,
-        r.end_reason
+        rtshield_results::unknown::or(r.end_reason.as_ref(), "?")
     );
 }

@@ -190,7 +190,7 @@ fn show(spec: Option<&str>, id: String, json: bool) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&full[0])?);
         return Ok(0);
     }
-    print!("{}", rtshield_report::runs::show_text(&r, &full[0].command));
+    print!("{}", rtshield_report::runs::show_text(&r, &full[0]));
     Ok(0)
 }
 

@@ -23,21 +23,24 @@ pub fn units_avg(ns: f64, res: u64) -> i64 {
 pub fn table_row(t: &ThreadStats, res: u64) -> String {
     row(
         t.index,
-        t.tid,
-        t.samples,
-        [t.min_ns, t.max_ns, t.cur_ns],
+        Some(t.tid),
+        Some(t.samples),
+        [t.min_ns, t.max_ns],
+        Some(t.cur_ns),
         t.avg_ns,
         res,
     )
 }
 
-/// The same row for a finished thread read from a result file.
+/// The same row for a finished thread read from a result file (`?`
+/// where the file does not say).
 pub fn result_row(t: &rtshield_results::ThreadResult, res: u64) -> String {
     row(
         t.index,
         t.tid,
         t.samples,
-        [t.min_ns, t.max_ns, t.cur_ns],
+        [t.min_ns, t.max_ns],
+        t.cur_ns,
         t.avg_ns,
         res,
     )
@@ -45,20 +48,22 @@ pub fn result_row(t: &rtshield_results::ThreadResult, res: u64) -> String {
 
 fn row(
     index: u32,
-    tid: i32,
-    samples: u64,
-    [min, max, cur]: [i64; 3],
+    tid: Option<i32>,
+    samples: Option<u64>,
+    [min, max]: [i64; 2],
+    cur: Option<i64>,
     avg: f64,
     res: u64,
 ) -> String {
+    use rtshield_results::unknown::or as q;
     format!(
         "{:>5} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
         index,
-        tid,
-        samples,
+        q(tid, "?"),
+        q(samples, "?"),
         units(min, res),
         units(max, res),
-        units(cur, res),
+        q(cur.map(|c| units(c, res)), "?"),
         units_avg(avg, res)
     )
 }

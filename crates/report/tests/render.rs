@@ -18,8 +18,17 @@ fn small_run(label: &str, cpu: u32) -> RunResult {
         overflow: 1,
         underflow: 0,
     };
-    let mut t = thread_from_histogram(0, Some(cpu), 200_000, 11, 10_200, 120_000, 21_000.0, h);
-    t.overruns = 3;
+    let mut t = thread_from_histogram(
+        0,
+        Some(cpu),
+        Some(200_000),
+        11,
+        10_200,
+        120_000,
+        21_000.0,
+        h,
+    );
+    t.overruns = Some(3);
     t.percentiles.insert("99".into(), 119_000);
     r.threads = vec![t];
     r
@@ -93,9 +102,12 @@ fn summary_carries_the_input_statistics() {
     let r: RunResult = serde_json::from_str(&read(&d.path().join("loaded/results.json"))).unwrap();
     let t = &r.threads[1];
     let col = |name: &str| rows.iter().find(|r| r[0] == name).unwrap()[3].to_string();
-    assert_eq!(col("samples"), t.samples.to_string());
+    assert_eq!(col("samples"), t.samples.unwrap().to_string());
     assert_eq!(col("max (µs)"), (t.max_ns / 1000).to_string());
-    assert_eq!(col("overflows"), t.histogram.overflow.to_string());
+    assert_eq!(
+        col("overflows"),
+        t.histogram.as_ref().unwrap().overflow.to_string()
+    );
     assert_eq!(
         col("p99.9 (µs)"),
         (t.percentiles["99.9"] / 1000).to_string()
@@ -668,7 +680,7 @@ fn all_modes_and_the_worst_cases() {
     let d = tempfile::tempdir().unwrap();
     let mut r = small_run("day1", 1);
     let t = &mut r.threads[0];
-    t.histogram.counts = vec![[10, 5], [12, 1], [14, 5]];
+    t.histogram.as_mut().unwrap().counts = vec![[10, 5], [12, 1], [14, 5]];
     t.worst_cases = [(156, 946), (3602, 1129), (16718, 3173)]
         .iter()
         .map(|&(s, us)| rtshield_results::WorstCase {

@@ -14,6 +14,7 @@ pub mod merge;
 pub mod read;
 pub mod schema;
 pub mod statrec;
+pub mod unknown;
 
 pub use export::{
     file_names, systress_file_name, to_csv, to_cyclictest_hist, to_json, to_systress_txt,
@@ -21,5 +22,7 @@ pub use export::{
     SPIKES_TXT,
 };
 pub use histogram::{pool_threads, MinMaxSum};
-pub use read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
+pub use read::{
+    from_stored_json, parse_json, read_json, upgrade_v1, ReadError, OLDEST_MAJOR, SCHEMA_MAJOR,
+};
 pub use schema::*;

@@ -17,16 +17,22 @@ fn two_threads() -> RunResult {
     r.sysinfo.kernel_version = Some("#1 SMP PREEMPT_RT".into());
     r.sysinfo.preempt_model = Some("PREEMPT_RT".into());
     r.tags.insert("uuid".into(), "0b8e-42".into());
+    // Enough samples for a p99.9 (1000; the example's ten support p90
+    // at most), so every writer carries one.
+    let t0 = &mut r.threads[0];
+    t0.samples = Some(1000);
+    t0.percentiles.insert("99".into(), 150_400);
+    t0.percentiles.insert("99.9".into(), 150_400);
     let mut t: ThreadResult = r.threads[0].clone();
     t.index = 1;
     t.cpu = Some(3);
     t.max_ns = 1_250_000;
-    t.overruns = 2;
-    t.missed_periods = 5;
-    t.histogram.counts = vec![[1, 4], [7, 2], [99, 1]];
-    t.histogram.underflow = 1;
-    t.histogram.overflow = 2;
-    t.samples = 10;
+    t.overruns = Some(2);
+    t.missed_periods = Some(5);
+    let h = t.histogram.as_mut().unwrap();
+    h.counts = vec![[1, 4], [7, 2], [99, 1]];
+    h.underflow = 1;
+    h.overflow = 2;
     r.threads.push(t);
     r
 }

@@ -76,7 +76,7 @@ pub fn run_config(
     let opts = options(req, root, &cfg, resume.as_ref())?;
     let outcome = match &resume {
         Some(r) => {
-            printer.resuming(&r.dir, r.prev.duration_s, r.gap_s);
+            printer.resuming(&r.dir, r.prev.duration_s.unwrap_or(0.0), r.gap_s);
             runner::execute_resume(&cfg, &opts, stop, r, printer)?
         }
         None => runner::execute(&cfg, &opts, stop, printer)?,

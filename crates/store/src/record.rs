@@ -5,19 +5,24 @@ use rtshield_results::RunResult;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One measuring thread, as `runs list`/`show` print it (ns).
+/// One measuring thread, as `runs list`/`show` print it (ns). `None`:
+/// the source did not record it (NULL in the SQL tables).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadSummary {
     pub cpu: Option<u32>,
-    pub samples: u64,
+    pub samples: Option<u64>,
     pub min_ns: i64,
     pub avg_ns: f64,
     pub max_ns: i64,
-    /// Percentiles by key ("50", "99.9", …), as in `results.json`.
+    /// Exact percentiles by key ("50", "99.9", …), as in `results.json`.
     pub percentiles: BTreeMap<String, i64>,
-    pub overruns: u64,
-    pub missed_periods: u64,
-    pub lost: u64,
+    /// Percentiles only known to be at least this (ns): beyond the
+    /// histogram.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentile_bounds: BTreeMap<String, i64>,
+    pub overruns: Option<u64>,
+    pub missed_periods: Option<u64>,
+    pub lost: Option<u64>,
 }
 
 /// A stored run without its histograms.
@@ -36,10 +41,11 @@ pub struct RunSummary {
     pub cpu_model: String,
     pub tool: String,
     pub label: String,
-    pub started: String,
-    pub duration_s: f64,
-    pub end: String,
-    pub mode: String,
+    /// As the run's file wrote it; None when it does not say.
+    pub started: Option<String>,
+    pub duration_s: Option<f64>,
+    pub end: Option<String>,
+    pub mode: Option<String>,
     pub tags: BTreeMap<String, String>,
     pub threads: Vec<ThreadSummary>,
 }
@@ -89,6 +95,11 @@ impl RunSummary {
                     avg_ns: t.avg_ns,
                     max_ns: t.max_ns,
                     percentiles: t.percentiles.clone(),
+                    percentile_bounds: t
+                        .percentile_bounds
+                        .iter()
+                        .map(|(k, b)| (k.clone(), b.at_least_ns))
+                        .collect(),
                     overruns: t.overruns,
                     missed_periods: t.missed_periods,
                     lost: t.lost,
@@ -97,7 +108,8 @@ impl RunSummary {
         }
     }
 
-    /// The value of a selector key: a field, else a tag.
+    /// The value of a selector key: a field, else a tag; None when the
+    /// run does not have it (a tag not set, a field not recorded).
     pub fn field(&self, key: &str) -> Option<String> {
         let v = match key {
             "id" => self.id.to_string(),
@@ -111,9 +123,9 @@ impl RunSummary {
             "cpu_model" => self.cpu_model.clone(),
             "tool" => self.tool.clone(),
             "label" => self.label.clone(),
-            "started" => self.started.clone(),
-            "end" => self.end.clone(),
-            "mode" => self.mode.clone(),
+            "started" => return self.started.clone(),
+            "end" => return self.end.clone(),
+            "mode" => return self.mode.clone(),
             // Runs stored before tags existed: say "?" rather than guess
             // (`isolation` falls back to `isolation_detected` when stored).
             _ => return self.tags.get(key).cloned(),
@@ -121,11 +133,15 @@ impl RunSummary {
         Some(v)
     }
 
-    /// The worst value of percentile `key` over the threads (ns).
+    /// The worst value of percentile `key` over the threads (ns), when
+    /// every thread knows it exactly (one unknown or bounded thread makes
+    /// the worst unknown).
     pub fn worst_percentile(&self, key: &str) -> Option<i64> {
         self.threads
             .iter()
-            .filter_map(|t| t.percentiles.get(key).copied())
+            .map(|t| t.percentiles.get(key).copied())
+            .collect::<Option<Vec<i64>>>()?
+            .into_iter()
             .max()
     }
 
@@ -134,8 +150,8 @@ impl RunSummary {
         self.threads.iter().map(|t| t.max_ns).max()
     }
 
-    /// Samples over all threads.
-    pub fn samples(&self) -> u64 {
+    /// Samples over all threads; unknown when a thread's count is.
+    pub fn samples(&self) -> Option<u64> {
         self.threads.iter().map(|t| t.samples).sum()
     }
 }
@@ -193,7 +209,7 @@ mod tests {
         assert_eq!(a, run_uuid(&r.clone()));
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "8");
-        r.duration_s += 1.0;
+        r.duration_s = r.duration_s.map(|d| d + 1.0);
         assert_ne!(a, run_uuid(&r));
         r.tags.insert("uuid".into(), "x-y".into());
         assert_eq!(run_uuid(&r), "x-y");

@@ -45,7 +45,7 @@ fn synth(seed: u64, n: u64, tail_us: f64, tags: &[(&str, &str)]) -> RunResult {
     let t = rtshield_results::histogram::thread_from_histogram(
         0,
         Some(1),
-        200_000,
+        Some(200_000),
         n,
         min,
         max,
@@ -53,8 +53,8 @@ fn synth(seed: u64, n: u64, tail_us: f64, tags: &[(&str, &str)]) -> RunResult {
         h,
     );
     r.threads = vec![t];
-    r.started_at = format!("2026-11-22T00:00:{:02}Z", seed % 60);
-    r.duration_s = seed as f64;
+    r.started_at = Some(format!("2026-11-22T00:00:{:02}Z", seed % 60));
+    r.duration_s = Some(seed as f64);
     for (k, v) in tags {
         r.tags.insert(k.to_string(), v.to_string());
     }
@@ -358,8 +358,8 @@ fn statistics_beyond_the_histogram_get_no_verdict_and_one_bucket_is_no_differenc
         let mut r = synth(seed, 20_000, 40.0, &[]);
         let t = &mut r.threads[0];
         // 10 samples above the histogram, known only at the maximum.
-        t.histogram.overflow = 10;
-        t.samples += 10;
+        t.histogram.as_mut().unwrap().overflow = 10;
+        t.samples = t.samples.map(|n| n + 10);
         t.max_ns = max_ns;
         r
     };

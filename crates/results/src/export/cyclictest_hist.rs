@@ -27,26 +27,31 @@ impl Exporter for CyclictestHist {
 /// resolution units (µs by default, like cyclictest). One difference: the
 /// rows are those of the systress histogram, `0..=histo_size` (cyclictest's
 /// `-h N` prints `0..N-1`), and no cycle numbers are recorded.
+///
+/// A thread without a histogram (an import of `cyclictest` without `-h`)
+/// has no column: cyclictest's text has no way to say "unknown", and a
+/// column of zeros would be read as counts.
 pub fn to_cyclictest_hist(res: &RunResult) -> String {
     let mut s = provenance(res);
+    let (with, without): (Vec<&ThreadResult>, Vec<&ThreadResult>) =
+        res.threads.iter().partition(|t| t.histogram.is_some());
     // `#` lines: skipped by cyclictest's readers, read back by rtshield's.
-    for t in &res.threads {
+    for t in &with {
         s.push_str(&super::systress_txt::thread_line(t));
         s.push_str(&super::split_lines(t));
     }
+    for t in &without {
+        let _ = writeln!(s, "# thread {}: no histogram (not in this file)", t.index);
+    }
+    let hist = |t: &ThreadResult| t.histogram.clone().unwrap_or_default();
+    let res_ns = |t: &ThreadResult| t.resolution_ns(res.settings.resolution_ns);
     s.push_str("# Histogram\n");
-    let rows = res
-        .threads
-        .iter()
-        .map(|t| t.histogram.buckets)
-        .max()
-        .unwrap_or(0);
-    let per_thread: Vec<Vec<u64>> = res
-        .threads
+    let rows = with.iter().map(|t| hist(t).buckets).max().unwrap_or(0);
+    let per_thread: Vec<Vec<u64>> = with
         .iter()
         .map(|t| {
             let mut v = vec![0u64; rows as usize];
-            for [b, c] in &t.histogram.counts {
+            for [b, c] in &hist(t).counts {
                 // try_from: an index past usize (32-bit) is out of range,
                 // not wrapped into a low row.
                 if let Some(x) = usize::try_from(*b).ok().and_then(|b| v.get_mut(b)) {
@@ -62,39 +67,33 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
     }
     let line = |s: &mut String, name: &str, f: &dyn Fn(&ThreadResult) -> String| {
         s.push_str(name);
-        for t in &res.threads {
+        for t in &with {
             s.push(' ');
             s.push_str(&f(t));
         }
         s.push('\n');
     };
     line(&mut s, "# Total:", &|t| {
-        format!(
-            "{:09}",
-            t.histogram.counts.iter().map(|c| c[1]).sum::<u64>()
-        )
+        format!("{:09}", hist(t).counts.iter().map(|c| c[1]).sum::<u64>())
     });
     line(&mut s, "# Min Latencies:", &|t| {
-        format!("{:05}", units(t.min_ns, t.histogram.resolution_ns))
+        format!("{:05}", units(t.min_ns, res_ns(t)))
     });
     // cyclictest truncates the average.
     line(&mut s, "# Avg Latencies:", &|t| {
-        format!(
-            "{:05}",
-            (t.avg_ns / t.histogram.resolution_ns.max(1) as f64) as i64
-        )
+        format!("{:05}", (t.avg_ns / res_ns(t).max(1) as f64) as i64)
     });
     line(&mut s, "# Max Latencies:", &|t| {
-        format!("{:05}", units(t.max_ns, t.histogram.resolution_ns))
+        format!("{:05}", units(t.max_ns, res_ns(t)))
     });
     line(&mut s, "# Histogram Overflows:", &|t| {
-        format!("{:05}", t.histogram.overflow)
+        format!("{:05}", hist(t).overflow)
     });
     s.push_str("# Histogram Overflow at cycle number:\n");
-    for (i, t) in res.threads.iter().enumerate() {
+    for (i, t) in with.iter().enumerate() {
         let _ = write!(s, "# Thread {i}:");
-        if t.histogram.overflow > 0 {
-            let _ = write!(s, " # {:05} others", t.histogram.overflow);
+        if hist(t).overflow > 0 {
+            let _ = write!(s, " # {:05} others", hist(t).overflow);
         }
         s.push('\n');
     }

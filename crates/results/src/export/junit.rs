@@ -5,6 +5,7 @@
 //! the test case, in ns.
 
 use super::Exporter;
+use crate::unknown::or;
 use crate::{RunResult, ThreadResult, PERCENTILES};
 // Attribute escaping for text too: newlines stay `&#10;` everywhere.
 use rtshield_text::markup::attribute as esc;
@@ -29,7 +30,7 @@ impl Exporter for Junit {
 
 /// Why thread `t` fails, if it does.
 fn failure(t: &ThreadResult, limit: Option<u64>) -> Option<String> {
-    if t.samples == 0 {
+    if t.samples == Some(0) {
         return Some("no sample measured".into());
     }
     let l = limit?;
@@ -69,7 +70,7 @@ pub fn to_junit(res: &RunResult, limit: Option<u64>) -> String {
         .iter()
         .filter(|t| failure(t, limit).is_some())
         .count();
-    let time = format!("{:.3}", res.duration_s.max(0.0));
+    let time = format!("{:.3}", res.duration_s.unwrap_or(0.0).max(0.0));
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         s,
@@ -79,7 +80,7 @@ pub fn to_junit(res: &RunResult, limit: Option<u64>) -> String {
         s,
         "  <testsuite name=\"{}\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{time}\" timestamp=\"{}\" hostname=\"{}\">",
         esc(&format!("rtshield latency {host} {kernel}")),
-        esc(&res.started_at),
+        esc(res.started_at.as_deref().unwrap_or_default()),
         esc(host)
     );
     s.push_str("    <properties>\n");
@@ -89,8 +90,13 @@ pub fn to_junit(res: &RunResult, limit: Option<u64>) -> String {
     prop(&mut s, "      ", "kernel_version", &o(&si.kernel_version));
     prop(&mut s, "      ", "preempt", &o(&si.preempt_model));
     prop(&mut s, "      ", "arch", &si.arch);
-    prop(&mut s, "      ", "mode", &res.settings.mode);
-    prop(&mut s, "      ", "end_reason", &res.end_reason);
+    // An unknown value: no property.
+    if let Some(m) = &res.settings.mode {
+        prop(&mut s, "      ", "mode", m);
+    }
+    if let Some(e) = &res.end_reason {
+        prop(&mut s, "      ", "end_reason", e);
+    }
     if let Some(l) = limit {
         prop(&mut s, "      ", "max_latency_ns", &l.to_string());
     }
@@ -112,14 +118,17 @@ pub fn to_junit(res: &RunResult, limit: Option<u64>) -> String {
             "cpu",
             &t.cpu.map_or("-".into(), |c| c.to_string()),
         );
-        prop(
-            &mut s,
-            ind,
-            "policy",
-            &format!("{} {}", t.policy, t.priority),
-        );
-        prop(&mut s, ind, "period_ns", &t.period_ns.to_string());
-        prop(&mut s, ind, "samples", &t.samples.to_string());
+        if t.policy.is_some() || t.priority.is_some() {
+            let policy = format!("{} {}", or(t.policy, "?"), or(t.priority, "?"));
+            prop(&mut s, ind, "policy", &policy);
+        }
+        let known = |s: &mut String, k: &str, v: Option<u64>| {
+            if let Some(v) = v {
+                prop(s, ind, k, &v.to_string());
+            }
+        };
+        known(&mut s, "period_ns", t.period_ns);
+        known(&mut s, "samples", t.samples);
         prop(&mut s, ind, "min_ns", &t.min_ns.to_string());
         prop(&mut s, ind, "avg_ns", &format!("{:.1}", t.avg_ns));
         prop(&mut s, ind, "max_ns", &t.max_ns.to_string());
@@ -128,9 +137,9 @@ pub fn to_junit(res: &RunResult, limit: Option<u64>) -> String {
                 prop(&mut s, ind, &format!("p{k}_ns"), &v.to_string());
             }
         }
-        prop(&mut s, ind, "overruns", &t.overruns.to_string());
-        prop(&mut s, ind, "missed_periods", &t.missed_periods.to_string());
-        prop(&mut s, ind, "lost", &t.lost.to_string());
+        known(&mut s, "overruns", t.overruns);
+        known(&mut s, "missed_periods", t.missed_periods);
+        known(&mut s, "lost", t.lost);
         s.push_str("      </properties>\n");
         if let Some(why) = failure(t, limit) {
             let _ = writeln!(
@@ -140,7 +149,7 @@ pub fn to_junit(res: &RunResult, limit: Option<u64>) -> String {
                 esc(&format!(
                     "{}: {} samples, min {} ns, avg {:.1} ns, max {} ns",
                     thread_name(t),
-                    t.samples,
+                    or(t.samples, "?"),
                     t.min_ns,
                     t.avg_ns,
                     t.max_ns

@@ -11,6 +11,7 @@
 //! `rtshield:<kernel release>`.
 
 use super::Exporter;
+use crate::unknown::or;
 use crate::{RunResult, ThreadResult};
 use serde_json::{json, Value};
 
@@ -58,7 +59,7 @@ fn run_id(res: &RunResult) -> String {
     res.tags
         .get("uuid")
         .cloned()
-        .unwrap_or_else(|| token(&res.started_at))
+        .unwrap_or_else(|| token(res.started_at.as_deref().unwrap_or("unknown")))
 }
 
 /// The default build id: `rtshield:<kernel release>`.
@@ -69,7 +70,8 @@ pub fn default_build_id(res: &RunResult) -> String {
     )
 }
 
-/// (statistic, value, is a latency in ns).
+/// (statistic, value, is a latency in ns); a statistic the source did
+/// not record (or only bounded) has no test: KCIDB has no "unknown".
 fn stats(t: &ThreadResult) -> Vec<(String, f64, bool)> {
     let mut v = vec![
         ("min".to_string(), t.min_ns as f64, true),
@@ -79,10 +81,16 @@ fn stats(t: &ThreadResult) -> Vec<(String, f64, bool)> {
     for (k, p) in &t.percentiles {
         v.push((format!("p{}", k.replace('.', "_")), *p as f64, true));
     }
-    v.push(("samples".into(), t.samples as f64, false));
-    v.push(("overruns".into(), t.overruns as f64, false));
-    v.push(("missed_periods".into(), t.missed_periods as f64, false));
-    v.push(("lost".into(), t.lost as f64, false));
+    for (k, n) in [
+        ("samples", t.samples),
+        ("overruns", t.overruns),
+        ("missed_periods", t.missed_periods),
+        ("lost", t.lost),
+    ] {
+        if let Some(n) = n {
+            v.push((k.into(), n as f64, false));
+        }
+    }
     v
 }
 
@@ -107,10 +115,10 @@ pub fn to_kcidb(res: &RunResult, limit: Option<u64>, build_id: Option<&str>) -> 
             };
             let mut misc = json!({
                 "thread": t.index,
-                "policy": t.policy,
-                "priority": t.priority,
-                "period_ns": t.period_ns,
                 // KCIDB allows no null anywhere: unknown is "?".
+                "policy": or(t.policy, "?"),
+                "priority": t.priority.map_or(json!("?"), |p| json!(p)),
+                "period_ns": t.period_ns.map_or(json!("?"), |p| json!(p)),
                 "kernel_release": si.kernel_release.as_deref().unwrap_or("?"),
                 "preempt": si.preempt_model.as_deref().unwrap_or("?"),
                 "tool": res.tool,
@@ -122,21 +130,29 @@ pub fn to_kcidb(res: &RunResult, limit: Option<u64>, build_id: Option<&str>) -> 
             if let (Some(l), Value::Object(m)) = (limit, &mut misc) {
                 m.insert("max_latency_ns".into(), json!(l));
             }
-            tests.push(json!({
+            let mut test = json!({
                 "id": format!("{ORIGIN}:{}.t{}.{stat}", token(&rid), t.index),
                 "origin": ORIGIN,
                 "build_id": build,
                 "path": format!("rtshield.latency.t{}.{stat}", t.index),
                 "status": status,
                 "number": number,
-                "start_time": res.started_at,
-                "duration": res.duration_s.max(0.0),
                 "environment": {
                     "comment": format!("{host} ({} {})", si.arch, si.cpu_model.as_deref().unwrap_or("?")),
                     "misc": {"host": host, "tags": res.tags},
                 },
                 "misc": misc,
-            }));
+            });
+            // Unknown start or duration: the optional key is left out.
+            if let Value::Object(m) = &mut test {
+                if let Some(st) = &res.started_at {
+                    m.insert("start_time".into(), json!(st));
+                }
+                if let Some(d) = res.duration_s {
+                    m.insert("duration".into(), json!(d.max(0.0)));
+                }
+            }
+            tests.push(test);
         }
     }
     let doc = json!({

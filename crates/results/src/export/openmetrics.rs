@@ -70,9 +70,10 @@ fn labels(t: &ThreadResult) -> String {
     format!("cpu=\"{}\",thread=\"{}\"", label(&cpu), t.index)
 }
 
-/// Cumulative counts at each of [`BOUNDS_NS`], then the total.
-fn cumulative(t: &ThreadResult) -> (Vec<u64>, u64) {
-    let h = &t.histogram;
+/// Cumulative counts at each of [`BOUNDS_NS`], then the total; None
+/// without a histogram.
+fn cumulative(t: &ThreadResult) -> Option<(Vec<u64>, u64)> {
+    let h = t.histogram.as_ref()?;
     let res = h.resolution_ns.max(1);
     let total: u64 = h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow + h.underflow;
     let out = BOUNDS_NS
@@ -87,11 +88,12 @@ fn cumulative(t: &ThreadResult) -> (Vec<u64>, u64) {
                     .sum::<u64>()
         })
         .collect();
-    (out, total)
+    Some((out, total))
 }
 
-/// A metric family: name, help, and its value for a thread.
-type Family<T> = (&'static str, &'static str, fn(&ThreadResult) -> T);
+/// A metric family: name, help, and its value for a thread (None: the
+/// value is unknown, and the thread has no sample line).
+type Family<T> = (&'static str, &'static str, fn(&ThreadResult) -> Option<T>);
 
 /// The file's text.
 pub fn to_openmetrics(res: &RunResult) -> String {
@@ -101,7 +103,9 @@ pub fn to_openmetrics(res: &RunResult) -> String {
     s.push_str("# TYPE rtshield_latency_seconds histogram\n");
     for t in th {
         let l = labels(t);
-        let (cum, total) = cumulative(t);
+        let Some((cum, total)) = cumulative(t) else {
+            continue;
+        };
         for (b, c) in BOUNDS_NS.iter().zip(&cum) {
             let _ = writeln!(
                 s,
@@ -124,24 +128,26 @@ pub fn to_openmetrics(res: &RunResult) -> String {
         (
             "rtshield_latency_max_seconds",
             "Largest wake-up latency of each thread.",
-            |t| t.max_ns as f64,
+            |t| Some(t.max_ns as f64),
         ),
         (
             "rtshield_latency_min_seconds",
             "Smallest wake-up latency of each thread.",
-            |t| t.min_ns as f64,
+            |t| Some(t.min_ns as f64),
         ),
         (
             "rtshield_latency_p99_9_seconds",
             "99.9th percentile of the wake-up latency of each thread.",
-            |t| t.percentiles.get("99.9").map_or(f64::NAN, |v| *v as f64),
+            |t| t.percentiles.get("99.9").map(|v| *v as f64),
         ),
     ];
     for (name, help, f) in gauges {
         let _ = writeln!(s, "# HELP {name} {help}");
         let _ = writeln!(s, "# TYPE {name} gauge");
         for t in th {
-            let _ = writeln!(s, "{name}{{{}}} {}", labels(t), secs(f(t)));
+            if let Some(v) = f(t) {
+                let _ = writeln!(s, "{name}{{{}}} {}", labels(t), secs(v));
+            }
         }
     }
     let counters: [Family<u64>; 4] = [
@@ -168,16 +174,16 @@ pub fn to_openmetrics(res: &RunResult) -> String {
         let _ = writeln!(s, "# HELP {name} {help}");
         let _ = writeln!(s, "# TYPE {name} counter");
         for t in th {
-            let _ = writeln!(s, "{name}{{{}}} {}", labels(t), f(t));
+            if let Some(v) = f(t) {
+                let _ = writeln!(s, "{name}{{{}}} {v}", labels(t));
+            }
         }
     }
     s.push_str("# HELP rtshield_run_duration_seconds Time measured so far.\n");
     s.push_str("# TYPE rtshield_run_duration_seconds gauge\n");
-    let _ = writeln!(
-        s,
-        "rtshield_run_duration_seconds {}",
-        secs(res.duration_s * 1e9)
-    );
+    if let Some(d) = res.duration_s {
+        let _ = writeln!(s, "rtshield_run_duration_seconds {}", secs(d * 1e9));
+    }
     s.push_str("# EOF\n");
     s
 }

@@ -39,4 +39,5 @@ mod store_hook;
 mod sysinfo_cli;
 mod trace_cli;
 mod trace_live;
+mod unknown_values;
 mod values;

@@ -236,19 +236,20 @@ pub enum Pct<'a> {
 }
 
 impl ThreadResult {
-    /// Percentile `key` (`"99.9"`): exact, bounded, not enough samples,
-    /// or unknown.
+    /// Percentile `key` (`"99.9"`): not enough samples when the sample
+    /// count is known and does not support it (whatever a file holds),
+    /// else exact, bounded, or unknown.
     pub fn pct(&self, key: &str) -> Pct<'_> {
+        if self.samples.is_some_and(|n| !percentile_supported(key, n)) {
+            return Pct::NotEnoughSamples;
+        }
         if let Some(v) = self.percentiles.get(key) {
             return Pct::Exact(*v);
         }
         if let Some(b) = self.percentile_bounds.get(key) {
             return Pct::AtLeast(b.at_least_ns, &b.reason);
         }
-        match self.samples {
-            Some(n) if !percentile_supported(key, n) => Pct::NotEnoughSamples,
-            _ => Pct::Unknown,
-        }
+        Pct::Unknown
     }
 
     /// The histogram's bucket width, else `fallback` (the run's

@@ -168,7 +168,7 @@ fn a_version_2_store_is_migrated_with_its_machine_ids() {
         }
     }
     let mut s = SqliteStore::open(&p).unwrap();
-    assert_eq!(s.version().unwrap(), 3);
+    assert_eq!(s.version().unwrap(), rtshield_store::SCHEMA_VERSION);
     let all = s.list(&Selector::all()).unwrap();
     assert_eq!(all[0].machine_id, "0123456789abcdef0123456789abcdef");
     assert_eq!(all[1].machine_id, "");

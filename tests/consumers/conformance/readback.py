@@ -275,13 +275,14 @@ def compare_report(rep, e, subject):
 def compare_store(st, e, subject):
     v = Verdict("rtshield runs import / show / export reads it back", subject)
     r, t = st["run"], st["run"]["threads"][0]
-    unknown = set(t.get("unknown") or [])
-    if e["policy"] is not None and (t["policy"].lower(), t["priority"]) != (e["policy"],
-                                                                            e["priority"]):
+    # Schema 1 listed placeholders in `unknown`; schema 2 writes null.
+    unknown = set(t.get("unknown") or []) | {k for k, x in t.items() if x is None}
+    pol = (t["policy"] or "?").lower()
+    if e["policy"] is not None and (pol, t["priority"]) != (e["policy"], e["priority"]):
         v.add(Finding("stored policy", f"{t['policy']} {t['priority']}",
                       f"{e['policy']} {e['priority']}", "cyclictest -p N: SCHED_FIFO N", issue=1))
-    if e["policy"] is not None and t["policy"] != t["policy"].lower() and \
-            t["policy"].lower() == e["policy"]:
+    if e["policy"] is not None and t["policy"] is not None and \
+            t["policy"] != t["policy"].lower() and t["policy"].lower() == e["policy"]:
         v.add(Finding("stored policy spelling", t["policy"], t["policy"].lower(),
                       "measured runs store `fifo`; one vocabulary in the store"))
     if e["period_ns"] is not None and t["period_ns"] != e["period_ns"]:
@@ -323,13 +324,14 @@ def compare_store(st, e, subject):
         if row and row[0][-1] not in ("?", "-"):
             v.add(Finding("runs show overrun", row[0][-1], "?", "not recorded: unknown, never 0",
                           issue=4))
-    h = t["histogram"]
+    h = t["histogram"] or {}
     if e["overflow"] is None and "histogram" not in unknown:
         v.add(Finding("stored histogram overflow", h["overflow"], "unknown (no histogram)",
                       "cyclictest without -h writes no histogram", issue=2))
     elif e["overflow"] is not None and h["overflow"] != e["overflow"]:
         v.add(Finding("stored histogram overflow", h["overflow"], e["overflow"], "the file"))
-    if e["hist_samples"] is None and t["hist_stats"]["samples"] == 0 and "histogram" not in unknown:
+    if e["hist_samples"] is None and (t["hist_stats"] or {}).get("samples") == 0 and \
+            "histogram" not in unknown:
         v.add(Finding("stored hist_stats (Samples_H, L_med_H, L_std_H)", t["hist_stats"],
                       "unknown", "no histogram", issue=2))
     for k in PCT:

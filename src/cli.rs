@@ -31,6 +31,27 @@ impl Global {
     pub fn root(&self) -> Root {
         self.sysroot.as_ref().map_or_else(Root::host, Root::new)
     }
+
+    /// Refuse a `--sysroot` (or `RTSHIELD_SYSROOT`, which `sudo -E` passes
+    /// from another user) that someone else could have made or could
+    /// change: root writes kernel values below it, following its links.
+    /// It must be an existing directory whose every component is owned by
+    /// root or the caller and writable by no one else.
+    pub fn check(&self) -> Result<(), InputError> {
+        let Some(s) = &self.sysroot else {
+            return Ok(());
+        };
+        let why = match rtshield_safefs::trusted_path(s) {
+            Err(why) => why,
+            Ok(()) if !s.is_dir() => "not a directory".into(),
+            Ok(()) => return Ok(()),
+        };
+        Err(InputError::new(format!(
+            "--sysroot/RTSHIELD_SYSROOT {}: refusing this tree: {why} (root writes below it: \
+             it must be yours or root's, and writable by no one else)",
+            s.display()
+        )))
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -74,7 +95,9 @@ pub enum Command {
 
 /// Parse, run, and turn errors into exit codes: 2 for bad input (like
 /// clap's usage errors), 1 for everything else, 141 when stdout was closed
-/// under us (`rtshield stat | head`), as for any Unix filter.
+/// under us (`rtshield stat | head`), as for any Unix filter, and 129 when
+/// the terminal hung up (SIGHUP) before the final summary was printed
+/// (the results are written by then).
 ///
 /// SIGPIPE stays ignored (Rust's default) rather than killing the process:
 /// a measurement or a supervised run whose reader went away must still
@@ -83,15 +106,30 @@ pub enum Command {
 pub fn main() -> i32 {
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if !is_broken_pipe(info.payload()) {
+        if !is_broken_pipe(info.payload()) && !is_hung_up(info.payload()) {
             default_hook(info);
         }
     }));
     match std::panic::catch_unwind(dispatch) {
         Ok(code) => code,
         Err(p) if is_broken_pipe(&*p) => 141,
+        // The terminal hung up (SIGHUP, a dropped ssh session): the
+        // results were written before the summary that failed to print;
+        // the status says why it ended, as a shell would.
+        Err(p) if is_hung_up(&*p) => 128 + rtshield_signals::SIGHUP,
         Err(p) => std::panic::resume_unwind(p),
     }
+}
+
+/// Whether a panic comes from printing to a terminal that hung up (EIO)
+/// after SIGHUP asked the command to stop.
+fn is_hung_up(payload: &(dyn std::any::Any + Send)) -> bool {
+    let msg = payload
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| payload.downcast_ref::<&str>().copied())
+        .unwrap_or("");
+    msg.contains("os error 5") && rtshield_signals::received() == Some(rtshield_signals::SIGHUP)
 }
 
 /// Whether a panic comes from printing to a closed pipe.
@@ -107,6 +145,10 @@ fn is_broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
 fn dispatch() -> i32 {
     let cli = Cli::parse();
     let g = cli.global.clone();
+    if let Err(e) = g.check() {
+        eprintln!("rtshield: error: {e}");
+        return 2;
+    }
     let res = match cli.command {
         Command::Demo(a) => cmd::demo::run(a, &g),
         Command::Measure(a) => cmd::measure::run(*a, &g),

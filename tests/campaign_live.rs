@@ -323,3 +323,93 @@ fn campaign_start_undoes_a_leftover_partition_before_any_cell() {
     assert!(!g.p.cg.join("rt").exists() && !g.p.cg.join("nrt").exists());
     assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.p.name)).exists());
 }
+
+/// Issue 23's "Done means": a `syncio` load (150 threads in `O_SYNC`
+/// writes, still exiting in `nrt` when the cell ends) × a partition cell,
+/// 20 times: every partition undone (the undo waits for the exiting
+/// tasks instead of failing on EBUSY), every run stored.
+#[test]
+fn syncio_partition_cell_twenty_times_leaves_no_partition() {
+    let _turn = cpuset_partition_lock();
+    let Some(g) = private_parent("sync") else {
+        return;
+    };
+    let d = tempfile::tempdir().unwrap();
+    let file = d.path().join("c.toml");
+    let campaign = format!("sync{}", std::process::id());
+    fs::write(
+        &file,
+        format!(
+            "name = \"{campaign}\"\ncpus = \"1\"\nload_cpus = \"0\"\nduration = \"1s\"\nrepeat = 20\n\
+             [measure]\nperiod = \"1ms\"\n[axes]\nisolation = [\"partition\"]\n\
+             load = [\"syncio\"]\n[partition]\nparent = \"{}\"\n",
+            g.p.name
+        ),
+    )
+    .unwrap();
+    let db = d.path().join("runs.db");
+    let o = command()
+        .arg("campaign")
+        .arg(&file)
+        .arg("--store")
+        .arg(&db)
+        .arg("--out")
+        .arg(d.path().join("out"))
+        .output()
+        .unwrap();
+    let text = ok(o);
+    assert!(text.contains("20 stored"), "{text}");
+    assert_eq!(stored(&db, &campaign).len(), 20);
+    assert!(!g.p.cg.join("rt").exists() && !g.p.cg.join("nrt").exists());
+    assert!(!Path::new(&format!("/run/rtshield/partition-{}.json", g.p.name)).exists());
+}
+
+/// A cell's partition that cannot be undone (here: a cgroup its load made
+/// inside `nrt`, which keeps `rmdir` busy) no longer ends the campaign
+/// without a report: the run is stored, the report written, and the
+/// campaign says what is left and the command that finishes the undo,
+/// which then works.
+#[test]
+fn campaign_whose_undo_fails_still_reports_and_names_the_command() {
+    let _turn = cpuset_partition_lock();
+    let Some(g) = private_parent("left2") else {
+        return;
+    };
+    let sub = g.p.cg.join("nrt/sub");
+    let d = tempfile::tempdir().unwrap();
+    let load = format!("cmd:mkdir {} && exec sleep 60", sub.display());
+    let file = one_partition_cell(d.path(), &g, "1s", &load);
+    let o = command()
+        .arg("campaign")
+        .arg(&file)
+        .arg("--store")
+        .arg(d.path().join("runs.db"))
+        .arg("--out")
+        .arg(d.path().join("out"))
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    let _ = fs::remove_dir(&sub);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{out}\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(out.contains("1 stored"), "{out}");
+    assert!(out.contains("the partition is LEFT"), "{out}");
+    assert!(
+        out.contains("holds cgroup(s) rtshield did not make: sub"),
+        "{out}"
+    );
+    let cmd = format!("partition undo --parent {}", g.p.name);
+    assert!(out.contains(&cmd), "{out}");
+    assert!(d.path().join("out/report/summary.md").is_file(), "{out}");
+    // The command it gave finishes the undo.
+    let o = command()
+        .args(["partition", "undo", "--parent", &g.p.name])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", all_text(&o));
+    assert!(!g.p.cg.join("rt").exists() && !g.p.cg.join("nrt").exists());
+}

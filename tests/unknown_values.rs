@@ -78,7 +78,11 @@ impl Stored {
     /// The word after `key ` on `runs show`'s run lines.
     fn show_field(&self, key: &str) -> &str {
         let pat = format!("{key} ");
-        let i = self.show.find(&pat).unwrap_or_else(|| panic!("{}", self.show)) + pat.len();
+        let i = self
+            .show
+            .find(&pat)
+            .unwrap_or_else(|| panic!("{}", self.show))
+            + pat.len();
         self.show[i..].split_whitespace().next().unwrap()
     }
 }
@@ -241,7 +245,10 @@ fn a_cyclictest_histogram_text_invents_nothing() {
         assert_eq!(s.csv(c), "", "{c}");
     }
     let r = &s.run;
-    assert!(r["duration_s"].is_null() && r["end_reason"].is_null(), "{r}");
+    assert!(
+        r["duration_s"].is_null() && r["end_reason"].is_null(),
+        "{r}"
+    );
     assert!(r["settings"]["mode"].is_null(), "{r}");
     for k in ["overruns", "missed_periods", "lost", "policy", "period_ns"] {
         assert!(r["threads"][0][k].is_null(), "{k}: {r}");
@@ -279,10 +286,7 @@ fn runs_export_csv_keeps_commas_in_their_field() {
 #[test]
 fn durations_come_from_the_file_not_samples_times_period() {
     let d = tempfile::tempdir().unwrap();
-    let a = import(
-        &d.path().join("a"),
-        &fixture("measure-txt/histogram.txt"),
-    );
+    let a = import(&d.path().join("a"), &fixture("measure-txt/histogram.txt"));
     assert_eq!(a.run["duration_s"], 10.006);
     assert_eq!(a.run["end_reason"], "duration");
     let b = import(&d.path().join("b"), &fixture("cyclictest-no-h.json"));
@@ -312,7 +316,10 @@ fn too_few_samples_give_no_deep_percentile() {
     let s = import(d.path(), &fixture("real/idle"));
     let p = &s.run["threads"][0]["percentiles"];
     assert!(p.get("99.99").is_some(), "{p}");
-    assert!(p.get("99.999").is_none() && p.get("99.9999").is_none(), "{p}");
+    assert!(
+        p.get("99.999").is_none() && p.get("99.9999").is_none(),
+        "{p}"
+    );
     // An export (KCIDB: one test per statistic) has none either.
     let out = ok(crate::util::rtshield(&[
         "export",
@@ -328,7 +335,12 @@ fn too_few_samples_give_no_deep_percentile() {
         .filter_map(|t| t["path"].as_str())
         .collect();
     assert!(paths.contains(&"rtshield.latency.t0.p99_99"), "{paths:?}");
-    assert!(!paths.iter().any(|p| p.ends_with("p99_999") || p.ends_with("p99_9999")), "{paths:?}");
+    assert!(
+        !paths
+            .iter()
+            .any(|p| p.ends_with("p99_999") || p.ends_with("p99_9999")),
+        "{paths:?}"
+    );
 }
 
 /// New finding 5: `report` and `runs show` describe the preemption of the

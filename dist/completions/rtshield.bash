@@ -546,7 +546,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__partition__subcmd__move)
-            opts="-h -V --parent --sysroot --help --version"
+            opts="-h -V --parent --force --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

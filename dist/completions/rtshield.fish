@@ -146,8 +146,9 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from run" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from run" -s V -l version -d 'Print version'
-complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -l parent -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -l parent -d 'The partitioned cgroup: only processes inside it (or below) are moved' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -l force -d 'Move PID 1 or a kernel thread too (still only inside --parent\'s subtree)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l watch -d 'Count interrupts, IPIs, softirqs and context switches over this window (`10s`, `500ms`); `0s` uses the counts since boot' -r

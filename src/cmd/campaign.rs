@@ -125,13 +125,27 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         println!("skipped {cell}: {why}");
     }
     if let Some(sig) = o.stopped_by {
-        let name = match sig {
-            15 => "sigterm",
-            2 => "sigint",
-            _ => "signal",
-        };
-        println!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display());
+        let name = rtshield_signals::end_reason(sig);
+        match &o.undo_failed {
+            None => println!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display()),
+            Some(e) => println!("stopped by {name} (signal {sig}); the partition is LEFT: {e}"),
+        }
         return Ok(128 + sig);
+    }
+    if let Some(e) = &o.undo_failed {
+        if let Some(r) = &o.report {
+            println!(
+                "report: {}/summary.md, {}/plots/report.html",
+                r.display(),
+                r.display()
+            );
+        }
+        println!("stopped: the partition is LEFT: {e}");
+        println!(
+            "then continue with: rtshield campaign {} --resume",
+            args.file.display()
+        );
+        return Ok(1);
     }
     if let Some(r) = o.report {
         println!(
@@ -139,6 +153,14 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             r.display(),
             r.display()
         );
+    }
+    if o.failed > 0 {
+        println!(
+            "FAIL: {} run(s) exceeded their max_latency (exit status {}; the verdicts are in their results.json)",
+            o.failed,
+            rtshield_results::EXIT_LIMIT_EXCEEDED
+        );
+        return Ok(rtshield_results::EXIT_LIMIT_EXCEEDED);
     }
     Ok(0)
 }

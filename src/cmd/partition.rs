@@ -1,8 +1,7 @@
 //! `rtshield partition create|undo|status|list|run|move`.
 
 use crate::cli::Global;
-use anyhow::Context;
-use rtshield_partition::state::{Knob, State, STATE_DIR};
+use rtshield_partition::state::Knob;
 use rtshield_partition::{status, undo, CreateOptions, CreateReport, Knobs, UndoReport};
 use rtshield_sys::sched::{set_scheduler, Policy};
 use rtshield_sys::{CpuSet, InputError};
@@ -75,8 +74,12 @@ pub enum Command {
         /// rt or nrt, then the PIDs (or the PIDs, then rt or nrt).
         #[arg(required = true, value_name = "rt|nrt PID…")]
         args: Vec<String>,
+        /// The partitioned cgroup: only processes inside it (or below) are moved.
         #[arg(long, value_name = "CGROUP")]
         parent: Option<String>,
+        /// Move PID 1 or a kernel thread too (still only inside --parent's subtree).
+        #[arg(long)]
+        force: bool,
     },
 }
 
@@ -150,6 +153,9 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
                     String::new()
                 }
             );
+            if let Some(n) = &st.state_note {
+                println!("note: {n}");
+            }
             if st.partitions.is_empty() {
                 println!("no rtshield partition");
             }
@@ -181,14 +187,27 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             Ok(0)
         }
         Command::List { json } => list(&root, json),
-        Command::Move { args, parent } => {
+        Command::Move {
+            args,
+            parent,
+            force,
+        } => {
             let (partition, pids) = move_args(&args)?;
             let mut k = open_kernel(root, false)?;
-            let (h, dir) =
-                rtshield_partition::status::partition_dir(&k, parent.as_deref(), &partition)?;
+            // Every process checked (scope, PID 1, kernel threads) before
+            // the first one moves.
+            let plan = rtshield_partition::status::plan_move(
+                &k,
+                parent.as_deref(),
+                &partition,
+                &pids,
+                force,
+            )?;
             let mut code = 0;
-            for pid in pids {
-                let o = rtshield_partition::status::move_process(&mut k, &h, &dir, pid)?;
+            for (pid, tids) in &plan.moves {
+                let o = rtshield_partition::status::move_threads(
+                    &mut k, &plan.h, &plan.dir, *pid, tids,
+                );
                 println!("{pid}: {} thread(s) moved to {partition}", o.moved);
                 for r in &o.refused {
                     println!("  refused: {r}");
@@ -319,7 +338,11 @@ fn bare_number_hint(e: anyhow::Error, arg: &str) -> anyhow::Error {
     let t = arg.trim();
     let bare = !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit());
     match e.downcast_ref::<InputError>() {
-        Some(ie) if bare && ie.to_string().contains("does not exist") => {
+        Some(ie)
+            if bare
+                && ie.to_string().starts_with("CPU ")
+                && ie.to_string().contains("does not exist") =>
+        {
             let mask = u64::from_str_radix(t, 16)
                 .ok()
                 .map(|m| {
@@ -489,37 +512,28 @@ fn print_undo(r: &UndoReport) {
 }
 
 fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
-    let mut out = vec![];
-    for f in root.read_dir_names(STATE_DIR).unwrap_or_default() {
-        if !(f.starts_with("partition") && f.ends_with(".json")) {
-            continue;
-        }
-        let path = format!("{STATE_DIR}/{f}");
-        let s = State::load(root, &path)
-            .with_context(|| path.clone())?
-            .context("state file vanished")?;
-        out.push(serde_json::json!({
-            "parent": s.parent, "rt_cpus": s.rt_cpus, "nrt_cpus": s.nrt_cpus,
-            "hierarchy": s.hierarchy.label(), "complete": s.phase == rtshield_partition::state::Phase::Complete,
-            "state_file": path,
-        }));
+    let (out, note) = rtshield_partition::status::list(root)?;
+    if let Some(n) = &note {
+        eprintln!("note: {n}");
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
+    } else if out.is_empty() && note.is_some() {
+        println!("no rt/nrt cpuset found");
     } else if out.is_empty() {
         println!("no partition managed by rtshield");
     } else {
         for o in &out {
             println!(
                 "{}  rt {}  nrt {}  ({}{})",
-                o["parent"].as_str().unwrap_or(""),
-                o["rt_cpus"].as_str().unwrap_or(""),
-                o["nrt_cpus"].as_str().unwrap_or(""),
-                o["hierarchy"].as_str().unwrap_or(""),
-                if o["complete"].as_bool() == Some(true) {
-                    ""
-                } else {
-                    ", INCOMPLETE: run undo"
+                o.parent,
+                o.rt_cpus,
+                o.nrt_cpus,
+                o.hierarchy,
+                match o.complete {
+                    Some(true) => "",
+                    Some(false) => ", INCOMPLETE: run undo",
+                    None => ", state not readable",
                 }
             );
         }

@@ -7,7 +7,11 @@
 //! `isolation = "partition"`, a child `rtshield partition create` before it
 //! and `undo` after it): a crash of one cell cannot take the campaign's
 //! bookkeeping down, and the partition is always undone — on a normal end,
-//! a failing cell, SIGINT and SIGTERM — before the campaign exits.
+//! a failing cell, and any stop signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+//! passed on to the cell, whose results are kept) — before the campaign
+//! exits. An undo that fails (after waiting for exiting tasks) stops the
+//! campaign after its cell, with the report and the command that
+//! finishes the undo.
 
 pub mod cells;
 pub mod model;
@@ -57,10 +61,16 @@ pub struct Outcome {
     pub skipped_done: usize,
     /// Cells skipped, with why.
     pub skipped: Vec<(String, String)>,
+    /// Runs whose verdict failed (a `max_latency` setting exceeded).
+    pub failed: usize,
     /// The signal that stopped it, if any.
     pub stopped_by: Option<i32>,
     /// The report's directory, once written.
     pub report: Option<PathBuf>,
+    /// A cell's partition could not be undone: what is left and the
+    /// command that finishes the undo. The campaign stopped after that
+    /// cell (its run stored, the report written).
+    pub undo_failed: Option<String>,
 }
 
 /// Runs already stored for this very campaign (by fingerprint).
@@ -80,7 +90,7 @@ fn done(store: &mut dyn Store, c: &Campaign) -> Result<BTreeSet<(String, u64)>, 
 }
 
 /// Before any cell: refuse what cannot work here, and undo a partition a
-/// killed campaign may have left. Returns whether the cpuset hierarchy is
+/// killed campaign may have left (and remove its trace leftovers). Returns whether the cpuset hierarchy is
 /// cgroup v2.
 fn prepare(c: &Campaign, opts: &Options, root: &Root) -> anyhow::Result<bool> {
     // cgroup v1: a partition cell's measure puts its measuring threads in
@@ -115,8 +125,10 @@ fn prepare(c: &Campaign, opts: &Options, root: &Root) -> anyhow::Result<bool> {
             active: true,
         }
         .undo()
-        .map_err(anyhow::Error::msg)?;
+        .map_err(|e| anyhow::anyhow!("the partition a previous campaign left: {e}"))?;
     }
+    // Likewise the trace instances and mounts of a killed rtshield.
+    rtshield_run::tracing::remove_leftovers(root);
     Ok(v2)
 }
 
@@ -146,8 +158,10 @@ pub fn run(
             stored: 0,
             skipped_done: 0,
             skipped: Vec::new(),
+            failed: 0,
             stopped_by: None,
             report: None,
+            undo_failed: None,
         },
         total: steps.len(),
     };
@@ -163,6 +177,14 @@ pub fn run(
     let sig = process::stopped_by();
     if sig != 0 {
         out.stopped_by = Some(sig);
+        return Ok(out);
+    }
+    if out.undo_failed.is_some() {
+        // The report of what was measured, if anything was stored: the
+        // undo's failure is what the caller must hear about.
+        if out.stored > 0 || out.skipped_done > 0 {
+            out.report = report(c, opts.store.as_mut(), &opts.out).ok();
+        }
         return Ok(out);
     }
     out.report = Some(report(c, opts.store.as_mut(), &opts.out)?);

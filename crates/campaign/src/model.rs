@@ -42,6 +42,7 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("mode", "--mode"),
     ("histo_size", "--histo-size"),
     ("resolution", "--resolution"),
+    ("max_latency", "--max-latency"),
 ];
 
 /// The isolation methods.
@@ -228,6 +229,13 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
         "resolution" if !["us", "ns"].contains(&v) => {
             return Err(format!("resolution `{v}`: expected us or ns"));
         }
+        "max_latency" => {
+            // measure's --max-latency: a duration with its unit.
+            let ns = parse_duration_ns(v, None).map_err(|e| format!("{key}: {e}"))?;
+            if !limits::MAX_LATENCY_NS.contains(ns) {
+                return Err(format!("{key} `{v}`: must be more than 0 and at most 1 h"));
+            }
+        }
         _ => {}
     }
     Ok(())
@@ -247,6 +255,16 @@ pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
 pub fn parse_checked(text: &str, file: &str) -> Result<Campaign, InputError> {
     let (c, spans) = parse_with_spans(text, file)?;
     let pos = Pos { text, file };
+    // `partition create --parent` refuses these too, but only once a cell
+    // runs (and the start-up undo would fail first, less clearly).
+    if let Some(p) = &c.partition.parent {
+        if p.trim_matches('/').is_empty() || p.split('/').any(|x| x == "." || x == "..") {
+            return Err(pos.whole(format!(
+                "[partition] parent = {p:?}: must name a cgroup below the cpuset hierarchy's \
+                 root, without `.` or `..` (leave it out to partition the whole machine)"
+            )));
+        }
+    }
     for cell in &c.cells {
         if let Err(r) = c.request(cell).and_then(|r| r.validate()) {
             // Point at the value measure refuses: the cell's own (an axis

@@ -1,15 +1,16 @@
 //! The processes a campaign starts around its cells: `rtshield partition
 //! create`/`undo` (the partition of a cell, always undone), the cell's
-//! measuring child (told to stop on SIGINT/SIGTERM, waited for), and an
-//! external `cmd:` load (killed with its whole process group).
+//! measuring child (told to stop on any stop signal, waited for, and
+//! stopped by the kernel if the campaign dies), and an external `cmd:`
+//! load (killed with its whole process group).
 
 use std::io::Write;
 use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::Duration;
 
-/// The signal that asked the campaign to stop (0: none): SIGINT and
-/// SIGTERM, through `rtshield-signals` (installed by [`crate::run`]).
+/// The signal that asked the campaign to stop (0: none): any of
+/// `rtshield_signals::STOP_SIGNALS` (installed by [`crate::run`]).
 pub fn stopped_by() -> i32 {
     rtshield_signals::received().unwrap_or(0)
 }
@@ -41,7 +42,8 @@ impl PartitionGuard<'_> {
         Ok(cmd.stdout(Stdio::null()).status()?)
     }
 
-    /// `rtshield partition undo [--parent P]`, if made.
+    /// `rtshield partition undo [--parent P]`, if made. The error says
+    /// what is left and the command that finishes the undo.
     pub fn undo(&mut self) -> Result<(), String> {
         if !self.active {
             return Ok(());
@@ -52,18 +54,65 @@ impl PartitionGuard<'_> {
         if let Some(p) = &self.parent {
             cmd.args(["--parent", p]);
         }
-        match cmd.stdout(Stdio::null()).status() {
-            Ok(s) if s.success() => Ok(()),
-            Ok(s) => Err(format!("`rtshield partition undo` exited with {s}")),
-            Err(e) => Err(format!("cannot run rtshield partition undo: {e}")),
+        let finish = format!("run `{}` to finish it", self.command());
+        match cmd.stderr(Stdio::inherit()).output() {
+            Ok(o) if o.status.success() => Ok(()),
+            Ok(o) => {
+                // The undo's own account of what it could not restore.
+                let text = String::from_utf8_lossy(&o.stdout);
+                let left: Vec<&str> = text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| {
+                        l.starts_with("rmdir ") || l.starts_with("task ") || l.starts_with('/')
+                    })
+                    .collect();
+                Err(format!(
+                    "`partition undo` exited with {}{}; {finish}",
+                    o.status,
+                    if left.is_empty() {
+                        String::new()
+                    } else {
+                        format!(", left: {}", left.join("; "))
+                    }
+                ))
+            }
+            Err(e) => Err(format!("cannot run `partition undo`: {e}; {finish}")),
         }
+    }
+
+    /// The command that undoes this partition, to paste into a shell.
+    pub fn command(&self) -> String {
+        let mut words = vec![
+            shell_word(&self.exe.display().to_string()),
+            "partition".into(),
+            "undo".into(),
+        ];
+        if let Some(p) = &self.parent {
+            words.push("--parent".into());
+            words.push(shell_word(p));
+        }
+        words.join(" ")
+    }
+}
+
+/// `s` as one shell word: as is when it holds only characters no shell
+/// treats specially, else single-quoted.
+fn shell_word(s: &str) -> String {
+    let plain = !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_-./:=+,@%".contains(&b));
+    if plain {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', "'\\''"))
     }
 }
 
 impl Drop for PartitionGuard<'_> {
     fn drop(&mut self) {
         if let Err(e) = self.undo() {
-            eprintln!("rtshield: campaign: {e}: run `rtshield partition undo` by hand");
+            eprintln!("rtshield: campaign: the partition of its cell is left: {e}");
         }
     }
 }
@@ -82,7 +131,30 @@ pub fn spawn_with_input(cmd: &mut Command, input: &[u8]) -> std::io::Result<Chil
     Ok(child)
 }
 
-/// Wait for a cell's child; on SIGINT/SIGTERM, pass the signal on once.
+/// Have the kernel send the cell's child SIGTERM if the campaign dies
+/// (even by SIGKILL), so it ends and writes its results instead of
+/// measuring on, orphaned (and into a partition no one will undo).
+pub fn stop_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid here, in the parent; between fork and exec the
+    // closure only makes async-signal-safe calls (prctl, getppid, kill).
+    let parent = unsafe { libc::getpid() };
+    unsafe {
+        cmd.pre_exec(move || {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM, 0, 0, 0);
+            // The campaign died before the prctl: stop now.
+            if libc::getppid() != parent {
+                libc::kill(libc::getpid(), libc::SIGTERM);
+            }
+            Ok(())
+        });
+    }
+}
+
+/// Wait for a cell's child; on a stop signal, pass it on once and keep
+/// waiting: the child writes its results, then ends. (The child counts on
+/// this: it ignores a second signal, which a Ctrl-C sent to the whole
+/// terminal group plus this one would otherwise be.)
 pub fn wait_child(mut child: Child) -> std::io::Result<ExitStatus> {
     let mut forwarded = false;
     loop {

@@ -104,7 +104,12 @@ impl Steps<'_, '_> {
             None => None,
         };
         drop(load);
-        guard.undo().map_err(anyhow::Error::msg)?;
+        // An undo that fails (tasks that would not leave) stops the
+        // campaign after this cell: its run is still stored and the
+        // report written, then the campaign says what is left.
+        if let Err(e) = guard.undo() {
+            self.out.undo_failed = Some(format!("cell {}: {e}", cell.id));
+        }
         let sig = process::stopped_by();
         if let (Some(st), 0) = (load_ended, sig) {
             anyhow::bail!(
@@ -119,8 +124,13 @@ impl Steps<'_, '_> {
                 return Ok(None);
             }
             anyhow::bail!(
-                "cell {}: `rtshield measure` wrote no results ({status})",
-                cell.id
+                "cell {}: `rtshield measure` wrote no results ({status}){}",
+                cell.id,
+                self.out
+                    .undo_failed
+                    .as_ref()
+                    .map(|e| format!("; and its partition is left: {e}"))
+                    .unwrap_or_default()
             );
         }
         Ok(Some(Measured {
@@ -149,6 +159,7 @@ impl Steps<'_, '_> {
         if !verbose {
             cmd.stdout(Stdio::null());
         }
+        process::stop_with_parent(&mut cmd);
         let json = serde_json::to_vec(&request)?;
         Ok(process::wait_child(process::spawn_with_input(
             &mut cmd, &json,
@@ -189,10 +200,10 @@ impl Steps<'_, '_> {
         let sig = process::stopped_by();
         let end = r.end_reason.as_deref().unwrap_or("?");
         if sig != 0 || end != "duration" {
-            let why = match sig {
-                libc::SIGTERM => "sigterm",
-                libc::SIGINT => "sigint",
-                _ => end,
+            let why = if sig != 0 {
+                rtshield_signals::end_reason(sig)
+            } else {
+                end.to_string()
             };
             self.say(i, st, &format!("interrupted ({why})"));
             return Ok(Flow::Stop);
@@ -202,6 +213,9 @@ impl Steps<'_, '_> {
             .put(&r, Some(&m.results.display().to_string()))
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         self.out.stored += 1;
+        if r.verdict.as_ref().is_some_and(|v| !v.passed) {
+            self.out.failed += 1;
+        }
         let p = |k: &str| {
             r.threads
                 .iter()
@@ -218,6 +232,9 @@ impl Steps<'_, '_> {
             p("99.9"),
         );
         self.say(i, st, &line);
+        if self.out.undo_failed.is_some() {
+            return Ok(Flow::Stop);
+        }
         Ok(Flow::Next)
     }
 }

@@ -53,6 +53,11 @@ pub struct FakeConfig {
     /// Fail every write after this many (a killed `create`).
     #[serde(default)]
     pub kill_after_writes: Option<usize>,
+    /// TID → how many `rmdir`s of the cgroup listing it fail (EBUSY)
+    /// before it is gone: a task still exiting, which meanwhile cannot be
+    /// moved (ESRCH). `u32::MAX`: it never finishes.
+    #[serde(default)]
+    pub dying_tids: BTreeMap<String, u32>,
 }
 
 /// The emulation of one fake tree.
@@ -143,6 +148,9 @@ impl FakeFs {
             .map_err(|_| os_err(libc::EINVAL, target.to_path_buf()))?;
         if let Some(e) = self.cfg.refuse_tids.get(tid) {
             return Err(os_err(errno_of(e), target.to_path_buf()));
+        }
+        if self.cfg.dying_tids.contains_key(tid) {
+            return Err(os_err(libc::ESRCH, target.to_path_buf()));
         }
         // The hierarchy's top: climb while the parent has the same file.
         let mut top = target.parent().unwrap().to_path_buf();
@@ -261,6 +269,7 @@ impl FakeFs {
         if !path.is_dir() {
             return Err(os_err(libc::ENOENT, path));
         }
+        self.reap_dying(&path)?;
         for f in TASK_FILES {
             if !read_ids(&path.join(f)).is_empty() {
                 return Err(os_err(libc::EBUSY, path));
@@ -270,6 +279,42 @@ impl FakeFs {
             return Err(os_err(libc::EBUSY, path));
         }
         fs::remove_dir_all(&path)
+    }
+}
+
+impl FakeFs {
+    /// An `rmdir` of `dir`: each exiting task listed there comes one step
+    /// closer to gone; a gone one leaves the task files.
+    fn reap_dying(&mut self, dir: &Path) -> io::Result<()> {
+        let listed: std::collections::BTreeSet<u32> = TASK_FILES
+            .iter()
+            .flat_map(|f| read_ids(&dir.join(f)))
+            .collect();
+        let mut gone = vec![];
+        for t in listed {
+            if let Some(left) = self.cfg.dying_tids.get_mut(&t.to_string()) {
+                if *left != u32::MAX {
+                    *left = left.saturating_sub(1);
+                    if *left == 0 {
+                        gone.push(t);
+                    }
+                }
+            }
+        }
+        for t in &gone {
+            self.cfg.dying_tids.remove(&t.to_string());
+        }
+        if !gone.is_empty() {
+            for f in TASK_FILES {
+                let file = dir.join(f);
+                if file.exists() {
+                    let mut ids = read_ids(&file);
+                    ids.retain(|t| !gone.contains(t));
+                    write_ids(&file, &ids)?;
+                }
+            }
+        }
+        Ok(())
     }
 }
 

@@ -40,23 +40,17 @@ use rtshield_sys::CpuSet;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// Environment variable naming the executable that runs load workers
-/// (default: the running executable, i.e. rtshield itself).
-pub const EXE_ENV: &str = "RTSHIELD_LOAD_EXE";
 /// Set by the supervisor in a worker's environment; `__load` refuses to
 /// start without it (a load is not something a user starts by hand).
 pub const WORKER_ENV: &str = "RTSHIELD_LOAD_WORKER";
 /// The hidden subcommand that runs a worker.
 pub const WORKER_SUBCOMMAND: &str = "__load";
 
-/// The executable that understands `__load`.
+/// The executable that understands `__load`: the running rtshield itself,
+/// always. (No variable may name another one: under `sudo -E` it would be
+/// another user's program run as root.)
 pub fn worker_exe() -> anyhow::Result<PathBuf> {
-    match std::env::var_os(EXE_ENV) {
-        Some(p) => Ok(PathBuf::from(p)),
-        None => {
-            std::env::current_exe().context("cannot find the rtshield executable for load workers")
-        }
-    }
+    std::env::current_exe().context("cannot find the rtshield executable for load workers")
 }
 
 /// The supervised processes one load spec expands into: for each CPU of

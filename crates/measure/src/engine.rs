@@ -335,13 +335,7 @@ fn ended_by_itself(spec: &MeasureSpec, exact: &[Accum]) -> EndReason {
 fn interrupted(sig: i32, elapsed: u64) -> String {
     format!(
         "run interrupted by {} after {:.1} s: figures cover the time measured",
-        if sig == libc::SIGINT {
-            "SIGINT"
-        } else if sig == libc::SIGTERM {
-            "SIGTERM"
-        } else {
-            "a signal"
-        },
+        rtshield_signals::name(sig).unwrap_or("a signal"),
         elapsed as f64 / 1e9
     )
 }
@@ -418,17 +412,10 @@ fn wake_until_done(lives: &[Live], stop: &AtomicBool) {
     }
 }
 
-/// SIGINT/SIGTERM are for the main thread: its handler must never run on
-/// a measured CPU (and interrupt a sleep there).
+/// The stop signals are for the main thread: their handler must never run
+/// on a measured CPU (and interrupt a sleep there).
 fn block_stop_signals() {
-    // SAFETY: a sigset filled by libc; only the calling thread's mask changes.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGINT);
-        libc::sigaddset(&mut set, libc::SIGTERM);
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-    }
+    rtshield_signals::block_in_this_thread();
 }
 
 /// A measuring thread's links to the main thread.

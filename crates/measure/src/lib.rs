@@ -229,9 +229,7 @@ impl EndReason {
         match self {
             EndReason::Duration => "duration".into(),
             EndReason::Samples => "samples".into(),
-            EndReason::Signal(s) if s == libc::SIGINT => "sigint".into(),
-            EndReason::Signal(s) if s == libc::SIGTERM => "sigterm".into(),
-            EndReason::Signal(s) => format!("signal {s}"),
+            EndReason::Signal(s) => rtshield_signals::end_reason(s),
             EndReason::Stop => "stop".into(),
             EndReason::Running => "running".into(),
             EndReason::TraceStop => "trace-stop".into(),

@@ -1,4 +1,5 @@
-//! SIGINT/SIGTERM end a run early; the files are still written
+//! The stop signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT) end a run early;
+//! the files are still written
 //! (`rtshield-signals` installs the handlers; a second signal while the
 //! first is being handled exits at once, for a user who really wants out).
 //! Also the wake signal that cuts a measuring thread's wait short.
@@ -6,8 +7,9 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Once;
 
-/// Install the SIGINT/SIGTERM handlers (once) and return the flag they
-/// set; a second signal exits at once (status 128 + signal).
+/// Install the stop signals' handlers (once) and return the flag they set;
+/// a second signal exits at once (status 128 + signal), unless the
+/// process installed them first with `Second::Waits` (a campaign's cell).
 pub fn install() -> &'static AtomicBool {
     rtshield_signals::install(rtshield_signals::Second::Exits)
 }

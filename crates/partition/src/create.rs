@@ -4,6 +4,7 @@ use crate::advice::{boot_advice, manager_warnings, BootParam};
 use crate::hier::{Hierarchy, Kind};
 use crate::kernel::{errno, errno_name, is_simulated_kill, Kernel};
 use crate::knobs::{self, Knobs};
+use crate::scope::{parent_dir, MustExist};
 use crate::state::{state_path, FileChange, Knob, Phase, State, TaskMove, STATE_VERSION};
 use crate::tasks::{parse_ids, TaskInfo};
 use anyhow::{anyhow, bail, Context};
@@ -72,6 +73,8 @@ pub struct Checked {
     pub rt: CpuSet,
     pub nrt: CpuSet,
     pub state_file: String,
+    /// What could not be checked (a dry run without root), for the report.
+    pub notes: Vec<String>,
 }
 
 pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
@@ -82,24 +85,9 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
         );
     }
     let h = Hierarchy::detect(&k.root)?;
-    let parent = h.resolve(opts.parent.as_deref());
-    // `..` would leave the hierarchy (and confuse the state file's name).
-    if parent.split('/').any(|c| c == "." || c == "..") {
-        return Err(InputError::new(format!(
-            "--parent: '{}' must name a cgroup below {} without `.` or `..`",
-            opts.parent.as_deref().unwrap_or(""),
-            h.mount
-        ))
-        .into());
-    }
-    if !k.exists(&parent) {
-        return Err(InputError::new(format!(
-            "--parent: cgroup {parent} does not exist in the {} hierarchy at {}",
-            h.label(),
-            h.mount
-        ))
-        .into());
-    }
+    // A sub-cgroup, existing, inside the hierarchy (never its root by
+    // another name: `""` or `/` would move every task of the machine).
+    let parent = parent_dir(k, &h, opts.parent.as_deref(), MustExist::Yes)?;
     // Another tool's exclusive sets (cset's user/system, partrt's rt/nrt)
     // would hold the same CPUs: two managers of one CPU never agree.
     if let Some(f) = rtshield_isolation::foreign_partition(&k.root) {
@@ -156,7 +144,21 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
         .into());
     }
     let state_file = state_path(&h, &parent);
-    if let Some(s) = State::load(&k.root, &state_file)? {
+    let mut notes = vec![];
+    let saved = match State::load(&k.root, &state_file) {
+        // A dry run by another user than root: the state directory is
+        // root's; the real create (as root) checks it.
+        Err(e) if k.dry_run && crate::unreadable_state(&e) => {
+            notes.push(format!(
+                "{} is readable by root only: whether a partition's state already exists \
+                 there is checked when create runs as root",
+                crate::state::STATE_DIR
+            ));
+            None
+        }
+        r => r?,
+    };
+    if let Some(s) = saved {
         bail!(
             "a partition already exists (rt {} / nrt {}, state {state_file}): \
              run `rtshield partition undo` first",
@@ -179,6 +181,7 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
         rt,
         nrt,
         state_file,
+        notes,
     })
 }
 
@@ -286,6 +289,7 @@ pub fn create(k: &mut Kernel, opts: &CreateOptions) -> anyhow::Result<CreateRepo
         rt_cpus: state.rt_cpus.clone(),
         nrt_cpus: state.nrt_cpus.clone(),
         state_file: c.state_file.clone(),
+        notes: c.notes.clone(),
         ..Default::default()
     };
     save(k, &state, &c.state_file)?;

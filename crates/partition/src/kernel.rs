@@ -27,11 +27,19 @@ pub trait Backend {
     }
 }
 
+/// How long `undo` waits, at most, for the tasks still in a cgroup it
+/// removes to finish exiting (`rmdir` fails with EBUSY meanwhile): 150
+/// threads in `O_SYNC` writes take a while to die.
+pub const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 pub struct Kernel {
     pub root: Root,
     pub dry_run: bool,
     /// What a dry run would have done, in order (`write PATH <- VALUE`).
     pub log: Vec<String>,
+    /// How long `undo` waits for exiting tasks to leave a cgroup it
+    /// removes ([`BUSY_WAIT`]; shorter in tests).
+    pub busy_wait: std::time::Duration,
     backend: Option<Box<dyn Backend>>,
     writes: usize,
 }
@@ -44,6 +52,7 @@ impl Kernel {
             root,
             dry_run,
             log: vec![],
+            busy_wait: BUSY_WAIT,
             backend: None,
             writes: 0,
         })
@@ -55,6 +64,7 @@ impl Kernel {
             root,
             dry_run,
             log: vec![],
+            busy_wait: BUSY_WAIT,
             backend: Some(backend),
             writes: 0,
         }

@@ -12,6 +12,7 @@ pub mod create;
 pub mod hier;
 pub mod kernel;
 pub mod knobs;
+pub mod scope;
 pub mod state;
 pub mod status;
 pub mod tasks;
@@ -24,3 +25,17 @@ pub use knobs::Knobs;
 pub use state::State;
 pub use status::{status, Status};
 pub use undo::{undo, UndoReport};
+
+/// Whether reading saved state failed only because the caller may not
+/// read [`state::STATE_DIR`] (root's, mode 0700): read-only commands run
+/// by another user go on without it and say so.
+pub(crate) fn unreadable_state(e: &anyhow::Error) -> bool {
+    use std::io::ErrorKind::PermissionDenied;
+    e.chain().any(|c| {
+        c.downcast_ref::<rtshield_safefs::SafeError>()
+            .and_then(rtshield_safefs::SafeError::io_kind)
+            == Some(PermissionDenied)
+            || c.downcast_ref::<std::io::Error>().map(std::io::Error::kind)
+                == Some(PermissionDenied)
+    })
+}

@@ -3,6 +3,7 @@
 use crate::create::cpus_of;
 use crate::hier::Hierarchy;
 use crate::kernel::{errno, Kernel};
+use crate::scope::{movable_threads, parent_dir, MustExist};
 use crate::state::{Phase, State};
 use crate::tasks::{parse_ids, TaskInfo};
 use anyhow::{bail, Context};
@@ -32,8 +33,12 @@ pub struct Status {
     pub mount: String,
     pub parent: String,
     pub state_file: String,
-    /// `none`, `complete` or `incomplete` (a create that was interrupted).
+    /// `none`, `complete`, `incomplete` (a create that was interrupted) or
+    /// `unknown` (the state files could not be read: not root).
     pub state: String,
+    /// Why the state is `unknown`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_note: Option<String>,
     pub partitions: Vec<PartitionInfo>,
     /// Tasks still in the parent (full mode: the ones the kernel refused).
     pub parent_tasks: usize,
@@ -77,8 +82,22 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
         .hierarchy_or_why()
         .map_err(|why| anyhow::anyhow!("{why}"))?
         .clone();
-    let parent = h.resolve(parent);
-    let (sf, st) = State::find(&k.root, &h, &parent)?;
+    let parent = parent_dir(k, &h, parent, MustExist::Yes)?;
+    let (sf, st, state_note) = match State::find(&k.root, &h, &parent) {
+        Ok((sf, st)) => (sf, st, None),
+        // Not root: the state files are root's (0700 directory); the
+        // cgroups themselves can still be shown.
+        Err(e) if crate::unreadable_state(&e) => (
+            crate::state::state_path(&h, &parent),
+            None,
+            Some(format!(
+                "{} is readable by root only: whether rtshield made these sets, and what undo \
+                 would restore, is shown to root (`sudo rtshield partition status`)",
+                crate::state::STATE_DIR
+            )),
+        ),
+        Err(e) => return Err(e),
+    };
     let mut parts = vec![];
     for name in ["rt", "nrt"] {
         let dir = format!("{parent}/{name}");
@@ -114,6 +133,7 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
         mount: h.mount.clone(),
         parent_tasks: parse_ids(&k.read_opt(&h.tasks_file(&parent)).unwrap_or_default()).len(),
         state: match &st {
+            None if state_note.is_some() => "unknown",
             None => "none",
             Some(s) if s.phase == Phase::Complete => "complete",
             Some(_) => "incomplete",
@@ -124,26 +144,39 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
         state_file: sf,
         partitions: parts,
         foreign: found.foreign_partition(),
+        state_note,
     })
 }
 
-/// The cgroup directory of partition `which` (`rt` or `nrt`).
+/// The cgroup directory of partition `which` (`rt` or `nrt`) under the
+/// checked `--parent` ([`parent_dir`]), and that parent's directory.
 pub fn partition_dir(
     k: &Kernel,
     parent: Option<&str>,
     which: &str,
 ) -> anyhow::Result<(Hierarchy, String)> {
+    let (h, _, dir) = partition_dirs(k, parent, which)?;
+    Ok((h, dir))
+}
+
+/// [`partition_dir`], with the parent's directory too.
+fn partition_dirs(
+    k: &Kernel,
+    parent: Option<&str>,
+    which: &str,
+) -> anyhow::Result<(Hierarchy, String, String)> {
     if which != "rt" && which != "nrt" {
         return Err(
             InputError::new(format!("unknown partition '{which}' (expected rt or nrt)")).into(),
         );
     }
     let h = Hierarchy::detect(&k.root)?;
-    let dir = format!("{}/{which}", h.resolve(parent));
+    let pdir = parent_dir(k, &h, parent, MustExist::Yes)?;
+    let dir = format!("{pdir}/{which}");
     if !k.exists(&dir) {
         bail!("no {which} partition ({dir} does not exist): run `rtshield partition create CPUS` first");
     }
-    Ok((h, dir))
+    Ok((h, pdir, dir))
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -153,32 +186,66 @@ pub struct MoveOutcome {
     pub refused: Vec<String>,
 }
 
-/// Move process `pid` (every thread of it) into `dir`.
-pub fn move_process(
+/// What `partition move` will do, checked before anything moves.
+#[derive(Debug, Clone)]
+pub struct MovePlan {
+    /// The cpuset hierarchy.
+    pub h: Hierarchy,
+    /// The partition's directory (`<parent>/rt` or `<parent>/nrt`).
+    pub dir: String,
+    /// Each process, and those of its threads that may be moved (inside
+    /// the parent's subtree).
+    pub moves: Vec<(u32, Vec<u32>)>,
+}
+
+/// Check a `partition move`: the partition exists under a valid `--parent`,
+/// every process exists, lies inside the parent's subtree (anywhere when
+/// there is no `--parent`), and is neither PID 1 nor a kernel thread unless
+/// `force`. The first refusal is an [`InputError`] and nothing has moved.
+pub fn plan_move(
+    k: &Kernel,
+    parent: Option<&str>,
+    which: &str,
+    pids: &[u32],
+    force: bool,
+) -> anyhow::Result<MovePlan> {
+    needs_root(k, "partition move")?;
+    let (h, pdir, dir) = partition_dirs(k, parent, which)?;
+    let mut moves = vec![];
+    for &pid in pids {
+        if !rtshield_sys::task::exists(&k.root, pid) {
+            return Err(InputError::new(format!("no process {pid}")).into());
+        }
+        let tids: Vec<u32> = if h.is_v2() {
+            vec![pid]
+        } else {
+            let mut v = rtshield_sys::task::tids(&k.root, pid).unwrap_or_default();
+            if v.is_empty() {
+                v.push(pid);
+            }
+            v
+        };
+        moves.push((pid, movable_threads(k, &h, &pdir, pid, &tids, force)?));
+    }
+    Ok(MovePlan { h, dir, moves })
+}
+
+/// Move threads `tids` of process `pid` into `dir` (checked by
+/// [`plan_move`]); a thread that exited meanwhile is skipped.
+pub fn move_threads(
     k: &mut Kernel,
     h: &Hierarchy,
     dir: &str,
     pid: u32,
-) -> anyhow::Result<MoveOutcome> {
-    if !rtshield_sys::task::exists(&k.root, pid) {
-        return Err(InputError::new(format!("no process {pid}")).into());
-    }
+    tids: &[u32],
+) -> MoveOutcome {
     let mut out = MoveOutcome {
         pid,
         moved: 0,
         refused: vec![],
     };
-    let tids: Vec<u32> = if h.is_v2() {
-        vec![pid]
-    } else {
-        let mut v = rtshield_sys::task::tids(&k.root, pid).unwrap_or_default();
-        if v.is_empty() {
-            v.push(pid);
-        }
-        v
-    };
     let file = h.tasks_file(dir);
-    for t in tids {
+    for &t in tids {
         match k.write(&file, &format!("{t}\n")) {
             Ok(()) => out.moved += 1,
             Err(e) if errno(&e) == Some(libc::ESRCH) => {}
@@ -192,13 +259,117 @@ pub fn move_process(
             }
         }
     }
-    Ok(out)
+    out
 }
 
 /// Put the calling process into partition `which` (before exec'ing a command).
 pub fn enter(k: &mut Kernel, parent: Option<&str>, which: &str) -> anyhow::Result<()> {
+    needs_root(k, "partition run")?;
     let (h, dir) = partition_dir(k, parent, which)?;
     let file = h.procs_file(&dir);
     k.write(&file, &format!("{}\n", std::process::id()))
         .with_context(|| format!("cannot enter partition {which}"))
+}
+
+/// One partition of `partition list`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    /// The partitioned cgroup (the hierarchy's root for the whole machine).
+    pub parent: String,
+    /// CPUs of `rt` (from the state file; else from the cpuset itself).
+    pub rt_cpus: String,
+    /// CPUs of `nrt`.
+    pub nrt_cpus: String,
+    /// `cgroup v1`, `cgroup v1 (noprefix)`, `cgroup v2`.
+    pub hierarchy: String,
+    /// Whether its create finished; `None`: unknown (state not readable).
+    pub complete: Option<bool>,
+    /// Its state file; `None` when it could not be read (not root).
+    pub state_file: Option<String>,
+}
+
+/// `partition list`: rtshield's partitions, from their state files. A
+/// caller who may not read them (not root) gets the `rt`/`nrt` pairs found
+/// in the cpuset hierarchy instead, and the note saying so.
+pub fn list(root: &rtshield_sys::Root) -> anyhow::Result<(Vec<Listed>, Option<String>)> {
+    use crate::state::STATE_DIR;
+    let names = match root.read_dir_names(STATE_DIR) {
+        Ok(n) => n,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => vec![],
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            let note = format!(
+                "{STATE_DIR} is readable by root only: these are the rt/nrt cpusets found in \
+                 the cpuset hierarchy; `sudo rtshield partition list` shows which rtshield made"
+            );
+            return Ok((seen_in_hierarchy(root), Some(note)));
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = vec![];
+    for f in names {
+        if !(f.starts_with("partition") && f.ends_with(".json")) {
+            continue;
+        }
+        let path = format!("{STATE_DIR}/{f}");
+        let s = State::load(root, &path)
+            .with_context(|| path.clone())?
+            .context("state file vanished")?;
+        out.push(Listed {
+            parent: s.parent,
+            rt_cpus: s.rt_cpus,
+            nrt_cpus: s.nrt_cpus,
+            hierarchy: s.hierarchy.label().into(),
+            complete: Some(s.phase == Phase::Complete),
+            state_file: Some(path),
+        });
+    }
+    Ok((out, None))
+}
+
+/// Cgroups holding both an `rt` and an `nrt` cpuset, down to a few levels
+/// below the hierarchy's root (what a caller without access to the state
+/// files can see).
+fn seen_in_hierarchy(root: &rtshield_sys::Root) -> Vec<Listed> {
+    let Ok(h) = Hierarchy::detect(root) else {
+        return vec![];
+    };
+    let mut out = vec![];
+    let mut level = vec![h.mount.clone()];
+    for _depth in 0..4 {
+        let mut next = vec![];
+        for d in &level {
+            let (rt, nrt) = (
+                h.cpus(root, &format!("{d}/rt")),
+                h.cpus(root, &format!("{d}/nrt")),
+            );
+            if let (Some(rt), Some(nrt)) = (rt, nrt) {
+                out.push(Listed {
+                    parent: d.clone(),
+                    rt_cpus: rt.to_list(),
+                    nrt_cpus: nrt.to_list(),
+                    hierarchy: h.label().into(),
+                    complete: None,
+                    state_file: None,
+                });
+            }
+            for n in root.read_dir_names(d).unwrap_or_default() {
+                let sub = format!("{d}/{n}");
+                let p = root.path(&sub);
+                if p.is_dir() && !p.is_symlink() && next.len() < 10_000 {
+                    next.push(sub);
+                }
+            }
+        }
+        level = next;
+    }
+    out
+}
+
+/// The one-line refusal of a command that writes cgroup files, for a
+/// caller other than root (fake trees excepted: tests own them).
+fn needs_root(k: &Kernel, what: &str) -> anyhow::Result<()> {
+    if !k.is_fake() && !rtshield_sys::sched::is_root() {
+        bail!("{what} needs root (it writes cgroup task files); run it with sudo");
+    }
+    Ok(())
 }

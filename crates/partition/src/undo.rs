@@ -2,6 +2,7 @@
 
 use crate::hier::Hierarchy;
 use crate::kernel::{errno, Kernel};
+use crate::scope::{parent_dir, MustExist};
 use crate::state::State;
 use crate::tasks::parse_ids;
 use rtshield_sys::confine::{is_strictly_under, is_under, normalise, resolves_inside, KNOB_ROOTS};
@@ -34,8 +35,22 @@ pub struct UndoReport {
 
 pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> {
     let h = Hierarchy::detect(&k.root)?;
-    let parent = h.resolve(parent);
-    let (path, state) = State::find(&k.root, &h, &parent)?;
+    // Checked like create's, but a parent removed since may still have
+    // knobs to restore.
+    let parent = parent_dir(k, &h, parent, MustExist::No)?;
+    if !k.is_fake() && !k.dry_run && !rtshield_sys::sched::is_root() {
+        anyhow::bail!("partition undo needs root; run it with sudo (or --dry-run to see the plan)");
+    }
+    let (path, state) = State::find(&k.root, &h, &parent).map_err(|e| {
+        if crate::unreadable_state(&e) {
+            anyhow::anyhow!(
+                "partition undo needs root, even with --dry-run: the saved state in {} is root's",
+                crate::state::STATE_DIR
+            )
+        } else {
+            e
+        }
+    })?;
     let Some(state) = state else {
         return Ok(UndoReport {
             dry_run: k.dry_run,
@@ -50,9 +65,6 @@ pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> 
             "{path}: {why}: refusing to undo, nothing was changed"
         ))
         .into());
-    }
-    if !k.is_fake() && !k.dry_run && !rtshield_sys::sched::is_root() {
-        anyhow::bail!("partition undo needs root; run it with sudo (or --dry-run to see the plan)");
     }
     let mut rep = undo_state(k, &state);
     rep.state_file = path.clone();
@@ -131,50 +143,45 @@ pub fn validate(root: &Root, state: &State) -> Result<(), String> {
 /// Restore `state`. Never stops at the first error: as much as possible is
 /// put back, and what failed is listed (the state file is then kept).
 pub fn undo_state(k: &mut Kernel, state: &State) -> UndoReport {
-    let h = &state.hierarchy;
     let mut rep = UndoReport {
         dry_run: k.dry_run,
         ..Default::default()
     };
     // 1. Tasks back where they came from; anything started inside the
-    //    partitions since goes to the parent. Repeat: they may fork.
-    for _pass in 0..20 {
-        let mut moved = 0;
-        let mut left = 0;
-        for d in [&state.rt_dir, &state.nrt_dir] {
-            let Some(text) = k.read_opt(&h.tasks_file(d)) else {
-                continue;
-            };
-            for tid in parse_ids(&text) {
-                left += 1;
-                let from = state
-                    .tasks
-                    .iter()
-                    .find(|m| m.tid == tid)
-                    .map_or(state.parent.as_str(), |m| m.from.as_str());
-                let target = if k.exists(from) { from } else { &state.parent };
-                match k.write(&h.tasks_file(target), &format!("{tid}\n")) {
-                    Ok(()) => moved += 1,
-                    Err(e) if errno(&e) == Some(libc::ESRCH) => {}
-                    Err(e) => rep.errors.push(format!("task {tid}: {e}")),
-                }
-            }
-        }
-        rep.tasks_returned += moved;
-        if left == 0 || moved == 0 || k.dry_run {
-            break;
-        }
-    }
-    // 2. The partitions themselves, children first.
+    //    partitions since goes to the parent.
+    let mut task_errors = return_tasks(k, state, &mut rep);
+    // 2. The partitions themselves, children first. A cgroup that still
+    //    holds exiting tasks (they cannot be moved, and rmdir says EBUSY
+    //    until they are gone) is tried again, returning whatever can be
+    //    returned meanwhile, for at most `k.busy_wait`.
+    let deadline = std::time::Instant::now() + k.busy_wait;
     for d in state.dirs.iter().rev() {
         if !k.exists(d) {
             continue;
         }
-        match k.rmdir(d) {
-            Ok(()) => rep.removed_dirs.push(d.clone()),
-            Err(e) => rep.errors.push(format!("rmdir {d}: {e}")),
+        loop {
+            match k.rmdir(d) {
+                Ok(()) => {
+                    rep.removed_dirs.push(d.clone());
+                    break;
+                }
+                Err(e)
+                    if errno(&e) == Some(libc::EBUSY) && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                    task_errors = return_tasks(k, state, &mut rep);
+                }
+                Err(e) => {
+                    rep.errors.push(format!(
+                        "rmdir {d}: {e}{}",
+                        still_in(k, &state.hierarchy, d)
+                    ));
+                    break;
+                }
+            }
         }
     }
+    rep.errors.splice(0..0, task_errors);
     // 3. Every file that existed before, newest change first.
     for f in state.files.iter().rev() {
         let Some(old) = &f.old else { continue };
@@ -203,4 +210,90 @@ pub fn undo_state(k: &mut Kernel, state: &State) -> UndoReport {
         }
     }
     rep
+}
+
+/// Move every task of the partitions back where it came from (or to the
+/// parent), repeating while tasks fork. Returns the errors of this round
+/// (a task that exited meanwhile, ESRCH, is not one).
+fn return_tasks(k: &mut Kernel, state: &State, rep: &mut UndoReport) -> Vec<String> {
+    let h = &state.hierarchy;
+    let mut errors = vec![];
+    for _pass in 0..20 {
+        errors.clear();
+        let mut moved = 0;
+        let mut left = 0;
+        for d in [&state.rt_dir, &state.nrt_dir] {
+            let Some(text) = k.read_opt(&h.tasks_file(d)) else {
+                continue;
+            };
+            for tid in parse_ids(&text) {
+                left += 1;
+                let from = state
+                    .tasks
+                    .iter()
+                    .find(|m| m.tid == tid)
+                    .map_or(state.parent.as_str(), |m| m.from.as_str());
+                let target = if k.exists(from) { from } else { &state.parent };
+                match k.write(&h.tasks_file(target), &format!("{tid}\n")) {
+                    Ok(()) => moved += 1,
+                    Err(e) if errno(&e) == Some(libc::ESRCH) => {}
+                    Err(e) => errors.push(format!("task {tid}: {e}")),
+                }
+            }
+        }
+        rep.tasks_returned += moved;
+        if left == 0 || moved == 0 || k.dry_run {
+            break;
+        }
+    }
+    errors
+}
+
+/// `: N task(s) still in it (TID NAME, ...)`, for the error of a cgroup
+/// that could not be removed; empty when it holds none.
+fn still_in(k: &Kernel, h: &Hierarchy, dir: &str) -> String {
+    let ids = parse_ids(&k.read_opt(&h.tasks_file(dir)).unwrap_or_default());
+    if ids.is_empty() {
+        // Not tasks: cgroups someone made inside it.
+        let subs: Vec<String> = k
+            .dir_names(dir)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|n| k.root.path(format!("{dir}/{n}")).is_dir())
+            .collect();
+        return if subs.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ": it holds cgroup(s) rtshield did not make: {}",
+                subs.join(", ")
+            )
+        };
+    }
+    let named: Vec<String> = ids
+        .iter()
+        .take(5)
+        .map(|&t| {
+            let i = crate::tasks::TaskInfo::read(&k.root, t);
+            match i {
+                Some(i) => format!(
+                    "{t} {}{}",
+                    i.name,
+                    if i.state == Some('Z') || i.state == Some('X') {
+                        " exiting"
+                    } else {
+                        ""
+                    }
+                ),
+                None => format!("{t} gone"),
+            }
+        })
+        .collect();
+    format!(
+        ": {} task(s) still in it after {:.0} s ({}{})",
+        ids.len(),
+        k.busy_wait.as_secs_f64(),
+        named.join(", "),
+        if ids.len() > 5 { ", ..." } else { "" }
+    )
 }

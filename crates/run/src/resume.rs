@@ -76,7 +76,10 @@ pub fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
     // A checkpoint (kill -9, power cut), or a run stopped by Ctrl-C or
     // SIGTERM before its end: its final files are a checkpoint too.
     let end = prev.end_reason.as_deref().unwrap_or("?");
-    if !matches!(end, "checkpoint" | "sigint" | "sigterm") {
+    if !matches!(
+        end,
+        "checkpoint" | "sigint" | "sigterm" | "sighup" | "sigquit"
+    ) {
         return Err(refused(
             dir,
             format!("the run there ended normally (end_reason {end}): nothing to resume"),

@@ -333,6 +333,7 @@ impl<'a> Run<'a> {
             programs,
             warnings: self.warnings.clone(),
             sysinfo: self.sysinfo.clone(),
+            limits: opts.limits,
         }
     }
 

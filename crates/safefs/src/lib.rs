@@ -28,11 +28,13 @@ mod error;
 mod file;
 mod paths;
 mod read;
+mod trust;
 
 pub use dir::{DirPolicy, Entry, SafeDir};
 pub use error::{check_name, Result, SafeError};
 pub use paths::{output_dir, split_file_path, temp_target, write_file};
 pub use read::{read_input, INPUT_LIMIT};
+pub use trust::trusted_path;
 
 #[cfg(test)]
 mod tests;

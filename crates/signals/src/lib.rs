@@ -1,4 +1,9 @@
-//! rtshield-signals: SIGINT and SIGTERM as a stop flag.
+//! rtshield-signals: the stop signals (SIGINT, SIGTERM, SIGHUP, SIGQUIT)
+//! as a stop flag.
+//!
+//! Each of them ends a command the same way: Ctrl-C (SIGINT), `kill` or
+//! systemd (SIGTERM), a dropped terminal or ssh session (SIGHUP) and
+//! Ctrl-\\ (SIGQUIT) all let a measurement write its results.
 //!
 //! Every rtshield command that must end cleanly when asked to stop (a
 //! measurement writes its files, a run reaps its programs, a campaign undoes
@@ -14,15 +19,55 @@
 
 #![deny(missing_docs)]
 
-use signal_hook::consts::{SIGINT, SIGTERM};
+pub use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
-/// What a second SIGINT/SIGTERM does once the first has set the flag.
+/// The signals that ask a command to stop, each handled alike: SIGINT
+/// (Ctrl-C), SIGTERM (`kill`, systemd), SIGHUP (the terminal or the ssh
+/// session went away), SIGQUIT (Ctrl-\\; no core dump).
+pub const STOP_SIGNALS: [i32; 4] = [SIGINT, SIGTERM, SIGHUP, SIGQUIT];
+
+/// The name of a stop signal (`SIGHUP`), `None` for any other.
+pub fn name(sig: i32) -> Option<&'static str> {
+    match sig {
+        SIGINT => Some("SIGINT"),
+        SIGTERM => Some("SIGTERM"),
+        SIGHUP => Some("SIGHUP"),
+        SIGQUIT => Some("SIGQUIT"),
+        _ => None,
+    }
+}
+
+/// How results name the signal that ended a run (`end_reason`):
+/// `sigint`, `sigterm`, `sighup`, `sigquit`; `signal N` for any other.
+pub fn end_reason(sig: i32) -> String {
+    name(sig).map_or_else(|| format!("signal {sig}"), str::to_ascii_lowercase)
+}
+
+/// Block the stop signals in the calling thread (and the threads it
+/// starts afterwards): their handler must run on the main thread, never
+/// on a measured CPU, where it would cut a sleep short.
+pub fn block_in_this_thread() {
+    // SAFETY: a sigset filled by libc; only the calling thread's mask changes.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in STOP_SIGNALS {
+            libc::sigaddset(&mut set, sig);
+        }
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+    }
+}
+
+/// What a second stop signal does once the first has set the flag.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Second {
     /// Exit at once with status 128 + signal: for a user who really wants
-    /// out of a measurement that is writing its files.
+    /// out of a measurement that is writing its files. Not for a process
+    /// another rtshield started and signals itself (a campaign's cell):
+    /// the terminal's Ctrl-C reaches both, and the parent passes it on, so
+    /// the child sees two at once.
     Exits,
     /// Nothing more than the first: the command must still clean up (a
     /// campaign undoes its partition, a worker leaves its loop).
@@ -37,26 +82,26 @@ struct Installed {
 
 static INSTALLED: OnceLock<Installed> = OnceLock::new();
 
-/// Install the SIGINT and SIGTERM handlers (once per process: a later call
-/// returns the same flag and keeps the first call's `second`) and return
-/// the flag they set. Handlers are process-wide and stay installed.
+/// Install the handlers of [`STOP_SIGNALS`] (once per process: a later
+/// call returns the same flag and keeps the first call's `second`) and
+/// return the flag they set. Handlers are process-wide and stay installed.
 pub fn install(second: Second) -> &'static AtomicBool {
     let installed = INSTALLED.get_or_init(|| {
         let stop = Arc::new(AtomicBool::new(false));
         let which = Arc::new(AtomicUsize::new(0));
-        for sig in [SIGINT, SIGTERM] {
+        for sig in STOP_SIGNALS {
             // Actions run in the order they are registered: the signal's
             // number first, so whoever sees the flag also sees which one;
             // the exit test before the flag is set, so only a second
             // signal finds it set.
             signal_hook::flag::register_usize(sig, which.clone(), sig as usize)
-                .expect("SIGINT and SIGTERM can be handled");
+                .expect("the stop signals can be handled");
             if second == Second::Exits {
                 signal_hook::flag::register_conditional_shutdown(sig, 128 + sig, stop.clone())
-                    .expect("SIGINT and SIGTERM can be handled");
+                    .expect("the stop signals can be handled");
             }
             signal_hook::flag::register(sig, stop.clone())
-                .expect("SIGINT and SIGTERM can be handled");
+                .expect("the stop signals can be handled");
         }
         Installed { stop, which }
     });

@@ -149,15 +149,32 @@ pub fn default_path() -> Option<PathBuf> {
     Some(base.join("rtshield").join("runs.db"))
 }
 
+/// A store path from [`STORE_ENV`]: the environment may be another
+/// user's (`sudo -E`, an `env_keep` of `RTSHIELD_*`), so the path must be
+/// one only root or the caller could have made — every component owned by
+/// them, and writable by no one else (see `rtshield_safefs::trusted_path`).
+fn env_path(s: &str) -> Result<PathBuf, StoreError> {
+    let path = PathBuf::from(s);
+    rtshield_safefs::trusted_path(&path).map_err(|why| {
+        StoreError::bad_input(format!(
+            "{STORE_ENV}={s}: refusing this store: {why} (a store named by the \
+             environment must be yours or root's, and writable by no one else)"
+        ))
+    })?;
+    Ok(path)
+}
+
 /// Open the store named by `spec` (a path or a `postgres://` URL), else
 /// `$RTSHIELD_STORE`, else the default path. A SQLite store's directory is
 /// created (0700) if missing.
 pub fn open(spec: Option<&str>) -> Result<Box<dyn Store>, StoreError> {
+    let from_env = spec.is_none();
     let spec = spec
         .map(str::to_string)
         .or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
     let path = match spec {
         Some(s) if is_pg_url(&s) => return Ok(Box::new(PgStore::connect(&s)?)),
+        Some(s) if from_env => env_path(&s)?,
         Some(s) => PathBuf::from(s),
         None => default_path().ok_or_else(|| {
             StoreError::new(

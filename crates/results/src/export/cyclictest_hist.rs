@@ -2,7 +2,7 @@
 
 use super::{provenance, units, Exporter};
 // --split figures go in as `#` lines before `# Histogram` (readers skip them).
-use crate::{RunResult, ThreadResult};
+use crate::{Histogram, RunResult, ThreadResult};
 use std::fmt::Write as _;
 
 /// The name of the cyclictest histogram file.
@@ -24,9 +24,11 @@ impl Exporter for CyclictestHist {
 /// inside the histogram), `# Min/Avg/Max Latencies:`, `# Histogram
 /// Overflows:` and `# Histogram Overflow at cycle number:` lines and an
 /// empty line, byte for byte as cyclictest 2.x prints them. Values in
-/// resolution units (µs by default, like cyclictest). One difference: the
-/// rows are those of the systress histogram, `0..=histo_size` (cyclictest's
-/// `-h N` prints `0..N-1`), and no cycle numbers are recorded.
+/// resolution units (µs by default, like cyclictest). For a histogram size
+/// of N units the rows are `0..N-1`, as `cyclictest -h N` prints them: a
+/// sample of N units or more (rtshield's last bucket and beyond) is an
+/// overflow, listed by its sample number (the first N of them, then
+/// `# NNNNN others`) when the result records the numbers.
 ///
 /// A thread without a histogram (an import of `cyclictest` without `-h`)
 /// has no column: cyclictest's text has no way to say "unknown", and a
@@ -46,12 +48,13 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
     let hist = |t: &ThreadResult| t.histogram.clone().unwrap_or_default();
     let res_ns = |t: &ThreadResult| t.resolution_ns(res.settings.resolution_ns);
     s.push_str("# Histogram\n");
-    let rows = with.iter().map(|t| hist(t).buckets).max().unwrap_or(0);
+    let rows = with.iter().map(|t| rows_of(&hist(t))).max().unwrap_or(0);
     let per_thread: Vec<Vec<u64>> = with
         .iter()
         .map(|t| {
+            let h = hist(t);
             let mut v = vec![0u64; rows as usize];
-            for [b, c] in &hist(t).counts {
+            for [b, c] in h.counts.iter().filter(|b| b[0] < rows_of(&h)) {
                 // try_from: an index past usize (32-bit) is out of range,
                 // not wrapped into a low row.
                 if let Some(x) = usize::try_from(*b).ok().and_then(|b| v.get_mut(b)) {
@@ -74,7 +77,11 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
         s.push('\n');
     };
     line(&mut s, "# Total:", &|t| {
-        format!("{:09}", hist(t).counts.iter().map(|c| c[1]).sum::<u64>())
+        let h = hist(t);
+        format!(
+            "{:09}",
+            h.counts.iter().map(|c| c[1]).sum::<u64>() - at_or_past_n(&h)
+        )
     });
     line(&mut s, "# Min Latencies:", &|t| {
         format!("{:05}", units(t.min_ns, res_ns(t)))
@@ -87,17 +94,41 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
         format!("{:05}", units(t.max_ns, res_ns(t)))
     });
     line(&mut s, "# Histogram Overflows:", &|t| {
-        format!("{:05}", hist(t).overflow)
+        format!("{:05}", overflows(&hist(t)))
     });
     s.push_str("# Histogram Overflow at cycle number:\n");
     for (i, t) in with.iter().enumerate() {
         let _ = write!(s, "# Thread {i}:");
-        if hist(t).overflow > 0 {
-            let _ = write!(s, " # {:05} others", hist(t).overflow);
+        let listed = t.overflow_cycles.as_deref().unwrap_or_default();
+        for c in listed {
+            let _ = write!(s, " {c:05}");
+        }
+        // As cyclictest: the overflows not listed (all of them when the
+        // numbers are unknown).
+        let others = overflows(&hist(t)).saturating_sub(listed.len() as u64);
+        if others > 0 {
+            let _ = write!(s, " # {others:05} others");
         }
         s.push('\n');
     }
     // cyclictest ends with an empty line too.
     s.push('\n');
     s
+}
+
+/// The rows of a thread's `-h N` histogram: N, the histogram size in
+/// resolution units (rtshield's buckets hold `0..=N`).
+fn rows_of(h: &Histogram) -> u64 {
+    h.buckets.saturating_sub(1)
+}
+
+/// Samples in rtshield's last bucket (N units): past `cyclictest -h N`'s rows.
+fn at_or_past_n(h: &Histogram) -> u64 {
+    let n = rows_of(h);
+    h.counts.iter().filter(|b| b[0] >= n).map(|b| b[1]).sum()
+}
+
+/// cyclictest's overflows: samples of N units or more.
+fn overflows(h: &Histogram) -> u64 {
+    h.overflow + at_or_past_n(h)
 }

@@ -3,8 +3,10 @@
 //! and statistic, its `number` the value (`{"value", "unit", "prefix"}`;
 //! latencies in seconds with a metric prefix, counts without a unit), its
 //! path `rtshield.latency.t<thread>.<stat>`. Status: `DONE` (a measurement),
-//! except each thread's `max` which is `PASS` or `FAIL` against the limit
-//! when one is given.
+//! except each thread's `max` which is `PASS` or `FAIL` by the run's verdict
+//! ([`crate::Verdict`], recorded or with a limit given at export time) when
+//! there is one. A figure the source did not record has no test entry
+//! (KCIDB forbids null).
 //!
 //! KCIDB requires every test to name its build (`build_id`); rtshield does
 //! not build kernels, so the caller gives it (`--build-id`), else it is
@@ -12,7 +14,7 @@
 
 use super::Exporter;
 use crate::unknown::or;
-use crate::{RunResult, ThreadResult};
+use crate::{effective_verdict, Limits, RunResult, ThreadResult};
 use serde_json::{json, Value};
 
 pub const KCIDB_FILE: &str = "kcidb.json";
@@ -22,9 +24,12 @@ pub const KCIDB_MINOR: u64 = 0;
 /// The origin (CI system) name.
 pub const ORIGIN: &str = "rtshield";
 
+/// The KCIDB exporter.
 #[derive(Debug, Clone, Default)]
 pub struct Kcidb {
-    pub max_latency_ns: Option<u64>,
+    /// Export-time limits: they replace the recorded ones of the same kind.
+    pub limits: Limits,
+    /// The build the tests belong to (`--build-id`).
     pub build_id: Option<String>,
 }
 
@@ -35,7 +40,7 @@ impl Exporter for Kcidb {
     fn files(&self, res: &RunResult) -> Vec<(String, String)> {
         vec![(
             KCIDB_FILE.into(),
-            to_kcidb(res, self.max_latency_ns, self.build_id.as_deref()),
+            to_kcidb(res, &self.limits, self.build_id.as_deref()),
         )]
     }
 }
@@ -70,48 +75,62 @@ pub fn default_build_id(res: &RunResult) -> String {
     )
 }
 
-/// (statistic, value, is a latency in ns); a statistic the source did
-/// not record (or only bounded) has no test: KCIDB has no "unknown".
-fn stats(t: &ThreadResult) -> Vec<(String, f64, bool)> {
+/// (statistic, value, is a latency in ns): the figures the result knows;
+/// min, avg and max have no value when the thread measured nothing; a
+/// statistic the source did not record (or only bounded) has no test.
+fn stats(t: &ThreadResult) -> Vec<(String, Option<f64>, bool)> {
+    // An unknown sample count (a fluctuation log): min/avg/max are known.
+    let some = t.samples != Some(0);
     let mut v = vec![
-        ("min".to_string(), t.min_ns as f64, true),
-        ("avg".to_string(), t.avg_ns, true),
-        ("max".to_string(), t.max_ns as f64, true),
+        ("min".to_string(), some.then_some(t.min_ns as f64), true),
+        ("avg".to_string(), some.then_some(t.avg_ns), true),
+        ("max".to_string(), some.then_some(t.max_ns as f64), true),
     ];
     for (k, p) in &t.percentiles {
-        v.push((format!("p{}", k.replace('.', "_")), *p as f64, true));
+        v.push((format!("p{}", k.replace('.', "_")), Some(*p as f64), true));
     }
-    for (k, n) in [
+    for (name, n) in [
         ("samples", t.samples),
         ("overruns", t.overruns),
         ("missed_periods", t.missed_periods),
         ("lost", t.lost),
     ] {
         if let Some(n) = n {
-            v.push((k.into(), n as f64, false));
+            v.push((name.into(), Some(n as f64), false));
         }
     }
     v
 }
 
-/// The file's text: `{"version": {"major": 5, "minor": 0}, "tests": [...]}`.
-pub fn to_kcidb(res: &RunResult, limit: Option<u64>, build_id: Option<&str>) -> String {
+/// The file's text: `{"version": {"major": 5, "minor": 0}, "tests": [...]}`;
+/// `extra`: limits given at export time.
+pub fn to_kcidb(res: &RunResult, extra: &Limits, build_id: Option<&str>) -> String {
+    let verdict = effective_verdict(res, *extra);
+    let limit = verdict.as_ref().and_then(|v| v.limits.max_latency_ns);
     let si = &res.sysinfo;
     let build = build_id.map_or_else(|| default_build_id(res), str::to_string);
     let rid = run_id(res);
     let host = si.hostname.clone().unwrap_or_else(|| "unknown".into());
     let mut tests = Vec::new();
     for t in &res.threads {
+        let passed = verdict
+            .as_ref()
+            .and_then(|v| v.thread(t.index))
+            .map(|v| v.passed);
         for (stat, value, latency) in stats(t) {
-            let status = match (stat.as_str(), limit) {
-                ("max", Some(l)) if t.max_ns > l as i64 => "FAIL",
-                ("max", Some(_)) => "PASS",
+            let status = match (stat.as_str(), passed) {
+                ("max", Some(false)) => "FAIL",
+                ("max", Some(true)) => "PASS",
                 _ => "DONE",
             };
-            let number = if latency {
-                json!({"value": value / 1e9, "unit": "s", "prefix": "metric"})
-            } else {
-                json!({"value": value})
+            // No value and no verdict to carry: no entry (KCIDB has no null).
+            if value.is_none() && status == "DONE" {
+                continue;
+            }
+            let number = match (value, latency) {
+                (None, _) => None,
+                (Some(v), true) => Some(json!({"value": v / 1e9, "unit": "s", "prefix": "metric"})),
+                (Some(v), false) => Some(json!({"value": v})),
             };
             let mut misc = json!({
                 "thread": t.index,
@@ -136,15 +155,17 @@ pub fn to_kcidb(res: &RunResult, limit: Option<u64>, build_id: Option<&str>) -> 
                 "build_id": build,
                 "path": format!("rtshield.latency.t{}.{stat}", t.index),
                 "status": status,
-                "number": number,
                 "environment": {
                     "comment": format!("{host} ({} {})", si.arch, si.cpu_model.as_deref().unwrap_or("?")),
                     "misc": {"host": host, "tags": res.tags},
                 },
                 "misc": misc,
             });
-            // Unknown start or duration: the optional key is left out.
             if let Value::Object(m) = &mut test {
+                if let Some(n) = number {
+                    m.insert("number".into(), n);
+                }
+                // Unknown start or duration: the optional key is left out.
                 if let Some(st) = &res.started_at {
                     m.insert("start_time".into(), json!(st));
                 }

@@ -135,6 +135,7 @@ impl Imported {
             programs: Vec::new(),
             tags: BTreeMap::from([("imported".to_string(), self.kind.to_string())]),
             trace: None,
+            verdict: None,
         }
     }
 }

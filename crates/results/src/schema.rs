@@ -435,7 +435,8 @@ pub const LE_BOUNDS_NS: [u64; 22] = [
     10_000_000_000,
 ];
 
-/// The percentile keys, in order: always in `percentiles`.
+/// The percentile keys, in order: in `percentiles` when exact and the
+/// sample count supports them ([`percentile_supported`]).
 pub const PERCENTILES: &[&str] = &["50", "90", "99", "99.9", "99.99", "99.999", "99.9999"];
 
 /// Deeper percentiles (the ARTiS thesis quotes 99.999999 %): in

@@ -85,7 +85,7 @@ pub fn run_result(
             );
             // What a measured run records beside its histogram.
             t.tid = Some(1000 + i as i32);
-            t.policy = Some(rtshield_sys::sched::Policy::Fifo);
+            t.policy = Some(rtshield_vocab::Policy::Fifo);
             t.priority = Some(98);
             (t.overruns, t.missed_periods, t.lost) = (Some(0), Some(0), Some(0));
             t

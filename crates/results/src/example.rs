@@ -52,7 +52,7 @@ pub fn example_result() -> RunResult {
             index: 0,
             tid: Some(4242),
             cpu: Some(1),
-            policy: Some(rtshield_sys::sched::Policy::Fifo),
+            policy: Some(rtshield_vocab::Policy::Fifo),
             priority: Some(98),
             requested_policy: None,
             period_ns: Some(200_000),

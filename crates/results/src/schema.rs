@@ -5,8 +5,8 @@
 //! `percentile_bounds`; version-1 files are read and upgraded
 //! ([`crate::read`]).
 
-use rtshield_sys::sched::Policy;
 use rtshield_sys::SysInfo;
+use rtshield_vocab::Policy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -12,7 +12,7 @@ use rtshield_results::import::{
     hist_percentiles, hist_stats, read_cyclictest_hist, read_cyclictest_json, read_systress_txt,
 };
 use rtshield_results::*;
-use rtshield_sys::sched::Policy;
+use rtshield_vocab::Policy;
 use std::path::Path;
 
 /// One generated thread: µs values (cyclictest's unit), a histogram of

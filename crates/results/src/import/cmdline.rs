@@ -4,9 +4,9 @@
 //! (`measure --json-format cyclictest`, `export --format cyclictest-json`).
 //! A setting the command line does not fix is unknown.
 
-use rtshield_sys::sched::Policy;
-use rtshield_vocab::units::parse_duration_ns;
+use rtshield_vocab::parse_duration_ns;
 use rtshield_vocab::Mode;
+use rtshield_vocab::Policy;
 
 /// What the run was, per thread and as a whole, as far as the command
 /// line says.

@@ -6,7 +6,8 @@ use super::cmdline::{cyclictest_time, RunArgs};
 use super::Imported;
 use crate::histogram::{thread_from_histogram, thread_without_histogram};
 use crate::{Histogram, RunResult, ThreadResult};
-use rtshield_sys::{InputError, SysInfo};
+use rtshield_sys::SysInfo;
+use rtshield_vocab::InputError;
 
 /// Read `cyclictest --json` output. `source` names the file in errors.
 ///

@@ -3,7 +3,7 @@
 use super::Imported;
 use crate::histogram::thread_without_histogram;
 use crate::RunResult;
-use rtshield_sys::InputError;
+use rtshield_vocab::InputError;
 
 /// One line of the torture article's fluctuation log.
 #[derive(Debug, Clone, Copy, PartialEq)]

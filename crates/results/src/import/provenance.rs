@@ -1,8 +1,8 @@
 //! The `#` lines rtshield writes above its text files, read back.
 
 use crate::{PercentileBound, ThreadResult, BEYOND_HISTOGRAM};
-use rtshield_sys::sched::Policy;
 use rtshield_sys::SysInfo;
+use rtshield_vocab::Policy;
 use std::collections::BTreeMap;
 
 /// What rtshield writes as `#` comments above its text files (see

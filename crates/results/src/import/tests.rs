@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::Pct;
-use rtshield_sys::sched::Policy;
+use rtshield_vocab::Policy;
 
 const JSON: &str = r##"{
   "file_version": 1,

@@ -4,6 +4,7 @@ use crate::cli::Global;
 use anyhow::Context;
 use rtshield_safefs::{DirPolicy, SafeDir};
 use rtshield_store::{compare, default_stats, Selector, Stat, Store};
+use rtshield_text::{out, outln};
 use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
@@ -19,16 +20,16 @@ Examples:
   rtshield runs compare 'isolation=none' 'isolation=partition' --stat p99.9,max
   rtshield runs push --to postgres://user@db/rt
   rtshield runs list --store postgres://user@db/rt --group-by host,kernel")]
-pub struct Args {
+pub(crate) struct Args {
     /// The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
     #[arg(long, global = true, value_name = "PATH|URL")]
-    pub store: Option<String>,
+    pub(crate) store: Option<String>,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(clap::Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// One line per stored run.
     List {
         /// Only the runs this selector picks.
@@ -99,7 +100,7 @@ pub enum Command {
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExportFormat {
+pub(crate) enum ExportFormat {
     Json,
     Csv,
 }
@@ -118,7 +119,7 @@ fn open(spec: Option<&str>) -> anyhow::Result<Box<dyn Store>> {
     })
 }
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let spec = args.store.as_deref();
     match args.command {
         Command::List {
@@ -175,10 +176,7 @@ fn list(
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(0);
     }
-    print!(
-        "{}",
-        rtshield_report::runs::list_table(&runs, &st.location())
-    );
+    out!("{}", rtshield_report::list_table(&runs, &st.location()));
     Ok(0)
 }
 
@@ -191,7 +189,7 @@ fn show(spec: Option<&str>, id: String, json: bool) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&full[0])?);
         return Ok(0);
     }
-    print!("{}", rtshield_report::runs::show_text(&r, &full[0]));
+    out!("{}", rtshield_report::show_text(&r, &full[0]));
     Ok(0)
 }
 
@@ -240,9 +238,9 @@ fn compare_cmd(
         println!("{}", serde_json::to_string_pretty(&c)?);
         return Ok(0);
     }
-    print!(
+    out!(
         "{}",
-        rtshield_report::runs::compare_table(&c, &sa.to_string(), &sb.to_string(), seed)
+        rtshield_report::compare_table(&c, &sa.to_string(), &sb.to_string(), seed)
     );
     Ok(0)
 }
@@ -251,9 +249,9 @@ fn compare_cmd(
 fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
     let mut batch = Vec::new();
     for p in &paths {
-        let run = rtshield_report::load::load_one(p)?;
-        let src = std::fs::canonicalize(&run.path).unwrap_or(run.path.clone());
-        batch.push((run.result, Some(src.display().to_string())));
+        let (path, result) = rtshield_report::read_result(p)?;
+        let src = std::fs::canonicalize(&path).unwrap_or(path.clone());
+        batch.push((result, Some(src.display().to_string())));
     }
     let mut st = open(spec)?;
     let puts = st.put_many(&batch).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -261,9 +259,9 @@ fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
         .iter()
         .map(|(_, src)| src.as_deref().unwrap_or("?"))
         .collect();
-    print!(
+    out!(
         "{}",
-        rtshield_report::runs::import_text(&puts, &sources, &st.location())
+        rtshield_report::import_text(&puts, &sources, &st.location())
     );
     Ok(0)
 }
@@ -284,7 +282,7 @@ fn export(
             let full = st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
             serde_json::to_string_pretty(&full)? + "\n"
         }
-        ExportFormat::Csv => rtshield_report::runs::runs_csv(&sums),
+        ExportFormat::Csv => rtshield_report::runs_csv(&sums),
     };
     match output {
         None => print!("{text}"),
@@ -339,8 +337,8 @@ fn report(
             policy: DirPolicy::Strict,
             x_max_us: None,
         })?;
-        print!("{}", out.table.to_markdown(&title));
-        println!("\nwrote {} files to {}/", out.files.len(), output.display());
+        out!("{}", out.table.to_markdown(&title));
+        outln!("\nwrote {} files to {}/", out.files.len(), output.display());
         Ok(0)
     })();
     for p in &inputs {
@@ -368,9 +366,9 @@ fn list_groups(
         println!("{}", serde_json::to_string_pretty(&groups)?);
         return Ok(0);
     }
-    print!(
+    out!(
         "{}",
-        rtshield_report::runs::groups_table(by, &groups, &st.location())
+        rtshield_report::groups_table(by, &groups, &st.location())
     );
     Ok(0)
 }
@@ -399,7 +397,7 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
             }
         }
     }
-    println!(
+    outln!(
         "{new} pushed, {old} already there, from {} to {}",
         src.location(),
         dst.location()

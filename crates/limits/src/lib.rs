@@ -124,6 +124,16 @@ pub const CAMPAIGN_HISTO_SIZE_NS: Range<u64> = Range {
     max: HISTO_SIZE_NS.max,
 };
 
+// ------------------------------------------------ files rtshield reads (report, export, runs import)
+
+/// Threads in one results file (`results.json`): at most 8192, the largest
+/// `NR_CPUS` of distribution kernels (a run measures at most one thread
+/// per CPU). A file naming more is refused before it is read into memory.
+pub const RESULT_MAX_THREADS: usize = 8192;
+/// Curves (measuring threads, over every input) in one report: at most
+/// 512. Plots and tables of more are unreadable, and took minutes.
+pub const REPORT_MAX_CURVES: usize = 512;
+
 #[cfg(test)]
 mod tests {
     use super::*;

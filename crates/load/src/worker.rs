@@ -34,7 +34,7 @@ pub fn program_shim(
     argv: &[String],
 ) -> i32 {
     if argv.is_empty() {
-        eprintln!("rtshield: __load exec: no command");
+        rtshield_text::errln!("rtshield: __load exec: no command");
         return 127;
     }
     // SAFETY: the handlers only make async-signal-safe system calls.
@@ -67,19 +67,19 @@ pub fn program_shim(
             .open(f)
             .and_then(|mut h| h.write_all(std::process::id().to_string().as_bytes()));
         if let Err(e) = r {
-            eprintln!("rtshield: {}: cannot join {}: {e}", argv[0], f.display());
+            rtshield_text::errln!("rtshield: {}: cannot join {}: {e}", argv[0], f.display());
             return 126;
         }
     }
     if let Some(c) = cpus {
         if let Err(e) = rtshield_sys::set_affinity(0, c) {
-            eprintln!("rtshield: {}: cannot set CPU affinity {c}: {e}", argv[0]);
+            rtshield_text::errln!("rtshield: {}: cannot set CPU affinity {c}: {e}", argv[0]);
             return 126;
         }
     }
     if let Some((p, prio)) = sched {
         if let Err(e) = rtshield_sys::set_scheduler(0, p, prio) {
-            eprintln!(
+            rtshield_text::errln!(
                 "rtshield: {}: cannot set policy {p} priority {prio}: {e}",
                 argv[0]
             );
@@ -93,7 +93,7 @@ pub fn program_shim(
         .status();
     match status {
         Err(e) => {
-            eprintln!("rtshield: cannot start '{}': {e}", argv[0]);
+            rtshield_text::errln!("rtshield: cannot start '{}': {e}", argv[0]);
             127
         }
         Ok(st) => {

@@ -10,12 +10,12 @@ use std::time::Duration;
 pub const TABLE_HEADER: &str = "Index     TID  Samples    L_min    L_max    L_cur    L_avg";
 
 /// A latency in display units (floor, like the histogram buckets).
-pub fn units(ns: i64, res: u64) -> i64 {
+pub fn display_units(ns: i64, res: u64) -> i64 {
     ns.div_euclid(res.max(1) as i64)
 }
 
 /// An average in display units, rounded.
-pub fn units_avg(ns: f64, res: u64) -> i64 {
+pub fn display_units_avg(ns: f64, res: u64) -> i64 {
     (ns / res.max(1) as f64).round() as i64
 }
 
@@ -33,7 +33,8 @@ pub fn table_row(t: &ThreadStats, res: u64) -> String {
 }
 
 /// The same row for a finished thread read from a result file (`?`
-/// where the file does not say).
+/// where the file does not say: an import's unknown TID, sample count or
+/// last sample is never shown as 0).
 pub fn result_row(t: &rtshield_results::ThreadResult, res: u64) -> String {
     row(
         t.index,
@@ -55,16 +56,16 @@ fn row(
     avg: f64,
     res: u64,
 ) -> String {
-    use rtshield_results::unknown::or as q;
+    use rtshield_results::or_unknown as q;
     format!(
         "{:>5} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
         index,
         q(tid, "?"),
         q(samples, "?"),
-        units(min, res),
-        units(max, res),
-        q(cur.map(|c| units(c, res)), "?"),
-        units_avg(avg, res)
+        display_units(min, res),
+        display_units(max, res),
+        q(cur.map(|c| display_units(c, res)), "?"),
+        display_units_avg(avg, res)
     )
 }
 
@@ -97,6 +98,7 @@ pub struct LiveDisplay {
 pub type Footer = Box<dyn FnMut(&IntervalStats) -> Option<String> + Send>;
 
 impl LiveDisplay {
+    /// A display on standard output: a progress bar over the table on a terminal, plain lines otherwise, nothing when `quiet`.
     pub fn new(quiet: bool) -> LiveDisplay {
         let target = if quiet {
             Target::Quiet

@@ -5,14 +5,18 @@
 use crate::table::q;
 use rtshield_results::RunResult;
 use rtshield_store::{Comparison, Group, Method, Put, Row, RunSummary, ThreadSummary};
+use rtshield_text::terminal::value as v;
 use std::fmt::Write as _;
 
 /// ns as µs with one decimal, `?` when unknown.
-pub fn us(ns: Option<i64>) -> String {
+pub(crate) fn us(ns: Option<i64>) -> String {
     ns.map_or_else(|| "?".into(), |v| format!("{:.1}", v as f64 / 1000.0))
 }
 
 /// A tag, or the field it falls back to (`isolation`: what was detected).
+/// The text of a stored run came from files or other hosts: everything
+/// this module prints for the terminal goes through
+/// [`rtshield_text::terminal::value`] (`v`).
 fn tag(r: &RunSummary, k: &str) -> String {
     r.field(k).unwrap_or_else(|| "?".into())
 }
@@ -42,16 +46,16 @@ pub fn list_table(runs: &[RunSummary], location: &str) -> String {
             s,
             "{:>5}  {:<8}  {:<20}  {:<12}  {:<16}  {:<10}  {:<8}  {:>10}  {:>8}  {:>8}  {}",
             r.id,
-            &r.uuid[..r.uuid.len().min(8)],
-            q(r.started.as_ref()),
-            r.host,
-            r.kernel,
-            tag(r, "isolation"),
-            tag(r, "load"),
+            v(r.uuid.get(..8).unwrap_or(&r.uuid)),
+            v(&q(r.started.as_ref())),
+            v(&r.host),
+            v(&r.kernel),
+            v(&tag(r, "isolation")),
+            v(&tag(r, "load")),
             q(r.samples()),
             us(r.worst_percentile("99.9")),
             us(r.worst_max()),
-            r.label
+            v(&r.label)
         );
     }
     let _ = writeln!(s, "{} in {location}", plural(runs.len(), "run"));
@@ -76,35 +80,38 @@ fn summary_pct(t: &ThreadSummary, k: &str) -> String {
 /// `runs show`: everything stored about one run; `full` is its stored
 /// result (command line, preemption as `report` prints it).
 pub fn show_text(r: &RunSummary, full: &RunResult) -> String {
-    let mut s = format!("run {}  uuid {}\n", r.id, r.uuid);
+    let mut s = format!("run {}  uuid {}\n", r.id, v(&r.uuid));
     let _ = writeln!(
         s,
         "host {}  kernel {} ({})  preempt {}  arch {}",
-        r.host,
-        r.kernel,
-        r.kernel_version,
-        crate::table::preemption(&full.sysinfo),
-        r.arch
+        v(&r.host),
+        v(&r.kernel),
+        v(&r.kernel_version),
+        v(&crate::table::preemption(&full.sysinfo)),
+        v(&r.arch)
     );
     let machine = if r.machine_id.is_empty() {
         "?"
     } else {
         &r.machine_id
     };
-    let _ = writeln!(s, "machine id {machine}");
-    let _ = writeln!(s, "cpu {}", r.cpu_model);
+    let _ = writeln!(s, "machine id {}", v(machine));
+    let _ = writeln!(s, "cpu {}", v(&r.cpu_model));
     let _ = writeln!(
         s,
         "started {}  duration {}  end {}  mode {}  tool {}",
-        q(r.started.as_ref()),
+        v(&q(r.started.as_ref())),
         q(r.duration_s.map(|d| format!("{d:.1} s"))),
-        q(r.end.as_ref()),
-        q(r.mode.as_ref()),
-        r.tool
+        v(&q(r.end.as_ref())),
+        v(&q(r.mode.as_ref())),
+        v(&r.tool)
     );
-    let _ = writeln!(s, "command {}", full.command.join(" "));
-    for (k, v) in &r.tags {
-        let _ = writeln!(s, "tag {k}={v}");
+    // A run stored by an older rtshield may hold a password.
+    let command = rtshield_text::secret::redact_args(&full.command);
+    let command: Vec<_> = command.iter().map(|a| v(a)).collect();
+    let _ = writeln!(s, "command {}", command.join(" "));
+    for (k, val) in &r.tags {
+        let _ = writeln!(s, "tag {}={}", v(k), v(val));
     }
     let _ = writeln!(
         s,
@@ -201,7 +208,7 @@ pub fn groups_table(by: &[String], groups: &[Group], location: &str) -> String {
     let keys = |ks: &[String]| -> String {
         ks.iter()
             .zip(&widths)
-            .map(|(k, w)| format!("{k:<w$}  "))
+            .map(|(k, w)| format!("{:<w$}  ", v(k)))
             .collect()
     };
     let mut s = format!(
@@ -242,7 +249,7 @@ pub fn import_text(puts: &[Put], sources: &[&str], location: &str) -> String {
         } else {
             "already stored"
         };
-        let _ = writeln!(s, "{:>5}  {}  {what}  {src}", p.id(), p.uuid());
+        let _ = writeln!(s, "{:>5}  {}  {what}  {}", p.id(), v(p.uuid()), v(src));
     }
     let new = puts.iter().filter(|p| stored(p)).count();
     let _ = writeln!(
@@ -266,7 +273,7 @@ pub fn runs_csv(runs: &[RunSummary]) -> String {
                 (None, Some(b)) => format!(">={b}"),
                 (None, None) => String::new(),
             };
-            let e = |v: Option<u64>| rtshield_results::unknown::or(v, "");
+            let e = |v: Option<u64>| rtshield_results::or_unknown(v, "");
             rows.push(vec![
                 r.id.to_string(),
                 r.uuid.clone(),
@@ -303,7 +310,7 @@ mod tests {
     #[test]
     fn a_started_value_with_commas_stays_in_its_column() {
         // cyclictest's start_time reads "Sun, 22 Nov 2026 05:49:01 +0000".
-        let mut r = crate::synth::run_result("a,b", 1, &[1], 1_000, 50.0, 0.5, 200);
+        let mut r = crate::synth::synth_run_result("a,b", 1, &[1], 1_000, 50.0, 0.5, 200);
         r.started_at = Some("Sun, 22 Nov 2026 05:49:01 +0000".into());
         let csv = runs_csv(&[RunSummary::of(&r)]);
         let mut rd = ::csv::ReaderBuilder::new().from_reader(csv.as_bytes());

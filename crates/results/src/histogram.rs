@@ -218,7 +218,7 @@ pub fn thread_from_histogram(
 
 /// A thread of which only the exact figures are known (no histogram: no
 /// percentile, no `_H` statistics, no overflow count).
-pub fn thread_without_histogram(
+pub(crate) fn thread_without_histogram(
     index: u32,
     cpu: Option<u32>,
     samples: Option<u64>,

@@ -13,7 +13,7 @@ pub fn or<T: Display>(v: Option<T>, unknown: &str) -> String {
 /// Percentile `key` of `t` in a CSV cell, in ns: the value when exact,
 /// `>=N` when only a bound is known, empty when unknown or when the
 /// sample count does not support it.
-pub fn pct_csv(t: &ThreadResult, key: &str) -> String {
+pub(crate) fn pct_csv(t: &ThreadResult, key: &str) -> String {
     match t.pct(key) {
         Pct::Exact(v) => v.to_string(),
         Pct::AtLeast(v, _) => format!(">={v}"),

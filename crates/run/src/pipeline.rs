@@ -10,7 +10,7 @@
 //! error. The command then exits with [`EXIT_FILES_MISSING`].
 
 use rtshield_measure::{MeasureSpec, Measurement, Observer, ResultContext};
-use rtshield_results::export::Failure;
+use rtshield_results::Failure;
 use rtshield_results::{ExportManager, RunResult};
 use rtshield_safefs::{output_dir, DirPolicy, SafeDir, SafeError};
 use rtshield_vocab::InputError;
@@ -25,7 +25,11 @@ pub const EXIT_FILES_MISSING: i32 = 4;
 /// Open (or create) the output directory: `out` if given, else a fresh
 /// `rtshield-results/STAMP[-N]`. A refusal (unsafe directory, bad name) is
 /// an input error (exit 2).
-pub fn open_output(out: Option<&Path>, stamp: &str, policy: DirPolicy) -> anyhow::Result<SafeDir> {
+pub(crate) fn open_output(
+    out: Option<&Path>,
+    stamp: &str,
+    policy: DirPolicy,
+) -> anyhow::Result<SafeDir> {
     output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(refusal)
 }
 
@@ -43,7 +47,7 @@ pub fn refusal(e: SafeError) -> anyhow::Error {
 /// `root` is the caller's (`--sysroot`): the engine reads the RT limits
 /// through it. With `spec.trace` set, kernel tracing runs around the
 /// engine ([`crate::tracing`]) and the measurement carries its results.
-pub fn measure(
+pub(crate) fn measure(
     root: &rtshield_sys::Root,
     spec: &MeasureSpec,
     stop: &AtomicBool,
@@ -72,7 +76,7 @@ pub struct Missing {
 }
 
 /// Writes result files and keeps account of what failed.
-pub struct ResultWriter {
+pub(crate) struct ResultWriter {
     pending: Vec<Pending>,
     /// Every write error seen (checkpoints included), in order.
     pub errors: Vec<String>,
@@ -87,7 +91,7 @@ impl Default for ResultWriter {
 }
 
 impl ResultWriter {
-    pub fn new() -> ResultWriter {
+    pub(crate) fn new() -> ResultWriter {
         ResultWriter {
             pending: Vec::new(),
             errors: Vec::new(),
@@ -99,27 +103,29 @@ impl ResultWriter {
         }
     }
 
-    /// Use `parents` (in order) for the fallback directory.
-    pub fn with_fallback_parents(mut self, parents: Vec<PathBuf>) -> ResultWriter {
+    /// Use `parents` (in order) for the fallback directory (tests point it
+    /// at a temporary directory).
+    #[cfg(test)]
+    pub(crate) fn with_fallback_parents(mut self, parents: Vec<PathBuf>) -> ResultWriter {
         self.fallback_parents = parents;
         self
     }
 
     /// Print and record an error that loses no result file (e.g. the
     /// timeline could not be created).
-    pub fn note(&mut self, msg: String) {
+    pub(crate) fn note(&mut self, msg: String) {
         self.report("", msg);
     }
 
     fn report(&mut self, what: &str, msg: String) {
         // Printed even under -q: a file that is not written must be seen.
-        eprintln!("rtshield: {what}{msg}");
+        rtshield_text::errln!("rtshield: {what}{msg}");
         self.errors.push(format!("{what}{msg}"));
     }
 
     /// Write a checkpoint: failures are printed and recorded, not retried
     /// (the final results supersede it).
-    pub fn checkpoint(&mut self, ex: &ExportManager, res: &RunResult, dir: &SafeDir) {
+    pub(crate) fn checkpoint(&mut self, ex: &ExportManager, res: &RunResult, dir: &SafeDir) {
         for f in ex.write(res, dir) {
             self.report("checkpoint: ", f.error);
         }
@@ -128,7 +134,7 @@ impl ResultWriter {
     /// Write the final files of `res` into `dir` (None: the directory could
     /// not be opened, at `dir_path`). Failures are printed, recorded and
     /// kept for [`ResultWriter::finish`].
-    pub fn write(
+    pub(crate) fn write(
         &mut self,
         ex: &ExportManager,
         res: &RunResult,
@@ -141,7 +147,7 @@ impl ResultWriter {
     }
 
     /// [`ResultWriter::write`] through `put` (tests make it fail).
-    pub fn write_with<F>(
+    pub(crate) fn write_with<F>(
         &mut self,
         ex: &ExportManager,
         res: &RunResult,
@@ -173,7 +179,7 @@ impl ResultWriter {
     /// At the end of the run: retry every failed final file in its
     /// directory, then write what still fails to a fallback directory.
     /// Returns the files that are not where they were asked for.
-    pub fn finish(&mut self) -> Vec<Missing> {
+    pub(crate) fn finish(&mut self) -> Vec<Missing> {
         let mut fallback: Option<SafeDir> = None;
         let mut missing = Vec::new();
         for p in std::mem::take(&mut self.pending) {
@@ -181,7 +187,7 @@ impl ResultWriter {
             let wanted = p.dir_path.join(&name);
             if let Some(d) = &p.dir {
                 if d.write(&name, &p.failure.bytes).is_ok() {
-                    eprintln!("rtshield: {} written on retry", wanted.display());
+                    rtshield_text::errln!("rtshield: {} written on retry", wanted.display());
                     continue;
                 }
             }
@@ -237,12 +243,12 @@ impl ResultWriter {
 
 /// Build the result of a measurement: the one place `ProgramResult`s and
 /// the context meet the engine's figures.
-pub fn to_result(m: &Measurement, ctx: &ResultContext) -> RunResult {
+pub(crate) fn to_result(m: &Measurement, ctx: &ResultContext) -> RunResult {
     m.to_result(ctx)
 }
 
 /// What [`measure_and_write`] did.
-pub struct Written {
+pub(crate) struct Written {
     pub measurement: Measurement,
     pub result: RunResult,
     /// Files not written where asked (exit [`EXIT_FILES_MISSING`]).
@@ -257,7 +263,7 @@ pub struct Written {
 /// and the JSON alone to `json` if given. `context` gets the load's
 /// program results.
 #[allow(clippy::too_many_arguments)]
-pub fn measure_and_write(
+pub(crate) fn measure_and_write(
     root: &rtshield_sys::Root,
     spec: &MeasureSpec,
     stop: &AtomicBool,
@@ -305,7 +311,7 @@ pub fn measure_and_write(
 }
 
 /// One [`ProgramResult`] per worker of a built-in load (`measure --load`).
-pub fn load_results(
+pub(crate) fn load_results(
     load: &rtshield_load::LoadSpec,
     stats: Vec<(String, rtshield_load::ProcStats)>,
 ) -> Vec<rtshield_results::ProgramResult> {

@@ -40,7 +40,7 @@ pub fn measure(
     }
     let tags = tags(&plan, root);
     // From here on SIGINT/SIGTERM end the run and the files are written.
-    let stop = rtshield_measure::signals::install();
+    let stop = rtshield_measure::install_signals();
     // Refused (exit 2) or impossible before anything is printed or measured.
     let opened = open(
         root,
@@ -124,7 +124,7 @@ impl Observer for Live<'_> {
 }
 
 /// One measurement, checked: what [`measure_opened`] needs.
-pub struct Single<'a> {
+pub(crate) struct Single<'a> {
     /// The engine's spec.
     pub spec: &'a MeasureSpec,
     /// How unsafe output paths are treated.
@@ -151,7 +151,7 @@ pub struct Single<'a> {
 
 /// What exists before the measurement starts (so the command can print
 /// its header): the output directory, the metrics file, the system.
-pub struct Opened {
+pub(crate) struct Opened {
     /// The output directory, open.
     pub dir: SafeDir,
     /// Its path.
@@ -164,7 +164,7 @@ pub struct Opened {
 
 /// Open the output directory (`out`, else a fresh stamped one) and the
 /// `--metrics-file`, refusing unsafe ones (exit 2) before anything runs.
-pub fn open(
+pub(crate) fn open(
     root: &Root,
     out: Option<&Path>,
     metrics_file: Option<&Path>,
@@ -184,7 +184,7 @@ pub fn open(
 }
 
 /// What the measurement left.
-pub struct Done {
+pub(crate) struct Done {
     /// The measurement and the files written.
     pub written: Written,
     /// Some result file is not where asked (exit
@@ -195,7 +195,7 @@ pub struct Done {
 /// Measure, write every file (timeline.csv as it goes, the metrics file
 /// every stats period and at the end, the `--json` copy), and store the run
 /// when every file is where asked. `display` sees every interval.
-pub fn measure_opened(
+pub(crate) fn measure_opened(
     opened: Opened,
     s: &Single,
     root: &Root,
@@ -250,10 +250,9 @@ pub fn measure_opened(
         f.write(&written.measurement);
     }
     if let (Some(j), true) = (s.json, s.json_cyclictest) {
-        let text =
-            rtshield_results::export::to_cyclictest_json(&written.result, &Limits::default());
-        if let Err(e) = rtshield_results::export::write_text(&text, j, s.policy) {
-            eprintln!("rtshield: error: --json: {e}");
+        let text = rtshield_results::to_cyclictest_json(&written.result, &Limits::default());
+        if let Err(e) = rtshield_results::write_text(&text, j, s.policy) {
+            rtshield_text::errln!("rtshield: error: --json: {e}");
             written.json_failed = true;
         }
     }
@@ -270,7 +269,7 @@ pub fn measure_opened(
 /// `measure --partition [--partition-parent P]`: this process (main
 /// thread, and the load it starts) joins the partition's `nrt` set, and
 /// every measuring thread will move itself to `rt` by its TID.
-pub fn join_partition(
+pub(crate) fn join_partition(
     root: &Root,
     parent: Option<&str>,
     spec: &mut MeasureSpec,

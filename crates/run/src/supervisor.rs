@@ -3,10 +3,10 @@
 //! 50 ms (respawns, load/rest phases) whatever the stats period, and tells
 //! the main thread what happened through [`Shared`].
 
-use crate::model::Cycle;
 use crate::runner::partition_procs_file;
 use crate::runner::Supervised;
 use anyhow::Context;
+use rtshield_config::Cycle;
 use rtshield_load::Event;
 use rtshield_load::{ProcSpec, ProcStats, Supervisor};
 use rtshield_sys::Root;

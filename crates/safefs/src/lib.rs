@@ -35,7 +35,7 @@ mod trust;
 pub use dir::{DirPolicy, Entry, SafeDir};
 pub use error::{check_name, Result, SafeError};
 pub use paths::{output_dir, split_file_path, temp_target, write_file};
-pub use read::{read_input, INPUT_LIMIT};
+pub use read::{read_input, read_input_public, INPUT_LIMIT};
 pub use trust::trusted_path;
 
 #[cfg(test)]

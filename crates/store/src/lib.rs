@@ -7,6 +7,13 @@
 //!   server) and [`PgStore`] (PostgreSQL, shared by a lab of boards).
 //! - [`Selector`]: `kernel ~ 6.18 and load = hell`.
 //! - [`compare()`]: B versus A with bootstrap confidence intervals.
+//!
+//! It may not measure, parse result files (it stores the
+//! [`rtshield_results::RunResult`] it is given) or render: `report` draws
+//! its lists and comparisons. One migration list serves both backends.
+
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod compare;
 mod pg;
@@ -15,6 +22,7 @@ mod schema;
 mod select;
 mod sql;
 mod sqlite;
+mod tls;
 
 pub use compare::{
     compare, default_stats, Comparison, Method, Row, Stat, Verdict, ITERATIONS, MIN_RUNS,
@@ -38,6 +46,7 @@ pub const STORE_ENV: &str = "RTSHIELD_STORE";
 /// A store error, with the store or run it concerns in the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreError {
+    /// The message as printed, naming the store or run concerned.
     pub msg: String,
     /// The store's name itself is wrong (a URL that does not parse): the
     /// caller's input, exit 2, rather than a store that failed.
@@ -45,12 +54,14 @@ pub struct StoreError {
 }
 
 impl StoreError {
+    /// A failure of the store itself (exit 1).
     pub fn new(msg: impl Into<String>) -> StoreError {
         StoreError {
             msg: msg.into(),
             bad_input: false,
         }
     }
+    /// A wrong store name or URL given by the user (exit 2).
     pub fn bad_input(msg: impl Into<String>) -> StoreError {
         StoreError {
             msg: msg.into(),
@@ -76,23 +87,30 @@ impl std::error::Error for StoreError {}
 /// What storing a run did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Put {
+    /// The run was new and is now stored.
     Stored {
+        /// Its row number in this store.
         id: i64,
+        /// Its identity (the same in every store it is copied to).
         uuid: String,
     },
     /// A run with the same UUID was already there: nothing written.
     AlreadyStored {
+        /// The row number of the run already there.
         id: i64,
+        /// The UUID both share.
         uuid: String,
     },
 }
 
 impl Put {
+    /// The run's row number in this store, stored now or before.
     pub fn id(&self) -> i64 {
         match self {
             Put::Stored { id, .. } | Put::AlreadyStored { id, .. } => *id,
         }
     }
+    /// The run's UUID, stored now or before.
     pub fn uuid(&self) -> &str {
         match self {
             Put::Stored { uuid, .. } | Put::AlreadyStored { uuid, .. } => uuid,

@@ -9,10 +9,15 @@ use std::collections::BTreeMap;
 /// the source did not record it (NULL in the SQL tables).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadSummary {
+    /// The CPU it measured, `None` when not pinned.
     pub cpu: Option<u32>,
+    /// Wake-ups measured.
     pub samples: Option<u64>,
+    /// Smallest latency, ns.
     pub min_ns: i64,
+    /// Mean latency, ns.
     pub avg_ns: f64,
+    /// Largest latency, ns.
     pub max_ns: i64,
     /// Exact percentiles by key ("50", "99.9", …), as in `results.json`.
     pub percentiles: BTreeMap<String, i64>,
@@ -20,8 +25,11 @@ pub struct ThreadSummary {
     /// histogram.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub percentile_bounds: BTreeMap<String, i64>,
+    /// Wake-ups later than the following period.
     pub overruns: Option<u64>,
+    /// Periods skipped because of overruns.
     pub missed_periods: Option<u64>,
+    /// Samples the thread's ring could not take.
     pub lost: Option<u64>,
 }
 
@@ -30,23 +38,40 @@ pub struct ThreadSummary {
 pub struct RunSummary {
     /// Local row number (differs between stores; the UUID does not).
     pub id: i64,
+    /// The run's identity: its `uuid` tag, else derived from its content (the same run imported twice is one run).
     pub uuid: String,
+    /// Host name of the measured machine (`?` when unknown).
     pub host: String,
     /// `/etc/machine-id` of the measured machine; empty when unknown.
     pub machine_id: String,
+    /// Kernel release (`uname -r`), `?` when unknown.
     pub kernel: String,
+    /// Kernel build string (`uname -v`), `?` when unknown.
     pub kernel_version: String,
+    /// Preemption model (`PREEMPT_RT`, `PREEMPT_DYNAMIC` ...), `?` when unknown.
     pub preempt: String,
+    /// Machine architecture (`x86_64`, `aarch64` ...).
     pub arch: String,
+    /// CPU model name, `?` when unknown.
     pub cpu_model: String,
+    /// The tool and version that measured (`rtshield 0.1.0`, `cyclictest` for imports).
     pub tool: String,
+    /// The run's label, empty when it has none.
     pub label: String,
-    /// As the run's file wrote it; None when it does not say.
+    /// Start time as the run's file wrote it (RFC 3339 UTC for
+    /// rtshield's runs); `None` when it does not say.
     pub started: Option<String>,
+    /// Wall time measured, seconds; `None` when the source records none.
     pub duration_s: Option<f64>,
+    /// Why the run ended (`duration`, `sigint`, ...: `results.json`'s
+    /// `end_reason`); `None` when the source does not say.
     pub end: Option<String>,
+    /// Measuring method (`nanosleep`, `posix-timer`, `interval`); `None`
+    /// when the source does not say.
     pub mode: Option<String>,
+    /// The run's tags; `isolation` falls back to `isolation_detected` when the run has no `isolation` tag.
     pub tags: BTreeMap<String, String>,
+    /// One summary per measuring thread, in index order.
     pub threads: Vec<ThreadSummary>,
 }
 
@@ -204,7 +229,7 @@ mod tests {
 
     #[test]
     fn uuid_is_stable_and_tag_wins() {
-        let mut r = rtshield_results::example::example_result();
+        let mut r = rtshield_results::example_result();
         let a = run_uuid(&r);
         assert_eq!(a, run_uuid(&r.clone()));
         assert_eq!(a.len(), 36);

@@ -11,7 +11,7 @@ use rtshield_vocab::Policy;
 /// What the run was, per thread and as a whole, as far as the command
 /// line says.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Policy, priority and period of thread `i` (a function of the
     /// thread's position: cyclictest spreads periods and priorities).
     threads: ThreadRule,
@@ -52,17 +52,17 @@ struct ThreadRule {
 
 /// What thread `i` ran with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ThreadArgs {
-    pub policy: Option<Policy>,
-    pub priority: Option<i32>,
-    pub period_ns: Option<u64>,
+pub(crate) struct ThreadArgs {
+    pub(crate) policy: Option<Policy>,
+    pub(crate) priority: Option<i32>,
+    pub(crate) period_ns: Option<u64>,
 }
 
 impl RunArgs {
     /// Read `argv` (the file's `cmdline:`, split at spaces): rtshield's
     /// options when `by_rtshield` (or argv[0] is rtshield), else
     /// cyclictest's. An empty command line says nothing.
-    pub fn parse(argv: &[String], by_rtshield: bool) -> RunArgs {
+    pub(crate) fn parse(argv: &[String], by_rtshield: bool) -> RunArgs {
         let prog = argv
             .first()
             .map(|a| a.rsplit('/').next().unwrap_or(a))
@@ -77,7 +77,7 @@ impl RunArgs {
     }
 
     /// Thread `i`'s policy, priority and period.
-    pub fn thread(&self, i: usize) -> ThreadArgs {
+    pub(crate) fn thread(&self, i: usize) -> ThreadArgs {
         let r = &self.threads;
         let i = i as i64;
         let priority = r.priority.map(|p| {
@@ -341,7 +341,7 @@ fn rtshield(argv: &[String]) -> RunArgs {
 
 /// Seconds since the epoch of cyclictest's `start_time`/`end_time`
 /// (`Tue, 24 Nov 2026 21:07:05 +0000`, strftime `%a, %d %b %Y %T %z`).
-pub fn cyclictest_time(s: &str) -> Option<i64> {
+pub(crate) fn cyclictest_time(s: &str) -> Option<i64> {
     let mut w = s.split_whitespace();
     let _weekday = w.next()?;
     let day: i64 = w.next()?.parse().ok()?;

@@ -2,8 +2,8 @@
 //! is tried, failures are recorded, retried at the end, then written to a
 //! fallback directory.
 
+use crate::pipeline::ResultWriter;
 use rtshield_results::{ExportManager, JSON_FILE};
-use rtshield_run::pipeline::ResultWriter;
 use rtshield_safefs::{DirPolicy, SafeDir};
 use std::rc::Rc;
 
@@ -14,7 +14,7 @@ fn dir(p: &std::path::Path) -> Rc<SafeDir> {
 #[test]
 fn a_failed_write_is_retried_at_the_end() {
     let t = tempfile::tempdir().unwrap();
-    let res = rtshield_results::example::example_result();
+    let res = rtshield_results::example_result();
     let ex = ExportManager::all();
     let d = dir(&t.path().join("out"));
     let mut w = ResultWriter::new().with_fallback_parents(vec![t.path().join("fb")]);
@@ -43,7 +43,7 @@ fn a_failed_write_is_retried_at_the_end() {
 #[test]
 fn what_cannot_be_retried_goes_to_the_fallback_directory() {
     let t = tempfile::tempdir().unwrap();
-    let res = rtshield_results::example::example_result();
+    let res = rtshield_results::example_result();
     let ex = ExportManager::all();
     let gone = t.path().join("gone");
     let d = dir(&gone);
@@ -81,7 +81,7 @@ fn what_cannot_be_retried_goes_to_the_fallback_directory() {
 #[test]
 fn a_missing_directory_sends_the_files_to_the_fallback() {
     let t = tempfile::tempdir().unwrap();
-    let res = rtshield_results::example::example_result();
+    let res = rtshield_results::example_result();
     let ex = ExportManager::new();
     let mut w = ResultWriter::new().with_fallback_parents(vec![t.path().to_path_buf()]);
     w.write(&ex, &res, None, &t.path().join("part-3"));

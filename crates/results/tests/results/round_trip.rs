@@ -6,11 +6,6 @@
 //! round trip is in rtshield-store's tests.)
 
 use proptest::prelude::*;
-use rtshield_results::example::example_result;
-use rtshield_results::export::to_cyclictest_json;
-use rtshield_results::import::{
-    hist_percentiles, hist_stats, read_cyclictest_hist, read_cyclictest_json, read_systress_txt,
-};
 use rtshield_results::*;
 use rtshield_vocab::Policy;
 use std::path::Path;

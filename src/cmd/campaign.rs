@@ -58,8 +58,8 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         out!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);
     }
-    let store = rtshield_store::open(args.store.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let out = output_dir(&args, &c.name)?;
+    let store = open_store(args.store.as_deref())?;
+    let out = open_out(&args, &c.name)?;
     let out_path = out.path().to_path_buf();
     outln!(
         "campaign {}: {} runs, measuring time {}; results in {}/",
@@ -108,31 +108,6 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         &mut progress,
     )?;
     Ok(print_outcome(&o, &args.file))
-}
-
-/// The campaign's result directory (`--out`, else
-/// `rtshield-results/campaign-NAME-STAMP`), made through the safe-file layer;
-/// a refused place is an input error (exit 2).
-fn output_dir(args: &Args, name: &str) -> anyhow::Result<rtshield_safefs::SafeDir> {
-    let policy = if args.force_unsafe_dir {
-        DirPolicy::AllowUnsafe
-    } else {
-        DirPolicy::Strict
-    };
-    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
-    rtshield_safefs::output_dir(
-        args.out.as_deref(),
-        std::path::Path::new("rtshield-results"),
-        &format!("campaign-{name}-{stamp}"),
-        policy,
-    )
-    .map_err(|e| -> anyhow::Error {
-        if e.is_refusal() {
-            InputError::new(e.to_string()).into()
-        } else {
-            e.into()
-        }
-    })
 }
 
 /// Print how the campaign ended and return the exit status: 128 + the
@@ -187,4 +162,45 @@ fn print_outcome(o: &rtshield_campaign::Outcome, file: &std::path::Path) -> i32 
         return rtshield_results::EXIT_LIMIT_EXCEEDED;
     }
     0
+}
+
+/// The campaign's store: it needs one (`--resume` reads it), so a store
+/// that is not the caller's own is refused, exit 2, before anything runs.
+fn open_store(spec: Option<&str>) -> anyhow::Result<Box<dyn rtshield_store::Store>> {
+    rtshield_store::open(spec).map_err(|e| -> anyhow::Error {
+        if e.bad_input {
+            InputError::new(e.msg).into()
+        } else {
+            anyhow::anyhow!("{e}")
+        }
+    })
+}
+
+/// `--out DIR`, else a fresh `rtshield-results/campaign-NAME-<stamp>`,
+/// through the path layer; a refusal names the option, exit 2.
+fn open_out(args: &Args, name: &str) -> anyhow::Result<rtshield_safefs::SafeDir> {
+    let policy = if args.force_unsafe_dir {
+        DirPolicy::AllowUnsafe
+    } else {
+        DirPolicy::Strict
+    };
+    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
+    rtshield_safefs::output_dir(
+        args.out.as_deref(),
+        std::path::Path::new("rtshield-results"),
+        &format!("campaign-{name}-{stamp}"),
+        policy,
+    )
+    .map_err(|e| -> anyhow::Error {
+        let e = if args.out.is_some() {
+            e.for_option("--out")
+        } else {
+            e
+        };
+        if e.is_refusal() {
+            InputError::new(e.to_string()).into()
+        } else {
+            e.into()
+        }
+    })
 }

@@ -252,7 +252,7 @@ impl Printer for TextPrinter {
     }
 
     fn summary(&mut self, s: &Summary<'_>) {
-        print_summary(s.measurement, s.result, s.out, s.json);
+        print_summary(s.measurement, s.result, s.out, s.json, s.missing);
         if s.files_missing {
             outln!(
                 "WARNING: some result files are not in {} (see the messages above; exit status {})",
@@ -375,11 +375,51 @@ fn print_trace(r: &RunResult) {
     }
 }
 
+/// Where the results are, never claiming a file is in `out` when it is
+/// not: the files missing there are named, with where they went.
+fn results_line(out: &Path, json: Option<&Path>, missing: &[rtshield_run::Missing]) -> String {
+    let also = json.map_or(String::new(), |j| format!(", and {}", j.display()));
+    let files = [
+        "results.json",
+        "results.csv",
+        "histogram.txt",
+        "timeline.csv",
+    ];
+    let lost = |f: &str| {
+        missing
+            .iter()
+            .any(|m| m.wanted.file_name() == Some(f.as_ref()))
+    };
+    let there: Vec<&str> = files.iter().copied().filter(|f| !lost(f)).collect();
+    if missing.is_empty() {
+        return format!("Results in {}/ ({}){also}", out.display(), there.join(", "));
+    }
+    let mut s = if there.is_empty() {
+        format!("No result file in {}/", out.display())
+    } else {
+        format!("Some results in {}/ ({})", out.display(), there.join(", "))
+    };
+    s.push_str(&also);
+    for m in missing {
+        let name = m
+            .wanted
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        match &m.fallback {
+            Some(at) => s.push_str(&format!("\n  {name}: written to {} instead", at.display())),
+            None => s.push_str(&format!("\n  {name}: LOST (see the messages above)")),
+        }
+    }
+    s
+}
+
 fn print_summary(
     m: &rtshield_measure::Measurement,
     r: &RunResult,
     out: &Path,
     json: Option<&Path>,
+    missing: &[rtshield_run::Missing],
 ) {
     let res = r.settings.resolution_ns;
     let unit = if res == 1 { "ns" } else { "us" };
@@ -475,11 +515,7 @@ fn print_summary(
                 .display()
         );
     }
-    outln!(
-        "Results in {}/ (results.json, results.csv, histogram.txt, timeline.csv){}",
-        out.display(),
-        json.map_or(String::new(), |j| format!(", and {}", j.display()))
-    );
+    outln!("{}", results_line(out, json, missing));
     let secs = m.elapsed_ns / 1_000_000_000;
     outln!(
         "Total elapsed time: {} s, {} nanoseconds (ended by {})",

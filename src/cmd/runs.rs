@@ -1,8 +1,7 @@
 //! `rtshield runs`: the results store.
 
 use crate::cli::Global;
-use anyhow::Context;
-use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_safefs::DirPolicy;
 use rtshield_store::{compare, default_stats, Selector, Stat, Store};
 use rtshield_text::{out, outln};
 use rtshield_vocab::InputError;
@@ -300,54 +299,43 @@ fn report(
     title: String,
 ) -> anyhow::Result<i32> {
     let mut st = open(spec)?;
-    let tmp_parent = std::env::temp_dir();
-    let parent = SafeDir::open(&tmp_parent, DirPolicy::Strict)
-        .or_else(|_| SafeDir::open(&tmp_parent, DirPolicy::AllowUnsafe))?;
-    let (tmp, tmp_name) =
-        parent.create_unique_subdir(&format!("rtshield-runs-{}", std::process::id()), 0o700)?;
-    let mut inputs = Vec::new();
-    let mut names = Vec::new();
-    let result = (|| -> anyhow::Result<i32> {
-        for s in &selectors {
-            let sel = selector(s, "selector")?;
-            let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
-            if sums.is_empty() {
-                return Err(InputError::new(format!("`{s}` selects no run")).into());
-            }
-            let full = st
-                .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            for (sum, r) in sums.iter().zip(full) {
-                let name = format!("run-{}.json", sum.id);
-                tmp.write(&name, serde_json::to_string(&r)?.as_bytes())?;
-                inputs.push(tmp.path().join(&name));
-                names.push(if sum.label.is_empty() {
-                    format!("run {}", sum.id)
-                } else {
-                    format!("{} #{}", sum.label, sum.id)
-                });
-            }
+    // The runs go to the report in memory: no temporary file is written
+    // and read back by path (where another user could swap it).
+    let mut runs = Vec::new();
+    for s in &selectors {
+        let sel = selector(s, "selector")?;
+        let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if sums.is_empty() {
+            return Err(InputError::new(format!("`{s}` selects no run")).into());
         }
-        let out = rtshield_report::generate(&rtshield_report::Options {
-            inputs: inputs.clone(),
-            names: names.clone(),
+        let full = st
+            .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        for (sum, r) in sums.iter().zip(full) {
+            let label = if sum.label.is_empty() {
+                format!("run {}", sum.id)
+            } else {
+                format!("{} #{}", sum.label, sum.id)
+            };
+            let source = format!("run {} of {}", sum.id, st.location());
+            runs.push((label, source, r));
+        }
+    }
+    let out = rtshield_report::generate_from(
+        runs,
+        &rtshield_report::Options {
+            inputs: Vec::new(),
+            names: Vec::new(),
             out_dir: output.clone(),
             formats: rtshield_report::Format::ALL.to_vec(),
             title: title.clone(),
             policy: DirPolicy::Strict,
             x_max_us: None,
-        })?;
-        out!("{}", out.table.to_markdown(&title));
-        outln!("\nwrote {} files to {}/", out.files.len(), output.display());
-        Ok(0)
-    })();
-    for p in &inputs {
-        if let Some(n) = p.file_name().and_then(|n| n.to_str()) {
-            let _ = tmp.remove_file(n);
-        }
-    }
-    let _ = parent.remove_dir(&tmp_name);
-    result
+        },
+    )?;
+    out!("{}", out.table.to_markdown(&title));
+    outln!("\nwrote {} files to {}/", out.files.len(), output.display());
+    Ok(0)
 }
 
 /// `runs list --group-by`: one row per group.
@@ -405,18 +393,8 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Write `bytes` to `path` through the safe helper.
+/// Write `bytes` to `path` (`runs export -o`) through the path layer.
 fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(d) => d.to_path_buf(),
-        None => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| InputError::new(format!("{}: not a file name", path.display())))?;
-    let d = SafeDir::open(&dir, DirPolicy::Strict)?;
-    d.write(name, bytes)
-        .with_context(|| "writing the export".to_string())?;
-    Ok(())
+    rtshield_safefs::write_file(path, bytes, DirPolicy::Strict)
+        .map_err(|e| rtshield_run::refusal(e.for_option("-o")))
 }

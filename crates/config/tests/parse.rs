@@ -395,6 +395,17 @@ fn errors_name_file_line_column_and_expectation() {
             "t.cfg:3:13: invalid size 'lots'",
             "",
         ),
+        // Issue 21 finding 7 (n07b): a size has an upper bound.
+        (
+            "program[0] {\n  load io\n  load.size 9000000G\n}\n",
+            "t.cfg:3:13: load.size 9000000G: 9663676416000000 bytes is out of range 4096 .. 68719476736 bytes",
+            "",
+        ),
+        (
+            "program[0] {\n  load memory\n  load.size 65G\n}\n",
+            "t.cfg:3:13: load.size 65G:",
+            "",
+        ),
         (
             "program[0] {\n  cmdline ls\n  termination.ok MAYBE\n}\n",
             "t.cfg:3:18: unknown termination policy 'MAYBE'",

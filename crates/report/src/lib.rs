@@ -121,6 +121,23 @@ pub fn generate(opts: &Options) -> anyhow::Result<Outcome> {
     // Refuse an output directory holding other files before any work.
     check_out_dir(&opts.out_dir, opts.policy)?;
     let runs = load::load_all(&opts.inputs, &opts.names)?;
+    generate_runs(runs, opts)
+}
+
+/// [`generate`] over runs already in memory, as `(label, where it came
+/// from, results)` (`runs report`, from the store): nothing is written to a temporary
+/// file and read back, so nobody can swap what is reported.
+/// `opts.inputs` and `opts.names` are not used.
+pub fn generate_from(
+    runs: Vec<(String, String, rtshield_results::RunResult)>,
+    opts: &Options,
+) -> anyhow::Result<Outcome> {
+    check_out_dir(&opts.out_dir, opts.policy)?;
+    let runs = load::from_memory(runs)?;
+    generate_runs(runs, opts)
+}
+
+fn generate_runs(runs: Vec<load::Run>, opts: &Options) -> anyhow::Result<Outcome> {
     let files = render(&runs, &opts.formats, &opts.title, opts.x_max_us)?;
     let series = series::build(&runs);
     let table = table::build(&runs, &series);
@@ -304,24 +321,16 @@ fn refusal(e: SafeError) -> anyhow::Error {
 /// exist. Ownership and mode are checked against `policy`.
 fn open_out_dir(dir: &Path, policy: DirPolicy) -> anyhow::Result<Option<OutDir>> {
     let shown = dir.display();
-    match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(InputError::new(format!("{shown}: cannot use as output: {e}")).into())
-        }
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(InputError::new(format!(
-                "{shown}: is a symbolic link; give the real directory (a report is never \
-                 written through a link)"
-            ))
-            .into())
-        }
-        Ok(m) if !m.is_dir() => {
+    // Through the path layer: a link anywhere in DIR (also hidden by a
+    // trailing `/` or `/.`) or a `..` is refused, never followed.
+    let d = match SafeDir::open(dir, policy) {
+        Ok(d) => d,
+        Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => return Ok(None),
+        Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotADirectory) => {
             return Err(InputError::new(format!("{shown}: exists and is not a directory")).into())
         }
-        Ok(_) => {}
-    }
-    let d = SafeDir::open(dir, policy).map_err(refusal)?;
+        Err(e) => return Err(refusal(e.for_option("-o"))),
+    };
     let old = read_manifest(&d);
     let mut foreign = Vec::new();
     let mut temps = Vec::new();
@@ -398,10 +407,8 @@ fn write_report(
     let out = match open_out_dir(dir, policy)? {
         Some(o) => o,
         None => {
-            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-                SafeDir::open_or_create(parent, 0o755, DirPolicy::AllowUnsafe).map_err(refusal)?;
-            }
-            match SafeDir::create_new(dir, 0o755) {
+            // Missing parents are created through the path layer.
+            match SafeDir::create_new_with_parents(dir, 0o755) {
                 Ok(d) => OutDir {
                     dir: d,
                     old: Vec::new(),

@@ -71,6 +71,31 @@ pub fn read_result(p: &Path) -> anyhow::Result<(PathBuf, RunResult)> {
     Ok((run.path, run.result))
 }
 
+/// Runs already in memory (from the store), as `(label, where it came
+/// from, results)`.
+pub(crate) fn from_memory(runs: Vec<(String, String, RunResult)>) -> anyhow::Result<Vec<Run>> {
+    if runs.is_empty() {
+        return Err(InputError::new("no run given").into());
+    }
+    let mut out = Vec::new();
+    for (label, source, mut result) in runs {
+        if result.threads.is_empty() {
+            return Err(
+                InputError::new(format!("{label}: the run has no measuring thread")).into(),
+            );
+        }
+        result.label = Some(label.clone());
+        out.push(Run {
+            label,
+            path: PathBuf::from(source),
+            result,
+            timeline: None,
+        });
+    }
+    unique_labels(&mut out);
+    Ok(out)
+}
+
 /// Read one RESULT (directory or file).
 pub(crate) fn load_one(p: &Path) -> anyhow::Result<Run> {
     let shown = p.display().to_string();

@@ -39,7 +39,7 @@ mod timeline;
 mod tracing;
 
 pub use crate::config_run::{check_warnings, run_config, ConfigRequest};
-pub use crate::pipeline::{refusal, EXIT_FILES_MISSING};
+pub use crate::pipeline::{refusal, Missing, EXIT_FILES_MISSING};
 pub use crate::print::{ConfigPrinter, Printer, Summary};
 pub use crate::request::{
     JsonFormat, MeasureRequest, PartitionRequest, Plan, Refusal, Setting, TraceRequest,

@@ -6,8 +6,10 @@
 //! A failed write never stops a measurement: the error is printed at once
 //! (on stderr, even under `-q`) and recorded. Final result files that could
 //! not be written are retried when the run ends, then written to a fallback
-//! directory (under `$TMPDIR`, else `/tmp`, else `/dev/shm`), named in the
-//! error. The command then exits with [`EXIT_FILES_MISSING`].
+//! directory: a fresh private one (`rtshield-fallback-<16 hex digits>`,
+//! mode 0700, made with `mkdir`) under `$TMPDIR` if it passes the path
+//! rules, else `/tmp`, else `/dev/shm`, named in the error. The command
+//! then exits with [`EXIT_FILES_MISSING`].
 
 use rtshield_measure::{MeasureSpec, Measurement, Observer, ResultContext};
 use rtshield_results::Failure;
@@ -30,7 +32,10 @@ pub(crate) fn open_output(
     stamp: &str,
     policy: DirPolicy,
 ) -> anyhow::Result<SafeDir> {
-    output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(refusal)
+    output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(|e| match out {
+        Some(_) => refusal(e.for_option("--out")),
+        None => refusal(e),
+    })
 }
 
 /// A [`SafeError`] as an error: refusals are input errors (exit 2).
@@ -80,8 +85,9 @@ pub(crate) struct ResultWriter {
     pending: Vec<Pending>,
     /// Every write error seen (checkpoints included), in order.
     pub errors: Vec<String>,
-    /// Where the fallback directory lives (tests point it elsewhere).
-    fallback_parents: Vec<PathBuf>,
+    /// Where the fallback directory may be made (tests point it
+    /// elsewhere); `None`: [`rtshield_safefs::temp_parents`].
+    fallback_parents: Option<Vec<PathBuf>>,
 }
 
 impl Default for ResultWriter {
@@ -95,11 +101,7 @@ impl ResultWriter {
         ResultWriter {
             pending: Vec::new(),
             errors: Vec::new(),
-            fallback_parents: vec![
-                std::env::temp_dir(),
-                PathBuf::from("/tmp"),
-                PathBuf::from("/dev/shm"),
-            ],
+            fallback_parents: None,
         }
     }
 
@@ -107,7 +109,7 @@ impl ResultWriter {
     /// at a temporary directory).
     #[cfg(test)]
     pub(crate) fn with_fallback_parents(mut self, parents: Vec<PathBuf>) -> ResultWriter {
-        self.fallback_parents = parents;
+        self.fallback_parents = Some(parents);
         self
     }
 
@@ -225,19 +227,29 @@ impl ResultWriter {
         missing
     }
 
-    /// A fresh directory `rtshield-fallback/STAMP` under the first parent
-    /// where one can be made.
-    fn fallback_dir(&self) -> Option<SafeDir> {
-        let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
-        self.fallback_parents.iter().find_map(|p| {
-            output_dir(
-                None,
-                &p.join("rtshield-fallback"),
-                &stamp,
-                DirPolicy::Strict,
-            )
-            .ok()
-        })
+    /// A fresh private directory `rtshield-fallback-<16 hex digits>` (mode
+    /// 0700, made with `mkdir`: never one someone prepared) in the first
+    /// parent that passes the path rules and where it can be made.
+    fn fallback_dir(&mut self) -> Option<SafeDir> {
+        let parents = match &self.fallback_parents {
+            Some(ps) => ps
+                .iter()
+                .filter_map(|p| SafeDir::open(p, DirPolicy::Strict).ok())
+                .collect(),
+            None => {
+                let t = rtshield_safefs::temp_parents();
+                for why in &t.skipped {
+                    self.report("fallback: ", why.clone());
+                }
+                t.dirs
+            }
+        };
+        for parent in parents {
+            if let Ok((d, _)) = parent.create_private_subdir("rtshield-fallback-") {
+                return Some(d);
+            }
+        }
+        None
     }
 }
 
@@ -260,7 +272,8 @@ pub(crate) struct Written {
 /// `rtshield measure`: start the built-in `load` if any, measure once,
 /// stop the load (so its counts are final), then write every format of
 /// `exports` into `dir` (retrying and falling back, see [`ResultWriter`]),
-/// and the JSON alone to `json` if given. `context` gets the load's
+/// and the JSON alone to `json` (its directory, opened before the run, and
+/// the file's name) if given. `context` gets the load's
 /// program results.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn measure_and_write(
@@ -272,7 +285,7 @@ pub(crate) fn measure_and_write(
     dir: SafeDir,
     exports: &ExportManager,
     context: impl FnOnce(Vec<rtshield_results::ProgramResult>) -> ResultContext,
-    json: Option<(&Path, DirPolicy)>,
+    json: Option<(&SafeDir, &str)>,
 ) -> anyhow::Result<Written> {
     use anyhow::Context as _;
     let running = match load {
@@ -295,8 +308,9 @@ pub(crate) fn measure_and_write(
     let dir = Rc::new(dir);
     w.write(exports, &result, Some(dir.clone()), dir.path());
     let mut json_failed = false;
-    if let Some((path, policy)) = json {
-        if let Err(e) = rtshield_results::write_json(&result, path, policy) {
+    if let Some((d, name)) = json {
+        let text = rtshield_results::to_json(&result);
+        if let Err(e) = d.write(name, text.as_bytes()) {
             w.note(format!("--json: {e}"));
             json_failed = true;
         }

@@ -46,6 +46,7 @@ pub fn measure(
         root,
         request.out.as_deref(),
         request.metrics_file.as_deref(),
+        request.json.as_deref(),
         plan.policy,
     )?;
     let out = opened.out.clone();
@@ -55,8 +56,6 @@ pub fn measure(
         opened,
         &Single {
             spec: &plan.spec,
-            policy: plan.policy,
-            json: request.json.as_deref(),
             json_cyclictest: request.json_format == JsonFormat::Cyclictest,
             load: plan.load.as_ref(),
             label: request.label.clone(),
@@ -84,6 +83,7 @@ pub fn measure(
             .as_deref()
             .filter(|_| !done.written.json_failed),
         files_missing: done.files_missing,
+        missing: &done.written.missing,
         max_latency_ns: request.max_latency_ns,
     });
     // The verdict recorded in the result is the exit status's one.
@@ -127,10 +127,6 @@ impl Observer for Live<'_> {
 pub(crate) struct Single<'a> {
     /// The engine's spec.
     pub spec: &'a MeasureSpec,
-    /// How unsafe output paths are treated.
-    pub policy: DirPolicy,
-    /// `--json FILE`, and whether it holds cyclictest's keys.
-    pub json: Option<&'a Path>,
     /// Whether the `--json` file holds cyclictest's keys.
     pub json_cyclictest: bool,
     /// The built-in load.
@@ -158,27 +154,39 @@ pub(crate) struct Opened {
     pub out: PathBuf,
     /// `--metrics-file`, its directory open.
     pub metrics: Option<MetricsFile>,
+    /// `--json FILE`: its directory open, and the file's name.
+    pub json: Option<(SafeDir, String)>,
     /// The system at the start.
     pub sysinfo: SysInfo,
 }
 
-/// Open the output directory (`out`, else a fresh stamped one) and the
-/// `--metrics-file`, refusing unsafe ones (exit 2) before anything runs.
+/// Open the output directory (`out`, else a fresh stamped one), the
+/// `--metrics-file`'s and the `--json` file's directories through the path
+/// layer, refusing unsafe ones (exit 2) before anything runs; every later
+/// write goes through these descriptors.
 pub(crate) fn open(
     root: &Root,
     out: Option<&Path>,
     metrics_file: Option<&Path>,
+    json: Option<&Path>,
     policy: DirPolicy,
 ) -> anyhow::Result<Opened> {
     let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
     let metrics = metrics_file
         .map(|p| MetricsFile::open(p, policy))
         .transpose()?;
+    let json = json
+        .map(|p| {
+            rtshield_safefs::open_file_dir(p, policy)
+                .map_err(|e| pipeline::refusal(e.for_option("--json")))
+        })
+        .transpose()?;
     let dir = pipeline::open_output(out, &stamp, policy)?;
     Ok(Opened {
         out: dir.path().to_path_buf(),
         dir,
         metrics,
+        json,
         sysinfo: SysInfo::collect(root, root.is_host()),
     })
 }
@@ -206,6 +214,7 @@ pub(crate) fn measure_opened(
         dir,
         out,
         mut metrics,
+        json,
         sysinfo,
     } = opened;
     let label = s
@@ -222,7 +231,8 @@ pub(crate) fn measure_opened(
         }
         None => &mut timeline,
     };
-    let rtshield_json = s.json.filter(|_| !s.json_cyclictest);
+    let json = json.as_ref().map(|(d, n)| (d, n.as_str()));
+    let rtshield_json = json.filter(|_| !s.json_cyclictest);
     let written = pipeline::measure_and_write(
         root,
         s.spec,
@@ -241,7 +251,7 @@ pub(crate) fn measure_opened(
             sysinfo,
             limits: s.limits,
         },
-        rtshield_json.map(|j| (j, s.policy)),
+        rtshield_json,
     );
     drop(timeline);
     let mut written = written?;
@@ -249,9 +259,9 @@ pub(crate) fn measure_opened(
         // The final figures, not the last period's.
         f.write(&written.measurement);
     }
-    if let (Some(j), true) = (s.json, s.json_cyclictest) {
+    if let (Some((d, name)), true) = (json, s.json_cyclictest) {
         let text = rtshield_results::to_cyclictest_json(&written.result, &Limits::default());
-        if let Err(e) = rtshield_results::write_text(&text, j, s.policy) {
+        if let Err(e) = d.write(name, text.as_bytes()) {
             rtshield_text::errln!("rtshield: error: --json: {e}");
             written.json_failed = true;
         }

@@ -22,6 +22,7 @@ mod schema;
 mod select;
 mod sql;
 mod sqlite;
+mod sqlite_file;
 mod tls;
 
 pub use compare::{
@@ -184,25 +185,30 @@ fn env_path(s: &str) -> Result<PathBuf, StoreError> {
 
 /// Open the store named by `spec` (a path or a `postgres://` URL), else
 /// `$RTSHIELD_STORE`, else the default path. A SQLite store's directory is
-/// created (0700) if missing.
+/// created (0700) if missing, its file (0600) too; one that is not the
+/// caller's own (see [`SqliteStore::open_from`]) is refused, naming where
+/// its path came from.
 pub fn open(spec: Option<&str>) -> Result<Box<dyn Store>, StoreError> {
-    let from_env = spec.is_none();
-    let spec = spec
-        .map(str::to_string)
-        .or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
-    let path = match spec {
-        Some(s) if is_pg_url(&s) => return Ok(Box::new(PgStore::connect(&s)?)),
-        Some(s) if from_env => env_path(&s)?,
-        Some(s) => PathBuf::from(s),
-        None => default_path().ok_or_else(|| {
-            StoreError::new(
-                "no store path: set RTSHIELD_STORE, XDG_DATA_HOME or HOME, or give --store",
-            )
-        })?,
+    let (spec, source) = match spec {
+        Some(s) => (Some(s.to_string()), "--store"),
+        None => (
+            std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()),
+            STORE_ENV,
+        ),
     };
-    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        rtshield_safefs::SafeDir::open_or_create(dir, 0o700, rtshield_safefs::DirPolicy::Strict)
-            .map_err(|e| StoreError::new(e.to_string()))?;
-    }
-    Ok(Box::new(SqliteStore::open(&path)?))
+    let (path, source) = match spec {
+        Some(s) if is_pg_url(&s) => return Ok(Box::new(PgStore::connect(&s)?)),
+        Some(s) if source == STORE_ENV => (env_path(&s)?, source),
+        Some(s) => (PathBuf::from(s), source),
+        None => {
+            let from_xdg = std::env::var_os("XDG_DATA_HOME").is_some_and(|v| !v.is_empty());
+            let p = default_path().ok_or_else(|| {
+                StoreError::new(
+                    "no store path: set RTSHIELD_STORE, XDG_DATA_HOME or HOME, or give --store",
+                )
+            })?;
+            (p, if from_xdg { "XDG_DATA_HOME" } else { "HOME" })
+        }
+    };
+    Ok(Box::new(SqliteStore::open_from(&path, source)?))
 }

@@ -62,7 +62,7 @@ fn two_second_measurement_on_cpu1() {
 
     let v = json(&out.join("results.json"));
     assert_eq!(v, json(&j), "--json is the same document");
-    assert_eq!(v["schema"], "rtshield.results/1");
+    assert_eq!(v["schema"], "rtshield.results/2");
     assert_eq!(v["end_reason"], "samples");
     let t = &v["threads"][0];
     assert_eq!(t["samples"], 2000);

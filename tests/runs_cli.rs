@@ -53,9 +53,11 @@ fn import_list_show_export_and_compare() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1);
 
-    // What `show --json` gives back is the results.json that was imported.
-    let original: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(idle.join("results.json")).unwrap()).unwrap();
+    // What `show --json` gives back is the results.json that was imported
+    // (as rtshield reads it: the fixture is a version-1 file, upgraded).
+    let original =
+        serde_json::to_value(rtshield_results::read_json(idle.join("results.json")).unwrap())
+            .unwrap();
     let out = ok(rtshield(&db, &["show", "1", "--json"]));
     let shown: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(shown["threads"], original["threads"]);

@@ -50,4 +50,5 @@ mod sysinfo_cli;
 mod temp_places;
 mod trace_cli;
 mod trace_live;
+mod unknown_values;
 mod values;

@@ -26,6 +26,7 @@ mod merge;
 mod read;
 mod schema;
 mod statrec;
+mod unknown;
 mod verdict;
 
 /// Fixtures for tests of this and other crates (feature `testing`, never
@@ -49,18 +50,21 @@ pub use crate::histogram::{
 };
 pub use crate::import::{
     read_cyclictest_hist, read_cyclictest_json, read_fluctuation_log, read_systress_txt, sniff,
-    CyclictestArgs, FluctLog, FluctRow, InputFormat,
+    FluctLog, FluctRow, InputFormat,
 };
 pub use crate::merge::merge_resumed;
-pub use crate::read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
+pub use crate::read::{
+    from_stored_json, parse_json, read_json, ReadError, OLDEST_MAJOR, SCHEMA_MAJOR,
+};
 pub use crate::schema::{
-    percentile_supported, Corrected, HistStats, Histogram, LatencyPart, ProgramResult, RunResult,
-    Settings, SplitResult, ThreadResult, TraceResult, WorstCase, DEEP_PERCENTILES, LE_BOUNDS_NS,
-    PERCENTILES, SCHEMA,
+    percentile_supported, Corrected, HistStats, Histogram, LatencyPart, Pct, PercentileBound,
+    ProgramResult, RunResult, Settings, SplitResult, ThreadResult, TraceResult, WorstCase,
+    BEYOND_HISTOGRAM, DEEP_PERCENTILES, LE_BOUNDS_NS, PERCENTILES, SCHEMA,
 };
 pub use crate::statrec::{
     compare_stat_records, stat_ratio, Metric, StatRecord, ThreadMean, STAT_SCHEMA,
 };
+pub use crate::unknown::or as or_unknown;
 pub use crate::verdict::{
     effective_verdict, LimitFailure, Limits, ThreadVerdict, Verdict, EXIT_LIMIT_EXCEEDED,
 };

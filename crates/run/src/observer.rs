@@ -187,7 +187,7 @@ impl Observer for RunObserver<'_> {
                 Err(e) => self.writer.note(format!("checkpoint: --resume: {e}")),
             }
         }
-        res.end_reason = "checkpoint".into();
+        res.end_reason = Some("checkpoint".into());
         // What a kill -9 leaves says how hot it was at the last checkpoint.
         res.sysinfo.thermal_end = rtshield_sys::thermal_zones(&self.root);
         let dir = c.dir.clone();

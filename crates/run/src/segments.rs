@@ -264,7 +264,10 @@ impl<'a> Run<'a> {
             .prev
             .threads
             .iter()
-            .map(|t| (t.index, t.samples, t.max_ns, t.overruns, t.lost))
+            .map(|t| {
+                let n = |v: Option<u64>| v.unwrap_or(0);
+                (t.index, n(t.samples), t.max_ns, n(t.overruns), n(t.lost))
+            })
             .collect();
         // Earlier parts each ran their full rotation length.
         let before = match (r.part, self.rotate) {
@@ -272,7 +275,13 @@ impl<'a> Run<'a> {
             _ => 0,
         };
         self.done_ns = before + r.measured_ns();
-        self.samples_done = r.prev.threads.iter().map(|t| t.samples).min().unwrap_or(0);
+        self.samples_done = r
+            .prev
+            .threads
+            .iter()
+            .map(|t| t.samples.unwrap_or(0))
+            .min()
+            .unwrap_or(0);
         self.base = Some((r.prev.clone(), r.gap_s));
     }
 
@@ -354,7 +363,9 @@ impl<'a> Run<'a> {
         if let Some(r) = self.rotate {
             // A resumed part only has what is left of its rotation length.
             let left = match &self.base {
-                Some((prev, _)) => r.saturating_sub((prev.duration_s * 1e9) as u64).max(1),
+                Some((prev, _)) => r
+                    .saturating_sub((prev.duration_s.unwrap_or(0.0) * 1e9) as u64)
+                    .max(1),
                 None => r,
             };
             seg = Some(seg.map_or(left, |s| s.min(left)));
@@ -432,9 +443,9 @@ impl<'a> Run<'a> {
         // Only a rotation ends a segment without ending the run.
         res.end_reason = if finished {
             break_out(&mut self.sup, &mut res, cfg);
-            end_reason.clone()
+            Some(end_reason.clone())
         } else {
-            "rotate".into()
+            Some("rotate".into())
         };
         let (ex, w) = (&self.obs.exports, &mut self.obs.writer);
         w.write(ex, &res, self.dir.clone(), &self.dir_path);

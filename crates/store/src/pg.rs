@@ -131,12 +131,7 @@ impl PgStore {
             &mut client,
             "INSERT INTO tags (run_id, key, value) VALUES ($1, $2, $3)",
         )?;
-        let ins_thread = prep(
-            &mut client,
-            "INSERT INTO threads (run_id, idx, cpu, samples, min_ns, avg_ns, max_ns, p50_ns, p99_ns,
-                p999_ns, p9999_ns, overruns, missed_periods, lost)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-        )?;
+        let ins_thread = prep(&mut client, INSERT_THREAD)?;
         Ok(PgStore {
             client,
             location,
@@ -183,14 +178,11 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
     };
     let steps = schema::pending(v, "").map_err(StoreError::new)?;
     for m in steps {
-        // Every PostgreSQL store was created at version 2 or later: the
-        // rebuild of version 2 only ever runs on a new, empty database.
-        if m.rebuild_from_results && v > 0 {
-            return Err(StoreError::new(format!(
-                "schema: a version-{v} PostgreSQL store cannot be migrated (none was ever written)"
-            )));
-        }
         tx.batch_execute(&m.sql(Dialect::Postgres)).map_err(e)?;
+    }
+    // Once, with the final schema (as SQLite does).
+    if steps.iter().any(|m| m.rebuild_from_results) {
+        rebuild_children(&mut tx)?;
     }
     if !steps.is_empty() {
         tx.execute(
@@ -201,6 +193,91 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
     }
     tx.commit().map_err(e)
 }
+
+/// Tags, threads and the summary columns of every stored run, rebuilt
+/// from its result upgraded to the results schema this build writes (the
+/// version-4 step; a new database has no run). The UUID stays.
+fn rebuild_children(tx: &mut postgres::Transaction) -> Result<(), StoreError> {
+    let e = |e: postgres::Error| StoreError::new(format!("schema: {}", describe(&e)));
+    let rows: Vec<(i64, String)> = tx
+        .query("SELECT id, result FROM runs ORDER BY id", &[])
+        .map_err(e)?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    tx.batch_execute("DELETE FROM tags; DELETE FROM threads;")
+        .map_err(e)?;
+    let ins_tag = tx
+        .prepare("INSERT INTO tags (run_id, key, value) VALUES ($1, $2, $3)")
+        .map_err(e)?;
+    let ins_thread = tx.prepare(INSERT_THREAD).map_err(e)?;
+    for (id, text) in rows {
+        let r = rtshield_results::from_stored_json(&text)
+            .map_err(|m| StoreError::new(format!("run {id}: stored result unreadable: {m}")))?;
+        let s = RunSummary::of(&r);
+        let summary = serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
+        let result = serde_json::to_string(&r).map_err(StoreError::json)?;
+        tx.execute(
+            "UPDATE runs SET summary = $1, result = $2, started = $3, duration_s = $4,
+                end_reason = $5, mode = $6 WHERE id = $7",
+            &[
+                &summary,
+                &result,
+                &s.started,
+                &s.duration_s,
+                &s.end,
+                &s.mode,
+                &id,
+            ],
+        )
+        .map_err(e)?;
+        insert_children(tx, &ins_tag, &ins_thread, id, &s).map_err(e)?;
+    }
+    Ok(())
+}
+
+/// A run's tags and threads (NULL where unknown).
+fn insert_children(
+    tx: &mut postgres::Transaction,
+    ins_tag: &Statement,
+    ins_thread: &Statement,
+    id: i64,
+    s: &RunSummary,
+) -> Result<(), postgres::Error> {
+    for (k, v) in &s.tags {
+        tx.execute(ins_tag, &[&id, k, v])?;
+    }
+    for (i, t) in s.threads.iter().enumerate() {
+        let p = |k: &str| t.percentiles.get(k).copied();
+        let n = |v: Option<u64>| v.map(|v| v as i64);
+        tx.execute(
+            ins_thread,
+            &[
+                &id,
+                &(i as i64),
+                &t.cpu.map(i64::from),
+                &n(t.samples),
+                &t.min_ns,
+                &t.avg_ns,
+                &t.max_ns,
+                &p("50"),
+                &p("99"),
+                &p("99.9"),
+                &p("99.99"),
+                &n(t.overruns),
+                &n(t.missed_periods),
+                &n(t.lost),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// One thread row.
+const INSERT_THREAD: &str =
+    "INSERT INTO threads (run_id, idx, cpu, samples, min_ns, avg_ns, max_ns, p50_ns, p99_ns,
+        p999_ns, p9999_ns, overruns, missed_periods, lost)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
 
 /// Connect with the TLS `p` asks for (module `tls`: libpq's `sslmode`,
 /// `prefer` on this machine and `require` elsewhere by default).
@@ -374,32 +451,7 @@ impl PgStore {
             return Ok(Put::AlreadyStored { id, uuid: s.uuid });
         };
         let id: i64 = row.get(0);
-        for (k, v) in &s.tags {
-            tx.execute(&*ins_tag, &[&id, k, v]).map_err(e)?;
-        }
-        for (i, t) in s.threads.iter().enumerate() {
-            let p = |k: &str| t.percentiles.get(k).copied();
-            tx.execute(
-                &*ins_thread,
-                &[
-                    &id,
-                    &(i as i64),
-                    &t.cpu.map(i64::from),
-                    &(t.samples as i64),
-                    &t.min_ns,
-                    &t.avg_ns,
-                    &t.max_ns,
-                    &p("50"),
-                    &p("99"),
-                    &p("99.9"),
-                    &p("99.99"),
-                    &(t.overruns as i64),
-                    &(t.missed_periods as i64),
-                    &(t.lost as i64),
-                ],
-            )
-            .map_err(e)?;
-        }
+        insert_children(&mut tx, ins_tag, ins_thread, id, &s).map_err(e)?;
         tx.commit().map_err(e)?;
         Ok(Put::Stored { id, uuid: s.uuid })
     }
@@ -476,7 +528,7 @@ impl Store for PgStore {
                 let text = by_id
                     .get(id)
                     .ok_or_else(|| StoreError::new(format!("{}: no run {id}", self.location)))?;
-                serde_json::from_str(text).map_err(|e| {
+                rtshield_results::from_stored_json(text).map_err(|e| {
                     StoreError::new(format!("run {id}: stored result unreadable: {e}"))
                 })
             })

@@ -155,9 +155,9 @@ pub(crate) const DEFAULT_LOOPS_PER_US: f64 = 0.1;
 /// `--duration`, so no input makes the simulator spin for hours of wall time.
 pub(crate) const MAX_SIM_NS: u64 = 3_600_000_000_000;
 /// Default `--max-events`: one simulated hour of 128 CPUs running 1 000 tasks
-/// (`bench/sim-speed.sh`'s large case) needs about 220 million events; this
-/// leaves room for busier scenarios of that size while still refusing a
-/// runaway input after a few minutes of wall time rather than hours.
+/// (`bench/sim-speed.sh`'s large case) needs about 120-150 million events
+/// (extrapolated from 3 simulated minutes, docs/scale.md); this leaves room for
+/// busier scenarios of that size while still refusing a runaway input.
 pub const DEFAULT_MAX_EVENTS: u64 = 500_000_000;
 /// Accepted `--max-events`: at least enough for a small run, at most what a few
 /// hours of wall time process (about 5-10 million events per second).

@@ -309,6 +309,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l start-jit
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l json -d 'Write the report(s) as JSON (an array with --compare)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l trace -d 'Write the event trace as CSV (with --compare: one file per balancer, FILE-NAME.csv)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l gantt -d 'Write a Gantt chart (SVG, one row per CPU); one per balancer with --compare' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l max-events -d 'Refuse the run (exit 2) once it needs more than N events (1000..=10^11). The default allows one simulated hour of 128 CPUs running 1000 tasks' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l force-unsafe-dir -d 'Write FILE (and --out DIR) even if its directory is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l timing -d 'Print the wall time and events per second to stderr'

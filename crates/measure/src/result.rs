@@ -18,6 +18,9 @@ pub struct ResultContext {
     /// Added after the engine's own warnings.
     pub warnings: Vec<String>,
     pub sysinfo: SysInfo,
+    /// The drift watch's events and figures (`rtshield-run` watches;
+    /// default: not watched).
+    pub drift: rtshield_results::drift::Drift,
 }
 
 impl Measurement {
@@ -82,6 +85,7 @@ impl Measurement {
             programs: ctx.programs.clone(),
             tags: ctx.tags.clone(),
             trace: self.trace.clone(),
+            drift: ctx.drift.clone(),
         }
     }
 }

@@ -93,5 +93,6 @@ pub fn example_result() -> RunResult {
         programs: vec![],
         tags: BTreeMap::new(),
         trace: None,
+        drift: Default::default(),
     }
 }

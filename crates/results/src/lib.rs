@@ -7,6 +7,7 @@
 
 #[cfg(any(test, feature = "testing"))]
 pub mod example;
+pub mod drift;
 pub mod export;
 pub mod histogram;
 pub mod import;

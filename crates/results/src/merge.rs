@@ -117,6 +117,7 @@ pub fn merge_resumed(prev: &RunResult, cur: &RunResult, gap_s: f64) -> Result<Ru
         threads,
         programs,
         tags,
+        drift: crate::drift::Drift::merged(&prev.drift, &cur.drift),
         ..cur.clone()
     })
 }

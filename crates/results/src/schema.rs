@@ -48,6 +48,11 @@ pub struct RunResult {
     /// when the run did not ask for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceResult>,
+    /// Isolation drift seen during the run: the top-level `drift` array
+    /// and `drift_watch` object ([`crate::drift`]; docs/formats.md), both
+    /// absent when the run was not watched.
+    #[serde(flatten)]
+    pub drift: crate::drift::Drift,
 }
 
 /// What kernel tracing found (`--trace-on`, `--trace-stop`, `--split`).

@@ -160,5 +160,6 @@ fn imported(
             .chain((period_us > 0).then(|| ("period".to_string(), format!("{period_us}us"))))
             .collect(),
         trace: None,
+        drift: Default::default(),
     }
 }

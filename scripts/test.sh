@@ -4,8 +4,9 @@
 #  - as root on Debian/Ubuntu: installs the packages of
 #    scripts/test-packages.txt that are missing (and says which, and for
 #    what), checks that every one is there, then runs the whole suite with
-#    RTSHIELD_REQUIRE_ROOT=1: a test that cannot run fails, and so does a
-#    test that printed a SKIP line;
+#    RTSHIELD_REQUIRE_ROOT=1: a test that cannot run fails (in code: the
+#    test kit's skip helper panics), a test that printed a SKIP line fails
+#    the run, and so does a test that touched the user's results store;
 #  - not root: installs nothing, names the missing packages, runs what it
 #    can, and ends with each test that did not run and why.
 # With no option, every test of the workspace runs (`--workspace`); options
@@ -93,6 +94,12 @@ if [ "$have_apt" = 1 ]; then
     for p in "${missing[@]}"; do say "  $p    # $(why_of "$p")"; done
     apt_update --native-fallback
     apt_install test.sh "${missing[@]}"
+    # apt:prometheus is there for promtool only; on a systemd machine its
+    # package enables and starts the server (port 9090): stop and disable it.
+    if printf '%s\n' "${missing[@]}" | grep -qx prometheus && [ -d /run/systemd/system ]; then
+      say "prometheus is installed for promtool only: systemctl disable --now prometheus.service"
+      systemctl disable --now prometheus.service >&2 || say "warning: could not disable prometheus.service"
+    fi
   elif [ ${#missing[@]} -gt 0 ]; then
     not_installed=("${missing[@]}")
     say "not root: not installing ${missing[*]} (their tests skip; as root this script installs them)"
@@ -151,10 +158,18 @@ done
 target=${CARGO_TARGET_DIR:-target}
 mkdir -p "$target"
 log=$target/rtshield-test.log
-# The tests' own runs must not land in the user's results store: a test
-# that forgets --no-store writes here instead, and is reported below.
+# The tests' own runs must not land in the user's results store. Every
+# test runs rtshield through the test kit's commands (a private empty home
+# each, no store: crates/testkit/src/cmd.rs); a test that bypasses them
+# writes into this sentinel XDG_DATA_HOME instead, and the run fails
+# under RTSHIELD_REQUIRE_ROOT=1 (a warning otherwise). The real store,
+# ~/.local/share/rtshield of the user running this, is listed (names,
+# sizes, mtimes) before and after the tests, inside the live lock: any
+# change fails the run the same way.
 store_home=$(mktemp -d /tmp/rtshield-test-xdg.XXXXXX)
 trap 'rm -rf "$store_home"' EXIT
+real_store=$(getent passwd "$(id -u)" | cut -d: -f6)/.local/share/rtshield
+store_list=$target/rtshield-test-store
 
 cargo --version >&2
 say "building the tests"
@@ -175,8 +190,13 @@ fi
 say "running the tests$([ "$strict" = 1 ] && echo " with RTSHIELD_REQUIRE_ROOT=1: a test that cannot run fails")"
 t_run=$SECONDS
 set +e
-XDG_DATA_HOME=$store_home "${lock[@]}" cargo test --locked --no-fail-fast "${cargo_args[@]}" \
-    -- --show-output "${test_args[@]}" 2>&1 \
+# shellcheck disable=SC2016 # expanded by the inner shell
+XDG_DATA_HOME=$store_home "${lock[@]}" bash -c '
+    real=$1 list=$2; shift 2
+    ls_store() { find "$real" -printf "%p %s %T@\n" 2>/dev/null | LC_ALL=C sort; }
+    ls_store >"$list.before"; "$@"; st=$?; ls_store >"$list.after"; exit $st' \
+    bash "$real_store" "$store_list" \
+    cargo test --locked --no-fail-fast "${cargo_args[@]}" -- --show-output "${test_args[@]}" 2>&1 \
   | tee "$log" \
   | awk '
       # Hide what passing tests printed (kept in the log, read below), show the rest.
@@ -221,12 +241,20 @@ if [ ${#not_installed[@]} -gt 0 ]; then
   say "missing packages (as root, this script installs them):"
   for p in "${not_installed[@]}"; do say "  $p    # $(why_of "$p")"; done
 fi
+store_bad=0
 stored=$(find "$store_home" -mindepth 1 -print -quit)
 if [ -n "$stored" ]; then
   trap - EXIT
-  say "WARNING: some test wrote into the default results store; without this script that is ~/.local/share/rtshield (kept for a look: $store_home):"
+  store_bad=1
+  say "$([ "$strict" = 1 ] && echo ERROR || echo WARNING): some test ran rtshield outside the test kit's commands and wrote into the default results store; without this script that is ~/.local/share/rtshield (kept for a look: $store_home):"
   find "$store_home" -type f -printf '  %p %s bytes\n' >&2
 fi
+if ! cmp -s "$store_list.before" "$store_list.after"; then
+  store_bad=1
+  say "$([ "$strict" = 1 ] && echo ERROR || echo WARNING): $real_store changed during the tests (a test, or another run on this machine not under /tmp/rtshield-live.lock):"
+  diff "$store_list.before" "$store_list.after" | sed 's/^/  /' >&2 || true
+fi
+rm -f "$store_list.before" "$store_list.after"
 say "build ${build_s} s, tests ${run_s} s, total $((SECONDS - t0)) s; full output in $log"
 # The plain closing line (CI reads it): skipped = did not run (SKIP line or ignored).
 # A test that printed SKIP returned early and libtest counted it as passed.
@@ -234,6 +262,10 @@ nskip=$(printf '%s\n' "${skipped[@]}" | grep -c ': SKIP' || true)
 echo "test.sh: $((passed - nskip)) passed, $failed failed, ${#skipped[@]} skipped"
 if [ "$status" != 0 ]; then
   say "FAILED (cargo test exited $status; the failures are listed above)"
+  exit 1
+fi
+if [ "$strict" = 1 ] && [ "$store_bad" = 1 ]; then
+  say "FAILED: the tests touched a results store outside their own directories (see above)"
   exit 1
 fi
 if [ "$strict" = 1 ] && [ ${#skipped[@]} -gt 0 ]; then

@@ -145,3 +145,27 @@ fn measure_request_on_stdin_is_checked_like_measure() {
     assert!(o.stdout.is_empty());
     assert!(!out.exists());
 }
+
+/// A campaign's `max_latency` is measure's `--max-latency` for every cell
+/// (each cell's results.json records the limit and its verdict; the
+/// campaign exits 3 when a run failed it): shown in the plan, its range
+/// checked at parse time.
+#[test]
+fn campaign_max_latency_is_measures_limit() {
+    let head = "name = \"x\"\ncpus = \"1\"\nduration = \"2s\"\n";
+    let (_d, _f, o) = dry_run(&format!(
+        "{head}[measure]\nmax_latency = \"100us\"\n[axes]\nisolation = [\"none\"]\n"
+    ));
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("--max-latency 100us"),
+        "{}",
+        describe(&o)
+    );
+    for bad in ["\"2h\"", "\"100\""] {
+        let e = refused(&format!(
+            "{head}[measure]\nmax_latency = {bad}\n[axes]\nisolation = [\"none\"]\n"
+        ));
+        assert!(e.contains("max_latency"), "{bad}: {e}");
+    }
+}

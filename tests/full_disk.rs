@@ -3,19 +3,20 @@
 //! files went, writes them to the fallback directory and exits 4.
 //! Root only (mounts a tmpfs); run under `flock /tmp/rtshield-live.lock`.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-fn is_root() -> bool {
-    // SAFETY: geteuid cannot fail.
-    unsafe { libc::geteuid() == 0 }
+/// A tmpfs mounted by this test: registered before it is mounted,
+/// detached on drop (even on failure) or by the reaper after a kill.
+struct TmpfsGuard {
+    _reg: rtshield_testkit::reaper::Registration,
 }
-
-/// A tmpfs mounted by this test, unmounted on Drop (even on failure).
-struct TmpfsGuard(PathBuf);
 
 impl TmpfsGuard {
     fn mount(at: &Path, size: &str) -> TmpfsGuard {
+        let reg = rtshield_testkit::reaper::register(rtshield_testkit::reaper::Object::Mount(
+            at.to_path_buf(),
+        ));
         let st = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755")])
             .arg("rtshield-test")
@@ -23,13 +24,7 @@ impl TmpfsGuard {
             .status()
             .unwrap();
         assert!(st.success(), "mount tmpfs on {}", at.display());
-        TmpfsGuard(at.to_path_buf())
-    }
-}
-
-impl Drop for TmpfsGuard {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
+        TmpfsGuard { _reg: reg }
     }
 }
 
@@ -47,11 +42,7 @@ fn fill(dir: &Path) {
 
 #[test]
 fn measure_on_a_full_disk_writes_to_the_fallback_and_exits_4() {
-    if !is_root() {
-        if std::env::var_os("RTSHIELD_REQUIRE_ROOT").is_some() {
-            panic!("full_disk needs root (RTSHIELD_REQUIRE_ROOT is set)");
-        }
-        eprintln!("SKIP measure_on_a_full_disk_writes_to_the_fallback_and_exits_4: not root");
+    if !crate::util::require_root("mounts a small tmpfs and fills it") {
         return;
     }
     let t = tempfile::tempdir().unwrap();

@@ -52,11 +52,7 @@ fn packets(ns: &str, dev: &str) -> (u64, u64) {
 fn net_peer_floods_a_peer_in_a_private_namespace() {
     if !require_root("creates network namespaces and a raw ICMP socket")
         || !require_tool("ip", "-V")
-        || !require(
-            rtshield_sys::CpuSet::parse_list(&online_cpus())
-                .is_ok_and(|c| c.contains(0) && c.contains(1)),
-            "needs CPUs 0 and 1 (the load on 0, the measurement on 1)",
-        )
+        || !require_cpus_0_and_1("the load on CPU 0 and the measurement on CPU 1")
     {
         return;
     }
@@ -82,8 +78,7 @@ fn net_peer_floods_a_peer_in_a_private_namespace() {
     let (rx_a0, _) = packets(&a, &va);
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("out");
-    let o = Command::new("ip")
-        .args(["netns", "exec", &a, bin()])
+    let o = wrapped(&["ip", "netns", "exec", &a])
         .args([
             "measure",
             "--cpus",

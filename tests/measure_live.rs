@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 
 fn cannot_run() -> bool {
     !require_root("live measurement runs SCHED_FIFO")
-        || !require(online_cpus() != "0", "live measurement needs a CPU 1")
+        || !require_cpus_0_and_1("live measurement on CPU 1")
 }
 
 /// Histogram rows of a systress txt file, summed.
@@ -175,23 +175,27 @@ fn fifo_refused_falls_back_to_other_and_says_so() {
     let d = tempfile::tempdir().unwrap();
     // A child without CAP_SYS_NICE and with RLIMIT_RTPRIO 0: the kernel
     // refuses SCHED_FIFO to it (nothing machine-wide changes).
-    let o = Command::new("setpriv")
-        .args(["--bounding-set=-sys_nice", "prlimit", "--rtprio=0", "--"])
-        .arg(bin())
-        .args([
-            "measure",
-            "--cpus",
-            "1",
-            "--period",
-            "1ms",
-            "--samples",
-            "300",
-            "--quiet",
-        ])
-        .arg("--out")
-        .arg(d.path())
-        .output()
-        .unwrap();
+    let o = wrapped(&[
+        "setpriv",
+        "--bounding-set=-sys_nice",
+        "prlimit",
+        "--rtprio=0",
+        "--",
+    ])
+    .args([
+        "measure",
+        "--cpus",
+        "1",
+        "--period",
+        "1ms",
+        "--samples",
+        "300",
+        "--quiet",
+    ])
+    .arg("--out")
+    .arg(d.path())
+    .output()
+    .unwrap();
     assert!(o.status.success(), "{}", text(&o));
     let stdout = String::from_utf8_lossy(&o.stdout);
     assert!(

@@ -11,8 +11,7 @@
 
 use crate::util::*;
 use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::tracefs;
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::CpuSet;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
@@ -22,7 +21,7 @@ const BUSY_NAME: &str = "rtsh-noise2ms";
 
 fn cannot_run() -> bool {
     !require_root("tracefs instances and SCHED_FIFO")
-        || !require(online_cpus() != "0", "live noise tests need a CPU 1")
+        || !require_cpus_0_and_1("live noise on CPU 1")
 }
 
 /// One at a time: each spins on CPU 1 and puts its own threads there.
@@ -69,18 +68,13 @@ fn wait_spinning(pid: u32) {
                     std::fs::read_to_string(t.path().join("comm"))
                         .is_ok_and(|c| c.trim() == "rtshield-n1")
                 });
-            spinning
-                && tracefs::find(&Root::host()).is_some_and(|at| {
-                    std::fs::read_to_string(format!("{at}/instances/rtshield-{pid}/tracing_on"))
-                        .is_ok_and(|s| s.trim() == "1")
-                })
+            spinning && rtshield_testkit::live::instance_records(pid)
         },
     );
 }
 
 fn instance_gone(pid: u32) -> bool {
-    tracefs::find(&Root::host())
-        .is_none_or(|at| !Path::new(&format!("{at}/instances/rtshield-{pid}")).exists())
+    !rtshield_testkit::live::instance_exists(pid)
 }
 
 fn finish(k: &mut Kill) -> std::process::Output {

@@ -13,16 +13,21 @@ use std::process::Output;
 
 const NOBODY: &str = "65534";
 
-/// `rtshield ARGS` as user `nobody` (no groups).
+/// `rtshield ARGS` as user `nobody` (no groups), in the kit's private
+/// environment (its home is root's, closed to nobody: nothing reads it).
 fn as_nobody(args: &[&str]) -> Output {
-    std::process::Command::new("setpriv")
-        .args(["--reuid", NOBODY, "--regid", NOBODY, "--clear-groups", "--"])
-        .arg(bin())
-        .args(args)
-        .env("RTSHIELD_NO_STORE", "1")
-        .env_remove("RTSHIELD_STORE")
-        .output()
-        .expect("run setpriv")
+    wrapped(&[
+        "setpriv",
+        "--reuid",
+        NOBODY,
+        "--regid",
+        NOBODY,
+        "--clear-groups",
+        "--",
+    ])
+    .args(args)
+    .output()
+    .expect("run setpriv")
 }
 
 fn no_permission_error(o: &Output) {

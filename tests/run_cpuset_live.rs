@@ -1,12 +1,15 @@
 //! Live: the systress article's `rpi_cpuset.cfg` and `rpi_cpuset_load.cfg`
 //! (main in `nrt`, the timer thread in `rt`) run under a private `--parent`
-//! partition of this machine, folded onto its 2 CPUs; each thread's
+//! partition of this machine, folded onto its CPUs (any count from 2: the
+//! timer's CPU and main's set are those `--fold-cpus` gives here, e.g.
+//! CPU 1 and CPU 0 on 2 CPUs, CPU 3 and 0-2 on 4); each thread's
 //! `Cpus_allowed_list` and cpuset cgroup are read from `/proc` while it runs.
 //! The partition holds only the processes this test starts; a guard undoes
 //! it even when an assertion fails. Machine-wide knobs are not touched.
 
 use crate::util::command as rtshield;
 use crate::util::*;
+use rtshield_sys::{CpuSet, Root};
 use std::fs;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -77,17 +80,27 @@ fn rpi_cpuset_configs_put_each_thread_in_its_partition() {
         return;
     }
     let _turn = cpuset_partition_lock();
+    // Where `--fold-cpus` puts the timer (CPU 3 on the board) and main
+    // (0-2) on this machine: the partition follows.
+    let online = CpuSet::parse_list(&online_cpus()).unwrap();
+    let machine = rtshield_config::Machine::from_root(&Root::host(), true).unwrap();
+    let folded = rtshield_config::load(&example("rpi_cpuset.cfg"), &machine).unwrap();
+    let rt_cpu = folded.timers[0].cpu.unwrap();
+    let nrt_cpus = online.difference(&CpuSet::single(rt_cpu));
+    let main_cpus = folded.main.cpu_affinity.clone().unwrap_or(online.clone());
+    let main_allowed = main_cpus.intersection(&nrt_cpus).to_list();
+    let rt_allowed = rt_cpu.to_string();
     let mut g = Guard {
-        p: PrivateParent::create("rtshield-cfgtest"),
+        p: PrivateParent::with_cpus("rtshield-cfgtest", &online.to_list()),
         run: None,
     };
     let name = g.p.name.clone();
-    // `partrt create 0x8` on the board; CPU 1 here (3 folds onto 1).
+    // `partrt create 0x8` on the board; the timer's CPU here.
     let out = ok(rtshield()
-        .args(["partition", "create", "0x2", "--parent", &name])
+        .args(["partition", "create", &rt_allowed, "--parent", &name])
         .output()
         .unwrap());
-    assert!(out.contains("rt   CPUs 1"), "{out}");
+    assert!(out.contains(&format!("rt   CPUs {rt_cpu}")), "{out}");
     let (rt, nrt) = (format!("/{name}/rt"), format!("/{name}/nrt"));
 
     let d = tempfile::tempdir().unwrap();
@@ -114,7 +127,7 @@ fn rpi_cpuset_configs_put_each_thread_in_its_partition() {
                 let ts = threads(me);
                 let m0 = ts
                     .iter()
-                    .any(|(_, c, a, cg)| c == "rtshield-m0" && a == "1" && *cg == rt);
+                    .any(|(_, c, a, cg)| c == "rtshield-m0" && *a == rt_allowed && *cg == rt);
                 let kids = descendants(me as i32).len();
                 (m0 && kids >= progs).then_some(ts)
             },
@@ -123,24 +136,28 @@ fn rpi_cpuset_configs_put_each_thread_in_its_partition() {
             if comm == "rtshield-m0" {
                 assert_eq!(
                     (allowed.as_str(), cg.as_str()),
-                    ("1", rt.as_str()),
+                    (rt_allowed.as_str(), rt.as_str()),
                     "{cfg}: {ts:?}"
                 );
             } else {
                 // main (cgroup nrt) and every other thread with it.
                 assert_eq!(cg, &nrt, "{cfg}: thread {tid} {comm}: {ts:?}");
-                assert_eq!(allowed, "0", "{cfg}: thread {tid} {comm}: {ts:?}");
+                assert_eq!(allowed, &main_allowed, "{cfg}: thread {tid} {comm}: {ts:?}");
             }
         }
         assert!(
             ts.iter().any(|(tid, _, _, _)| *tid == me),
             "main thread listed"
         );
-        // The programs (no `cgroup` in the file) run with main, in nrt, on CPU 0.
+        // The programs (no `cgroup` in the file) run with main, in nrt, on
+        // main's CPUs (CPU 0 on 2 CPUs).
         for k in descendants(me as i32) {
             for (tid, comm, allowed, cg) in threads(k as u32) {
                 assert_eq!(cg, nrt, "{cfg}: program {k} thread {tid} {comm}");
-                assert_eq!(allowed, "0", "{cfg}: program {k} thread {tid} {comm}");
+                assert_eq!(
+                    allowed, main_allowed,
+                    "{cfg}: program {k} thread {tid} {comm}"
+                );
             }
         }
         Command::new("kill")
@@ -154,7 +171,7 @@ fn rpi_cpuset_configs_put_each_thread_in_its_partition() {
         let warnings = r["warnings"].to_string();
         assert!(!warnings.contains("main's cgroup"), "{cfg}: {warnings}");
         assert_eq!(r["end_reason"], "sigint", "{cfg}");
-        assert_eq!(r["threads"][0]["cpu"], 1, "{cfg}");
+        assert_eq!(r["threads"][0]["cpu"], rt_cpu, "{cfg}");
         let txt = if progs > 0 {
             "rpi_cpuset_load.txt"
         } else {

@@ -181,7 +181,7 @@ fn postgres_ids() -> Option<(u32, u32)> {
 }
 
 fn runs(store: &str, args: &[&str]) -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_rtshield"));
+    let mut c = crate::util::command();
     c.arg("runs")
         .arg("--store")
         .arg(store)
@@ -194,7 +194,7 @@ fn runs(store: &str, args: &[&str]) -> Command {
 
 /// `rtshield measure` (SCHED_OTHER, 50 samples) storing into `store`.
 fn measure(store: &str, out: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_rtshield"))
+    crate::util::command()
         .args(["measure", "--policy", "other", "--samples", "50", "-q"])
         .args([
             "--no-dma-latency",

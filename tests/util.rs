@@ -6,21 +6,30 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-pub use rtshield_testkit::live::{online_cpus, require_cpuset_v1_two_cpus, PrivateParent};
+pub use rtshield_testkit::live::{
+    online_cpus, require_cpus_0_and_1, require_cpuset_v1_two_cpus, PrivateParent, TracefsMount,
+};
 pub use rtshield_testkit::testenv::{require, require_root, require_tool};
 pub use rtshield_testkit::{all_text, describe, json, ok, put, refused, text};
 
-pub fn bin() -> &'static str {
+/// The binary under test. Private: tests run it through [`command`] or
+/// [`wrapped`], which give it an environment of its own.
+fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rtshield")
 }
 
-/// A command for the binary under test, to add arguments, pipes, spawn.
-/// Runs are not stored (`RTSHIELD_NO_STORE`): tests never write into the
-/// machine's results store; the store tests give `--store` explicitly.
+/// A command for the binary under test, to add arguments, pipes, spawn:
+/// a private empty home (HOME and XDG directories), no store
+/// (`RTSHIELD_NO_STORE`), and death with the test (see
+/// `rtshield_testkit::cmd`). The store tests give `--store` explicitly.
 pub fn command() -> Command {
-    let mut c = Command::new(bin());
-    c.env("RTSHIELD_NO_STORE", "1").env_remove("RTSHIELD_STORE");
-    c
+    rtshield_testkit::cmd::rtshield(bin())
+}
+
+/// The binary under test behind a wrapper (`ip netns exec NS`,
+/// `setpriv ...`), with [`command`]'s environment.
+pub fn wrapped(wrapper: &[&str]) -> Command {
+    rtshield_testkit::cmd::wrapped(bin(), wrapper)
 }
 
 /// `rtshield measure --samples 1 --out /nonexistent/never-written ARGS` is
@@ -202,4 +211,28 @@ pub fn results(dir: &Path) -> serde_json::Value {
 pub fn cpuset_partition_lock() -> std::sync::MutexGuard<'static, ()> {
     static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
     LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// No test can forget its environment: the binary's path
+/// (`CARGO_BIN_EXE_rtshield`) is named here only, and [`bin`] is private,
+/// so every run goes through [`command`] or [`wrapped`].
+#[test]
+fn only_the_kit_s_commands_run_the_binary() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let needle = concat!("CARGO_BIN_", "EXE_rtshield");
+    let mut found = Vec::new();
+    let mut stack = vec![root.join("tests"), root.join("crates"), root.join("src")];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs")
+                && std::fs::read_to_string(&p).is_ok_and(|t| t.contains(needle))
+            {
+                found.push(p.strip_prefix(root).unwrap().to_path_buf());
+            }
+        }
+    }
+    assert_eq!(found, [PathBuf::from("tests/util.rs")]);
 }

@@ -154,5 +154,13 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             r.display()
         );
     }
+    if o.failed > 0 {
+        println!(
+            "FAIL: {} run(s) exceeded their max_latency (exit status {}; the verdicts are in their results.json)",
+            o.failed,
+            rtshield_results::EXIT_LIMIT_EXCEEDED
+        );
+        return Ok(rtshield_results::EXIT_LIMIT_EXCEEDED);
+    }
     Ok(0)
 }

@@ -1,7 +1,7 @@
 //! `rtshield export`: a result in a format CI systems read.
 
 use crate::cli::Global;
-use rtshield_results::export::{by_name, write_text, CiOptions};
+use rtshield_results::export::{by_name, write_text, CiOptions, Timestamps};
 use rtshield_sys::units::Dur;
 use rtshield_sys::{safefs, DirPolicy, InputError};
 use std::path::PathBuf;
@@ -10,8 +10,10 @@ use std::path::PathBuf;
 #[command(after_help = "\
 Formats (docs/formats.md):
   cyclictest-json  the keys of `cyclictest --json` 2.x (LAVA's rt-tests parser reads it)
-  junit            JUnit XML, one test case per thread, failed above --max-latency
-  openmetrics      Prometheus text exposition (node_exporter textfile collector)
+  junit            JUnit XML, one test case per thread, failed by the run's verdict
+  openmetrics      OpenMetrics 1.0 text (Prometheus, node_exporter textfile collector,
+                   promtool tsdb create-blocks-from openmetrics with --timestamps)
+  prometheus       the same figures in the Prometheus text format 0.0.4 (promtool check metrics)
   kcidb            KCIDB v5 test entries, one per thread and statistic (KernelCI)
 
 Examples:
@@ -26,9 +28,16 @@ pub struct Args {
     /// Output file [default: standard output]; written atomically.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// junit, kcidb: a thread whose maximum latency exceeds DUR fails.
+    /// cyclictest-json, junit, kcidb: judge the run again, a thread whose
+    /// maximum latency exceeds DUR failing [default: the limit the run
+    /// recorded (measure --max-latency), if any].
     #[arg(long, value_name = "DUR")]
     pub max_latency: Option<Dur>,
+    /// openmetrics: a timestamp (the end of the run) on every sample, for
+    /// `promtool tsdb create-blocks-from openmetrics` (node_exporter's
+    /// textfile collector refuses timestamps).
+    #[arg(long)]
+    pub timestamps: bool,
     /// kcidb: the KCIDB id of the build the kernel came from [default: rtshield:<kernel release>].
     #[arg(long, value_name = "ORIGIN:ID")]
     pub build_id: Option<String>,
@@ -42,6 +51,7 @@ pub enum Format {
     CyclictestJson,
     Junit,
     Openmetrics,
+    Prometheus,
     Kcidb,
 }
 
@@ -51,6 +61,7 @@ impl Format {
             Format::CyclictestJson => "cyclictest-json",
             Format::Junit => "junit",
             Format::Openmetrics => "openmetrics",
+            Format::Prometheus => "prometheus",
             Format::Kcidb => "kcidb",
         }
     }
@@ -67,6 +78,12 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             ))
             .into());
         }
+    }
+    if args.timestamps && args.format != Format::Openmetrics {
+        return Err(InputError::new(
+            "--timestamps: only with --format openmetrics (node_exporter's textfile collector refuses timestamps)",
+        )
+        .into());
     }
     if let Some(b) = &args.build_id {
         let ok = b.split_once(':').is_some_and(|(o, rest)| {
@@ -96,8 +113,15 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         other => anyhow::anyhow!("{other}"),
     })?;
     let opts = CiOptions {
-        max_latency_ns: args.max_latency.map(|d| d.ns()),
+        limits: rtshield_results::Limits {
+            max_latency_ns: args.max_latency.map(|d| d.ns()),
+        },
         build_id: args.build_id.clone(),
+        timestamps: if args.timestamps {
+            Timestamps::At
+        } else {
+            Timestamps::None
+        },
     };
     let ex = by_name(args.format.name(), &opts).expect("every Format has an exporter");
     let (_, out) = ex.files(&res).into_iter().next().expect("one file");

@@ -48,6 +48,10 @@ pub struct Args {
     /// format (node_exporter's textfile collector).
     #[arg(long, value_name = "FILE")]
     pub metrics_file: Option<PathBuf>,
+    /// Exit status 3 when any thread's maximum latency exceeds DUR (CI gate, as
+    /// `measure --max-latency`); the limit and the verdict are recorded in results.json.
+    #[arg(long, value_name = "DUR")]
+    pub max_latency: Option<Dur>,
     /// Print the reference of every configuration key (Markdown) and exit.
     #[arg(long)]
     pub keys: bool,
@@ -75,13 +79,20 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         store: args.store.store.clone(),
         no_store: args.store.no_store,
         command: std::env::args().collect(),
+        max_latency_ns: args.max_latency.map(|d| d.ns()),
     };
     let mut printer = TextPrinter {
         quiet: args.quiet,
         tty: std::io::stdout().is_terminal(),
         drawn_lines: 0,
     };
-    rtshield_run::run_config(&request, &g.root(), &mut printer)
+    let code = rtshield_run::run_config(&request, &g.root(), &mut printer)?;
+    if let (Some(l), rtshield_results::EXIT_LIMIT_EXCEEDED) = (args.max_latency, code) {
+        println!(
+            "FAIL: a thread's maximum latency exceeds --max-latency {l} (exit status {code}; the verdict is in results.json)"
+        );
+    }
+    Ok(code)
 }
 
 /// The text of `run CONFIG`: systress's live table and summary.

@@ -63,24 +63,38 @@ def check_result(args, rt, work):
     failed_run = None if n_fail is None else n_fail > 0
     out = []
     ex = {}
-    for fmt in ("openmetrics", "junit", "kcidb", "cyclictest-json"):
-        path = os.path.join(work, f"{name.replace('/', '-')}.{fmt}")
-        rc, o, e = rt("export", d, "--format", fmt, "-o", path)
+    for fmt, extra in (("openmetrics", ()), ("openmetrics", ("--timestamps",)),
+                       ("prometheus", ()), ("junit", ()), ("kcidb", ()),
+                       ("cyclictest-json", ())):
+        key = fmt + "".join(extra)
+        path = os.path.join(work, f"{name.replace('/', '-')}.{key.replace('-', '')}")
+        rc, o, e = rt("export", d, "--format", fmt, *extra, "-o", path)
         if rc != 0:
-            out.append(Verdict(f"rtshield export --format {fmt}", name, ERROR, e.strip()[:200]))
+            out.append(Verdict(f"rtshield export --format {fmt} {' '.join(extra)}", name, ERROR,
+                               e.strip()[:200]))
         else:
-            ex[fmt] = path
+            ex[key] = path
     sub = f"{name} export"
     if "openmetrics" in ex:
         text = open(ex["openmetrics"], encoding="utf-8").read()
-        out += [prom.promtool_check(ex["openmetrics"], sub),
-                prom.client_parse(ex["openmetrics"], sub, "openmetrics"),
+        out += [prom.client_parse(ex["openmetrics"], sub, "openmetrics"),
                 prom.client_parse(ex["openmetrics"], sub, "text"),
                 prom.promql_quantiles(text, result, sub)]
+    if "openmetrics--timestamps" in ex:
+        s_ts = f"{name} export --timestamps"
+        out += [prom.promtool_tsdb_import(ex["openmetrics--timestamps"], s_ts),
+                prom.client_parse(ex["openmetrics--timestamps"], s_ts, "openmetrics")]
+    if "prometheus" in ex:
+        s_p = f"{name} export --format prometheus"
+        out += [prom.promtool_check(ex["prometheus"], s_p),
+                prom.client_parse(ex["prometheus"], s_p, "text"),
+                prom.promql_quantiles(open(ex["prometheus"], encoding="utf-8").read(), result,
+                                      s_p)]
     if args.metrics_file:
         mf = args.metrics_file
         sub_m = f"{name} --metrics-file"
-        out += [prom.promtool_check(mf, sub_m), prom.client_parse(mf, sub_m, "openmetrics"),
+        out += [prom.client_parse(mf, sub_m, "openmetrics"),
+                prom.client_parse(mf, sub_m, "text"),
                 prom.promql_quantiles(open(mf, encoding="utf-8").read(), result, sub_m)]
         if "openmetrics" in ex:
             out.append(prom.metrics_file_matches_export(open(mf, encoding="utf-8").read(),

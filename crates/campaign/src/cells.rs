@@ -21,6 +21,7 @@ pub fn key_of(setting: Setting) -> Option<&'static str> {
         Setting::Cpus => "cpus",
         Setting::LoadCpus => "load_cpus",
         Setting::Duration => "duration",
+        Setting::MaxLatency => "max_latency",
         _ => return None,
     })
 }
@@ -54,6 +55,9 @@ impl Campaign {
                     r.histo_size_ns = Some(parse::<Dur>(Setting::HistoSize, "DUR", &v)?.ns())
                 }
                 "resolution" => r.resolution = v,
+                "max_latency" => {
+                    r.max_latency_ns = Some(parse::<Dur>(Setting::MaxLatency, "DUR", &v)?.ns())
+                }
                 other => unreachable!("{other} is not a setting (checked when parsed)"),
             }
         }

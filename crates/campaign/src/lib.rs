@@ -61,6 +61,8 @@ pub struct Outcome {
     pub skipped_done: usize,
     /// Cells skipped, with why.
     pub skipped: Vec<(String, String)>,
+    /// Runs whose verdict failed (a `max_latency` setting exceeded).
+    pub failed: usize,
     /// The signal that stopped it, if any.
     pub stopped_by: Option<i32>,
     /// The report's directory, once written.
@@ -88,7 +90,7 @@ fn done(store: &mut dyn Store, c: &Campaign) -> Result<BTreeSet<(String, u64)>, 
 }
 
 /// Before any cell: refuse what cannot work here, and undo a partition a
-/// killed campaign may have left. Returns whether the cpuset hierarchy is
+/// killed campaign may have left (and remove its trace leftovers). Returns whether the cpuset hierarchy is
 /// cgroup v2.
 fn prepare(c: &Campaign, opts: &Options, root: &Root) -> anyhow::Result<bool> {
     // cgroup v1: a partition cell's measure puts its measuring threads in
@@ -125,6 +127,8 @@ fn prepare(c: &Campaign, opts: &Options, root: &Root) -> anyhow::Result<bool> {
         .undo()
         .map_err(|e| anyhow::anyhow!("the partition a previous campaign left: {e}"))?;
     }
+    // Likewise the trace instances and mounts of a killed rtshield.
+    rtshield_run::tracing::remove_leftovers(root);
     Ok(v2)
 }
 
@@ -154,6 +158,7 @@ pub fn run(
             stored: 0,
             skipped_done: 0,
             skipped: Vec::new(),
+            failed: 0,
             stopped_by: None,
             report: None,
             undo_failed: None,

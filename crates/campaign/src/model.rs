@@ -42,6 +42,7 @@ pub const SETTINGS: &[(&str, &str)] = &[
     ("mode", "--mode"),
     ("histo_size", "--histo-size"),
     ("resolution", "--resolution"),
+    ("max_latency", "--max-latency"),
 ];
 
 /// The isolation methods.
@@ -227,6 +228,13 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
         }
         "resolution" if !["us", "ns"].contains(&v) => {
             return Err(format!("resolution `{v}`: expected us or ns"));
+        }
+        "max_latency" => {
+            // measure's --max-latency: a duration with its unit.
+            let ns = parse_duration_ns(v, None).map_err(|e| format!("{key}: {e}"))?;
+            if !limits::MAX_LATENCY_NS.contains(ns) {
+                return Err(format!("{key} `{v}`: must be more than 0 and at most 1 h"));
+            }
         }
         _ => {}
     }

@@ -212,6 +212,9 @@ impl Steps<'_, '_> {
             .put(&r, Some(&m.results.display().to_string()))
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         self.out.stored += 1;
+        if r.verdict.as_ref().is_some_and(|v| !v.passed) {
+            self.out.failed += 1;
+        }
         let p = |k: &str| {
             r.threads
                 .iter()

@@ -148,8 +148,9 @@ fn shutdown_kills_the_group_including_grandchildren() {
     assert!(alive(gc));
     sup.shutdown();
     assert!(!alive(leader));
-    // The grandchild was re-parented to init and reaped there; give it a moment.
-    let end = Instant::now() + Duration::from_secs(2);
+    // The grandchild was re-parented to init and reaped there: wait for it
+    // (bounded; a loaded machine may take a while, this is no timing check).
+    let end = Instant::now() + Duration::from_secs(20);
     while alive(gc) && Instant::now() < end {
         std::thread::sleep(Duration::from_millis(10));
     }

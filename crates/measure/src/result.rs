@@ -18,6 +18,9 @@ pub struct ResultContext {
     /// Added after the engine's own warnings.
     pub warnings: Vec<String>,
     pub sysinfo: SysInfo,
+    /// The limits the run is judged against (`--max-latency`): recorded
+    /// with the verdict in the result when any is given.
+    pub limits: rtshield_results::Limits,
     /// The drift watch's events and figures (`rtshield-run` watches;
     /// default: not watched).
     pub drift: rtshield_results::drift::Drift,
@@ -26,7 +29,7 @@ pub struct ResultContext {
 impl Measurement {
     pub fn to_result(&self, ctx: &ResultContext) -> RunResult {
         let spec = &self.spec;
-        let threads = self
+        let threads: Vec<ThreadResult> = self
             .threads
             .iter()
             .map(|t| {
@@ -55,9 +58,14 @@ impl Measurement {
                     worst_cases: h.worst.clone(),
                     unknown: Vec::new(),
                     split: t.split.clone(),
+                    le_counts: Some(h.le.cumulative()),
+                    // A lost sample shifts every later number: unknown then.
+                    overflow_cycles: (t.exact.lost == 0).then(|| h.overflow_at.clone()),
                 }
             })
             .collect();
+        let verdict = (!ctx.limits.is_empty())
+            .then(|| rtshield_results::Verdict::judge(&threads, ctx.limits));
         let mut warnings = self.warnings.clone();
         warnings.extend(ctx.warnings.iter().cloned());
         RunResult {
@@ -85,6 +93,7 @@ impl Measurement {
             programs: ctx.programs.clone(),
             tags: ctx.tags.clone(),
             trace: self.trace.clone(),
+            verdict,
             drift: ctx.drift.clone(),
         }
     }
@@ -195,6 +204,55 @@ mod tests {
         assert_eq!(t.hist_stats, e.hist_stats);
         assert_eq!(t.percentiles, e.percentiles);
         assert_eq!(t.corrected, e.corrected);
+        assert_eq!(t.le_counts, e.le_counts);
+        assert_eq!(t.overflow_cycles, e.overflow_cycles);
         assert_eq!(r.settings.histo_buckets, ex.settings.histo_buckets);
+        assert_eq!(r.verdict, None, "no limit given: no verdict");
+    }
+
+    #[test]
+    fn the_verdict_is_recorded_with_its_limit() {
+        let m = measured(100_000, &[2_100, 150_400]);
+        let r = m.to_result(&ResultContext {
+            limits: rtshield_results::Limits {
+                max_latency_ns: Some(100_000),
+            },
+            ..Default::default()
+        });
+        let v = r.verdict.expect("a limit was given");
+        assert!(!v.passed);
+        assert_eq!(v.limits.max_latency_ns, Some(100_000));
+        assert_eq!(v.threads[0].failures[0].measured, Some(150_400));
+    }
+
+    #[test]
+    fn overflow_cycle_numbers_as_cyclictest_keeps_them() {
+        // A 5 us histogram (cyclictest -h 5): samples of 5 us or more are
+        // its overflows, numbered from 0, at most 5 of them listed.
+        let m = measured(
+            5_000,
+            &[
+                1_000, 5_000, 2_000, 9_000, 7_000, 6_000, 5_500, 8_000, 1_000,
+            ],
+        );
+        let r = m.to_result(&ResultContext::default());
+        let t = &r.threads[0];
+        assert_eq!(t.overflow_cycles, Some(vec![1, 3, 4, 5, 6]));
+        // Every sample counted at each bound, the overflow included.
+        let le = t.le_counts.as_ref().unwrap();
+        assert_eq!(le[0], [1_000, 2]);
+        assert_eq!(le[2], [5_000, 4]);
+        assert_eq!(le[3], [10_000, 9]);
+        // cyclictest -h 5 prints 5 rows and 6 overflows, the 6th "others".
+        let text = rtshield_results::to_cyclictest_hist(&r);
+        assert!(
+            text.contains("\n000004 000000\n# Total: 000000003\n"),
+            "{text}"
+        );
+        assert!(text.contains("# Histogram Overflows: 00006\n"), "{text}");
+        assert!(
+            text.ends_with("# Thread 0: 00001 00003 00004 00005 00006 # 00001 others\n\n"),
+            "{text}"
+        );
     }
 }

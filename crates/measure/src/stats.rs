@@ -14,8 +14,8 @@
 //!   that sees every sample that came through the ring, overflow included.
 
 use rtshield_results::{
-    percentile_supported, Corrected, HistStats, Histogram, MinMaxSum, WorstCase, DEEP_PERCENTILES,
-    PERCENTILES,
+    percentile_supported, Corrected, HistStats, Histogram, LeCounter, MinMaxSum, WorstCase,
+    DEEP_PERCENTILES, PERCENTILES,
 };
 use std::collections::BTreeMap;
 
@@ -88,6 +88,12 @@ pub struct ThreadHistograms {
     /// Each new maximum and when it happened (the torture article's list),
     /// the latest [`MAX_WORST_CASES`] kept.
     pub worst: Vec<WorstCase>,
+    /// Exact counts at the fixed `le` scale (the OpenMetrics buckets).
+    pub le: LeCounter,
+    /// The 0-based numbers of the first samples in the last bucket or
+    /// beyond (cyclictest's `-h N` overflows), at most N = buckets − 1 of
+    /// them, as cyclictest keeps its `outliers`.
+    pub overflow_at: Vec<u64>,
 }
 
 /// Worst cases kept per thread: each is larger than the one before, so a
@@ -114,13 +120,18 @@ impl ThreadHistograms {
             max_ns: i64::MIN,
             periods: 0,
             worst: Vec::new(),
+            le: LeCounter::default(),
+            overflow_at: Vec::new(),
         }
     }
 
     /// Record one sample; `missed` periods of `period_ns` were skipped
     /// just before it (overrun).
     pub fn record(&mut self, v: i64, missed: u64, period_ns: u64) {
+        // This sample's number (0-based), as cyclictest's `stat->cycles`.
+        let number = self.samples;
         self.samples += 1;
+        self.le.add(v);
         // This sample's deadline: one period after the previous one's, plus
         // the periods earlier overruns skipped (the loop moves its next
         // deadline past the periods an overrun jumped over).
@@ -147,6 +158,11 @@ impl ThreadHistograms {
             match self.buckets.get_mut(i) {
                 Some(c) => *c += 1,
                 None => self.overflow += 1,
+            }
+            // cyclictest -h N: N rows, a sample of N units or more overflows.
+            let n = self.buckets.len() - 1;
+            if i >= n && self.overflow_at.len() < n {
+                self.overflow_at.push(number);
             }
         }
         let hv = v.max(0) as u64;

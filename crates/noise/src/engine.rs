@@ -17,7 +17,7 @@ use rtshield_measure::rt::{prefault_stack, MemLock};
 use rtshield_measure::stats::ThreadHistograms;
 use rtshield_sys::procstat::{steal_ns_between, StatSnapshot};
 use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::{task, CpuSet, InputError, Root};
+use rtshield_sys::{task, tracefs, CpuSet, InputError, Root};
 use rtshield_trace::noise::{NoiseEvent, Tally};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
@@ -90,6 +90,17 @@ pub fn run(
         )));
     }
     let mut warnings = Vec::new();
+    // What killed rtshield processes left in tracefs, traced or not.
+    let left = tracefs::remove_leftovers(root);
+    if !left.is_empty() {
+        warnings.push(format!(
+            "removed what dead rtshield processes left in tracefs: {}",
+            left.iter()
+                .map(|l| l.name.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
     let housekeeping = allowed.difference(&spec.cpus);
     let _aff = if housekeeping.is_empty() {
         warnings.push(format!(

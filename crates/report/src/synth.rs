@@ -128,6 +128,7 @@ pub fn run_result(
             if tail > 0.0 { "cpu" } else { "none" }.to_string(),
         )]),
         trace: None,
+        verdict: None,
         drift: Default::default(),
     }
 }

@@ -89,10 +89,23 @@ pub fn example_result() -> RunResult {
             worst_cases: vec![],
             unknown: vec![],
             split: None,
+            le_counts: Some(
+                LE_BOUNDS_NS
+                    .iter()
+                    .map(|&b| {
+                        let n = [0, 0, 5, 8, 8, 9, 9]
+                            .get(LE_BOUNDS_NS.iter().position(|&x| x == b).unwrap_or(99));
+                        [b, *n.unwrap_or(&10)]
+                    })
+                    .collect(),
+            ),
+            // The 150.4 us sample, the 10th, is past the 100 us histogram.
+            overflow_cycles: Some(vec![9]),
         }],
         programs: vec![],
         tags: BTreeMap::new(),
         trace: None,
+        verdict: None,
         drift: Default::default(),
     }
 }

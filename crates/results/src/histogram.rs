@@ -3,7 +3,7 @@
 //! it, resumed runs and campaign overlays merge it, readers and reports
 //! derive from it.
 
-use crate::{Corrected, HistStats, Histogram, ThreadResult, PERCENTILES};
+use crate::{Corrected, HistStats, Histogram, ThreadResult, LE_BOUNDS_NS, PERCENTILES};
 use std::collections::BTreeMap;
 
 impl Histogram {
@@ -87,6 +87,38 @@ impl MinMaxSum {
     /// The mean, unknown before the first sample.
     pub fn mean(&self) -> Option<f64> {
         (self.count > 0).then(|| self.sum as f64 / self.count as f64)
+    }
+}
+
+/// Exact counts of samples at or below each bound of [`LE_BOUNDS_NS`]
+/// (kept by the thread that drains a measuring thread's ring: one binary
+/// search per sample, no allocation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LeCounter {
+    /// Samples in (bound i-1, bound i]; the last slot: above every bound.
+    slots: [u64; LE_BOUNDS_NS.len() + 1],
+}
+
+impl LeCounter {
+    /// Count one sample (ns); one below zero is at or below every bound.
+    #[inline]
+    pub fn add(&mut self, v: i64) {
+        let i = LE_BOUNDS_NS.partition_point(|&b| (b as i128) < v as i128);
+        self.slots[i] += 1;
+    }
+
+    /// `[bound_ns, samples at or below it]` for every bound
+    /// ([`ThreadResult::le_counts`]).
+    pub fn cumulative(&self) -> Vec<[u64; 2]> {
+        let mut acc = 0;
+        LE_BOUNDS_NS
+            .iter()
+            .zip(&self.slots)
+            .map(|(&b, &c)| {
+                acc += c;
+                [b, acc]
+            })
+            .collect()
     }
 }
 
@@ -174,6 +206,8 @@ pub fn thread_from_histogram(
         worst_cases: Vec::new(),
         unknown: Vec::new(),
         split: None,
+        le_counts: None,
+        overflow_cycles: None,
     }
 }
 

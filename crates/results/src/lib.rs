@@ -15,12 +15,16 @@ pub mod merge;
 pub mod read;
 pub mod schema;
 pub mod statrec;
+mod verdict;
 
 pub use export::{
     file_names, systress_file_name, to_csv, to_cyclictest_hist, to_json, to_systress_txt,
     write_all, write_json, ExportManager, Exporter, CSV_FILE, HIST_FILE, JSON_FILE, SPIKES_JSON,
     SPIKES_TXT,
 };
-pub use histogram::{pool_threads, MinMaxSum};
+pub use histogram::{pool_threads, LeCounter, MinMaxSum};
 pub use read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
 pub use schema::*;
+pub use verdict::{
+    effective_verdict, LimitFailure, Limits, ThreadVerdict, Verdict, EXIT_LIMIT_EXCEEDED,
+};

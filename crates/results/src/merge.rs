@@ -48,10 +48,33 @@ fn merge_thread(a: &ThreadResult, b: &ThreadResult) -> Result<ThreadResult, Stri
         lost: a.lost + b.lost,
         hist_stats: hist_stats(&histogram),
         percentiles: hist_percentiles(&histogram, max_ns),
+        le_counts: merge_le(a.le_counts.as_deref(), b.le_counts.as_deref()),
+        overflow_cycles: merge_cycles(a, b, histogram.buckets.saturating_sub(1)),
         histogram,
         corrected,
         ..b.clone()
     })
+}
+
+/// Both parts' exact `le` counts added up; unknown when either is.
+fn merge_le(a: Option<&[[u64; 2]]>, b: Option<&[[u64; 2]]>) -> Option<Vec<[u64; 2]>> {
+    let (a, b) = (a?, b?);
+    (a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x[0] == y[0]))
+        .then(|| a.iter().zip(b).map(|(x, y)| [x[0], x[1] + y[1]]).collect())
+}
+
+/// The first part's overflow cycle numbers, then the second's numbered on
+/// from the first part's samples (the merged result's numbering), at most
+/// `n` in all, as cyclictest keeps them. Unknown when either part's are.
+fn merge_cycles(a: &ThreadResult, b: &ThreadResult, n: u64) -> Option<Vec<u64>> {
+    let (x, y) = (a.overflow_cycles.as_ref()?, b.overflow_cycles.as_ref()?);
+    Some(
+        x.iter()
+            .copied()
+            .chain(y.iter().map(|c| c + a.samples))
+            .take(n as usize)
+            .collect(),
+    )
 }
 
 /// `prev` (the checkpoint) followed by `cur` (the resumed run), after
@@ -105,6 +128,13 @@ pub fn merge_resumed(prev: &RunResult, cur: &RunResult, gap_s: f64) -> Result<Ru
     }
     let mut sysinfo = cur.sysinfo.clone();
     sysinfo.thermal = prev.sysinfo.thermal.clone();
+    // The verdict of the whole run: the same limits, on the merged figures.
+    let limits = cur
+        .verdict
+        .as_ref()
+        .or(prev.verdict.as_ref())
+        .map(|v| v.limits);
+    let verdict = limits.map(|l| crate::Verdict::judge(&threads, l));
     Ok(RunResult {
         started_at: prev.started_at.clone(),
         duration_s: prev.duration_s + cur.duration_s,
@@ -117,6 +147,7 @@ pub fn merge_resumed(prev: &RunResult, cur: &RunResult, gap_s: f64) -> Result<Ru
         threads,
         programs,
         tags,
+        verdict,
         drift: crate::drift::Drift::merged(&prev.drift, &cur.drift),
         ..cur.clone()
     })

@@ -48,6 +48,11 @@ pub struct RunResult {
     /// when the run did not ask for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub trace: Option<TraceResult>,
+    /// The limits the run was given (`measure --max-latency`) and whether
+    /// each thread and the run passed them; absent when no limit was given.
+    /// Every CI export derives its pass/fail from it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<crate::Verdict>,
     /// Isolation drift seen during the run: the top-level `drift` array
     /// and `drift_watch` object ([`crate::drift`]; docs/formats.md), both
     /// absent when the run was not watched.
@@ -186,6 +191,19 @@ pub struct ThreadResult {
     /// `--split`: IRQ latency and thread latency of the same wake-ups.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<SplitResult>,
+    /// `[bound_ns, samples at or below it]` for each bound of
+    /// [`LE_BOUNDS_NS`], cumulative, counted exactly from every sample
+    /// (overflow and underflow included): the buckets of the OpenMetrics
+    /// export. Absent (unknown) in imports and in files written before it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub le_counts: Option<Vec<[u64; 2]>>,
+    /// The 0-based numbers of the first samples at or above the histogram
+    /// size (the overflows of cyclictest's `-h N`, N = the size in
+    /// resolution units: the last bucket and beyond), at most N of them, as
+    /// cyclictest lists them. Absent when unknown (imports, older files, a
+    /// thread that lost samples: the numbers would be shifted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overflow_cycles: Option<Vec<u64>>,
 }
 
 /// A new maximum: `latency_ns`, `at_ns` after the start of the run.
@@ -293,6 +311,36 @@ pub struct ProgramResult {
     pub exits_ok: u64,
     pub exits_ko: u64,
 }
+
+/// The fixed `le` scale of [`ThreadResult::le_counts`] and of the
+/// OpenMetrics histogram, in ns: 1, 2, 5 per decade from 1 µs to 10 s (the
+/// same on every host and run, so series aggregate). It covers the largest
+/// linear histogram (`--histo-size` 1 s) and ten times beyond; a larger
+/// sample is only in `+Inf`.
+pub const LE_BOUNDS_NS: [u64; 22] = [
+    1_000,
+    2_000,
+    5_000,
+    10_000,
+    20_000,
+    50_000,
+    100_000,
+    200_000,
+    500_000,
+    1_000_000,
+    2_000_000,
+    5_000_000,
+    10_000_000,
+    20_000_000,
+    50_000_000,
+    100_000_000,
+    200_000_000,
+    500_000_000,
+    1_000_000_000,
+    2_000_000_000,
+    5_000_000_000,
+    10_000_000_000,
+];
 
 /// The percentile keys, in order: always in `percentiles`.
 pub const PERCENTILES: &[&str] = &["50", "90", "99", "99.9", "99.99", "99.999", "99.9999"];

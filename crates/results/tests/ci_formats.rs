@@ -4,8 +4,10 @@
 //! text format written here from the format's rules.
 
 use rtshield_results::example::example_result;
-use rtshield_results::export::{to_cyclictest_json, to_junit, to_kcidb, to_openmetrics};
-use rtshield_results::{RunResult, ThreadResult};
+use rtshield_results::export::{
+    to_cyclictest_json, to_junit, to_kcidb, to_openmetrics, to_prometheus_text,
+};
+use rtshield_results::{Limits, RunResult, ThreadResult};
 use std::collections::BTreeMap;
 use std::process::Command;
 
@@ -27,8 +29,19 @@ fn two_threads() -> RunResult {
     t.histogram.underflow = 1;
     t.histogram.overflow = 2;
     t.samples = 10;
+    // Not counted for this thread's samples: unknown (the linear histogram
+    // then gives what it can).
+    t.le_counts = None;
+    t.overflow_cycles = None;
     r.threads.push(t);
     r
+}
+
+/// A limit given at export time.
+fn limit(ns: u64) -> Limits {
+    Limits {
+        max_latency_ns: Some(ns),
+    }
 }
 
 /// Run `script` with python3, the file as its argument; its stdout.
@@ -56,7 +69,7 @@ fn python(script: &str, file_text: &str) -> Option<String> {
 #[test]
 fn cyclictest_json_has_cyclictests_keys_and_reads_like_lava() {
     let r = two_threads();
-    let text = to_cyclictest_json(&r);
+    let text = to_cyclictest_json(&r, &Limits::default());
     // The keys of a real `cyclictest --json` 2.40 file, exactly.
     let real: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(concat!(
@@ -113,17 +126,17 @@ root = ET.parse(sys.argv[1]).getroot()
 assert root.tag == "testsuites", root.tag
 suite = root.find("testsuite")
 print("suite", suite.get("name"), suite.get("tests"), suite.get("failures"), suite.get("hostname"))
-for p in suite.find("properties"):
-    if p.get("name") in ("kernel", "max_latency_ns", "tag.uuid"):
-        print("prop", p.get("name"), p.get("value"))
-for case in suite.findall("testcase"):
-    props = {p.get("name"): p.get("value") for p in case.find("properties")}
+props = {p.get("name"): p.get("value") for p in suite.find("properties")}
+for k in ("kernel", "max_latency_ns", "tag.uuid"):
+    if k in props:
+        print("prop", k, props[k])
+for i, case in enumerate(suite.findall("testcase")):
     f = case.find("failure")
     print("case", case.get("name"), "FAIL" if f is not None else "PASS",
-          props["max_ns"], props["p99.9_ns"], props["overruns"],
-          f.get("message") if f is not None else "")
+          props["thread%d.max_ns" % i], props["thread%d.p99.9_ns" % i],
+          props["thread%d.overruns" % i], f.get("message") if f is not None else "")
 "#;
-    let Some(out) = python(reader, &to_junit(&r, Some(200_000))) else {
+    let Some(out) = python(reader, &to_junit(&r, &limit(200_000))) else {
         return;
     };
     let lines: Vec<&str> = out.lines().collect();
@@ -142,7 +155,7 @@ for case in suite.findall("testcase"):
         "{out}"
     );
     // Without a limit every thread that measured passes.
-    let out = python(reader, &to_junit(&r, None)).unwrap();
+    let out = python(reader, &to_junit(&r, &Limits::default())).unwrap();
     assert!(
         out.starts_with("suite rtshield latency pi3-a 6.18.0 2 0 pi3-a"),
         "{out}"
@@ -187,7 +200,7 @@ for p in ("rtshield.latency.t0.max", "rtshield.latency.t1.max", "rtshield.latenc
     t = by[p]
     print(p, t["status"], repr(t["number"]["value"]), t["number"].get("unit", "-"))
 "#;
-    let Some(out) = python(checker, &to_kcidb(&r, Some(200_000), None)) else {
+    let Some(out) = python(checker, &to_kcidb(&r, &limit(200_000), None)) else {
         return;
     };
     assert_eq!(
@@ -207,9 +220,10 @@ struct Sample {
     value: f64,
 }
 
-/// A strict reader of the text exposition format 0.0.4 (+ `# EOF`): the
+/// A strict reader of OpenMetrics 1.0 text as rtshield writes it: the
 /// metric and label name grammar, quoted and escaped label values, float
-/// values, `# TYPE` before a family's samples, each family contiguous, the
+/// values, `# TYPE` before a family's samples, each family contiguous, a
+/// counter family named without `_total` and its samples with it, the
 /// file ending in `# EOF\n`. Returns the samples and the types.
 fn parse_prom(text: &str) -> (Vec<Sample>, BTreeMap<String, String>) {
     let is_name = |s: &str, colon: bool| {
@@ -228,6 +242,12 @@ fn parse_prom(text: &str) -> (Vec<Sample>, BTreeMap<String, String>) {
                 if types.get(b).map(String::as_str) == Some("histogram") {
                     return b.to_string();
                 }
+            }
+        }
+        // OpenMetrics: a counter family is named without `_total`.
+        if let Some(b) = name.strip_suffix("_total") {
+            if types.get(b).map(String::as_str) == Some("counter") {
+                return b.to_string();
             }
         }
         name.to_string()
@@ -320,12 +340,13 @@ fn parse_prom(text: &str) -> (Vec<Sample>, BTreeMap<String, String>) {
             if let Some(c) = current.take() {
                 done_families.push(c);
             }
-            current = Some(fam);
+            current = Some(fam.clone());
         }
-        if types[&family_of(name, &types)] == "counter" {
-            assert!(
-                name.ends_with("_total"),
-                "{at}: a counter sample ends in _total"
+        if types[&fam] == "counter" {
+            assert_eq!(
+                name,
+                format!("{fam}_total"),
+                "{at}: a counter's sample is its family's name + _total"
             );
         }
         samples.push(Sample {
@@ -343,7 +364,7 @@ fn openmetrics_is_valid_text_exposition_with_consistent_histograms() {
     let text = to_openmetrics(&r);
     let (samples, types) = parse_prom(&text);
     assert_eq!(types["rtshield_latency_seconds"], "histogram");
-    assert_eq!(types["rtshield_overruns_total"], "counter");
+    assert_eq!(types["rtshield_overruns"], "counter");
     for thread in ["0", "1"] {
         let of = |n: &str| {
             samples
@@ -425,11 +446,12 @@ fn has_python_module(module: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// The Prometheus client library's text-format parser reads the file too
-/// (the families and their types). CI installs it (Debian's
-/// `python3-prometheus-client`, .ci/run), so under RTSHIELD_REQUIRE_ROOT a
-/// missing module fails; elsewhere it is a SKIP and the strict reader above
-/// is the test.
+/// The Prometheus client library's parsers read the files too (the
+/// families and their types): its strict OpenMetrics parser the
+/// `openmetrics` export, its 0.0.4 text parser the `prometheus` one. CI
+/// installs it (Debian's `python3-prometheus-client`, scripts/test.sh), so
+/// under RTSHIELD_REQUIRE_ROOT a missing module fails; elsewhere it is a
+/// SKIP and the strict reader above is the test.
 #[test]
 fn prometheus_client_reads_it() {
     if !rtshield_testkit::testenv::require(
@@ -438,30 +460,50 @@ fn prometheus_client_reads_it() {
     ) {
         return;
     }
-    let script = r#"
+    for (parser, text) in [
+        (
+            "prometheus_client.openmetrics.parser",
+            to_openmetrics(&two_threads()),
+        ),
+        (
+            "prometheus_client.parser",
+            to_prometheus_text(&two_threads()),
+        ),
+    ] {
+        let script = format!(
+            r#"
 import sys
-from prometheus_client.parser import text_string_to_metric_families
+from {parser} import text_string_to_metric_families
 for f in text_string_to_metric_families(open(sys.argv[1]).read()):
     print(f.name, f.type, len(f.samples))
-"#;
-    let out = python(script, &to_openmetrics(&two_threads())).unwrap();
-    assert!(
-        out.contains("rtshield_latency_seconds histogram 38\n"),
-        "{out}"
-    );
-    assert!(out.contains("rtshield_overruns counter 2\n"), "{out}");
+"#
+        );
+        let out = python(&script, &text).unwrap();
+        // Thread 0: 22 bounds, +Inf, _count, _sum. Thread 1 (no exact
+        // counts): the 7 bounds up to its 100 us histogram and the 12 at or
+        // above its 1.25 ms maximum, +Inf, _count, _sum.
+        assert!(
+            out.contains("rtshield_latency_seconds histogram 47\n"),
+            "{parser}: {out}"
+        );
+        assert!(
+            out.contains("rtshield_overruns counter 2\n"),
+            "{parser}: {out}"
+        );
+    }
 }
 
-/// Where Python has KernelCI's `kcidb-io`, its v5.0 JSON schema validates
-/// the file (the checker above is the test everywhere).
+/// KernelCI's `kcidb-io` v5.0 JSON schema validates the file.
+/// scripts/test.sh installs it (`pip:kcidb-io` in scripts/test-packages.txt,
+/// on PYTHONPATH), so under RTSHIELD_REQUIRE_ROOT a missing module fails;
+/// elsewhere it is a SKIP and the schema checker above is the test.
 #[test]
 fn kcidb_io_validates_it_where_installed() {
-    // Optional even in CI: kcidb-io is not packaged by Debian (pip only).
-    if !has_python_module("kcidb_io") {
-        eprintln!(
-            "SKIP: python3 module kcidb_io is not installed (not packaged by Debian; \
-             pip install kcidb-io); the schema checker above covers the format"
-        );
+    if !rtshield_testkit::testenv::require(
+        has_python_module("kcidb_io"),
+        "python3 module kcidb_io is not installed (not packaged by Debian: \
+         scripts/test.sh installs pip:kcidb-io from scripts/test-packages.txt)",
+    ) {
         return;
     }
     let script = r#"
@@ -470,7 +512,7 @@ kcidb_io.schema.V5_0.validate(json.load(open(sys.argv[1])))
 print("valid")
 "#;
     let r = two_threads();
-    let out = python(script, &to_kcidb(&r, Some(200_000), Some("kernelci:abc"))).unwrap();
+    let out = python(script, &to_kcidb(&r, &limit(200_000), Some("kernelci:abc"))).unwrap();
     assert_eq!(out, "valid\n");
 }
 
@@ -482,10 +524,84 @@ fn the_strict_prometheus_reader_rejects_what_it_must() {
         "# TYPE x gauge\nx 1\n",                                  // no # EOF
         "# TYPE x gauge\nx 1\n# TYPE y gauge\ny 1\nx 2\n# EOF\n", // not contiguous
         "# TYPE x counter\nx 1\n# EOF\n",                         // counter without _total
+        "# TYPE x_total counter\nx_total 1\n# EOF\n",             // a 0.0.4 counter family
         "# TYPE 1x gauge\n1x 1\n# EOF\n",                         // bad name
         "# TYPE x gauge\nx one\n# EOF\n",                         // bad value
     ] {
         let r = std::panic::catch_unwind(|| parse_prom(bad));
         assert!(r.is_err(), "accepted: {bad:?}");
+    }
+}
+
+/// The `rtshield_latency_seconds` lines of thread `thread`: (le or the
+/// suffix, value text).
+fn histogram_lines(text: &str, thread: &str) -> Vec<(String, String)> {
+    let sel = format!("thread=\"{thread}\"");
+    text.lines()
+        .filter(|l| l.starts_with("rtshield_latency_seconds_") && l.contains(&sel))
+        .map(|l| {
+            let (head, v) = l.rsplit_once(' ').unwrap();
+            let key = match head.split("le=\"").nth(1) {
+                Some(le) => le.trim_end_matches("\"}").to_string(),
+                None => head.split('{').next().unwrap().to_string(),
+            };
+            (key, v.to_string())
+        })
+        .collect()
+}
+
+/// Issue 22 #6: every bucket at or above the maximum holds every sample,
+/// the overflow included (the example's 150.4 us sample is past its 100 us
+/// histogram: before, `le="0.0002"` held 9 of 10 and only `+Inf` had it).
+#[test]
+fn issue22_6_openmetrics_buckets_count_the_overflow_samples() {
+    let mut r = example_result();
+    let text = to_openmetrics(&r);
+    let lines = histogram_lines(&text, "0");
+    let get = |k: &str| lines.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+    assert_eq!(get("0.0002").as_deref(), Some("10"), "{text}");
+    assert_eq!(get("0.00005").as_deref(), Some("9"), "{text}");
+    assert_eq!(get("+Inf").as_deref(), Some("10"), "{text}");
+    // Without exact counts (an older file): at or above the maximum all 10
+    // samples; between the histogram's end (101 us) and the maximum the
+    // count is unknown: no line.
+    r.threads[0] = serde_json::from_value({
+        let mut v = serde_json::to_value(&r.threads[0]).unwrap();
+        v.as_object_mut().unwrap().remove("le_counts");
+        v
+    })
+    .unwrap();
+    let text = to_openmetrics(&r);
+    let lines = histogram_lines(&text, "0");
+    let get = |k: &str| lines.iter().find(|(a, _)| a == k).map(|(_, v)| v.clone());
+    assert_eq!(get("0.0002").as_deref(), Some("10"), "{text}");
+    assert_eq!(get("0.0001").as_deref(), Some("9"), "{text}");
+    assert_eq!(get("+Inf").as_deref(), Some("10"), "{text}");
+    assert!(!text.contains("le=\"0.00015\""), "no bound between: {text}");
+}
+
+/// Consumer finding new 4: `_sum` is the exact sum of the samples in ns,
+/// printed as an exact decimal, whatever float the mean went through (the
+/// issue's run: 24970 samples summing to 504031722 ns; before, the export
+/// wrote 0.5040317220000001 and `--metrics-file` 0.504031722).
+#[test]
+fn issue22_new4_openmetrics_sum_is_the_exact_ns_sum() {
+    let mut r = example_result();
+    let t = &mut r.threads[0];
+    t.samples = 24970;
+    t.histogram.counts = vec![[20, 24970]];
+    t.histogram.overflow = 0;
+    t.avg_ns = 504_031_722.0 / 24970.0;
+    // As read back from results.json, perhaps one unit in the last place off.
+    let avg_read: f64 = serde_json::from_str(&serde_json::to_string(&t.avg_ns).unwrap()).unwrap();
+    for avg in [t.avg_ns, avg_read, f64::from_bits(t.avg_ns.to_bits() + 1)] {
+        r.threads[0].avg_ns = avg;
+        let text = to_openmetrics(&r);
+        let sum = histogram_lines(&text, "0")
+            .into_iter()
+            .find(|(k, _)| k == "rtshield_latency_seconds_sum")
+            .unwrap()
+            .1;
+        assert_eq!(sum, "0.504031722", "avg {avg:?}");
     }
 }

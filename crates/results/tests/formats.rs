@@ -47,19 +47,21 @@ fn cyclictest_histogram_format() {
     assert!(lines[..h].iter().all(|l| l.starts_with('#')));
     assert_eq!(lines[h + 1], "000000 000000");
     assert_eq!(lines[h + 4], "000003 000003");
-    assert_eq!(lines[h + 101], "000100 000000");
-    let rest = &lines[h + 102..];
+    // A 100 us histogram: rows 0..99, as `cyclictest -h 100` (issue 22 #11).
+    assert_eq!(lines[h + 100], "000099 000000");
+    let rest = &lines[h + 101..];
     assert_eq!(rest[0], "# Total: 000000009");
     assert_eq!(rest[1], "# Min Latencies: 00002");
     assert_eq!(rest[2], "# Avg Latencies: 00020");
     assert_eq!(rest[3], "# Max Latencies: 00150");
     assert_eq!(rest[4], "# Histogram Overflows: 00001");
     assert_eq!(rest[5], "# Histogram Overflow at cycle number:");
-    assert_eq!(rest[6], "# Thread 0: # 00001 others");
+    // The 150.4 us sample is the 10th: cycle number 9 (0-based).
+    assert_eq!(rest[6], "# Thread 0: 00009");
     // cyclictest ends its histogram with an empty line.
     assert_eq!(rest.len(), 8);
     assert_eq!(rest[7], "");
-    assert!(s.ends_with("# Thread 0: # 00001 others\n\n"));
+    assert!(s.ends_with("# Thread 0: 00009\n\n"));
 }
 
 #[test]
@@ -69,8 +71,10 @@ fn cyclictest_histogram_tail_byte_for_byte() {
     let mut r = example_result();
     let t = &mut r.threads[0];
     t.histogram.overflow = 0;
-    t.histogram.buckets = 50;
+    // `-h 50` is a 50 us histogram: rtshield's buckets 0..=50.
+    t.histogram.buckets = 51;
     t.histogram.counts = vec![[14, 3], [49, 1509]];
+    t.overflow_cycles = Some(vec![]);
     t.min_ns = 14_200;
     t.avg_ns = 39_999.0;
     t.max_ns = 49_100;
@@ -122,10 +126,13 @@ fn cyclictest_histogram_two_threads_tab_separated() {
     let mut t = r.threads[0].clone();
     t.index = 1;
     t.histogram.counts = vec![[0, 7]];
+    // Cycle numbers not recorded (an import): all overflows are "others".
+    t.overflow_cycles = None;
     r.threads.push(t);
     let s = to_cyclictest_hist(&r);
     assert!(s.contains("\n000000 000000\t000007\n"));
     assert!(s.contains("\n# Total: 000000009 000000007\n"));
+    assert!(s.contains("\n# Thread 0: 00009\n"));
     assert!(s.contains("\n# Thread 1: # 00001 others\n"));
 }
 
@@ -306,8 +313,9 @@ fn histogram_txt_reads_in_osadl_rteval_and_numpy() {
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("histogram.txt");
     std::fs::write(&f, &text).unwrap();
-    // What every reader must find: bucket, count per thread.
-    let want: Vec<(u64, u64, u64)> = (0..r.threads[0].histogram.buckets)
+    // What every reader must find: bucket, count per thread, for the
+    // rows of `cyclictest -h N` (0..N-1, N = 100 us: buckets 0..=100).
+    let want: Vec<(u64, u64, u64)> = (0..r.threads[0].histogram.buckets - 1)
         .map(|b| {
             let c = |t: usize| {
                 r.threads[t]

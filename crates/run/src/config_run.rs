@@ -42,11 +42,15 @@ pub struct ConfigRequest {
     pub no_store: bool,
     /// The command line recorded in the results.
     pub command: Vec<String>,
+    /// `--max-latency`: exit status 3 when a thread's maximum exceeds it;
+    /// recorded with the verdict in every part's results.json.
+    pub max_latency_ns: Option<u64>,
 }
 
 /// Run (or `--check`) a configuration file. Returns the exit status:
-/// [`crate::pipeline::EXIT_FILES_MISSING`] when a result file is not where
-/// asked, else 0.
+/// [`rtshield_results::EXIT_LIMIT_EXCEEDED`] when a part's verdict failed
+/// (`--max-latency`), else [`crate::pipeline::EXIT_FILES_MISSING`] when a
+/// result file is not where asked, else 0.
 pub fn run_config(
     req: &ConfigRequest,
     root: &Root,
@@ -58,6 +62,16 @@ pub fn run_config(
     let cfg = rtshield_config::load(&req.config, &machine)?;
     if req.duration_ns == Some(0) {
         return Err(InputError::new("--duration 0: must be > 0").into());
+    }
+    if let Some(l) = req
+        .max_latency_ns
+        .filter(|l| !rtshield_limits::MAX_LATENCY_NS.contains(*l))
+    {
+        return Err(InputError::new(format!(
+            "--max-latency {}: must be more than 0 and at most 1h",
+            rtshield_sys::units::format_duration_ns(l)
+        ))
+        .into());
     }
     if req.check {
         printer.checked(
@@ -74,6 +88,7 @@ pub fn run_config(
         None => None,
     };
     let opts = options(req, root, &cfg, resume.as_ref())?;
+    crate::tracing::remove_leftovers(root);
     let outcome = match &resume {
         Some(r) => {
             printer.resuming(&r.dir, r.prev.duration_s, r.gap_s);
@@ -92,7 +107,16 @@ pub fn run_config(
         .map(|(d, r)| (d.as_path(), r))
         .collect();
     crate::store::store_runs(req.store.as_deref(), req.no_store, &parts);
-    Ok(0)
+    // The verdict recorded in the results is the exit status's one.
+    let failed = outcome
+        .results
+        .iter()
+        .any(|(_, r)| r.verdict.as_ref().is_some_and(|v| !v.passed));
+    Ok(if failed {
+        rtshield_results::EXIT_LIMIT_EXCEEDED
+    } else {
+        0
+    })
 }
 
 /// What the run needs besides the file: directory, label, tags, executable.
@@ -138,6 +162,9 @@ fn options(
         label,
         exe: rtshield_load::worker_exe()?,
         tags,
+        limits: rtshield_results::Limits {
+            max_latency_ns: req.max_latency_ns,
+        },
         metrics_file: req.metrics_file.clone(),
     })
 }

@@ -58,6 +58,7 @@ impl MetricsFile {
             programs: Vec::new(),
             warnings: Vec::new(),
             sysinfo: Default::default(),
+            limits: Default::default(),
         };
         let res = m.to_result(&ctx);
         match self.dir.write(&self.name, to_openmetrics(&res).as_bytes()) {

@@ -48,6 +48,8 @@ pub struct RunOptions {
     pub tags: std::collections::BTreeMap<String, String>,
     /// `--metrics-file`: rewritten every stats period.
     pub metrics_file: Option<PathBuf>,
+    /// `--max-latency`: recorded with the verdict in each part's results.
+    pub limits: rtshield_results::Limits,
 }
 
 /// What happened.

@@ -324,6 +324,7 @@ impl<'a> Run<'a> {
             programs,
             warnings: self.warnings.clone(),
             sysinfo: self.sysinfo.clone(),
+            limits: opts.limits,
         }
     }
 

@@ -16,7 +16,7 @@ use crate::timeline::WithTimeline;
 use anyhow::Context as _;
 use rtshield_load::LoadSpec;
 use rtshield_measure::{IntervalStats, MeasureSpec, Observer, ResultContext};
-use rtshield_results::ExportManager;
+use rtshield_results::{ExportManager, Limits};
 use rtshield_sys::{DirPolicy, InputError, Root, SafeDir, SysInfo};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -47,6 +47,7 @@ pub fn measure(
         plan.policy,
     )?;
     let out = opened.out.clone();
+    crate::tracing::remove_leftovers(root);
     printer.header(&plan, &opened.sysinfo);
     let done = measure_opened(
         opened,
@@ -61,6 +62,9 @@ pub fn measure(
             store: request.store.as_deref(),
             no_store: request.no_store,
             command: request.command.clone(),
+            limits: Limits {
+                max_latency_ns: request.max_latency_ns,
+            },
         },
         root,
         stop,
@@ -80,8 +84,9 @@ pub fn measure(
         files_missing: done.files_missing,
         max_latency_ns: request.max_latency_ns,
     });
-    Ok(match request.max_latency_ns {
-        Some(limit) if m.max_latency_ns() > limit as i64 => 3,
+    // The verdict recorded in the result is the exit status's one.
+    Ok(match &result.verdict {
+        Some(v) if !v.passed => rtshield_results::EXIT_LIMIT_EXCEEDED,
         _ if done.files_missing => pipeline::EXIT_FILES_MISSING,
         _ => 0,
     })
@@ -138,6 +143,8 @@ pub struct Single<'a> {
     pub no_store: bool,
     /// The command line recorded in the results.
     pub command: Vec<String>,
+    /// The limits the run is judged against (recorded with its verdict).
+    pub limits: Limits,
 }
 
 /// What exists before the measurement starts (so the command can print
@@ -230,6 +237,7 @@ pub fn measure_opened(
             programs,
             warnings: vec![],
             sysinfo,
+            limits: s.limits,
         },
         rtshield_json.map(|j| (j, s.policy)),
     );
@@ -240,7 +248,8 @@ pub fn measure_opened(
         f.write(&written.measurement);
     }
     if let (Some(j), true) = (s.json, s.json_cyclictest) {
-        let text = rtshield_results::export::to_cyclictest_json(&written.result);
+        let text =
+            rtshield_results::export::to_cyclictest_json(&written.result, &Limits::default());
         if let Err(e) = rtshield_results::export::write_text(&text, j, s.policy) {
             eprintln!("rtshield: error: --json: {e}");
             written.json_failed = true;

@@ -33,6 +33,23 @@ use std::os::unix::io::AsRawFd;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
+/// Remove what dead rtshield processes left in tracefs (instances still
+/// recording, private mounts: a SIGKILL or a crash leaves them), saying
+/// so on stderr. Called at the start of every `measure`, `run` and
+/// campaign cell, traced or not, once their input has been checked.
+pub fn remove_leftovers(root: &Root) {
+    for l in tracefs::remove_leftovers(root) {
+        let what = match l.kind {
+            tracefs::LeftoverKind::Instance => "trace instance",
+            tracefs::LeftoverKind::Mount => "tracefs mount",
+        };
+        eprintln!(
+            "rtshield: removed the {what} {} left by rtshield process {} (gone)",
+            l.name, l.pid
+        );
+    }
+}
+
 /// Spikes explained per run at most; later ones are counted
 /// (`spikes_not_analysed`): each costs a read and parse of the buffer.
 pub const MAX_SPIKES: usize = 100;

@@ -1,19 +1,36 @@
-//! A private ftrace instance (`instances/rtshield-<pid>` under tracefs).
+//! A private ftrace instance (`instances/rtshield-<pid>` under tracefs),
+//! and the leftovers of rtshield processes that died while tracing.
 //!
 //! Everything rtshield traces goes into its own instance: the top-level
 //! buffer, its `tracing_on`, `current_tracer`, `set_event` and
-//! `tracing_cpumask` are only ever read. tracefs is mounted at
-//! `/sys/kernel/tracing` only when it is mounted nowhere, and unmounted at
-//! close only when we mounted it. Instances left by a process that died
-//! (SIGKILL, crash) are removed by the next [`Instance::create`].
-//! The trace text is parsed by the `rtshield-trace` crate. See docs/trace.md.
+//! `tracing_cpumask` are only ever read. rtshield uses only the system's
+//! standard tracefs mount ([`STANDARD_MOUNTS`]) or a mount it made itself:
+//! when tracefs is mounted at neither standard place, it mounts it at
+//! `/run/rtshield-tracefs-<pid>/tracing` (a 0700 directory named after the
+//! process, [`private_mount`]) and detaches that mount at close. Another
+//! process's mount (a test's temporary one, an administrator's) is never
+//! used: the owner could not unmount it while rtshield works in it.
+//!
+//! Leftovers: a process killed while tracing (SIGKILL, a crash) leaves its
+//! instance (possibly still recording) and its private mount. Both carry
+//! the owner's pid; [`leftovers`] lists them with the owner alive or not
+//! (`audit` and `sysinfo` report them), [`remove_leftovers`] removes those
+//! of dead owners (`measure`, `run`, `campaign`, `noise` at start, and
+//! every [`Instance::create`]). The trace text is parsed by the
+//! `rtshield-trace` crate. See docs/trace.md.
 
 use crate::cgroup;
 use crate::{CpuSet, Root};
+use serde::Serialize;
 use std::io;
 
-/// Where rtshield mounts tracefs when it is not mounted.
-pub const MOUNT_POINT: &str = "/sys/kernel/tracing";
+/// Where the system mounts tracefs, in order of preference (the second is
+/// the automount below debugfs). rtshield uses these, or its own mount.
+pub const STANDARD_MOUNTS: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+/// rtshield's own mounts: `<prefix><pid>/tracing`, the directory 0700.
+pub const PRIVATE_DIR_PREFIX: &str = "/run/rtshield-tracefs-";
+/// The mount point's name inside its private directory.
+const PRIVATE_MOUNT_NAME: &str = "tracing";
 /// Instance names: `rtshield-<pid>`.
 pub const INSTANCE_PREFIX: &str = "rtshield-";
 /// Per-CPU buffer size range accepted by [`Config::buffer_kb`].
@@ -39,15 +56,222 @@ pub const EVENTS: &[&str] = &[
     "workqueue:workqueue_execute_end",
 ];
 
-/// The tracefs mount point from `/proc/self/mountinfo`, if mounted
-/// (`/sys/kernel/tracing` preferred over the debugfs automount).
-pub fn find(root: &Root) -> Option<String> {
-    let m: Vec<String> = cgroup::mounts(root)
+/// Every tracefs mount point of `/proc/self/mountinfo`, in its order.
+fn tracefs_mounts(root: &Root) -> Vec<String> {
+    cgroup::mounts(root)
         .into_iter()
         .filter(|m| m.fs_type == "tracefs")
         .map(|m| m.mount_point)
-        .collect();
-    m.iter().find(|p| *p == MOUNT_POINT).or(m.first()).cloned()
+        .collect()
+}
+
+/// The tracefs mount rtshield may use: a standard one
+/// ([`STANDARD_MOUNTS`], `/sys/kernel/tracing` first), else this
+/// process's own private mount; `None` when neither is mounted (another
+/// process's mount elsewhere is not used).
+pub fn find(root: &Root) -> Option<String> {
+    let m = tracefs_mounts(root);
+    let own = private_mount(std::process::id());
+    STANDARD_MOUNTS
+        .iter()
+        .map(|s| s.to_string())
+        .find(|s| m.contains(s))
+        .or_else(|| m.into_iter().find(|p| *p == own))
+}
+
+/// The private directory of process `pid`'s own mount
+/// (`/run/rtshield-tracefs-<pid>`).
+pub fn private_dir(pid: u32) -> String {
+    format!("{PRIVATE_DIR_PREFIX}{pid}")
+}
+
+/// Where process `pid` mounts tracefs when no standard mount exists
+/// (`/run/rtshield-tracefs-<pid>/tracing`).
+pub fn private_mount(pid: u32) -> String {
+    format!("{}/{PRIVATE_MOUNT_NAME}", private_dir(pid))
+}
+
+/// The owner of an rtshield private mount point, `None` for any other path.
+pub fn private_mount_pid(mount_point: &str) -> Option<u32> {
+    let rest = mount_point.strip_prefix(PRIVATE_DIR_PREFIX)?;
+    let pid = rest.strip_suffix(&format!("/{PRIVATE_MOUNT_NAME}"))?;
+    digits(pid)
+}
+
+/// A positive decimal pid, nothing else (no sign, no spaces).
+fn digits(s: &str) -> Option<u32> {
+    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok().filter(|p| *p > 0)
+}
+
+/// Whether process `pid` is alive: listed in `/proc` and not a zombie
+/// (a zombie cannot trace; its instance is a leftover).
+fn alive(root: &Root, pid: u32) -> bool {
+    crate::task::exists(root, pid)
+        && crate::task::stat(root, pid).is_none_or(|s| !matches!(s.state, 'Z' | 'X'))
+}
+
+/// What an rtshield leftover is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LeftoverKind {
+    /// A trace instance `instances/rtshield-<pid>`.
+    Instance,
+    /// A private tracefs mount `/run/rtshield-tracefs-<pid>/tracing`.
+    Mount,
+}
+
+/// A trace instance or private tracefs mount made by another rtshield
+/// process (named after its pid): in use while that process lives, a
+/// leftover once it is gone.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Leftover {
+    /// Instance or mount.
+    pub kind: LeftoverKind,
+    /// The instance's name (`rtshield-<pid>`) or the mount point.
+    pub name: String,
+    /// Its path (the instance directory as seen through the mount used).
+    pub path: String,
+    /// The process that made it.
+    pub pid: u32,
+    /// Whether that process is alive (then the object is in use).
+    pub owner_alive: bool,
+    /// For an instance: whether it still records (`tracing_on`), when read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracing_on: Option<bool>,
+}
+
+impl Leftover {
+    /// One line for a person: what, whose, and what happens to it.
+    pub fn describe(&self) -> String {
+        let what = match self.kind {
+            LeftoverKind::Instance => format!(
+                "trace instance {}{}",
+                self.name,
+                match self.tracing_on {
+                    Some(true) => " (still recording)",
+                    Some(false) => " (stopped)",
+                    None => "",
+                }
+            ),
+            LeftoverKind::Mount => format!("tracefs mount {}", self.name),
+        };
+        if self.owner_alive {
+            format!("{what}: in use by process {}", self.pid)
+        } else {
+            format!(
+                "{what}: left by rtshield process {}, which is gone \
+                 (the next measure, run, campaign or noise removes it)",
+                self.pid
+            )
+        }
+    }
+}
+
+/// The tracefs mount through which instances are listed and removed: a
+/// standard one, our own, else a private mount whose owner is dead (it is
+/// about to go anyway); never a live process's private mount.
+fn listing_mount(root: &Root, mounts: &[String]) -> Option<String> {
+    find(root).or_else(|| {
+        mounts
+            .iter()
+            .find(|m| private_mount_pid(m).is_some_and(|p| !alive(root, p)))
+            .cloned()
+    })
+}
+
+/// Every trace instance and private tracefs mount of other rtshield
+/// processes, alive or not (instances are listed through [`find`]'s
+/// mount or a dead process's; when no such mount exists, only mounts).
+pub fn leftovers(root: &Root) -> Vec<Leftover> {
+    let me = std::process::id();
+    let mounts = tracefs_mounts(root);
+    let mut out = Vec::new();
+    if let Some(at) = listing_mount(root, &mounts) {
+        let dir = format!("{}/instances", at.trim_end_matches('/'));
+        for name in root.read_dir_names(&dir).unwrap_or_default() {
+            let Some(pid) = instance_pid(&name).filter(|p| *p != me) else {
+                continue;
+            };
+            let path = format!("{dir}/{name}");
+            out.push(Leftover {
+                kind: LeftoverKind::Instance,
+                tracing_on: root
+                    .read_opt(format!("{path}/tracing_on"))
+                    .map(|s| s.trim() == "1"),
+                owner_alive: alive(root, pid),
+                name,
+                path,
+                pid,
+            });
+        }
+    }
+    for m in mounts {
+        let Some(pid) = private_mount_pid(&m).filter(|p| *p != me) else {
+            continue;
+        };
+        out.push(Leftover {
+            kind: LeftoverKind::Mount,
+            name: m.clone(),
+            path: m,
+            pid,
+            owner_alive: alive(root, pid),
+            tracing_on: None,
+        });
+    }
+    out
+}
+
+/// Remove the leftovers of dead rtshield processes: their instances
+/// (stopped, then removed), then their private mounts (detached) and
+/// directories. Returns what was removed; what could not be (not root, a
+/// live owner) stays, and live processes' objects are never touched.
+pub fn remove_leftovers(root: &Root) -> Vec<Leftover> {
+    let found = leftovers(root);
+    let mut removed = Vec::new();
+    // Instances first: they may be listed through a dead owner's mount.
+    for l in found.iter().filter(|l| !l.owner_alive) {
+        let ok = match l.kind {
+            LeftoverKind::Instance => {
+                let on = format!("{}/tracing_on", l.path);
+                if root.exists(&on) {
+                    let _ = root.write(on, "0");
+                }
+                std::fs::remove_dir(root.path(&l.path)).is_ok()
+            }
+            LeftoverKind::Mount => false,
+        };
+        if ok {
+            removed.push(l.clone());
+        }
+    }
+    for l in found.iter().filter(|l| !l.owner_alive) {
+        if l.kind == LeftoverKind::Mount && unmount_private(root, l.pid).is_ok() {
+            removed.push(l.clone());
+        }
+    }
+    remove_dead_private_dirs(root);
+    removed
+}
+
+/// Empty private directories of dead processes (a mount already gone, a
+/// process killed between its mkdir and its mount).
+fn remove_dead_private_dirs(root: &Root) {
+    let Some((parent, prefix)) = PRIVATE_DIR_PREFIX.rsplit_once('/') else {
+        return;
+    };
+    for name in root.read_dir_names(parent).unwrap_or_default() {
+        let Some(pid) = name.strip_prefix(prefix).and_then(digits) else {
+            continue;
+        };
+        if pid != std::process::id() && !alive(root, pid) {
+            let dir = root.path(private_dir(pid));
+            let _ = std::fs::remove_dir(dir.join(PRIVATE_MOUNT_NAME));
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
 }
 
 /// Filesystems this kernel supports (`nodev\ttracefs` when it has tracefs).
@@ -212,9 +436,10 @@ pub struct Instance {
 }
 
 impl Instance {
-    /// Mount tracefs if needed, remove stale instances of dead rtshield
-    /// processes, create `instances/rtshield-<our pid>` with tracing off,
-    /// and configure it. Tracing starts with [`Instance::start`].
+    /// Use the standard tracefs mount, else mount our own private one;
+    /// remove the leftovers of dead rtshield processes; create
+    /// `instances/rtshield-<our pid>` with tracing off, and configure it.
+    /// Tracing starts with [`Instance::start`].
     pub fn create(root: &Root, cfg: &Config) -> io::Result<Instance> {
         if !BUFFER_KB_RANGE.contains(&cfg.buffer_kb) {
             return Err(err(format!(
@@ -227,13 +452,17 @@ impl Instance {
         if cfg.cpus.is_empty() {
             return Err(err("no CPU to trace".into()));
         }
+        let me = std::process::id();
+        // A private mount made now goes at close; a standard one stays,
+        // and so does our own private mount made by another instance of
+        // this process that is still open (it detaches it itself).
         let (tracefs, mounted_by_us) = match find(root) {
             Some(t) => (t, false),
-            None => (mount(root)?, true),
+            None => (mount_private(root)?, true),
         };
         let mut inst = Instance {
             root: root.clone(),
-            dir: instance_dir(&tracefs, std::process::id()),
+            dir: instance_dir(&tracefs, me),
             tracefs,
             mounted_by_us,
             enabled: Vec::new(),
@@ -243,7 +472,11 @@ impl Instance {
             closed: false,
         };
         // From here on, Drop undoes whatever was done.
-        inst.stale_removed = remove_stale(root, &inst.tracefs);
+        inst.stale_removed = remove_leftovers(root)
+            .into_iter()
+            .filter(|l| l.kind == LeftoverKind::Instance)
+            .map(|l| l.name)
+            .collect();
         std::fs::create_dir(root.path(&inst.dir))
             .map_err(|e| err(format!("cannot create trace instance {}: {e}", inst.dir)))?;
         inst.created = true;
@@ -384,18 +617,10 @@ impl Instance {
             Ok(())
         };
         if self.mounted_by_us {
-            // Another rtshield that found our mount may still be tracing:
-            // leave the mount to it rather than pull it away.
-            let others = live_instances(&self.root, &self.tracefs);
-            if others.is_empty() {
-                unmount(&self.root, &self.tracefs)?;
-            } else {
-                eprintln!(
-                    "rtshield: leaving tracefs mounted at {}: still used by {}",
-                    self.tracefs,
-                    others.join(", ")
-                );
-            }
+            // Nobody else uses our private mount (rtshield never uses
+            // another process's): detach it, even while a file of it is
+            // still open here.
+            unmount_private(&self.root, std::process::id())?;
         }
         rm
     }
@@ -448,46 +673,26 @@ impl PipeReader {
     }
 }
 
-/// Remove `instances/rtshield-<pid>` whose process is gone; returns their
-/// names. Our own and live processes' instances are left alone.
-pub fn remove_stale(root: &Root, tracefs: &str) -> Vec<String> {
-    let dir = format!("{}/instances", tracefs.trim_end_matches('/'));
-    let me = std::process::id();
-    let mut out = Vec::new();
-    for name in root.read_dir_names(&dir).unwrap_or_default() {
-        let Some(pid) = instance_pid(&name) else {
-            continue;
-        };
-        if pid == me || crate::task::exists(root, pid) {
-            continue;
-        }
-        if std::fs::remove_dir(root.path(format!("{dir}/{name}"))).is_ok() {
-            out.push(name);
-        }
-    }
-    out
-}
-
-/// Instances `rtshield-<pid>` of other processes that are still alive.
-pub fn live_instances(root: &Root, tracefs: &str) -> Vec<String> {
-    let dir = format!("{}/instances", tracefs.trim_end_matches('/'));
-    let me = std::process::id();
-    root.read_dir_names(&dir)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|n| instance_pid(n).is_some_and(|p| p != me && crate::task::exists(root, p)))
-        .collect()
-}
-
-/// Mount tracefs at [`MOUNT_POINT`] (host only: a fake tree cannot mount).
-fn mount(root: &Root) -> io::Result<String> {
+/// Mount tracefs at this process's private mount point
+/// ([`private_mount`]) below a fresh 0700 directory (host only: a fake
+/// tree cannot mount).
+fn mount_private(root: &Root) -> io::Result<String> {
     if !root.is_host() {
         return Err(err(format!(
             "tracefs is not mounted in {} (no tracefs line in mountinfo)",
             root.base().display()
         )));
     }
-    let target = std::ffi::CString::new(MOUNT_POINT).expect("no NUL");
+    let me = std::process::id();
+    let (dir, at) = (private_dir(me), private_mount(me));
+    private_directory(&dir)?;
+    match std::fs::create_dir(&at) {
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+            return Err(err(format!("cannot create {at}: {e}")))
+        }
+        _ => {}
+    }
+    let target = std::ffi::CString::new(at.as_str()).expect("no NUL");
     let fstype = std::ffi::CString::new("tracefs").expect("no NUL");
     // SAFETY: valid NUL-terminated strings that outlive the call; no data.
     let rc = unsafe {
@@ -501,27 +706,57 @@ fn mount(root: &Root) -> io::Result<String> {
     };
     if rc != 0 {
         let e = io::Error::last_os_error();
+        let _ = std::fs::remove_dir(&at);
+        let _ = std::fs::remove_dir(&dir);
         return Err(io::Error::new(
             e.kind(),
-            format!("cannot mount tracefs at {MOUNT_POINT}: {e}"),
+            format!("cannot mount tracefs at {at}: {e}"),
         ));
     }
-    Ok(MOUNT_POINT.to_string())
+    Ok(at)
 }
 
-fn unmount(root: &Root, at: &str) -> io::Result<()> {
-    if !root.is_host() {
-        return Ok(());
+/// `dir` as a directory only this user can enter: made 0700, or, left by
+/// an earlier process of the same pid, accepted only when it is a real
+/// directory (not a link) owned by us and closed to others.
+fn private_directory(dir: &str) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => return Ok(()),
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
+            return Err(err(format!("cannot create {dir}: {e}")))
+        }
+        Err(_) => {}
     }
-    let target = std::ffi::CString::new(at).map_err(|_| err(format!("bad path {at}")))?;
-    // SAFETY: a valid NUL-terminated path that outlives the call.
-    if unsafe { libc::umount2(target.as_ptr(), 0) } != 0 {
-        let e = io::Error::last_os_error();
-        return Err(io::Error::new(
-            e.kind(),
-            format!("cannot unmount tracefs at {at}: {e}"),
-        ));
+    let m = std::fs::symlink_metadata(dir)?;
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !m.file_type().is_dir() || m.uid() != me || m.mode() & 0o077 != 0 {
+        return Err(err(format!(
+            "{dir} exists and is not a private directory of this user: not mounting tracefs there"
+        )));
     }
+    Ok(())
+}
+
+/// Detach process `pid`'s private mount (when mounted: on the host) and
+/// remove its mount point and directory.
+fn unmount_private(root: &Root, pid: u32) -> io::Result<()> {
+    let (dir, at) = (private_dir(pid), private_mount(pid));
+    if root.is_host() && tracefs_mounts(root).contains(&at) {
+        let target = std::ffi::CString::new(at.as_str()).expect("no NUL");
+        // SAFETY: a valid NUL-terminated path that outlives the call.
+        // MNT_DETACH: gone from the tree now, released when unused.
+        if unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) } != 0 {
+            let e = io::Error::last_os_error();
+            return Err(io::Error::new(
+                e.kind(),
+                format!("cannot unmount tracefs at {at}: {e}"),
+            ));
+        }
+    }
+    let _ = std::fs::remove_dir(root.path(&at));
+    let _ = std::fs::remove_dir(root.path(&dir));
     Ok(())
 }
 
@@ -533,6 +768,9 @@ mod tests {
     const MOUNTINFO: &str = "22 1 0:21 / /proc rw,nosuid - proc proc rw\n\
         30 22 0:12 / /sys/kernel/debug/tracing rw - tracefs tracefs rw\n\
         31 22 0:12 / /sys/kernel/tracing rw,nosuid - tracefs tracefs rw\n";
+    /// A test's temporary tracefs mount and another process's private one.
+    const FOREIGN: &str = "40 1 0:12 / /tmp/.tmpAbC123 rw - tracefs tracefs rw\n\
+        41 1 0:12 / /run/rtshield-tracefs-777/tracing rw - tracefs tracefs rw\n";
 
     fn fake(mountinfo: &str) -> (tempfile::TempDir, Root) {
         let d = tempfile::tempdir().unwrap();
@@ -596,11 +834,167 @@ mod tests {
         assert_eq!(find(&r).as_deref(), Some("/sys/kernel/tracing"));
         let (_d, r) = fake("30 22 0:12 / /sys/kernel/debug/tracing rw - tracefs tracefs rw\n");
         assert_eq!(find(&r).as_deref(), Some("/sys/kernel/debug/tracing"));
+        // The standard place wins even when listed after another mount.
+        let (_d, r) = fake(&format!("{FOREIGN}{MOUNTINFO}"));
+        assert_eq!(find(&r).as_deref(), Some("/sys/kernel/tracing"));
         let (_d, r) = fake("22 1 0:21 / /proc rw - proc proc rw\n");
         assert_eq!(find(&r), None);
         // A fake tree never mounts anything.
         let e = Instance::create(&r, &Config::new(CpuSet::single(1))).unwrap_err();
         assert!(e.to_string().contains("tracefs is not mounted"), "{e}");
+    }
+
+    #[test]
+    fn never_uses_another_process_s_mount() {
+        // Only a test's temporary mount and another rtshield's private
+        // one: neither is ours to use (the old `find` took the first).
+        let (_d, r) = fake(FOREIGN);
+        assert_eq!(find(&r), None);
+        // Our own private mount is.
+        let own = private_mount(std::process::id());
+        let (_d, r) = fake(&format!(
+            "{FOREIGN}42 1 0:12 / {own} rw - tracefs tracefs rw\n"
+        ));
+        assert_eq!(find(&r), Some(own));
+    }
+
+    #[test]
+    fn private_mount_names_carry_the_owner() {
+        assert_eq!(private_dir(42), "/run/rtshield-tracefs-42");
+        assert_eq!(private_mount(42), "/run/rtshield-tracefs-42/tracing");
+        assert_eq!(
+            private_mount_pid("/run/rtshield-tracefs-42/tracing"),
+            Some(42)
+        );
+        for p in [
+            "/run/rtshield-tracefs-42",
+            "/run/rtshield-tracefs-42/tracing/x",
+            "/run/rtshield-tracefs-/tracing",
+            "/run/rtshield-tracefs-0/tracing",
+            "/run/rtshield-tracefs-+4/tracing",
+            "/tmp/rtshield-tracefs-42/tracing",
+            "/sys/kernel/tracing",
+        ] {
+            assert_eq!(private_mount_pid(p), None, "{p}");
+        }
+    }
+
+    /// A fake tree with instances and private mounts of a dead rtshield
+    /// (999999), a live one (777), a zombie (778), and a foreign instance.
+    fn with_leftovers(recording: bool) -> (tempfile::TempDir, Root) {
+        let (d, r) = fake(&format!(
+            "{MOUNTINFO}{FOREIGN}\
+             43 1 0:12 / /run/rtshield-tracefs-999999/tracing rw - tracefs tracefs rw\n"
+        ));
+        let b = d.path();
+        fs::create_dir_all(b.join("proc/777")).unwrap();
+        fs::create_dir_all(b.join("proc/778")).unwrap();
+        fs::write(b.join("proc/778/stat"), "778 (rtshield) Z 1 0 0\n").unwrap();
+        let inst = b.join("sys/kernel/tracing/instances");
+        for n in ["rtshield-999999", "rtshield-777", "rtshield-778", "perf"] {
+            fs::create_dir(inst.join(n)).unwrap();
+        }
+        if recording {
+            fs::write(inst.join("rtshield-999999/tracing_on"), "1\n").unwrap();
+        }
+        for pid in [777, 999999, 999998] {
+            fs::create_dir_all(r.path(private_mount(pid))).unwrap();
+        }
+        (d, r)
+    }
+
+    #[test]
+    fn leftovers_name_their_owner_and_whether_it_lives() {
+        let (_d, r) = with_leftovers(true);
+        let l = leftovers(&r);
+        let brief: Vec<(LeftoverKind, &str, u32, bool)> = l
+            .iter()
+            .map(|l| (l.kind, l.name.as_str(), l.pid, l.owner_alive))
+            .collect();
+        assert_eq!(
+            brief,
+            [
+                (LeftoverKind::Instance, "rtshield-777", 777, true),
+                (LeftoverKind::Instance, "rtshield-778", 778, false),
+                (LeftoverKind::Instance, "rtshield-999999", 999999, false),
+                (
+                    LeftoverKind::Mount,
+                    "/run/rtshield-tracefs-777/tracing",
+                    777,
+                    true
+                ),
+                (
+                    LeftoverKind::Mount,
+                    "/run/rtshield-tracefs-999999/tracing",
+                    999999,
+                    false
+                ),
+            ]
+        );
+        assert_eq!(l[2].tracing_on, Some(true));
+        assert_eq!(l[2].path, "/sys/kernel/tracing/instances/rtshield-999999");
+        let d = l[2].describe();
+        assert!(d.contains("rtshield-999999 (still recording)"), "{d}");
+        assert!(d.contains("process 999999, which is gone"), "{d}");
+        assert!(l[0].describe().contains("in use by process 777"));
+        let j = serde_json::to_value(&l[2]).unwrap();
+        assert_eq!(j["kind"], "instance");
+        assert_eq!(j["owner_alive"], false);
+    }
+
+    #[test]
+    fn only_dead_owners_leftovers_are_removed() {
+        // The fake kernel cannot empty an instance on rmdir: no files in it.
+        let (d, r) = with_leftovers(false);
+        let gone: Vec<String> = remove_leftovers(&r).into_iter().map(|l| l.name).collect();
+        assert_eq!(
+            gone,
+            [
+                "rtshield-778",
+                "rtshield-999999",
+                "/run/rtshield-tracefs-999999/tracing"
+            ]
+        );
+        let b = d.path();
+        let inst = b.join("sys/kernel/tracing/instances");
+        assert!(inst.join("rtshield-777").is_dir());
+        assert!(inst.join("perf").is_dir());
+        assert!(!inst.join("rtshield-999999").exists());
+        assert!(!inst.join("rtshield-778").exists());
+        assert!(r.path(private_mount(777)).is_dir());
+        // The dead one's mount and directory, and a dead one's empty
+        // directory that was never mounted.
+        assert!(!r.path(private_dir(999999)).exists());
+        assert!(!r.path(private_dir(999998)).exists());
+        // Nothing left to remove the second time (once the kernel, here
+        // the test, no longer lists the detached mount).
+        fs::write(
+            b.join("proc/self/mountinfo"),
+            format!("{MOUNTINFO}{FOREIGN}"),
+        )
+        .unwrap();
+        assert!(remove_leftovers(&r).is_empty());
+    }
+
+    #[test]
+    fn without_a_usable_mount_instances_are_listed_through_a_dead_one_s() {
+        // No standard mount: the dead rtshield's private mount shows the
+        // instances (a live process's private mount is never used).
+        let (d, r) =
+            fake("41 1 0:12 / /run/rtshield-tracefs-777/tracing rw - tracefs tracefs rw\n");
+        fs::create_dir_all(d.path().join("proc/777")).unwrap();
+        assert!(leftovers(&r).iter().all(|l| l.kind == LeftoverKind::Mount));
+        let (d, r) =
+            fake("43 1 0:12 / /run/rtshield-tracefs-999999/tracing rw - tracefs tracefs rw\n");
+        let inst = r.path(format!("{}/instances", private_mount(999999)));
+        fs::create_dir_all(inst.join("rtshield-999999")).unwrap();
+        let l = leftovers(&r);
+        assert_eq!(l.len(), 2, "{l:?}");
+        assert_eq!(
+            l[0].path,
+            "/run/rtshield-tracefs-999999/tracing/instances/rtshield-999999"
+        );
+        drop(d);
     }
 
     #[test]
@@ -654,11 +1048,6 @@ mod tests {
         assert_eq!(inst.stale_removed(), ["rtshield-999999"]);
         assert!(inst_root.join("rtshield-777").exists());
         assert!(inst_root.join("perf").exists());
-        // Who would still need a mount we made: the live one only.
-        assert_eq!(
-            live_instances(&r, "/sys/kernel/tracing"),
-            vec!["rtshield-777".to_string()]
-        );
         let rd = |f: &str| fs::read_to_string(dir.join(f)).unwrap();
         assert_eq!(rd("tracing_cpumask"), "a");
         assert_eq!(rd("buffer_size_kb"), "512");

@@ -1,7 +1,10 @@
 //! What rtshield's tests share: fake kernel trees ([`fake`]: the tree
 //! builder with the kernel paths it writes, and the cgroup emulation of
 //! `rtshield-fake-kernel`), the preconditions of live tests ([`testenv`],
-//! [`live`]), and the checks every CLI and library test repeats (exit
+//! [`live`]), the environment a test owns ([`cmd`]: commands with a
+//! private home and no store; [`reaper`]: every kernel object a test
+//! makes is registered, and undone even after the test process is
+//! killed), and the checks every CLI and library test repeats (exit
 //! status, refusals, input errors, files).
 //!
 //! A dev-dependency only: no shipped crate depends on it (the layering
@@ -10,8 +13,10 @@
 
 #![deny(missing_docs)]
 
+pub mod cmd;
 pub mod fake;
 pub mod live;
+pub mod reaper;
 pub mod testenv;
 
 mod check;

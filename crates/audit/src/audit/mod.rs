@@ -17,7 +17,7 @@ mod shield;
 pub use render::render;
 
 use crate::procfs::Family;
-use rtshield_sys::{cpus as syscpus, CpuSet, Root, SysInfo};
+use rtshield_sys::{cpus as syscpus, tracefs, CpuSet, Root, SysInfo};
 use serde::Serialize;
 use shield::Shield;
 use std::collections::BTreeMap;
@@ -115,6 +115,9 @@ pub struct Audit {
     pub rt_throttling: String,
     pub sched_fifo: String,
     pub fixes: Vec<Fix>,
+    /// Trace instances and private tracefs mounts of other rtshield
+    /// processes: in use (owner alive) or left behind by a killed one.
+    pub tracing_leftovers: Vec<tracefs::Leftover>,
 }
 
 /// Score at or below which a CPU is called clean.
@@ -149,6 +152,13 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
             f.describe()
         ));
     }
+    // A killed traced run may still be recording on these CPUs.
+    let tracing_leftovers = tracefs::leftovers(root);
+    findings.extend(
+        tracing_leftovers
+            .iter()
+            .map(|l| format!("A {}.", l.describe())),
+    );
     let fixes = fixes::proposed(root, &online, &sel, &cpus, &parts, &si);
     Ok(Audit {
         selection,
@@ -170,6 +180,7 @@ pub fn audit(root: &Root, opts: &AuditOptions) -> anyhow::Result<Audit> {
             (None, _) => "not probed (fake tree)".into(),
         },
         fixes,
+        tracing_leftovers,
     })
 }
 

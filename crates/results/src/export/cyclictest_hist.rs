@@ -24,9 +24,11 @@ impl Exporter for CyclictestHist {
 /// inside the histogram), `# Min/Avg/Max Latencies:`, `# Histogram
 /// Overflows:` and `# Histogram Overflow at cycle number:` lines and an
 /// empty line, byte for byte as cyclictest 2.x prints them. Values in
-/// resolution units (µs by default, like cyclictest). One difference: the
-/// rows are those of the systress histogram, `0..=histo_size` (cyclictest's
-/// `-h N` prints `0..N-1`), and no cycle numbers are recorded.
+/// resolution units (µs by default, like cyclictest). For a histogram size
+/// of N units the rows are `0..N-1`, as `cyclictest -h N` prints them: a
+/// sample of N units or more (rtshield's last bucket and beyond) is an
+/// overflow, listed by its sample number (the first N of them, then
+/// `# NNNNN others`) when the result records the numbers.
 pub fn to_cyclictest_hist(res: &RunResult) -> String {
     let mut s = provenance(res);
     // `#` lines: skipped by cyclictest's readers, read back by rtshield's.
@@ -35,18 +37,13 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
         s.push_str(&super::split_lines(t));
     }
     s.push_str("# Histogram\n");
-    let rows = res
-        .threads
-        .iter()
-        .map(|t| t.histogram.buckets)
-        .max()
-        .unwrap_or(0);
+    let rows = res.threads.iter().map(rows_of).max().unwrap_or(0);
     let per_thread: Vec<Vec<u64>> = res
         .threads
         .iter()
         .map(|t| {
             let mut v = vec![0u64; rows as usize];
-            for [b, c] in &t.histogram.counts {
+            for [b, c] in t.histogram.counts.iter().filter(|b| b[0] < rows_of(t)) {
                 // try_from: an index past usize (32-bit) is out of range,
                 // not wrapped into a low row.
                 if let Some(x) = usize::try_from(*b).ok().and_then(|b| v.get_mut(b)) {
@@ -71,7 +68,7 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
     line(&mut s, "# Total:", &|t| {
         format!(
             "{:09}",
-            t.histogram.counts.iter().map(|c| c[1]).sum::<u64>()
+            t.histogram.counts.iter().map(|c| c[1]).sum::<u64>() - at_or_past_n(t)
         )
     });
     line(&mut s, "# Min Latencies:", &|t| {
@@ -88,17 +85,46 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
         format!("{:05}", units(t.max_ns, t.histogram.resolution_ns))
     });
     line(&mut s, "# Histogram Overflows:", &|t| {
-        format!("{:05}", t.histogram.overflow)
+        format!("{:05}", overflows(t))
     });
     s.push_str("# Histogram Overflow at cycle number:\n");
     for (i, t) in res.threads.iter().enumerate() {
         let _ = write!(s, "# Thread {i}:");
-        if t.histogram.overflow > 0 {
-            let _ = write!(s, " # {:05} others", t.histogram.overflow);
+        let listed = t.overflow_cycles.as_deref().unwrap_or_default();
+        for c in listed {
+            let _ = write!(s, " {c:05}");
+        }
+        // As cyclictest: the overflows not listed (all of them when the
+        // numbers are unknown).
+        let others = overflows(t).saturating_sub(listed.len() as u64);
+        if others > 0 {
+            let _ = write!(s, " # {others:05} others");
         }
         s.push('\n');
     }
     // cyclictest ends with an empty line too.
     s.push('\n');
     s
+}
+
+/// The rows of a thread's `-h N` histogram: N, the histogram size in
+/// resolution units (rtshield's buckets hold `0..=N`).
+fn rows_of(t: &ThreadResult) -> u64 {
+    t.histogram.buckets.saturating_sub(1)
+}
+
+/// Samples in rtshield's last bucket (N units): past `cyclictest -h N`'s rows.
+fn at_or_past_n(t: &ThreadResult) -> u64 {
+    let n = rows_of(t);
+    t.histogram
+        .counts
+        .iter()
+        .filter(|b| b[0] >= n)
+        .map(|b| b[1])
+        .sum()
+}
+
+/// cyclictest's overflows: samples of N units or more.
+fn overflows(t: &ThreadResult) -> u64 {
+    t.histogram.overflow + at_or_past_n(t)
 }

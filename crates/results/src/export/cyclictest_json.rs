@@ -5,26 +5,44 @@
 //! `return_code`).
 //!
 //! rt-tests writes `cmdline:` and `rt_test_version:` with a stray colon in
-//! the key; so does this file, since parsers were written against it.
-//! Values are in µs (`resolution_in_ns` 0), or in ns when the run's
-//! resolution is 1 ns (`resolution_in_ns` 1, as `cyclictest --nsecs`).
+//! the key; so does this file, since parsers were written against it. The
+//! version is a number as rt-tests prints it (`%1.2f`): that of the rt-tests
+//! release whose layout the file follows ([`RT_TESTS_FORMAT_VERSION`]);
+//! rtshield's own name is in `cmdline:`. Values are in µs
+//! (`resolution_in_ns` 0), or in ns when the run's resolution is 1 ns
+//! (`resolution_in_ns` 1, as `cyclictest --nsecs`). `return_code` comes
+//! from the run's verdict ([`crate::Verdict`]).
 
 use super::Exporter;
-use crate::{RunResult, ThreadResult};
+use crate::{effective_verdict, Limits, RunResult, ThreadResult};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 /// The file name when written beside the other result files.
 pub const CYCLICTEST_JSON_FILE: &str = "cyclictest.json";
 
-pub struct CyclictestJson;
+/// The `rt_test_version:` value: the rt-tests release (cyclictest 2.40,
+/// Debian 12's) whose `--json` layout this file follows, key for key. A
+/// number, as `rt_write_json` prints it, since readers parse it as one.
+pub const RT_TESTS_FORMAT_VERSION: &str = "2.40";
+
+/// The cyclictest-json exporter; `limits` are given at export time and
+/// replace the recorded ones of the same kind (`export --max-latency`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CyclictestJson {
+    /// Export-time limits.
+    pub limits: Limits,
+}
 
 impl Exporter for CyclictestJson {
     fn name(&self) -> &'static str {
         "cyclictest-json"
     }
     fn files(&self, res: &RunResult) -> Vec<(String, String)> {
-        vec![(CYCLICTEST_JSON_FILE.into(), to_cyclictest_json(res))]
+        vec![(
+            CYCLICTEST_JSON_FILE.into(),
+            to_cyclictest_json(res, &self.limits),
+        )]
     }
 }
 
@@ -42,27 +60,36 @@ fn unit_ns(res: &RunResult) -> u64 {
 }
 
 /// The histogram in file units: bucket value → count, non-zero only (as
-/// cyclictest), merging buckets when the run's resolution is finer.
+/// cyclictest), merging buckets when the run's resolution is finer. Only
+/// the buckets below the histogram size: cyclictest's `-h N` keeps
+/// `0..N-1` and counts a sample of N or more as an overflow (`cycles`
+/// minus the histogram's total), so rtshield's last bucket (N) is left out.
 fn histogram(t: &ThreadResult, unit: u64) -> BTreeMap<u64, u64> {
     let mut h = BTreeMap::new();
-    for &[i, c] in &t.histogram.counts {
+    let n = t.histogram.buckets.saturating_sub(1);
+    for &[i, c] in t.histogram.counts.iter().filter(|b| b[0] < n) {
         *h.entry(i * t.histogram.resolution_ns / unit).or_insert(0) += c;
     }
     h
 }
 
-/// `0` when every thread measured something, else `1` (cyclictest's exit
-/// status for a run that could not measure).
-pub fn return_code(res: &RunResult) -> i32 {
-    if !res.threads.is_empty() && res.threads.iter().all(|t| t.samples > 0) {
+/// [`crate::EXIT_LIMIT_EXCEEDED`] (what `measure --max-latency`
+/// exits with) when the run failed its limits (`extra` given at export
+/// time replace the recorded ones of the same kind), else `1` when a
+/// thread measured nothing (cyclictest's status for a run that could not
+/// measure), else `0`: cyclictest's `return_code` is its exit status.
+pub fn return_code(res: &RunResult, extra: &Limits) -> i32 {
+    if effective_verdict(res, *extra).is_some_and(|v| !v.passed) {
+        crate::EXIT_LIMIT_EXCEEDED
+    } else if !res.threads.is_empty() && res.threads.iter().all(|t| t.samples > 0) {
         0
     } else {
         1
     }
 }
 
-/// The file's text.
-pub fn to_cyclictest_json(res: &RunResult) -> String {
+/// The file's text; `extra`: limits given at export time.
+pub fn to_cyclictest_json(res: &RunResult, extra: &Limits) -> String {
     let unit = unit_ns(res);
     let si = &res.sysinfo;
     let (start, end) = times(&res.started_at, res.duration_s);
@@ -75,10 +102,10 @@ pub fn to_cyclictest_json(res: &RunResult) -> String {
     let mut s = String::from("{\n");
     let _ = writeln!(s, "  \"file_version\": 1,");
     let _ = writeln!(s, "  \"cmdline:\": {},", q(&res.command.join(" ")));
-    let _ = writeln!(s, "  \"rt_test_version:\": {},", q(&res.tool));
+    let _ = writeln!(s, "  \"rt_test_version:\": \"{RT_TESTS_FORMAT_VERSION}\",");
     let _ = writeln!(s, "  \"start_time\": {},", q(&start));
     let _ = writeln!(s, "  \"end_time\": {},", q(&end));
-    let _ = writeln!(s, "  \"return_code\": {},", return_code(res));
+    let _ = writeln!(s, "  \"return_code\": {},", return_code(res, extra));
     s.push_str("  \"sysinfo\": {\n");
     let _ = writeln!(s, "    \"sysname\": \"Linux\",");
     let _ = writeln!(s, "    \"nodename\": {},", opt(&si.hostname));
@@ -167,7 +194,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146097 + doe - 719468
 }
 
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719468;
     let era = z.div_euclid(146097);
     let doe = z - era * 146097;

@@ -1,21 +1,32 @@
 //! `junit.xml`: JUnit XML as CI servers (Jenkins, GitLab, …) read it: one
 //! test suite per run, one test case per measuring thread, failed when the
-//! thread's maximum exceeds the limit (`--max-latency`; without a limit
-//! every thread that measured passes). The figures are `<property>`s of
-//! the test case, in ns.
+//! run's verdict ([`crate::Verdict`]) says the thread failed a limit, or
+//! when it measured nothing.
+//!
+//! One document valid under both common schemas, Jenkins xunit's
+//! `junit-10.xsd` and Ant's `JUnit.xsd` (their intersection): a
+//! `<testsuites>` root without attributes; one `<testsuite>` with `package`
+//! and `id`, a `timestamp` without time zone (`YYYY-MM-DDTHH:MM:SS`, UTC),
+//! and its children in Ant's order (`properties`, `testcase`…,
+//! `system-out`, `system-err`); `<testcase>` with `name`, `classname` and
+//! `time` only, holding at most a `<failure>`. The thread's figures are
+//! suite properties named `thread<N>.<figure>` (neither schema allows
+//! properties in a test case) and a text summary in `<system-out>`.
 
 use super::Exporter;
-use crate::{RunResult, ThreadResult, PERCENTILES};
-// Attribute escaping for text too: newlines stay `&#10;` everywhere.
-use rtshield_text::markup::attribute as esc;
+use crate::{effective_verdict, Limits, RunResult, ThreadResult, Verdict, PERCENTILES};
+use rtshield_text::markup::{attribute as esc, text as esc_text};
 use std::fmt::Write as _;
 
+/// The file name when written beside the other result files.
 pub const JUNIT_FILE: &str = "junit.xml";
 
-/// The JUnit exporter; `max_latency_ns` is the pass/fail limit.
+/// The JUnit exporter; `limits` are given at export time and replace the
+/// recorded ones of the same kind (`export --max-latency`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Junit {
-    pub max_latency_ns: Option<u64>,
+    /// Export-time limits.
+    pub limits: Limits,
 }
 
 impl Exporter for Junit {
@@ -23,29 +34,26 @@ impl Exporter for Junit {
         "junit"
     }
     fn files(&self, res: &RunResult) -> Vec<(String, String)> {
-        vec![(JUNIT_FILE.into(), to_junit(res, self.max_latency_ns))]
+        vec![(JUNIT_FILE.into(), to_junit(res, &self.limits))]
     }
 }
 
-/// Why thread `t` fails, if it does.
-fn failure(t: &ThreadResult, limit: Option<u64>) -> Option<String> {
-    if t.samples == 0 {
-        return Some("no sample measured".into());
+/// Why thread `t` fails, if it does: the verdict's failures, or no sample.
+fn failure(t: &ThreadResult, verdict: Option<&Verdict>) -> Option<String> {
+    let failed: Vec<String> = verdict
+        .and_then(|v| v.thread(t.index))
+        .map(|tv| tv.failures.iter().map(|f| f.message()).collect())
+        .unwrap_or_default();
+    if !failed.is_empty() {
+        return Some(failed.join("; "));
     }
-    let l = limit?;
-    (t.max_ns > l as i64).then(|| {
-        format!(
-            "maximum latency {:.1} us exceeds the limit {:.1} us",
-            t.max_ns as f64 / 1000.0,
-            l as f64 / 1000.0
-        )
-    })
+    (t.samples == 0).then(|| "no sample measured".into())
 }
 
-fn prop(s: &mut String, indent: &str, k: &str, v: &str) {
+fn prop(s: &mut String, k: &str, v: &str) {
     let _ = writeln!(
         s,
-        "{indent}<property name=\"{}\" value=\"{}\"/>",
+        "      <property name=\"{}\" value=\"{}\"/>",
         esc(k),
         esc(v)
     );
@@ -58,8 +66,59 @@ fn thread_name(t: &ThreadResult) -> String {
     }
 }
 
-/// The file's text.
-pub fn to_junit(res: &RunResult, limit: Option<u64>) -> String {
+/// Ant's `timestamp` (`YYYY-MM-DDTHH:MM:SS`, no zone) of an RFC 3339 time,
+/// in UTC; None when `started` is not one.
+fn ant_timestamp(started: &str) -> Option<String> {
+    let t = super::cyclictest_json::parse_rfc3339(started)?;
+    let (y, m, d) = super::cyclictest_json::civil_from_days(t.div_euclid(86400));
+    let s = t.rem_euclid(86400);
+    Some(format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
+        s / 3600,
+        s % 3600 / 60,
+        s % 60
+    ))
+}
+
+/// Whether the result lists `field` of `t` as not recorded by its source.
+fn known(t: &ThreadResult, field: &str) -> bool {
+    !t.unknown.iter().any(|u| u == field)
+}
+
+/// The thread's figures as `thread<N>.<name>` properties (ns); a figure
+/// the source did not record has none.
+fn thread_props(s: &mut String, t: &ThreadResult) {
+    let k = |name: &str| format!("thread{}.{name}", t.index);
+    prop(s, &k("cpu"), &t.cpu.map_or("-".into(), |c| c.to_string()));
+    if known(t, "policy") && known(t, "priority") {
+        prop(s, &k("policy"), &format!("{} {}", t.policy, t.priority));
+    }
+    prop(s, &k("period_ns"), &t.period_ns.to_string());
+    prop(s, &k("samples"), &t.samples.to_string());
+    if t.samples > 0 {
+        prop(s, &k("min_ns"), &t.min_ns.to_string());
+        prop(s, &k("avg_ns"), &format!("{:.1}", t.avg_ns));
+        prop(s, &k("max_ns"), &t.max_ns.to_string());
+    }
+    for p in PERCENTILES {
+        if let Some(v) = t.percentiles.get(*p) {
+            prop(s, &k(&format!("p{p}_ns")), &v.to_string());
+        }
+    }
+    for (name, v) in [
+        ("overruns", t.overruns),
+        ("missed_periods", t.missed_periods),
+        ("lost", t.lost),
+    ] {
+        if known(t, name) {
+            prop(s, &k(name), &v.to_string());
+        }
+    }
+}
+
+/// The file's text; `extra`: limits given at export time.
+pub fn to_junit(res: &RunResult, extra: &Limits) -> String {
+    let verdict = effective_verdict(res, *extra);
     let si = &res.sysinfo;
     let host = si.hostname.as_deref().unwrap_or("unknown");
     let kernel = si.kernel_release.as_deref().unwrap_or("unknown");
@@ -67,88 +126,79 @@ pub fn to_junit(res: &RunResult, limit: Option<u64>) -> String {
     let failures = res
         .threads
         .iter()
-        .filter(|t| failure(t, limit).is_some())
+        .filter(|t| failure(t, verdict.as_ref()).is_some())
         .count();
     let time = format!("{:.3}", res.duration_s.max(0.0));
-    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
-    let _ = writeln!(
+    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
+    let _ = write!(
         s,
-        "<testsuites name=\"rtshield\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" time=\"{time}\">"
-    );
-    let _ = writeln!(
-        s,
-        "  <testsuite name=\"{}\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{time}\" timestamp=\"{}\" hostname=\"{}\">",
+        "  <testsuite name=\"{}\" package=\"rtshield.latency\" id=\"0\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{time}\"",
         esc(&format!("rtshield latency {host} {kernel}")),
-        esc(&res.started_at),
-        esc(host)
     );
+    if let Some(ts) = ant_timestamp(&res.started_at) {
+        let _ = write!(s, " timestamp=\"{ts}\"");
+    }
+    let _ = writeln!(s, " hostname=\"{}\">", esc(host));
     s.push_str("    <properties>\n");
     let o = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
-    prop(&mut s, "      ", "tool", &res.tool);
-    prop(&mut s, "      ", "kernel", kernel);
-    prop(&mut s, "      ", "kernel_version", &o(&si.kernel_version));
-    prop(&mut s, "      ", "preempt", &o(&si.preempt_model));
-    prop(&mut s, "      ", "arch", &si.arch);
-    prop(&mut s, "      ", "mode", &res.settings.mode);
-    prop(&mut s, "      ", "end_reason", &res.end_reason);
-    if let Some(l) = limit {
-        prop(&mut s, "      ", "max_latency_ns", &l.to_string());
+    prop(&mut s, "tool", &res.tool);
+    prop(&mut s, "started_at", &res.started_at);
+    prop(&mut s, "kernel", kernel);
+    prop(&mut s, "kernel_version", &o(&si.kernel_version));
+    prop(&mut s, "preempt", &o(&si.preempt_model));
+    prop(&mut s, "arch", &si.arch);
+    prop(&mut s, "mode", &res.settings.mode);
+    prop(&mut s, "end_reason", &res.end_reason);
+    if let Some(v) = &verdict {
+        if let Some(l) = v.limits.max_latency_ns {
+            prop(&mut s, "max_latency_ns", &l.to_string());
+        }
+        prop(&mut s, "verdict", if v.passed { "pass" } else { "fail" });
     }
     for (k, v) in &res.tags {
-        prop(&mut s, "      ", &format!("tag.{k}"), v);
+        prop(&mut s, &format!("tag.{k}"), v);
+    }
+    for t in &res.threads {
+        thread_props(&mut s, t);
     }
     s.push_str("    </properties>\n");
+    let mut out = String::new();
     for t in &res.threads {
-        let _ = writeln!(
+        let _ = write!(
             s,
-            "    <testcase classname=\"rtshield.latency\" name=\"{}\" time=\"{time}\">",
+            "    <testcase name=\"{}\" classname=\"rtshield.latency\" time=\"{time}\"",
             esc(&thread_name(t))
         );
-        s.push_str("      <properties>\n");
-        let ind = "        ";
-        prop(
-            &mut s,
-            ind,
-            "cpu",
-            &t.cpu.map_or("-".into(), |c| c.to_string()),
-        );
-        prop(
-            &mut s,
-            ind,
-            "policy",
-            &format!("{} {}", t.policy, t.priority),
-        );
-        prop(&mut s, ind, "period_ns", &t.period_ns.to_string());
-        prop(&mut s, ind, "samples", &t.samples.to_string());
-        prop(&mut s, ind, "min_ns", &t.min_ns.to_string());
-        prop(&mut s, ind, "avg_ns", &format!("{:.1}", t.avg_ns));
-        prop(&mut s, ind, "max_ns", &t.max_ns.to_string());
-        for k in PERCENTILES {
-            if let Some(v) = t.percentiles.get(*k) {
-                prop(&mut s, ind, &format!("p{k}_ns"), &v.to_string());
+        let summary = summary(t);
+        let _ = writeln!(out, "{summary}");
+        match failure(t, verdict.as_ref()) {
+            Some(why) => {
+                let _ = writeln!(
+                    s,
+                    ">\n      <failure type=\"latency\" message=\"{}\">{}</failure>\n    </testcase>",
+                    esc(&why),
+                    esc_text(&summary)
+                );
             }
+            None => s.push_str("/>\n"),
         }
-        prop(&mut s, ind, "overruns", &t.overruns.to_string());
-        prop(&mut s, ind, "missed_periods", &t.missed_periods.to_string());
-        prop(&mut s, ind, "lost", &t.lost.to_string());
-        s.push_str("      </properties>\n");
-        if let Some(why) = failure(t, limit) {
-            let _ = writeln!(
-                s,
-                "      <failure type=\"latency\" message=\"{}\">{}</failure>",
-                esc(&why),
-                esc(&format!(
-                    "{}: {} samples, min {} ns, avg {:.1} ns, max {} ns",
-                    thread_name(t),
-                    t.samples,
-                    t.min_ns,
-                    t.avg_ns,
-                    t.max_ns
-                ))
-            );
-        }
-        s.push_str("    </testcase>\n");
     }
-    s.push_str("  </testsuite>\n</testsuites>\n");
+    let _ = writeln!(s, "    <system-out>\n{}    </system-out>", esc_text(&out));
+    s.push_str("    <system-err/>\n  </testsuite>\n</testsuites>\n");
     s
+}
+
+/// `thread 0 (cpu 1): 10 samples, min 2100 ns, avg 20650.0 ns, max 150400 ns`.
+fn summary(t: &ThreadResult) -> String {
+    if t.samples == 0 {
+        return format!("{}: no sample", thread_name(t));
+    }
+    format!(
+        "{}: {} samples, min {} ns, avg {:.1} ns, max {} ns",
+        thread_name(t),
+        t.samples,
+        t.min_ns,
+        t.avg_ns,
+        t.max_ns
+    )
 }

@@ -3,15 +3,17 @@
 //! and statistic, its `number` the value (`{"value", "unit", "prefix"}`;
 //! latencies in seconds with a metric prefix, counts without a unit), its
 //! path `rtshield.latency.t<thread>.<stat>`. Status: `DONE` (a measurement),
-//! except each thread's `max` which is `PASS` or `FAIL` against the limit
-//! when one is given.
+//! except each thread's `max` which is `PASS` or `FAIL` by the run's verdict
+//! ([`crate::Verdict`], recorded or with a limit given at export time) when
+//! there is one. A figure the source did not record has no test entry
+//! (KCIDB forbids null).
 //!
 //! KCIDB requires every test to name its build (`build_id`); rtshield does
 //! not build kernels, so the caller gives it (`--build-id`), else it is
 //! `rtshield:<kernel release>`.
 
 use super::Exporter;
-use crate::{RunResult, ThreadResult};
+use crate::{effective_verdict, Limits, RunResult, ThreadResult};
 use serde_json::{json, Value};
 
 pub const KCIDB_FILE: &str = "kcidb.json";
@@ -21,9 +23,12 @@ pub const KCIDB_MINOR: u64 = 0;
 /// The origin (CI system) name.
 pub const ORIGIN: &str = "rtshield";
 
+/// The KCIDB exporter.
 #[derive(Debug, Clone, Default)]
 pub struct Kcidb {
-    pub max_latency_ns: Option<u64>,
+    /// Export-time limits: they replace the recorded ones of the same kind.
+    pub limits: Limits,
+    /// The build the tests belong to (`--build-id`).
     pub build_id: Option<String>,
 }
 
@@ -34,7 +39,7 @@ impl Exporter for Kcidb {
     fn files(&self, res: &RunResult) -> Vec<(String, String)> {
         vec![(
             KCIDB_FILE.into(),
-            to_kcidb(res, self.max_latency_ns, self.build_id.as_deref()),
+            to_kcidb(res, &self.limits, self.build_id.as_deref()),
         )]
     }
 }
@@ -69,41 +74,61 @@ pub fn default_build_id(res: &RunResult) -> String {
     )
 }
 
-/// (statistic, value, is a latency in ns).
-fn stats(t: &ThreadResult) -> Vec<(String, f64, bool)> {
+/// (statistic, value, is a latency in ns): the figures the result knows;
+/// min, avg and max have no value when the thread measured nothing.
+fn stats(t: &ThreadResult) -> Vec<(String, Option<f64>, bool)> {
+    let known = |f: &str| !t.unknown.iter().any(|u| u == f);
+    let some = t.samples > 0;
     let mut v = vec![
-        ("min".to_string(), t.min_ns as f64, true),
-        ("avg".to_string(), t.avg_ns, true),
-        ("max".to_string(), t.max_ns as f64, true),
+        ("min".to_string(), some.then_some(t.min_ns as f64), true),
+        ("avg".to_string(), some.then_some(t.avg_ns), true),
+        ("max".to_string(), some.then_some(t.max_ns as f64), true),
     ];
     for (k, p) in &t.percentiles {
-        v.push((format!("p{}", k.replace('.', "_")), *p as f64, true));
+        v.push((format!("p{}", k.replace('.', "_")), Some(*p as f64), true));
     }
-    v.push(("samples".into(), t.samples as f64, false));
-    v.push(("overruns".into(), t.overruns as f64, false));
-    v.push(("missed_periods".into(), t.missed_periods as f64, false));
-    v.push(("lost".into(), t.lost as f64, false));
+    v.push(("samples".into(), Some(t.samples as f64), false));
+    for (name, n) in [
+        ("overruns", t.overruns),
+        ("missed_periods", t.missed_periods),
+        ("lost", t.lost),
+    ] {
+        if known(name) {
+            v.push((name.into(), Some(n as f64), false));
+        }
+    }
     v
 }
 
-/// The file's text: `{"version": {"major": 5, "minor": 0}, "tests": [...]}`.
-pub fn to_kcidb(res: &RunResult, limit: Option<u64>, build_id: Option<&str>) -> String {
+/// The file's text: `{"version": {"major": 5, "minor": 0}, "tests": [...]}`;
+/// `extra`: limits given at export time.
+pub fn to_kcidb(res: &RunResult, extra: &Limits, build_id: Option<&str>) -> String {
+    let verdict = effective_verdict(res, *extra);
+    let limit = verdict.as_ref().and_then(|v| v.limits.max_latency_ns);
     let si = &res.sysinfo;
     let build = build_id.map_or_else(|| default_build_id(res), str::to_string);
     let rid = run_id(res);
     let host = si.hostname.clone().unwrap_or_else(|| "unknown".into());
     let mut tests = Vec::new();
     for t in &res.threads {
+        let passed = verdict
+            .as_ref()
+            .and_then(|v| v.thread(t.index))
+            .map(|v| v.passed);
         for (stat, value, latency) in stats(t) {
-            let status = match (stat.as_str(), limit) {
-                ("max", Some(l)) if t.max_ns > l as i64 => "FAIL",
-                ("max", Some(_)) => "PASS",
+            let status = match (stat.as_str(), passed) {
+                ("max", Some(false)) => "FAIL",
+                ("max", Some(true)) => "PASS",
                 _ => "DONE",
             };
-            let number = if latency {
-                json!({"value": value / 1e9, "unit": "s", "prefix": "metric"})
-            } else {
-                json!({"value": value})
+            // No value and no verdict to carry: no entry (KCIDB has no null).
+            if value.is_none() && status == "DONE" {
+                continue;
+            }
+            let number = match (value, latency) {
+                (None, _) => None,
+                (Some(v), true) => Some(json!({"value": v / 1e9, "unit": "s", "prefix": "metric"})),
+                (Some(v), false) => Some(json!({"value": v})),
             };
             let mut misc = json!({
                 "thread": t.index,
@@ -122,13 +147,12 @@ pub fn to_kcidb(res: &RunResult, limit: Option<u64>, build_id: Option<&str>) -> 
             if let (Some(l), Value::Object(m)) = (limit, &mut misc) {
                 m.insert("max_latency_ns".into(), json!(l));
             }
-            tests.push(json!({
+            let mut test = json!({
                 "id": format!("{ORIGIN}:{}.t{}.{stat}", token(&rid), t.index),
                 "origin": ORIGIN,
                 "build_id": build,
                 "path": format!("rtshield.latency.t{}.{stat}", t.index),
                 "status": status,
-                "number": number,
                 "start_time": res.started_at,
                 "duration": res.duration_s.max(0.0),
                 "environment": {
@@ -136,7 +160,11 @@ pub fn to_kcidb(res: &RunResult, limit: Option<u64>, build_id: Option<&str>) -> 
                     "misc": {"host": host, "tags": res.tags},
                 },
                 "misc": misc,
-            }));
+            });
+            if let (Some(n), Value::Object(m)) = (number, &mut test) {
+                m.insert("number".into(), n);
+            }
+            tests.push(test);
         }
     }
     let doc = json!({

@@ -40,7 +40,10 @@ pub use cyclictest_json::{to_cyclictest_json, CyclictestJson, CYCLICTEST_JSON_FI
 pub use json::{to_json, Json, JSON_FILE};
 pub use junit::{to_junit, Junit, JUNIT_FILE};
 pub use kcidb::{to_kcidb, Kcidb, KCIDB_FILE};
-pub use openmetrics::{to_openmetrics, OpenMetrics, OPENMETRICS_FILE};
+pub use openmetrics::{
+    to_openmetrics, to_openmetrics_with, to_prometheus_text, OpenMetrics, PrometheusText,
+    Timestamps, OPENMETRICS_FILE,
+};
 pub use spikes::{spikes_summary, to_spikes_json, to_spikes_txt, Spikes, SPIKES_JSON, SPIKES_TXT};
 pub use systress_txt::{systress_file_name, to_systress_txt, SystressTxt};
 
@@ -129,25 +132,36 @@ impl ExportManager {
 /// Options of the CI formats.
 #[derive(Debug, Clone, Default)]
 pub struct CiOptions {
-    /// junit and kcidb: a thread whose maximum exceeds it fails.
-    pub max_latency_ns: Option<u64>,
+    /// Limits given at export time (`--max-latency`): cyclictest-json,
+    /// junit and kcidb judge the run against them, in place of the recorded
+    /// limits of the same kind ([`crate::effective_verdict`]).
+    pub limits: crate::Limits,
     /// kcidb: the build the tests belong to.
     pub build_id: Option<String>,
+    /// openmetrics: a timestamp on every sample (`--timestamps`).
+    pub timestamps: Timestamps,
 }
 
 /// The names [`by_name`] knows.
-pub const CI_FORMATS: &[&str] = &["cyclictest-json", "junit", "openmetrics", "kcidb"];
+pub const CI_FORMATS: &[&str] = &[
+    "cyclictest-json",
+    "junit",
+    "openmetrics",
+    "prometheus",
+    "kcidb",
+];
 
 /// The exporter of a CI format by name (`rtshield export --format`).
 pub fn by_name(name: &str, o: &CiOptions) -> Option<Box<dyn Exporter + Send + Sync>> {
     Some(match name {
-        "cyclictest-json" => Box::new(CyclictestJson),
-        "junit" => Box::new(Junit {
-            max_latency_ns: o.max_latency_ns,
+        "cyclictest-json" => Box::new(CyclictestJson { limits: o.limits }),
+        "junit" => Box::new(Junit { limits: o.limits }),
+        "openmetrics" => Box::new(OpenMetrics {
+            timestamps: o.timestamps,
         }),
-        "openmetrics" => Box::new(OpenMetrics),
+        "prometheus" => Box::new(PrometheusText),
         "kcidb" => Box::new(Kcidb {
-            max_latency_ns: o.max_latency_ns,
+            limits: o.limits,
             build_id: o.build_id.clone(),
         }),
         _ => return None,

@@ -1,51 +1,97 @@
-//! `rtshield.prom`: the Prometheus text exposition format (0.0.4), which
-//! node_exporter's textfile collector and Prometheus read, ended by
-//! OpenMetrics' `# EOF` line (a comment to a 0.0.4 reader). Per measuring
-//! thread: a latency histogram in seconds, the latency gauges, and
-//! counters for overruns, missed periods and lost samples.
+//! `rtshield.prom`: OpenMetrics 1.0 text, which Prometheus scrapes,
+//! node_exporter's textfile collector reads (as the 0.0.4 text format: the
+//! two agree on everything this file uses) and `promtool tsdb
+//! create-blocks-from openmetrics` imports (with [`Timestamps::At`]). Per
+//! measuring thread: a latency histogram in seconds, the latency gauges,
+//! and counters for samples, overruns, missed periods and lost samples.
 //!
-//! The histogram's buckets are fixed (1 µs … 100 ms, 1-2-5 steps), not the
-//! run's: a Prometheus histogram should keep the same `le` values across
-//! runs and hosts so they can be aggregated. A bucket counts the samples
-//! whose run-histogram bucket lies wholly at or below its bound; samples
-//! beyond the run's histogram are only in `+Inf`. `_count` is every sample
-//! the histogram holds (overflow included), `_sum` is `_count` × the mean.
+//! The histogram's buckets are the fixed [`LE_BOUNDS_NS`] scale (1 µs …
+//! 10 s, 1-2-5 steps), not the run's: a Prometheus histogram should keep
+//! the same `le` values across runs and hosts so they can be aggregated.
+//! Each bucket counts every sample at or below its bound, overflow included
+//! (so `+Inf` equals `_count` and PromQL's `histogram_quantile` lands in
+//! the right bucket): exactly, from [`ThreadResult::le_counts`]. A result
+//! without them (an import, an older file) gives the buckets the linear
+//! histogram settles: below the histogram's end, the buckets wholly at or
+//! below the bound; at or above the maximum, every sample; a bound in
+//! between has no sample line (unknown). `_sum` is the exact sum of the
+//! samples in ns (the mean times the count, rounded to the ns it was
+//! computed from), printed as an exact decimal, so `--metrics-file` and
+//! `export` write the same digits.
+//!
+//! A value the result does not know (an unknown counter, an absent
+//! percentile) has no sample line: "absent" to every Prometheus reader.
+//!
+//! The two text formats differ in one point this file uses: an OpenMetrics
+//! counter family is named without `_total` (`# TYPE rtshield_samples
+//! counter`, sample `rtshield_samples_total`), a 0.0.4 one with it. A 0.0.4
+//! reader takes the OpenMetrics samples as untyped, and `promtool check
+//! metrics` (a lint of the 0.0.4 format) says they have no help text;
+//! [`to_prometheus_text`] writes the same figures in the 0.0.4 format
+//! (`export --format prometheus`) for it.
 
 use super::Exporter;
-use crate::{RunResult, ThreadResult};
+use crate::{RunResult, ThreadResult, LE_BOUNDS_NS};
 use std::fmt::Write as _;
 
+/// The file name when written beside the other result files.
 pub const OPENMETRICS_FILE: &str = "rtshield.prom";
 
-/// The `le` bounds, in ns.
-pub const BOUNDS_NS: &[u64] = &[
-    1_000,
-    2_000,
-    5_000,
-    10_000,
-    20_000,
-    50_000,
-    100_000,
-    200_000,
-    500_000,
-    1_000_000,
-    2_000_000,
-    5_000_000,
-    10_000_000,
-    20_000_000,
-    50_000_000,
-    100_000_000,
-];
+/// The `le` bounds, in ns (the results' fixed scale).
+pub const BOUNDS_NS: &[u64] = &LE_BOUNDS_NS;
 
-pub struct OpenMetrics;
+/// Whether every sample line carries a timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Timestamps {
+    /// No timestamps: what a scrape and node_exporter's textfile collector
+    /// want (the latter refuses a file with timestamps).
+    #[default]
+    None,
+    /// Every sample at the end of the run (`started_at` + `duration_s`),
+    /// OpenMetrics seconds: what `promtool tsdb create-blocks-from
+    /// openmetrics` needs to import the file.
+    At,
+}
+
+/// The OpenMetrics exporter.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct OpenMetrics {
+    /// Timestamps on the samples (`export --timestamps`).
+    pub timestamps: Timestamps,
+}
 
 impl Exporter for OpenMetrics {
     fn name(&self) -> &'static str {
         "openmetrics"
     }
     fn files(&self, res: &RunResult) -> Vec<(String, String)> {
-        vec![(OPENMETRICS_FILE.into(), to_openmetrics(res))]
+        vec![(
+            OPENMETRICS_FILE.into(),
+            to_openmetrics_with(res, self.timestamps),
+        )]
     }
+}
+
+/// The Prometheus text format 0.0.4 exporter (`export --format prometheus`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct PrometheusText;
+
+impl Exporter for PrometheusText {
+    fn name(&self) -> &'static str {
+        "prometheus"
+    }
+    fn files(&self, res: &RunResult) -> Vec<(String, String)> {
+        vec![(OPENMETRICS_FILE.into(), to_prometheus_text(res))]
+    }
+}
+
+/// Which text format is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Dialect {
+    /// OpenMetrics 1.0: counter families without `_total`, `# EOF`.
+    OpenMetrics,
+    /// Prometheus text 0.0.4: counter families named `…_total`.
+    Text004,
 }
 
 /// A label value, escaped as the format requires (`\\`, `\"`, `\n`).
@@ -55,13 +101,16 @@ fn label(v: &str) -> String {
         .replace('\n', "\\n")
 }
 
-/// Seconds from ns, printed as the shortest exact decimal.
-fn secs(ns: f64) -> String {
-    let v = ns / 1e9;
-    if v.is_finite() {
-        format!("{v}")
+/// Seconds from integer ns, as an exact decimal (`1.000000001`, `-0.5`).
+fn secs_exact(ns: i128) -> String {
+    let sign = if ns < 0 { "-" } else { "" };
+    let a = ns.unsigned_abs();
+    let frac = format!("{:09}", a % 1_000_000_000);
+    let frac = frac.trim_end_matches('0');
+    if frac.is_empty() {
+        format!("{sign}{}", a / 1_000_000_000)
     } else {
-        "NaN".into()
+        format!("{sign}{}.{frac}", a / 1_000_000_000)
     }
 }
 
@@ -70,114 +119,218 @@ fn labels(t: &ThreadResult) -> String {
     format!("cpu=\"{}\",thread=\"{}\"", label(&cpu), t.index)
 }
 
-/// Cumulative counts at each of [`BOUNDS_NS`], then the total.
-fn cumulative(t: &ThreadResult) -> (Vec<u64>, u64) {
+/// Every sample the histogram holds: its buckets, overflow and underflow.
+fn total(t: &ThreadResult) -> u64 {
     let h = &t.histogram;
-    let res = h.resolution_ns.max(1);
-    let total: u64 = h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow + h.underflow;
-    let out = BOUNDS_NS
-        .iter()
-        .map(|&le| {
-            // Bucket i holds [i·res, (i+1)·res - 1] ns.
-            h.underflow
-                + h.counts
-                    .iter()
-                    .filter(|c| (c[0] + 1) * res - 1 <= le)
-                    .map(|c| c[1])
-                    .sum::<u64>()
-        })
-        .collect();
-    (out, total)
+    h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow + h.underflow
 }
 
-/// A metric family: name, help, and its value for a thread.
-type Family<T> = (&'static str, &'static str, fn(&ThreadResult) -> T);
+/// The count at each of [`BOUNDS_NS`], None where the result cannot say.
+fn cumulative(t: &ThreadResult) -> Vec<Option<u64>> {
+    if let Some(le) = &t.le_counts {
+        return BOUNDS_NS
+            .iter()
+            .map(|b| le.iter().find(|p| p[0] == *b).map(|p| p[1]))
+            .collect();
+    }
+    let h = &t.histogram;
+    let res = h.resolution_ns.max(1);
+    // Overflow samples are at or above this, at most the maximum.
+    let overflow_from = h.buckets.saturating_mul(res);
+    let all = total(t);
+    BOUNDS_NS
+        .iter()
+        .map(|&le| {
+            if t.samples > 0 && le as i64 >= t.max_ns {
+                Some(all)
+            } else if le < overflow_from || h.overflow == 0 {
+                // Bucket i holds [i·res, (i+1)·res - 1] ns.
+                Some(
+                    h.underflow
+                        + h.counts
+                            .iter()
+                            .filter(|c| (c[0] + 1) * res - 1 <= le)
+                            .map(|c| c[1])
+                            .sum::<u64>(),
+                )
+            } else {
+                None
+            }
+        })
+        .collect()
+}
 
-/// The file's text.
+/// The exact sum of the samples, in ns: the mean was computed from it.
+fn sum_ns(t: &ThreadResult, count: u64) -> i128 {
+    (t.avg_ns * count as f64).round() as i128
+}
+
+/// A metric family: name, help, and its value for a thread (None: unknown).
+type Family<T> = (&'static str, &'static str, fn(&ThreadResult) -> Option<T>);
+
+/// Whether the result lists `field` of `t` as not recorded by its source.
+fn known(t: &ThreadResult, field: &str) -> bool {
+    !t.unknown.iter().any(|u| u == field)
+}
+
+/// The file's text, without timestamps.
 pub fn to_openmetrics(res: &RunResult) -> String {
+    to_openmetrics_with(res, Timestamps::None)
+}
+
+/// The file's text; `ts` says whether samples carry a timestamp.
+pub fn to_openmetrics_with(res: &RunResult, ts: Timestamps) -> String {
+    render(res, ts, Dialect::OpenMetrics)
+}
+
+/// The same figures in the Prometheus text format 0.0.4 (what `promtool
+/// check metrics` lints): counter families named `…_total`, no `# EOF`.
+pub fn to_prometheus_text(res: &RunResult) -> String {
+    render(res, Timestamps::None, Dialect::Text004)
+}
+
+fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
+    let stamp = match ts {
+        Timestamps::None => String::new(),
+        Timestamps::At => super::cyclictest_json::parse_rfc3339(&res.started_at)
+            .map(|t| {
+                format!(
+                    " {}",
+                    secs_exact(
+                        t as i128 * 1_000_000_000 + (res.duration_s.max(0.0) * 1e9).round() as i128
+                    )
+                )
+            })
+            .unwrap_or_default(),
+    };
     let mut s = String::new();
     let th = &res.threads;
-    s.push_str("# HELP rtshield_latency_seconds Wake-up latency of each measuring thread.\n");
-    s.push_str("# TYPE rtshield_latency_seconds histogram\n");
+    family(
+        &mut s,
+        "rtshield_latency_seconds",
+        "histogram",
+        "Wake-up latency of each measuring thread.",
+    );
     for t in th {
         let l = labels(t);
-        let (cum, total) = cumulative(t);
-        for (b, c) in BOUNDS_NS.iter().zip(&cum) {
-            let _ = writeln!(
-                s,
-                "rtshield_latency_seconds_bucket{{{l},le=\"{}\"}} {c}",
-                secs(*b as f64)
-            );
+        let all = total(t);
+        for (b, c) in BOUNDS_NS.iter().zip(cumulative(t)) {
+            if let Some(c) = c {
+                let _ = writeln!(
+                    s,
+                    "rtshield_latency_seconds_bucket{{{l},le=\"{}\"}} {c}{stamp}",
+                    secs_exact(i128::from(*b))
+                );
+            }
         }
         let _ = writeln!(
             s,
-            "rtshield_latency_seconds_bucket{{{l},le=\"+Inf\"}} {total}"
+            "rtshield_latency_seconds_bucket{{{l},le=\"+Inf\"}} {all}{stamp}"
         );
-        let _ = writeln!(
-            s,
-            "rtshield_latency_seconds_sum{{{l}}} {}",
-            secs(t.avg_ns * total as f64)
-        );
-        let _ = writeln!(s, "rtshield_latency_seconds_count{{{l}}} {total}");
+        let _ = writeln!(s, "rtshield_latency_seconds_count{{{l}}} {all}{stamp}");
+        // OpenMetrics: a sum is a counter, never negative (samples below
+        // zero are clock anomalies: then there is no sum line).
+        let sum = sum_ns(t, all);
+        if sum >= 0 {
+            let _ = writeln!(
+                s,
+                "rtshield_latency_seconds_sum{{{l}}} {}{stamp}",
+                secs_exact(sum)
+            );
+        }
     }
-    let gauges: [Family<f64>; 3] = [
+    let gauges: [Family<i64>; 3] = [
         (
             "rtshield_latency_max_seconds",
             "Largest wake-up latency of each thread.",
-            |t| t.max_ns as f64,
+            |t| (t.samples > 0).then_some(t.max_ns),
         ),
         (
             "rtshield_latency_min_seconds",
             "Smallest wake-up latency of each thread.",
-            |t| t.min_ns as f64,
+            |t| (t.samples > 0).then_some(t.min_ns),
         ),
         (
             "rtshield_latency_p99_9_seconds",
             "99.9th percentile of the wake-up latency of each thread.",
-            |t| t.percentiles.get("99.9").map_or(f64::NAN, |v| *v as f64),
+            |t| t.percentiles.get("99.9").copied(),
         ),
     ];
     for (name, help, f) in gauges {
-        let _ = writeln!(s, "# HELP {name} {help}");
-        let _ = writeln!(s, "# TYPE {name} gauge");
+        family(&mut s, name, "gauge", help);
         for t in th {
-            let _ = writeln!(s, "{name}{{{}}} {}", labels(t), secs(f(t)));
+            if let Some(v) = f(t) {
+                let _ = writeln!(s, "{name}{{{}}} {}{stamp}", labels(t), secs_exact(v.into()));
+            }
         }
     }
     let counters: [Family<u64>; 4] = [
-        ("rtshield_samples_total", "Wake-ups measured.", |t| {
-            t.samples
+        ("rtshield_samples", "Wake-ups measured.", |t| {
+            known(t, "samples").then_some(t.samples)
         }),
         (
-            "rtshield_overruns_total",
+            "rtshield_overruns",
             "Wake-ups later than the following period.",
-            |t| t.overruns,
+            |t| known(t, "overruns").then_some(t.overruns),
         ),
         (
-            "rtshield_missed_periods_total",
+            "rtshield_missed_periods",
             "Periods skipped because of overruns.",
-            |t| t.missed_periods,
+            |t| known(t, "missed_periods").then_some(t.missed_periods),
         ),
         (
-            "rtshield_lost_samples_total",
+            "rtshield_lost_samples",
             "Samples the measuring ring could not take.",
-            |t| t.lost,
+            |t| known(t, "lost").then_some(t.lost),
         ),
     ];
     for (name, help, f) in counters {
-        let _ = writeln!(s, "# HELP {name} {help}");
-        let _ = writeln!(s, "# TYPE {name} counter");
+        // OpenMetrics: the family is named without `_total`, its sample with.
+        match dialect {
+            Dialect::OpenMetrics => family(&mut s, name, "counter", help),
+            Dialect::Text004 => family(&mut s, &format!("{name}_total"), "counter", help),
+        }
         for t in th {
-            let _ = writeln!(s, "{name}{{{}}} {}", labels(t), f(t));
+            if let Some(v) = f(t) {
+                let _ = writeln!(s, "{name}_total{{{}}} {v}{stamp}", labels(t));
+            }
         }
     }
-    s.push_str("# HELP rtshield_run_duration_seconds Time measured so far.\n");
-    s.push_str("# TYPE rtshield_run_duration_seconds gauge\n");
+    family(
+        &mut s,
+        "rtshield_run_duration_seconds",
+        "gauge",
+        "Time measured so far.",
+    );
+    // In whole ns (as measured), so a float read back from results.json
+    // prints the same digits as the measurement's own.
     let _ = writeln!(
         s,
-        "rtshield_run_duration_seconds {}",
-        secs(res.duration_s * 1e9)
+        "rtshield_run_duration_seconds {}{stamp}",
+        secs_exact((res.duration_s.max(0.0) * 1e9).round() as i128)
     );
-    s.push_str("# EOF\n");
+    if dialect == Dialect::OpenMetrics {
+        s.push_str("# EOF\n");
+    }
     s
+}
+
+/// A family's `# HELP` and `# TYPE` lines.
+fn family(s: &mut String, name: &str, kind: &str, help: &str) {
+    let _ = writeln!(s, "# HELP {name} {help}");
+    let _ = writeln!(s, "# TYPE {name} {kind}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exact_decimal_seconds() {
+        assert_eq!(secs_exact(504_031_722), "0.504031722");
+        assert_eq!(secs_exact(1_000_000_000), "1");
+        assert_eq!(secs_exact(1_000_000_001), "1.000000001");
+        assert_eq!(secs_exact(-500_000_000), "-0.5");
+        assert_eq!(secs_exact(0), "0");
+    }
 }

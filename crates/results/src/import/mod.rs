@@ -160,6 +160,7 @@ fn imported(
             .chain((period_us > 0).then(|| ("period".to_string(), format!("{period_us}us"))))
             .collect(),
         trace: None,
+        verdict: None,
         drift: Default::default(),
     }
 }

@@ -126,7 +126,19 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                 .map_or("until stopped".into(), |d| format!("for {}", Dur(d))),
         );
     }
-    let (mut run, end) = rtshield_noise::run(&g.root(), &spec, stop)?;
+    // The drift watch beside the spinning threads, off their CPUs.
+    let watcher = rtshield_drift::Watcher::start(
+        rtshield_drift::WatchSpec {
+            root: g.root(),
+            cpus: spec.cpus.clone(),
+            parent: None,
+            own_pid: std::process::id(),
+        },
+        std::time::Duration::from_secs(1),
+    );
+    let ran = rtshield_noise::run(&g.root(), &spec, stop);
+    let drift = watcher.finish();
+    let (mut run, end) = ran?;
     if end == EndReason::Stopped {
         if let Some(sig) = rtshield_measure::signals::received() {
             run.end_reason = rtshield_measure::EndReason::Signal(sig).name();
@@ -136,8 +148,20 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         eprintln!("rtshield: warning: {w}");
     }
     print!("{}", render_summary(&run, a.top));
+    println!("{}", drift.summary());
+    for e in drift.events() {
+        println!("  {}", e.line());
+    }
     if let Some((dir, name)) = json {
-        let text = serde_json::to_string_pretty(&run)?;
+        // The drift keys beside the noise document's own (results.json's
+        // spelling: `drift`, `drift_watch`).
+        let mut doc = serde_json::to_value(&run)?;
+        if let (Some(o), serde_json::Value::Object(d)) =
+            (doc.as_object_mut(), serde_json::to_value(&drift)?)
+        {
+            o.extend(d);
+        }
+        let text = serde_json::to_string_pretty(&doc)?;
         dir.write(&name, format!("{text}\n").as_bytes())?;
     }
     Ok(0)

@@ -3,20 +3,12 @@
 //! knob), as the drift watch (`rtshield-drift`) saw it. This module owns
 //! the event's shape in `results.json` (the `drift` array and the
 //! `drift_watch` object, one [`Drift`] flattened into [`crate::RunResult`]),
-//! `drift.csv` (written row by row during a run, beside `timeline.csv`),
-//! the one-line text of an event, and which events are named next to a
-//! spike ([`before_spike`]). Schema: docs/formats.md.
+//! the `drift` column of `timeline.csv` ([`timeline_cell`]), the one-line
+//! text of an event, and which events are named next to a spike
+//! ([`before_spike`]). Schema: docs/formats.md.
 
-use rtshield_sys::{SafeDir, SafeError};
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
-use std::io::{self, Write};
-
-/// The file written beside `timeline.csv`.
-pub const DRIFT_CSV: &str = "drift.csv";
-
-/// Its header line (without newline).
-pub const DRIFT_CSV_HEADER: &str = "elapsed_s,since_s,kind,object,before,after,effect,cpus";
 
 /// A drift event is named next to a spike when its change may have
 /// happened within this long before the spike (see [`before_spike`]).
@@ -141,30 +133,27 @@ impl DriftEvent {
             "{:.3} s  {}{who}  {}  {}: {} → {}  (changed after {:.3} s)",
             secs(self.at_ns),
             self.effect.name(),
-            self.kind,
-            self.object,
-            shown(&self.before),
-            shown(&self.after),
+            term(&self.kind),
+            term(&self.object),
+            term(shown(&self.before)),
+            term(shown(&self.after)),
             secs(self.since_ns)
         )
     }
+}
 
-    /// The event's `drift.csv` row (without newline).
-    pub fn csv_row(&self) -> String {
-        let row = [
-            format!("{:.3}", secs(self.at_ns)),
-            format!("{:.3}", secs(self.since_ns)),
-            self.kind.clone(),
-            self.object.clone(),
-            self.before.clone().unwrap_or_default(),
-            self.after.clone().unwrap_or_default(),
-            self.effect.name().to_string(),
-            self.cpus.clone(),
-        ];
-        // Objects and values hold commas (`0-1,3`, `ahci, snd_hda`): the
-        // CSV encoder quotes them.
-        rtshield_text::csv::table([row]).trim_end().to_string()
-    }
+/// Text safe on a terminal: control characters (ESC, C1, newlines: a
+/// task's `comm` is anyone's choice) written as `\u{1b}` escapes.
+fn term(s: &str) -> String {
+    s.chars()
+        .flat_map(|c| {
+            if c.is_control() {
+                c.escape_unicode().collect::<Vec<_>>()
+            } else {
+                vec![c]
+            }
+        })
+        .collect()
 }
 
 fn secs(ns: u64) -> f64 {
@@ -248,7 +237,7 @@ impl Drift {
         self.drift.as_deref().unwrap_or(&[])
     }
 
-    /// One line for a summary: `drift: 2 changes (1 exposes), drift.csv`,
+    /// One line for a summary: `drift: 2 changes seen, 1 exposing a measured CPU`,
     /// `drift: none seen`, or why there is no watch.
     pub fn summary(&self) -> String {
         let Some(ev) = &self.drift else {
@@ -293,44 +282,12 @@ pub fn before_spike<'a>(
         .collect()
 }
 
-/// `drift.csv` being written: created in a [`SafeDir`] (never following a
-/// planted file), a header, then one row per event, appended and flushed
-/// as the events are seen (a killed run keeps them).
-pub struct DriftCsv {
-    file: std::fs::File,
-}
-
-impl DriftCsv {
-    /// Create `dir/drift.csv` with its header and `body` (rows kept from
-    /// an interrupted run, on resume; usually empty).
-    pub fn create(dir: &SafeDir, body: &str) -> Result<DriftCsv, SafeError> {
-        let mut file = dir.create_appendable(DRIFT_CSV)?;
-        write!(file, "{DRIFT_CSV_HEADER}\n{body}").map_err(|e| SafeError::Io {
-            path: dir.display_path(DRIFT_CSV),
-            err: e,
-        })?;
-        Ok(DriftCsv { file })
-    }
-
-    /// Append events (one write).
-    pub fn append(&mut self, events: &[DriftEvent]) -> io::Result<()> {
-        if events.is_empty() {
-            return Ok(());
-        }
-        let mut s = String::new();
-        for e in events {
-            s.push_str(&e.csv_row());
-            s.push('\n');
-        }
-        self.file.write_all(s.as_bytes())
-    }
-}
-
-/// The rows of a `drift.csv` text after its header (what resume keeps);
-/// `None` when the text is not a drift.csv of this version.
-pub fn csv_body(text: &str) -> Option<&str> {
-    let (header, body) = text.split_once('\n')?;
-    (header.trim_end() == DRIFT_CSV_HEADER).then_some(body)
+/// The `drift` cell of a `timeline.csv` row: the kinds of the events
+/// seen in the row's interval, `;`-separated in the order seen (kinds
+/// hold no comma), empty when none.
+pub fn timeline_cell(events: &[DriftEvent]) -> String {
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    kinds.join(";")
 }
 
 #[cfg(test)]
@@ -351,19 +308,32 @@ mod tests {
     }
 
     #[test]
-    fn rows_quote_what_holds_commas() {
+    fn lines_and_timeline_cells() {
         let e = ev(12, 11, Effect::Exposes);
-        assert_eq!(
-            e.csv_row(),
-            "12.000,11.000,irq_affinity,\"irq 36 (ahci, snd_hda)\",0,\"0-1,3\",exposes,1"
-        );
-        let gone = DriftEvent { after: None, ..e.clone() };
-        assert!(gone.csv_row().contains(",0,,exposes,"), "{}", gone.csv_row());
+        let gone = DriftEvent {
+            after: None,
+            ..e.clone()
+        };
+        let other = DriftEvent {
+            kind: kind::RT_TASK.into(),
+            ..e.clone()
+        };
+        assert_eq!(timeline_cell(&[e.clone(), other]), "irq_affinity;rt_task");
+        assert_eq!(timeline_cell(&[]), "");
         assert_eq!(
             e.line(),
             "12.000 s  exposes CPU 1  irq_affinity  irq 36 (ahci, snd_hda): 0 → 0-1,3  (changed after 11.000 s)"
         );
         assert!(gone.line().contains("0 → (absent)"));
+        let evil = DriftEvent {
+            object: "task 7 (\u{1b}[2Jx\n)".into(),
+            ..e.clone()
+        };
+        assert!(
+            evil.line().contains("task 7 (\\u{1b}[2Jx\\u{a})"),
+            "{}",
+            evil.line()
+        );
     }
 
     #[test]
@@ -397,7 +367,10 @@ mod tests {
         assert_eq!(m.events().len(), 2);
         assert_eq!(m.events()[1].effect, Effect::Shields);
         assert!(m.drift_watch.is_some());
-        assert_eq!(Drift::merged(&Drift::default(), &Drift::default()), Drift::default());
+        assert_eq!(
+            Drift::merged(&Drift::default(), &Drift::default()),
+            Drift::default()
+        );
         assert_eq!(
             m.summary(),
             "drift: 2 changes seen, 1 exposing a measured CPU"
@@ -437,20 +410,7 @@ mod tests {
     }
 
     #[test]
-    fn csv_file_and_body() {
-        let d = tempfile::tempdir().unwrap();
-        let dir = SafeDir::open(d.path(), rtshield_sys::DirPolicy::Strict).unwrap();
-        let mut w = DriftCsv::create(&dir, "").unwrap();
-        w.append(&[ev(2, 1, Effect::Changes)]).unwrap();
-        w.append(&[]).unwrap();
-        let text = std::fs::read_to_string(d.path().join(DRIFT_CSV)).unwrap();
-        assert!(text.starts_with(DRIFT_CSV_HEADER));
-        assert_eq!(text.lines().count(), 2);
-        let body = csv_body(&text).unwrap();
-        let _w = DriftCsv::create(&dir, body).unwrap();
-        let again = std::fs::read_to_string(d.path().join(DRIFT_CSV)).unwrap();
-        assert_eq!(again, text);
-        assert_eq!(csv_body("elapsed_s,x\n1\n"), None);
+    fn kinds_and_effects_spell_as_documented() {
         for k in kind::ALL {
             assert!(k.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'));
         }

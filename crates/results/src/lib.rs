@@ -5,9 +5,9 @@
 //! All latencies are integer nanoseconds; output formats round to the
 //! run's resolution only when printing.
 
+pub mod drift;
 #[cfg(any(test, feature = "testing"))]
 pub mod example;
-pub mod drift;
 pub mod export;
 pub mod histogram;
 pub mod import;

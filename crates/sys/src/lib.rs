@@ -21,6 +21,7 @@ pub mod power;
 pub mod procstat;
 pub mod root;
 pub mod sched;
+pub mod shield;
 pub mod sysinfo;
 pub mod task;
 pub mod tracefs;

@@ -39,6 +39,10 @@ pub struct Phase {
 pub struct Timeline {
     pub threads: Vec<ThreadLine>,
     pub phases: Vec<Phase>,
+    /// The intervals in which the drift watch saw a change (the `drift`
+    /// column: end of the interval, s, and the kinds, `;`-separated), in
+    /// time order, once per interval.
+    pub drift: Vec<(f64, String)>,
 }
 
 /// One line of a timeline CSV, split, with what its errors must name.
@@ -149,10 +153,11 @@ impl Timeline {
             find_us(&[(tl_format::IVAL_MAX_NS, 1000.0), ("max_us", 1.0)]),
         )?;
         let c_mm = find_us(&[(tl_format::MAX_MAX_NS, 1000.0), ("maxmax_us", 1.0)]);
-        let (c_thread, c_cpu, c_phase) = (
+        let (c_thread, c_cpu, c_phase, c_drift) = (
             find(tl_format::THREAD),
             find(tl_format::CPU),
             find(tl_format::PHASE),
+            find(tl_format::DRIFT),
         );
 
         let mut tl = Timeline::default();
@@ -211,6 +216,11 @@ impl Timeline {
                     None => "",
                 };
                 phase_rows.push((t, ph));
+                // Every thread's row has the same cell: the first's.
+                let cell = c_drift.and_then(|c| f.fields.get(c)).map_or("", |v| v.trim());
+                if !cell.is_empty() {
+                    tl.drift.push((t, cell.to_string()));
+                }
             }
         }
         tl.threads.sort_by_key(|s| s.thread);
@@ -244,6 +254,7 @@ impl Timeline {
         Timeline {
             threads: vec![line],
             phases,
+            drift: Vec::new(),
         }
     }
 
@@ -297,6 +308,22 @@ fn phases(rows: &[(f64, &str)]) -> Vec<Phase> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_drift_column_marks_its_intervals_once() {
+        let h = rtshield_results::export::timeline::header_with_drift(&[]);
+        let csv = format!(
+            "{h}\n1.000,none,0,1,10,10,1,2,3,3,0,0,,,,,,,\n1.000,none,1,2,10,10,1,2,3,3,0,0,,,,,,,\n\
+             2.000,none,0,1,20,10,1,2,3,3,0,0,,,,,,,irq_affinity;rt_task\n\
+             2.000,none,1,2,20,10,1,2,3,3,0,0,,,,,,,irq_affinity;rt_task\n"
+        );
+        let tl = Timeline::parse(&csv, "timeline.csv").unwrap();
+        assert_eq!(tl.drift, vec![(2.0, "irq_affinity;rt_task".to_string())]);
+        assert_eq!(tl.threads.len(), 2);
+        // Files without the column: no marker.
+        let tl = Timeline::parse(CSV, "t.csv").unwrap();
+        assert!(tl.drift.is_empty());
+    }
 
     const CSV: &str = "t_s,thread,cpu,samples,min_us,avg_us,max_us,maxmax_us,phase\n\
         5,0,1,50000,2,3.5,20,20,load\n\

@@ -65,6 +65,9 @@ pub fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) {
     }
 }
 
+/// The drift markers' colour (a magenta that no thread colour uses).
+const DRIFT_COLOR: RGBColor = RGBColor(230, 0, 160);
+
 /// The torture article's plot: per-interval maximum as points, running maximum as a
 /// line, one colour per thread; load phases shaded. PNG bytes.
 pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
@@ -117,6 +120,16 @@ pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
             .bold_line_style(RGBColor(205, 205, 205))
             .draw()
             .map_err(err)?;
+        // Drift markers: a vertical line at the end of each interval in
+        // which what shields the measured CPUs changed (behind the points).
+        for (t, _) in &tl.drift {
+            chart
+                .draw_series(LineSeries::new(
+                    [(t / scale, 0.0), (t / scale, ymax)],
+                    DRIFT_COLOR.stroke_width(2),
+                ))
+                .map_err(err)?;
+        }
         let n = tl.threads.len();
         for (i, s) in tl.threads.iter().enumerate() {
             let (dot, line) = timeline_colors(i, n);
@@ -165,6 +178,16 @@ pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
                 .map_err(err)?;
             legend.draw_text(&b, &st, (x + 26, 7)).map_err(err)?;
             x += 26 + width(&b) + 22;
+        }
+        if !tl.drift.is_empty() {
+            let t = "isolation drift";
+            if x + 14 + width(t) <= right {
+                legend
+                    .draw(&Rectangle::new([(x + 3, 5), (x + 5, 25)], DRIFT_COLOR.filled()))
+                    .map_err(err)?;
+                legend.draw_text(t, &st, (x + 14, 7)).map_err(err)?;
+                x += 14 + width(t) + 22;
+            }
         }
         for p in &names {
             let t = format!("{p} phase");

@@ -52,7 +52,9 @@ fn a_task_added_to_rt_and_the_rt_cpus_changed_are_one_event_each() {
     let mut g = partitioned("rtshield-drift");
     let rt = g.p.cg.join("rt");
     let mut follow = rtshield()
-        .args(["audit", "1", "--follow", "--period", "100ms", "--parent", &g.p.name])
+        .args([
+            "audit", "1", "--follow", "--period", "100ms", "--parent", &g.p.name,
+        ])
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
@@ -87,14 +89,29 @@ fn a_task_added_to_rt_and_the_rt_cpus_changed_are_one_event_each() {
     let o = follow.wait_with_output().unwrap();
     assert!(o.status.success(), "{o:?}");
     out.extend(lines.map_while(Result::ok));
-    let events: Vec<&String> = out.iter().filter(|l| !l.starts_with("not watched")).collect();
-    let rt_task: Vec<_> = events.iter().filter(|l| l.contains("  rt_task  ")).collect();
+    let events: Vec<&String> = out
+        .iter()
+        .filter(|l| !l.starts_with("not watched"))
+        .collect();
+    let rt_task: Vec<_> = events
+        .iter()
+        .filter(|l| l.contains("  rt_task  "))
+        .collect();
     assert_eq!(rt_task.len(), 1, "{out:#?}");
-    assert!(rt_task[0].contains(&format!("task {tid} (sleep)")), "{out:#?}");
+    assert!(
+        rt_task[0].contains(&format!("task {tid} (sleep)")),
+        "{out:#?}"
+    );
     assert!(rt_task[0].contains(" exposes CPU 1 "), "{out:#?}");
-    let cpus: Vec<_> = events.iter().filter(|l| l.contains("  cpuset_cpus  ")).collect();
+    let cpus: Vec<_> = events
+        .iter()
+        .filter(|l| l.contains("  cpuset_cpus  "))
+        .collect();
     assert_eq!(cpus.len(), 1, "{out:#?}");
-    assert!(cpus[0].contains(&format!("{}: 1 → 0-1", rt.display())), "{out:#?}");
+    assert!(
+        cpus[0].contains(&format!("{}: 1 → 0-1", rt.display())),
+        "{out:#?}"
+    );
     // rt gained CPU 0, which is not measured: a change, not an exposure.
     assert!(cpus[0].contains(" changes  cpuset_cpus "), "{out:#?}");
     assert_eq!(events.len(), 2, "{out:#?}");
@@ -110,7 +127,15 @@ fn a_measurement_without_change_records_no_drift() {
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("res");
     let o = rtshield()
-        .args(["measure", "--cpus", "1", "--duration", "3s", "--quiet", "--partition"])
+        .args([
+            "measure",
+            "--cpus",
+            "1",
+            "--duration",
+            "3s",
+            "--quiet",
+            "--partition",
+        ])
         .args(["--partition-parent", &g.p.name])
         .arg("--out")
         .arg(&out)
@@ -125,7 +150,10 @@ fn a_measurement_without_change_records_no_drift() {
     assert!(w["ticks"].as_u64().unwrap() >= 2, "{w}");
     assert_eq!(w["period_ns"], 1_000_000_000u64);
     let unwatched = w["unwatched"].to_string();
-    assert!(!unwatched.contains("rt tasks"), "the partition was found: {unwatched}");
+    assert!(
+        !unwatched.contains("rt tasks"),
+        "the partition was found: {unwatched}"
+    );
     let tl = fs::read_to_string(out.join("timeline.csv")).unwrap();
     let mut rows = tl.lines();
     assert!(rows.next().unwrap().ends_with(",temp_c,drift"));

@@ -250,6 +250,14 @@ impl Printer for TextPrinter {
 
     fn summary(&mut self, s: &Summary<'_>) {
         print_summary(s.measurement, s.result, s.out, s.json);
+        // What un-shielded the measured CPUs during the run (nothing
+        // printed when nothing changed: results.json says it was watched).
+        if !s.result.drift.events().is_empty() {
+            println!("{}", s.result.drift.summary());
+            for e in s.result.drift.events() {
+                println!("  {}", e.line());
+            }
+        }
         if s.files_missing {
             println!(
                 "WARNING: some result files are not in {} (see the messages above; exit status {})",

@@ -79,11 +79,8 @@ impl Watcher {
                 }
                 let _ = sched::set_scheduler(0, Policy::Other, 0);
                 let mut w = Watch::new(spec, zero.elapsed().as_nanos() as u64);
-                loop {
-                    match rx.recv_timeout(period) {
-                        Err(RecvTimeoutError::Timeout) => {}
-                        _ => break,
-                    }
+                // A message or a dropped sender (the run ended): stop.
+                while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(period) {
                     let ev = w.tick(zero.elapsed().as_nanos() as u64);
                     let info = w.info();
                     let mut g = sh.lock().unwrap_or_else(|p| p.into_inner());

@@ -217,7 +217,9 @@ impl Timeline {
                 };
                 phase_rows.push((t, ph));
                 // Every thread's row has the same cell: the first's.
-                let cell = c_drift.and_then(|c| f.fields.get(c)).map_or("", |v| v.trim());
+                let cell = c_drift
+                    .and_then(|c| f.fields.get(c))
+                    .map_or("", |v| v.trim());
                 if !cell.is_empty() {
                     tl.drift.push((t, cell.to_string()));
                 }

@@ -264,11 +264,7 @@ impl Drift {
 /// `(since, at]` meets `[spike − window, spike]` (a change seen only after
 /// the spike counts when it may have happened before it). Empty when the
 /// watch did not record its clock.
-pub fn before_spike<'a>(
-    drift: &'a Drift,
-    spike_mono_ns: u64,
-    window_ns: u64,
-) -> Vec<&'a DriftEvent> {
+pub fn before_spike(drift: &Drift, spike_mono_ns: u64, window_ns: u64) -> Vec<&DriftEvent> {
     let Some(zero) = drift.drift_watch.as_ref().and_then(|w| w.mono_zero_ns) else {
         return Vec::new();
     };

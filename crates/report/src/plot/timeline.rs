@@ -183,7 +183,10 @@ pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
             let t = "isolation drift";
             if x + 14 + width(t) <= right {
                 legend
-                    .draw(&Rectangle::new([(x + 3, 5), (x + 5, 25)], DRIFT_COLOR.filled()))
+                    .draw(&Rectangle::new(
+                        [(x + 3, 5), (x + 5, 25)],
+                        DRIFT_COLOR.filled(),
+                    ))
                     .map_err(err)?;
                 legend.draw_text(t, &st, (x + 14, 7)).map_err(err)?;
                 x += 14 + width(t) + 22;

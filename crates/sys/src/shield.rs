@@ -27,7 +27,11 @@ pub fn idle_disable(root: &Root, cpu: u32) -> Vec<(String, String)> {
                 .is_some_and(|k| k.parse::<u32>().is_ok())
         })
         .collect();
-    states.sort_by(|a, b| crate::root::natural_cmp(a, b));
+    states.sort_by_key(|n| {
+        n.trim_start_matches("state")
+            .parse::<u32>()
+            .unwrap_or(u32::MAX)
+    });
     states
         .into_iter()
         .filter_map(|s| {

@@ -18,6 +18,10 @@ struct Shared {
     all: Vec<DriftEvent>,
     /// How the watch ran, as of its last tick.
     info: Option<DriftWatch>,
+    /// Set at the start: where the thread runs, its period, its time 0.
+    ran_on: Option<String>,
+    period_ns: u64,
+    mono_zero_ns: u64,
 }
 
 /// The drift watch running beside a measurement. Its clock is the run's:
@@ -27,9 +31,6 @@ pub struct Watcher {
     stop: mpsc::Sender<()>,
     thread: Option<JoinHandle<Watch>>,
     shared: Arc<Mutex<Shared>>,
-    ran_on: Option<String>,
-    period: Duration,
-    mono_zero_ns: u64,
 }
 
 /// CLOCK_MONOTONIC now, ns (the clock of the measuring threads and of
@@ -53,6 +54,26 @@ impl Feed {
     pub fn take_new(&self) -> Vec<DriftEvent> {
         std::mem::take(&mut self.0.lock().unwrap_or_else(|p| p.into_inner()).fresh)
     }
+
+    /// The drift so far (for a rotation part's or a checkpoint's result):
+    /// every event seen, how the watch ran as of its last tick.
+    pub fn so_far(&self) -> Drift {
+        let g = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let mut info = g.info.clone().unwrap_or_default();
+        stamp(&g, &mut info);
+        Drift {
+            drift: Some(g.all.clone()),
+            drift_watch: Some(info),
+        }
+    }
+}
+
+/// What the watcher knows and the watch does not: where it ran, how
+/// often, its time 0.
+fn stamp(g: &Shared, info: &mut DriftWatch) {
+    info.ran_on = g.ran_on.clone();
+    info.period_ns = g.period_ns;
+    info.mono_zero_ns = Some(g.mono_zero_ns);
 }
 
 impl Watcher {
@@ -66,7 +87,12 @@ impl Watcher {
         let ran_on = (!housekeeping.is_empty()).then(|| housekeeping.to_list());
         let mono_zero_ns = mono_ns();
         let zero = Instant::now();
-        let shared = Arc::new(Mutex::new(Shared::default()));
+        let shared = Arc::new(Mutex::new(Shared {
+            ran_on,
+            period_ns: period.as_nanos() as u64,
+            mono_zero_ns,
+            ..Shared::default()
+        }));
         let (stop, rx) = mpsc::channel::<()>();
         let sh = shared.clone();
         let thread = std::thread::Builder::new()
@@ -79,6 +105,9 @@ impl Watcher {
                 }
                 let _ = sched::set_scheduler(0, Policy::Other, 0);
                 let mut w = Watch::new(spec, zero.elapsed().as_nanos() as u64);
+                // The baseline is read: `so_far` says so (ticks 1).
+                let info = w.info();
+                sh.lock().unwrap_or_else(|p| p.into_inner()).info = Some(info);
                 // A message or a dropped sender (the run ended): stop.
                 while let Err(RecvTimeoutError::Timeout) = rx.recv_timeout(period) {
                     let ev = w.tick(zero.elapsed().as_nanos() as u64);
@@ -95,9 +124,6 @@ impl Watcher {
             stop,
             thread,
             shared,
-            ran_on,
-            period,
-            mono_zero_ns,
         }
     }
 
@@ -113,22 +139,9 @@ impl Watcher {
         Feed(self.shared.clone())
     }
 
-    /// The drift so far (for a rotation part's or a checkpoint's result):
-    /// every event seen, how the watch ran as of its last tick.
+    /// The drift so far (see [`Feed::so_far`]).
     pub fn so_far(&self) -> Drift {
-        let g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
-        let mut info = g.info.clone().unwrap_or_default();
-        self.stamp(&mut info);
-        Drift {
-            drift: Some(g.all.clone()),
-            drift_watch: Some(info),
-        }
-    }
-
-    fn stamp(&self, info: &mut DriftWatch) {
-        info.ran_on = self.ran_on.clone();
-        info.period_ns = self.period.as_nanos() as u64;
-        info.mono_zero_ns = Some(self.mono_zero_ns);
+        self.feed().so_far()
     }
 
     /// Stop the thread (at once: it does not wait for its next tick) and
@@ -140,8 +153,9 @@ impl Watcher {
             return Drift::default();
         };
         let mut info = w.info();
-        self.stamp(&mut info);
-        let all = std::mem::take(&mut self.shared.lock().unwrap_or_else(|p| p.into_inner()).all);
+        let mut g = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        stamp(&g, &mut info);
+        let all = std::mem::take(&mut g.all);
         Drift {
             drift: Some(all),
             drift_watch: Some(info),

@@ -208,3 +208,51 @@ fn a_v2_partition_turning_invalid_exposes_the_cpus() {
     assert_eq!(ev[0].kind, "cpuset_partition");
     assert_eq!(ev[0].effect, Effect::Exposes);
 }
+
+#[test]
+fn the_watcher_thread_feeds_events_and_finishes_with_the_run_s_drift() {
+    let d = tree(Style::V1Prefix);
+    let w = rtshield_drift::Watcher::start(
+        WatchSpec {
+            root: Root::new(d.path()),
+            cpus: CpuSet::parse_list("1").unwrap(),
+            parent: None,
+            own_pid: 999_999,
+        },
+        std::time::Duration::from_millis(100),
+    );
+    let feed = w.feed();
+    // The baseline is read before the change (then any later tick sees
+    // it, once).
+    for _ in 0..200 {
+        if w.so_far().drift_watch.unwrap().ticks >= 1 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    put(d.path(), "/proc/irq/24/effective_affinity_list", "1\n");
+    let mut seen = Vec::new();
+    for _ in 0..100 {
+        seen.extend(feed.take_new());
+        if !seen.is_empty() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(seen.len(), 1, "{seen:#?}");
+    let so_far = w.so_far();
+    assert_eq!(so_far.events().len(), 1);
+    let drift = w.finish();
+    assert_eq!(drift.events().len(), 1, "{drift:#?}");
+    let e = &drift.events()[0];
+    // 0-3 → 1: CPU 1 was allowed before and after.
+    assert_eq!(
+        (e.kind.as_str(), e.effect),
+        ("irq_affinity", Effect::Changes)
+    );
+    assert!(e.since_ns < e.at_ns);
+    let info = drift.drift_watch.unwrap();
+    assert_eq!(info.ran_on.as_deref(), Some("0,2-3"));
+    assert_eq!(info.period_ns, 100_000_000);
+    assert!(info.ticks >= 2 && info.mono_zero_ns.is_some(), "{info:?}");
+}

@@ -216,7 +216,7 @@ impl<'a> Run<'a> {
         let online_cpus: Vec<u32> = rtshield_load::cpuload::StatSnapshot::read(&opts.root)
             .map(|s| s.cpus.keys().copied().collect())
             .unwrap_or_default();
-        let obs = observer(cfg, opts, &sup, total, printer);
+        let mut obs = observer(cfg, opts, &sup, total, printer);
         let watcher = Some(rtshield_drift::Watcher::start(
             rtshield_drift::WatchSpec {
                 root: opts.root.clone(),
@@ -226,6 +226,7 @@ impl<'a> Run<'a> {
             },
             Duration::from_nanos(spec.stats_period_ns),
         ));
+        obs.drift = watcher.as_ref().map(|w| w.feed());
         let mut run = Run {
             watcher,
             cfg,
@@ -517,6 +518,7 @@ fn observer<'a>(
         total_ns: total,
         exports: exports(cfg),
         writer: ResultWriter::new(),
+        drift: None,
     }
 }
 

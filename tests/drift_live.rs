@@ -142,6 +142,8 @@ fn a_measurement_without_change_records_no_drift() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", describe(&o));
+    // Nothing changed: no drift lines after the summary.
+    assert!(!text(&o).0.contains("drift:"), "{}", describe(&o));
     let r = results(&out);
     assert_eq!(r["drift"], serde_json::json!([]), "{}", r["drift"]);
     let w = &r["drift_watch"];

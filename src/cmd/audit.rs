@@ -2,9 +2,9 @@
 //! drift watch's events, live, until SIGINT/SIGTERM.
 
 use crate::cli::Global;
-use rtshield_audit::{audit, render, AuditOptions};
-use rtshield_sys::units::Dur;
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_audit::{audit, render_audit, AuditOptions};
+use rtshield_vocab::Dur;
+use rtshield_vocab::{CpuSet, InputError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -58,7 +58,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&a)?);
     } else {
-        print!("{}", render(&a));
+        print!("{}", render_audit(&a));
     }
     Ok(0)
 }
@@ -69,7 +69,7 @@ fn follow(cpus: Option<CpuSet>, args: &Args, g: &Global) -> anyhow::Result<i32> 
     let root = g.root();
     let cpus = match cpus {
         Some(c) => c,
-        None => rtshield_sys::cpus::online(&root)?,
+        None => rtshield_sys::online_cpus(&root)?,
     };
     let period = args
         .period

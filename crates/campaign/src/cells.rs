@@ -6,7 +6,7 @@
 
 use crate::model::{Campaign, Cell};
 use rtshield_run::{MeasureRequest, PartitionRequest, Refusal, Setting};
-use rtshield_sys::units::Dur;
+use rtshield_vocab::Dur;
 use std::path::Path;
 
 /// The campaign key a refused setting comes from (None: the file as a whole).
@@ -141,8 +141,8 @@ pub fn plan_text(c: &Campaign) -> String {
         c.cells.len(),
         c.repeat,
         c.cells.len() as u64 * c.repeat,
-        rtshield_sys::units::format_duration_ns(c.duration_ns),
-        rtshield_sys::units::format_duration_ns(c.total_ns())
+        rtshield_vocab::format_duration_ns(c.duration_ns),
+        rtshield_vocab::format_duration_ns(c.total_ns())
     );
     s.push_str(&format!(
         "order: {}\n",

@@ -12,7 +12,7 @@
 //! [`Watcher::finish`] gives the run's [`Drift`] for `results.json`.
 //!
 //! Kernel files are read through `rtshield_sys` (mostly
-//! `rtshield_sys::shield`), partitions are found by
+//! the drift readers of `rtshield_sys`), partitions are found by
 //! `rtshield_isolation::Partitions::discover`, the event's format is
 //! `rtshield_results::drift`'s.
 

@@ -4,8 +4,10 @@
 //! disappearance is a change only where that means something).
 
 use rtshield_results::drift::kind;
-use rtshield_sys::cgroup::Hierarchy;
-use rtshield_sys::{interrupts, shield, workqueue, CpuSet, Root};
+use rtshield_sys as sys;
+use rtshield_sys::Hierarchy;
+use rtshield_sys::Root;
+use rtshield_vocab::CpuSet;
 use std::collections::BTreeMap;
 
 /// The key of a value: its kind and the object it belongs to.
@@ -44,17 +46,17 @@ impl Snapshot {
         s.put(
             kind::CPU_ONLINE,
             "online",
-            rtshield_sys::cpus::online(root).ok().map(|c| c.to_list()),
+            sys::online_cpus(root).ok().map(|c| c.to_list()),
         );
         s.put(
             kind::IRQ_DEFAULT_AFFINITY,
             "default_smp_affinity",
-            interrupts::default_affinity(root).map(|c| c.to_list()),
+            sys::irq_default_affinity(root).map(|c| c.to_list()),
         );
-        for n in interrupts::irq_numbers(root) {
-            let v = interrupts::irq_effective_affinity(root, &n)
+        for n in sys::irq_numbers(root) {
+            let v = sys::irq_effective_affinity(root, &n)
                 .filter(|v| !v.is_empty())
-                .or_else(|| interrupts::irq_affinity(root, &n));
+                .or_else(|| sys::irq_affinity(root, &n));
             s.put(kind::IRQ_AFFINITY, format!("irq {n}"), v);
         }
         if let Some(h) = &sets.hierarchy {
@@ -69,35 +71,35 @@ impl Snapshot {
                 s.put(
                     kind::CPUSET_PARTITION,
                     rt.clone(),
-                    shield::partition_state(root, h, rt),
+                    sys::cpuset_partition_state(root, h, rt),
                 );
             }
         }
         s.put(
             kind::WORKQUEUE_CPUMASK,
             "global",
-            workqueue::global_mask(root).map(|c| c.to_list()),
+            sys::workqueue_global_mask(root).map(|c| c.to_list()),
         );
-        for (name, mask) in workqueue::masks(root) {
+        for (name, mask) in sys::workqueue_masks(root) {
             s.put(kind::WORKQUEUE_CPUMASK, name, Some(mask.to_list()));
         }
         s.put(
             kind::TIMER_MIGRATION,
             "kernel.timer_migration",
-            shield::timer_migration(root),
+            sys::timer_migration(root),
         );
         s.put(
             kind::RT_THROTTLING,
             "kernel.sched_rt_runtime_us/period_us",
-            shield::rt_throttling(root),
+            sys::rt_throttling(root),
         );
         for cpu in measured.iter() {
             s.put(
                 kind::CPUFREQ_GOVERNOR,
                 format!("cpu{cpu}"),
-                shield::governor(root, cpu),
+                sys::cpufreq_governor_of(root, cpu),
             );
-            for (state, v) in shield::idle_disable(root, cpu) {
+            for (state, v) in sys::cpuidle_disable_flags(root, cpu) {
                 s.put(kind::CPUIDLE_STATE, format!("cpu{cpu} {state}"), Some(v));
             }
         }

@@ -4,7 +4,9 @@
 use crate::snapshot::{measured_in, Key, Sets, Snapshot};
 use rtshield_isolation::Partitions;
 use rtshield_results::drift::{kind, DriftEvent, DriftWatch, Effect};
-use rtshield_sys::{interrupts, shield, task, CpuSet, Root};
+use rtshield_sys as sys;
+use rtshield_sys::Root;
+use rtshield_vocab::CpuSet;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Task status files read per tick at most (new tasks first, then the
@@ -82,7 +84,7 @@ impl Watch {
                 .as_ref()
                 .and_then(|p| p.nrt.as_ref().map(|s| s.dir.clone())),
         };
-        let isolated = rtshield_sys::cpus::isolated(&spec.root);
+        let isolated = sys::isolated_cpus(&spec.root);
         let all_tasks = !spec.cpus.is_empty()
             && (spec.cpus.is_subset(&isolated)
                 || partition.as_ref().is_some_and(|p| p.parent.is_none()));
@@ -185,7 +187,7 @@ impl Watch {
             (e.effect, e.cpus) = self.effect(k, object, before, after);
             if *k == kind::IRQ_AFFINITY {
                 let n = object.trim_start_matches("irq ");
-                if let Some(a) = interrupts::irq_actions(&self.spec.root, n) {
+                if let Some(a) = sys::irq_actions(&self.spec.root, n) {
                     e.object = format!("{object} ({a})");
                 }
             }
@@ -260,12 +262,12 @@ impl Watch {
     /// through at most 16 parents).
     fn ours(&self, tid: u32) -> bool {
         let root = &self.spec.root;
-        let mut pid = shield::tgid(root, tid).unwrap_or(tid);
+        let mut pid = sys::task_tgid(root, tid).unwrap_or(tid);
         for _ in 0..16 {
             if pid == self.spec.own_pid {
                 return true;
             }
-            match task::status(root, pid).and_then(|s| s.ppid) {
+            match sys::task_status(root, pid).and_then(|s| s.ppid) {
                 Some(p) if p > 1 => pid = p,
                 _ => return false,
             }
@@ -279,7 +281,7 @@ impl Watch {
         let (Some(h), Some(rt)) = (&self.sets.hierarchy, &self.sets.rt) else {
             return;
         };
-        let Some(now) = shield::members(&self.spec.root, h, rt) else {
+        let Some(now) = sys::cgroup_members(&self.spec.root, h, rt) else {
             return;
         };
         let now: BTreeSet<u32> = now.into_iter().collect();
@@ -288,7 +290,7 @@ impl Watch {
             if first || self.ours(tid) {
                 continue;
             }
-            let comm = task::comm(&self.spec.root, tid).unwrap_or_default();
+            let comm = sys::task_comm(&self.spec.root, tid).unwrap_or_default();
             let mut e = self.event(now_ns, kind::RT_TASK, format!("task {tid} ({comm})"));
             e.after = Some(rt.clone());
             e.effect = Effect::Exposes;
@@ -309,8 +311,8 @@ impl Watch {
         let root = self.spec.root.clone();
         let first = self.info.ticks == 0;
         let mut live = BTreeSet::new();
-        for pid in task::pids(&root) {
-            live.extend(task::tids(&root, pid).unwrap_or_default());
+        for pid in sys::pids(&root) {
+            live.extend(sys::tids(&root, pid).unwrap_or_default());
         }
         self.tasks.retain(|t, _| live.contains(t));
         let new: Vec<u32> = live
@@ -324,7 +326,7 @@ impl Watch {
             .take(if first { usize::MAX } else { TASK_BUDGET })
         {
             budget = budget.saturating_sub(1);
-            let Some(st) = task::status(&root, tid) else {
+            let Some(st) = sys::task_status(&root, tid) else {
                 continue;
             };
             let kthread = st.kthread == Some(true) || st.ppid == Some(2) || tid == 2;
@@ -368,7 +370,7 @@ impl Watch {
             .collect();
         for tid in ids {
             self.cursor = tid + 1;
-            let Some(st) = task::status(&root, tid) else {
+            let Some(st) = sys::task_status(&root, tid) else {
                 continue;
             };
             if st.kthread == Some(true) || st.ppid == Some(2) {

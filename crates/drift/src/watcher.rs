@@ -3,8 +3,9 @@
 
 use crate::watch::{Watch, WatchSpec};
 use rtshield_results::drift::{Drift, DriftEvent, DriftWatch};
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::CpuSet;
+use rtshield_sys as sched;
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -82,7 +83,7 @@ impl Watcher {
     /// there are some) at SCHED_OTHER, until [`Watcher::finish`].
     pub fn start(spec: WatchSpec, period: Duration) -> Watcher {
         let period = period.max(Duration::from_millis(100));
-        let online = rtshield_sys::cpus::online(&spec.root).unwrap_or_default();
+        let online = rtshield_sys::online_cpus(&spec.root).unwrap_or_default();
         let housekeeping: CpuSet = online.difference(&spec.cpus);
         let ran_on = (!housekeeping.is_empty()).then(|| housekeeping.to_list());
         let mono_zero_ns = mono_ns();

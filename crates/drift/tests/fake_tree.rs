@@ -2,8 +2,9 @@
 //! tick that saw it, none without a change.
 
 use rtshield_drift::{Effect, Watch, WatchSpec};
-use rtshield_sys::{CpuSet, Root};
-use rtshield_testkit::fake::{FakeSpec, Style};
+use rtshield_sys::Root;
+use rtshield_testkit::{FakeSpec, FakeStyle as Style};
+use rtshield_vocab::CpuSet;
 use std::fs;
 use std::path::Path;
 

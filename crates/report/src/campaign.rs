@@ -5,7 +5,7 @@
 use crate::runs::{row_cells, us};
 use rtshield_results::RunResult;
 use rtshield_store::{compare, default_stats};
-use rtshield_text::markdown::cell;
+use rtshield_text::markdown_cell;
 use std::fmt::Write as _;
 
 /// The percentiles of the matrix, in its column order.
@@ -34,8 +34,8 @@ fn matrix_row(load: &str, iso: &str, group: &[&RunResult]) -> String {
     let max = threads().map(|t| t.max_ns).max();
     format!(
         "| {} | {} | {} | {samples} | {} | {} | {} | {} | {} |\n",
-        cell(load),
-        cell(iso),
+        markdown_cell(load),
+        markdown_cell(iso),
         group.len(),
         us(worst(STAT_KEYS[0])),
         us(worst(STAT_KEYS[1])),
@@ -78,7 +78,7 @@ pub fn summary_markdown(
                 let cmp = compare(&ra, &rb, &default_stats(), 0);
                 for row in &cmp.rows {
                     let [stat, va, vb, ratio, lo, hi, verdict] = row_cells(row);
-                    let (l, a, b) = (cell(l), cell(a), cell(b));
+                    let (l, a, b) = (markdown_cell(l), markdown_cell(a), markdown_cell(b));
                     let _ = writeln!(
                         md,
                         "| {l} | {a} | {b} | {stat} | {va} | {vb} | {ratio} | [{lo}, {hi}] | {verdict} |"

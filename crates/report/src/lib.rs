@@ -24,8 +24,9 @@ pub mod synth;
 pub mod table;
 pub mod timeline;
 
-use rtshield_sys::safefs::temp_target;
-use rtshield_sys::{DirPolicy, InputError, SafeDir, SafeError};
+use rtshield_safefs::temp_target;
+use rtshield_safefs::{DirPolicy, SafeDir, SafeError};
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 /// What to produce.

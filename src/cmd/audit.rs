@@ -3,27 +3,28 @@
 
 use crate::cli::Global;
 use rtshield_audit::{audit, render_audit, AuditOptions};
+use rtshield_text::{out, outln};
 use rtshield_vocab::Dur;
 use rtshield_vocab::{CpuSet, InputError};
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// CPUs to audit (list or 0x mask). Default: the rt partition, else the
     /// isolated CPUs, else every online CPU.
-    pub cpus: Option<String>,
+    pub(crate) cpus: Option<String>,
     /// Count interrupts, IPIs, softirqs and context switches over this window
     /// (`10s`, `500ms`); `0s` uses the counts since boot.
     #[arg(long, value_name = "DURATION", default_value = "2s")]
-    pub watch: Dur,
+    pub(crate) watch: Dur,
     /// Print JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Print every change to what shields CPUS (IRQ affinities, rt tasks,
     /// cpusets, workqueues, knobs, governors, idle states, hotplug) as it
     /// is seen, until Ctrl-C or SIGTERM (exit 0). The events `measure`
     /// and `run` record in results.json.
     #[arg(long, conflicts_with = "json")]
-    pub follow: bool,
+    pub(crate) follow: bool,
     /// With --follow: how often to look (`1s`, `200ms`; at least 100 ms).
     #[arg(
         long,
@@ -31,14 +32,14 @@ pub struct Args {
         default_value = "1s",
         requires = "follow"
     )]
-    pub period: Dur,
+    pub(crate) period: Dur,
     /// With --follow: the `--parent` of the partition shielding CPUS
     /// (default: the partition covering them, if any).
     #[arg(long, value_name = "PARENT", requires = "follow")]
-    pub parent: Option<String>,
+    pub(crate) parent: Option<String>,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let cpus = args
         .cpus
         .as_deref()
@@ -58,7 +59,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&a)?);
     } else {
-        print!("{}", render_audit(&a));
+        out!("{}", render_audit(&a));
     }
     Ok(0)
 }
@@ -75,7 +76,7 @@ fn follow(cpus: Option<CpuSet>, args: &Args, g: &Global) -> anyhow::Result<i32> 
         .period
         .as_std()
         .max(std::time::Duration::from_millis(100));
-    let stop = rtshield_measure::signals::install();
+    let stop = rtshield_measure::install_signals();
     let zero = std::time::Instant::now();
     let mut w = rtshield_drift::Watch::new(
         rtshield_drift::WatchSpec {
@@ -86,13 +87,13 @@ fn follow(cpus: Option<CpuSet>, args: &Args, g: &Global) -> anyhow::Result<i32> 
         },
         0,
     );
-    println!(
+    outln!(
         "Following what shields CPU {} every {} (Ctrl-C stops); times since now.",
         cpus.to_list(),
         args.period
     );
     for u in &w.info().unwatched {
-        println!("not watched: {u}");
+        outln!("not watched: {u}");
     }
     let _ = std::io::stdout().flush();
     let mut next = zero + period;
@@ -105,7 +106,7 @@ fn follow(cpus: Option<CpuSet>, args: &Args, g: &Global) -> anyhow::Result<i32> 
         next += period;
         let mut out = std::io::stdout().lock();
         for e in w.tick(zero.elapsed().as_nanos() as u64) {
-            writeln!(out, "{}", e.line())?;
+            writeln!(out, "{}", rtshield_text::terminal::lines(&e.line()))?;
         }
         out.flush()?;
     }

@@ -1,7 +1,9 @@
-//! `rtshield campaign`: run a matrix of measurements, store every run,
-//! write one report.
+//! rtshield-campaign: `rtshield campaign`, a matrix of measurements. Its
+//! one job is the campaign file format and running it: each cell of the
+//! matrix (isolation × load × settings, repeated) becomes a measure
+//! request, every run is stored, and one report is written.
 //!
-//! The file ([`model`]) becomes one measure request per cell ([`cells`]),
+//! The file (`model`) becomes one measure request per cell (`cells`),
 //! checked by measure's own validation before anything runs. Each run is a
 //! child `rtshield __measure` given its request as JSON (and, for
 //! `isolation = "partition"`, a child `rtshield partition create` before it
@@ -12,15 +14,22 @@
 //! exits. An undo that fails (after waiting for exiting tasks) stops the
 //! campaign after its cell, with the report and the command that
 //! finishes the undo.
+//!
+//! It may not measure or partition in its own process (children do),
+//! build command-line strings for a measurement (cells are requests), read
+//! cgroup files, or render (the summary is `rtshield-report`'s).
 
-pub mod cells;
-pub mod model;
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
+mod cells;
+mod model;
 mod process;
 mod steps;
 
-pub use cells::plan_text;
+pub use crate::cells::plan_text;
+pub use crate::model::{parse_checked, Campaign, Cell, Step};
 
-use model::{Campaign, Cell, Step};
 use process::PartitionGuard;
 use rtshield_results::RunResult;
 use rtshield_safefs::{DirPolicy, SafeDir};
@@ -130,7 +139,7 @@ fn prepare(c: &Campaign, opts: &Options, root: &Root) -> anyhow::Result<bool> {
         .map_err(|e| anyhow::anyhow!("the partition a previous campaign left: {e}"))?;
     }
     // Likewise the trace instances and mounts of a killed rtshield.
-    rtshield_run::tracing::remove_leftovers(root);
+    rtshield_run::remove_trace_leftovers(root);
     Ok(v2)
 }
 
@@ -267,7 +276,7 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
     }
     let loads: Vec<&str> = dedup(c.cells.iter().map(Cell::load));
     let isos: Vec<&str> = dedup(c.cells.iter().map(Cell::isolation));
-    let md = rtshield_report::campaign::summary_markdown(&c.name, &loads, &isos, &runs);
+    let md = rtshield_report::campaign_summary_markdown(&c.name, &loads, &isos, &runs);
     rdir.write("summary.md", md.as_bytes())?;
     Ok(rdir.path().to_path_buf())
 }
@@ -324,8 +333,8 @@ mod tests {
             underflow: 0,
         };
         let n = counts.iter().map(|c| c[1]).sum::<u64>() + 1;
-        let mut r = rtshield_results::example::example_result();
-        r.threads = vec![rtshield_results::import::thread_from_histogram(
+        let mut r = rtshield_results::example_result();
+        r.threads = vec![rtshield_results::thread_from_histogram(
             0,
             Some(1),
             200_000,

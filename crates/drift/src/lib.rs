@@ -14,7 +14,7 @@
 //! Kernel files are read through `rtshield_sys` (mostly
 //! the drift readers of `rtshield_sys`), partitions are found by
 //! `rtshield_isolation::Partitions::discover`, the event's format is
-//! `rtshield_results::drift`'s.
+//! `rtshield_results`'s ([`Drift`]).
 
 #![deny(missing_docs)]
 
@@ -25,4 +25,4 @@ mod watcher;
 pub use watch::{Watch, WatchSpec, TASK_BUDGET};
 pub use watcher::{Feed, Watcher};
 
-pub use rtshield_results::drift::{Drift, DriftEvent, DriftWatch, Effect};
+pub use rtshield_results::{Drift, DriftEffect as Effect, DriftEvent, DriftWatch};

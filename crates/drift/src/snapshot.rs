@@ -3,7 +3,7 @@
 //! through `rtshield_sys`; a value that cannot be read is absent (and its
 //! disappearance is a change only where that means something).
 
-use rtshield_results::drift::kind;
+use rtshield_results::drift_kind as kind;
 use rtshield_sys as sys;
 use rtshield_sys::Hierarchy;
 use rtshield_sys::Root;

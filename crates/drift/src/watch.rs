@@ -3,7 +3,7 @@
 
 use crate::snapshot::{measured_in, Key, Sets, Snapshot};
 use rtshield_isolation::Partitions;
-use rtshield_results::drift::{kind, DriftEvent, DriftWatch, Effect};
+use rtshield_results::{drift_kind as kind, DriftEffect as Effect, DriftEvent, DriftWatch};
 use rtshield_sys as sys;
 use rtshield_sys::Root;
 use rtshield_vocab::CpuSet;

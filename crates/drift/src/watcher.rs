@@ -2,7 +2,7 @@
 //! the measured CPUs.
 
 use crate::watch::{Watch, WatchSpec};
-use rtshield_results::drift::{Drift, DriftEvent, DriftWatch};
+use rtshield_results::{Drift, DriftEvent, DriftWatch};
 use rtshield_sys as sched;
 use rtshield_vocab::CpuSet;
 use rtshield_vocab::Policy;

@@ -5,6 +5,7 @@
 use crate::runs::{row_cells, us};
 use rtshield_results::RunResult;
 use rtshield_store::{compare, default_stats};
+use rtshield_text::markdown::cell;
 use rtshield_text::markdown_cell;
 use std::fmt::Write as _;
 
@@ -48,13 +49,13 @@ fn matrix_row(load: &str, iso: &str, group: &[&RunResult]) -> String {
 /// `summary.md` of campaign `name` over its `runs` (tagged `load` and
 /// `isolation`), rows and comparisons in the order of `loads` and
 /// `isolations` (the campaign file's order).
-pub fn summary_markdown(
+pub fn campaign_summary_markdown(
     name: &str,
     loads: &[&str],
     isolations: &[&str],
     runs: &[RunResult],
 ) -> String {
-    let mut md = format!("# Campaign {name}\n\n");
+    let mut md = format!("# Campaign {}\n\n", cell(name));
     md.push_str("| load | isolation | runs | samples | p50 (us) | p99 (us) | p99.9 (us) | p99.99 (us) | max (us) |\n|---|---|---|---|---|---|---|---|---|\n");
     for l in loads {
         for iso in isolations {

@@ -3,7 +3,7 @@
 //! latency per thread). Empty for runs that did not trace.
 
 use crate::load::Run;
-use rtshield_results::export::spikes_summary;
+use rtshield_results::spikes_summary;
 use rtshield_results::{LatencyPart, RunResult};
 use rtshield_text::markdown_cell;
 use rtshield_text::markup_text as esc;
@@ -13,11 +13,13 @@ fn us(ns: i64) -> String {
 }
 
 /// The spike's verdict, followed by the drift events that may have
-/// happened within [`SPIKE_WINDOW_NS`](rtshield_results::drift::SPIKE_WINDOW_NS)
+/// happened within [`DRIFT_SPIKE_WINDOW_NS`](rtshield_results::DRIFT_SPIKE_WINDOW_NS)
 /// before it (`after drift: irq_affinity irq 36 (eth0): 0 → 0-1`), so a
 /// spike names the change that may have caused it.
 fn verdict(r: &RunResult, expected_ns: u64, verdict: &str) -> String {
-    use rtshield_results::drift::{before_spike, SPIKE_WINDOW_NS};
+    use rtshield_results::{
+        drift_before_spike as before_spike, DRIFT_SPIKE_WINDOW_NS as SPIKE_WINDOW_NS,
+    };
     let near = before_spike(&r.drift, expected_ns, SPIKE_WINDOW_NS);
     if near.is_empty() {
         return verdict.to_string();
@@ -75,7 +77,7 @@ const SPLIT_HEAD: [&str; 10] = [
 ];
 
 /// The HTML section (empty when no run traced).
-pub fn html(runs: &[Run]) -> String {
+pub(crate) fn html(runs: &[Run]) -> String {
     let mut h = String::new();
     for (run, t) in traced(runs) {
         if h.is_empty() {
@@ -124,7 +126,7 @@ pub fn html(runs: &[Run]) -> String {
 }
 
 /// The Markdown section for `summary.md` (empty when no run traced).
-pub fn markdown(runs: &[Run]) -> String {
+pub(crate) fn markdown(runs: &[Run]) -> String {
     let mut m = String::new();
     for (run, t) in traced(runs) {
         if m.is_empty() {
@@ -163,11 +165,23 @@ pub fn markdown(runs: &[Run]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtshield_results::drift::{Drift, DriftEvent, DriftWatch, Effect};
+    use crate::synth::{synth_run_result, write_synth_run_dir};
+    use rtshield_results::{Drift, DriftEffect as Effect, DriftEvent, DriftWatch};
+
+    #[test]
+    fn no_traced_run_no_section() {
+        let r = synth_run_result("plain", 2, &[1], 1000, 10.0, 0.0, 100);
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        write_synth_run_dir(&a, &r, None).unwrap();
+        let runs = crate::load::load_all(&[a], &[]).unwrap();
+        assert_eq!(html(&runs), "");
+        assert_eq!(markdown(&runs), "");
+    }
 
     #[test]
     fn a_spike_names_the_drift_just_before_it() {
-        let mut r = crate::synth::run_result("r", 1, &[1], 100, 10.0, 0.0, 100);
+        let mut r = synth_run_result("r", 1, &[1], 100, 10.0, 0.0, 100);
         assert_eq!(verdict(&r, 5_000_000_000, "thread"), "thread");
         let zero = 1_000_000_000;
         r.drift = Drift {

@@ -7,6 +7,7 @@
 //! text of an event, and which events are named next to a spike
 //! ([`before_spike`]). Schema: docs/formats.md.
 
+use rtshield_text::terminal;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 
@@ -133,27 +134,13 @@ impl DriftEvent {
             "{:.3} s  {}{who}  {}  {}: {} → {}  (changed after {:.3} s)",
             secs(self.at_ns),
             self.effect.name(),
-            term(&self.kind),
-            term(&self.object),
-            term(shown(&self.before)),
-            term(shown(&self.after)),
+            terminal::value(&self.kind),
+            terminal::value(&self.object),
+            terminal::value(shown(&self.before)),
+            terminal::value(shown(&self.after)),
             secs(self.since_ns)
         )
     }
-}
-
-/// Text safe on a terminal: control characters (ESC, C1, newlines: a
-/// task's `comm` is anyone's choice) written as `\u{1b}` escapes.
-fn term(s: &str) -> String {
-    s.chars()
-        .flat_map(|c| {
-            if c.is_control() {
-                c.escape_unicode().collect::<Vec<_>>()
-            } else {
-                vec![c]
-            }
-        })
-        .collect()
 }
 
 fn secs(ns: u64) -> f64 {
@@ -326,7 +313,7 @@ mod tests {
             ..e.clone()
         };
         assert!(
-            evil.line().contains("task 7 (\\u{1b}[2Jx\\u{a})"),
+            evil.line().contains("task 7 (\\x1b[2Jx\\n)"),
             "{}",
             evil.line()
         );

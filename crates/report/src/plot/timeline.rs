@@ -13,19 +13,19 @@ const PHASE_FILLS: &[(u8, u8, u8)] = &[
 ];
 
 /// Fill of phase `name`, one tint per name of `names` ([`phase_names`]).
-pub fn phase_fill(names: &[String], name: &str) -> (u8, u8, u8) {
+pub(crate) fn phase_fill(names: &[String], name: &str) -> (u8, u8, u8) {
     let i = names.iter().position(|x| x == name).unwrap_or(0);
     PHASE_FILLS[i % PHASE_FILLS.len()]
 }
 
-pub fn is_quiet_phase(name: &str) -> bool {
+fn is_quiet_phase(name: &str) -> bool {
     matches!(name, "rest" | "idle" | "none" | "off")
 }
 
 /// Distinct shaded phase names, in order of first appearance. A run that
 /// never changes phase (no `load.cycle`: every row says `load`) has
 /// nothing to contrast, so nothing is shaded.
-pub fn phase_names(tl: &Timeline) -> Vec<String> {
+pub(crate) fn phase_names(tl: &Timeline) -> Vec<String> {
     let mut all: Vec<&str> = Vec::new();
     for p in &tl.phases {
         if !all.contains(&p.name.as_str()) {
@@ -43,7 +43,7 @@ pub fn phase_names(tl: &Timeline) -> Vec<String> {
 
 /// The stretches of the shaded phases `names`, a stretch joined to the
 /// previous one of the same phase when less than `min_gap` s lies between.
-pub fn merge_close(phases: &[Phase], names: &[String], min_gap: f64) -> Vec<Phase> {
+pub(crate) fn merge_close(phases: &[Phase], names: &[String], min_gap: f64) -> Vec<Phase> {
     let mut out: Vec<Phase> = Vec::new();
     for p in phases.iter().filter(|p| names.contains(&p.name)) {
         match out.last_mut() {
@@ -56,7 +56,7 @@ pub fn merge_close(phases: &[Phase], names: &[String], min_gap: f64) -> Vec<Phas
 
 /// (dot, line) colours of timeline thread `i`: the torture article's navy dots and
 /// maroon line for a single thread, one palette colour per thread else.
-pub fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) {
+pub(crate) fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) {
     if threads == 1 {
         (RGBColor(0, 0, 128), RGBColor(128, 0, 0))
     } else {
@@ -70,7 +70,7 @@ const DRIFT_COLOR: RGBColor = RGBColor(230, 0, 160);
 
 /// The torture article's plot: per-interval maximum as points, running maximum as a
 /// line, one colour per thread; load phases shaded. PNG bytes.
-pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
     register_font();
     let (w, h) = (WIDTH, TIMELINE_HEIGHT);
     let mut buf = vec![0u8; (w * h * 3) as usize];
@@ -148,64 +148,77 @@ pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
                 ))
                 .map_err(err)?;
         }
-        // Legend row: `● cpu1 max per interval  ━ cpu1 running max  ▇ load`.
-        let st = TextStyle::from((FONT, 14)).color(&BLACK);
-        let width = |t: &str| {
-            legend
-                .estimate_text_size(t, &st)
-                .map_or(t.chars().count() as i32 * 8, |s| s.0 as i32)
-        };
-        let right = w as i32 - 20;
-        let mut x = 90;
-        for (i, s) in tl.threads.iter().enumerate() {
-            let who = match s.cpu {
-                Some(c) => format!("cpu{c}"),
-                None => format!("t{}", s.thread),
-            };
-            let (dot, line) = timeline_colors(i, n);
-            let a = format!("{who} max per interval");
-            let b = format!("{who} running max");
-            if x + 30 + width(&a) + 40 + width(&b) > right {
-                break;
-            }
-            legend
-                .draw(&Circle::new((x + 8, 15), 3, dot.filled()))
-                .map_err(err)?;
-            legend.draw_text(&a, &st, (x + 20, 7)).map_err(err)?;
-            x += 20 + width(&a) + 22;
-            legend
-                .draw(&Rectangle::new([(x, 14), (x + 20, 16)], line.filled()))
-                .map_err(err)?;
-            legend.draw_text(&b, &st, (x + 26, 7)).map_err(err)?;
-            x += 26 + width(&b) + 22;
-        }
-        if !tl.drift.is_empty() {
-            let t = "isolation drift";
-            if x + 14 + width(t) <= right {
-                legend
-                    .draw(&Rectangle::new(
-                        [(x + 3, 5), (x + 5, 25)],
-                        DRIFT_COLOR.filled(),
-                    ))
-                    .map_err(err)?;
-                legend.draw_text(t, &st, (x + 14, 7)).map_err(err)?;
-                x += 14 + width(t) + 22;
-            }
-        }
-        for p in &names {
-            let t = format!("{p} phase");
-            if x + 28 + width(&t) > right {
-                break;
-            }
-            legend
-                .draw(&Rectangle::new([(x, 7), (x + 22, 23)], fill(p).filled()))
-                .map_err(err)?;
-            legend.draw_text(&t, &st, (x + 28, 7)).map_err(err)?;
-            x += 28 + width(&t) + 22;
-        }
+        draw_legend(&legend, tl, &names, w)?;
         root.present().map_err(err)?;
     }
     encode_png(&buf, w, h)
+}
+
+/// The legend row: `● cpu1 max per interval  ━ cpu1 running max  ▮
+/// isolation drift  ▇ load`, as much of it as fits in the width `w`.
+fn draw_legend(
+    legend: &DrawingArea<BitMapBackend<'_>, Shift>,
+    tl: &Timeline,
+    names: &[String],
+    w: u32,
+) -> anyhow::Result<()> {
+    let fill = |n: &str| rgb(phase_fill(names, n));
+    let n = tl.threads.len();
+    let st = TextStyle::from((FONT, 14)).color(&BLACK);
+    let width = |t: &str| {
+        legend
+            .estimate_text_size(t, &st)
+            .map_or(t.chars().count() as i32 * 8, |s| s.0 as i32)
+    };
+    let right = w as i32 - 20;
+    let mut x = 90;
+    for (i, s) in tl.threads.iter().enumerate() {
+        let who = match s.cpu {
+            Some(c) => format!("cpu{c}"),
+            None => format!("t{}", s.thread),
+        };
+        let (dot, line) = timeline_colors(i, n);
+        let a = format!("{who} max per interval");
+        let b = format!("{who} running max");
+        if x + 30 + width(&a) + 40 + width(&b) > right {
+            break;
+        }
+        legend
+            .draw(&Circle::new((x + 8, 15), 3, dot.filled()))
+            .map_err(err)?;
+        legend.draw_text(&a, &st, (x + 20, 7)).map_err(err)?;
+        x += 20 + width(&a) + 22;
+        legend
+            .draw(&Rectangle::new([(x, 14), (x + 20, 16)], line.filled()))
+            .map_err(err)?;
+        legend.draw_text(&b, &st, (x + 26, 7)).map_err(err)?;
+        x += 26 + width(&b) + 22;
+    }
+    if !tl.drift.is_empty() {
+        let t = "isolation drift";
+        if x + 14 + width(t) <= right {
+            legend
+                .draw(&Rectangle::new(
+                    [(x + 3, 5), (x + 5, 25)],
+                    DRIFT_COLOR.filled(),
+                ))
+                .map_err(err)?;
+            legend.draw_text(t, &st, (x + 14, 7)).map_err(err)?;
+            x += 14 + width(t) + 22;
+        }
+    }
+    for p in names {
+        let t = format!("{p} phase");
+        if x + 28 + width(&t) > right {
+            break;
+        }
+        legend
+            .draw(&Rectangle::new([(x, 7), (x + 22, 23)], fill(p).filled()))
+            .map_err(err)?;
+        legend.draw_text(&t, &st, (x + 28, 7)).map_err(err)?;
+        x += 28 + width(&t) + 22;
+    }
+    Ok(())
 }
 
 /// The running maximum holds until the interval that raises it: a

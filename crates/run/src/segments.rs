@@ -521,6 +521,7 @@ fn observer<'a>(
         exports: exports(cfg),
         writer: ResultWriter::new(),
         drift: None,
+        row_phase: None,
     }
 }
 

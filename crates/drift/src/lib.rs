@@ -17,6 +17,7 @@
 //! `rtshield_results`'s ([`Drift`]).
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod snapshot;
 mod watch;

@@ -9,6 +9,7 @@ mod campaign_cli;
 mod campaign_live;
 mod consumer_conformance;
 mod docs_links;
+mod drift_live;
 mod env_vars;
 mod export_cli;
 mod full_disk;

@@ -253,6 +253,14 @@ impl Printer for TextPrinter {
 
     fn summary(&mut self, s: &Summary<'_>) {
         print_summary(s.measurement, s.result, s.out, s.json, s.missing);
+        // What un-shielded the measured CPUs during the run (nothing
+        // printed when nothing changed: results.json says it was watched).
+        if !s.result.drift.events().is_empty() {
+            outln!("{}", s.result.drift.summary());
+            for e in s.result.drift.events() {
+                outln!("  {}", e.line());
+            }
+        }
         if s.files_missing {
             outln!(
                 "WARNING: some result files are not in {} (see the messages above; exit status {})",

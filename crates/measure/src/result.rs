@@ -26,6 +26,9 @@ pub struct ResultContext {
     /// The limits the run is judged against (`--max-latency`): recorded
     /// with the verdict in the result when any is given.
     pub limits: rtshield_results::Limits,
+    /// The drift watch's events and figures (`rtshield-run` watches;
+    /// default: not watched).
+    pub drift: rtshield_results::Drift,
 }
 
 impl Measurement {
@@ -106,6 +109,7 @@ impl Measurement {
             tags: ctx.tags.clone(),
             trace: self.trace.clone(),
             verdict,
+            drift: ctx.drift.clone(),
         }
     }
 }

@@ -132,6 +132,7 @@ pub fn synth_run_result(
         )]),
         trace: None,
         verdict: None,
+        drift: Default::default(),
     }
 }
 

@@ -108,5 +108,6 @@ pub fn example_result() -> RunResult {
         tags: BTreeMap::new(),
         trace: None,
         verdict: None,
+        drift: Default::default(),
     }
 }

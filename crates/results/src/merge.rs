@@ -166,6 +166,7 @@ pub fn merge_resumed(prev: &RunResult, cur: &RunResult, gap_s: f64) -> Result<Ru
         programs,
         tags,
         verdict,
+        drift: crate::drift::Drift::merged(&prev.drift, &cur.drift),
         ..cur.clone()
     })
 }

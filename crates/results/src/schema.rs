@@ -65,6 +65,11 @@ pub struct RunResult {
     /// Every CI export derives its pass/fail from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::Verdict>,
+    /// Isolation drift seen during the run: the top-level `drift` array
+    /// and `drift_watch` object ([`crate::drift`]; docs/formats.md), both
+    /// absent when the run was not watched.
+    #[serde(flatten)]
+    pub drift: crate::drift::Drift,
 }
 
 /// What kernel tracing found (`--trace-on`, `--trace-stop`, `--split`).

@@ -165,6 +165,9 @@ pub(crate) struct Run<'a> {
     base: Option<(RunResult, f64)>,
     /// Each part's start temperatures are the previous part's end ones.
     part_thermal: Vec<rtshield_sys::ThermalZone>,
+    /// The drift watch, the whole run long (every part's result holds
+    /// the events so far).
+    watcher: Option<rtshield_drift::Watcher>,
 }
 
 impl<'a> Run<'a> {
@@ -215,8 +218,19 @@ impl<'a> Run<'a> {
         let online_cpus: Vec<u32> = rtshield_sys::StatSnapshot::read(&opts.root)
             .map(|s| s.cpus.keys().copied().collect())
             .unwrap_or_default();
-        let obs = observer(cfg, opts, &sup, total, printer);
+        let mut obs = observer(cfg, opts, &sup, total, printer);
+        let watcher = Some(rtshield_drift::Watcher::start(
+            rtshield_drift::WatchSpec {
+                root: opts.root.clone(),
+                cpus: spec.threads.iter().filter_map(|t| t.cpu).collect(),
+                parent: None,
+                own_pid: std::process::id(),
+            },
+            Duration::from_nanos(spec.stats_period_ns),
+        ));
+        obs.drift = watcher.as_ref().map(|w| w.feed());
         let mut run = Run {
+            watcher,
             cfg,
             opts,
             spec,
@@ -246,6 +260,7 @@ impl<'a> Run<'a> {
     /// The first part's timeline (continued on resume), and on resume the
     /// counts the run goes on from.
     fn open_timeline(&mut self, resume: Option<&crate::resume::Resume>) {
+        let feed = self.watcher.as_ref().map(|w| w.feed());
         let (w, root) = (&mut self.obs.writer, &self.opts.root);
         self.obs.timeline = match resume {
             Some(r) => self
@@ -255,7 +270,7 @@ impl<'a> Run<'a> {
             None => self
                 .dir
                 .as_ref()
-                .and_then(|d| open_timeline(w, d, &self.online_cpus, root)),
+                .and_then(|d| open_timeline(w, d, &self.online_cpus, root, feed)),
         };
         let Some(r) = resume else { return };
         // The timeline goes on after the gap; the display counts from the checkpoint.
@@ -336,6 +351,11 @@ impl<'a> Run<'a> {
             warnings: self.warnings.clone(),
             sysinfo: self.sysinfo.clone(),
             limits: opts.limits,
+            drift: self
+                .watcher
+                .as_ref()
+                .map(|w| w.so_far())
+                .unwrap_or_default(),
         }
     }
 
@@ -476,11 +496,12 @@ impl<'a> Run<'a> {
                 self.dir = None;
             }
         }
+        let feed = self.watcher.as_ref().map(|w| w.feed());
         let (w, root) = (&mut self.obs.writer, &opts.root);
         self.obs.timeline = self
             .dir
             .as_ref()
-            .and_then(|d| open_timeline(w, d, &self.online_cpus, root));
+            .and_then(|d| open_timeline(w, d, &self.online_cpus, root, feed));
     }
 }
 
@@ -510,6 +531,7 @@ fn observer<'a>(
         total_ns: total,
         exports: exports(cfg),
         writer: ResultWriter::new(),
+        drift: None,
         row_phase: None,
     }
 }
@@ -560,8 +582,13 @@ fn open_timeline(
     dir: &SafeDir,
     cpus: &[u32],
     root: &Root,
+    drift: Option<rtshield_drift::Feed>,
 ) -> Option<Timeline> {
-    match Timeline::create(dir, cpus.to_vec()) {
+    let made = match drift {
+        Some(f) => Timeline::create_watched(dir, cpus.to_vec(), f),
+        None => Timeline::create(dir, cpus.to_vec()),
+    };
+    match made {
         Ok(t) => Some(t.with_host(root.clone())),
         Err(e) => {
             w.note(format!("{e}; no timeline for this part"));

@@ -50,9 +50,9 @@ pub use spikes::{
 pub use systress_txt::{systress_file_name, to_systress_txt, SystressTxt};
 pub use timeline::{
     format_timeline_host, format_timeline_row, read_timeline, timeline_header,
-    timeline_header_with_host, TimelineHost, TimelineRecord, TimelineRow, TimelineWriter,
-    TIMELINE_CPU, TIMELINE_ELAPSED_S, TIMELINE_FILE, TIMELINE_HEADER, TIMELINE_IVAL_MAX_NS,
-    TIMELINE_MAX_MAX_NS, TIMELINE_PHASE, TIMELINE_THREAD,
+    timeline_header_with_drift, timeline_header_with_host, TimelineHost, TimelineRecord,
+    TimelineRow, TimelineWriter, TIMELINE_CPU, TIMELINE_DRIFT, TIMELINE_ELAPSED_S, TIMELINE_FILE,
+    TIMELINE_HEADER, TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS, TIMELINE_PHASE, TIMELINE_THREAD,
 };
 
 /// One result file format.

@@ -133,6 +133,7 @@ impl Imported {
             tags: BTreeMap::from([("imported".to_string(), self.kind.to_string())]),
             trace: None,
             verdict: None,
+            drift: Default::default(),
         }
     }
 }

@@ -198,6 +198,16 @@ pub fn open(spec: Option<&str>) -> Result<Box<dyn Store>, StoreError> {
     };
     let (path, source) = match spec {
         Some(s) if is_pg_url(&s) => return Ok(Box::new(PgStore::connect(&s)?)),
+        // A password anywhere else (a libpq `key=value` string, another
+        // scheme's URL) would become a file name and be printed: refused.
+        Some(s) if rtshield_text::secret::redact(&s) != s => {
+            return Err(StoreError::bad_input(format!(
+                "{source} {}: not a store: only a postgres:// URL may hold a password \
+                 (libpq key=value strings are not accepted; put the password in \
+                 ~/.pgpass or PGPASSWORD)",
+                rtshield_text::secret::redact(&s)
+            )))
+        }
         Some(s) if source == STORE_ENV => (env_path(&s)?, source),
         Some(s) => (PathBuf::from(s), source),
         None => {

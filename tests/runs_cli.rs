@@ -162,3 +162,38 @@ fn a_store_spec_with_a_password_never_becomes_a_file_or_is_shown() {
         "files created in the current directory: {left:?}"
     );
 }
+
+#[test]
+fn no_absolute_home_means_no_default_store_and_nothing_created() {
+    // Adversary round 2, B4: a relative XDG_DATA_HOME is ignored (XDG base
+    // directory spec); with an empty or relative HOME there is no default
+    // store, and `runs list` creates nothing in the current directory.
+    let d = tempfile::tempdir().unwrap();
+    for (xdg, home) in [("rel", ""), ("", ""), ("rel", "relhome"), ("", "relhome")] {
+        let o = command()
+            .current_dir(d.path())
+            .env("XDG_DATA_HOME", xdg)
+            .env("HOME", home)
+            .args(["runs", "list"])
+            .output()
+            .unwrap();
+        refused(&o, "no default store");
+        let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert!(
+            left.is_empty(),
+            "XDG_DATA_HOME={xdg:?} HOME={home:?}: {left:?}"
+        );
+    }
+    // A relative XDG_DATA_HOME falls back to an absolute HOME.
+    let home = tempfile::tempdir().unwrap();
+    let o = command()
+        .current_dir(d.path())
+        .env("XDG_DATA_HOME", "rel")
+        .env("HOME", home.path())
+        .args(["runs", "list"])
+        .output()
+        .unwrap();
+    ok(o);
+    assert!(home.path().join(".local/share/rtshield/runs.db").exists());
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+}

@@ -30,9 +30,28 @@ use std::time::Duration;
 /// the schema ("rtshield" in ASCII).
 const SCHEMA_LOCK: i64 = 0x7274_7368_6965_6c64;
 
-/// Whether `spec` names a PostgreSQL store.
+/// Whether `spec` names a PostgreSQL store: a `postgres://` or
+/// `postgresql://` URL, the scheme in any case (RFC 3986: schemes are
+/// case-insensitive; `POSTGRES://u:PW@db` is never a SQLite path).
 pub fn is_pg_url(spec: &str) -> bool {
-    spec.starts_with("postgres://") || spec.starts_with("postgresql://")
+    pg_scheme_len(spec).is_some()
+}
+
+/// The length of `spec`'s `postgres://` / `postgresql://` prefix, any case.
+fn pg_scheme_len(spec: &str) -> Option<usize> {
+    ["postgres://", "postgresql://"].iter().find_map(|p| {
+        spec.get(..p.len())
+            .filter(|h| h.eq_ignore_ascii_case(p))
+            .map(|_| p.len())
+    })
+}
+
+/// `url` with its scheme in lower case, as the driver expects it.
+fn lower_scheme(url: &str) -> String {
+    match pg_scheme_len(url) {
+        Some(n) => format!("{}{}", url[..n].to_ascii_lowercase(), &url[n..]),
+        None => url.to_string(),
+    }
 }
 
 /// A store on a PostgreSQL server.
@@ -79,6 +98,7 @@ fn describe(e: &postgres::Error) -> String {
 impl PgStore {
     /// Connect to the server `url` names and create or migrate the schema.
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        let url = &lower_scheme(url);
         let location = redact(url);
         let bad = |m: String| StoreError::new(format!("{location}: {m}"));
         let (url, tls_params) = tls::take_params(url)
@@ -599,6 +619,17 @@ mod tests {
 
     #[test]
     fn passwords_are_redacted() {
+        assert_eq!(
+            redact("postgres://u:secret@db/rt"),
+            "postgres://u:***@db/rt"
+        );
+        // Adversary round 2, B2: the scheme in any case is a URL.
+        assert!(is_pg_url("POSTGRES://u:PW@db/rt") && is_pg_url("PostgreSQL://db/rt"));
+        assert!(!is_pg_url("postgres:/x") && !is_pg_url("runs.db"));
+        assert_eq!(
+            lower_scheme("POSTGRESQL://U:PW@db/rt"),
+            "postgresql://U:PW@db/rt"
+        );
         assert_eq!(
             redact("postgres://u:secret@db/rt"),
             "postgres://u:***@db/rt"

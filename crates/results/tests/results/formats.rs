@@ -446,3 +446,24 @@ except ImportError:
         );
     }
 }
+
+#[test]
+fn a_results_file_read_back_has_its_program_commands_redacted() {
+    // Adversary round 2, B8: a file written before program commands were
+    // redacted goes no further (report, export, `runs import`) in clear.
+    let mut r = example_result();
+    r.programs.push(ProgramResult {
+        index: 0,
+        command: "sh -c true postgres://rt:DBSECRET@db.lab/rt sslpassword=KEYSECRET".into(),
+        cpus: None,
+        spawns: 1,
+        exits_ok: 1,
+        exits_ko: 0,
+    });
+    let back = parse_json(&to_json(&r), Path::new("r.json")).unwrap();
+    let c = &back.programs[0].command;
+    assert_eq!(
+        c, "sh -c true postgres://rt:***@db.lab/rt sslpassword=***",
+        "{c}"
+    );
+}

@@ -166,7 +166,10 @@ fn step(cur: &OwnedFd, name: &[u8], path: &Path, p: &Parsed, i: usize) -> Result
         // opened), never an I/O error.
         Err(Errno::NOTDIR) => Err(SafeError::BadPath {
             path: path.to_path_buf(),
-            why: format!("{} exists and is not a directory", p.prefix(i + 1).display()),
+            why: format!(
+                "{} exists and is not a directory",
+                p.prefix(i + 1).display()
+            ),
         }),
         Err(e) => Err(io_err(&p.prefix(i + 1), e)),
     }

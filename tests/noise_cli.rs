@@ -123,9 +123,14 @@ fn an_untraced_run_writes_what_it_measured_and_leaves_causes_unknown() {
     assert!(out.contains("causes: run with --trace"), "{out}");
     let run = json(&file);
     // A results.json of kind noise.
-    assert_eq!(run["schema"], "rtshield.results/1");
+    assert_eq!(run["schema"], "rtshield.results/2");
     assert_eq!(run["kind"], "noise");
     assert_eq!(run["end_reason"], "duration");
+    // The drift watch ran beside the spinning threads and says so (in the
+    // file and on the terminal), whatever it saw.
+    assert!(run["drift"].is_array(), "{}", run["drift"]);
+    assert!(run["drift_watch"].is_object(), "{}", run["drift_watch"]);
+    assert!(out.contains("drift: "), "{out}");
     let n = &run["noise"];
     assert_eq!(n["threshold_ns"], 1000);
     assert!(n["trace"].is_null());
@@ -133,6 +138,15 @@ fn an_untraced_run_writes_what_it_measured_and_leaves_causes_unknown() {
     let t = &run["threads"][0];
     assert_eq!(t["cpu"], 0);
     assert_eq!(t["samples"], c["events"]);
+    // Meaningless for a spinning thread: unknown (null), never 0.
+    for k in ["cur_ns", "overruns", "missed_periods", "corrected"] {
+        assert!(t[k].is_null(), "{k}: {}", t[k]);
+    }
+    // No internal "none yet" value reaches the file as a number.
+    let text = std::fs::read_to_string(&file).unwrap();
+    for sentinel in [u64::MAX.to_string(), i64::MAX.to_string()] {
+        assert!(!text.contains(&sentinel), "{sentinel} in {text}");
+    }
     assert_eq!(t["max_ns"], c["max_single_ns"]);
     assert_eq!(c["cpu"], 0);
     assert_eq!(c["policy"], "other");

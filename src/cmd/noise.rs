@@ -6,7 +6,7 @@ use rtshield_noise::{EndReason, NoiseSpec, DEFAULT_PERIOD_NS};
 use rtshield_results::{Csv, CyclictestHist, ExportManager};
 use rtshield_safefs::{check_name, split_file_path};
 use rtshield_safefs::{DirPolicy, SafeDir};
-use rtshield_text::{errln, out};
+use rtshield_text::{errln, out, outln};
 use rtshield_vocab::Dur;
 use rtshield_vocab::{CpuSet, InputError};
 use std::path::{Path, PathBuf};
@@ -152,10 +152,24 @@ pub(crate) fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                 .map_or("until stopped".into(), |d| format!("for {}", Dur(d))),
         );
     }
-    let (mut run, end) = rtshield_noise::run(&g.root(), &spec, stop)?;
+    // The drift watch beside the spinning threads, off their CPUs.
+    let watcher = rtshield_drift::Watcher::start(
+        rtshield_drift::WatchSpec {
+            root: g.root(),
+            cpus: spec.cpus.clone(),
+            parent: None,
+            own_pid: std::process::id(),
+        },
+        std::time::Duration::from_secs(1),
+    );
+    let ran = rtshield_noise::run(&g.root(), &spec, stop);
+    let drift = watcher.finish();
+    let (mut run, end) = ran?;
+    // Into the result: results.json's `drift`/`drift_watch`, the store.
+    run.drift = drift;
     if end == EndReason::Stopped {
         if let Some(sig) = rtshield_measure::signal_received() {
-            run.end_reason = rtshield_measure::EndReason::Signal(sig).name();
+            run.end_reason = Some(rtshield_measure::EndReason::Signal(sig).name());
         }
     }
     run.command = rtshield_text::secret::redact_args(std::env::args());
@@ -170,6 +184,11 @@ pub(crate) fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         errln!("rtshield: warning: {w}");
     }
     out!("{}", rtshield_report::noise_summary(&run, a.top, false));
+    // Always said for a noise run, even `drift: no change seen`.
+    outln!("{}", run.drift.summary());
+    for e in run.drift.events() {
+        outln!("  {}", e.line());
+    }
     let mut failed = false;
     if let Some(dir) = &out {
         for f in exporters().write(&run, dir) {

@@ -199,11 +199,12 @@ impl Steps<'_, '_> {
             (serde_json::to_string_pretty(&r)? + "\n").as_bytes(),
         )?;
         let sig = process::stopped_by();
-        if sig != 0 || r.end_reason != "duration" {
+        let end = r.end_reason.as_deref().unwrap_or("?");
+        if sig != 0 || end != "duration" {
             let why = if sig != 0 {
                 rtshield_signals::end_reason(sig)
             } else {
-                r.end_reason.clone()
+                end.to_string()
             };
             self.say(i, st, &format!("interrupted ({why})"));
             return Ok(Flow::Stop);

@@ -77,8 +77,6 @@ impl Drop for Affinity {
 struct CpuAcc {
     hist: ThreadHistograms,
     longest: TopK<NoiseEvent>,
-    /// The shortest noise event drained (exact; `u64::MAX`: none).
-    min_ns: u64,
 }
 
 /// Measure noise on `spec.cpus` until `spec.duration_ns` or `stop`.
@@ -165,9 +163,9 @@ pub fn run(
         };
     }
     noise.trace = trace;
-    run.started_at = started_at;
+    run.started_at = Some(started_at);
     run.sysinfo = SysInfo::collect(root, false);
-    run.settings.memlock = memlocked;
+    run.settings.memlock = Some(memlocked);
     run.warnings = warnings;
     Ok((run, end))
 }
@@ -196,7 +194,6 @@ fn measure(
         .map(|_| CpuAcc {
             hist: ThreadHistograms::new(spec.histo_size_ns, 1_000),
             longest: TopK::new(LONGEST),
-            min_ns: u64::MAX,
         })
         .collect();
     let (mut producers, mut rings): (Vec<_>, Vec<_>) = (0..n)
@@ -384,7 +381,6 @@ fn drain(
             let acc = &mut accs[i];
             acc.hist.record(ev.len_ns.min(i64::MAX as u64) as i64, 0, 0);
             acc.longest.offer(ev.len_ns, *ev);
-            acc.min_ns = acc.min_ns.min(ev.len_ns);
             if let Some(s) = session.as_deref_mut() {
                 s.push(i, *ev);
             }
@@ -428,26 +424,29 @@ fn build(
         kind: RunKind::Noise,
         tool: format!("rtshield {}", env!("CARGO_PKG_VERSION")),
         label: None,
-        started_at: String::new(),
-        duration_s: m.elapsed_ns as f64 / 1e9,
+        started_at: None,
+        duration_s: Some(m.elapsed_ns as f64 / 1e9),
         command: Vec::new(),
         config: None,
         settings: Settings {
-            mode: "noise".into(),
+            mode: Some("noise".into()),
             resolution_ns: HIST_RESOLUTION_NS,
-            histo_buckets: spec.histo_size_ns / HIST_RESOLUTION_NS + 1,
-            stats_period_ns: spec.period_ns,
+            histo_buckets: Some(spec.histo_size_ns / HIST_RESOLUTION_NS + 1),
+            stats_period_ns: Some(spec.period_ns),
             requested_duration_ns: spec.duration_ns,
             requested_samples: None,
-            memlock: false,
+            memlock: None,
             cpu_dma_latency: None,
         },
         sysinfo: SysInfo::default(),
         warnings: Vec::new(),
-        end_reason: match m.end {
-            EndReason::Duration => "duration".into(),
-            EndReason::Stopped => "stopped".into(),
-        },
+        end_reason: Some(
+            match m.end {
+                EndReason::Duration => "duration",
+                EndReason::Stopped => "stopped",
+            }
+            .into(),
+        ),
         threads,
         programs: Vec::new(),
         tags: BTreeMap::new(),
@@ -460,6 +459,7 @@ fn build(
             cpus: noise_cpus,
             trace: None,
         }),
+        drift: Default::default(),
     };
     (run, m.end)
 }
@@ -467,13 +467,10 @@ fn build(
 /// The noise lengths' histogram resolution: 1 µs, as oslat's buckets.
 const HIST_RESOLUTION_NS: u64 = 1_000;
 
-/// Fields of a noise thread that have no meaning for a spinning thread
-/// (no period to overrun, no last sample worth keeping): unknown, shown
-/// as `?`, never 0.
-const NOT_NOISE_FIELDS: [&str; 3] = ["cur", "overruns", "missed_periods"];
-
 /// One CPU's noise figures and its thread (the noise lengths: histogram,
-/// percentiles, exact min/avg/max).
+/// percentiles, exact min/avg/max). What has no meaning for a spinning
+/// thread (no period to overrun, no last sample worth keeping, so no
+/// coordinated-omission view) is unknown: `null`, shown as `?`, never 0.
 fn cpu_noise(
     index: usize,
     cpu: u32,
@@ -484,45 +481,41 @@ fn cpu_noise(
 ) -> (CpuNoise, ThreadResult) {
     let runtime = c.runtime_ns;
     let h = &acc.hist;
-    let mut unknown: Vec<String> = NOT_NOISE_FIELDS.iter().map(|s| s.to_string()).collect();
-    // A lost event may have been the shortest.
-    if c.lost > 0 {
-        unknown.push("min".into());
-    }
+    let some = c.events > 0;
     let thread = ThreadResult {
         index: index as u32,
-        tid: r.tid,
+        tid: Some(r.tid),
         cpu: Some(cpu),
-        policy: r.policy.name().to_string(),
-        priority: spec
-            .priority
-            .filter(|_| r.policy == Policy::Fifo)
-            .unwrap_or(0),
+        policy: Some(r.policy),
+        priority: Some(
+            spec.priority
+                .filter(|_| r.policy == Policy::Fifo)
+                .unwrap_or(0),
+        ),
         requested_policy: (spec.priority.is_some() && r.policy != Policy::Fifo)
-            .then(|| Policy::Fifo.name().to_string()),
-        period_ns: spec.period_ns,
-        samples: c.events,
-        min_ns: if acc.min_ns == u64::MAX {
-            0
-        } else {
-            acc.min_ns as i64
-        },
+            .then_some(Policy::Fifo),
+        period_ns: Some(spec.period_ns),
+        samples: Some(c.events),
+        // The thread's own exact extremes (lost events included); 0 with
+        // no event, as a measure run with no sample (`samples` says 0):
+        // `Counters::min_ns`'s "none yet" never reaches the file.
+        min_ns: if some { c.min_ns as i64 } else { 0 },
         max_ns: c.max_ns as i64,
-        cur_ns: 0,
-        avg_ns: if c.events > 0 {
+        cur_ns: None,
+        avg_ns: if some {
             c.noise_ns as f64 / c.events as f64
         } else {
             0.0
         },
-        overruns: 0,
-        missed_periods: 0,
-        lost: c.lost,
-        histogram: h.to_histogram(),
-        hist_stats: h.hist_stats(),
+        overruns: None,
+        missed_periods: None,
+        lost: Some(c.lost),
+        histogram: Some(h.to_histogram()),
+        hist_stats: Some(h.hist_stats()),
         percentiles: h.percentiles(),
-        corrected: h.corrected(),
+        percentile_bounds: Default::default(),
+        corrected: None,
         worst_cases: Vec::new(),
-        unknown,
         split: None,
         le_counts: (c.lost == 0).then(|| h.le.cumulative()),
         overflow_cycles: None,
@@ -681,5 +674,68 @@ fn trace_summary(o: &Outcome, warnings: &mut Vec<String>) -> NoiseTrace {
         stale_removed: o.stale_removed.clone(),
         lost_events: o.lost_events,
         bad_lines: o.bad_lines,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON of a run built from `c`, one CPU, no event drained.
+    fn built(c: Counters) -> (CpuNoise, ThreadResult, String) {
+        let spec = NoiseSpec::new(CpuSet::parse("0").unwrap());
+        let ready = Ready {
+            index: 0,
+            tid: 7,
+            policy: Policy::Other,
+            refused: None,
+            fatal: None,
+        };
+        let acc = CpuAcc {
+            hist: ThreadHistograms::new(spec.histo_size_ns, HIST_RESOLUTION_NS),
+            longest: TopK::new(LONGEST),
+        };
+        let (n, t) = cpu_noise(0, 0, &ready, &c, acc, &spec);
+        let json = serde_json::to_string(&(&n, &t)).unwrap();
+        (n, t, json)
+    }
+
+    #[test]
+    fn a_cpu_without_gaps_writes_unknowns_not_the_sentinels() {
+        // Nothing spun, no gap seen: `min_gap_ns` and `min_ns` are still
+        // their internal u64::MAX.
+        let c = Counters::default();
+        assert_eq!((c.min_gap_ns, c.min_ns), (u64::MAX, u64::MAX));
+        let (n, t, json) = built(c);
+        assert_eq!(n.min_gap_ns, None);
+        assert_eq!(n.iterations_per_us, None);
+        assert_eq!(n.available_pct, None);
+        assert_eq!((t.samples, t.min_ns, t.max_ns), (Some(0), 0, 0));
+        for sentinel in [u64::MAX.to_string(), i64::MAX.to_string(), "-1".into()] {
+            assert!(!json.contains(&sentinel), "{sentinel} in {json}");
+        }
+        // What has no meaning for a spinning thread is unknown, not 0.
+        assert_eq!((t.cur_ns, t.overruns, t.missed_periods), (None, None, None));
+        assert!(t.corrected.is_none());
+    }
+
+    #[test]
+    fn a_cpu_with_gaps_writes_its_exact_extremes() {
+        let c = Counters {
+            iterations: 1_000,
+            runtime_ns: 1_000_000,
+            noise_ns: 7_000,
+            max_ns: 5_000,
+            min_ns: 2_000,
+            events: 2,
+            lost: 2,
+            min_gap_ns: 20,
+            ..Counters::default()
+        };
+        let (n, t, _) = built(c);
+        assert_eq!(n.min_gap_ns, Some(20));
+        // The lost events are in the thread's own extremes.
+        assert_eq!((t.min_ns, t.max_ns), (2_000, 5_000));
+        assert_eq!(t.le_counts, None);
     }
 }

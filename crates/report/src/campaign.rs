@@ -26,7 +26,8 @@ fn group<'a>(runs: &'a [RunResult], load: &str, iso: &str) -> Vec<&'a RunResult>
 /// figure a user must plan for).
 fn matrix_row(load: &str, iso: &str, group: &[&RunResult]) -> String {
     let threads = || group.iter().flat_map(|r| &r.threads);
-    let samples: u64 = threads().map(|t| t.samples).sum();
+    let samples =
+        rtshield_results::or_unknown(threads().map(|t| t.samples).sum::<Option<u64>>(), "?");
     let worst = |k: &str| {
         threads()
             .filter_map(|t| t.percentiles.get(k).copied())

@@ -8,7 +8,9 @@
 //! through the terminal encoder (`rtshield_text::terminal::value`): the
 //! text is printed on root's terminal and read with `cat`.
 
-use rtshield_results::{CpuNoise, NoiseClass, NoiseResult, RunResult, ThreadResult, NOISE_COLUMNS};
+use rtshield_results::{
+    CpuNoise, NoiseClass, NoiseResult, Pct, RunResult, ThreadResult, NOISE_COLUMNS,
+};
 use rtshield_text::terminal::value as v;
 use std::fmt::Write as _;
 
@@ -70,7 +72,8 @@ pub fn summary(run: &RunResult, top: usize, histogram: bool) -> String {
     o
 }
 
-/// The osnoise-shaped table: one row per CPU.
+/// The osnoise-shaped table: one row per CPU; `?` for a figure not
+/// measured (the class columns without `--trace`), never 0.
 pub(crate) fn table(n: &NoiseResult) -> String {
     let mut o = String::new();
     let _ = writeln!(
@@ -83,7 +86,7 @@ pub(crate) fn table(n: &NoiseResult) -> String {
             c.classes
                 .as_ref()
                 .and_then(|m| m.get(name))
-                .map_or("-".to_string(), |n| n.to_string())
+                .map_or("?".to_string(), |n| n.to_string())
         };
         let cols: Vec<String> = NOISE_COLUMNS.iter().map(|k| col(k)).collect();
         let _ = writeln!(
@@ -92,7 +95,7 @@ pub(crate) fn table(n: &NoiseResult) -> String {
             c.cpu,
             fmt_dur(c.runtime_ns),
             fmt_dur(c.noise_ns),
-            c.available_pct.map_or("-".into(), |p| format!("{p:.5}")),
+            c.available_pct.map_or("?".into(), |p| format!("{p:.5}")),
             fmt_dur(c.max_single_ns),
             cols[0],
             cols[1],
@@ -111,9 +114,12 @@ fn cpu_details(
     t: Option<&ThreadResult>,
     top: usize,
 ) {
-    let p = |k: &str| {
-        t.and_then(|t| t.percentiles.get(k))
-            .map_or("-".into(), |v| fmt_dur(*v as u64))
+    // As every renderer: exact, `≥N` (a bound), too few gaps, or `?`.
+    let p = |k: &str| match t.map_or(Pct::Unknown, |t| t.pct(k)) {
+        Pct::Exact(v) => fmt_dur(v.max(0) as u64),
+        Pct::AtLeast(v, _) => format!("≥{}", fmt_dur(v.max(0) as u64)),
+        Pct::NotEnoughSamples => crate::table::NOT_ENOUGH.into(),
+        Pct::Unknown => "?".into(),
     };
     let _ = writeln!(
         o,
@@ -126,8 +132,8 @@ fn cpu_details(
         p("99"),
         p("99.9"),
         fmt_dur(c.max_single_ns),
-        c.iterations_per_us.map_or("-".into(), |v| format!("{v:.1}")),
-        c.min_gap_ns.map_or("-".into(), fmt_dur),
+        c.iterations_per_us.map_or("?".into(), |v| format!("{v:.1}")),
+        c.min_gap_ns.map_or("?".into(), fmt_dur),
     );
     let steal = c.steal_ns.map_or("not read".into(), fmt_dur);
     let (Some(offenders), Some(unexplained)) = (&c.offenders, c.unexplained_ns) else {
@@ -177,47 +183,135 @@ fn cpu_details(
 
 /// The histogram of noise lengths of every CPU, cyclictest-like: one line
 /// per non-empty 1 µs bucket (`   12 us  CPU1 CPU2` counts), then the
-/// overflow and the maximum.
+/// overflow and the maximum. A CPU whose histogram is unknown shows `?`.
 pub(crate) fn histogram_text(run: &RunResult) -> String {
     let mut o = String::new();
     let Some(n) = &run.noise else { return o };
-    let threads: Vec<&ThreadResult> = run.threads.iter().collect();
-    if threads.is_empty() {
+    let hists: Vec<Option<&rtshield_results::Histogram>> =
+        run.threads.iter().map(|t| t.histogram.as_ref()).collect();
+    let Some(res) = hists
+        .iter()
+        .flatten()
+        .map(|h| h.resolution_ns.max(1))
+        .next()
+    else {
         return o;
-    }
-    let res = threads[0].histogram.resolution_ns.max(1);
+    };
     let _ = write!(o, "# noise length histogram ({} ns buckets): bucket", res);
     for c in &n.cpus {
         let _ = write!(o, " CPU{}", c.cpu);
     }
     o.push('\n');
-    let mut buckets: Vec<u64> = threads
+    let mut buckets: Vec<u64> = hists
         .iter()
-        .flat_map(|t| t.histogram.counts.iter().map(|c| c[0]))
+        .flatten()
+        .flat_map(|h| h.counts.iter().map(|c| c[0]))
         .collect();
     buckets.sort_unstable();
     buckets.dedup();
     for b in buckets {
         let _ = write!(o, "{:>8}", b * res / 1000);
-        for t in &threads {
-            let v = t
-                .histogram
-                .counts
-                .iter()
-                .find(|c| c[0] == b)
-                .map_or(0, |c| c[1]);
+        for h in &hists {
+            let v = h.map_or("?".into(), |h| {
+                let n = h.counts.iter().find(|c| c[0] == b).map_or(0, |c| c[1]);
+                n.to_string()
+            });
             let _ = write!(o, " {v:>8}");
         }
         o.push('\n');
     }
     let _ = write!(o, "# overflow");
-    for t in &threads {
-        let _ = write!(o, " {}", t.histogram.overflow);
+    for h in &hists {
+        let _ = write!(o, " {}", h.map_or("?".into(), |h| h.overflow.to_string()));
     }
     let _ = write!(o, "\n# max (us)");
-    for t in &threads {
+    for t in &run.threads {
         let _ = write!(o, " {}", t.max_ns / 1000);
     }
     o.push('\n');
     o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-CPU noise run that spun for nothing: no gap, no loop speed.
+    fn unmeasured() -> RunResult {
+        let mut r = crate::synth::synth_run_result("n", 1, &[1], 1_000, 20.0, 0.01, 100);
+        r.kind = rtshield_results::RunKind::Noise;
+        r.threads.truncate(1);
+        r.threads[0].histogram = None;
+        r.threads[0].samples = None;
+        r.threads[0].percentiles.clear();
+        r.noise = Some(NoiseResult {
+            threshold_ns: 1_000,
+            runtime_ns: 1_000_000,
+            period_ns: 1_000_000,
+            cpus: vec![CpuNoise {
+                cpu: 1,
+                tid: 7,
+                policy: "other".into(),
+                priority: None,
+                runtime_ns: 0,
+                noise_ns: 0,
+                available_pct: None,
+                max_single_ns: 0,
+                events: 0,
+                lost: 0,
+                iterations: 0,
+                iterations_per_us: None,
+                min_gap_ns: None,
+                windows: 0,
+                windows_missed: 0,
+                steal_ns: None,
+                classes: None,
+                by_class: None,
+                unexplained_ns: None,
+                class_ns: None,
+                offenders: None,
+                longest: vec![],
+            }],
+            trace: None,
+        });
+        r
+    }
+
+    #[test]
+    fn what_a_noise_run_did_not_measure_is_shown_as_unknown() {
+        let s = summary(&unmeasured(), 5, true);
+        assert!(s.contains("smallest gap ?"), "{s}");
+        assert!(s.contains("loop ? iterations/us"), "{s}");
+        assert!(s.contains("p50 ?, p99 ?, p99.9 ?"), "{s}");
+        // %AVAIL and the untraced class columns.
+        let row = s.lines().nth(1).unwrap();
+        assert_eq!(row.matches('?').count(), 6, "{row}");
+        assert!(!s.contains(&u64::MAX.to_string()), "{s}");
+        // No histogram known: no histogram text, not an empty one.
+        assert!(!s.contains("# noise length histogram"), "{s}");
+    }
+
+    #[test]
+    fn a_cpu_whose_histogram_is_unknown_shows_question_marks() {
+        let mut r = unmeasured();
+        let mut two = r.threads[0].clone();
+        two.histogram = crate::synth::synth_run_result("n", 1, &[1], 1_000, 20.0, 0.01, 100)
+            .threads[0]
+            .histogram
+            .clone();
+        r.threads.push(two);
+        let n = r.noise.as_mut().unwrap();
+        let mut c = n.cpus[0].clone();
+        c.cpu = 2;
+        n.cpus.push(c);
+        let h = histogram_text(&r);
+        assert!(h.contains("# overflow ? "), "{h}");
+        assert!(
+            h.lines()
+                .skip(1)
+                .take_while(|l| !l.starts_with('#'))
+                .all(|l| l.split_whitespace().nth(1) == Some("?")),
+            "{h}"
+        );
+    }
 }

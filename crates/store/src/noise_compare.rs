@@ -10,8 +10,9 @@
 //! each resampled run its noise events are redrawn (each histogram
 //! bucket's count as Poisson(count), an event beyond the histogram at the
 //! run's maximum, scaled so that the observed counts give the exact noise
-//! time). A side with a run that is not a noise run, or that spun for no
-//! time, has no value: the row is `unknown`, never a guess.
+//! time). A side with a run that is not a noise run, that spun for no
+//! time, or whose noise lengths are unknown (a thread without its
+//! histogram), has no value: the row is `unknown`, never a guess.
 
 use crate::compare::{Method, Verdict, ITERATIONS};
 use rand::{Rng, SeedableRng};
@@ -55,7 +56,9 @@ fn run_noise(r: &RunResult) -> Option<RunNoise> {
     }
     let mut events = Vec::new();
     for t in &r.threads {
-        let h = &t.histogram;
+        // Without its histogram a run's events cannot be redrawn: unknown,
+        // never a guess.
+        let h = t.histogram.as_ref()?;
         let res = h.resolution_ns.max(1);
         for c in &h.counts {
             // The middle of the bucket.
@@ -178,11 +181,12 @@ mod tests {
         r.kind = RunKind::Noise;
         r.threads.truncate(1);
         let t = &mut r.threads[0];
-        t.histogram.resolution_ns = 1_000;
-        t.histogram.buckets = 10_001;
-        t.histogram.counts = vec![[len_ns / 1_000, events]];
-        t.histogram.overflow = 0;
-        t.samples = events;
+        let h = t.histogram.as_mut().expect("the example has histograms");
+        h.resolution_ns = 1_000;
+        h.buckets = 10_001;
+        h.counts = vec![[len_ns / 1_000, events]];
+        h.overflow = 0;
+        t.samples = Some(events);
         t.max_ns = len_ns as i64;
         r.noise = Some(NoiseResult {
             threshold_ns: 1_000,
@@ -257,5 +261,16 @@ mod tests {
         assert_eq!((r.diff_low, r.diff_high), (None, None));
         // Two latency sides: no such row at all.
         assert!(compare_available(&lat, &lat, Method::Samples, 1).is_none());
+    }
+
+    #[test]
+    fn a_noise_run_without_its_histogram_leaves_its_side_unknown() {
+        let a = vec![noise_run(10, 10_000)];
+        let mut b = vec![noise_run(10, 10_000)];
+        b[0].threads[0].histogram = None;
+        let r = compare_available(&a, &b, Method::Samples, 1).unwrap();
+        assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
+        assert_eq!(r.b_pct, None);
+        assert_eq!((r.diff_low, r.diff_high), (None, None));
     }
 }

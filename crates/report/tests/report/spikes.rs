@@ -24,7 +24,7 @@ fn traced_run() -> rtshield_results::RunResult {
         min_ns: 1000,
         max_ns: max,
         avg_ns: 2000.0,
-        histogram: r.threads[0].histogram.clone(),
+        histogram: r.threads[0].histogram.clone().unwrap(),
         percentiles: r.threads[0].percentiles.clone(),
     };
     r.threads[0].split = Some(SplitResult {

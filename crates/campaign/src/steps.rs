@@ -183,6 +183,12 @@ impl Steps<'_, '_> {
             ("step", (i + 1).to_string()),
             ("isolation", cell.isolation().to_string()),
             ("load", cell.load().to_string()),
+            // The implicit axis: runs of another kernel are kept apart in
+            // the report and are not done for `--resume` on this one.
+            (
+                rtshield_report::campaign::KERNEL_TAG,
+                rtshield_results::kernel_id(&r.sysinfo),
+            ),
         ];
         for (k, v) in tags {
             r.tags.insert(k.into(), v);
@@ -198,7 +204,8 @@ impl Steps<'_, '_> {
             (serde_json::to_string_pretty(&r)? + "\n").as_bytes(),
         )?;
         let sig = process::stopped_by();
-        if sig != 0 || r.end_reason != "duration" {
+        // A run ends by its duration or, with `samples`, by its count.
+        if sig != 0 || !["duration", "samples"].contains(&r.end_reason.as_str()) {
             let why = if sig != 0 {
                 rtshield_signals::end_reason(sig)
             } else {

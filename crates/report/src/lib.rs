@@ -22,6 +22,7 @@ pub mod spikes;
 #[cfg(any(test, feature = "testing"))]
 pub mod synth;
 pub mod table;
+mod table11;
 pub mod timeline;
 
 use rtshield_sys::safefs::temp_target;

@@ -1,0 +1,112 @@
+//! Table 1.1 of the ARTiS thesis from `measure --split`: per
+//! configuration, the kernel latency (timer expiry → hrtimer handler,
+//! the thesis's t1 − t0: the split's `irq` part) and the user latency
+//! (timer expiry → the thread running in user space, t3 − t0: the run's
+//! own samples), each at 99.999 % and maximum. docs/trace.md gives the
+//! mapping and its limits.
+
+use crate::table::NOT_ENOUGH;
+use rtshield_results::{percentile_supported, RunResult};
+use rtshield_text::{markdown, markup};
+
+/// The thesis's columns (its "Noyau" and "Utilisateur"), then how many
+/// wake-ups the kernel column covers out of the run's samples.
+pub const HEAD: [&str; 6] = [
+    "configuration",
+    "kernel p99.999 (µs)",
+    "kernel max (µs)",
+    "user p99.999 (µs)",
+    "user max (µs)",
+    "wake-ups split / samples",
+];
+
+/// What the table means, under it.
+pub const NOTE: &str = "The ARTiS thesis's Table 1.1 columns. Kernel = the split's IRQ part (the timer's requested expiry → the hrtimer handler, ≈ t1 − t0), over the wake-ups whose trace events were all seen; user = the run's own latency (the expiry → the thread running again in user space, t3 − t0), over every sample. p99.999 needs 10⁵ samples. See docs/trace.md.";
+
+/// µs with one decimal.
+fn us(ns: i64) -> String {
+    format!("{:.1}", ns as f64 / 1000.0)
+}
+
+/// A p99.999 cell: the value, or [`NOT_ENOUGH`] below 10⁵ samples.
+fn p99999(p: &std::collections::BTreeMap<String, i64>, n: u64) -> String {
+    if !percentile_supported("99.999", n) {
+        return NOT_ENOUGH.into();
+    }
+    p.get("99.999").map_or(NOT_ENOUGH.into(), |v| us(*v))
+}
+
+/// One row per thread with split data: (`label`, or `label cpuN` when the
+/// run has several threads). Empty when no run was split.
+pub fn rows<'a>(runs: impl IntoIterator<Item = (String, &'a RunResult)>) -> Vec<[String; 6]> {
+    let mut out = Vec::new();
+    for (label, r) in runs {
+        let several = r.threads.len() > 1;
+        for t in &r.threads {
+            let Some(sp) = &t.split else { continue };
+            let config = match (several, t.cpu) {
+                (true, Some(c)) => format!("{label} cpu{c}"),
+                (true, None) => format!("{label} thread {}", t.index),
+                _ => label.clone(),
+            };
+            // A part with no wake-up split holds no measured value.
+            let kmax = if sp.samples == 0 {
+                "?".to_string()
+            } else {
+                us(sp.irq.max_ns)
+            };
+            out.push([
+                config,
+                p99999(&sp.irq.percentiles, sp.samples),
+                kmax,
+                p99999(&t.percentiles, t.samples),
+                us(t.max_ns),
+                format!("{} / {}", sp.samples, t.samples),
+            ]);
+        }
+    }
+    out
+}
+
+/// The table as Markdown (empty without rows), headed `heading`.
+pub fn markdown(rows: &[[String; 6]], heading: &str) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut m = format!(
+        "\n{heading}\n\n| {} |\n|---|{}\n",
+        HEAD.join(" | "),
+        "---:|".repeat(HEAD.len() - 1)
+    );
+    for r in rows {
+        let cells: Vec<String> = r.iter().map(|c| markdown::cell(c)).collect();
+        m.push_str(&format!("| {} |\n", cells.join(" | ")));
+    }
+    m.push_str(&format!("\n{NOTE}\n"));
+    m
+}
+
+/// The table as HTML (empty without rows), headed `heading` (an `<h2>`
+/// or `<h3>` element, already markup).
+pub fn html(rows: &[[String; 6]], heading: &str) -> String {
+    if rows.is_empty() {
+        return String::new();
+    }
+    let mut h = format!("{heading}\n<table class=\"table11\"><tr>");
+    for c in HEAD {
+        h.push_str(&format!("<th>{}</th>", markup::text(c)));
+    }
+    h.push_str("</tr>\n");
+    for r in rows {
+        h.push_str("<tr>");
+        for c in r {
+            h.push_str(&format!("<td>{}</td>", markup::text(c)));
+        }
+        h.push_str("</tr>\n");
+    }
+    h.push_str(&format!(
+        "</table>\n<p class=\"hint\">{}</p>\n",
+        markup::text(NOTE)
+    ));
+    h
+}

@@ -1,0 +1,174 @@
+//! The campaign report in the articles' shape (issue 25): the systress
+//! article's figure-11 statistics per isolation method × load × every
+//! other axis × kernel, never pooled unless asked; the verdicts; figure
+//! 12 in one report.html; Table 1.1 of the ARTiS thesis from `--split`.
+
+use rtshield_report::campaign::{fig11_row, summary_html, summary_markdown, CampaignView};
+use rtshield_report::synth;
+use rtshield_results::{LatencyPart, RunResult, SplitResult};
+
+/// A stored campaign run: tags as the campaign writes them.
+fn run(seed: u64, iso: &str, period: &str, load: &str, kernel: &str) -> RunResult {
+    let peak = if iso == "partition" { 8.0 } else { 12.0 };
+    let mut r = synth::run_result("x", seed, &[1], 2000, peak, 0.1, 200);
+    for (k, v) in [
+        ("isolation", iso),
+        ("period", period),
+        ("load", load),
+        ("kernel_id", kernel),
+        ("campaign", "c"),
+    ] {
+        r.tags.insert(k.into(), v.into());
+    }
+    r.label = Some(format!("isolation={iso},period={period},load={load} r{seed}"));
+    r
+}
+
+fn axes() -> Vec<(String, Vec<String>)> {
+    vec![
+        ("isolation".into(), vec!["none".into(), "partition".into()]),
+        ("period".into(), vec!["300us".into(), "500us".into()]),
+        ("load".into(), vec!["idle".into(), "timers".into()]),
+    ]
+}
+
+/// 2 isolations × 2 periods × 2 loads, 2 runs each; on `kernels`.
+fn runs(kernels: &[&str]) -> Vec<RunResult> {
+    let mut out = Vec::new();
+    let mut seed = 1;
+    for k in kernels {
+        for iso in ["none", "partition"] {
+            for p in ["300us", "500us"] {
+                for l in ["idle", "timers"] {
+                    for _ in 0..2 {
+                        out.push(run(seed, iso, p, l, k));
+                        seed += 1;
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn figure11_has_one_table_per_isolation_and_period_with_the_summary_columns() {
+    let rs = runs(&["6.18 NONE"]);
+    let ax = axes();
+    let v = CampaignView {
+        name: "partitioning",
+        axes: &ax,
+        pool: &[],
+        runs: &rs,
+    };
+    let md = summary_markdown(&v);
+    assert!(
+        md.contains("| load | runs | Samples | L_min | L_max | L_avg | Samples_H | L_avg_H | L_med_H | L_std_H | L_mode_H | overflows |"),
+        "{md}"
+    );
+    // One block per isolation method, one table per period: never pooled.
+    assert_eq!(md.matches("\n### isolation = ").count(), 2, "{md}");
+    assert_eq!(md.matches("\n#### period = ").count(), 4, "{md}");
+    assert!(md.contains("#### period = 300us · kernel 6.18 NONE"), "{md}");
+    assert!(md.contains("#### period = 500us · kernel 6.18 NONE"), "{md}");
+    // Each row holds the 2 runs of its cell only (not 4: periods pooled).
+    assert!(md.contains("| idle | 2 | 4000 |"), "{md}");
+    assert!(!md.contains("| idle | 4 |"), "{md}");
+    assert!(md.contains("nothing pooled"), "{md}");
+    // Verdicts within each period, never across.
+    assert!(md.contains("| period = 300us · kernel 6.18 NONE | idle | none | partition |"));
+    assert!(md.contains("| period = 500us · kernel 6.18 NONE | timers | none | partition |"));
+    // The row's values are the SUMMARY statistics of the two runs.
+    let g: Vec<&RunResult> = rs
+        .iter()
+        .filter(|r| {
+            r.tags["isolation"] == "none" && r.tags["period"] == "300us" && r.tags["load"] == "idle"
+        })
+        .collect();
+    let row = fig11_row("idle", &g);
+    let t: Vec<_> = g.iter().flat_map(|r| &r.threads).collect();
+    assert_eq!(row[2], "4000");
+    let min = t.iter().map(|t| t.min_ns).min().unwrap();
+    let max = t.iter().map(|t| t.max_ns).max().unwrap();
+    assert_eq!(row[3], format!("{}", min / 1000));
+    assert_eq!(row[4], format!("{}", max / 1000));
+    let pooled = rtshield_results::pool_threads(t.iter().copied()).unwrap();
+    assert_eq!(row[6], pooled.hist_stats.samples.to_string());
+    assert_eq!(row[7], format!("{:.2}", pooled.hist_stats.avg_ns / 1000.0));
+    assert!(md.contains(&format!("| {} |", row.join(" | "))), "{md}");
+}
+
+#[test]
+fn another_kernel_is_another_column_set_and_pool_merges_only_what_it_names() {
+    let rs = runs(&["6.6 PREEMPT_RT", "6.12 PREEMPT_RT"]);
+    let ax = axes();
+    let v = CampaignView {
+        name: "c",
+        axes: &ax,
+        pool: &[],
+        runs: &rs,
+    };
+    let md = summary_markdown(&v);
+    assert_eq!(md.matches("\n#### period = ").count(), 8, "{md}");
+    assert!(md.contains("#### period = 300us · kernel 6.12 PREEMPT_RT"), "{md}");
+    assert!(md.contains("kernels: 6.6 PREEMPT_RT; 6.12 PREEMPT_RT"), "{md}");
+    // Pooling the period, by name: one table per isolation and kernel.
+    let pool = vec!["period".to_string()];
+    let v = CampaignView {
+        name: "c",
+        axes: &ax,
+        pool: &pool,
+        runs: &rs,
+    };
+    let md = summary_markdown(&v);
+    assert_eq!(md.matches("\n#### ").count(), 4, "{md}");
+    assert!(md.contains("#### period: pooled · kernel 6.6 PREEMPT_RT"), "{md}");
+    assert!(md.contains("| idle | 4 | 8000 |"), "{md}");
+    assert!(md.contains("pooled as asked (`pool`): period"), "{md}");
+}
+
+#[test]
+fn campaign_report_html_holds_matrix_verdicts_figure12_and_table11() {
+    let mut rs = runs(&["6.18 NONE"]);
+    let t = &rs[0].threads[0];
+    let part = LatencyPart {
+        min_ns: 1000,
+        max_ns: 33_000,
+        avg_ns: 2000.0,
+        histogram: t.histogram.clone(),
+        percentiles: t.percentiles.clone(),
+    };
+    rs[0].threads[0].split = Some(SplitResult {
+        samples: 1990,
+        irq: part.clone(),
+        thread: part,
+    });
+    let ax = axes();
+    let v = CampaignView {
+        name: "c<1>",
+        axes: &ax,
+        pool: &[],
+        runs: &rs,
+    };
+    let fig12 = vec![("idle".to_string(), "load-idle/latency.svg".to_string())];
+    let h = summary_html(&v, &fig12);
+    assert!(h.contains("<h1>Campaign c&lt;1&gt;</h1>"), "{h}");
+    assert_eq!(h.matches("<table class=\"fig11\">").count(), 4, "{h}");
+    assert!(h.contains("<th>L_avg_H</th>"));
+    assert!(h.contains("<h2 id=\"verdicts\">") && h.contains("95 % CI"));
+    assert!(h.contains("<img src=\"load-idle/latency.svg\""), "{h}");
+    assert!(h.contains("<h2 id=\"table11\">"), "{h}");
+    let md = summary_markdown(&v);
+    assert!(
+        md.contains("| configuration | kernel p99.999 (µs) | kernel max (µs) | user p99.999 (µs) | user max (µs) | wake-ups split / samples |"),
+        "{md}"
+    );
+    // 2000 samples: p99.999 needs 10⁵; the maxima are the measured ones.
+    let user_max = format!("{:.1}", rs[0].threads[0].max_ns as f64 / 1000.0);
+    assert!(
+        md.contains(&format!(
+            "| isolation=none,period=300us,load=idle r1 · 6.18 NONE | not enough samples | 33.0 | not enough samples | {user_max} | 1990 / 2000 |"
+        )),
+        "{md}"
+    );
+}

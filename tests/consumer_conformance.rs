@@ -13,7 +13,7 @@
 //! `RTSHIELD_REQUIRE_ROOT=1`. The harness's own checkers are tested on
 //! real cyclictest output by [`the_harness_checkers_catch_what_they_must`].
 
-use crate::util::{bin, command, require, require_tool};
+use crate::util::{command, require, require_tool};
 use rtshield_testkit::testenv::python3;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -76,7 +76,7 @@ fn check(dir: &Path, status: i32, extra: &[&str]) -> Vec<Value> {
     let o = Command::new(python3())
         .arg(harness())
         .arg("--rtshield")
-        .arg(bin())
+        .arg(env!("CARGO_BIN_EXE_rtshield"))
         .arg("--json")
         .arg(&json)
         .arg("--keep")

@@ -365,6 +365,34 @@ mod tests {
         r
     }
 
+    /// The same campaign file run again after booting another kernel:
+    /// `--resume` on the second kernel measures every cell (the runs of
+    /// the first are not done on this one), and on the first skips them.
+    #[test]
+    fn resume_skips_only_the_runs_of_this_kernel() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("runs.db");
+        let mut store = rtshield_store::open(Some(db.to_str().unwrap())).unwrap();
+        let c = model::parse(
+            "name = \"k\"\ncpus = \"1\"\nduration = \"2s\"\n[axes]\nload = [\"idle\"]\n",
+            "k.toml",
+        )
+        .unwrap();
+        let mut r = run(&[[10, 3]], 10_000, 500_000, 20_000.0);
+        for (k, v) in [
+            ("campaign_id", c.fingerprint.as_str()),
+            ("cell", "load=idle"),
+            ("repeat", "1"),
+            ("kernel_id", "6.6.1 PREEMPT_RT"),
+        ] {
+            r.tags.insert(k.into(), v.into());
+        }
+        store.put(&r, None).unwrap();
+        let on_a = done(store.as_mut(), &c, "6.6.1 PREEMPT_RT").unwrap();
+        assert_eq!(on_a.into_iter().collect::<Vec<_>>(), [("load=idle".to_string(), 1)]);
+        assert!(done(store.as_mut(), &c, "6.12.3 PREEMPT_RT").unwrap().is_empty());
+    }
+
     #[test]
     fn merge_sums_histograms_and_keeps_exact_extremes() {
         let a = run(&[[10, 3], [12, 1]], 10_000, 500_000, 20_000.0);

@@ -888,6 +888,46 @@ with = ["irq"]
         assert_eq!(steps[..3], [(0, 1), (0, 2), (1, 1)]);
     }
 
+    /// `samples` (the partitioning article's `-l1000000`) instead of or
+    /// with `duration`; `pool` names declared axes only, checked at parse
+    /// time with the value's line and column.
+    #[test]
+    fn samples_and_pool_are_checked_where_written() {
+        let t = FILE.replace("duration = \"2s\"", "samples = 1000")
+            + "";
+        let t = t.replace("repeat = 2", "repeat = 2\npool = [\"period\"]");
+        let t = t.replace("priority = 99", "priority = 99\n[axes.x]").replace("[axes.x]\n", "");
+        let t = t.replace("load = [\"idle\", \"hell\"]", "load = [\"idle\", \"hell\"]\nperiod = [\"300us\", \"500us\"]");
+        let c = parse(&t, "c.toml").unwrap();
+        assert_eq!((c.duration_ns, c.samples), (None, Some(1000)));
+        assert_eq!(c.pool, ["period"]);
+        // 8 cells x 2 repeats x 1000 samples at 300 or 500 us.
+        assert_eq!(c.total_ns(), 2 * 1000 * (4 * 300_000 + 4 * 500_000));
+        let a = c.measure_args(&c.cells[0]);
+        assert_eq!(a[..4], ["--cpus", "1", "--samples", "1000"]);
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "pool = [\"period\"]",
+                "pool = [\"priority\"]",
+                "c.toml:5:9: pool `priority` is not a declared axis (expected one of: period, kernel)",
+            ),
+            (
+                "pool = [\"period\"]",
+                "pool = [\"period\", \"load\"]",
+                "c.toml:5:19: pool `load`: isolation and load",
+            ),
+            ("samples = 1000", "samples = 0", "c.toml:3:11: samples 0 out of range"),
+            ("samples = 1000", "", "c.toml:1:1: give `duration`"),
+        ];
+        for (from, to, want) in cases {
+            let e = parse(&t.replace(from, to), "c.toml").unwrap_err().to_string();
+            assert!(e.contains(want), "{to}: got {e}");
+        }
+        // The kernel can be pooled by name too.
+        let k = t.replace("pool = [\"period\"]", "pool = [\"kernel\"]");
+        assert_eq!(parse(&k, "c.toml").unwrap().pool, ["kernel"]);
+    }
+
     #[test]
     fn errors_name_line_and_column() {
         let cases: &[(&str, &str, &str)] = &[

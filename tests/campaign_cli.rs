@@ -190,7 +190,10 @@ fn example_campaigns_plan() {
         let out = ok(o);
         seen += 1;
         if p.ends_with("partitioning.toml") {
-            assert!(out.starts_with("campaign partitioning (18 cells x "), "{out}");
+            assert!(
+                out.starts_with("campaign partitioning (18 cells x "),
+                "{out}"
+            );
             assert!(
                 out.contains("[isolation=partition,period=1000us,load=syncio]"),
                 "{out}"
@@ -212,7 +215,13 @@ fn campaign_samples_instead_of_duration() {
         out.starts_with("campaign x (2 cells x 1 repeats = 2 runs of 1000000 samples (period x samples); measuring time 1300s)"),
         "{out}"
     );
-    assert!(out.contains("rtshield measure --cpus 1 --samples 1000000 --period 300us"), "{out}");
+    assert!(
+        out.contains("rtshield measure --cpus 1 --samples 1000000 --period 300us"),
+        "{out}"
+    );
     let e = refused("name = \"x\"\ncpus = \"1\"\nsamples = 1000000\npool = [\"period\"]\n[axes]\nload = [\"idle\"]\n");
-    assert!(e.contains("c.toml:4:9: pool `period` is not a declared axis"), "{e}");
+    assert!(
+        e.contains("c.toml:4:9: pool `period` is not a declared axis"),
+        "{e}"
+    );
 }

@@ -93,10 +93,12 @@ fn done(
     let runs = store.list(&sel).map_err(|e| e.to_string())?;
     Ok(runs
         .iter()
-        .filter(|r| match r.tags.get(rtshield_report::campaign::KERNEL_TAG) {
-            Some(k) => k == kernel,
-            None => kernel.starts_with(&format!("{} {}", r.kernel, r.preempt)),
-        })
+        .filter(
+            |r| match r.tags.get(rtshield_report::campaign::KERNEL_TAG) {
+                Some(k) => k == kernel,
+                None => kernel.starts_with(&format!("{} {}", r.kernel, r.preempt)),
+            },
+        )
         .filter_map(|r| {
             Some((
                 r.tags.get("cell")?.clone(),
@@ -389,8 +391,13 @@ mod tests {
         }
         store.put(&r, None).unwrap();
         let on_a = done(store.as_mut(), &c, "6.6.1 PREEMPT_RT").unwrap();
-        assert_eq!(on_a.into_iter().collect::<Vec<_>>(), [("load=idle".to_string(), 1)]);
-        assert!(done(store.as_mut(), &c, "6.12.3 PREEMPT_RT").unwrap().is_empty());
+        assert_eq!(
+            on_a.into_iter().collect::<Vec<_>>(),
+            [("load=idle".to_string(), 1)]
+        );
+        assert!(done(store.as_mut(), &c, "6.12.3 PREEMPT_RT")
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

@@ -462,12 +462,10 @@ fn header(raw: &Raw, pos: &Pos) -> Result<(Option<u64>, u64, Order), InputError>
         ));
     }
     let duration_ns = match &raw.duration {
-        None if raw.samples.is_none() => {
-            return Err(pos.whole(
-                "give `duration` (each run's length) or `samples` (each run's sample count), or both"
-                    .into(),
-            ))
-        }
+        None if raw.samples.is_none() => return Err(pos.whole(
+            "give `duration` (each run's length) or `samples` (each run's sample count), or both"
+                .into(),
+        )),
         None => None,
         Some(d) => {
             let dur_at = d.span().start;
@@ -893,11 +891,15 @@ with = ["irq"]
     /// time with the value's line and column.
     #[test]
     fn samples_and_pool_are_checked_where_written() {
-        let t = FILE.replace("duration = \"2s\"", "samples = 1000")
-            + "";
+        let t = FILE.replace("duration = \"2s\"", "samples = 1000") + "";
         let t = t.replace("repeat = 2", "repeat = 2\npool = [\"period\"]");
-        let t = t.replace("priority = 99", "priority = 99\n[axes.x]").replace("[axes.x]\n", "");
-        let t = t.replace("load = [\"idle\", \"hell\"]", "load = [\"idle\", \"hell\"]\nperiod = [\"300us\", \"500us\"]");
+        let t = t
+            .replace("priority = 99", "priority = 99\n[axes.x]")
+            .replace("[axes.x]\n", "");
+        let t = t.replace(
+            "load = [\"idle\", \"hell\"]",
+            "load = [\"idle\", \"hell\"]\nperiod = [\"300us\", \"500us\"]",
+        );
         let c = parse(&t, "c.toml").unwrap();
         assert_eq!((c.duration_ns, c.samples), (None, Some(1000)));
         assert_eq!(c.pool, ["period"]);
@@ -920,7 +922,9 @@ with = ["irq"]
             ("samples = 1000", "", "c.toml:1:1: give `duration`"),
         ];
         for (from, to, want) in cases {
-            let e = parse(&t.replace(from, to), "c.toml").unwrap_err().to_string();
+            let e = parse(&t.replace(from, to), "c.toml")
+                .unwrap_err()
+                .to_string();
             assert!(e.contains(want), "{to}: got {e}");
         }
         // The kernel can be pooled by name too.

@@ -446,7 +446,9 @@ pub fn summary_html(v: &CampaignView, figure12: &[(String, String)]) -> String {
         h.push_str(&html_table("fig11", &FIG11_HEAD, &rows));
     }
     let _ = writeln!(h, "<p class=\"hint\">{}</p>", esc(FIG11_NOTE));
-    h.push_str("<h2 id=\"verdicts\">Isolation methods compared (runs compare, 95 % bootstrap CI)</h2>\n");
+    h.push_str(
+        "<h2 id=\"verdicts\">Isolation methods compared (runs compare, 95 % bootstrap CI)</h2>\n",
+    );
     let rows: Vec<Vec<String>> = verdicts(v).into_iter().map(|r| r.to_vec()).collect();
     h.push_str(&html_table(
         "verdicts",

@@ -20,7 +20,9 @@ fn run(seed: u64, iso: &str, period: &str, load: &str, kernel: &str) -> RunResul
     ] {
         r.tags.insert(k.into(), v.into());
     }
-    r.label = Some(format!("isolation={iso},period={period},load={load} r{seed}"));
+    r.label = Some(format!(
+        "isolation={iso},period={period},load={load} r{seed}"
+    ));
     r
 }
 
@@ -69,8 +71,14 @@ fn figure11_has_one_table_per_isolation_and_period_with_the_summary_columns() {
     // One block per isolation method, one table per period: never pooled.
     assert_eq!(md.matches("\n### isolation = ").count(), 2, "{md}");
     assert_eq!(md.matches("\n#### period = ").count(), 4, "{md}");
-    assert!(md.contains("#### period = 300us · kernel 6.18 NONE"), "{md}");
-    assert!(md.contains("#### period = 500us · kernel 6.18 NONE"), "{md}");
+    assert!(
+        md.contains("#### period = 300us · kernel 6.18 NONE"),
+        "{md}"
+    );
+    assert!(
+        md.contains("#### period = 500us · kernel 6.18 NONE"),
+        "{md}"
+    );
     // Each row holds the 2 runs of its cell only (not 4: periods pooled).
     assert!(md.contains("| idle | 2 | 4000 |"), "{md}");
     assert!(!md.contains("| idle | 4 |"), "{md}");
@@ -110,8 +118,14 @@ fn another_kernel_is_another_column_set_and_pool_merges_only_what_it_names() {
     };
     let md = summary_markdown(&v);
     assert_eq!(md.matches("\n#### period = ").count(), 8, "{md}");
-    assert!(md.contains("#### period = 300us · kernel 6.12 PREEMPT_RT"), "{md}");
-    assert!(md.contains("kernels: 6.6 PREEMPT_RT; 6.12 PREEMPT_RT"), "{md}");
+    assert!(
+        md.contains("#### period = 300us · kernel 6.12 PREEMPT_RT"),
+        "{md}"
+    );
+    assert!(
+        md.contains("kernels: 6.6 PREEMPT_RT; 6.12 PREEMPT_RT"),
+        "{md}"
+    );
     // Pooling the period, by name: one table per isolation and kernel.
     let pool = vec!["period".to_string()];
     let v = CampaignView {
@@ -122,7 +136,10 @@ fn another_kernel_is_another_column_set_and_pool_merges_only_what_it_names() {
     };
     let md = summary_markdown(&v);
     assert_eq!(md.matches("\n#### ").count(), 4, "{md}");
-    assert!(md.contains("#### period: pooled · kernel 6.6 PREEMPT_RT"), "{md}");
+    assert!(
+        md.contains("#### period: pooled · kernel 6.6 PREEMPT_RT"),
+        "{md}"
+    );
     assert!(md.contains("| idle | 4 | 8000 |"), "{md}");
     assert!(md.contains("pooled as asked (`pool`): period"), "{md}");
 }

@@ -122,7 +122,10 @@ fn summary_has_l_avg_h_between_samples_h_and_l_med_h() {
     assert_eq!(at("L_avg_H (µs)"), at("Samples_H") + 1, "{csv}");
     assert_eq!(at("L_med_H (µs)"), at("L_avg_H (µs)") + 1, "{csv}");
     // 10,10,11×5,12,12,15 inside the histogram: mean 11.4.
-    assert!(csv.lines().any(|l| l.starts_with("L_avg_H (µs),11.40,")), "{csv}");
+    assert!(
+        csv.lines().any(|l| l.starts_with("L_avg_H (µs),11.40,")),
+        "{csv}"
+    );
     assert!(read(&out.join("summary.md")).contains("| L_avg_H (µs) | 11.40 |"));
     assert!(read(&out.join("report.html")).contains("L_avg_H (µs)"));
 }

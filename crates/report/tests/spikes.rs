@@ -119,5 +119,8 @@ fn a_split_run_gets_table_1_1_with_the_thesis_columns() {
         "{md}"
     );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(html.contains("<td>12.0</td><td>33.0</td><td>41.0</td>"), "{html}");
+    assert!(
+        html.contains("<td>12.0</td><td>33.0</td><td>41.0</td>"),
+        "{html}"
+    );
 }

@@ -59,14 +59,15 @@ pub const FIG11_HEAD: [&str; 12] = [
 ];
 
 /// One column set: a value of every kept axis other than isolation and
-/// load, and the kernel (None when pooled).
+/// load, and the kernel (None when pooled). Its label names the kernel
+/// when the runs were measured on more than one.
 #[derive(Debug, Clone)]
 pub struct ColumnSet {
     /// (axis, value) of each kept axis.
     pub keys: Vec<(String, String)>,
     /// The kernel, unless `pool` names it.
     pub kernel: Option<String>,
-    /// `period = 300us · kernel 6.18 NONE`.
+    /// `period = 300us · kernel 6.18 NONE` (`period = 300us` on one kernel).
     pub label: String,
 }
 
@@ -136,6 +137,9 @@ impl CampaignView<'_> {
         } else {
             self.kernels().into_iter().map(Some).collect()
         };
+        // One kernel: the header names it; labels name it only when it is
+        // all that tells the column set.
+        let name_kernel = kernels.len() > 1 || (sets.len() == 1 && self.pool.is_empty());
         let mut out = Vec::new();
         for s in &sets {
             for k in &kernels {
@@ -143,7 +147,7 @@ impl CampaignView<'_> {
                 for p in self.pool {
                     parts.push(format!("{p}: pooled"));
                 }
-                if let Some(k) = k {
+                if let Some(k) = k.as_ref().filter(|_| name_kernel) {
                     parts.push(format!("kernel {k}"));
                 }
                 out.push(ColumnSet {

@@ -13,7 +13,7 @@
 //! `RTSHIELD_REQUIRE_ROOT=1`. The harness's own checkers are tested on
 //! real cyclictest output by [`the_harness_checkers_catch_what_they_must`].
 
-use crate::util::{command, require, require_tool};
+use crate::util::{command, harness_running_rtshield, require, require_tool};
 use rtshield_testkit::testenv::python3;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -73,10 +73,7 @@ fn check(dir: &Path, status: i32, extra: &[&str]) -> Vec<Value> {
     let json = dir.join("verdicts.json");
     let work = dir.join("work");
     std::fs::create_dir_all(&work).unwrap();
-    let o = Command::new(python3())
-        .arg(harness())
-        .arg("--rtshield")
-        .arg(env!("CARGO_BIN_EXE_rtshield"))
+    let o = harness_running_rtshield(Path::new(python3()), &[&harness()], "--rtshield")
         .arg("--json")
         .arg(&json)
         .arg("--keep")

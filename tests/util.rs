@@ -26,6 +26,16 @@ pub fn command() -> Command {
     rtshield_testkit::cmd::rtshield(bin())
 }
 
+/// `program ARGS FLAG PATH`: a harness that runs the binary under test
+/// itself (`--rtshield PATH`), with [`command`]'s private environment,
+/// which the binary inherits from it.
+pub fn harness_running_rtshield(program: &Path, args: &[&Path], flag: &str) -> Command {
+    let mut c = Command::new(program);
+    rtshield_testkit::cmd::isolate(&mut c);
+    c.args(args).arg(flag).arg(bin());
+    c
+}
+
 /// The binary under test behind a wrapper (`ip netns exec NS`,
 /// `setpriv ...`), with [`command`]'s environment.
 pub fn wrapped(wrapper: &[&str]) -> Command {

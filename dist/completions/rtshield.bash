@@ -266,14 +266,14 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__export)
-            opts="-o -h -V --format --output --max-latency --build-id --force-unsafe-dir --sysroot --help --version"
+            opts="-o -h -V --format --output --max-latency --timestamps --build-id --force-unsafe-dir --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "cyclictest-json junit openmetrics kcidb" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "cyclictest-json junit openmetrics prometheus kcidb" -- "${cur}"))
                     return 0
                     ;;
                 --output)
@@ -684,7 +684,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__run)
-            opts="-q -h -V --check --out --force-unsafe-dir --duration --fold-cpus --quiet --label --resume --metrics-file --keys --tag --store --no-store --sysroot --help --version"
+            opts="-q -h -V --check --out --force-unsafe-dir --duration --fold-cpus --quiet --label --resume --metrics-file --max-latency --keys --tag --store --no-store --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -707,6 +707,10 @@ _rtshield() {
                     return 0
                     ;;
                 --metrics-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-latency)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

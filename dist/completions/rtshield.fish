@@ -90,6 +90,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l duration -d 'M
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l label -d 'Label of the run in reports [default: the output directory name]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l resume -d 'Continue the run interrupted in DIR (kill -9, power cut) from its last checkpoint: same configuration, the time left, figures merged, the gap a `down` phase of the timeline' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l metrics-file -d 'Rewrite FILE atomically every stats period with the latency so far, in Prometheus text format (node_exporter\'s textfile collector)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l max-latency -d 'Exit status 3 when any thread\'s maximum latency exceeds DUR (CI gate, as `measure --max-latency`); the limit and the verdict are recorded in results.json' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
@@ -185,11 +186,13 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand report" -s V -l versio
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l format -r -f -a "cyclictest-json\t''
 junit\t''
 openmetrics\t''
+prometheus\t''
 kcidb\t''"
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s o -l output -d 'Output file [default: standard output]; written atomically' -r -F
-complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l max-latency -d 'junit, kcidb: a thread whose maximum latency exceeds DUR fails' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l max-latency -d 'cyclictest-json, junit, kcidb: judge the run again, a thread whose maximum latency exceeds DUR failing [default: the limit the run recorded (measure --max-latency), if any]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l build-id -d 'kcidb: the KCIDB id of the build the kernel came from [default: rtshield:<kernel release>]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l timestamps -d 'openmetrics: a timestamp (the end of the run) on every sample, for `promtool tsdb create-blocks-from openmetrics` (node_exporter\'s textfile collector refuses timestamps)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l force-unsafe-dir -d 'Write into a directory owned by another user or writable by others'
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s V -l version -d 'Print version'

@@ -240,7 +240,12 @@ pub fn fig11_row(load: &str, group: &[&RunResult]) -> [String; 12] {
         q("samples", n.to_string()),
         q("min", fmt_us(min as f64, res)),
         q("max", fmt_us(max as f64, res)),
-        q("avg", fmt_us_frac(avg, res)),
+        // No sample: no mean was measured (unknown, never 0).
+        if n == 0 {
+            "?".to_string()
+        } else {
+            q("avg", fmt_us_frac(avg, res))
+        },
         h(&|p| format!("{}{mark}", p.hist_stats.samples)),
         h(&|p| fmt_us_frac(p.hist_stats.avg_ns, res)),
         h(&|p| fmt_us(p.hist_stats.median_ns as f64, res)),

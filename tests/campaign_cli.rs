@@ -219,6 +219,14 @@ fn campaign_samples_instead_of_duration() {
         out.contains("rtshield measure --cpus 1 --samples 1000000 --period 300us"),
         "{out}"
     );
+    assert!(
+        out.ends_with("report: nothing pooled (every axis and the kernel kept apart)\n"),
+        "{out}"
+    );
+    let (_d, _, o) = dry_run(
+        "name = \"x\"\ncpus = \"1\"\nsamples = 1000000\npool = [\"period\"]\n[axes]\nperiod = [\"300us\", \"1000us\"]\n",
+    );
+    assert!(ok(o).ends_with("report: pooled as asked: period\n"));
     let e = refused("name = \"x\"\ncpus = \"1\"\nsamples = 1000000\npool = [\"period\"]\n[axes]\nload = [\"idle\"]\n");
     assert!(
         e.contains("c.toml:4:9: pool `period` is not a declared axis"),

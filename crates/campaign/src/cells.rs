@@ -177,6 +177,12 @@ pub fn plan_text(c: &Campaign) -> String {
             args.join(" ")
         ));
     }
+    // What the report will keep apart: said before hours are spent.
+    s.push_str(&if c.pool.is_empty() {
+        "report: nothing pooled (every axis and the kernel kept apart)\n".to_string()
+    } else {
+        format!("report: pooled as asked: {}\n", c.pool.join(", "))
+    });
     s
 }
 

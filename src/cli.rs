@@ -2,7 +2,8 @@
 
 use crate::cmd;
 use clap::{Parser, Subcommand};
-use rtshield_sys::{InputError, Root};
+use rtshield_sys::Root;
+use rtshield_vocab::InputError;
 use std::path::PathBuf;
 
 #[derive(Parser, Debug)]

@@ -3,13 +3,13 @@
 
 use crate::util::all_text as text;
 use crate::util::*;
-use rtshield_testkit::fake::{FakeSpec, Style};
+use rtshield_testkit::{FakeSpec, FakeStyle};
 use std::fs;
 
 /// The torture article's Pandaboard: every device IRQ on CPU 0.
 const PANDA: &str = "           CPU0       CPU1       CPU2       CPU3\n 24:      44000          0          0          0   GIC  dma\n 30:     109000          0          0          0   GIC  eth0\n 36:     115000          0          0          0   GIC  mmc0\n 41:          0          0          0          0   GIC  unused\nLOC:      23800      25870      25000      24000   Local timer interrupts\nRES:       1771       2429        100        200   Rescheduling interrupts\nERR:          0\n";
 
-fn tree(style: Style) -> tempfile::TempDir {
+fn tree(style: FakeStyle) -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
     FakeSpec::standard(style).build(d.path()).unwrap();
     let w = |p: &str, s: &str| fs::write(d.path().join(p), s).unwrap();
@@ -28,7 +28,7 @@ fn tree(style: Style) -> tempfile::TempDir {
 
 #[test]
 fn tells_the_user_every_device_irq_is_on_one_cpu() {
-    let d = tree(Style::V1Prefix);
+    let d = tree(FakeStyle::V1Prefix);
     let o = rtshield_at(d.path(), &["audit", "--watch", "0s"]);
     let t = text(&o);
     assert!(o.status.success(), "{t}");
@@ -54,7 +54,7 @@ fn tells_the_user_every_device_irq_is_on_one_cpu() {
 
 #[test]
 fn audits_the_rt_partition_by_default_and_scores_it() {
-    let d = tree(Style::V1Prefix);
+    let d = tree(FakeStyle::V1Prefix);
     let o = rtshield_at(d.path(), &["partition", "create", "3"]);
     assert!(o.status.success(), "{}", text(&o));
     let o = rtshield_at(d.path(), &["audit", "--watch", "0s", "--json"]);
@@ -98,7 +98,7 @@ fn audits_the_rt_partition_by_default_and_scores_it() {
 
 #[test]
 fn audit_bad_input() {
-    let d = tree(Style::V2);
+    let d = tree(FakeStyle::V2);
     let o = rtshield_at(d.path(), &["audit", "7"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("CPU 7 is not online (online: 0-3)"));
@@ -118,7 +118,7 @@ fn audit_this_machine() {
     let o = rtshield(&["audit", &online, "--watch", "200ms", "--json"]);
     assert!(o.status.success(), "{}", text(&o));
     let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-    let n = rtshield_sys::CpuSet::parse_list(&online).unwrap().len();
+    let n = rtshield_vocab::CpuSet::parse_list(&online).unwrap().len();
     assert_eq!(v["cpus"].as_array().unwrap().len(), n);
     for c in v["cpus"].as_array().unwrap() {
         let s = c["score"].as_u64().unwrap();
@@ -130,7 +130,7 @@ fn audit_this_machine() {
 #[test]
 fn a_managed_irq_that_refused_is_explained() {
     let d = tempfile::tempdir().unwrap();
-    let mut sp = FakeSpec::standard(Style::V1Prefix);
+    let mut sp = FakeSpec::standard(FakeStyle::V1Prefix);
     sp.config
         .refuse
         .insert("/proc/irq/36/smp_affinity_list".into(), "EPERM".into());
@@ -167,7 +167,7 @@ fn a_managed_irq_that_refused_is_explained() {
 
 #[test]
 fn warns_about_a_scaling_governor_and_deep_idle_on_the_rt_cpu() {
-    let d = tree(Style::V1Prefix);
+    let d = tree(FakeStyle::V1Prefix);
     let w = |p: &str, s: &str| {
         let p = d.path().join(p);
         fs::create_dir_all(p.parent().unwrap()).unwrap();

@@ -14,7 +14,7 @@
 //! real cyclictest output by [`the_harness_checkers_catch_what_they_must`].
 
 use crate::util::{command, harness_running_rtshield, require, require_tool};
-use rtshield_testkit::testenv::python3;
+use rtshield_testkit::python3;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -209,7 +209,7 @@ fn the_worker_handshake_is_not_a_switch() {
 /// A fake tree whose `timer_migration` is a link to `victim`, as an
 /// attacker would plant it.
 fn trap_tree(base: &Path, victim: &Path) {
-    rtshield_testkit::fake::FakeSpec::standard(rtshield_testkit::fake::Style::V1Prefix)
+    rtshield_testkit::FakeSpec::standard(rtshield_testkit::FakeStyle::V1Prefix)
         .build(base)
         .unwrap();
     let tm = base.join("proc/sys/kernel/timer_migration");

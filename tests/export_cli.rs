@@ -373,7 +373,7 @@ fn issue22_6_openmetrics_buckets_hold_the_overflow_and_strict_readers_read_it() 
         }
     }
     if crate::util::require(
-        std::process::Command::new(rtshield_testkit::testenv::python3())
+        std::process::Command::new(rtshield_testkit::python3())
             .args(["-c", "import prometheus_client"])
             .status()
             .is_ok_and(|s| s.success()),
@@ -381,7 +381,7 @@ fn issue22_6_openmetrics_buckets_hold_the_overflow_and_strict_readers_read_it() 
     ) {
         let f = d.path().join("x.prom");
         std::fs::write(&f, &text).unwrap();
-        let o = std::process::Command::new(rtshield_testkit::testenv::python3())
+        let o = std::process::Command::new(rtshield_testkit::python3())
             .args([
                 "-c",
                 "import sys\nfrom prometheus_client.openmetrics.parser import text_string_to_metric_families as p\nprint(sorted((f.name, f.type) for f in p(open(sys.argv[1]).read()) if f.type == 'counter'))",
@@ -421,7 +421,7 @@ fn issue22_6_openmetrics_buckets_hold_the_overflow_and_strict_readers_read_it() 
 /// package/id, a timestamp with `Z`, no system-out/system-err).
 #[test]
 fn issue22_7_junit_is_valid_under_jenkins_and_ant_schemas() {
-    if !crate::util::require_tool(rtshield_testkit::testenv::python3(), "--version") {
+    if !crate::util::require_tool(rtshield_testkit::python3(), "--version") {
         return;
     }
     let d = tempfile::tempdir().unwrap();
@@ -438,7 +438,7 @@ fn issue22_7_junit_is_valid_under_jenkins_and_ant_schemas() {
                   print('jenkins', junit.jenkins_violations(r))\n\
                   print('ant', junit.ant_violations(r))\n\
                   print('failed', len([c for c in r.iter('testcase') if c.find('failure') is not None]))\n";
-    let o = std::process::Command::new(rtshield_testkit::testenv::python3())
+    let o = std::process::Command::new(rtshield_testkit::python3())
         .args(["-c", script])
         .arg(&f)
         .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/consumers"))

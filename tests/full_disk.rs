@@ -9,14 +9,13 @@ use std::process::Command;
 /// A tmpfs mounted by this test: registered before it is mounted,
 /// detached on drop (even on failure) or by the reaper after a kill.
 struct TmpfsGuard {
-    _reg: rtshield_testkit::reaper::Registration,
+    _reg: rtshield_testkit::Registration,
 }
 
 impl TmpfsGuard {
     fn mount(at: &Path, size: &str) -> TmpfsGuard {
-        let reg = rtshield_testkit::reaper::register(rtshield_testkit::reaper::Object::Mount(
-            at.to_path_buf(),
-        ));
+        let reg =
+            rtshield_testkit::register(rtshield_testkit::KernelObject::Mount(at.to_path_buf()));
         let st = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size},mode=0755")])
             .arg("rtshield-test")

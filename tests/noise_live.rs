@@ -10,8 +10,9 @@
 //! `flock /tmp/rtshield-live.lock cargo test --test integration noise_live::`.
 
 use crate::util::*;
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::CpuSet;
+use rtshield_sys::{gettid, set_affinity, set_scheduler};
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use serde_json::Value;
 use std::path::Path;
 use std::process::Stdio;
@@ -68,13 +69,13 @@ fn wait_spinning(pid: u32) {
                     std::fs::read_to_string(t.path().join("comm"))
                         .is_ok_and(|c| c.trim() == "rtshield-n1")
                 });
-            spinning && rtshield_testkit::live::instance_records(pid)
+            spinning && rtshield_testkit::instance_records(pid)
         },
     );
 }
 
 fn instance_gone(pid: u32) -> bool {
-    !rtshield_testkit::live::instance_exists(pid)
+    !rtshield_testkit::instance_exists(pid)
 }
 
 fn finish(k: &mut Kill) -> std::process::Output {
@@ -116,8 +117,8 @@ fn busy_bursts(bursts: usize, gap: Duration) -> Busy {
     let (tid, spans) = std::thread::Builder::new()
         .name(BUSY_NAME.into())
         .spawn(move || {
-            sched::set_affinity(0, &CpuSet::single(1)).expect("pin to CPU 1");
-            sched::set_scheduler(0, Policy::Fifo, 99).expect("SCHED_FIFO 99");
+            set_affinity(0, &CpuSet::single(1)).expect("pin to CPU 1");
+            set_scheduler(0, Policy::Fifo, 99).expect("SCHED_FIFO 99");
             let mut spans = Vec::new();
             for _ in 0..bursts {
                 std::thread::sleep(gap);
@@ -128,8 +129,8 @@ fn busy_bursts(bursts: usize, gap: Duration) -> Busy {
                 }
                 spans.push((from, now_ns()));
             }
-            let _ = sched::set_scheduler(0, Policy::Other, 0);
-            (sched::gettid(), spans)
+            let _ = set_scheduler(0, Policy::Other, 0);
+            (gettid(), spans)
         })
         .unwrap()
         .join()

@@ -1,19 +1,19 @@
 //! `rtshield partition` through the binary, on fake trees (`--sysroot`).
 
 use crate::util::{all_text as text, rtshield_at as rtshield};
-use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
+use rtshield_testkit::{snapshot_tree, FakeSpec, FakeStyle};
 use std::fs;
 
 #[test]
 fn create_status_undo_through_the_binary() {
-    for style in [Style::V1Prefix, Style::V2] {
+    for style in [FakeStyle::V1Prefix, FakeStyle::V2] {
         let d = tempfile::tempdir().unwrap();
         let mut sp = FakeSpec::standard(style);
         sp.config
             .refuse
             .insert("/proc/irq/30/smp_affinity_list".into(), "EIO".into());
         sp.build(d.path()).unwrap();
-        let before = snapshot(d.path());
+        let before = snapshot_tree(d.path());
 
         let o = rtshield(d.path(), &["partition", "create", "0x8", "--json"]);
         assert!(o.status.success(), "{}", text(&o));
@@ -32,15 +32,15 @@ fn create_status_undo_through_the_binary() {
         assert!(text(&o).contains("rt 3  nrt 0-2"), "{}", text(&o));
 
         // Undo dry run: changes nothing.
-        let mid = snapshot(d.path());
+        let mid = snapshot_tree(d.path());
         let o = rtshield(d.path(), &["partition", "undo", "--dry-run"]);
         assert!(text(&o).contains("rmdir /sys/fs/cgroup"), "{}", text(&o));
-        assert_eq!(mid, snapshot(d.path()));
+        assert_eq!(mid, snapshot_tree(d.path()));
 
         let o = rtshield(d.path(), &["partition", "undo"]);
         assert!(o.status.success(), "{}", text(&o));
         assert!(text(&o).contains("Everything is back"), "{}", text(&o));
-        assert_eq!(before, snapshot(d.path()), "{style:?}");
+        assert_eq!(before, snapshot_tree(d.path()), "{style:?}");
         let o = rtshield(d.path(), &["partition", "undo"]);
         assert!(text(&o).contains("Nothing to undo"));
     }
@@ -49,7 +49,7 @@ fn create_status_undo_through_the_binary() {
 #[test]
 fn create_text_output_names_refusals_and_boot_params() {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1NoPrefix)
+    FakeSpec::standard(FakeStyle::V1NoPrefix)
         .build(d.path())
         .unwrap();
     let o = rtshield(d.path(), &["partition", "create", "2-3"]);
@@ -73,8 +73,10 @@ fn create_text_output_names_refusals_and_boot_params() {
 #[test]
 fn bad_input_exits_2_and_changes_nothing() {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
-    let before = snapshot(d.path());
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let before = snapshot_tree(d.path());
     for (args, want) in [
         (vec!["partition", "create", "9"], "CPU 9 does not exist"),
         (vec!["partition", "create", "0-3"], "housekeeping"),
@@ -118,7 +120,7 @@ fn bad_input_exits_2_and_changes_nothing() {
         let o = rtshield(d.path(), &args);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {}", text(&o));
         assert!(text(&o).contains(want), "{args:?}: {}", text(&o));
-        assert_eq!(before, snapshot(d.path()), "{args:?}");
+        assert_eq!(before, snapshot_tree(d.path()), "{args:?}");
         // Nor a state file (the snapshot leaves /run out).
         assert!(!d.path().join("run").exists(), "{args:?}");
     }
@@ -132,7 +134,9 @@ fn bad_input_exits_2_and_changes_nothing() {
 #[test]
 fn move_accepts_both_orders() {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
     let o = rtshield(d.path(), &["partition", "create", "3"]);
     assert!(o.status.success(), "{}", text(&o));
     let tasks = |p: &str| {
@@ -176,14 +180,16 @@ fn other_tools_partitions_are_reported_and_create_refuses() {
         ("partrt", "rt", "nrt", "partrt undo"),
     ] {
         let d = tempfile::tempdir().unwrap();
-        FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+        FakeSpec::standard(FakeStyle::V1Prefix)
+            .build(d.path())
+            .unwrap();
         let base = d.path().join("sys/fs/cgroup/cpuset");
         for (dir, cpus) in [(rt, "3\n"), (nrt, "0-2\n")] {
             fs::create_dir_all(base.join(dir)).unwrap();
             fs::write(base.join(dir).join("cpuset.cpus"), cpus).unwrap();
             fs::write(base.join(dir).join("tasks"), "").unwrap();
         }
-        let before = snapshot(d.path());
+        let before = snapshot_tree(d.path());
         for args in [
             &["partition", "create", "3"][..],
             &["partition", "create", "1", "--dry-run"],
@@ -197,7 +203,7 @@ fn other_tools_partitions_are_reported_and_create_refuses() {
             );
             assert!(t.contains(&format!("undo it first with `{undo}`")), "{t}");
         }
-        assert_eq!(before, snapshot(d.path()), "{tool}: nothing changed");
+        assert_eq!(before, snapshot_tree(d.path()), "{tool}: nothing changed");
         let o = rtshield(d.path(), &["partition", "status"]);
         let t = text(&o);
         assert!(o.status.success(), "{t}");
@@ -223,8 +229,10 @@ fn other_tools_partitions_are_reported_and_create_refuses() {
 #[test]
 fn undo_and_status_find_the_only_partition_under_any_parent() {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
-    let before = snapshot(d.path());
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let before = snapshot_tree(d.path());
     for p in ["lab", "lab2"] {
         fs::create_dir_all(d.path().join("sys/fs/cgroup/cpuset").join(p)).unwrap();
         for (f, v) in [
@@ -266,7 +274,7 @@ fn undo_and_status_find_the_only_partition_under_any_parent() {
     for p in ["lab", "lab2"] {
         fs::remove_dir_all(d.path().join("sys/fs/cgroup/cpuset").join(p)).unwrap();
     }
-    assert_eq!(before, snapshot(d.path()));
+    assert_eq!(before, snapshot_tree(d.path()));
 }
 
 /// partrt reads `create 8` as the mask 0x8; rtshield reads CPU 8, and when
@@ -274,8 +282,10 @@ fn undo_and_status_find_the_only_partition_under_any_parent() {
 #[test]
 fn a_bare_number_is_a_cpu_list_and_the_error_says_so() {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
-    let before = snapshot(d.path());
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let before = snapshot_tree(d.path());
     let o = rtshield(d.path(), &["partition", "create", "8"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(2), "{t}");
@@ -284,7 +294,7 @@ fn a_bare_number_is_a_cpu_list_and_the_error_says_so() {
         t.contains("`8` is read as a CPU list (`2` = CPU 2, `1,3-5`), not as partrt's hex mask: write `0x8` for the mask (as partrt's hex mask 0x8 it would be CPUs 3)"),
         "{t}"
     );
-    assert_eq!(before, snapshot(d.path()));
+    assert_eq!(before, snapshot_tree(d.path()));
     // The mask itself and the profiles through the binary.
     let o = rtshield(
         d.path(),
@@ -310,7 +320,9 @@ fn a_bare_number_is_a_cpu_list_and_the_error_says_so() {
 #[test]
 fn a_partition_of_cpu_1_under_a_parent_does_not_tag_a_run_on_cpu_0() {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
     let lab = d.path().join("sys/fs/cgroup/cpuset/lab");
     fs::create_dir_all(&lab).unwrap();
     for (f, v) in [

@@ -6,7 +6,7 @@
 //! line that they need root. Run as `nobody` through `setpriv`.
 
 use crate::util::*;
-use rtshield_testkit::fake::{FakeSpec, Style};
+use rtshield_testkit::{FakeSpec, FakeStyle as Style};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Output;

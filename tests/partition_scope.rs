@@ -5,7 +5,7 @@
 //! `--force` (and never PID 1 from outside the subtree, even with it).
 
 use crate::util::{all_text as text, rtshield_at as rtshield};
-use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
+use rtshield_testkit::{snapshot_tree as snapshot, FakeSpec, FakeStyle as Style};
 use std::fs;
 use std::path::Path;
 

@@ -2,16 +2,16 @@
 //! places `create` writes: exit 2 naming the entry, nothing changed.
 
 use crate::util::rtshield_at as rtshield;
-use rtshield_partition::state::{FileChange, Knob, Phase, State};
-use rtshield_partition::Hierarchy;
+use rtshield_isolation::{FileChange, Knob, Phase, State};
+use rtshield_sys::Hierarchy;
 use rtshield_sys::Root;
-use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
+use rtshield_testkit::{snapshot_tree, FakeSpec, FakeStyle};
 
 #[test]
 fn undo_refuses_a_state_that_escapes_with_exit_2() {
     let d = tempfile::tempdir().unwrap();
     let base = d.path().join("tree");
-    FakeSpec::standard(Style::V2).build(&base).unwrap();
+    FakeSpec::standard(FakeStyle::V2).build(&base).unwrap();
     let victim = d.path().join("victim");
     std::fs::write(&victim, "precious").unwrap();
     let root = Root::new(&base);
@@ -39,7 +39,7 @@ fn undo_refuses_a_state_that_escapes_with_exit_2() {
         refused: Default::default(),
     };
     state.save(&root, "/run/rtshield/partition.json").unwrap();
-    let before = snapshot(&base);
+    let before = snapshot_tree(&base);
     let o = rtshield(&base, &["partition", "undo"]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
@@ -49,7 +49,7 @@ fn undo_refuses_a_state_that_escapes_with_exit_2() {
         "{err}"
     );
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
-    assert!(rtshield_testkit::fake::diff(&before, &snapshot(&base)).is_empty());
+    assert!(rtshield_testkit::diff_trees(&before, &snapshot_tree(&base)).is_empty());
     assert!(
         base.join("run/rtshield/partition.json").is_file(),
         "state kept"

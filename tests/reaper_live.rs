@@ -10,8 +10,8 @@
 //! instance, private home — and `~/.local/share/rtshield` is untouched.
 
 use crate::util::*;
-use rtshield_testkit::live::{instance_exists, instance_records};
-use rtshield_testkit::reaper::{self, is_mount_point, registered_by, Object};
+use rtshield_testkit::{instance_exists, instance_records};
+use rtshield_testkit::{is_mount_point, registered_by, KernelObject as Object};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -60,7 +60,7 @@ fn registered_objects_are_undone_at_drop_or_by_the_reaper() {
     // nothing.
     let mut sleep = Kill(Command::new("sleep").arg("600").spawn().unwrap());
     enter(&p.cg.join("nrt"), sleep.0.id());
-    let out = rtshield_testkit::cmd::private_home().join("m");
+    let out = rtshield_testkit::private_home().join("m");
     let measure = Kill(
         command()
             .args([
@@ -180,7 +180,7 @@ fn a_test_binary_killed_midway_leaves_nothing_once_reaped() {
     let d = tempfile::tempdir().unwrap();
     let ready = d.path().join("ready.json");
     let mut c = Command::new(std::env::current_exe().unwrap());
-    rtshield_testkit::cmd::isolate(&mut c);
+    rtshield_testkit::isolate(&mut c);
     let mut holder = Kill(
         c.args([HOLDER, "--exact", "--nocapture", "--test-threads", "1"])
             .env(HOLD_VAR, &ready)
@@ -224,13 +224,13 @@ fn a_test_binary_killed_midway_leaves_nothing_once_reaped() {
     assert!(!registered_by(pid).is_empty());
     assert_eq!(cpuset_of(spid).map(|c| c.ends_with("/nrt")), Some(true));
 
-    let done = reaper::reap();
+    let done = rtshield_testkit::reap();
     eprintln!("reaped: {done:#?}");
     assert!(!cg.exists(), "cgroup {} left: {done:?}", cg.display());
     assert!(!state.exists(), "state file left");
     assert!(!is_mount_point(&mount) && !mount.exists(), "mount left");
     assert!(!instance_exists(mpid), "instance rtshield-{mpid} left");
-    let own = rtshield_sys::tracefs::private_mount(mpid);
+    let own = rtshield_sys::tracefs_private_mount(mpid);
     assert!(!is_mount_point(Path::new(&own)), "{own} left");
     assert_eq!(registered_by(pid), vec![], "registry entries left");
     let home = std::env::temp_dir().join(format!("rtshield-test-home-{pid}"));

@@ -9,7 +9,8 @@
 
 use crate::util::command as rtshield;
 use crate::util::*;
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Root;
+use rtshield_vocab::CpuSet;
 use std::fs;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;

@@ -56,7 +56,7 @@ impl PgServer {
             bin,
             running: false,
         };
-        if rtshield_sys::sched::is_root() {
+        if rtshield_sys::is_root() {
             let pw = postgres_ids();
             if !require(pw.is_some(), "no `postgres` system user to run the server") {
                 return None;
@@ -111,7 +111,7 @@ impl PgServer {
     }
 
     fn chown_to_server(&self, p: &Path) {
-        if let (true, Some((uid, gid))) = (rtshield_sys::sched::is_root(), postgres_ids()) {
+        if let (true, Some((uid, gid))) = (rtshield_sys::is_root(), postgres_ids()) {
             let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
             // SAFETY: a valid C string; a file this test made.
             assert_eq!(unsafe { libc::chown(c.as_ptr(), uid, gid) }, 0);
@@ -121,7 +121,7 @@ impl PgServer {
     /// A server program, run as the server's user.
     fn pg_cmd(&self, prog: &str) -> Command {
         let exe = self.bin.join(prog);
-        let mut c = if rtshield_sys::sched::is_root() {
+        let mut c = if rtshield_sys::is_root() {
             let mut c = Command::new("runuser");
             c.args(["-u", "postgres", "--"]).arg(exe);
             c

@@ -91,7 +91,7 @@ fn fifo_99_spinning_on_every_cpu_is_refused() {
 
     // Lower priorities too, when there is one never-sleeping RT task per CPU
     // (as many as the CPUs this process may use: nothing starts).
-    let n = rtshield_sys::sched::get_affinity(0).unwrap().len();
+    let n = rtshield_sys::get_affinity(0).unwrap().len();
     let f = write(
         d.path(),
         "hogs.scn",

@@ -11,7 +11,7 @@ fn json_lines_one_per_sample() {
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2);
     let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
-    let n = rtshield_sys::CpuSet::parse_list(online.trim())
+    let n = rtshield_vocab::CpuSet::parse_list(online.trim())
         .unwrap()
         .len();
     for l in lines {

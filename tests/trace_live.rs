@@ -15,10 +15,15 @@
 
 use crate::util::describe as text;
 use crate::util::*;
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::tracefs::{self, TopState};
-use rtshield_sys::{CpuSet, Root};
-use rtshield_testkit::live::{instance_exists, instance_records, with_instances};
+use rtshield_sys::Root;
+use rtshield_sys::{
+    find_tracefs, trace_instance_pid, tracefs_private_dir, tracefs_private_mount,
+    TracingTopState as TopState,
+};
+use rtshield_sys::{gettid, set_affinity, set_scheduler};
+use rtshield_testkit::{instance_exists, instance_records, with_instances};
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -43,7 +48,7 @@ pub(crate) fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
 /// test's own (then removed, so `mounted_at` stays None).
 fn global_state() -> (Option<String>, TopState) {
     let root = Root::host();
-    match tracefs::find(&root) {
+    match find_tracefs(&root) {
         Some(at) => (Some(at.clone()), TopState::read_at(&root, Some(at))),
         None => {
             let m = TracefsMount::mount();
@@ -92,8 +97,8 @@ fn busy_bursts(bursts: usize, gap: Duration, busy_ns: u64) -> Busy {
     let (tid, spans) = std::thread::Builder::new()
         .name(BUSY_NAME.into())
         .spawn(move || {
-            sched::set_affinity(0, &CpuSet::single(1)).expect("pin to CPU 1");
-            sched::set_scheduler(0, Policy::Fifo, 99).expect("SCHED_FIFO 99");
+            set_affinity(0, &CpuSet::single(1)).expect("pin to CPU 1");
+            set_scheduler(0, Policy::Fifo, 99).expect("SCHED_FIFO 99");
             let mut spans = Vec::new();
             for _ in 0..bursts {
                 std::thread::sleep(gap);
@@ -104,8 +109,8 @@ fn busy_bursts(bursts: usize, gap: Duration, busy_ns: u64) -> Busy {
                 }
                 spans.push((from, now_ns()));
             }
-            let _ = sched::set_scheduler(0, Policy::Other, 0);
-            (sched::gettid(), spans)
+            let _ = set_scheduler(0, Policy::Other, 0);
+            (gettid(), spans)
         })
         .unwrap()
         .join()
@@ -323,9 +328,8 @@ fn sigint_removes_the_instance_split_fills_and_stale_ones_go() {
     };
     // Registered: a kill before rtshield removes it leaves it to the reaper.
     let name = format!("rtshield-{dead}");
-    let _stale = rtshield_testkit::reaper::register(
-        rtshield_testkit::reaper::Object::TraceInstance(name.clone()),
-    );
+    let _stale =
+        rtshield_testkit::register(rtshield_testkit::KernelObject::TraceInstance(name.clone()));
     with_instances(|d| std::fs::create_dir(d.join(&name)).unwrap());
     let d = tempfile::tempdir().unwrap();
     let out = d.path().join("res");
@@ -442,7 +446,7 @@ fn run_with_trace_keys_splits_and_cleans_up() {
             .unwrap()
             .filter_map(|e| e.ok()?.file_name().into_string().ok())
             .filter(|n| {
-                tracefs::instance_pid(n)
+                trace_instance_pid(n)
                     .is_some_and(|p| !std::path::Path::new(&format!("/proc/{p}")).exists())
             })
             .collect()
@@ -477,7 +481,7 @@ fn twenty_traced_runs_never_use_another_process_s_tracefs_mount() {
     }
     let _turn = one_at_a_time();
     let held = TracefsMount::mount();
-    let standard = tracefs::find(&Root::host());
+    let standard = find_tracefs(&Root::host());
     let d = tempfile::tempdir().unwrap();
     for i in 0..20 {
         let out = d.path().join(format!("r{i}"));
@@ -491,7 +495,7 @@ fn twenty_traced_runs_never_use_another_process_s_tracefs_mount() {
             "the run opens its instance",
             || Some(instance_files(pid)).filter(|f| !f.is_empty()),
         );
-        let own = tracefs::private_mount(pid);
+        let own = tracefs_private_mount(pid);
         for f in &files {
             let via = standard
                 .iter()
@@ -515,7 +519,7 @@ fn twenty_traced_runs_never_use_another_process_s_tracefs_mount() {
             "run {i}: instance left"
         );
         assert!(
-            !rtshield_testkit::reaper::is_mount_point(Path::new(&own)),
+            !rtshield_testkit::is_mount_point(Path::new(&own)),
             "run {i}: its private mount {own} left"
         );
     }
@@ -595,7 +599,7 @@ fn audit_and_sysinfo_report_what_a_killed_traced_run_left() {
     );
     // Read-only: still there for the next run to remove.
     assert!(instance_exists(pid));
-    rtshield_sys::tracefs::remove_leftovers(&Root::host());
+    rtshield_sys::remove_tracing_leftovers(&Root::host());
 }
 
 /// Issue 21 n10c: after a SIGKILLed traced run, the next plain measure
@@ -626,12 +630,12 @@ fn the_next_run_removes_what_a_killed_traced_run_left() {
         "instance rtshield-{pid} still there: {}",
         text(&o)
     );
-    let own = tracefs::private_mount(pid);
+    let own = tracefs_private_mount(pid);
     assert!(
-        !rtshield_testkit::reaper::is_mount_point(Path::new(&own)),
+        !rtshield_testkit::is_mount_point(Path::new(&own)),
         "its private mount {own} still there"
     );
-    assert!(!Path::new(&tracefs::private_dir(pid)).exists());
+    assert!(!Path::new(&tracefs_private_dir(pid)).exists());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains(&format!(

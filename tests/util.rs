@@ -6,11 +6,11 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output};
 use std::time::{Duration, Instant};
 
-pub use rtshield_testkit::live::{
+pub use rtshield_testkit::{alive, all_text, describe, json, ok, put, refused, text};
+pub use rtshield_testkit::{
     online_cpus, require_cpus_0_and_1, require_cpuset_v1_two_cpus, PrivateParent, TracefsMount,
 };
-pub use rtshield_testkit::testenv::{require, require_root, require_tool};
-pub use rtshield_testkit::{all_text, describe, json, ok, put, refused, text};
+pub use rtshield_testkit::{require, require_root, require_tool};
 
 /// The binary under test. Private: tests run it through [`command`] or
 /// [`wrapped`], which give it an environment of its own.
@@ -23,7 +23,7 @@ fn bin() -> &'static str {
 /// (`RTSHIELD_NO_STORE`), and death with the test (see
 /// `rtshield_testkit::cmd`). The store tests give `--store` explicitly.
 pub fn command() -> Command {
-    rtshield_testkit::cmd::rtshield(bin())
+    rtshield_testkit::rtshield(bin())
 }
 
 /// `program ARGS FLAG PATH`: a harness that runs the binary under test
@@ -31,7 +31,7 @@ pub fn command() -> Command {
 /// which the binary inherits from it.
 pub fn harness_running_rtshield(program: &Path, args: &[&Path], flag: &str) -> Command {
     let mut c = Command::new(program);
-    rtshield_testkit::cmd::isolate(&mut c);
+    rtshield_testkit::isolate(&mut c);
     c.args(args).arg(flag).arg(bin());
     c
 }
@@ -39,7 +39,7 @@ pub fn harness_running_rtshield(program: &Path, args: &[&Path], flag: &str) -> C
 /// The binary under test behind a wrapper (`ip netns exec NS`,
 /// `setpriv ...`), with [`command`]'s environment.
 pub fn wrapped(wrapper: &[&str]) -> Command {
-    rtshield_testkit::cmd::wrapped(bin(), wrapper)
+    rtshield_testkit::wrapped(bin(), wrapper)
 }
 
 /// `rtshield measure --samples 1 --out /nonexistent/never-written ARGS` is
@@ -155,13 +155,6 @@ pub fn spawn_quiet(cfg: &Path, out: &Path) -> std::process::Child {
         .unwrap()
 }
 
-/// Alive and not a zombie.
-pub fn alive(pid: i32) -> bool {
-    // A zombie is dead for our purpose.
-    std::fs::read_to_string(format!("/proc/{pid}/stat"))
-        .is_ok_and(|s| rtshield_load::reaper::parse_state(&s) != Some('Z'))
-}
-
 /// Wait (up to `secs`) for a file to hold a pid.
 pub fn wait_pid_file(p: &Path, secs: u64) -> i32 {
     poll(
@@ -195,7 +188,7 @@ pub fn wait_gone(pid: i32, secs: u64) {
 
 /// Every descendant of `pid`, from the host's /proc (the library's walk).
 pub fn descendants(pid: i32) -> Vec<i32> {
-    rtshield_load::reaper::descendants(&rtshield_sys::Root::host(), pid)
+    rtshield_load::descendants(&rtshield_sys::Root::host(), pid)
 }
 
 /// A measuring stanza that works on any machine with CPU 0 (sleeps: FIFO is safe).

@@ -1,9 +1,9 @@
 //! `rtshield audit [CPUS] [--watch 10s] [--json]`.
 
 use crate::cli::Global;
-use rtshield_audit::{audit, render, AuditOptions};
-use rtshield_sys::units::Dur;
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_audit::{audit, render_audit, AuditOptions};
+use rtshield_vocab::Dur;
+use rtshield_vocab::{CpuSet, InputError};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -36,7 +36,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&a)?);
     } else {
-        print!("{}", render(&a));
+        print!("{}", render_audit(&a));
     }
     Ok(0)
 }

@@ -1,7 +1,8 @@
 //! `rtshield campaign FILE`: arguments and printing only.
 
 use crate::cli::Global;
-use rtshield_sys::{DirPolicy, InputError};
+use rtshield_safefs::DirPolicy;
+use rtshield_vocab::InputError;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -39,10 +40,10 @@ pub struct Args {
 
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
-    let bytes = rtshield_sys::safefs::read_input(&args.file, 1 << 20)
+    let bytes = rtshield_safefs::read_input(&args.file, 1 << 20)
         .map_err(|e| InputError::new(e.to_string()))?;
     let text =
-        rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
+        rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
     let c = rtshield_campaign::model::parse_checked(&text, &name)?;
     if args.dry_run {
         print!("{}", rtshield_campaign::plan_text(&c));
@@ -55,7 +56,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         DirPolicy::Strict
     };
     let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
-    let out = rtshield_sys::safefs::output_dir(
+    let out = rtshield_safefs::output_dir(
         args.out.as_deref(),
         std::path::Path::new("rtshield-results"),
         &format!("campaign-{}-{stamp}", c.name),
@@ -73,7 +74,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         "campaign {}: {} runs, measuring time {}; results in {}/",
         c.name,
         c.steps().len(),
-        rtshield_sys::units::format_duration_ns(c.total_ns()),
+        rtshield_vocab::format_duration_ns(c.total_ns()),
         out_path.display()
     );
     let exe = std::env::current_exe()?;
@@ -101,7 +102,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             i + 1,
             cell.id,
             st.repeat,
-            rtshield_sys::units::format_duration_ns(secs.saturating_mul(1_000_000_000))
+            rtshield_vocab::format_duration_ns(secs.saturating_mul(1_000_000_000))
         );
     };
     let o = rtshield_campaign::run(

@@ -3,9 +3,10 @@
 
 use crate::cli::Global;
 use crate::cmd::measure::TextPrinter;
-use rtshield_load::{Builtin, LoadArg};
+use rtshield_load::LoadArg;
 use rtshield_run::MeasureRequest;
-use rtshield_sys::units::Dur;
+use rtshield_vocab::Builtin;
+use rtshield_vocab::Dur;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -23,9 +24,9 @@ pub struct Args {
 
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     // The CPUs this process may use (not every online CPU: taskset counts).
-    let allowed = rtshield_sys::cpus::allowed()?;
+    let allowed = rtshield_sys::allowed_cpus()?;
     let last = allowed.last().unwrap_or(0);
-    let others = allowed.difference(&rtshield_sys::CpuSet::single(last));
+    let others = allowed.difference(&rtshield_vocab::CpuSet::single(last));
     println!(
         "rtshield demo: wake-up latency of a SCHED_FIFO thread on CPU {last} (period 200us) for {}, {}.",
         args.duration,

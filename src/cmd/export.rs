@@ -2,8 +2,9 @@
 
 use crate::cli::Global;
 use rtshield_results::export::{by_name, write_text, CiOptions, Timestamps};
-use rtshield_sys::units::Dur;
-use rtshield_sys::{safefs, DirPolicy, InputError};
+use rtshield_safefs::{read_input, DirPolicy, INPUT_LIMIT};
+use rtshield_vocab::Dur;
+use rtshield_vocab::InputError;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -104,9 +105,8 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     } else {
         args.result.clone()
     };
-    let bytes = safefs::read_input(&path, safefs::INPUT_LIMIT)
-        .map_err(|e| InputError::new(e.to_string()))?;
-    let text = rtshield_text::utf8::decode(bytes)
+    let bytes = read_input(&path, INPUT_LIMIT).map_err(|e| InputError::new(e.to_string()))?;
+    let text = rtshield_text::decode_utf8(bytes)
         .map_err(|e| InputError::at(&path.display().to_string(), e.line, e.col, e))?;
     let res = rtshield_results::parse_json(&text, &path).map_err(|e| match e {
         rtshield_results::ReadError::Invalid(i) => anyhow::Error::from(i),

@@ -4,9 +4,10 @@
 //! sets `RTSHIELD_LOAD_WORKER` to its pid; refused otherwise.
 
 use crate::cli::Global;
-use rtshield_load::{worker, Builtin};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_load::{peer_worker_main, program_shim, started_by_supervisor, worker_main};
+use rtshield_vocab::Builtin;
+use rtshield_vocab::Policy;
+use rtshield_vocab::{CpuSet, InputError};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -40,7 +41,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
-    if !worker::started_by_supervisor() {
+    if !started_by_supervisor() {
         return Err(InputError::new(
             "`__load` is internal: built-in loads are started by `rtshield run` or `rtshield measure --load`",
         )
@@ -52,7 +53,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             None => None,
         };
         let sched = args.policy.map(|p| (p, args.prio));
-        return Ok(worker::program_shim(
+        return Ok(program_shim(
             cpus.as_ref(),
             sched,
             args.cgroup.as_deref(),
@@ -63,9 +64,9 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         .filter(|k| *k != Builtin::Hell)
         .ok_or_else(|| InputError::new(format!("unknown worker kind '{}'", args.kind)))?;
     if let (Builtin::Net, Some(peer)) = (kind, args.peer) {
-        worker::peer_worker_main(peer)?;
+        peer_worker_main(peer)?;
         return Ok(0);
     }
-    worker::worker_main(kind, args.size, args.dir.as_deref())?;
+    worker_main(kind, args.size, args.dir.as_deref())?;
     Ok(0)
 }

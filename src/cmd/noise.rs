@@ -2,10 +2,11 @@
 //! with the cause of every gap from kernel trace events (`--trace`).
 
 use crate::cli::Global;
-use rtshield_noise::{limits, render_summary, EndReason, NoiseSpec};
-use rtshield_sys::safefs::{check_name, split_file_path};
-use rtshield_sys::units::Dur;
-use rtshield_sys::{CpuSet, DirPolicy, InputError, SafeDir};
+use rtshield_noise::{render_summary, EndReason, NoiseSpec, DEFAULT_PERIOD_NS};
+use rtshield_safefs::{check_name, split_file_path};
+use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_vocab::Dur;
+use rtshield_vocab::{CpuSet, InputError};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -60,7 +61,7 @@ impl Args {
         s.duration_ns = self.duration.map(Dur::ns);
         s.threshold_ns = self.threshold.ns();
         s.priority = self.prio;
-        s.period_ns = self.period.map_or(limits::DEFAULT_PERIOD_NS, Dur::ns);
+        s.period_ns = self.period.map_or(DEFAULT_PERIOD_NS, Dur::ns);
         s.runtime_ns = match (self.runtime, self.prio) {
             (Some(r), _) => r.ns(),
             // 90 % of the period at SCHED_FIFO, all of it otherwise.

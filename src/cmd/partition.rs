@@ -1,10 +1,11 @@
 //! `rtshield partition create|undo|status|list|run|move`.
 
 use crate::cli::Global;
-use rtshield_partition::state::Knob;
+use rtshield_isolation::Knob;
 use rtshield_partition::{status, undo, CreateOptions, CreateReport, Knobs, UndoReport};
-use rtshield_sys::sched::{set_scheduler, Policy};
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_sys::set_scheduler;
+use rtshield_vocab::Policy;
+use rtshield_vocab::{CpuSet, InputError};
 
 /// How the command opens the kernel. Test builds (the binary's
 /// `fake-kernel` feature, enabled only from its own dev-dependencies)
@@ -196,18 +197,11 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             let mut k = open_kernel(root, false)?;
             // Every process checked (scope, PID 1, kernel threads) before
             // the first one moves.
-            let plan = rtshield_partition::status::plan_move(
-                &k,
-                parent.as_deref(),
-                &partition,
-                &pids,
-                force,
-            )?;
+            let plan =
+                rtshield_partition::plan_move(&k, parent.as_deref(), &partition, &pids, force)?;
             let mut code = 0;
             for (pid, tids) in &plan.moves {
-                let o = rtshield_partition::status::move_threads(
-                    &mut k, &plan.h, &plan.dir, *pid, tids,
-                );
+                let o = rtshield_partition::move_threads(&mut k, &plan.h, &plan.dir, *pid, tids);
                 println!("{pid}: {} thread(s) moved to {partition}", o.moved);
                 for r in &o.refused {
                     println!("  refused: {r}");
@@ -224,15 +218,16 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             cmd,
         } => {
             let mut k = open_kernel(root, false)?;
-            rtshield_partition::status::enter(&mut k, parent.as_deref(), &partition)?;
+            rtshield_partition::enter_partition(&mut k, parent.as_deref(), &partition)?;
             let sched = fifo
                 .map(|p| (Policy::Fifo, p))
                 .or(rr.map(|p| (Policy::Rr, p)));
             if let Some((pol, prio)) = sched {
                 set_scheduler(0, pol, prio).map_err(|e| {
-                    anyhow::anyhow!(rtshield_sys::sysinfo::fifo_refusal_reason(&e, None)).context(
-                        format!("cannot set SCHED_{} {prio}", pol.name().to_uppercase()),
-                    )
+                    anyhow::anyhow!(rtshield_sys::fifo_refusal_reason(&e, None)).context(format!(
+                        "cannot set SCHED_{} {prio}",
+                        pol.name().to_uppercase()
+                    ))
                 })?;
             }
             use std::os::unix::process::CommandExt;
@@ -248,7 +243,7 @@ fn chosen_parent(
     root: &rtshield_sys::Root,
     given: Option<String>,
 ) -> Result<Option<String>, InputError> {
-    let p = rtshield_partition::status::pick_parent(root, given.as_deref())?;
+    let p = rtshield_partition::pick_parent(root, given.as_deref())?;
     if given.is_none() {
         if let Some(p) = &p {
             eprintln!("the only rtshield partition is under --parent {p}: acting on it");
@@ -309,7 +304,7 @@ fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
             )
         }
     };
-    let profile = rtshield_partition::knobs::Profile::parse(&a.profile)?;
+    let profile = rtshield_partition::Profile::parse(&a.profile)?;
     let mut knobs = Knobs::resolve(a.parent.is_some(), &a.skip, &a.with, rt_off)
         .map_err(|e| InputError::new(format!("--skip/--with: {e}")))?
         .with_profile(profile, &a.skip);
@@ -512,7 +507,7 @@ fn print_undo(r: &UndoReport) {
 }
 
 fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
-    let (out, note) = rtshield_partition::status::list(root)?;
+    let (out, note) = rtshield_partition::list_partitions(root)?;
     if let Some(n) = &note {
         eprintln!("note: {n}");
     }

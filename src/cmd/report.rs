@@ -2,7 +2,7 @@
 
 use crate::cli::Global;
 use rtshield_report::{generate, Format, Options};
-use rtshield_sys::DirPolicy;
+use rtshield_safefs::DirPolicy;
 use std::path::PathBuf;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use rtshield_measure::IntervalStats;
 use rtshield_results::RunResult;
 use rtshield_run::runner::RunOutcome;
 use rtshield_run::{ConfigPrinter, ConfigRequest};
-use rtshield_sys::units::{format_duration_ns, Dur};
+use rtshield_vocab::{format_duration_ns, Dur};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 

@@ -2,8 +2,9 @@
 
 use crate::cli::Global;
 use anyhow::Context;
+use rtshield_safefs::{DirPolicy, SafeDir};
 use rtshield_store::{compare, default_stats, Selector, Stat, Store};
-use rtshield_sys::{DirPolicy, InputError, SafeDir};
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]

@@ -1,13 +1,12 @@
 //! `rtshield scenario`: run a lollobrigida scenario on the real kernel.
 
 use crate::cli::Global;
-use rtshield_scenario::model::Scenario;
 use rtshield_scenario::parse_bytes;
-use rtshield_scenario::report::{fmt_ns, render_text, table_with_text_cols};
-use rtshield_scenario_run::plan::{self, PlanOptions};
-use rtshield_scenario_run::runner::{self, RunOptions};
-use rtshield_sys::units::Dur;
-use rtshield_sys::InputError;
+use rtshield_scenario::Scenario;
+use rtshield_scenario::{fmt_ns, render_balance, table_with_text_cols};
+use rtshield_scenario_run::{Plan, PlanOptions, RunOptions};
+use rtshield_vocab::Dur;
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 /// Largest scenario file read (bytes). A scenario holds at most
@@ -19,7 +18,7 @@ pub(crate) const SCENARIO_FILE_LIMIT: u64 = 4 << 20;
 /// [`SCENARIO_FILE_LIMIT`] bytes, never a FIFO or device) and parse it.
 /// Shared by `scenario` and `simulate`.
 pub(crate) fn read_scenario(path: &Path) -> anyhow::Result<Scenario> {
-    let bytes = rtshield_sys::safefs::read_input(path, SCENARIO_FILE_LIMIT)
+    let bytes = rtshield_safefs::read_input(path, SCENARIO_FILE_LIMIT)
         .map_err(|e| InputError::new(format!("cannot read scenario: {e}")))?;
     Ok(parse_bytes(&bytes, &path.display().to_string())?)
 }
@@ -67,15 +66,15 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         }
     }
     if let Some(t) = args.timeout {
-        if t.ns() == 0 || t.ns() > rtshield_scenario::parse::MAX_SLEEP_NS {
+        if t.ns() == 0 || t.ns() > rtshield_scenario::MAX_SLEEP_NS {
             return Err(
                 InputError::new(format!("--timeout {t}: must be > 0 and at most 1h")).into(),
             );
         }
     }
     let scenario = read_scenario(&args.file)?;
-    let online = rtshield_sys::cpus::usable(&root);
-    let plan = plan::plan(
+    let online = rtshield_sys::usable_cpus(&root);
+    let plan = rtshield_scenario_run::plan(
         &scenario,
         &online,
         PlanOptions {
@@ -99,7 +98,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         plan.tasks.len(),
         scenario.source
     );
-    let outcome = runner::run(
+    let outcome = rtshield_scenario_run::run(
         &scenario,
         &plan,
         &online,
@@ -111,7 +110,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         },
     )?;
 
-    let text = render_text(&outcome.report);
+    let text = render_balance(&outcome.report);
     print!("{text}");
     let json = serde_json::to_string_pretty(&outcome.report)? + "\n";
     // Through safefs: root never writes through a link or into a
@@ -119,10 +118,10 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let pol = policy(args.force_unsafe_dir);
     use rtshield_run::pipeline::refusal;
     if let Some(p) = &args.json {
-        rtshield_sys::safefs::write_file(p, json.as_bytes(), pol).map_err(refusal)?;
+        rtshield_safefs::write_file(p, json.as_bytes(), pol).map_err(refusal)?;
     }
     if let Some(d) = &args.out {
-        let dir = rtshield_sys::SafeDir::open_or_create(d, 0o755, pol).map_err(refusal)?;
+        let dir = rtshield_safefs::SafeDir::open_or_create(d, 0o755, pol).map_err(refusal)?;
         for (name, body) in [("balance.json", &json), ("balance.txt", &text)] {
             dir.write(name, body.as_bytes()).map_err(refusal)?;
         }
@@ -142,16 +141,16 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
 }
 
 /// `--force-unsafe-dir` as a directory policy (`scenario` and `simulate`).
-pub(crate) fn policy(force: bool) -> rtshield_sys::DirPolicy {
+pub(crate) fn policy(force: bool) -> rtshield_safefs::DirPolicy {
     if force {
-        rtshield_sys::DirPolicy::AllowUnsafe
+        rtshield_safefs::DirPolicy::AllowUnsafe
     } else {
-        rtshield_sys::DirPolicy::Strict
+        rtshield_safefs::DirPolicy::Strict
     }
 }
 
 /// `--check`: the tasks as they would run, one row each, and the notes.
-fn print_check(scenario: &Scenario, plan: &plan::Plan, online: &rtshield_sys::CpuSet) {
+fn print_check(scenario: &Scenario, plan: &Plan, online: &rtshield_vocab::CpuSet) {
     println!(
         "{}: {} tasks, {} groups; CPUs present: {}",
         scenario.source,

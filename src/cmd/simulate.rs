@@ -2,10 +2,13 @@
 //! simulator under one balancer, or several side by side (`--compare`).
 
 use crate::cli::Global;
-use rtshield_scenario::report::{fmt_ns, render_text};
-use rtshield_sim::{gantt, table, trace, BalancerKind, Placement, SimConfig, SimOutcome};
-use rtshield_sys::units::parse_duration_ns;
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_scenario::{fmt_ns, render_balance};
+use rtshield_sim::{
+    render_comparison, render_gantt_svg, trace_to_csv, BalancerKind, Placement, SimConfig,
+    SimOutcome,
+};
+use rtshield_vocab::parse_duration_ns;
+use rtshield_vocab::{CpuSet, InputError};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
@@ -190,7 +193,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     // directory another user controls.
     let pol = super::scenario::policy(args.force_unsafe_dir);
     use rtshield_run::pipeline::refusal;
-    use rtshield_sys::safefs::write_file;
+    use rtshield_safefs::write_file;
     let mut runs: Vec<SimOutcome> = Vec::new();
     for &k in &kinds {
         let mut c = cfg.clone();
@@ -212,7 +215,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         }
         if let (Some(p), Some(rows)) = (&args.trace, &out.trace) {
             let p = per_balancer(p, k.name(), many);
-            write_file(&p, trace::to_csv(rows).as_bytes(), pol).map_err(refusal)?;
+            write_file(&p, trace_to_csv(rows).as_bytes(), pol).map_err(refusal)?;
         }
         if let (Some(p), Some(segs)) = (&args.gantt, &out.segments) {
             let p = per_balancer(p, k.name(), many);
@@ -229,7 +232,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
                 },
                 c.seed
             );
-            let svg = gantt::render_svg(segs, c.ncpus, &rt, out.extra.simulated_ns, &title);
+            let svg = render_gantt_svg(segs, c.ncpus, &rt, out.extra.simulated_ns, &title);
             write_file(&p, svg.as_bytes(), pol).map_err(refusal)?;
         }
         runs.push(out);
@@ -246,11 +249,11 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         write_file(p, text.as_bytes(), pol).map_err(refusal)?;
     }
     if many {
-        print!("{}", table::render(&runs));
+        print!("{}", render_comparison(&runs));
     } else {
-        print!("{}", render_text(&runs[0].report));
+        print!("{}", render_balance(&runs[0].report));
         println!();
-        print!("{}", table::render(&runs));
+        print!("{}", render_comparison(&runs));
     }
     Ok(0)
 }

@@ -2,10 +2,11 @@
 //! `stat --record FILE --duration 60s`, `stat --compare A B`.
 
 use crate::cli::Global;
-use rtshield_audit::stat::{render, summarize, Sample, Sampler};
+use rtshield_audit::{render_sample, summarize, Sample, Sampler};
 use rtshield_results::statrec::{self, Metric, StatRecord, ThreadMean};
-use rtshield_sys::units::Dur;
-use rtshield_sys::{InputError, SysInfo};
+use rtshield_sys::SysInfo;
+use rtshield_vocab::Dur;
+use rtshield_vocab::InputError;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
@@ -73,7 +74,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         if args.json {
             println!("{}", serde_json::to_string(&sample)?);
         } else {
-            println!("{}", render(&sample));
+            println!("{}", render_sample(&sample));
         }
         if args.record.is_some() {
             kept.push(sample);
@@ -112,7 +113,7 @@ fn checked_count(args: &Args, root: &rtshield_sys::Root) -> anyhow::Result<Optio
         .into());
     }
     for p in args.pids.iter().flatten() {
-        if !rtshield_sys::task::exists(root, *p) {
+        if !rtshield_sys::task_exists(root, *p) {
             return Err(InputError::new(format!("--pids: no process {p}")).into());
         }
     }

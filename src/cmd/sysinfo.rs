@@ -1,7 +1,6 @@
 //! `rtshield sysinfo`.
 
 use crate::cli::Global;
-use rtshield_sys::tracefs;
 use rtshield_sys::SysInfo;
 
 #[derive(clap::Args, Debug)]
@@ -14,7 +13,7 @@ pub struct Args {
 pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
     let si = SysInfo::collect(&root, root.is_host());
-    let left = tracefs::leftovers(&root);
+    let left = rtshield_sys::tracing_leftovers(&root);
     if args.json {
         // The machine, and what other rtshield processes have in tracefs
         // (not part of the `sysinfo` block of result files).

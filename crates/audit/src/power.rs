@@ -3,17 +3,19 @@
 //! systress article's Raspberry Pi throttles when hot; cyclictest holds
 //! `/dev/cpu_dma_latency` for the same reason).
 
-use rtshield_sys::{kpath, CpuSet, SysInfo};
+use rtshield_sys::{kpath, SysInfo};
+use rtshield_vocab::CpuSet;
 
 /// Governors that lower the frequency when the CPU looks idle: a periodic
 /// RT thread that sleeps most of the time runs slow and wakes late.
-pub const SCALING_GOVERNORS: &[&str] = &["ondemand", "powersave", "conservative", "schedutil"];
+pub(crate) const SCALING_GOVERNORS: &[&str] =
+    &["ondemand", "powersave", "conservative", "schedutil"];
 
 /// Exit latency (µs) above which an idle state counts as deep.
-pub const DEEP_IDLE_US: u64 = 10;
+pub(crate) const DEEP_IDLE_US: u64 = 10;
 
 /// `(title, command)` fixes for the CPUs of `sel`, from what `si` recorded.
-pub fn fixes(si: &SysInfo, sel: &CpuSet) -> Vec<(String, String)> {
+pub(crate) fn fixes(si: &SysInfo, sel: &CpuSet) -> Vec<(String, String)> {
     let mut v = Vec::new();
     let slow: Vec<(u32, &str)> = si
         .cpufreq
@@ -77,7 +79,7 @@ pub fn fixes(si: &SysInfo, sel: &CpuSet) -> Vec<(String, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtshield_sys::power::{CpuFreq, CpuIdle, IdleState};
+    use rtshield_sys::{CpuFreq, CpuIdle, IdleState};
 
     fn si() -> SysInfo {
         let st = |index, name: &str, latency_us, disabled| IdleState {

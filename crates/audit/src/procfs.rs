@@ -2,17 +2,14 @@
 //! (`/proc/interrupts`, `/proc/softirqs`, `/proc/stat`, `/proc/loadavg`,
 //! every thread), and the thread families the audit reports.
 
-use rtshield_sys::loadavg::LoadAvg;
-use rtshield_sys::task::TaskInfo;
+use rtshield_sys::LoadAvg;
 use rtshield_sys::Root;
+use rtshield_sys::TaskInfo;
 use serde::Serialize;
-
-pub use rtshield_sys::interrupts::{interrupts, softirqs, IrqClass, Line, Table};
-pub use rtshield_sys::task::{threads, threads_of};
 
 /// System-wide counters from `/proc/stat` and `/proc/loadavg`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
-pub struct Global {
+pub(crate) struct Global {
     pub ctxt: u64,
     pub intr: u64,
     pub procs_running: u64,
@@ -20,8 +17,8 @@ pub struct Global {
     pub loadavg: [f64; 3],
 }
 
-pub fn global(root: &Root) -> Global {
-    let st = rtshield_sys::procstat::StatSnapshot::read(root).unwrap_or_default();
+pub(crate) fn global(root: &Root) -> Global {
+    let st = rtshield_sys::StatSnapshot::read(root).unwrap_or_default();
     Global {
         ctxt: st.ctxt,
         intr: st.intr,
@@ -34,7 +31,8 @@ pub fn global(root: &Root) -> Global {
 /// Where a thread may run, in the three families the audit reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Family {
+pub(crate) enum Family {
+    /// A user-space thread.
     User,
     /// A kernel thread whose affinity can be changed (kworker/u*, kthreadd...).
     MovableKernel,
@@ -42,7 +40,7 @@ pub enum Family {
     BoundKernel,
 }
 
-pub fn family(t: &TaskInfo) -> Family {
+pub(crate) fn family(t: &TaskInfo) -> Family {
     if !t.kthread {
         Family::User
     } else if t.no_setaffinity

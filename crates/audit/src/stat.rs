@@ -2,18 +2,22 @@
 //! interrupts/s and context switches/s, run queue, load average, and
 //! per-thread voluntary/involuntary switches/s, busiest first.
 
-use crate::procfs::{self, Global, Table};
-use rtshield_sys::loadavg::LoadAvg;
-use rtshield_sys::procstat::{Breakdown, TimesSnapshot};
-use rtshield_sys::task::TaskInfo;
+use crate::procfs::{self, Global};
+use rtshield_sys::LoadAvg;
 use rtshield_sys::Root;
+use rtshield_sys::TaskInfo;
+use rtshield_sys::{all_threads, read_interrupts, threads_of, IrqTable};
+use rtshield_sys::{StatBreakdown, TimesSnapshot};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
+/// One CPU's line of a `stat` sample.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct CpuRow {
+    /// The CPU number.
     pub cpu: u32,
+    /// Interrupts/s on this CPU (every line of `/proc/interrupts`).
     pub intr_per_s: f64,
     /// Context switches/s of the threads that last ran on this CPU.
     pub cs_per_s: f64,
@@ -21,10 +25,14 @@ pub struct CpuRow {
     pub runq: usize,
 }
 
+/// One thread's line of a `stat` sample (pidstat's `-w` and `-u` columns).
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct ThreadRow {
+    /// Thread id.
     pub tid: u32,
+    /// Its `comm`.
     pub name: String,
+    /// The CPU it last ran on, when the kernel says.
     pub cpu: Option<u32>,
     /// Voluntary switches/s (pidstat cswch/s): the thread blocked.
     pub cswch_per_s: f64,
@@ -39,38 +47,50 @@ pub struct ThreadRow {
 pub struct TimeRow {
     /// `None` for the whole machine.
     pub cpu: Option<u32>,
+    /// The percentages, by column.
     #[serde(flatten)]
-    pub pct: Breakdown,
+    pub pct: StatBreakdown,
 }
 
+/// What one `stat` interval saw, machine-wide and per CPU.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Sample {
+    /// The interval's length, seconds (measured, not asked).
     pub interval_s: f64,
+    /// Each online CPU, in CPU order.
     pub cpus: Vec<CpuRow>,
     /// All interrupts/s (`intr` of /proc/stat, like vmstat's `in`).
     pub intr_per_s: f64,
     /// All context switches/s (`ctxt` of /proc/stat, like vmstat's `cs`).
     pub ctxt_per_s: f64,
+    /// Tasks runnable at the end of the interval (vmstat's `r`).
     pub procs_running: u64,
+    /// Tasks blocked on I/O at the end of the interval (vmstat's `b`).
     pub procs_blocked: u64,
+    /// Load averages over 1, 5 and 15 minutes.
     pub loadavg: [f64; 3],
     /// `/proc/loadavg`'s runnable/existing tasks and the last PID handed out.
     pub tasks_running: u32,
+    /// Tasks that exist.
     pub tasks_total: u32,
+    /// The last PID handed out.
     pub last_pid: u32,
     /// Total first, then each CPU.
     pub times: Vec<TimeRow>,
+    /// The threads listed, those that switched most first (`--top` of them; all with 0).
     pub threads: Vec<ThreadRow>,
 }
 
 type Switches = BTreeMap<u32, (u64, u64)>;
 
+/// Takes `stat` samples: keeps the previous counters so each sample is a difference
+/// over its interval.
 pub struct Sampler {
     root: Root,
     pids: Option<Vec<u32>>,
     top: usize,
     last: Instant,
-    intr: Table,
+    intr: IrqTable,
     glob: Global,
     sw: Switches,
     times: TimesSnapshot,
@@ -82,13 +102,10 @@ pub struct Sampler {
 /// Every thread (the per-CPU rows always count them all) and, with
 /// `--pids`, the threads of those processes (the only ones listed).
 fn tasks(root: &Root, pids: &Option<Vec<u32>>) -> (Vec<TaskInfo>, Option<BTreeSet<u32>>) {
-    let shown = pids.as_ref().map(|ps| {
-        procfs::threads_of(root, ps)
-            .into_iter()
-            .map(|t| t.tid)
-            .collect()
-    });
-    (procfs::threads(root), shown)
+    let shown = pids
+        .as_ref()
+        .map(|ps| threads_of(root, ps).into_iter().map(|t| t.tid).collect());
+    (all_threads(root), shown)
 }
 
 fn switches(ts: &[TaskInfo]) -> Switches {
@@ -100,12 +117,12 @@ impl Sampler {
     pub fn new(root: Root, pids: Option<Vec<u32>>, top: usize) -> Sampler {
         let (ts, _) = tasks(&root, &pids);
         Sampler {
-            intr: procfs::interrupts(&root),
+            intr: read_interrupts(&root),
             glob: procfs::global(&root),
             sw: switches(&ts),
             times: TimesSnapshot::read(&root).unwrap_or_default(),
             ticks: cpu_ticks(&ts),
-            hz: rtshield_sys::procstat::user_hz(),
+            hz: rtshield_sys::user_hz(),
             last: Instant::now(),
             root,
             pids,
@@ -117,7 +134,7 @@ impl Sampler {
     pub fn sample(&mut self) -> Sample {
         let now = Instant::now();
         let dt = now.duration_since(self.last).as_secs_f64().max(1e-6);
-        let intr = procfs::interrupts(&self.root);
+        let intr = read_interrupts(&self.root);
         let glob = procfs::global(&self.root);
         let (ts, shown) = tasks(&self.root, &self.pids);
         let sw = switches(&ts);
@@ -163,7 +180,7 @@ fn cpu_ticks(ts: &[TaskInfo]) -> BTreeMap<u32, u64> {
 
 /// Pure: the total and per-CPU time breakdown between two readings (a
 /// CPU without elapsed ticks is left out).
-pub fn time_rows(a: &TimesSnapshot, b: &TimesSnapshot) -> Vec<TimeRow> {
+pub(crate) fn time_rows(a: &TimesSnapshot, b: &TimesSnapshot) -> Vec<TimeRow> {
     let mut v: Vec<TimeRow> = a
         .all
         .breakdown(&b.all)
@@ -180,7 +197,7 @@ pub fn time_rows(a: &TimesSnapshot, b: &TimesSnapshot) -> Vec<TimeRow> {
 
 /// Pure: %CPU of a thread from its utime+stime ticks `dt` seconds apart
 /// (`hz` ticks a second); a thread born during the interval counts from 0.
-pub fn cpu_pct(before: Option<u64>, after: Option<u64>, dt: f64, hz: u64) -> f64 {
+pub(crate) fn cpu_pct(before: Option<u64>, after: Option<u64>, dt: f64, hz: u64) -> f64 {
     match after {
         Some(a) => a.saturating_sub(before.unwrap_or(0)) as f64 * 100.0 / (hz as f64 * dt),
         None => 0.0,
@@ -190,9 +207,9 @@ pub fn cpu_pct(before: Option<u64>, after: Option<u64>, dt: f64, hz: u64) -> f64
 /// Pure: rates from two snapshots `dt` seconds apart. Per-CPU rows count
 /// every thread of `ts`; the thread list keeps only `shown` when given.
 #[allow(clippy::too_many_arguments)]
-pub fn compute(
-    i0: &Table,
-    i1: &Table,
+pub(crate) fn compute(
+    i0: &IrqTable,
+    i1: &IrqTable,
     g0: &Global,
     g1: &Global,
     sw0: &Switches,
@@ -265,6 +282,7 @@ pub fn compute(
 /// threads by name (their TIDs change between boots), busiest first.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Summary {
+    /// Each figure's mean (`in/s`, `cs/s`, per-CPU columns), in display order.
     pub metrics: Vec<(String, f64)>,
     /// (name, %CPU, cswch/s, nvcswch/s), means over the samples.
     pub threads: Vec<(String, f64, f64, f64)>,
@@ -333,6 +351,8 @@ pub fn summarize(samples: &[Sample]) -> Summary {
     Summary { metrics, threads }
 }
 
+/// One sample as `rtshield stat` prints it: a vmstat-like line, the per-CPU table,
+/// the time breakdown and the threads.
 pub fn render(s: &Sample) -> String {
     use std::fmt::Write;
     let mut o = String::new();
@@ -412,8 +432,8 @@ mod tests {
     /// A sample of nothing over `dt` seconds.
     fn empty(dt: f64) -> Sample {
         compute(
-            &Table::default(),
-            &Table::default(),
+            &IrqTable::default(),
+            &IrqTable::default(),
             &Global::default(),
             &Global::default(),
             &Switches::new(),
@@ -438,8 +458,8 @@ mod tests {
 
     #[test]
     fn rates_by_hand() {
-        let i0 = Table::parse("  CPU0 CPU1\n 36: 0 100 x virtio\nLOC: 50 60 Local\n");
-        let i1 = Table::parse("  CPU0 CPU1\n 36: 0 300 x virtio\nLOC: 70 100 Local\n");
+        let i0 = IrqTable::parse("  CPU0 CPU1\n 36: 0 100 x virtio\nLOC: 50 60 Local\n");
+        let i1 = IrqTable::parse("  CPU0 CPU1\n 36: 0 300 x virtio\nLOC: 70 100 Local\n");
         let g0 = Global {
             ctxt: 1000,
             intr: 500,
@@ -548,7 +568,7 @@ mod tests {
         assert_eq!(x.threads.len(), 1);
         assert_eq!(x.threads[0].name, "irq/150-eth0");
         // 80 ticks over the (measured) interval: the exact share.
-        let want = 80.0 * 100.0 / (rtshield_sys::procstat::user_hz() as f64 * x.interval_s);
+        let want = 80.0 * 100.0 / (rtshield_sys::user_hz() as f64 * x.interval_s);
         assert!(
             (x.threads[0].cpu_pct - want).abs() < 1e-9,
             "{} vs {want}",

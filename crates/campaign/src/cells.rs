@@ -6,7 +6,7 @@
 
 use crate::model::{Campaign, Cell};
 use rtshield_run::{MeasureRequest, PartitionRequest, Refusal, Setting};
-use rtshield_sys::units::Dur;
+use rtshield_vocab::Dur;
 use std::path::Path;
 
 /// The campaign key a refused setting comes from (None: the file as a whole).
@@ -138,10 +138,10 @@ impl Campaign {
 /// The plan as `--dry-run` prints it.
 pub fn plan_text(c: &Campaign) -> String {
     let each = match (c.duration_ns, c.samples) {
-        (Some(d), None) => rtshield_sys::units::format_duration_ns(d),
+        (Some(d), None) => rtshield_vocab::format_duration_ns(d),
         (Some(d), Some(n)) => format!(
             "{} or {n} samples, whichever ends first",
-            rtshield_sys::units::format_duration_ns(d)
+            rtshield_vocab::format_duration_ns(d)
         ),
         (None, Some(n)) => format!("{n} samples (period x samples)"),
         (None, None) => "?".into(),
@@ -152,7 +152,7 @@ pub fn plan_text(c: &Campaign) -> String {
         c.cells.len(),
         c.repeat,
         c.cells.len() as u64 * c.repeat,
-        rtshield_sys::units::format_duration_ns(c.total_ns())
+        rtshield_vocab::format_duration_ns(c.total_ns())
     );
     s.push_str(&format!(
         "order: {}\n",

@@ -23,8 +23,10 @@ pub use cells::plan_text;
 use model::{Campaign, Cell, Step};
 use process::PartitionGuard;
 use rtshield_results::RunResult;
+use rtshield_safefs::{DirPolicy, SafeDir};
 use rtshield_store::{Selector, Store};
-use rtshield_sys::{DirPolicy, InputError, Root, SafeDir};
+use rtshield_sys::Root;
+use rtshield_vocab::InputError;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 

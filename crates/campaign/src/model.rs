@@ -22,8 +22,8 @@
 //! anything runs.
 
 use rtshield_limits as limits;
-use rtshield_sys::units::parse_duration_ns;
-use rtshield_sys::InputError;
+use rtshield_vocab::parse_duration_ns;
+use rtshield_vocab::InputError;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
@@ -202,12 +202,12 @@ fn value_str(v: &toml::Value) -> Option<String> {
 /// Is `load` a load this build can run: `idle`, a built-in load, or an
 /// external command (`cmd:…`)?
 fn check_load(v: &str) -> Result<(), String> {
-    if v == "idle" || v.starts_with("cmd:") || rtshield_sys::programs::Builtin::parse(v).is_some() {
+    if v == "idle" || v.starts_with("cmd:") || rtshield_vocab::Builtin::parse(v).is_some() {
         Ok(())
     } else {
         Err(format!(
             "unknown load `{v}`: expected idle, a built-in load ({}) or cmd:COMMAND LINE",
-            rtshield_sys::programs::Builtin::names()
+            rtshield_vocab::Builtin::names()
         ))
     }
 }
@@ -491,7 +491,7 @@ fn header(raw: &Raw, pos: &Pos) -> Result<(Option<u64>, u64, Order), InputError>
             ),
         ));
     }
-    rtshield_sys::CpuSet::parse(raw.cpus.get_ref()).map_err(|e| {
+    rtshield_vocab::CpuSet::parse(raw.cpus.get_ref()).map_err(|e| {
         pos.at(
             raw.cpus.span().start,
             format!("cpus `{}`: {e}", raw.cpus.get_ref()),
@@ -656,7 +656,7 @@ fn matrix(
 
 /// A duration as `measure` reads it: the short form when it is exact.
 fn duration_arg(ns: u64) -> String {
-    let short = rtshield_sys::units::format_duration_ns(ns);
+    let short = rtshield_vocab::format_duration_ns(ns);
     match parse_duration_ns(&short, Some("s")) {
         Ok(back) if back == ns => short,
         _ => format!("{ns}ns"),

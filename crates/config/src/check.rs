@@ -7,10 +7,10 @@ use crate::keys::{self, Section};
 use crate::model::{Cycle, Machine, Partition, Sched};
 use crate::syntax::{self, display_name, Entry, Errs, Stanza};
 use rtshield_limits::{self as limits, Range};
-use rtshield_sys::programs::{Output, Termination};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::units::{format_duration_ns, parse_duration_ns};
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_vocab::Policy;
+use rtshield_vocab::{format_duration_ns, parse_duration_ns};
+use rtshield_vocab::{CpuSet, InputError};
+use rtshield_vocab::{Output, Termination};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 

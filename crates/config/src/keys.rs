@@ -99,9 +99,9 @@ pub fn markdown_table() -> String {
             "| `{}` | {} | {} | {} | {} |\n",
             k.key,
             secs,
-            rtshield_text::markdown::cell(k.form),
+            rtshield_text::markdown_cell(k.form),
             k.default,
-            rtshield_text::markdown::cell(k.meaning)
+            rtshield_text::markdown_cell(k.meaning)
         ));
     }
     s

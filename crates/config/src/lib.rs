@@ -39,13 +39,14 @@ pub use model::{
     Timer,
 };
 
-use rtshield_sys::{InputError, Root};
+use rtshield_sys::Root;
+use rtshield_vocab::InputError;
 use std::path::Path;
 
 impl Machine {
     /// The online CPUs of the machine behind `root`.
     pub fn from_root(root: &Root, fold_cpus: bool) -> std::io::Result<Machine> {
-        let online = rtshield_sys::cpus::online(root)?;
+        let online = rtshield_sys::online_cpus(root)?;
         Ok(Machine { online, fold_cpus })
     }
 }
@@ -54,9 +55,9 @@ impl Machine {
 pub fn load(path: &Path, machine: &Machine) -> anyhow::Result<Config> {
     let name = path.display().to_string();
     // A regular file only, bounded: a FIFO or device is refused without blocking.
-    let bytes = rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT)
+    let bytes = rtshield_safefs::read_input(path, rtshield_safefs::INPUT_LIMIT)
         .map_err(|e| InputError::new(e.to_string()))?;
     let text =
-        rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
+        rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
     Ok(model::parse(&name, &text, machine)?)
 }

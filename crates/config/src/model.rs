@@ -5,12 +5,12 @@
 
 use crate::check::Cx;
 use crate::syntax::{self, display_name, Errs, Pos, Stanza};
-use rtshield_sys::programs::{Builtin, Output, Termination};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_vocab::Policy;
+use rtshield_vocab::{Builtin, Output, Termination};
+use rtshield_vocab::{CpuSet, InputError};
 use std::collections::BTreeMap;
 
-pub use rtshield_sys::mode::Mode;
+pub use rtshield_vocab::Mode;
 
 /// Result file formats (`stats.format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

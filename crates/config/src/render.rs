@@ -3,8 +3,8 @@
 //! is itself a valid configuration that means the same thing.
 
 use crate::model::*;
-use rtshield_sys::programs::{Output, Termination};
-use rtshield_sys::units::format_duration_ns as dur;
+use rtshield_vocab::format_duration_ns as dur;
+use rtshield_vocab::{Output, Termination};
 use std::fmt::Write;
 
 fn sched_lines(out: &mut String, s: Option<Sched>) {

@@ -6,9 +6,9 @@ use crate::keys::Section;
 use crate::model::{Action, CpuLoadShow, Format, Main, Mode, Program, Sched, Timer};
 use crate::syntax::{self, display_name, Entry, Pos, Stanza};
 use rtshield_limits as limits;
-use rtshield_sys::programs::{parse_size, Builtin, Output, Termination};
-use rtshield_sys::units::format_duration_ns;
-use rtshield_sys::InputError;
+use rtshield_vocab::format_duration_ns;
+use rtshield_vocab::InputError;
+use rtshield_vocab::{parse_size, Builtin, Output, Termination};
 use std::collections::BTreeMap;
 
 impl Cx<'_> {
@@ -281,7 +281,7 @@ impl Cx<'_> {
                         let v = self.need_value(en)?;
                         if kind.size_is_threads() {
                             // timers/syncio: a thread count, not bytes.
-                            let max = rtshield_sys::programs::LOAD_THREADS_MAX as i64;
+                            let max = rtshield_vocab::LOAD_THREADS_MAX as i64;
                             return self.int::<u64>(en, 1, max);
                         }
                         parse_size(v).map_err(|err| self.e.at(en.value_at, err))

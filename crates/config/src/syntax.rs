@@ -6,7 +6,7 @@
 //! its line (or ends a stanza header), so values may contain braces, as in
 //! `cmdline find / -type d -exec /bin/ls {} ; -print`.
 
-use rtshield_sys::InputError;
+use rtshield_vocab::InputError;
 
 /// A 1-based position in the file (columns count characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

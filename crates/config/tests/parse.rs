@@ -3,9 +3,9 @@
 
 use proptest::prelude::*;
 use rtshield_config::{model, Action, CpuLoadShow, Machine, Mode};
-use rtshield_sys::programs::{Builtin, Output, Termination};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
+use rtshield_vocab::{Builtin, Output, Termination};
 use std::path::PathBuf;
 
 fn machine(cpus: &str) -> Machine {
@@ -448,14 +448,14 @@ fn file_errors_are_input_errors() {
     let p = d.path().join("bad.cfg");
     std::fs::write(&p, b"main {\n \xff\n}\n").unwrap();
     let e = rtshield_config::load(&p, &machine("0-1")).unwrap_err();
-    assert!(e.is::<rtshield_sys::InputError>());
+    assert!(e.is::<rtshield_vocab::InputError>());
     assert!(
         e.to_string()
             .ends_with("bad.cfg:2:2: byte 0xff is not UTF-8 (the file must be UTF-8 text)"),
         "{e}"
     );
     let e = rtshield_config::load(&d.path().join("nope.cfg"), &machine("0-1")).unwrap_err();
-    assert!(e.is::<rtshield_sys::InputError>());
+    assert!(e.is::<rtshield_vocab::InputError>());
 }
 
 #[test]

@@ -5,6 +5,10 @@
 //! refuses with EIO, a task forks while it is being moved, a `create` is
 //! killed after N writes. It is a [`Backend`] of `partition`'s [`Kernel`].
 //!
+//! Its one job: make a fake tree behave like the kernel where plain files
+//! cannot. What it may not do: reach the real kernel (it refuses nothing
+//! on the host: [`kernel`] opens the host as plain files) or ship.
+//!
 //! For test builds only: library tests use it through `rtshield-testkit`,
 //! and the binary links it only with its `fake-kernel` feature, which only
 //! its own dev-dependencies enable, so the release binary holds none of it.
@@ -20,11 +24,12 @@
 //! ```
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
-use rtshield_partition::kernel::{errno_from_name, Backend};
 use rtshield_partition::Kernel;
+use rtshield_partition::{errno_from_name, Backend};
 use rtshield_sys::kpath;
-use rtshield_sys::root::OsErrorAt;
+use rtshield_sys::OsErrorAt;
 use rtshield_sys::Root;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -61,7 +66,7 @@ pub struct FakeConfig {
 }
 
 /// The emulation of one fake tree.
-pub struct FakeFs {
+pub(crate) struct FakeFs {
     cfg: FakeConfig,
     /// Fail every write after this many (a killed `create`).
     pub kill_after_writes: Option<usize>,
@@ -80,7 +85,7 @@ const TASK_FILES: &[&str] = &["tasks", "cgroup.procs", "cgroup.threads"];
 
 impl FakeFs {
     /// The emulation a tree's [`MARKER`] file describes; `None` without one.
-    pub fn load(root: &Root) -> io::Result<Option<FakeFs>> {
+    pub(crate) fn load(root: &Root) -> io::Result<Option<FakeFs>> {
         let Ok(text) = root.read(MARKER) else {
             return Ok(None);
         };
@@ -93,7 +98,7 @@ impl FakeFs {
     }
 
     /// Write `value` to `p` with the kernel's side effects.
-    pub fn write(&mut self, root: &Root, p: &str, value: &str) -> io::Result<()> {
+    pub(crate) fn write(&mut self, root: &Root, p: &str, value: &str) -> io::Result<()> {
         if let Some(e) = self.cfg.refuse.get(p) {
             return Err(os_err(errno_of(e), root.path(p)));
         }
@@ -216,7 +221,7 @@ impl FakeFs {
     }
 
     /// Create cgroup directory `p`, filled with its control files.
-    pub fn mkdir(&mut self, root: &Root, p: &str) -> io::Result<()> {
+    pub(crate) fn mkdir(&mut self, root: &Root, p: &str) -> io::Result<()> {
         let path = root.path(p);
         if path.exists() {
             return Err(os_err(libc::EEXIST, path));
@@ -264,7 +269,7 @@ impl FakeFs {
     }
 
     /// Remove cgroup directory `p`: EBUSY while it holds tasks or children.
-    pub fn rmdir(&mut self, root: &Root, p: &str) -> io::Result<()> {
+    pub(crate) fn rmdir(&mut self, root: &Root, p: &str) -> io::Result<()> {
         let path = root.path(p);
         if !path.is_dir() {
             return Err(os_err(libc::ENOENT, path));

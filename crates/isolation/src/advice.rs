@@ -1,10 +1,11 @@
 //! Advice shared by `partition` and `audit`: what cannot be done at run time (boot parameters, given this kernel's
 //! config) and who else might be managing the same cpusets and IRQs.
 
-use rtshield_sys::cgroup::Hierarchy;
 use rtshield_sys::kpath;
-use rtshield_sys::sysinfo::{cmd_cpus, isolation_params, KernelConfig};
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Hierarchy;
+use rtshield_sys::Root;
+use rtshield_sys::{cmd_cpus, isolation_params, KernelConfig};
+use rtshield_vocab::CpuSet;
 use serde::Serialize;
 
 /// A boot parameter that would finish an isolation.
@@ -129,9 +130,9 @@ pub fn boot_advice(root: &Root, rt: &CpuSet, nrt: &CpuSet) -> (Vec<BootParam>, O
 /// one warning each that is running. `irq_knob`: IRQs were moved.
 pub fn manager_warnings(root: &Root, h: &Hierarchy, irq_knob: bool) -> Vec<String> {
     let mut w = vec![];
-    let comms: Vec<(String, String)> = rtshield_sys::task::pids(root)
+    let comms: Vec<(String, String)> = rtshield_sys::pids(root)
         .into_iter()
-        .filter_map(|pid| Some((pid.to_string(), rtshield_sys::task::comm(root, pid)?)))
+        .filter_map(|pid| Some((pid.to_string(), rtshield_sys::task_comm(root, pid)?)))
         .collect();
     if let Some((pid, _)) = comms.iter().find(|(_, c)| c == "irqbalance") {
         w.push(format!(
@@ -176,7 +177,7 @@ mod tests {
         w("proc/900/comm", "sshd\n");
         let root = Root::new(d.path());
         let v1 = Hierarchy {
-            kind: rtshield_sys::cgroup::Kind::V1 { prefix: true },
+            kind: rtshield_sys::CgroupKind::V1 { prefix: true },
             mount: "/sys/fs/cgroup/cpuset".into(),
         };
         let ws = manager_warnings(&root, &v1, true);
@@ -190,7 +191,7 @@ mod tests {
         let ws = manager_warnings(&root, &v1, false);
         assert!(ws[0].contains("IRQs were not moved (--skip irq)"), "{ws:?}");
         let v2 = Hierarchy {
-            kind: rtshield_sys::cgroup::Kind::V2,
+            kind: rtshield_sys::CgroupKind::V2,
             mount: "/sys/fs/cgroup".into(),
         };
         assert!(manager_warnings(&root, &v2, true)[1].contains("AllowedCPUs="));

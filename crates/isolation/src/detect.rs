@@ -7,8 +7,9 @@
 
 use crate::partitions::{Owner, Partition, Partitions};
 use crate::state::STATE_DIR;
-use rtshield_sys::sysinfo::{cmd_cpus, isolation_params};
-use rtshield_sys::{kpath, CpuSet, Root};
+use rtshield_sys::{cmd_cpus, isolation_params};
+use rtshield_sys::{kpath, Root};
+use rtshield_vocab::CpuSet;
 use serde::Serialize;
 
 /// One isolation mechanism found.

@@ -6,11 +6,17 @@
 //! files ([`State`]) and of the advice that goes with a partition
 //! ([`boot_advice`], [`manager_warnings`]).
 //!
-//! It reads kernel files only through `rtshield-sys` and writes only its
-//! state files, through `rtshield-safefs`. `run`, `campaign`, `audit` and
-//! the binary ask it; none of them reads cgroup files itself.
+//! Its one job: answer "what isolates this CPU, and whose is it" in one
+//! place, so `run`, `campaign`, `audit`, `partition` and the binary ask it
+//! and none of them reads cgroup files itself.
+//!
+//! What it may not do: change the machine. It reads kernel files only
+//! through `rtshield-sys` and writes only its state files, through
+//! `rtshield-safefs`; making and undoing partitions is
+//! `rtshield-partition`'s.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod advice;
 mod detect;
@@ -21,8 +27,5 @@ mod tag;
 pub use advice::{boot_advice, manager_warnings, BootParam};
 pub use detect::{foreign_partition, ForeignPartition, Found, Isolation};
 pub use partitions::{Owner, Partition, Partitions, Set};
-pub use state::{
-    legacy_state_path, state_path, FileChange, Knob, Phase, State, TaskMove, STATE_DIR,
-    STATE_LIMIT, STATE_VERSION,
-};
+pub use state::{state_path, FileChange, Knob, Phase, State, TaskMove, STATE_DIR, STATE_VERSION};
 pub use tag::Placement;

@@ -10,8 +10,9 @@
 //! once per question asker, not once per question.
 
 use crate::state;
-use rtshield_sys::cgroup::Hierarchy;
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Hierarchy;
+use rtshield_sys::Root;
+use rtshield_vocab::CpuSet;
 use serde::Serialize;
 
 /// Who made a partition.
@@ -106,7 +107,7 @@ impl Partition {
 #[derive(Debug, Clone)]
 pub struct Partitions {
     /// The cpuset hierarchy, or why there is none (the message of
-    /// [`rtshield_sys::cgroup::HierarchyError`]).
+    /// [`rtshield_sys::HierarchyError`]).
     hierarchy: Result<Hierarchy, String>,
     /// Every state file's name, whatever version named it.
     state_files: Vec<String>,

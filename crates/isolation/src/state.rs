@@ -7,8 +7,9 @@
 //! (see `rtshield_partition::undo::validate`).
 
 use rtshield_safefs::{DirPolicy, SafeDir, SafeError};
-use rtshield_sys::cgroup::Hierarchy;
-use rtshield_sys::{InputError, Root};
+use rtshield_sys::Hierarchy;
+use rtshield_sys::Root;
+use rtshield_vocab::InputError;
 use serde::{Deserialize, Serialize};
 use std::io;
 
@@ -106,7 +107,7 @@ pub struct State {
 }
 
 /// Largest state file read (a state lists a few thousand changes at most).
-pub const STATE_LIMIT: u64 = 16 << 20;
+pub(crate) const STATE_LIMIT: u64 = 16 << 20;
 
 /// Where the state of a partition of `parent` lives: one file per parent,
 /// `partition.json` for the hierarchy's root, `partition-NAME.json` below
@@ -123,7 +124,7 @@ pub fn state_path(h: &Hierarchy, parent: &str) -> String {
 /// The name versions before the injective encoding used (every
 /// non-alphanumeric character became `_`; `a-b`, `a_b` and `a/b`
 /// collided). Still read, but only for the parent recorded inside.
-pub fn legacy_state_path(h: &Hierarchy, parent: &str) -> String {
+pub(crate) fn legacy_state_path(h: &Hierarchy, parent: &str) -> String {
     match rel_parent(h, parent) {
         None => format!("{STATE_DIR}/partition.json"),
         Some(rel) => {
@@ -317,12 +318,12 @@ impl State {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtshield_sys::cgroup::Kind;
+    use rtshield_sys::CgroupKind;
 
     #[test]
     fn names_are_injective_and_legacy_names_kept() {
         let h = Hierarchy {
-            kind: Kind::V2,
+            kind: CgroupKind::V2,
             mount: "/sys/fs/cgroup".into(),
         };
         let p = |r: &str| state_path(&h, &h.resolve(Some(r)));

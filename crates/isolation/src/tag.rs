@@ -14,7 +14,8 @@
 
 use crate::detect::Isolation;
 use crate::partitions::Owner;
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Root;
+use rtshield_vocab::CpuSet;
 
 /// Where one measuring thread ran.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]

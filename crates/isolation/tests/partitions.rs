@@ -3,7 +3,8 @@
 //! what a run on each CPU is tagged.
 
 use rtshield_isolation::{Isolation, Owner, Partitions, Placement};
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Root;
+use rtshield_vocab::CpuSet;
 
 const MOUNT: &str = "sys/fs/cgroup/cpuset";
 

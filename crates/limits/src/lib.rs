@@ -12,8 +12,12 @@
 //! rtshield accepts, not about any input format, and none of the parsers
 //! should depend on another (or on the measuring engine) to know them. Pure
 //! constants, no dependency.
+//!
+//! What it may not do: parse, word an error or know a format: it holds the
+//! numbers only, and each parser phrases its own refusal with them.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 /// A closed range `min..=max`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -1,13 +1,14 @@
 //! The built-in loads: what each one does, its name, and how a spec
 //! expands into worker processes.
 
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 
-pub use rtshield_sys::programs::{Builtin, ALL};
+use rtshield_vocab::Builtin;
 
 /// What to run: a built-in load on some CPUs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LoadSpec {
+    /// The load to run.
     pub kind: Builtin,
     /// One worker per CPU of this set, each pinned to its CPU. `None`: one
     /// unpinned worker per online CPU.
@@ -25,7 +26,9 @@ pub struct LoadSpec {
 /// another machine, or of a network namespace, that answers pings).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LoadArg {
+    /// The load named.
     pub kind: Builtin,
+    /// `net:peer=ADDR`'s address; `None` for every other form.
     pub peer: Option<std::net::Ipv4Addr>,
 }
 
@@ -76,6 +79,7 @@ impl std::fmt::Display for LoadArg {
 }
 
 impl LoadSpec {
+    /// `kind` on `cpus` with the defaults: one worker per CPU, the kind's default size, no peer.
     pub fn new(kind: Builtin, cpus: Option<CpuSet>) -> Self {
         LoadSpec {
             kind,
@@ -87,33 +91,9 @@ impl LoadSpec {
     }
 }
 
-pub use rtshield_sys::programs::parse_size;
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn names_round_trip() {
-        for b in ALL {
-            assert_eq!(Builtin::parse(b.name()), Some(*b));
-            assert_eq!(b.name().parse::<Builtin>().unwrap(), *b);
-        }
-        assert_eq!(Builtin::parse("DOHELL"), Some(Builtin::Hell));
-        let e = "tornado".parse::<Builtin>().unwrap_err();
-        assert!(
-            e.contains("cpu, memory, io, syscall, fork, net, hell, timers, syncio"),
-            "{e}"
-        );
-    }
-
-    #[test]
-    fn hell_expands_to_every_worker_kind() {
-        let k = Builtin::Hell.expand();
-        assert_eq!(k.len(), 6);
-        assert!(!k.contains(&Builtin::Hell));
-        assert_eq!(Builtin::Cpu.expand(), vec![Builtin::Cpu]);
-    }
 
     #[test]
     fn load_args() {
@@ -135,16 +115,5 @@ mod tests {
             let e = bad.parse::<LoadArg>().unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
-    }
-
-    #[test]
-    fn sizes() {
-        assert_eq!(parse_size("4096").unwrap(), 4096);
-        assert_eq!(parse_size("64M").unwrap(), 64 << 20);
-        assert_eq!(parse_size("1 GiB").unwrap(), 1 << 30);
-        assert_eq!(parse_size("2kb").unwrap(), 2048);
-        assert!(parse_size("12 parsecs").is_err());
-        assert!(parse_size("M").is_err());
-        assert!(parse_size("99999999999999G").is_err());
     }
 }

@@ -5,16 +5,18 @@ use rtshield_sys::Root;
 use std::collections::BTreeMap;
 use std::io;
 
-pub use rtshield_sys::procstat::{StatSnapshot, Ticks};
+use rtshield_sys::{CpuTicks, StatSnapshot};
 
 /// Load over one interval, in percent (0..=100).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct CpuLoad {
+    /// Busy share of each CPU, %.
     pub per_cpu: BTreeMap<u32, f64>,
+    /// Busy share of the whole machine (the aggregate `cpu` line), %.
     pub total: f64,
 }
 
-fn pct(a: Ticks, b: Ticks) -> f64 {
+fn pct(a: CpuTicks, b: CpuTicks) -> f64 {
     a.busy_pct(b)
 }
 
@@ -33,7 +35,7 @@ impl CpuLoad {
 
     /// systress's lines: one per CPU (only those in `cpus`, all when `None`),
     /// then the total when `total` is set.
-    pub fn render(&self, cpus: Option<&rtshield_sys::CpuSet>, total: bool) -> String {
+    pub fn render(&self, cpus: Option<&rtshield_vocab::CpuSet>, total: bool) -> String {
         let mut out = String::new();
         for (c, v) in &self.per_cpu {
             if cpus.is_none_or(|s| s.contains(*c)) {
@@ -55,6 +57,8 @@ pub struct CpuLoadMeter {
 }
 
 impl CpuLoadMeter {
+    /// A meter whose first [`CpuLoadMeter::sample`] covers the time since now;
+    /// fails when `/proc/stat` cannot be read.
     pub fn new(root: Root) -> io::Result<Self> {
         let last = StatSnapshot::read(&root)?;
         Ok(CpuLoadMeter { root, last })
@@ -87,7 +91,7 @@ mod tests {
             l.render(None, true),
             "CPU#0 : 100.0%\nCPU#1 :   0.0%\nCPU    :  50.0%\n"
         );
-        let only1 = rtshield_sys::CpuSet::single(1);
+        let only1 = rtshield_vocab::CpuSet::single(1);
         assert_eq!(l.render(Some(&only1), false), "CPU#1 :   0.0%\n");
     }
 

@@ -1,20 +1,30 @@
 //! rtshield-load: everything that puts load beside a measurement.
 //!
-//! - [`Builtin`] loads (cpu, memory, io, syscall, fork, net, hell, timers, syncio), each run
-//!   as worker processes `rtshield __load KIND` (one per CPU, pinned), so a
-//!   load can be killed, reaped and accounted for like any program;
-//! - the [`supervise::Supervisor`] that runs `program[N]` command lines and
-//!   those workers in their own process groups, with RESPAWN/STOP/IGNORE;
-//! - [`reaper`]: finding and killing every descendant at the end of a run;
-//! - [`cpuload`]: per-CPU load from `/proc/stat` deltas.
+//! Its one job: start, supervise and stop the processes that run beside a
+//! measurement, and account for them:
+//!
+//! - built-in loads ([`rtshield_vocab::Builtin`]: cpu, memory, io,
+//!   syscall, fork, net, hell, timers, syncio), each run as worker
+//!   processes `rtshield __load KIND` (one per CPU, pinned), so a load can
+//!   be killed, reaped and accounted for like any program ([`start`],
+//!   [`worker_main`]);
+//! - the [`Supervisor`] that runs `program[N]` command lines and those
+//!   workers in their own process groups, with RESPAWN/STOP/IGNORE;
+//! - finding and killing every descendant at the end of a run
+//!   ([`kill_all_descendants`]);
+//! - per-CPU load from `/proc/stat` deltas ([`CpuLoadMeter`]).
+//!
+//! What it may not do: measure latency, touch the measuring threads, or
+//! send a load anywhere but this machine and the one `net:peer=` names.
 //!
 //! Quick use (what `measure --load hell --load-cpus 0` does):
 //!
 //! ```no_run
-//! use rtshield_load::{Builtin, LoadSpec};
+//! use rtshield_load::LoadSpec;
+//! use rtshield_vocab::Builtin;
 //! let loads = rtshield_load::start(&[LoadSpec::new(
 //!     Builtin::Hell,
-//!     Some(rtshield_sys::CpuSet::parse("0").unwrap()),
+//!     Some(rtshield_vocab::CpuSet::parse("0").unwrap()),
 //! )])?;
 //! // ... measure ...
 //! let stats = loads.stop(); // every worker killed and reaped
@@ -25,26 +35,30 @@
 //! entry point refuses to run unless its parent is an rtshield that set
 //! the `RTSHIELD_LOAD_WORKER` variable.
 
-pub mod builtin;
-pub mod cpuload;
-pub mod reaper;
-pub mod supervise;
-pub mod worker;
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
-pub use builtin::{parse_size, Builtin, LoadArg, LoadSpec};
+mod builtin;
+mod cpuload;
+mod reaper;
+mod supervise;
+mod worker;
+
+pub use builtin::{LoadArg, LoadSpec};
 pub use cpuload::{CpuLoad, CpuLoadMeter};
-pub use supervise::{Event, Output, ProcSpec, ProcStats, Supervisor, Termination};
+pub use reaper::{descendants, kill_all_descendants};
+pub use supervise::{become_subreaper, Event, ProcSpec, ProcStats, Supervisor};
+pub use worker::{peer_worker_main, program_shim, started_by_supervisor, worker_main};
 
 use anyhow::Context;
-use rtshield_sys::CpuSet;
+use rtshield_vocab::{Builtin, CpuSet, Output, Termination};
 use std::path::PathBuf;
-use std::time::Duration;
 
 /// Set by the supervisor in a worker's environment; `__load` refuses to
 /// start without it (a load is not something a user starts by hand).
-pub const WORKER_ENV: &str = "RTSHIELD_LOAD_WORKER";
+pub(crate) const WORKER_ENV: &str = "RTSHIELD_LOAD_WORKER";
 /// The hidden subcommand that runs a worker.
-pub const WORKER_SUBCOMMAND: &str = "__load";
+pub(crate) const WORKER_SUBCOMMAND: &str = "__load";
 
 /// The executable that understands `__load`: the running rtshield itself,
 /// always. (No variable may name another one: under `sudo -E` it would be
@@ -64,7 +78,7 @@ pub fn proc_specs(label: &str, spec: &LoadSpec) -> anyhow::Result<Vec<ProcSpec>>
         Some(c) => c.iter().map(Some).collect(),
         None => {
             // One worker per CPU this process may use.
-            let n = rtshield_sys::cpus::allowed()
+            let n = rtshield_sys::allowed_cpus()
                 .map(|s| s.len())
                 .unwrap_or(1)
                 .max(1);
@@ -169,11 +183,4 @@ impl RunningLoads {
         self.sup.shutdown();
         self.sup.stats_by_label()
     }
-
-    pub fn supervisor(&mut self) -> &mut Supervisor {
-        &mut self.sup
-    }
 }
-
-/// How long a worker waits for SIGTERM to stop it before SIGKILL.
-pub const WORKER_GRACE: Duration = supervise::GRACE;

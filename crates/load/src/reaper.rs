@@ -1,27 +1,16 @@
 //! Finding and ending every descendant of a process, whatever process
 //! group or session it moved to, by walking the parent links in `/proc`.
 
-use rtshield_sys::{task, Root};
+use rtshield_sys::{pids, task_stat, Root};
 use std::collections::HashMap;
 use std::time::Duration;
 
 /// `pid -> ppid` for every process in `/proc` (threads are not listed).
-pub fn parent_map(root: &Root) -> HashMap<i32, i32> {
-    task::pids(root)
+pub(crate) fn parent_map(root: &Root) -> HashMap<i32, i32> {
+    pids(root)
         .into_iter()
-        .filter_map(|pid| Some((i32::try_from(pid).ok()?, task::stat(root, pid)?.ppid)))
+        .filter_map(|pid| Some((i32::try_from(pid).ok()?, task_stat(root, pid)?.ppid)))
         .collect()
-}
-
-/// The ppid field of `/proc/PID/stat`. The command name is in parentheses
-/// and may itself contain spaces and parentheses: parse after the last `)`.
-pub fn parse_ppid(stat: &str) -> Option<i32> {
-    Some(task::ProcStat::parse(stat)?.ppid)
-}
-
-/// The state letter of `/proc/PID/stat` (`R`, `S`, `Z`...).
-pub fn parse_state(stat: &str) -> Option<char> {
-    Some(task::ProcStat::parse(stat)?.state)
 }
 
 /// Every descendant of `pid` (children, grandchildren, ...), sorted.
@@ -30,7 +19,7 @@ pub fn descendants(root: &Root, pid: i32) -> Vec<i32> {
 }
 
 /// Same, from a parent map (testable without a live `/proc`).
-pub fn descendants_in(parents: &HashMap<i32, i32>, pid: i32) -> Vec<i32> {
+pub(crate) fn descendants_in(parents: &HashMap<i32, i32>, pid: i32) -> Vec<i32> {
     let mut children: HashMap<i32, Vec<i32>> = HashMap::new();
     for (&c, &p) in parents {
         children.entry(p).or_default().push(c);
@@ -71,7 +60,7 @@ pub fn kill_all_descendants() -> usize {
             .filter(|&p| {
                 u32::try_from(p)
                     .ok()
-                    .and_then(|p| task::stat(root, p))
+                    .and_then(|p| task_stat(root, p))
                     .is_some_and(|s| s.state != 'Z')
             })
             .collect();
@@ -99,12 +88,19 @@ fn reap_any() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rtshield_sys::ProcStat;
 
+    /// The command name is in parentheses and may itself contain spaces
+    /// and parentheses: the parent links are read after the last `)`.
     #[test]
     fn ppid_after_the_last_paren() {
-        assert_eq!(parse_ppid("42 (a) b) c) S 7 42 42 0"), Some(7));
-        assert_eq!(parse_state("42 (sleep) Z 7 42"), Some('Z'));
-        assert_eq!(parse_ppid("garbage"), None);
+        let ppid = |s: &str| ProcStat::parse(s).map(|st| st.ppid);
+        assert_eq!(ppid("42 (a) b) c) S 7 42 42 0"), Some(7));
+        assert_eq!(
+            ProcStat::parse("42 (sleep) Z 7 42").map(|st| st.state),
+            Some('Z')
+        );
+        assert_eq!(ppid("garbage"), None);
     }
 
     #[test]

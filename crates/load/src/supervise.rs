@@ -8,8 +8,9 @@
 //! from the calling thread: call the supervisor from the main thread (the
 //! death signal follows the *thread* that forked).
 
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::CpuSet;
+use rtshield_sys::{set_affinity, set_scheduler};
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io;
@@ -18,7 +19,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub use rtshield_sys::programs::{Output, Termination};
+use rtshield_vocab::{Output, Termination};
 
 /// One supervised program.
 #[derive(Debug, Clone)]
@@ -27,10 +28,13 @@ pub struct ProcSpec {
     pub label: String,
     /// Program and arguments (no shell: use `sh -c "..."` for pipes).
     pub argv: Vec<String>,
+    /// Pin the program to these CPUs; `None`: it inherits rtshield's affinity.
     pub cpus: Option<CpuSet>,
     /// Policy and priority; `None` keeps what it inherits (SCHED_OTHER).
     pub sched: Option<(Policy, i32)>,
+    /// Where its stdout goes.
     pub stdout: Output,
+    /// Where its stderr goes.
     pub stderr: Output,
     /// After a normal exit (status 0).
     pub on_ok: Termination,
@@ -49,6 +53,8 @@ pub struct ProcSpec {
 }
 
 impl ProcSpec {
+    /// Program `argv` named `label`, with the defaults: unpinned, inherited policy,
+    /// output inherited, left dead when it ends (IGNORE), started at once.
     pub fn new(label: impl Into<String>, argv: Vec<String>) -> Self {
         ProcSpec {
             label: label.into(),
@@ -70,12 +76,16 @@ impl ProcSpec {
 /// Spawn and exit counts of one program (they go into results.json).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProcStats {
+    /// Times it was started (respawns included).
     pub spawns: u64,
+    /// Exits with status 0.
     pub exits_ok: u64,
+    /// Failures: non-zero status, killed by a signal, or not startable.
     pub exits_ko: u64,
     /// Spawn attempts that failed (program not found, EPERM on the policy...);
     /// also counted in `exits_ko`.
     pub spawn_errors: u64,
+    /// The last spawn error, in words.
     pub last_error: Option<String>,
 }
 
@@ -103,29 +113,43 @@ struct Proc {
 }
 
 /// A run shorter than this counts as a fast failure for the back-off.
-pub const FAST_FAIL: Duration = Duration::from_secs(1);
+pub(crate) const FAST_FAIL: Duration = Duration::from_secs(1);
 /// First back-off delay; doubles with each consecutive fast exit.
-pub const BACKOFF_MIN: Duration = Duration::from_millis(100);
+pub(crate) const BACKOFF_MIN: Duration = Duration::from_millis(100);
 /// Longest back-off delay: a program failing at once respawns at most
 /// every 10 s, so a broken command line cannot fork-bomb the machine.
-pub const BACKOFF_MAX: Duration = Duration::from_secs(10);
+pub(crate) const BACKOFF_MAX: Duration = Duration::from_secs(10);
 /// Time a group gets between SIGTERM and SIGKILL.
-pub const GRACE: Duration = Duration::from_millis(300);
+pub(crate) const GRACE: Duration = Duration::from_millis(300);
 
 /// Something the caller must act on, from [`Supervisor::poll`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Event {
     /// A program ended; `ok` = exit status 0.
     Exited {
+        /// The program's [`ProcSpec::label`].
         label: String,
+        /// The process that ended.
         pid: i32,
+        /// It exited with status 0.
         ok: bool,
+        /// How it ended, in words (`exit 1`, `killed by signal 9`).
         how: String,
     },
     /// A program could not be started.
-    SpawnFailed { label: String, error: String },
+    SpawnFailed {
+        /// The program's [`ProcSpec::label`].
+        label: String,
+        /// Why, in words (the OS error of `fork`/`exec` or of the policy).
+        error: String,
+    },
     /// A program ended and its policy is STOP: end the run.
-    Stop { label: String, how: String },
+    Stop {
+        /// The program's [`ProcSpec::label`].
+        label: String,
+        /// How it ended, in words.
+        how: String,
+    },
 }
 
 /// The supervisor. Dropping it shuts everything down.
@@ -137,7 +161,8 @@ pub struct Supervisor {
     /// that has no other children (the `run` command).
     reap_all: bool,
     started: bool,
-    /// `rtshield` executable whose `__load exec` shim starts programs (see [`Supervisor::with_launcher`]).
+    /// `rtshield` executable whose `__load exec` shim starts programs (see
+    /// [`Supervisor::with_launcher`]).
     launcher: Option<PathBuf>,
 }
 
@@ -486,6 +511,7 @@ impl Supervisor {
             .collect()
     }
 
+    /// The programs supervised, in the order given.
     pub fn specs(&self) -> impl Iterator<Item = &ProcSpec> {
         self.procs.iter().map(|p| &p.spec)
     }
@@ -498,7 +524,7 @@ impl Drop for Supervisor {
 }
 
 /// Back-off after `n` consecutive fast exits: 100 ms, 200 ms, ... 10 s.
-pub fn backoff(n: u32) -> Duration {
+pub(crate) fn backoff(n: u32) -> Duration {
     let shift = n.saturating_sub(1).min(16);
     (BACKOFF_MIN * (1u32 << shift)).min(BACKOFF_MAX)
 }
@@ -517,7 +543,7 @@ fn open_output(o: &Output) -> io::Result<Stdio> {
 /// the start of a run: an old file or a planted link is replaced, not
 /// followed); otherwise it is appended to (respawns).
 fn output_file(p: &std::path::Path, fresh: bool) -> io::Result<File> {
-    use rtshield_sys::safefs::{split_file_path, SafeDir, SafeError};
+    use rtshield_safefs::{split_file_path, SafeDir, SafeError};
     // A refusal has no I/O kind: it is a permission problem for the caller.
     let io_err = |e: SafeError| {
         io::Error::new(
@@ -526,7 +552,7 @@ fn output_file(p: &std::path::Path, fresh: bool) -> io::Result<File> {
         )
     };
     let (dir, name) = split_file_path(p);
-    let d = SafeDir::open(&dir, rtshield_sys::DirPolicy::Strict).map_err(io_err)?;
+    let d = SafeDir::open(&dir, rtshield_safefs::DirPolicy::Strict).map_err(io_err)?;
     let f = if fresh {
         d.create_appendable(&name)
     } else {
@@ -537,7 +563,7 @@ fn output_file(p: &std::path::Path, fresh: bool) -> io::Result<File> {
 
 /// The shim command line: `EXE __load exec [--cpus L] [--policy P
 /// --prio N] -- ARGV...`.
-pub fn shim_argv(exe: &std::path::Path, spec: &ProcSpec) -> Vec<String> {
+pub(crate) fn shim_argv(exe: &std::path::Path, spec: &ProcSpec) -> Vec<String> {
     let mut v = vec![
         exe.to_string_lossy().into_owned(),
         crate::WORKER_SUBCOMMAND.to_string(),
@@ -603,10 +629,10 @@ fn spawn_one(spec: &ProcSpec, launcher: Option<&std::path::Path>) -> io::Result<
                 libc::_exit(1);
             }
             if let Some(c) = &cpus {
-                sched::set_affinity(0, c)?;
+                set_affinity(0, c)?;
             }
             if let Some((p, prio)) = sched {
-                sched::set_scheduler(0, p, prio)?;
+                set_scheduler(0, p, prio)?;
             }
             Ok(())
         });
@@ -672,7 +698,7 @@ fn wait_blocking(pid: i32) {
 }
 
 /// `exit 0`, `exit 3`, `killed by signal 9`.
-pub fn describe_status(status: i32) -> String {
+pub(crate) fn describe_status(status: i32) -> String {
     if libc::WIFEXITED(status) {
         format!("exit {}", libc::WEXITSTATUS(status))
     } else if libc::WIFSIGNALED(status) {
@@ -691,4 +717,17 @@ pub fn become_subreaper() -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        assert_eq!(backoff(1), Duration::from_millis(100));
+        assert_eq!(backoff(2), Duration::from_millis(200));
+        assert_eq!(backoff(4), Duration::from_millis(800));
+        assert_eq!(backoff(30), BACKOFF_MAX);
+    }
 }

@@ -2,8 +2,8 @@
 //! Every loop does a bounded batch of work, then checks the stop flag, so
 //! SIGTERM ends a worker within milliseconds.
 
-use crate::Builtin;
 use rtshield_sys::Root;
+use rtshield_vocab::Builtin;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::Path;
@@ -28,8 +28,8 @@ pub fn started_by_supervisor() -> bool {
 /// parent-death signal) and SIGKILLs its whole group: the program and
 /// everything it started in the group go with it. Returns the exit status.
 pub fn program_shim(
-    cpus: Option<&rtshield_sys::CpuSet>,
-    sched: Option<(rtshield_sys::sched::Policy, i32)>,
+    cpus: Option<&rtshield_vocab::CpuSet>,
+    sched: Option<(rtshield_vocab::Policy, i32)>,
     cgroup_procs: Option<&Path>,
     argv: &[String],
 ) -> i32 {
@@ -72,13 +72,13 @@ pub fn program_shim(
         }
     }
     if let Some(c) = cpus {
-        if let Err(e) = rtshield_sys::sched::set_affinity(0, c) {
+        if let Err(e) = rtshield_sys::set_affinity(0, c) {
             eprintln!("rtshield: {}: cannot set CPU affinity {c}: {e}", argv[0]);
             return 126;
         }
     }
     if let Some((p, prio)) = sched {
-        if let Err(e) = rtshield_sys::sched::set_scheduler(0, p, prio) {
+        if let Err(e) = rtshield_sys::set_scheduler(0, p, prio) {
             eprintln!(
                 "rtshield: {}: cannot set policy {p} priority {prio}: {e}",
                 argv[0]
@@ -147,7 +147,11 @@ pub fn peer_worker_main(peer: Ipv4Addr) -> anyhow::Result<()> {
 /// drained: the NIC raises transmit-completion and receive interrupts on
 /// the CPUs of its IRQ affinity. Only `peer` is ever sent to. Returns the
 /// replies received.
-pub fn peer_flood(peer: Ipv4Addr, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<u64> {
+pub(crate) fn peer_flood(
+    peer: Ipv4Addr,
+    stop: &AtomicBool,
+    done: &AtomicU64,
+) -> anyhow::Result<u64> {
     // SAFETY: plain socket(2); the fd is owned below.
     let fd = unsafe {
         libc::socket(
@@ -241,7 +245,7 @@ pub fn worker_main(kind: Builtin, size: Option<u64>, dir: Option<&Path>) -> anyh
 
 /// Run one kind of load in this process until `stop`; returns the number
 /// of batches done. `hell` is not a worker kind (it expands to the others).
-pub fn run_until(
+pub(crate) fn run_until(
     kind: Builtin,
     size: Option<u64>,
     dir: Option<&Path>,
@@ -252,7 +256,7 @@ pub fn run_until(
 
 /// [`run_until`], counting finished batches in `done` as it goes (so a
 /// caller can see the load working without timing it).
-pub fn run_counting(
+pub(crate) fn run_counting(
     kind: Builtin,
     size: Option<u64>,
     dir: Option<&Path>,
@@ -282,7 +286,7 @@ pub fn run_counting(
 
 /// `size` as the thread count of `timers`/`syncio`, checked.
 fn threads(kind: Builtin, size: u64) -> anyhow::Result<usize> {
-    let max = rtshield_sys::programs::LOAD_THREADS_MAX;
+    let max = rtshield_vocab::LOAD_THREADS_MAX;
     anyhow::ensure!(
         (1..=max).contains(&size),
         "{kind} load: {size} threads (expected 1..{max})"
@@ -434,13 +438,13 @@ fn io(dir: &Path, size: u64, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Res
 fn syscall(stop: &AtomicBool, done: &AtomicU64) {
     let root = Root::host();
     while !stop.load(Ordering::Relaxed) {
-        let _ = rtshield_sys::interrupts::interrupts(&root);
-        let _ = rtshield_sys::procstat::StatSnapshot::read(&root);
-        let _ = rtshield_sys::loadavg::LoadAvg::read(&root);
+        let _ = rtshield_sys::read_interrupts(&root);
+        let _ = rtshield_sys::StatSnapshot::read(&root);
+        let _ = rtshield_sys::LoadAvg::read(&root);
         let _ = root.read(rtshield_sys::kpath::MEMINFO);
         // ps: every process's stat.
-        for (i, pid) in rtshield_sys::task::pids(&root).into_iter().enumerate() {
-            let _ = rtshield_sys::task::stat(&root, pid);
+        for (i, pid) in rtshield_sys::pids(&root).into_iter().enumerate() {
+            let _ = rtshield_sys::task_stat(&root, pid);
             if i % 64 == 0 && stop.load(Ordering::Relaxed) {
                 break;
             }

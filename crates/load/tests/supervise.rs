@@ -1,20 +1,12 @@
 //! The supervisor against real (harmless) processes: sh, sleep, true.
 
-use rtshield_load::supervise::{backoff, Event, BACKOFF_MAX};
-use rtshield_load::{Output, ProcSpec, Supervisor, Termination};
-use rtshield_sys::CpuSet;
+use rtshield_load::{Event, ProcSpec, Supervisor};
+use rtshield_testkit::alive;
+use rtshield_vocab::{CpuSet, Output, Termination};
 use std::time::{Duration, Instant};
 
 fn sh(label: &str, script: &str) -> ProcSpec {
     ProcSpec::new(label, vec!["sh".into(), "-c".into(), script.into()])
-}
-
-fn alive(pid: i32) -> bool {
-    // A zombie is dead for our purpose.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(s) => rtshield_load::reaper::parse_state(&s) != Some('Z'),
-        Err(_) => false,
-    }
 }
 
 /// Poll until `f`, or 30 s (generous: a loaded machine only makes it slower).
@@ -32,14 +24,6 @@ fn poll_until(
         std::thread::sleep(Duration::from_millis(10));
     }
     all
-}
-
-#[test]
-fn backoff_doubles_and_caps() {
-    assert_eq!(backoff(1), Duration::from_millis(100));
-    assert_eq!(backoff(2), Duration::from_millis(200));
-    assert_eq!(backoff(4), Duration::from_millis(800));
-    assert_eq!(backoff(30), BACKOFF_MAX);
 }
 
 #[test]
@@ -107,10 +91,7 @@ fn output_goes_to_a_file_and_affinity_applies() {
     let mut s = sh("p", "grep Cpus_allowed_list /proc/self/status");
     s.stdout = Output::File(out.clone());
     s.stderr = Output::Null;
-    let cpu = rtshield_sys::sched::get_affinity(0)
-        .unwrap()
-        .first()
-        .unwrap();
+    let cpu = rtshield_sys::get_affinity(0).unwrap().first().unwrap();
     s.cpus = Some(CpuSet::single(cpu));
     let mut sup = Supervisor::new(vec![s]).unwrap();
     sup.start();

@@ -15,8 +15,10 @@ use crate::{
     rt, signals, EndReason, MeasureSpec, Measurement, Observer, ThreadMeasurement, ThreadSpec,
 };
 use anyhow::{bail, Context};
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::{CpuSet, InputError, Root};
+use rtshield_sys::Root;
+use rtshield_sys::{get_affinity, gettid, set_affinity, set_scheduler};
+use rtshield_vocab::Policy;
+use rtshield_vocab::{CpuSet, InputError};
 use std::sync::atomic::{
     AtomicBool,
     Ordering::{Acquire, Relaxed},
@@ -88,7 +90,7 @@ pub(crate) struct AffinityGuard(pub(crate) Option<CpuSet>);
 impl Drop for AffinityGuard {
     fn drop(&mut self) {
         if let Some(a) = &self.0 {
-            let _ = sched::set_affinity(0, a);
+            let _ = set_affinity(0, a);
         }
     }
 }
@@ -127,13 +129,13 @@ pub fn run_traced(
     obs: &mut dyn Observer,
     trigger: Option<SpikeTrigger>,
 ) -> anyhow::Result<Measurement> {
-    let online = sched::get_affinity(0).unwrap_or_default();
+    let online = get_affinity(0).unwrap_or_default();
     validate(spec, &online)?;
     let mut warnings = Vec::new();
     let setup = Setup::hold(spec, &online, &mut warnings);
     // The one figure a refused SCHED_FIFO is explained with; read before
     // the threads start, never from the loop.
-    let caller_rt_runtime_us = rtshield_sys::sysinfo::caller_rt_runtime_us(root);
+    let caller_rt_runtime_us = rtshield_sys::caller_rt_runtime_us(root);
 
     signals::install_wake();
     let n = spec.threads.len();
@@ -362,7 +364,7 @@ pub(crate) fn thread_results(
                 "thread {}: SCHED_{} refused, measured under SCHED_OTHER: {}",
                 t.index,
                 t.policy.name().to_uppercase(),
-                rtshield_sys::sysinfo::fifo_refusal_reason(e, caller_rt_runtime_us)
+                rtshield_sys::fifo_refusal_reason(e, caller_rt_runtime_us)
             )
         });
         if let Some(f) = &fallback {
@@ -452,7 +454,7 @@ fn measuring_thread(
         trigger,
         stopped,
     } = links;
-    let tid = sched::gettid();
+    let tid = gettid();
     live.tid.store(tid, Relaxed);
     block_stop_signals();
     let mut r = Ready {
@@ -477,13 +479,13 @@ fn measuring_thread(
         }
     }
     if let Some(c) = t.cpu {
-        if let Err(e) = sched::set_affinity(0, &CpuSet::single(c)) {
+        if let Err(e) = set_affinity(0, &CpuSet::single(c)) {
             return fail(r, format!("thread {}: cannot pin to CPU {c}: {e}", t.index));
         }
         r.cpu = Some(c);
     }
-    if let Err(e) = sched::set_scheduler(0, t.policy, t.priority) {
-        if t.policy.is_rt() && sched::set_scheduler(0, Policy::Other, 0).is_ok() {
+    if let Err(e) = set_scheduler(0, t.policy, t.priority) {
+        if t.policy.is_rt() && set_scheduler(0, Policy::Other, 0).is_ok() {
             r.policy = Policy::Other;
             r.refused = Some(e);
         } else {

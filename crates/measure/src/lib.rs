@@ -15,7 +15,7 @@
 //! stack pre-faulting, `/dev/cpu_dma_latency`), `signals`, `display`
 //! (live table / progress bar), `result` (conversion to the file schema).
 
-use rtshield_sys::sched::Policy;
+use rtshield_vocab::Policy;
 
 pub mod display;
 pub mod engine;
@@ -35,7 +35,7 @@ pub use result::ResultContext;
 pub use spike::{SpikeMark, SpikeTrigger};
 pub use timefmt::{rfc3339_utc, stamp_utc};
 
-pub use rtshield_sys::mode::Mode;
+pub use rtshield_vocab::Mode;
 
 /// One measuring thread.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,8 +11,8 @@ use crate::stats::{Accum, ThreadHistograms};
 use crate::{
     rt, signals, EndReason, IntervalStats, MeasureSpec, Measurement, Observer, ThreadStats,
 };
-use rtshield_sys::sched;
-use rtshield_sys::CpuSet;
+use rtshield_sys::set_affinity;
+use rtshield_vocab::CpuSet;
 use std::sync::atomic::{
     AtomicBool,
     Ordering::{Acquire, Relaxed},
@@ -37,7 +37,7 @@ impl Setup {
         let housekeeping = online.difference(&measured);
         let affinity = if !measured.is_empty() && !housekeeping.is_empty() {
             let g = AffinityGuard(Some(online.clone()));
-            if let Err(e) = sched::set_affinity(0, &housekeeping) {
+            if let Err(e) = set_affinity(0, &housekeeping) {
                 warnings.push(format!(
                     "could not keep the main thread off the measured CPUs: {e}"
                 ));

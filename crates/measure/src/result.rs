@@ -100,7 +100,7 @@ mod tests {
     use super::*;
     use crate::stats::{Accum, ThreadHistograms};
     use crate::{EndReason, MeasureSpec, ThreadMeasurement};
-    use rtshield_sys::sched::Policy;
+    use rtshield_vocab::Policy;
 
     /// A finished one-thread measurement fed with `samples` (ns) the way
     /// the engine feeds them: the thread's exact accumulator, and the

@@ -125,7 +125,7 @@ mod tests {
                     drop(g);
                 }
                 Err(e) => {
-                    rtshield_testkit::testenv::require(
+                    rtshield_testkit::require(
                         false,
                         &format!("SCHED_FIFO not permitted here ({e})"),
                     );

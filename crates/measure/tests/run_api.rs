@@ -2,7 +2,7 @@
 //! unpinned, so it runs anywhere without privileges.
 
 use rtshield_measure::*;
-use rtshield_sys::sched::Policy;
+use rtshield_vocab::Policy;
 use std::sync::atomic::AtomicBool;
 
 fn spec(samples: u64) -> MeasureSpec {
@@ -108,7 +108,7 @@ fn bad_specs_are_input_errors() {
     let mut s = spec(10);
     s.threads[0].period_ns = 0;
     let e = run(&s, &stop, &mut NoObserver).unwrap_err();
-    assert!(e.is::<rtshield_sys::InputError>(), "{e}");
+    assert!(e.is::<rtshield_vocab::InputError>(), "{e}");
     assert!(e.to_string().contains("period must be > 0"));
 
     let mut s = spec(10);
@@ -154,12 +154,12 @@ fn locked_kb() -> u64 {
 /// What the main thread (the observer runs on it) looks like mid-run.
 #[derive(Default)]
 struct MainThreadProbe {
-    seen: Vec<(rtshield_sys::CpuSet, i32, i32, bool)>,
+    seen: Vec<(rtshield_vocab::CpuSet, i32, i32, bool)>,
 }
 
 impl Observer for MainThreadProbe {
     fn interval(&mut self, _s: &IntervalStats) -> bool {
-        let aff = rtshield_sys::sched::get_affinity(0).unwrap();
+        let aff = rtshield_sys::get_affinity(0).unwrap();
         // SAFETY: reading the calling thread's policy.
         let pol = unsafe { libc::sched_getscheduler(0) } & !libc::SCHED_RESET_ON_FORK;
         let mut param = libc::sched_param { sched_priority: -1 };
@@ -173,11 +173,11 @@ impl Observer for MainThreadProbe {
 
 #[test]
 fn main_thread_is_placed_for_the_run_then_everything_is_put_back() {
-    use rtshield_testkit::testenv::{require, require_root};
+    use rtshield_testkit::{require, require_root};
     if !require_root("FIFO measuring thread, mlockall and /dev/cpu_dma_latency") {
         return;
     }
-    let online = rtshield_sys::sched::get_affinity(0).unwrap();
+    let online = rtshield_sys::get_affinity(0).unwrap();
     if !require(online.len() >= 2, "needs two CPUs") {
         return;
     }
@@ -208,7 +208,7 @@ fn main_thread_is_placed_for_the_run_then_everything_is_put_back() {
         }
         // Put back: affinity, policy, /dev/cpu_dma_latency closed, memory
         // unlocked.
-        assert_eq!(rtshield_sys::sched::get_affinity(0).unwrap(), online);
+        assert_eq!(rtshield_sys::get_affinity(0).unwrap(), online);
         assert_eq!(unsafe { libc::sched_getscheduler(0) }, policy_before);
         assert!(!dma_fd_open());
         assert_eq!(locked_kb(), 0);

@@ -15,10 +15,12 @@ use anyhow::{bail, Context};
 use rtshield_measure::hotloop::now_ns;
 use rtshield_measure::rt::{prefault_stack, MemLock};
 use rtshield_measure::stats::ThreadHistograms;
-use rtshield_sys::procstat::{steal_ns_between, StatSnapshot};
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::{task, tracefs, CpuSet, InputError, Root};
-use rtshield_trace::noise::{NoiseEvent, Tally};
+use rtshield_sys::{get_affinity, gettid, set_affinity, set_scheduler};
+use rtshield_sys::{steal_ns_between, StatSnapshot};
+use rtshield_sys::{task_comm, task_stat, Root};
+use rtshield_trace::{NoiseEvent, NoiseTally};
+use rtshield_vocab::Policy;
+use rtshield_vocab::{CpuSet, InputError};
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
@@ -62,7 +64,7 @@ struct Affinity(Option<CpuSet>);
 impl Drop for Affinity {
     fn drop(&mut self) {
         if let Some(a) = &self.0 {
-            let _ = sched::set_affinity(0, a);
+            let _ = set_affinity(0, a);
         }
     }
 }
@@ -82,7 +84,7 @@ pub fn run(
     stop: &AtomicBool,
 ) -> anyhow::Result<(NoiseRun, EndReason)> {
     spec.check()?;
-    let allowed = sched::get_affinity(0).context("cannot read this process's CPU affinity")?;
+    let allowed = get_affinity(0).context("cannot read this process's CPU affinity")?;
     if let Some(bad) = spec.cpus.iter().find(|c| !allowed.contains(*c)) {
         bail!(InputError::new(format!(
             "--cpus: CPU {bad} is not available (allowed to this process: {})",
@@ -91,7 +93,7 @@ pub fn run(
     }
     let mut warnings = Vec::new();
     // What killed rtshield processes left in tracefs, traced or not.
-    let left = tracefs::remove_leftovers(root);
+    let left = rtshield_sys::remove_tracing_leftovers(root);
     if !left.is_empty() {
         warnings.push(format!(
             "removed what dead rtshield processes left in tracefs: {}",
@@ -109,7 +111,7 @@ pub fn run(
         ));
         Affinity(None)
     } else {
-        sched::set_affinity(0, &housekeeping)
+        set_affinity(0, &housekeeping)
             .context("cannot move the main thread off the measured CPUs")?;
         Affinity(Some(allowed))
     };
@@ -313,7 +315,7 @@ fn spinner(
     stop: &AtomicBool,
     ready_tx: mpsc::Sender<Ready>,
 ) -> Counters {
-    let tid = sched::gettid();
+    let tid = gettid();
     live.tid.store(tid, Relaxed);
     block_all_signals();
     let mut r = Ready {
@@ -323,14 +325,14 @@ fn spinner(
         refused: None,
         fatal: None,
     };
-    if let Err(e) = sched::set_affinity(0, &CpuSet::single(cpu)) {
+    if let Err(e) = set_affinity(0, &CpuSet::single(cpu)) {
         r.fatal = Some(format!("cannot pin the spinning thread to CPU {cpu}: {e}"));
         let _ = ready_tx.send(r);
         live.done.store(true, Relaxed);
         return Counters::default();
     }
     if let Some(p) = prio {
-        match sched::set_scheduler(0, Policy::Fifo, p) {
+        match set_scheduler(0, Policy::Fifo, p) {
             Ok(()) => r.policy = Policy::Fifo,
             Err(e) => r.refused = Some(e),
         }
@@ -458,8 +460,8 @@ fn cpu_noise(cpu: u32, r: &Ready, c: &Counters, acc: CpuAcc, spec: &NoiseSpec) -
 /// their live policy when still the same thread), longest gaps explained.
 fn add_causes(
     c: &mut CpuNoise,
-    t: &Tally,
-    longest: &[rtshield_trace::noise::Explained],
+    t: &NoiseTally,
+    longest: &[rtshield_trace::Explained],
     root: &Root,
 ) {
     let columns = ["HW", "NMI", "IRQ", "SIRQ", "THREAD"];
@@ -505,7 +507,7 @@ fn live_rt(root: &Root, pids: &[u32]) -> BTreeMap<u32, rtshield_trace::LiveRt> {
     use rtshield_trace::{LiveRt, RtPolicy};
     let mut out = BTreeMap::new();
     for &pid in pids {
-        let Some(st) = task::stat(root, pid) else {
+        let Some(st) = task_stat(root, pid) else {
             continue;
         };
         let policy = match st.policy {
@@ -513,7 +515,7 @@ fn live_rt(root: &Root, pids: &[u32]) -> BTreeMap<u32, rtshield_trace::LiveRt> {
             Some(Policy::Rr) => RtPolicy::Rr,
             _ => continue,
         };
-        if let (Some(comm), Some(priority)) = (task::comm(root, pid), st.rt_priority) {
+        if let (Some(comm), Some(priority)) = (task_comm(root, pid), st.rt_priority) {
             out.insert(
                 pid,
                 LiveRt {

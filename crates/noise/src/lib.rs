@@ -11,27 +11,35 @@
 //! (a private tracefs instance), the cause of every event
 //! (`rtshield_trace::noise`).
 //!
+//! Its one job: measure what steals time from a CPU, and say why.
 //! Module map: `spin` (the hot loop and its windows), `engine` (threads,
 //! rings, the drain), `traced` (the tracing session), `report` (per-CPU
-//! results, the JSON document, the summary table).
+//! results, the JSON document, the summary table), `limits` (every range
+//! of a [`NoiseSpec`]).
 //!
-//! Safety on a shared machine: the spinning threads run at SCHED_OTHER by
-//! default; with a priority they run at SCHED_FIFO only `runtime` out of
-//! every `period` and sleep the rest, so a real-time busy loop is always
-//! bounded in time ([`limits::MAX_RT_SHARE_PCT`]).
+//! What it may not do: allocate, lock or make a system call while a
+//! window spins, besides the clock read (the `no_alloc` unit tests check
+//! allocations; the sleep comes between windows); leave a real-time busy loop unbounded: the spinning threads
+//! run at SCHED_OTHER by default; with a priority they run at SCHED_FIFO
+//! only `runtime` out of every `period` and sleep the rest
+//! ([`MAX_RT_SHARE_PCT`]); or parse ftrace text itself (that is
+//! `rtshield_trace`'s).
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod engine;
-pub mod limits;
+mod limits;
+#[cfg(test)]
+mod no_alloc;
 mod report;
-pub mod spin;
+mod spin;
 mod traced;
 
 pub use engine::{run, EndReason};
+pub use limits::{DEFAULT_PERIOD_NS, MAX_RT_SHARE_PCT};
 pub use report::{render_summary, CpuNoise, LongEvent, NoiseRun, Offender, TraceSummary};
-pub use traced::NOISE_EVENTS;
 
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 
 /// A noise measurement, as asked (check it with [`NoiseSpec::check`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +86,7 @@ impl NoiseSpec {
     }
 
     /// Every value in its range ([`limits`]); the error names the option.
-    pub fn check(&self) -> Result<(), rtshield_sys::InputError> {
+    pub fn check(&self) -> Result<(), rtshield_vocab::InputError> {
         limits::check(self)
     }
 }

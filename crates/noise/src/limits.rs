@@ -2,36 +2,34 @@
 //! before anything starts; an error names the option.
 
 use crate::NoiseSpec;
-use rtshield_sys::units::format_duration_ns as fmt;
-use rtshield_sys::InputError;
+use rtshield_vocab::format_duration_ns as fmt;
+use rtshield_vocab::InputError;
 use std::ops::RangeInclusive;
 
 /// `--threshold` default: 1 µs, as oslat's smallest bucket.
-pub const DEFAULT_THRESHOLD_NS: u64 = 1_000;
+pub(crate) const DEFAULT_THRESHOLD_NS: u64 = 1_000;
 /// `--threshold` range: above the loop's own cost (a clock read is
 /// 20..60 ns), up to 1 s.
-pub const THRESHOLD_NS: RangeInclusive<u64> = 100..=1_000_000_000;
+pub(crate) const THRESHOLD_NS: RangeInclusive<u64> = 100..=1_000_000_000;
 /// `--duration` range: 10 ms .. 365 days.
-pub const DURATION_NS: RangeInclusive<u64> = 10_000_000..=365 * 86_400_000_000_000;
+pub(crate) const DURATION_NS: RangeInclusive<u64> = 10_000_000..=365 * 86_400_000_000_000;
 /// `--period` default (and `--runtime` default without `--prio`).
 pub const DEFAULT_PERIOD_NS: u64 = 1_000_000_000;
-/// `--runtime` default with `--prio`: 900 ms of each 1 s.
-pub const DEFAULT_RT_RUNTIME_NS: u64 = 900_000_000;
 /// `--period` and `--runtime` range: 1 ms .. 1 h.
-pub const WINDOW_NS: RangeInclusive<u64> = 1_000_000..=3_600_000_000_000;
+pub(crate) const WINDOW_NS: RangeInclusive<u64> = 1_000_000..=3_600_000_000_000;
 /// With `--prio`, the thread spins at most this share of each period
 /// (the kernel's default RT throttling leaves 5 % too), and at most
 /// [`MAX_RT_RUNTIME_NS`] at a time.
 pub const MAX_RT_SHARE_PCT: u64 = 95;
 /// With `--prio`, the longest window: a real-time busy loop gives the CPU
 /// back at least every 10 s.
-pub const MAX_RT_RUNTIME_NS: u64 = 10_000_000_000;
+pub(crate) const MAX_RT_RUNTIME_NS: u64 = 10_000_000_000;
 /// `--prio` range (SCHED_FIFO).
-pub const PRIORITY: RangeInclusive<i32> = 1..=99;
+pub(crate) const PRIORITY: RangeInclusive<i32> = 1..=99;
 /// `--trace-buffer-kb` default (per CPU; the trace is read every 20 ms).
-pub const DEFAULT_TRACE_BUFFER_KB: u32 = 2048;
+pub(crate) const DEFAULT_TRACE_BUFFER_KB: u32 = 2048;
 /// The 1 µs linear histogram covers noise up to 10 ms (10 001 buckets).
-pub const DEFAULT_HISTO_SIZE_NS: u64 = 10_000_000;
+pub(crate) const DEFAULT_HISTO_SIZE_NS: u64 = 10_000_000;
 
 fn within<T: PartialOrd + Copy>(
     opt: &str,
@@ -52,7 +50,7 @@ fn within<T: PartialOrd + Copy>(
 }
 
 /// Check `s` against the ranges above.
-pub fn check(s: &NoiseSpec) -> Result<(), InputError> {
+pub(crate) fn check(s: &NoiseSpec) -> Result<(), InputError> {
     if s.cpus.is_empty() {
         return Err(InputError::new("--cpus: no CPU to measure"));
     }
@@ -90,7 +88,7 @@ pub fn check(s: &NoiseSpec) -> Result<(), InputError> {
     within(
         "--trace-buffer-kb",
         s.trace_buffer_kb,
-        &rtshield_sys::tracefs::BUFFER_KB_RANGE,
+        &rtshield_sys::TRACE_BUFFER_KB_RANGE,
         |v| v.to_string(),
     )?;
     Ok(())
@@ -99,7 +97,7 @@ pub fn check(s: &NoiseSpec) -> Result<(), InputError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use rtshield_sys::CpuSet;
+    use rtshield_vocab::CpuSet;
 
     fn spec() -> NoiseSpec {
         NoiseSpec::new(CpuSet::single(1))
@@ -116,7 +114,8 @@ mod tests {
         assert!(check(&spec()).is_ok());
         let mut rt = spec();
         rt.priority = Some(50);
-        rt.runtime_ns = DEFAULT_RT_RUNTIME_NS;
+        // The binary's `--runtime` default with `--prio`: 90 % of the 1 s period.
+        rt.runtime_ns = 900_000_000;
         assert!(check(&rt).is_ok());
         assert!(refused(|s| s.cpus = CpuSet::new()).starts_with("--cpus"));
         assert_eq!(

@@ -7,9 +7,9 @@
 //! trace there are no class counts, without a steal column no steal time.
 
 use rtshield_results::{HistStats, Histogram};
-use rtshield_sys::sched::Policy;
-use rtshield_trace::noise::{Cause, Class, Explained, NoiseEvent, Source, SourceTotal};
 use rtshield_trace::{fmt_ns, priority_text};
+use rtshield_trace::{Explained, NoiseCause, NoiseClass, NoiseEvent, NoiseSource, SourceTotal};
+use rtshield_vocab::Policy;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -86,7 +86,7 @@ pub struct CpuNoise {
     /// Events per osnoise column (`HW NMI IRQ SIRQ THREAD`); traced only.
     pub classes: Option<BTreeMap<String, u64>>,
     /// Events per class (the tick apart from IRQs); traced only.
-    pub by_class: Option<BTreeMap<Class, u64>>,
+    pub by_class: Option<BTreeMap<NoiseClass, u64>>,
     /// Time inside gaps that no kernel event covered; traced only.
     pub unexplained_ns: Option<u64>,
     /// Sources by total time inside gaps, most first; traced only.
@@ -102,7 +102,7 @@ pub struct Offender {
     /// with its `priority`).
     pub label: String,
     /// Who.
-    pub source: Source,
+    pub source: NoiseSource,
     /// A thread's priority as a person sets it: `FIFO 99` (policy read
     /// from the live thread), `RT 99` (real-time, policy unknown),
     /// `nice 0`, `deadline`; threads only.
@@ -119,9 +119,9 @@ pub struct LongEvent {
     #[serde(flatten)]
     pub event: NoiseEvent,
     /// Traced only.
-    pub class: Option<Class>,
+    pub class: Option<NoiseClass>,
     /// Traced only, longest first.
-    pub causes: Option<Vec<Cause>>,
+    pub causes: Option<Vec<NoiseCause>>,
     /// Traced only.
     pub unexplained_ns: Option<u64>,
 }
@@ -176,14 +176,14 @@ pub(crate) struct TopK<T> {
 }
 
 impl<T> TopK<T> {
-    pub fn new(k: usize) -> Self {
+    pub(crate) fn new(k: usize) -> Self {
         TopK {
             k,
             items: Vec::with_capacity(k + 1),
         }
     }
 
-    pub fn offer(&mut self, key: u64, item: T) {
+    pub(crate) fn offer(&mut self, key: u64, item: T) {
         if self.items.len() == self.k && self.items.last().is_none_or(|(m, _)| key <= *m) {
             return;
         }
@@ -192,7 +192,7 @@ impl<T> TopK<T> {
         self.items.truncate(self.k);
     }
 
-    pub fn into_sorted(self) -> Vec<T> {
+    pub(crate) fn into_sorted(self) -> Vec<T> {
         self.items.into_iter().map(|(_, t)| t).collect()
     }
 }
@@ -303,7 +303,7 @@ fn cpu_details(o: &mut String, run: &NoiseRun, c: &CpuNoise, top: usize) {
 /// after the run) has it under the same name and priority, else from the
 /// traced prio (`RT 99`, `nice 0`, `deadline`).
 pub(crate) fn thread_priority(
-    src: &Source,
+    src: &NoiseSource,
     live: &BTreeMap<u32, rtshield_trace::LiveRt>,
 ) -> String {
     let kp = src.kernel_prio;
@@ -345,9 +345,9 @@ mod tests {
 
     #[test]
     fn live_policy_only_for_the_same_thread() {
-        use rtshield_trace::noise::CauseKind;
+        use rtshield_trace::CauseKind;
         use rtshield_trace::{LiveRt, RtPolicy};
-        let src = Source {
+        let src = NoiseSource {
             kind: CauseKind::Thread,
             name: "busy".into(),
             number: None,

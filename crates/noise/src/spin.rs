@@ -10,7 +10,7 @@
 //! wait-free SPSC ring ([`rtrb`]).
 
 use rtshield_measure::hotloop::now_ns;
-use rtshield_trace::noise::NoiseEvent;
+use rtshield_trace::NoiseEvent;
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicU64,
     Ordering::{Relaxed, Release},
@@ -18,7 +18,7 @@ use std::sync::atomic::{
 
 /// Iterations between two publications of the counters (and two looks at
 /// the stop flag): about 50 µs at this VM's 50 ns per clock read.
-pub const PUBLISH_EVERY: u32 = 1024;
+pub(crate) const PUBLISH_EVERY: u32 = 1024;
 
 /// Longest single sleep between windows: the stop flag is looked at
 /// between two (a period may be an hour).
@@ -26,7 +26,7 @@ const SLEEP_SLICE_NS: i64 = 50_000_000;
 
 /// One spinning thread's exact figures (kept by the thread itself).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Counters {
+pub(crate) struct Counters {
     /// Clock reads compared (loop iterations).
     pub iterations: u64,
     /// Time spent spinning: first to last read of each window, summed.
@@ -91,7 +91,7 @@ impl Counters {
 /// 64-byte lines; some ARM cores have 128-byte lines).
 #[derive(Debug, Default)]
 #[repr(align(128))]
-pub struct Live {
+pub(crate) struct Live {
     /// As [`Counters`].
     pub iterations: AtomicU64,
     /// As [`Counters`], including the window in progress.
@@ -128,14 +128,16 @@ impl Live {
     }
 
     /// [`Live::last_read_ns`], read after the counters (Acquire).
-    pub fn last_read(&self) -> u64 {
+    pub(crate) fn last_read(&self) -> u64 {
         let _ = self.iterations.load(std::sync::atomic::Ordering::Acquire);
         self.last_read_ns.load(Relaxed)
     }
 
     /// The published figures (a reader's copy; `min_gap_ns` and the window
-    /// counts are only in the final [`Counters`]).
-    pub fn read(&self) -> Counters {
+    /// counts are only in the final [`Counters`]). Only the tests read it
+    /// whole; the drain reads the atomics it needs.
+    #[cfg(test)]
+    pub(crate) fn read(&self) -> Counters {
         let iterations = self.iterations.load(std::sync::atomic::Ordering::Acquire);
         Counters {
             iterations,
@@ -158,7 +160,7 @@ impl Live {
 /// The hot path: one vDSO clock read, a subtraction, two comparisons and
 /// a counter per iteration; no allocation, no lock, no system call.
 #[inline(never)]
-pub fn spin(
+pub(crate) fn spin(
     until_ns: i64,
     threshold_ns: u64,
     tx: &mut rtrb::Producer<NoiseEvent>,
@@ -199,7 +201,7 @@ pub fn spin(
 /// When to spin: windows of `runtime_ns` starting every `period_ns` from
 /// `start_ns`, up to `end_ns` (all CLOCK_MONOTONIC ns).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Schedule {
+pub(crate) struct Schedule {
     /// The start of window 0.
     pub start_ns: i64,
     /// Spinning time per window (`== period_ns`: no pause).
@@ -239,7 +241,7 @@ impl Schedule {
 /// window's start, spin to its end. A window whose end is already past
 /// when the thread gets there (a long stall, or a late start) is skipped
 /// and counted. Ends at `s.end_ns` or when `stop` is seen.
-pub fn run_windows(
+pub(crate) fn run_windows(
     s: &Schedule,
     tx: &mut rtrb::Producer<NoiseEvent>,
     live: &Live,
@@ -280,7 +282,7 @@ fn timespec(ns: i64) -> libc::timespec {
 
 /// Sleep until `ns` (CLOCK_MONOTONIC, absolute) in slices of at most
 /// 50 ms, looking at `stop` between them; false when stopped.
-pub fn sleep_until(ns: i64, stop: &AtomicBool) -> bool {
+pub(crate) fn sleep_until(ns: i64, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Relaxed) {
             return false;

@@ -6,15 +6,16 @@
 //! gap can need are forgotten.
 
 use crate::report::TopK;
-use rtshield_sys::tracefs::{self, Instance, PipeReader};
-use rtshield_sys::{CpuSet, Root};
-use rtshield_trace::noise::{lost_events, Explained, NoiseEvent, Options, Tally, Timeline};
+use rtshield_sys::Root;
+use rtshield_sys::{tracing_unavailable, TraceConfig, TraceInstance, TracePipe};
+use rtshield_trace::{lost_events, Explained, NoiseEvent, NoiseOptions, NoiseTally, NoiseTimeline};
+use rtshield_vocab::CpuSet;
 use std::collections::VecDeque;
 
 /// The events the attribution reads (`system:event`; `*` as in
-/// `tracefs::EVENTS`): hard IRQs, x86 vectors and arm IPIs, softirqs, NMIs,
+/// `rtshield_sys`'s default trace events): hard IRQs, x86 vectors and arm IPIs, softirqs, NMIs,
 /// the hrtimers run in interrupts (the tick), and context switches.
-pub const NOISE_EVENTS: &[&str] = &[
+pub(crate) const NOISE_EVENTS: &[&str] = &[
     "irq:irq_handler_entry",
     "irq:irq_handler_exit",
     "irq:softirq_entry",
@@ -43,7 +44,7 @@ pub(crate) struct Outcome {
     pub enabled: Vec<String>,
     pub missing: Vec<String>,
     pub stale_removed: Vec<String>,
-    pub tallies: Vec<Tally>,
+    pub tallies: Vec<NoiseTally>,
     pub longest: Vec<Vec<Explained>>,
     pub lost_events: u64,
     pub bad_lines: u64,
@@ -55,12 +56,12 @@ pub(crate) struct Outcome {
 }
 
 pub(crate) struct Session {
-    inst: Instance,
-    pipe: PipeReader,
+    inst: TraceInstance,
+    pipe: TracePipe,
     cpus: Vec<u32>,
-    timelines: Vec<Option<Timeline>>,
+    timelines: Vec<Option<NoiseTimeline>>,
     pending: Vec<VecDeque<NoiseEvent>>,
-    tallies: Vec<Tally>,
+    tallies: Vec<NoiseTally>,
     longest: Vec<TopK<Explained>>,
     lost_events: u64,
     bad_lines: u64,
@@ -69,14 +70,14 @@ pub(crate) struct Session {
 impl Session {
     /// Create the instance on `cpus` and start tracing; the error is one
     /// sentence saying why tracing cannot run (the run goes on without).
-    pub fn start(root: &Root, cpus: &CpuSet, buffer_kb: u32) -> Result<Session, String> {
-        if let Some(why) = tracefs::unavailable(root) {
+    pub(crate) fn start(root: &Root, cpus: &CpuSet, buffer_kb: u32) -> Result<Session, String> {
+        if let Some(why) = tracing_unavailable(root) {
             return Err(why);
         }
-        let mut cfg = tracefs::Config::new(cpus.clone());
+        let mut cfg = TraceConfig::new(cpus.clone());
         cfg.buffer_kb = buffer_kb;
         cfg.events = NOISE_EVENTS.iter().map(|s| s.to_string()).collect();
-        let inst = Instance::create(root, &cfg).map_err(|e| e.to_string())?;
+        let inst = TraceInstance::create(root, &cfg).map_err(|e| e.to_string())?;
         let pipe = inst.open_pipe().map_err(|e| e.to_string())?;
         inst.start().map_err(|e| e.to_string())?;
         let n = cpus.len();
@@ -86,7 +87,7 @@ impl Session {
             cpus: cpus.iter().collect(),
             timelines: (0..n).map(|_| None).collect(),
             pending: (0..n).map(|_| VecDeque::new()).collect(),
-            tallies: vec![Tally::default(); n],
+            tallies: vec![NoiseTally::default(); n],
             longest: (0..n).map(|_| TopK::new(LONGEST)).collect(),
             lost_events: 0,
             bad_lines: 0,
@@ -94,17 +95,20 @@ impl Session {
     }
 
     /// The spinning threads' TIDs, by CPU index (0: not started).
-    pub fn spinners(&mut self, tids: &[i32]) {
+    pub(crate) fn spinners(&mut self, tids: &[i32]) {
         for (i, &tid) in tids.iter().enumerate() {
             if tid > 0 {
-                self.timelines[i] =
-                    Some(Timeline::new(self.cpus[i], tid as u32, Options::default()));
+                self.timelines[i] = Some(NoiseTimeline::new(
+                    self.cpus[i],
+                    tid as u32,
+                    NoiseOptions::default(),
+                ));
             }
         }
     }
 
     /// A noise event of CPU index `i`, to explain once the trace passed it.
-    pub fn push(&mut self, i: usize, ev: NoiseEvent) {
+    pub(crate) fn push(&mut self, i: usize, ev: NoiseEvent) {
         self.pending[i].push_back(ev);
     }
 
@@ -112,7 +116,7 @@ impl Session {
     /// before `horizon_ns` (when the pipe was emptied; else up to the last
     /// record read). `last_read[i]` is the latest clock read CPU `i`'s
     /// thread published: no gap still to come starts before it.
-    pub fn pump(&mut self, horizon_ns: u64, last_read: &[u64]) {
+    pub(crate) fn pump(&mut self, horizon_ns: u64, last_read: &[u64]) {
         let (drained, last_ts) = self.read_pipe();
         let horizon = if drained {
             horizon_ns
@@ -183,7 +187,7 @@ impl Session {
 
     /// Stop tracing, read the rest, explain every event left, remove the
     /// instance.
-    pub fn finish(mut self) -> Outcome {
+    pub(crate) fn finish(mut self) -> Outcome {
         let _ = self.inst.stop();
         // The pipe of a stopped instance still holds the tail; read until
         // empty (bounded: nothing new is recorded).

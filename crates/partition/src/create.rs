@@ -1,47 +1,69 @@
 //! `partition create`: check, plan, save the state, then change.
 
-use crate::advice::{boot_advice, manager_warnings, BootParam};
-use crate::hier::{Hierarchy, Kind};
 use crate::kernel::{errno, errno_name, is_simulated_kill, Kernel};
 use crate::knobs::{self, Knobs};
 use crate::scope::{parent_dir, MustExist};
-use crate::state::{state_path, FileChange, Knob, Phase, State, TaskMove, STATE_VERSION};
-use crate::tasks::{parse_ids, TaskInfo};
 use anyhow::{anyhow, bail, Context};
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_isolation::{
+    boot_advice, manager_warnings, state_path, BootParam, FileChange, Knob, Phase, State, TaskMove,
+    STATE_VERSION,
+};
+use rtshield_sys::{parse_task_ids, CgroupKind, Hierarchy, TaskInfo};
+use rtshield_vocab::{CpuSet, InputError};
 use serde::Serialize;
 use std::collections::BTreeSet;
 
 /// Upper bound on move passes: a fork bomb in the parent must not keep us
 /// here forever; what is left is reported.
-pub const MAX_PASSES: usize = 50;
+pub(crate) const MAX_PASSES: usize = 50;
 
+/// What `partition create` is asked: which CPUs to shield, under which parent
+/// cgroup, and which knob families to change.
 #[derive(Debug, Clone)]
 pub struct CreateOptions {
+    /// The CPUs of the rt partition; every other online CPU goes to nrt.
     pub cpus: CpuSet,
+    /// The cgroup the partitions are made under (`None`: the hierarchy's root, the whole machine).
     pub parent: Option<String>,
+    /// The knob families to change besides the cgroups.
     pub knobs: Knobs,
 }
 
+/// Something the kernel would not do (a task it would not move, a file it would not
+/// take), with the reason in words.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Refusal {
     /// A TID or a file path.
     pub what: String,
+    /// The task's `comm`, or the knob's family (`irq`, `sysctl`).
     pub name: String,
+    /// Why, in words, errno first (`EINVAL: per-CPU kernel thread`).
     pub reason: String,
 }
 
+/// What a create did (or, with `--dry-run`, would do), printed as text or JSON.
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct CreateReport {
+    /// Nothing was written: [`CreateReport::plan`] lists the writes.
     pub dry_run: bool,
+    /// The hierarchy's label (`cgroup v2`).
     pub hierarchy: String,
+    /// The parent cgroup directory the partitions are under.
     pub parent: String,
+    /// The rt cgroup directory.
     pub rt_dir: String,
+    /// The nrt cgroup directory.
     pub nrt_dir: String,
+    /// The rt CPUs (list syntax).
     pub rt_cpus: String,
+    /// The nrt CPUs (list syntax).
     pub nrt_cpus: String,
+    /// The state file `undo` reads.
     pub state_file: String,
+    /// Tasks moved from the parent into nrt.
     pub moved_tasks: usize,
+    /// Passes over the parent's tasks until none was left or the limit (50) was
+    /// reached (tasks fork while they move).
     pub move_passes: usize,
     /// Tasks the kernel would not move (per-CPU kernel threads, ...).
     pub refused_tasks: Vec<Refusal>,
@@ -51,14 +73,19 @@ pub struct CreateReport {
     pub refused_files: Vec<Refusal>,
     /// v2: the `cpuset.cpus.partition` value the rt cgroup ended with.
     pub v2_partition: Option<String>,
+    /// What the kernel did differently from the plan and why (an exclusive flag
+    /// refused, a v2 partition downgraded).
     pub notes: Vec<String>,
+    /// Other managers that may undo the partition (irqbalance, tuned, systemd's `CPUAffinity`).
     pub warnings: Vec<String>,
+    /// Boot parameters that would complete the isolation (`nohz_full=`,
+    /// `rcu_nocbs=`, `irqaffinity=`).
     pub boot_params: Vec<BootParam>,
     /// Dry run: every write that would be made, in order.
     pub plan: Vec<String>,
 }
 
-pub fn cpus_of(k: &Kernel, h: &Hierarchy, dir: &str) -> Option<CpuSet> {
+pub(crate) fn cpus_of(k: &Kernel, h: &Hierarchy, dir: &str) -> Option<CpuSet> {
     let eff = k.read_opt(&h.file(dir, "effective_cpus"));
     let cpus = k.read_opt(&h.file(dir, "cpus"));
     eff.filter(|s| !s.trim().is_empty())
@@ -67,7 +94,7 @@ pub fn cpus_of(k: &Kernel, h: &Hierarchy, dir: &str) -> Option<CpuSet> {
 }
 
 /// Every check that must pass before anything is written.
-pub struct Checked {
+pub(crate) struct Checked {
     pub h: Hierarchy,
     pub parent: String,
     pub rt: CpuSet,
@@ -77,8 +104,8 @@ pub struct Checked {
     pub notes: Vec<String>,
 }
 
-pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
-    if !k.is_fake() && !k.dry_run && !rtshield_sys::sched::is_root() {
+pub(crate) fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
+    if !k.is_fake() && !k.dry_run && !rtshield_sys::is_root() {
         bail!(
             "partition create needs root (it writes cgroup, IRQ and sysctl files); \
              run it with sudo, or see what it would do with --dry-run"
@@ -102,8 +129,8 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
     if rt.is_empty() {
         return Err(InputError::new("no CPU given for the rt partition").into());
     }
-    let online = rtshield_sys::cpus::online(&k.root).context("cannot read the online CPUs")?;
-    let possible = rtshield_sys::cpus::possible(&k.root).unwrap_or_else(|_| online.clone());
+    let online = rtshield_sys::online_cpus(&k.root).context("cannot read the online CPUs")?;
+    let possible = rtshield_sys::possible_cpus(&k.root).unwrap_or_else(|_| online.clone());
     let missing = rt.difference(&possible);
     if !missing.is_empty() {
         return Err(InputError::new(format!(
@@ -152,7 +179,7 @@ pub fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked> {
             notes.push(format!(
                 "{} is readable by root only: whether a partition's state already exists \
                  there is checked when create runs as root",
-                crate::state::STATE_DIR
+                rtshield_isolation::STATE_DIR
             ));
             None
         }
@@ -198,7 +225,7 @@ fn cgroup_plan(k: &Kernel, c: &Checked, rt_dir: &str, nrt_dir: &str) -> Vec<File
     };
     let (r, n) = (c.rt.to_list(), c.nrt.to_list());
     match h.kind {
-        Kind::V1 { .. } => {
+        CgroupKind::V1 { .. } => {
             let mems = k
                 .read_opt(&h.file(&c.parent, "mems"))
                 .unwrap_or_default()
@@ -225,7 +252,7 @@ fn cgroup_plan(k: &Kernel, c: &Checked, rt_dir: &str, nrt_dir: &str) -> Vec<File
                 }
             }
         }
-        Kind::V2 => {
+        CgroupKind::V2 => {
             let p = format!("{}/cgroup.subtree_control", c.parent);
             let old = k.read_opt(&p).unwrap_or_default();
             if !old.split_whitespace().any(|w| w == "cpuset") {
@@ -255,6 +282,9 @@ enum Step {
     Killed(std::io::Error),
 }
 
+/// Shield `opts.cpus`: check everything, plan every change, save the plan to the
+/// state file, then write. A refusal changes nothing; a failure after the state is
+/// saved leaves a state `undo` can work from.
 pub fn create(k: &mut Kernel, opts: &CreateOptions) -> anyhow::Result<CreateReport> {
     let c = check(k, opts)?;
     let h = c.h.clone();
@@ -466,9 +496,9 @@ fn hotplug_cycle(
 }
 
 /// `irq 36 (virtio1-req.0)` for IRQ files; the path otherwise.
-pub fn describe_file(k: &Kernel, path: &str) -> String {
+pub(crate) fn describe_file(k: &Kernel, path: &str) -> String {
     if let Some(n) = rtshield_sys::kpath::irq_of_path(path) {
-        let action = rtshield_sys::interrupts::irq_actions(&k.root, n);
+        let action = rtshield_sys::irq_actions(&k.root, n);
         return format!(
             "irq {n}{}",
             action.map(|a| format!(" ({a})")).unwrap_or_default()
@@ -551,18 +581,18 @@ fn move_tasks(
             .filter_map(|t| t.parse().ok())
             .collect();
         init.insert(1);
-        let src_ids = parse_ids(&k.read_opt(&src).unwrap_or_default());
+        let src_ids = parse_task_ids(&k.read_opt(&src).unwrap_or_default());
         if src_ids.iter().any(|t| init.contains(t)) {
             rep.notes.push(format!(
                 "PID 1 ({}) kept in {} (use --move-init to move it into nrt too)",
-                rtshield_sys::task::comm(&k.root, 1).unwrap_or_else(|| "init".into()),
+                rtshield_sys::task_comm(&k.root, 1).unwrap_or_else(|| "init".into()),
                 c.parent
             ));
         }
         gone.extend(init);
     }
     for pass in 1..=MAX_PASSES {
-        let ids: Vec<u32> = parse_ids(
+        let ids: Vec<u32> = parse_task_ids(
             &k.read(&src)
                 .map_err(|e| fatal(e, &format!("cannot read {src}")))?,
         )

@@ -13,13 +13,16 @@ use std::io;
 /// (fake trees only, `kill_after_writes`). Never rolled back.
 #[derive(Debug, thiserror::Error)]
 #[error("simulated kill after {0} writes (fake tree)")]
-pub struct SimulatedKill(pub usize);
+pub(crate) struct SimulatedKill(pub usize);
 
 /// What a write, `mkdir` or `rmdir` does besides changing a plain file:
 /// the kernel's side effects, emulated on a fake tree.
 pub trait Backend {
+    /// Write `value` to `path`, with the kernel's side effects (moving a task, refusing an IRQ).
     fn write(&mut self, root: &Root, path: &str, value: &str) -> io::Result<()>;
+    /// Create cgroup `path`, filling it with control files as the kernel does.
     fn mkdir(&mut self, root: &Root, path: &str) -> io::Result<()>;
+    /// Remove cgroup `path`; fails like the kernel when it still holds tasks.
     fn rmdir(&mut self, root: &Root, path: &str) -> io::Result<()>;
     /// Fail every write after this many (a killed `create`).
     fn kill_after_writes(&self) -> Option<usize> {
@@ -30,10 +33,14 @@ pub trait Backend {
 /// How long `undo` waits, at most, for the tasks still in a cgroup it
 /// removes to finish exiting (`rmdir` fails with EBUSY meanwhile): 150
 /// threads in `O_SYNC` writes take a while to die.
-pub const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// Every read and write `partition` makes: below one root, in dry-run mode or for
+/// real, through an optional emulation [`Backend`].
 pub struct Kernel {
+    /// The tree every path is resolved below.
     pub root: Root,
+    /// Writes, `mkdir`s and `rmdir`s are logged in [`Kernel::log`], not made.
     pub dry_run: bool,
     /// What a dry run would have done, in order (`write PATH <- VALUE`).
     pub log: Vec<String>,
@@ -70,22 +77,27 @@ impl Kernel {
         }
     }
 
+    /// Whether the root is a fake tree (`--sysroot`), where no root privilege is needed.
     pub fn is_fake(&self) -> bool {
         !self.root.is_host()
     }
 
+    /// Read a kernel file; the error names the path.
     pub fn read(&self, p: &str) -> io::Result<String> {
         self.root.read(p)
     }
 
+    /// Read a kernel file, `None` when it cannot be read.
     pub fn read_opt(&self, p: &str) -> Option<String> {
         self.root.read(p).ok()
     }
 
+    /// Whether a kernel path exists.
     pub fn exists(&self, p: &str) -> bool {
         self.root.exists(p)
     }
 
+    /// The entries of a kernel directory.
     pub fn dir_names(&self, p: &str) -> io::Result<Vec<String>> {
         self.root.read_dir_names(p)
     }
@@ -142,18 +154,18 @@ impl Kernel {
 }
 
 /// Whether `e` is (or wraps) a [`SimulatedKill`].
-pub fn is_simulated_kill(e: &io::Error) -> bool {
+pub(crate) fn is_simulated_kill(e: &io::Error) -> bool {
     e.get_ref()
         .is_some_and(|i| i.downcast_ref::<SimulatedKill>().is_some())
 }
 
 /// The errno of an error from [`Kernel`], looking through path wrappers.
-pub fn errno(e: &io::Error) -> Option<i32> {
-    rtshield_sys::root::os_code(e)
+pub(crate) fn errno(e: &io::Error) -> Option<i32> {
+    rtshield_sys::os_code(e)
 }
 
 /// `EIO`, `EINVAL`, ... for messages.
-pub fn errno_name(code: i32) -> &'static str {
+pub(crate) fn errno_name(code: i32) -> &'static str {
     match code {
         libc::EPERM => "EPERM",
         libc::ENOENT => "ENOENT",
@@ -170,6 +182,8 @@ pub fn errno_name(code: i32) -> &'static str {
     }
 }
 
+/// The errno a name such as `EIO` stands for (the ten the fake kernel can be told
+/// to return); `None` for any other name.
 pub fn errno_from_name(s: &str) -> Option<i32> {
     Some(match s {
         "EPERM" => libc::EPERM,

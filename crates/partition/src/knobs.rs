@@ -3,9 +3,9 @@
 //! from the current value (kept for `undo`).
 
 use crate::kernel::Kernel;
-use crate::state::{FileChange, Knob};
+use rtshield_isolation::{FileChange, Knob};
 use rtshield_sys::kpath;
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_vocab::{CpuSet, InputError};
 use serde::Serialize;
 
 /// Whose values the `sysctl` family writes (docs/manual/partition.md has
@@ -27,9 +27,11 @@ pub enum Profile {
     Tuned,
 }
 
-pub const PROFILE_NAMES: &[&str] = &["default", "partrt", "tuned"];
+pub(crate) const PROFILE_NAMES: &[&str] = &["default", "partrt", "tuned"];
 
 impl Profile {
+    /// A profile by its `--profile` name (`default` or `rtshield`, `partrt`,
+    /// `tuned` or `cpu-partitioning`); the error names the option and the choices.
     pub fn parse(s: &str) -> Result<Profile, InputError> {
         match s {
             "default" | "rtshield" => Ok(Profile::Default),
@@ -46,8 +48,11 @@ impl Profile {
 /// Which knob families `create` touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Knobs {
+    /// Move every movable IRQ (and the default affinity) to the nrt CPUs.
     pub irq: bool,
+    /// Restrict the unbound workqueues to the nrt CPUs.
     pub workqueue: bool,
+    /// Write the profile's sysctls (timer migration, vmstat interval, watchdogs).
     pub sysctl: bool,
     /// `sched_rt_runtime_us = -1` (only when asked: `--rt-throttle off`, or
     /// `--profile partrt`).
@@ -59,7 +64,7 @@ pub struct Knobs {
     pub move_init: bool,
 }
 
-pub const KNOB_NAMES: &[&str] = &["irq", "workqueue", "sysctl", "rt-throttle"];
+pub(crate) const KNOB_NAMES: &[&str] = &["irq", "workqueue", "sysctl", "rt-throttle"];
 
 impl Knobs {
     /// The full mode tunes everything; with `--parent` the machine-wide
@@ -114,8 +119,8 @@ fn away_from(cur: &CpuSet, rt: &CpuSet, nrt: &CpuSet) -> CpuSet {
 }
 
 /// Width of kernel masks: the highest possible CPU + 1.
-pub fn ncpus(k: &Kernel) -> u32 {
-    rtshield_sys::cpus::possible(&k.root)
+pub(crate) fn ncpus(k: &Kernel) -> u32 {
+    rtshield_sys::possible_cpus(&k.root)
         .ok()
         .and_then(|c| c.last())
         .map_or(1, |c| c + 1)
@@ -139,7 +144,7 @@ fn watchdog_mask(
     }
 }
 
-pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileChange> {
+pub(crate) fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileChange> {
     let mut out = vec![];
     let n = ncpus(k);
     let mut change = |knob, path: String, old: String, new: String| {
@@ -154,7 +159,7 @@ pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileCha
         }
     };
     if knobs.irq {
-        for irq in rtshield_sys::interrupts::irq_numbers(&k.root) {
+        for irq in rtshield_sys::irq_numbers(&k.root) {
             let p = kpath::irq_affinity_list(&irq);
             let Some(old) = k.read_opt(&p) else { continue };
             let Ok(cur) = CpuSet::parse_list(old.trim()) else {
@@ -181,7 +186,7 @@ pub fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<FileCha
         }
     }
     if knobs.workqueue {
-        for p in rtshield_sys::workqueue::cpumask_files(&k.root) {
+        for p in rtshield_sys::workqueue_cpumask_files(&k.root) {
             let Some(old) = k.read_opt(&p) else { continue };
             let Ok(cur) = CpuSet::parse_mask(old.trim()) else {
                 continue;

@@ -2,32 +2,42 @@
 //! or without the `cpuset.` prefix, and cgroup v2), move IRQs, workqueues
 //! and a few sysctls away from them, and put everything back exactly.
 //!
-//! The order of `create` is what makes it safe: check everything (nothing
+//! Its one job: change the machine for a partition and undo it
+//! ([`create`], [`undo`], [`status`], moving a process in or out). The
+//! order of `create` is what makes it safe: check everything (nothing
 //! written on refusal), plan every change from the current values, save the
 //! plan to the state file (fsync + rename), and only then write. `undo`
 //! works from that file alone, so a create killed half-way can be undone.
+//!
+//! What it may not do: find partitions or read the state file's format
+//! itself (both are `rtshield-isolation`'s, which `run`, `audit` and the
+//! isolation tag share), or name a kernel file outside `rtshield-sys`. Every
+//! write goes through one [`Kernel`], whose [`Backend`] the test kit swaps
+//! for an emulation of the kernel on fake trees.
 
-pub mod advice;
-pub mod create;
-pub mod hier;
-pub mod kernel;
-pub mod knobs;
-pub mod scope;
-pub mod state;
-pub mod status;
-pub mod tasks;
-pub mod undo;
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
-pub use create::{create, CreateOptions, CreateReport};
-pub use hier::{Hierarchy, Kind};
-pub use kernel::Kernel;
-pub use knobs::Knobs;
-pub use state::State;
-pub use status::{status, Status};
+mod create;
+mod kernel;
+mod knobs;
+mod scope;
+mod status;
+mod tasks;
+mod undo;
+
+pub use create::{create, CreateOptions, CreateReport, Refusal};
+pub use kernel::{errno_from_name, Backend, Kernel};
+pub use knobs::{Knobs, Profile};
+pub use status::{
+    enter as enter_partition, list as list_partitions, move_threads, partition_dir, pick_parent,
+    plan_move, status, Listed as ListedPartition, MoveOutcome, MovePlan, PartitionInfo, Status,
+    TaskBrief,
+};
 pub use undo::{undo, UndoReport};
 
 /// Whether reading saved state failed only because the caller may not
-/// read [`state::STATE_DIR`] (root's, mode 0700): read-only commands run
+/// read [`rtshield_isolation::STATE_DIR`] (root's, mode 0700): read-only commands run
 /// by another user go on without it and say so.
 pub(crate) fn unreadable_state(e: &anyhow::Error) -> bool {
     use std::io::ErrorKind::PermissionDenied;

@@ -10,16 +10,16 @@
 //! subtree, so it cannot take PID 1 out of a cgroup the parent does not
 //! hold.
 
-use crate::hier::Hierarchy;
 use crate::kernel::Kernel;
-use crate::tasks::{parse_ids, TaskInfo};
-use rtshield_sys::InputError;
+use rtshield_sys::Hierarchy;
+use rtshield_sys::{parse_task_ids, TaskInfo};
+use rtshield_vocab::InputError;
 use std::collections::BTreeSet;
 
 /// Whether `--parent` must exist: `undo` may be asked about a parent that
 /// is gone (nothing of it to put back but the knobs its state recorded).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MustExist {
+pub(crate) enum MustExist {
     /// `create`, `status`, `move`, `run`: refused when missing.
     Yes,
     /// `undo`: the syntax is checked, existence is not.
@@ -31,7 +31,7 @@ pub enum MustExist {
 /// below it, without `.` or `..` components, that exists (when `must`
 /// says so). Every refusal is an [`InputError`] (exit 2) made before
 /// anything is read or written.
-pub fn parent_dir(
+pub(crate) fn parent_dir(
     k: &Kernel,
     h: &Hierarchy,
     given: Option<&str>,
@@ -74,11 +74,11 @@ fn quoted(p: &str) -> String {
 
 /// Every TID (v1) or PID (v2) listed in the task files of `dir` and of
 /// every cgroup below it.
-pub fn tasks_in_subtree(k: &Kernel, h: &Hierarchy, dir: &str) -> BTreeSet<u32> {
+pub(crate) fn tasks_in_subtree(k: &Kernel, h: &Hierarchy, dir: &str) -> BTreeSet<u32> {
     let mut out = BTreeSet::new();
     let mut stack = vec![dir.to_string()];
     while let Some(d) = stack.pop() {
-        out.extend(parse_ids(
+        out.extend(parse_task_ids(
             &k.read_opt(&h.tasks_file(&d)).unwrap_or_default(),
         ));
         for name in k.dir_names(&d).unwrap_or_default() {
@@ -96,7 +96,7 @@ pub fn tasks_in_subtree(k: &Kernel, h: &Hierarchy, dir: &str) -> BTreeSet<u32> {
 /// `parent` is the hierarchy's root). Refused, with why (an
 /// [`InputError`], before anything moves): a process with no thread in
 /// the subtree, PID 1, a kernel thread — the last two unless `force`.
-pub fn movable_threads(
+pub(crate) fn movable_threads(
     k: &Kernel,
     h: &Hierarchy,
     parent: &str,

@@ -1,37 +1,50 @@
 //! `partition status|list|move|run`: look at and use existing partitions.
 
 use crate::create::cpus_of;
-use crate::hier::Hierarchy;
 use crate::kernel::{errno, Kernel};
 use crate::scope::{movable_threads, parent_dir, MustExist};
-use crate::state::{Phase, State};
-use crate::tasks::{parse_ids, TaskInfo};
 use anyhow::{bail, Context};
-use rtshield_sys::InputError;
+use rtshield_isolation::{Phase, State};
+use rtshield_sys::{parse_task_ids, Hierarchy, TaskInfo};
+use rtshield_vocab::InputError;
 use serde::Serialize;
 
+/// One task of a partition, for `partition status`.
 #[derive(Debug, Clone, Serialize)]
 pub struct TaskBrief {
+    /// Thread id.
     pub tid: u32,
+    /// Its `comm`.
     pub name: String,
+    /// A kernel thread.
     pub kthread: bool,
 }
 
+/// One partition (`rt` or `nrt`) as it is now.
 #[derive(Debug, Clone, Serialize)]
 pub struct PartitionInfo {
+    /// `rt` or `nrt`.
     pub name: String,
+    /// Its cgroup directory.
     pub dir: String,
+    /// Its CPUs now (effective ones when the kernel says), list syntax; `None` when unreadable.
     pub cpus: Option<String>,
     /// v2 `cpuset.cpus.partition` (`isolated`, `root`, `member`, `… invalid (why)`).
     pub partition: Option<String>,
+    /// The tasks in it now.
     pub tasks: Vec<TaskBrief>,
 }
 
+/// What `partition status` shows: the hierarchy, the state file and each partition with its tasks.
 #[derive(Debug, Clone, Serialize)]
 pub struct Status {
+    /// The hierarchy's label (`cgroup v2`).
     pub hierarchy: String,
+    /// Where the hierarchy is mounted.
     pub mount: String,
+    /// The parent cgroup directory looked at.
     pub parent: String,
+    /// The state file that parent would have.
     pub state_file: String,
     /// `none`, `complete`, `incomplete` (a create that was interrupted) or
     /// `unknown` (the state files could not be read: not root).
@@ -39,6 +52,7 @@ pub struct Status {
     /// Why the state is `unknown`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub state_note: Option<String>,
+    /// The partitions found under the parent (none, or rt and nrt).
     pub partitions: Vec<PartitionInfo>,
     /// Tasks still in the parent (full mode: the ones the kernel refused).
     pub parent_tasks: usize,
@@ -76,6 +90,7 @@ pub fn pick_parent(
     }
 }
 
+/// The partitions under `parent` (the root when `None`) and their state, read only.
 pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
     let found = rtshield_isolation::Partitions::discover(&k.root);
     let h = found
@@ -88,12 +103,12 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
         // Not root: the state files are root's (0700 directory); the
         // cgroups themselves can still be shown.
         Err(e) if crate::unreadable_state(&e) => (
-            crate::state::state_path(&h, &parent),
+            rtshield_isolation::state_path(&h, &parent),
             None,
             Some(format!(
                 "{} is readable by root only: whether rtshield made these sets, and what undo \
                  would restore, is shown to root (`sudo rtshield partition status`)",
-                crate::state::STATE_DIR
+                rtshield_isolation::STATE_DIR
             )),
         ),
         Err(e) => return Err(e),
@@ -104,7 +119,7 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
         if !k.exists(&dir) {
             continue;
         }
-        let ids = parse_ids(&k.read_opt(&h.tasks_file(&dir)).unwrap_or_default());
+        let ids = parse_task_ids(&k.read_opt(&h.tasks_file(&dir)).unwrap_or_default());
         let tasks = ids
             .into_iter()
             .map(|t| {
@@ -131,7 +146,7 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
     Ok(Status {
         hierarchy: h.label().into(),
         mount: h.mount.clone(),
-        parent_tasks: parse_ids(&k.read_opt(&h.tasks_file(&parent)).unwrap_or_default()).len(),
+        parent_tasks: parse_task_ids(&k.read_opt(&h.tasks_file(&parent)).unwrap_or_default()).len(),
         state: match &st {
             None if state_note.is_some() => "unknown",
             None => "none",
@@ -179,10 +194,14 @@ fn partition_dirs(
     Ok((h, pdir, dir))
 }
 
+/// What `partition move` did for one process.
 #[derive(Debug, Clone, Serialize)]
 pub struct MoveOutcome {
+    /// The process.
     pub pid: u32,
+    /// Threads moved (the whole process counts once on cgroup v2).
     pub moved: usize,
+    /// Threads the kernel refused, each with its reason.
     pub refused: Vec<String>,
 }
 
@@ -213,13 +232,13 @@ pub fn plan_move(
     let (h, pdir, dir) = partition_dirs(k, parent, which)?;
     let mut moves = vec![];
     for &pid in pids {
-        if !rtshield_sys::task::exists(&k.root, pid) {
+        if !rtshield_sys::task_exists(&k.root, pid) {
             return Err(InputError::new(format!("no process {pid}")).into());
         }
         let tids: Vec<u32> = if h.is_v2() {
             vec![pid]
         } else {
-            let mut v = rtshield_sys::task::tids(&k.root, pid).unwrap_or_default();
+            let mut v = rtshield_sys::tids(&k.root, pid).unwrap_or_default();
             if v.is_empty() {
                 v.push(pid);
             }
@@ -292,7 +311,7 @@ pub struct Listed {
 /// caller who may not read them (not root) gets the `rt`/`nrt` pairs found
 /// in the cpuset hierarchy instead, and the note saying so.
 pub fn list(root: &rtshield_sys::Root) -> anyhow::Result<(Vec<Listed>, Option<String>)> {
-    use crate::state::STATE_DIR;
+    use rtshield_isolation::STATE_DIR;
     let names = match root.read_dir_names(STATE_DIR) {
         Ok(n) => n,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => vec![],
@@ -368,7 +387,7 @@ fn seen_in_hierarchy(root: &rtshield_sys::Root) -> Vec<Listed> {
 /// The one-line refusal of a command that writes cgroup files, for a
 /// caller other than root (fake trees excepted: tests own them).
 fn needs_root(k: &Kernel, what: &str) -> anyhow::Result<()> {
-    if !k.is_fake() && !rtshield_sys::sched::is_root() {
+    if !k.is_fake() && !rtshield_sys::is_root() {
         bail!("{what} needs root (it writes cgroup task files); run it with sudo");
     }
     Ok(())

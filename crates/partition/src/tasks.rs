@@ -1,10 +1,10 @@
 //! Tasks as `/proc` shows them (`rtshield_sys::task`), and why the kernel
 //! refused to move one.
 
-pub use rtshield_sys::task::{parse_ids, TaskInfo};
+use rtshield_sys::TaskInfo;
 
 /// Why the kernel refused to move task `t`, in words.
-pub fn refusal_reason(t: &TaskInfo, errno: Option<i32>) -> String {
+pub(crate) fn refusal_reason(t: &TaskInfo, errno: Option<i32>) -> String {
     let e = errno.map_or("error".to_string(), |c| {
         crate::kernel::errno_name(c).to_string()
     });

@@ -1,24 +1,31 @@
 //! `partition undo`: put back exactly what the state file recorded.
 
-use crate::hier::Hierarchy;
 use crate::kernel::{errno, Kernel};
 use crate::scope::{parent_dir, MustExist};
-use crate::state::State;
-use crate::tasks::parse_ids;
-use rtshield_sys::confine::{is_strictly_under, is_under, normalise, resolves_inside, KNOB_ROOTS};
-use rtshield_sys::sysinfo::mounts;
-use rtshield_sys::{InputError, Root};
+use rtshield_isolation::{Phase, State};
+use rtshield_sys::cgroup_mounts;
+use rtshield_sys::Root;
+use rtshield_sys::{
+    normalise_kernel_path, path_is_strictly_under, path_is_under, resolves_inside_root, KNOB_ROOTS,
+};
+use rtshield_sys::{parse_task_ids, Hierarchy, TaskInfo};
+use rtshield_vocab::InputError;
 use serde::Serialize;
 
+/// What an undo did (or, with `--dry-run`, would do).
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct UndoReport {
+    /// Nothing was written: [`UndoReport::plan`] lists the writes.
     pub dry_run: bool,
     /// No state file: nothing was (or is any longer) partitioned.
     pub nothing_to_undo: bool,
+    /// The state file it worked from.
     pub state_file: String,
     /// The create was interrupted (killed, crashed) before it finished.
     pub was_incomplete: bool,
+    /// Tasks moved back to the parent.
     pub tasks_returned: usize,
+    /// The cgroup directories removed (rt and nrt).
     pub removed_dirs: Vec<String>,
     /// Files written back to their old value.
     pub restored: Vec<String>,
@@ -29,23 +36,29 @@ pub struct UndoReport {
     /// destroyed since create): nothing left to restore.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub vanished: Vec<String>,
+    /// What could not be put back, each with its reason; the state file is kept
+    /// when there are any, so undo can run again.
     pub errors: Vec<String>,
+    /// Dry run: every write that would be made, in order.
     pub plan: Vec<String>,
 }
 
+/// Put back exactly what the state file of `parent` (the root when `None`)
+/// recorded: tasks back to the parent, the partitions removed, then every saved
+/// file written back; the state file is removed only when nothing failed.
 pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> {
     let h = Hierarchy::detect(&k.root)?;
     // Checked like create's, but a parent removed since may still have
     // knobs to restore.
     let parent = parent_dir(k, &h, parent, MustExist::No)?;
-    if !k.is_fake() && !k.dry_run && !rtshield_sys::sched::is_root() {
+    if !k.is_fake() && !k.dry_run && !rtshield_sys::is_root() {
         anyhow::bail!("partition undo needs root; run it with sudo (or --dry-run to see the plan)");
     }
     let (path, state) = State::find(&k.root, &h, &parent).map_err(|e| {
         if crate::unreadable_state(&e) {
             anyhow::anyhow!(
                 "partition undo needs root, even with --dry-run: the saved state in {} is root's",
-                crate::state::STATE_DIR
+                rtshield_isolation::STATE_DIR
             )
         } else {
             e
@@ -68,7 +81,7 @@ pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> 
     }
     let mut rep = undo_state(k, &state);
     rep.state_file = path.clone();
-    rep.was_incomplete = state.phase != crate::state::Phase::Complete;
+    rep.was_incomplete = state.phase != Phase::Complete;
     if rep.errors.is_empty() {
         if k.dry_run {
             k.log.push(format!("remove state {path}"));
@@ -87,12 +100,12 @@ pub fn undo(k: &mut Kernel, parent: Option<&str>) -> anyhow::Result<UndoReport> 
 /// files and control files, [`KNOB_ROOTS`] for machine-wide knobs — and,
 /// on a fake tree, resolve inside it. The error names the first offending
 /// entry.
-pub fn validate(root: &Root, state: &State) -> Result<(), String> {
+pub(crate) fn validate(root: &Root, state: &State) -> Result<(), String> {
     let m = &state.hierarchy.mount;
-    let mount = normalise(m).map_err(|e| format!("hierarchy.mount {m:?}: {e}"))?;
-    let is_cgroup_mount = mounts(root).iter().any(|x| {
+    let mount = normalise_kernel_path(m).map_err(|e| format!("hierarchy.mount {m:?}: {e}"))?;
+    let is_cgroup_mount = cgroup_mounts(root).iter().any(|x| {
         (x.fs_type == "cgroup" || x.fs_type == "cgroup2")
-            && normalise(&x.mount_point).is_ok_and(|p| p == mount)
+            && normalise_kernel_path(&x.mount_point).is_ok_and(|p| p == mount)
     });
     if !is_cgroup_mount || mount == "/" {
         return Err(format!(
@@ -115,13 +128,13 @@ pub fn validate(root: &Root, state: &State) -> Result<(), String> {
         checks.push((format!("files[{i}].path"), &f.path, true, true));
     }
     for (what, p, strict, knob) in checks {
-        let n = normalise(p).map_err(|e| format!("{what} {p:?}: {e}"))?;
+        let n = normalise_kernel_path(p).map_err(|e| format!("{what} {p:?}: {e}"))?;
         let in_mount = if strict {
-            is_strictly_under(&n, &mount)
+            path_is_strictly_under(&n, &mount)
         } else {
-            is_under(&n, &mount)
+            path_is_under(&n, &mount)
         };
-        let in_knobs = knob && KNOB_ROOTS.iter().any(|r| is_strictly_under(&n, r));
+        let in_knobs = knob && KNOB_ROOTS.iter().any(|r| path_is_strictly_under(&n, r));
         if !in_mount && !in_knobs {
             let places = if knob {
                 format!("{mount}, {}", KNOB_ROOTS.join(", "))
@@ -130,7 +143,7 @@ pub fn validate(root: &Root, state: &State) -> Result<(), String> {
             };
             return Err(format!("{what} {p:?}: not below {places}"));
         }
-        if !resolves_inside(root, &n) {
+        if !resolves_inside_root(root, &n) {
             return Err(format!(
                 "{what} {p:?}: leads out of the --sysroot tree {} (symbolic link)",
                 root.base().display()
@@ -142,7 +155,7 @@ pub fn validate(root: &Root, state: &State) -> Result<(), String> {
 
 /// Restore `state`. Never stops at the first error: as much as possible is
 /// put back, and what failed is listed (the state file is then kept).
-pub fn undo_state(k: &mut Kernel, state: &State) -> UndoReport {
+pub(crate) fn undo_state(k: &mut Kernel, state: &State) -> UndoReport {
     let mut rep = UndoReport {
         dry_run: k.dry_run,
         ..Default::default()
@@ -226,7 +239,7 @@ fn return_tasks(k: &mut Kernel, state: &State, rep: &mut UndoReport) -> Vec<Stri
             let Some(text) = k.read_opt(&h.tasks_file(d)) else {
                 continue;
             };
-            for tid in parse_ids(&text) {
+            for tid in parse_task_ids(&text) {
                 left += 1;
                 let from = state
                     .tasks
@@ -252,7 +265,7 @@ fn return_tasks(k: &mut Kernel, state: &State, rep: &mut UndoReport) -> Vec<Stri
 /// `: N task(s) still in it (TID NAME, ...)`, for the error of a cgroup
 /// that could not be removed; empty when it holds none.
 fn still_in(k: &Kernel, h: &Hierarchy, dir: &str) -> String {
-    let ids = parse_ids(&k.read_opt(&h.tasks_file(dir)).unwrap_or_default());
+    let ids = parse_task_ids(&k.read_opt(&h.tasks_file(dir)).unwrap_or_default());
     if ids.is_empty() {
         // Not tasks: cgroups someone made inside it.
         let subs: Vec<String> = k
@@ -274,7 +287,7 @@ fn still_in(k: &Kernel, h: &Hierarchy, dir: &str) -> String {
         .iter()
         .take(5)
         .map(|&t| {
-            let i = crate::tasks::TaskInfo::read(&k.root, t);
+            let i = TaskInfo::read(&k.root, t);
             match i {
                 Some(i) => format!(
                     "{t} {}{}",

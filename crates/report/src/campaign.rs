@@ -18,8 +18,7 @@ use crate::series::{fmt_us, fmt_us_frac};
 use crate::table::{modes, unknown};
 use rtshield_results::{kernel_id, pool_threads, RunResult, ThreadResult};
 use rtshield_store::{compare, default_stats};
-use rtshield_text::markdown::cell;
-use rtshield_text::markup::{attribute as attr, text as esc};
+use rtshield_text::{markdown_cell as cell, markup_attribute as attr, markup_text as esc};
 use std::fmt::Write as _;
 
 /// The tag a campaign writes with each run's [`kernel_id`].

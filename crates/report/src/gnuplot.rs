@@ -8,7 +8,7 @@
 
 use crate::load::Run;
 use crate::series::{slugify, Series};
-use rtshield_text::gnuplot::double_quoted as gp_escape;
+use rtshield_text::gnuplot_quoted as gp_escape;
 
 /// (file name, contents) pairs.
 pub fn files(

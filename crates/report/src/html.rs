@@ -12,7 +12,7 @@
 use crate::load::Run;
 use crate::series::Series;
 use crate::table::Table;
-use rtshield_text::markup::text as html_escape;
+use rtshield_text::markup_text as html_escape;
 use serde_json::{json, Value};
 
 pub struct Inputs<'a> {

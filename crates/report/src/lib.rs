@@ -25,8 +25,9 @@ pub mod table;
 mod table11;
 pub mod timeline;
 
-use rtshield_sys::safefs::temp_target;
-use rtshield_sys::{DirPolicy, InputError, SafeDir, SafeError};
+use rtshield_safefs::temp_target;
+use rtshield_safefs::{DirPolicy, SafeDir, SafeError};
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 /// What to produce.

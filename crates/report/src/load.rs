@@ -5,7 +5,7 @@
 use crate::timeline::Timeline;
 use rtshield_results::import::{self, Format};
 use rtshield_results::RunResult;
-use rtshield_sys::InputError;
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 /// One input of the report.
@@ -76,10 +76,10 @@ pub fn load_one(p: &Path) -> anyhow::Result<Run> {
     };
     let fname = file.display().to_string();
     // A regular file only, bounded: a FIFO or device is refused without blocking.
-    let bytes = rtshield_sys::safefs::read_input(&file, rtshield_sys::safefs::INPUT_LIMIT)
+    let bytes = rtshield_safefs::read_input(&file, rtshield_safefs::INPUT_LIMIT)
         .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
     let text =
-        rtshield_text::utf8::decode(bytes).map_err(|e| InputError::at(&fname, e.line, e.col, e))?;
+        rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&fname, e.line, e.col, e))?;
     let format = import::sniff(&text);
     let mut log_timeline = None;
     let mut result = match format {

@@ -265,7 +265,7 @@ pub fn runs_csv(runs: &[RunSummary]) -> String {
             ]);
         }
     }
-    rtshield_text::csv::table(rows)
+    rtshield_text::csv_table(rows)
 }
 
 #[cfg(test)]

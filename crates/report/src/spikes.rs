@@ -5,8 +5,8 @@
 use crate::load::Run;
 use rtshield_results::export::spikes_summary;
 use rtshield_results::{LatencyPart, RunResult};
-use rtshield_text::markdown;
-use rtshield_text::markup::text as esc;
+use rtshield_text::markdown_cell;
+use rtshield_text::markup_text as esc;
 
 fn us(ns: i64) -> String {
     format!("{:.1}", ns as f64 / 1000.0)
@@ -126,10 +126,10 @@ pub fn markdown(runs: &[Run]) -> String {
                     "| {} | {} | {} ({}) | {} | {} |\n",
                     i + 1,
                     s.cpu,
-                    markdown::cell(&s.comm),
+                    markdown_cell(&s.comm),
                     s.pid,
                     us(s.latency_ns as i64),
-                    markdown::cell(&s.verdict)
+                    markdown_cell(&s.verdict)
                 ));
             }
         }

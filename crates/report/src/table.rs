@@ -5,7 +5,7 @@
 use crate::load::Run;
 use crate::series::{fmt_us, fmt_us_frac, Series};
 use rtshield_results::{RunResult, ThreadResult};
-use rtshield_text::{markdown, markup};
+use rtshield_text::{markdown_cell, markup_text};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
@@ -306,7 +306,7 @@ pub fn worst_cases_markdown(w: &[(String, Vec<Worst>)]) -> String {
     for (label, v) in w {
         out.push_str(&format!(
             "\n| {} | latency (µs) |\n|---|---:|\n",
-            markdown::cell(label)
+            markdown_cell(label)
         ));
         for x in v {
             out.push_str(&format!(
@@ -325,12 +325,12 @@ pub fn worst_cases_html(w: &[(String, Vec<Worst>)]) -> String {
     for (label, v) in w {
         out.push_str(&format!(
             "<table class=\"summary worst\">\n<thead><tr><th>{}: at</th><th>latency (µs)</th></tr></thead>\n<tbody>\n",
-            markup::text(label)
+            markup_text(label)
         ));
         for x in v {
             out.push_str(&format!(
                 "<tr><td>{}</td><td>{}</td></tr>\n",
-                markup::text(&x.when()),
+                markup_text(&x.when()),
                 fmt_us(x.us * 1000.0, x.res_ns)
             ));
         }
@@ -407,7 +407,7 @@ fn load(r: &RunResult) -> String {
 
 impl Table {
     pub fn to_markdown(&self, title: &str) -> String {
-        let esc = markdown::cell;
+        let esc = markdown_cell;
         let mut out = format!("# {title}\n\n| |");
         for c in &self.columns {
             out.push_str(&format!(" {} |", esc(c)));
@@ -433,7 +433,7 @@ impl Table {
         let rows = self.rows.iter().map(|(name, cells)| {
             std::iter::once(name.as_str()).chain(cells.iter().map(String::as_str))
         });
-        rtshield_text::csv::table(
+        rtshield_text::csv_table(
             std::iter::once(header.collect::<Vec<_>>()).chain(rows.map(Iterator::collect)),
         )
     }
@@ -441,7 +441,7 @@ impl Table {
     pub fn to_html(&self) -> String {
         let mut out = String::from("<table class=\"summary\">\n<thead><tr><th></th>");
         for c in &self.columns {
-            out.push_str(&format!("<th>{}</th>", markup::text(c)));
+            out.push_str(&format!("<th>{}</th>", markup_text(c)));
         }
         out.push_str("</tr></thead>\n<tbody>\n");
         for (i, (name, cells)) in self.rows.iter().enumerate() {
@@ -450,14 +450,14 @@ impl Table {
             } else {
                 ""
             };
-            out.push_str(&format!("<tr{class}><th>{}</th>", markup::text(name)));
+            out.push_str(&format!("<tr{class}><th>{}</th>", markup_text(name)));
             for c in cells {
-                out.push_str(&format!("<td>{}</td>", markup::text(c)));
+                out.push_str(&format!("<td>{}</td>", markup_text(c)));
             }
             out.push_str("</tr>\n");
         }
         out.push_str("</tbody>\n</table>\n");
-        out.push_str(&format!("<p class=\"hint\">{}</p>\n", markup::text(NOTE)));
+        out.push_str(&format!("<p class=\"hint\">{}</p>\n", markup_text(NOTE)));
         out
     }
 }

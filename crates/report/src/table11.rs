@@ -7,7 +7,7 @@
 
 use crate::table::NOT_ENOUGH;
 use rtshield_results::{percentile_supported, RunResult};
-use rtshield_text::{markdown, markup};
+use rtshield_text::{markdown_cell, markup_text};
 
 /// The thesis's columns (its "Noyau" and "Utilisateur"), then how many
 /// wake-ups the kernel column covers out of the run's samples.
@@ -79,7 +79,7 @@ pub fn markdown(rows: &[[String; 6]], heading: &str) -> String {
         "---:|".repeat(HEAD.len() - 1)
     );
     for r in rows {
-        let cells: Vec<String> = r.iter().map(|c| markdown::cell(c)).collect();
+        let cells: Vec<String> = r.iter().map(|c| markdown_cell(c)).collect();
         m.push_str(&format!("| {} |\n", cells.join(" | ")));
     }
     m.push_str(&format!("\n{NOTE}\n"));
@@ -94,19 +94,19 @@ pub fn html(rows: &[[String; 6]], heading: &str) -> String {
     }
     let mut h = format!("{heading}\n<table class=\"table11\"><tr>");
     for c in HEAD {
-        h.push_str(&format!("<th>{}</th>", markup::text(c)));
+        h.push_str(&format!("<th>{}</th>", markup_text(c)));
     }
     h.push_str("</tr>\n");
     for r in rows {
         h.push_str("<tr>");
         for c in r {
-            h.push_str(&format!("<td>{}</td>", markup::text(c)));
+            h.push_str(&format!("<td>{}</td>", markup_text(c)));
         }
         h.push_str("</tr>\n");
     }
     h.push_str(&format!(
         "</table>\n<p class=\"hint\">{}</p>\n",
-        markup::text(NOTE)
+        markup_text(NOTE)
     ));
     h
 }

@@ -13,7 +13,7 @@
 //! `phase` names the load phase (`load`, `rest`, …) if any.
 
 use rtshield_results::export::timeline as tl_format;
-use rtshield_sys::InputError;
+use rtshield_vocab::InputError;
 use std::path::Path;
 
 /// One measuring thread's intervals.
@@ -110,9 +110,9 @@ impl<'a> Fields<'a> {
 impl Timeline {
     pub fn read(path: &Path) -> Result<Timeline, InputError> {
         let name = path.display().to_string();
-        let bytes = rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT)
+        let bytes = rtshield_safefs::read_input(path, rtshield_safefs::INPUT_LIMIT)
             .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
-        let text = rtshield_text::utf8::decode(bytes)
+        let text = rtshield_text::decode_utf8(bytes)
             .map_err(|e| InputError::at(&name, e.line, e.col, e))?;
         Self::parse(&text, &name)
     }

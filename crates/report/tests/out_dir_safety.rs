@@ -4,7 +4,7 @@
 //! overwritten.
 
 use rtshield_report::{generate, is_report_file, synth, Format, Options, MANIFEST};
-use rtshield_sys::DirPolicy;
+use rtshield_safefs::DirPolicy;
 use rtshield_testkit::input_error;
 use std::os::unix::fs::{symlink, PermissionsExt};
 use std::path::{Path, PathBuf};

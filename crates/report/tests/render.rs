@@ -32,7 +32,7 @@ fn opts(inputs: Vec<PathBuf>, out: &Path) -> Options {
         out_dir: out.to_path_buf(),
         formats: Format::ALL.to_vec(),
         title: "Test report".into(),
-        policy: rtshield_sys::DirPolicy::Strict,
+        policy: rtshield_safefs::DirPolicy::Strict,
         x_max_us: None,
     }
 }
@@ -283,7 +283,7 @@ fn timeline_png_and_gnuplot_files() {
 
 #[test]
 fn gnuplot_script_runs_when_gnuplot_is_installed() {
-    if !rtshield_testkit::testenv::require_tool("gnuplot", "--version") {
+    if !rtshield_testkit::require_tool("gnuplot", "--version") {
         return;
     }
     let d = tempfile::tempdir().unwrap();

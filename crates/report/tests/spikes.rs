@@ -54,7 +54,7 @@ fn a_traced_run_has_a_spikes_section() {
         out_dir: out.clone(),
         formats: vec![Format::Html, Format::Md],
         title: "t".into(),
-        policy: rtshield_sys::DirPolicy::Strict,
+        policy: rtshield_safefs::DirPolicy::Strict,
         x_max_us: None,
     })
     .unwrap();
@@ -106,7 +106,7 @@ fn a_split_run_gets_table_1_1_with_the_thesis_columns() {
         out_dir: out.clone(),
         formats: vec![Format::Html, Format::Md],
         title: "t".into(),
-        policy: rtshield_sys::DirPolicy::Strict,
+        policy: rtshield_safefs::DirPolicy::Strict,
         x_max_us: None,
     })
     .unwrap();

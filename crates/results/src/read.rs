@@ -1,7 +1,7 @@
 //! Reading `results.json` back, with errors that name the file.
 
 use crate::RunResult;
-use rtshield_sys::InputError;
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 /// The schema major version this build reads and writes.
@@ -27,26 +27,25 @@ fn invalid(path: &Path, line: usize, col: usize, msg: impl std::fmt::Display) ->
 }
 
 /// Read a `results.json` (a regular file of at most
-/// [`INPUT_LIMIT`](rtshield_sys::safefs::INPUT_LIMIT) bytes). Refuses a file without a `schema`, another
+/// [`INPUT_LIMIT`](rtshield_safefs::INPUT_LIMIT) bytes). Refuses a file without a `schema`, another
 /// tool's schema, or a major version other than [`SCHEMA_MAJOR`] (minor
 /// additions are fields this reader ignores or defaults).
 pub fn read_json(path: impl AsRef<Path>) -> Result<RunResult, ReadError> {
     let path = path.as_ref();
     // Bounded, regular files only: a FIFO or /dev/zero planted where a
     // result is expected (`run --resume DIR`) must not block or fill memory.
-    let bytes =
-        rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT).map_err(|e| {
-            ReadError::Io {
-                path: path.to_path_buf(),
-                // The variant names the path: keep only the reason, so the
-                // message says the path once.
-                source: match e {
-                    rtshield_sys::SafeError::Io { err, .. } => err,
-                    other => std::io::Error::other(other.to_string()),
-                },
-            }
-        })?;
-    let text = rtshield_text::utf8::decode(bytes).map_err(|e| invalid(path, e.line, e.col, e))?;
+    let bytes = rtshield_safefs::read_input(path, rtshield_safefs::INPUT_LIMIT).map_err(|e| {
+        ReadError::Io {
+            path: path.to_path_buf(),
+            // The variant names the path: keep only the reason, so the
+            // message says the path once.
+            source: match e {
+                rtshield_safefs::SafeError::Io { err, .. } => err,
+                other => std::io::Error::other(other.to_string()),
+            },
+        }
+    })?;
+    let text = rtshield_text::decode_utf8(bytes).map_err(|e| invalid(path, e.line, e.col, e))?;
     parse_json(&text, path)
 }
 

@@ -4,7 +4,8 @@
 //! 1243 → 2168; 1790 → 10771 under `ping -f`); a record holds the mean of
 //! each figure over the recording, the comparison is a table of ratios.
 
-use rtshield_sys::{DirPolicy, InputError, SafeError};
+use rtshield_safefs::{DirPolicy, SafeError};
+use rtshield_vocab::InputError;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
@@ -60,13 +61,13 @@ impl StatRecord {
 
     /// Write to `path` (atomically, through [`SafeDir`]).
     pub fn write(&self, path: &Path, policy: DirPolicy) -> Result<(), SafeError> {
-        rtshield_sys::safefs::write_file(path, self.to_json().as_bytes(), policy)
+        rtshield_safefs::write_file(path, self.to_json().as_bytes(), policy)
     }
 
     /// Read a record (bounded, regular files only); errors name the file.
     pub fn read(path: &Path) -> Result<StatRecord, InputError> {
         let name = path.display().to_string();
-        let bytes = rtshield_sys::safefs::read_input(path, rtshield_sys::safefs::INPUT_LIMIT)
+        let bytes = rtshield_safefs::read_input(path, rtshield_safefs::INPUT_LIMIT)
             .map_err(|e| InputError::new(format!("{name}: {e}")))?;
         Self::parse(&String::from_utf8_lossy(&bytes), &name)
     }

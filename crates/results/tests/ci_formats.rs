@@ -46,13 +46,13 @@ fn limit(ns: u64) -> Limits {
 
 /// Run `script` with python3, the file as its argument; its stdout.
 fn python(script: &str, file_text: &str) -> Option<String> {
-    if !rtshield_testkit::testenv::require_tool(rtshield_testkit::testenv::python3(), "--version") {
+    if !rtshield_testkit::require_tool(rtshield_testkit::python3(), "--version") {
         return None;
     }
     let d = tempfile::tempdir().unwrap();
     let f = d.path().join("input");
     std::fs::write(&f, file_text).unwrap();
-    let o = Command::new(rtshield_testkit::testenv::python3())
+    let o = Command::new(rtshield_testkit::python3())
         .arg("-c")
         .arg(script)
         .arg(&f)
@@ -438,7 +438,7 @@ fn openmetrics_is_valid_text_exposition_with_consistent_histograms() {
 
 /// Whether `python3 -c "import MODULE"` works.
 fn has_python_module(module: &str) -> bool {
-    Command::new(rtshield_testkit::testenv::python3())
+    Command::new(rtshield_testkit::python3())
         .args(["-c", &format!("import {module}")])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -454,7 +454,7 @@ fn has_python_module(module: &str) -> bool {
 /// SKIP and the strict reader above is the test.
 #[test]
 fn prometheus_client_reads_it() {
-    if !rtshield_testkit::testenv::require(
+    if !rtshield_testkit::require(
         has_python_module("prometheus_client"),
         "python3 module prometheus_client is not installed (Debian: python3-prometheus-client)",
     ) {
@@ -499,7 +499,7 @@ for f in text_string_to_metric_families(open(sys.argv[1]).read()):
 /// elsewhere it is a SKIP and the schema checker above is the test.
 #[test]
 fn kcidb_io_validates_it_where_installed() {
-    if !rtshield_testkit::testenv::require(
+    if !rtshield_testkit::require(
         has_python_module("kcidb_io"),
         "python3 module kcidb_io is not installed (not packaged by Debian: \
          scripts/test.sh installs pip:kcidb-io from scripts/test-packages.txt)",

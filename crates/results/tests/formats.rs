@@ -225,7 +225,7 @@ fn read_errors_name_file_line_column() {
 fn invalid_is_an_input_error_in_the_chain() {
     let e = parse_json("[", Path::new("f.json")).unwrap_err();
     let src = std::error::Error::source(&e).unwrap();
-    assert!(src.is::<rtshield_sys::InputError>());
+    assert!(src.is::<rtshield_vocab::InputError>());
 }
 
 #[test]
@@ -251,7 +251,7 @@ proptest::proptest! {
 
 #[test]
 fn temperatures_at_start_and_end_are_in_every_result_file() {
-    use rtshield_sys::power::ThermalZone;
+    use rtshield_sys::ThermalZone;
     let mut r = example_result();
     let zone = |t: f64| ThermalZone {
         zone: 0,
@@ -384,7 +384,7 @@ echo "$max"
         }
     }
 
-    if have(rtshield_testkit::testenv::python3()) {
+    if have(rtshield_testkit::python3()) {
         let py = r#"
 import sys
 path, ncores = sys.argv[1], 2
@@ -419,7 +419,7 @@ except ImportError:
     assert len({len(r) for r in rows}) == 1
     print("loadtxt", len(rows), len(rows[0]), int(sum(r[1] for r in rows)), int(sum(r[2] for r in rows)))
 "#;
-        let o = std::process::Command::new(rtshield_testkit::testenv::python3())
+        let o = std::process::Command::new(rtshield_testkit::python3())
             .args(["-c", py])
             .arg(&f)
             .output()

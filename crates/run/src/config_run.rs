@@ -8,7 +8,9 @@ use crate::print::ConfigPrinter;
 use crate::runner::{self, RunOptions};
 use anyhow::Context;
 use rtshield_config::{Action, Config, Machine};
-use rtshield_sys::{DirPolicy, InputError, Root};
+use rtshield_safefs::DirPolicy;
+use rtshield_sys::Root;
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 /// `rtshield run CONFIG`, as asked.
@@ -69,7 +71,7 @@ pub fn run_config(
     {
         return Err(InputError::new(format!(
             "--max-latency {}: must be more than 0 and at most 1h",
-            rtshield_sys::units::format_duration_ns(l)
+            rtshield_vocab::format_duration_ns(l)
         ))
         .into());
     }

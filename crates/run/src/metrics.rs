@@ -10,7 +10,8 @@
 
 use rtshield_measure::{IntervalStats, Measurement, Observer, ResultContext};
 use rtshield_results::export::to_openmetrics;
-use rtshield_sys::{DirPolicy, InputError, SafeDir};
+use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_vocab::InputError;
 use std::path::Path;
 
 /// The metrics file, its directory opened (and checked) once.
@@ -36,7 +37,7 @@ impl MetricsFile {
                 ))
             })?
             .to_string();
-        let (parent, _) = rtshield_sys::safefs::split_file_path(path);
+        let (parent, _) = rtshield_safefs::split_file_path(path);
         let dir = SafeDir::open(&parent, policy)
             .map_err(|e| anyhow::Error::from(InputError::new(format!("--metrics-file: {e}"))))?;
         Ok(MetricsFile {

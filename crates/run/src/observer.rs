@@ -13,8 +13,11 @@ use crate::timeline::Timeline;
 use rtshield_load::{CpuLoad, CpuLoadMeter};
 use rtshield_measure::{IntervalStats, Measurement, Observer, ResultContext};
 use rtshield_results::{ExportManager, RunResult};
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::{CpuSet, Root, SafeDir};
+use rtshield_safefs::SafeDir;
+use rtshield_sys::Root;
+use rtshield_sys::{set_affinity, set_scheduler};
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
 
@@ -97,13 +100,13 @@ impl Observer for RunObserver<'_> {
             // where main's cpu_affinity says (the engine restores it at the end).
             self.applied_main = true;
             if let Some(c) = &self.main_cpus {
-                if let Err(e) = sched::set_affinity(0, c) {
+                if let Err(e) = set_affinity(0, c) {
                     self.messages
                         .push(format!("main: cannot set cpu_affinity {c}: {e}"));
                 }
             }
             if let Some((p, prio)) = self.main_sched {
-                if let Err(e) = sched::set_scheduler(0, p, prio) {
+                if let Err(e) = set_scheduler(0, p, prio) {
                     self.messages
                         .push(format!("main: cannot set {p} priority {prio}: {e}"));
                 }
@@ -159,7 +162,7 @@ impl Observer for RunObserver<'_> {
         }
         res.end_reason = "checkpoint".into();
         // What a kill -9 leaves says how hot it was at the last checkpoint.
-        res.sysinfo.thermal_end = rtshield_sys::power::thermal(&self.root);
+        res.sysinfo.thermal_end = rtshield_sys::thermal_zones(&self.root);
         let dir = c.dir.clone();
         self.writer.checkpoint(&self.exports, &res, &dir);
     }

@@ -12,7 +12,8 @@
 use rtshield_measure::{MeasureSpec, Measurement, Observer, ResultContext};
 use rtshield_results::export::Failure;
 use rtshield_results::{ExportManager, RunResult};
-use rtshield_sys::{safefs, DirPolicy, InputError, SafeDir, SafeError};
+use rtshield_safefs::{output_dir, DirPolicy, SafeDir, SafeError};
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::AtomicBool;
@@ -25,7 +26,7 @@ pub const EXIT_FILES_MISSING: i32 = 4;
 /// `rtshield-results/STAMP[-N]`. A refusal (unsafe directory, bad name) is
 /// an input error (exit 2).
 pub fn open_output(out: Option<&Path>, stamp: &str, policy: DirPolicy) -> anyhow::Result<SafeDir> {
-    safefs::output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(refusal)
+    output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(refusal)
 }
 
 /// A [`SafeError`] as an error: refusals are input errors (exit 2).
@@ -223,7 +224,7 @@ impl ResultWriter {
     fn fallback_dir(&self) -> Option<SafeDir> {
         let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
         self.fallback_parents.iter().find_map(|p| {
-            safefs::output_dir(
+            output_dir(
                 None,
                 &p.join("rtshield-fallback"),
                 &stamp,
@@ -281,7 +282,7 @@ pub fn measure_and_write(
     };
     let mut ctx = context(programs);
     // The temperatures when the run ended, next to those at its start.
-    ctx.sysinfo.thermal_end = rtshield_sys::power::thermal(root);
+    ctx.sysinfo.thermal_end = rtshield_sys::thermal_zones(root);
     let m = m?;
     let result = to_result(&m, &ctx);
     let mut w = ResultWriter::new();

@@ -20,9 +20,10 @@
 use rtshield_limits as limits;
 use rtshield_load::{LoadArg, LoadSpec};
 use rtshield_measure::{MeasureSpec, Mode, TraceSpec};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::units::format_duration_ns;
-use rtshield_sys::{CpuSet, DirPolicy};
+use rtshield_safefs::DirPolicy;
+use rtshield_vocab::format_duration_ns;
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 
@@ -251,9 +252,9 @@ impl std::fmt::Display for Refusal {
 
 impl std::error::Error for Refusal {}
 
-impl From<Refusal> for rtshield_sys::InputError {
+impl From<Refusal> for rtshield_vocab::InputError {
     fn from(r: Refusal) -> Self {
-        rtshield_sys::InputError::new(r.to_string())
+        rtshield_vocab::InputError::new(r.to_string())
     }
 }
 
@@ -320,7 +321,7 @@ impl MeasureRequest {
     pub fn validate(&self) -> Result<Plan, Refusal> {
         // The affinity mask (which `taskset` or a cpuset may have
         // narrowed), not the machine's online CPUs.
-        let allowed = rtshield_sys::cpus::allowed().unwrap_or_else(|_| CpuSet::single(0));
+        let allowed = rtshield_sys::allowed_cpus().unwrap_or_else(|_| CpuSet::single(0));
         self.validate_on(&allowed)
     }
 

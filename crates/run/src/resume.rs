@@ -12,7 +12,8 @@
 use crate::model::Config;
 use rtshield_results::export::timeline::{self as tl, Row};
 use rtshield_results::RunResult;
-use rtshield_sys::{safefs, InputError};
+use rtshield_safefs::{read_input, INPUT_LIMIT};
+use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 /// Everything the runner needs to continue.
@@ -133,7 +134,7 @@ pub fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
 /// `samples` is at most the checkpoint's count for that thread (later rows
 /// describe samples that are lost). A missing timeline keeps nothing.
 fn kept_rows(path: &Path, prev: &RunResult) -> anyhow::Result<(String, f64)> {
-    let bytes = match safefs::read_input(path, safefs::INPUT_LIMIT) {
+    let bytes = match read_input(path, INPUT_LIMIT) {
         Ok(b) => b,
         Err(_) if !path.exists() => return Ok((String::new(), 0.0)),
         Err(e) => return Err(anyhow::Error::new(e)),

@@ -10,15 +10,17 @@ use crate::pipeline::{self, Missing};
 use crate::print::ConfigPrinter;
 use anyhow::Context;
 use rtshield_isolation::Partitions;
-use rtshield_load::supervise;
-use rtshield_load::{LoadSpec, Output, ProcSpec, ProcStats};
+use rtshield_load::become_subreaper;
+use rtshield_load::{LoadSpec, ProcSpec, ProcStats};
 use rtshield_measure::{MeasureSpec, ThreadSpec};
 use rtshield_results::ExportManager;
 use rtshield_results::{ProgramResult, RunResult};
-use rtshield_sys::sched::Policy;
-use rtshield_sys::units::format_duration_ns;
-use rtshield_sys::{CpuSet, Root};
-use rtshield_sys::{DirPolicy, SafeDir};
+use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_sys::Root;
+use rtshield_vocab::format_duration_ns;
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Output;
+use rtshield_vocab::Policy;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -215,7 +217,7 @@ pub(crate) fn partition_procs_file(root: &Root, p: Partition) -> Option<String> 
 pub(crate) fn partition_dir(
     root: &Root,
     p: Partition,
-) -> Option<(rtshield_sys::cgroup::Hierarchy, String)> {
+) -> Option<(rtshield_sys::Hierarchy, String)> {
     let found = Partitions::discover(root);
     let set = match p {
         Partition::Rt => found.rt(),
@@ -383,7 +385,7 @@ fn execute_with(
     printer: &mut dyn ConfigPrinter,
 ) -> anyhow::Result<RunOutcome> {
     // Orphaned grandchildren come back to us, so the final sweep finds them.
-    supervise::become_subreaper().context("prctl(PR_SET_CHILD_SUBREAPER)")?;
+    become_subreaper().context("prctl(PR_SET_CHILD_SUBREAPER)")?;
     // On resume, later rotation parts go next to the resumed one.
     let resumed_opts;
     let opts = match resume {
@@ -398,7 +400,7 @@ fn execute_with(
     };
     let res = crate::segments::Run::start(cfg, opts, resume, printer).and_then(|run| run.go(stop));
     // Whatever happened (even an error), nothing started by the run stays.
-    let killed = rtshield_load::reaper::kill_all_descendants();
+    let killed = rtshield_load::kill_all_descendants();
     res.map(|mut o| {
         o.stragglers_killed = killed;
         o

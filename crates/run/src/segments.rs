@@ -19,8 +19,10 @@ use anyhow::Context;
 use rtshield_load::{CpuLoadMeter, ProcStats};
 use rtshield_measure::{EndReason, MeasureSpec, ResultContext};
 use rtshield_results::{ProgramResult, RunResult};
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::{Root, SafeDir, SysInfo};
+use rtshield_safefs::SafeDir;
+use rtshield_sys::{get_affinity, set_affinity, set_scheduler};
+use rtshield_sys::{Root, SysInfo};
+use rtshield_vocab::Policy;
 use std::path::{Path, PathBuf};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -39,7 +41,7 @@ fn join_partitions(
         || cfg.programs.iter().any(|p| p.cgroup.is_some());
     if any_cgroup {
         ambiguous_partitions(&opts.root).map_err(|e| {
-            anyhow::Error::from(rtshield_sys::InputError::new(format!("cgroup: {e}")))
+            anyhow::Error::from(rtshield_vocab::InputError::new(format!("cgroup: {e}")))
         })?;
     }
     for p in &cfg.programs {
@@ -162,7 +164,7 @@ pub(crate) struct Run<'a> {
     /// The checkpoint a resumed run adds its first segment to.
     base: Option<(RunResult, f64)>,
     /// Each part's start temperatures are the previous part's end ones.
-    part_thermal: Vec<rtshield_sys::power::ThermalZone>,
+    part_thermal: Vec<rtshield_sys::ThermalZone>,
 }
 
 impl<'a> Run<'a> {
@@ -210,7 +212,7 @@ impl<'a> Run<'a> {
                 cfg.main.dbg_level,
             )?)
         };
-        let online_cpus: Vec<u32> = rtshield_load::cpuload::StatSnapshot::read(&opts.root)
+        let online_cpus: Vec<u32> = rtshield_sys::StatSnapshot::read(&opts.root)
             .map(|s| s.cpus.keys().copied().collect())
             .unwrap_or_default();
         let obs = observer(cfg, opts, &sup, total, printer);
@@ -374,7 +376,7 @@ impl<'a> Run<'a> {
             });
         // main's affinity/policy are applied inside each segment (see the
         // observer); give the engine back the thread as it was.
-        let saved_aff = sched::get_affinity(0).ok();
+        let saved_aff = get_affinity(0).ok();
         self.obs.applied_main = false;
         let m = match self.metrics.as_mut() {
             Some(f) => {
@@ -384,10 +386,10 @@ impl<'a> Run<'a> {
             None => pipeline::measure(&self.opts.root, &self.spec, stop, &mut self.obs),
         };
         if self.obs.main_sched.is_some() {
-            let _ = sched::set_scheduler(0, Policy::Other, 0);
+            let _ = set_scheduler(0, Policy::Other, 0);
         }
         if let Some(a) = saved_aff {
-            let _ = sched::set_affinity(0, &a);
+            let _ = set_affinity(0, &a);
         }
         let m = m?;
         if let Some(f) = self.metrics.as_mut() {
@@ -505,10 +507,10 @@ fn observer<'a>(
 fn stamp_temperatures(
     res: &mut RunResult,
     root: &Root,
-    start: &mut Vec<rtshield_sys::power::ThermalZone>,
+    start: &mut Vec<rtshield_sys::ThermalZone>,
 ) {
     res.sysinfo.thermal = start.clone();
-    res.sysinfo.thermal_end = rtshield_sys::power::thermal(root);
+    res.sysinfo.thermal_end = rtshield_sys::thermal_zones(root);
     *start = res.sysinfo.thermal_end.clone();
 }
 

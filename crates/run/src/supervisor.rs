@@ -7,7 +7,7 @@ use crate::model::Cycle;
 use crate::runner::partition_procs_file;
 use crate::runner::Supervised;
 use anyhow::Context;
-use rtshield_load::supervise::Event;
+use rtshield_load::Event;
 use rtshield_load::{ProcSpec, ProcStats, Supervisor};
 use rtshield_sys::Root;
 use std::path::PathBuf;

@@ -6,7 +6,8 @@
 use rtshield_load::{CpuLoad, CpuLoadMeter};
 use rtshield_measure::{IntervalStats, Measurement, Observer};
 use rtshield_results::export::timeline::{Host, Row, TimelineWriter};
-use rtshield_sys::{Root, SafeDir, SafeError};
+use rtshield_safefs::{SafeDir, SafeError};
+use rtshield_sys::Root;
 use std::io;
 
 pub use rtshield_results::export::timeline::{FILE, HEADER};
@@ -22,11 +23,9 @@ pub struct Timeline {
 /// zone (each `None` when it cannot be read).
 pub fn host_now(root: &Root) -> Host {
     Host {
-        uptime_s: rtshield_sys::power::uptime_s(root),
-        loadavg: rtshield_sys::loadavg::LoadAvg::read(root)
-            .ok()
-            .map(|l| l.avg),
-        temp_c: rtshield_sys::power::max_temp_c(&rtshield_sys::power::thermal(root)),
+        uptime_s: rtshield_sys::uptime_s(root),
+        loadavg: rtshield_sys::LoadAvg::read(root).ok().map(|l| l.avg),
+        temp_c: rtshield_sys::max_temp_c(&rtshield_sys::thermal_zones(root)),
     }
 }
 
@@ -125,7 +124,7 @@ impl<'a> WithTimeline<'a> {
         root: &Root,
         loaded: bool,
     ) -> WithTimeline<'a> {
-        let cpus: Vec<u32> = rtshield_load::cpuload::StatSnapshot::read(root)
+        let cpus: Vec<u32> = rtshield_sys::StatSnapshot::read(root)
             .map(|s| s.cpus.keys().copied().collect())
             .unwrap_or_default();
         let timeline = match Timeline::create(dir, cpus) {

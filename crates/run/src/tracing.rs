@@ -24,10 +24,11 @@ use rtshield_measure::{
     IntervalStats, MeasureSpec, Measurement, Observer, SpikeMark, SpikeTrigger, TraceSpec,
 };
 use rtshield_results::{LatencyPart, SplitResult, TraceResult};
-use rtshield_sys::procstat::{steal_ns_between, StatSnapshot};
-use rtshield_sys::tracefs::{self, Instance, PipeReader};
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::Root;
+use rtshield_sys::{steal_ns_between, StatSnapshot};
+use rtshield_sys::{tracing_unavailable, TraceConfig, TraceInstance, TracePipe};
 use rtshield_trace::{Record, Splitter};
+use rtshield_vocab::CpuSet;
 use std::collections::VecDeque;
 use std::os::unix::io::AsRawFd;
 use std::sync::atomic::AtomicBool;
@@ -38,10 +39,10 @@ use std::time::Instant;
 /// so on stderr. Called at the start of every `measure`, `run` and
 /// campaign cell, traced or not, once their input has been checked.
 pub fn remove_leftovers(root: &Root) {
-    for l in tracefs::remove_leftovers(root) {
+    for l in rtshield_sys::remove_tracing_leftovers(root) {
         let what = match l.kind {
-            tracefs::LeftoverKind::Instance => "trace instance",
-            tracefs::LeftoverKind::Mount => "tracefs mount",
+            rtshield_sys::TracingLeftoverKind::Instance => "trace instance",
+            rtshield_sys::TracingLeftoverKind::Mount => "tracefs mount",
         };
         eprintln!(
             "rtshield: removed the {what} {} left by rtshield process {} (gone)",
@@ -61,7 +62,7 @@ const STEAL_EVERY: std::time::Duration = std::time::Duration::from_millis(100);
 /// With `--split`, records kept for spike analysis: the last 2 s.
 const KEEP_NS: u64 = 2_000_000_000;
 /// The events `--split` alone needs (the spike analysis wants all of
-/// `tracefs::EVENTS`).
+/// the default events of `rtshield_sys`'s tracefs instances).
 const SPLIT_EVENTS: &[&str] = &[
     "timer:hrtimer_start",
     "timer:hrtimer_expire_entry",
@@ -107,11 +108,11 @@ impl Part {
 pub struct Session {
     spec: TraceSpec,
     root: Root,
-    inst: Option<Instance>,
+    inst: Option<TraceInstance>,
     /// `trace_marker` (or `tracing_on` with `--trace-stop`), opened before
     /// the measuring threads start.
     spike_file: Option<std::fs::File>,
-    pipe: Option<PipeReader>,
+    pipe: Option<TracePipe>,
     /// `--split`: the recent records, for spike analysis.
     kept: VecDeque<Record>,
     /// Per measuring thread (index in `spec.threads`).
@@ -172,20 +173,20 @@ impl Session {
     }
 
     fn open(&mut self, cpus: &CpuSet) -> Result<(), String> {
-        if let Some(why) = tracefs::unavailable(&self.root) {
+        if let Some(why) = tracing_unavailable(&self.root) {
             return Err(why);
         }
         if cpus.is_empty() {
             return Err("the measuring threads are not pinned to CPUs (give --cpus)".into());
         }
-        let mut cfg = tracefs::Config::new(cpus.clone());
+        let mut cfg = TraceConfig::new(cpus.clone());
         cfg.buffer_kb = self.spec.buffer_kb;
         if self.spec.on_latency_ns.is_none() {
             // --split alone: only what `Splitter` reads (fewer events to
             // record, read and parse for every wake-up).
             cfg.events = SPLIT_EVENTS.iter().map(|e| e.to_string()).collect();
         }
-        let inst = Instance::create(&self.root, &cfg).map_err(|e| e.to_string())?;
+        let inst = TraceInstance::create(&self.root, &cfg).map_err(|e| e.to_string())?;
         for s in inst.stale_removed() {
             eprintln!("rtshield: removed the stale trace instance {s} (its process is gone)");
         }
@@ -327,7 +328,7 @@ impl Session {
             self.kept.make_contiguous();
             self.kept.as_slices().0
         } else {
-            match self.inst.as_ref().map(Instance::read) {
+            match self.inst.as_ref().map(TraceInstance::read) {
                 Some(Ok(t)) => {
                     parsed = rtshield_trace::parse_from(&t, from);
                     &parsed
@@ -396,7 +397,7 @@ impl Session {
                 self.read_pipe(&tids);
             }
             if self.spec.stop && self.pipe.is_none() {
-                match self.inst.as_ref().map(Instance::read) {
+                match self.inst.as_ref().map(TraceInstance::read) {
                     Some(Ok(text)) => {
                         self.explain_pending(Some(&text));
                         self.result.raw = Some(text);
@@ -506,20 +507,20 @@ pub fn measure_traced(
 /// read now (the trace's prio does not tell FIFO from RR); threads gone
 /// since, or not real-time any more, are left out.
 fn live_rt(root: &Root, pids: &[u32]) -> std::collections::BTreeMap<u32, rtshield_trace::LiveRt> {
-    use rtshield_sys::task;
+    use rtshield_sys::{task_comm, task_stat};
     use rtshield_trace::{LiveRt, RtPolicy};
     pids.iter()
         .filter_map(|&pid| {
-            let st = task::stat(root, pid)?;
+            let st = task_stat(root, pid)?;
             let policy = match st.policy? {
-                rtshield_sys::sched::Policy::Fifo => RtPolicy::Fifo,
-                rtshield_sys::sched::Policy::Rr => RtPolicy::Rr,
+                rtshield_vocab::Policy::Fifo => RtPolicy::Fifo,
+                rtshield_vocab::Policy::Rr => RtPolicy::Rr,
                 _ => return None,
             };
             Some((
                 pid,
                 LiveRt {
-                    comm: task::comm(root, pid)?,
+                    comm: task_comm(root, pid)?,
                     policy,
                     priority: st.rt_priority?,
                 },

@@ -5,7 +5,8 @@ use rtshield_config::Config;
 use rtshield_measure::IntervalStats;
 use rtshield_run::runner::RunOutcome;
 use rtshield_run::{ConfigPrinter, ConfigRequest, MeasureRequest, Plan, Printer, Summary};
-use rtshield_sys::{InputError, Root, SysInfo};
+use rtshield_sys::{Root, SysInfo};
+use rtshield_vocab::InputError;
 use std::path::Path;
 
 /// What a printer was asked to show, in order.

@@ -4,7 +4,7 @@
 
 use rtshield_results::{ExportManager, JSON_FILE};
 use rtshield_run::pipeline::ResultWriter;
-use rtshield_sys::{DirPolicy, SafeDir};
+use rtshield_safefs::{DirPolicy, SafeDir};
 use std::rc::Rc;
 
 fn dir(p: &std::path::Path) -> Rc<SafeDir> {

@@ -6,8 +6,8 @@ use rtshield_load::CpuLoad;
 use rtshield_measure::{IntervalStats, ThreadStats};
 use rtshield_run::runner::{self, measure_spec, rotated_dir};
 use rtshield_run::timeline::Timeline;
-use rtshield_sys::sched::Policy;
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use std::path::Path;
 
 fn cfg(text: &str) -> rtshield_config::Config {
@@ -50,7 +50,7 @@ fn spec_from_a_config() {
 #[test]
 fn timeline_rows() {
     let d = tempfile::tempdir().unwrap();
-    let sd = rtshield_sys::SafeDir::open(d.path(), rtshield_sys::DirPolicy::Strict).unwrap();
+    let sd = rtshield_safefs::SafeDir::open(d.path(), rtshield_safefs::DirPolicy::Strict).unwrap();
     // The host columns come from a fake tree: uptime, load average, the
     // hottest of two thermal zones.
     let fake = tempfile::tempdir().unwrap();

@@ -15,13 +15,15 @@
 //!   one, never half of one, and a planted symlink is never followed;
 //! - names are single path components: `a/b`, `..` and NUL are refused.
 //!
-//! The crate is the layer every crate that writes a file goes through; it
-//! knows nothing of the kernel (that is `rtshield-sys`) nor of any file
-//! format. Split by concern: [`SafeDir`] and its checks (`dir`), atomic
+//! Its one job: be the layer every crate that writes a file (or reads a
+//! file a user named) goes through. What it may not do: know the kernel
+//! (that is `rtshield-sys`) or any file format (it moves bytes; the
+//! callers encode them). Split by concern: [`SafeDir`] and its checks (`dir`), atomic
 //! writes and removal (`file`), bounded reads (`read`), paths given by the
 //! user (`paths`), and the error every operation returns (`error`).
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod dir;
 mod error;

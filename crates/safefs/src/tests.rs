@@ -199,7 +199,7 @@ fn private_dir_and_file_checks() {
 
 #[test]
 fn foreign_owner_is_refused_for_private_reads() {
-    if !rtshield_testkit::testenv::require_root("chowns a file to another user") {
+    if !rtshield_testkit::require_root("chowns a file to another user") {
         return;
     }
     let t = tempfile::tempdir().unwrap();

@@ -3,7 +3,7 @@
 /// One spin step: a 64-bit LCG step the optimiser cannot fold or vectorise
 /// (`black_box` on every value), about a nanosecond on a current core.
 #[inline(never)]
-pub fn spin(steps: u64, state: &mut u64) {
+pub(crate) fn spin(steps: u64, state: &mut u64) {
     let mut s = *state;
     for _ in 0..steps {
         s = s
@@ -25,19 +25,19 @@ fn clock_ns(clock: libc::clockid_t) -> u64 {
 }
 
 /// CPU time of the calling thread (a system call, ~100 ns: not per step).
-pub fn thread_cpu_ns() -> u64 {
+pub(crate) fn thread_cpu_ns() -> u64 {
     clock_ns(libc::CLOCK_THREAD_CPUTIME_ID)
 }
 
 /// CLOCK_MONOTONIC.
-pub fn mono_ns() -> u64 {
+pub(crate) fn mono_ns() -> u64 {
     clock_ns(libc::CLOCK_MONOTONIC)
 }
 
 /// Spin steps per microsecond of the calling thread's CPU time: the best of
 /// five runs of at least 5 ms each. CPU time rather than wall time, so a
 /// preemption during calibration does not make the machine look slow.
-pub fn calibrate() -> f64 {
+pub(crate) fn calibrate() -> f64 {
     let mut state = 1u64;
     let mut steps = 50_000u64;
     let mut best = 0.0f64;
@@ -60,7 +60,7 @@ pub fn calibrate() -> f64 {
 
 /// Sleep `ns` on CLOCK_MONOTONIC in slices of at most 10 ms, returning early
 /// when `stop` is set (so a timeout or SIGINT never waits for a long sleep).
-pub fn sleep_unless(ns: u64, stop: &std::sync::atomic::AtomicBool) {
+pub(crate) fn sleep_unless(ns: u64, stop: &std::sync::atomic::AtomicBool) {
     use std::sync::atomic::Ordering;
     let end = mono_ns() + ns;
     loop {

@@ -1,10 +1,22 @@
-//! Runs a lollobrigida scenario (the ARTiS thesis's annex B format) on the
-//! real kernel: the plan for this machine (masks trimmed to the CPUs
-//! present, `--scale`, the dangerous task refused), one thread per task with
-//! its policy and mask, the busy loop, and SIGINT/SIGTERM handling. The
-//! scenario model, parser and report shape are in the pure
-//! `rtshield-scenario`, shared with the simulator.
+//! rtshield-scenario-run: runs a lollobrigida scenario (the ARTiS thesis's
+//! annex B format) on the real kernel.
+//!
+//! Its one job: the plan for this machine ([`plan`]: masks trimmed to the
+//! CPUs present, `--scale`, the dangerous task refused), then the run
+//! ([`run`]): one thread per task with its policy and mask, the busy loop,
+//! and SIGINT/SIGTERM handling, reported in `rtshield-scenario`'s shape.
+//!
+//! What it may not do: parse the scenario or shape the report (the pure
+//! `rtshield-scenario` does, shared with the simulator), or let real-time
+//! tasks that never sleep hold every CPU (the plan refuses them unless
+//! `--force`).
 
-pub mod busy;
-pub mod plan;
-pub mod runner;
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
+mod busy;
+mod plan;
+mod runner;
+
+pub use plan::{plan, Plan, PlanOptions, PlannedTask};
+pub use runner::{run, RunOptions, RunOutcome};

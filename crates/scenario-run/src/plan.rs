@@ -1,12 +1,13 @@
 //! From a parsed scenario to what runs on this machine: CPU masks trimmed
 //! to the CPUs present, `--scale` applied, and the dangerous task refused.
 
-use rtshield_scenario::model::{Scenario, TaskSpec};
-use rtshield_sys::{CpuSet, InputError};
+use rtshield_scenario::{Scenario, TaskSpec};
+use rtshield_vocab::{CpuSet, InputError};
 
 /// One task as it will run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PlannedTask {
+    /// The task as the scenario wrote it.
     pub spec: TaskSpec,
     /// The mask applied (never empty, only online CPUs).
     pub mask: CpuSet,
@@ -14,8 +15,11 @@ pub struct PlannedTask {
     pub loops: u64,
 }
 
+/// What will run on this machine: every task with its mask and loop count, and what
+/// the plan changed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Plan {
+    /// Every task, in scenario order.
     pub tasks: Vec<PlannedTask>,
     /// What was changed and why, one sentence each (printed and kept in
     /// the report's warnings).
@@ -46,7 +50,7 @@ impl Default for PlanOptions {
 /// for normal tasks and numbers its RT CPUs upward, so folding to the top
 /// keeps CPU 0 free of tasks meant for other CPUs (and keeps a small machine
 /// usable). Returns the mask and what was trimmed, if anything.
-pub fn trim_mask(mask: &CpuSet, online: &CpuSet) -> (CpuSet, Option<String>) {
+pub(crate) fn trim_mask(mask: &CpuSet, online: &CpuSet) -> (CpuSet, Option<String>) {
     let kept = mask.intersection(online);
     let dropped = mask.difference(online);
     if dropped.is_empty() {
@@ -82,9 +86,13 @@ fn shorten_list(s: &CpuSet) -> String {
 }
 
 /// Accepted `--scale` factors.
-pub const MIN_SCALE: f64 = 1e-6;
-pub const MAX_SCALE: f64 = 1e6;
+pub(crate) const MIN_SCALE: f64 = 1e-6;
+pub(crate) const MAX_SCALE: f64 = 1e6;
 
+/// The plan of scenario `s` on the `online` CPUs: masks trimmed to them, `--scale`
+/// applied (refused outside 1e-6..1e6 or past the parser's iteration limit), and
+/// real-time tasks that never sleep and could hold every CPU refused unless
+/// `o.force`.
 pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, InputError> {
     if !(o.scale.is_finite() && (MIN_SCALE..=MAX_SCALE).contains(&o.scale)) {
         return Err(InputError::new(format!(
@@ -139,12 +147,12 @@ pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, Input
         // Checked: a scaled loop stays within the parser's range instead of
         // saturating at u64::MAX.
         let scaled = (t.loops as f64 * o.scale).round();
-        if scaled > rtshield_scenario::parse::MAX_ITERATIONS as f64 {
+        if scaled > rtshield_scenario::MAX_ITERATIONS as f64 {
             return Err(InputError::new(format!(
                 "--scale {}: task '{}' would run {scaled} iterations, more than {}",
                 o.scale,
                 t.name,
-                rtshield_scenario::parse::MAX_ITERATIONS
+                rtshield_scenario::MAX_ITERATIONS
             )));
         }
         let loops = (scaled as u64).max(1);

@@ -8,12 +8,16 @@
 
 use crate::busy::{self, mono_ns, thread_cpu_ns};
 use crate::plan::{Plan, PlannedTask};
-use rtshield_scenario::model::Scenario;
-use rtshield_scenario::report::{self, BalanceReport, CpuReport, RunSummary, TaskReport, SCHEMA};
-use rtshield_sys::procstat::StatSnapshot as CpuTimes;
-use rtshield_sys::sched::{self, Policy};
-use rtshield_sys::task::ThreadSched;
-use rtshield_sys::{CpuSet, Root};
+use rtshield_scenario::Scenario;
+use rtshield_scenario::{
+    fmt_ns, group_reports, BalanceReport, CpuReport, RunSummary, TaskReport, BALANCE_SCHEMA,
+};
+use rtshield_sys::Root;
+use rtshield_sys::StatSnapshot as CpuTimes;
+use rtshield_sys::ThreadSched;
+use rtshield_sys::{current_cpu, gettid, set_affinity, set_scheduler};
+use rtshield_vocab::CpuSet;
+use rtshield_vocab::Policy;
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU32, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,7 +28,9 @@ const CHECK_US: f64 = 50.0;
 /// How often the main thread samples /proc/stat during the run.
 const SAMPLE_NS: u64 = 20_000_000;
 
+/// How to run a plan.
 pub struct RunOptions<'a> {
+    /// The tree `/proc` is read below (the host for a real run).
     pub root: Root,
     /// Overrides the scenario's `timeout`.
     pub timeout_ns: Option<u64>,
@@ -37,16 +43,20 @@ pub struct RunOptions<'a> {
 /// What happened, besides the report.
 #[derive(Debug, Clone)]
 pub struct RunOutcome {
+    /// The balance report, in the shape the simulator also writes.
     pub report: BalanceReport,
     /// Scenario iterations per µs used for the run.
     pub loops_per_us: f64,
     /// Spin steps per µs measured on this machine.
     pub steps_per_us: f64,
+    /// The run hit its timeout before every task finished.
     pub timed_out: bool,
+    /// The interrupt flag (SIGINT/SIGTERM) ended the run early.
     pub interrupted: bool,
-    /// When the start signal was given (CLOCK_MONOTONIC ns), and when each
-    /// task (in plan order) saw it: the synchronised start, checkable.
+    /// When the start signal was given (CLOCK_MONOTONIC ns); with
+    /// [`RunOutcome::task_start_ns`], the synchronised start is checkable.
     pub release_ns: u64,
+    /// When each task saw the start signal, in plan order (CLOCK_MONOTONIC ns).
     pub task_start_ns: Vec<u64>,
 }
 
@@ -90,7 +100,7 @@ fn irq_masking_syscall() {
 fn setup(t: &PlannedTask) -> (Vec<String>, Policy) {
     let mut notes = Vec::new();
     let name = &t.spec.name;
-    if let Err(e) = sched::set_affinity(0, &t.mask) {
+    if let Err(e) = set_affinity(0, &t.mask) {
         notes.push(format!(
             "task {name}: could not set cpu_mask {}: {e}",
             t.mask.to_list()
@@ -98,7 +108,7 @@ fn setup(t: &PlannedTask) -> (Vec<String>, Policy) {
     }
     let mut policy = Policy::Other;
     if t.spec.policy != Policy::Other {
-        match sched::set_scheduler(0, t.spec.policy, t.spec.priority) {
+        match set_scheduler(0, t.spec.policy, t.spec.priority) {
             Ok(()) => policy = t.spec.policy,
             Err(e) => notes.push(format!(
                 "task {name}: could not set {} {}: {e}; it runs as SCHED_OTHER",
@@ -110,13 +120,8 @@ fn setup(t: &PlannedTask) -> (Vec<String>, Policy) {
     if t.spec.nice != 0 {
         // On Linux, setpriority on a thread id changes that thread only.
         // SAFETY: plain system call.
-        let r = unsafe {
-            libc::setpriority(
-                libc::PRIO_PROCESS,
-                sched::gettid() as libc::id_t,
-                t.spec.nice,
-            )
-        };
+        let r =
+            unsafe { libc::setpriority(libc::PRIO_PROCESS, gettid() as libc::id_t, t.spec.nice) };
         if r != 0 {
             notes.push(format!(
                 "task {name}: could not set nice {}: {}",
@@ -129,7 +134,7 @@ fn setup(t: &PlannedTask) -> (Vec<String>, Policy) {
 }
 
 fn cpu_index() -> usize {
-    usize::try_from(sched::current_cpu()).unwrap_or(0)
+    usize::try_from(current_cpu()).unwrap_or(0)
 }
 
 /// The body of one task thread.
@@ -141,7 +146,7 @@ fn task_main(
     sh: Arc<Shared>,
     ncpus: usize,
 ) -> TaskOut {
-    let tid = sched::gettid();
+    let tid = gettid();
     let (notes, policy) = setup(&t);
     let before = ThreadSched::read_own(&root, tid);
     let mut out = TaskOut {
@@ -223,7 +228,140 @@ pub fn run(
 ) -> anyhow::Result<RunOutcome> {
     let ncpus = online.last().map_or(1, |c| c as usize + 1);
     let mut warnings = plan.notes.clone();
+    let speed = calibrate(s, o, &mut warnings);
+    if plan.tasks.iter().any(|t| t.spec.irq_period.is_some()) {
+        warnings.push("irq_period: each period ends with a sched_getaffinity(2) call, which takes the task's pi_lock with interrupts disabled".into());
+    }
 
+    let sh = Arc::new(Shared {
+        stop: AtomicBool::new(false),
+        go: AtomicU32::new(0),
+        ready: AtomicUsize::new(0),
+        finished: AtomicUsize::new(0),
+        demand: AtomicI64::new(0),
+    });
+    let handles = spawn_tasks(plan, &speed, o, &sh, ncpus)?;
+    // Every task set up and blocked: release them together.
+    // (A thread that ended before getting ready panicked: don't wait for it.)
+    while sh.ready.load(Ordering::SeqCst) < handles.len()
+        && !handles.iter().any(|h| h.is_finished())
+    {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    let stat0 = CpuTimes::read(&o.root).unwrap_or_default();
+    let t_release = mono_ns();
+    release(&sh);
+
+    let timeout = o.timeout_ns.or(s.globals.timeout_ns);
+    let mut idle = IdleWhileWaiting::new(stat0.clone(), t_release, online.len());
+    let end = watch(
+        &sh,
+        handles.len(),
+        timeout.map(|t| t_release.saturating_add(t)),
+        o,
+        &mut idle,
+    );
+    let stop_ns = mono_ns();
+    sh.stop.store(true, Ordering::SeqCst);
+    let outs: Vec<TaskOut> = handles
+        .into_iter()
+        .map(|h| {
+            h.join().unwrap_or_else(|_| TaskOut {
+                notes: vec!["a task thread panicked; its measurements are lost".into()],
+                ..TaskOut::default()
+            })
+        })
+        .collect();
+    let stat1 = CpuTimes::read(&o.root).unwrap_or_default();
+    // The tail since the last sample: the tasks were finishing or being
+    // stopped, so none is counted as waiting.
+    idle.sample(&stat1, mono_ns(), 0);
+    if stat0.cpus.is_empty() || stat1.cpus.is_empty() {
+        warnings.push(format!(
+            "{} could not be read: per-CPU idle and busy shares are unknown (shown as 0 % idle)",
+            rtshield_sys::kpath::STAT
+        ));
+    }
+
+    // Build the report.
+    let first_start = outs
+        .iter()
+        .map(|t| t.start_ns)
+        .filter(|&s| s > 0)
+        .min()
+        .unwrap_or(t_release);
+    let last_start = outs.iter().map(|t| t.start_ns).max().unwrap_or(t_release);
+    let last_end = outs.iter().map(|t| t.end_ns).max().unwrap_or(stop_ns);
+    let makespan = last_end.saturating_sub(first_start);
+    let why_unfinished = if end.interrupted {
+        "the run was interrupted".to_string()
+    } else {
+        format!(
+            "the timeout of {} ended the run",
+            fmt_ns(timeout.unwrap_or(0) as f64)
+        )
+    };
+    let (tasks, rt_ns) = task_reports(plan, &outs, ncpus, &why_unfinished, &mut warnings);
+    let ncols = tasks
+        .iter()
+        .map(|t| t.cpu_share.len())
+        .max()
+        .unwrap_or(ncpus)
+        .max(ncpus);
+    let cpus = cpu_reports(online, &stat0, &stat1, &rt_ns, makespan);
+    let unfinished = tasks.iter().filter(|t| !t.finished).count();
+    let report = BalanceReport {
+        schema: BALANCE_SCHEMA.to_string(),
+        source: "kernel".into(),
+        balancer: format!(
+            "linux {}",
+            o.root
+                .read_trim(rtshield_sys::kpath::OSRELEASE)
+                .unwrap_or_else(|_| "?".into())
+        ),
+        scenario: s.source.clone(),
+        ncpus: ncols,
+        rt_cpus: String::new(),
+        seed: None,
+        groups: group_reports(&tasks, ncols),
+        tasks,
+        cpus,
+        run: RunSummary {
+            makespan_ns: makespan,
+            idle_while_waiting_ns: idle.waiting_ns.round() as u64,
+            start_skew_ns: Some(last_start.saturating_sub(first_start)),
+            unfinished,
+        },
+        migrations_by_kind: Default::default(),
+        rt0_latency: Vec::new(),
+        warnings,
+    };
+    Ok(RunOutcome {
+        release_ns: t_release,
+        task_start_ns: outs.iter().map(|t| t.start_ns).collect(),
+        report,
+        loops_per_us: speed.loops_per_us,
+        steps_per_us: speed.steps_per_us,
+        timed_out: end.timed_out,
+        interrupted: end.interrupted,
+    })
+}
+
+/// How fast a scenario iteration runs here.
+struct Speed {
+    /// Spin steps per µs this CPU does.
+    steps_per_us: f64,
+    /// Scenario iterations per µs (given, or one step each).
+    loops_per_us: f64,
+    /// Spin steps per iteration.
+    steps_per_iter: u64,
+    /// Iterations between two looks at the CPU and CPU time (~[`CHECK_US`]).
+    check_iters: u64,
+}
+
+/// Measure this CPU's spin speed and map the scenario's `loops_per_us`
+/// (or the option's) onto it, saying how in `warnings`.
+fn calibrate(s: &Scenario, o: &RunOptions, warnings: &mut Vec<String>) -> Speed {
     let steps_per_us = busy::calibrate();
     let (loops_per_us, steps_per_iter) = match o.loops_per_us.or(s.globals.loops_per_us) {
         Some(l) => {
@@ -245,29 +383,36 @@ pub fn run(
             (steps_per_us, 1)
         }
     };
-    let check_iters = ((CHECK_US * loops_per_us).round() as u64).max(1);
-    if plan.tasks.iter().any(|t| t.spec.irq_period.is_some()) {
-        warnings.push("irq_period: each period ends with a sched_getaffinity(2) call, which takes the task's pi_lock with interrupts disabled".into());
+    Speed {
+        steps_per_us,
+        loops_per_us,
+        steps_per_iter,
+        check_iters: ((CHECK_US * loops_per_us).round() as u64).max(1),
     }
+}
 
-    let sh = Arc::new(Shared {
-        stop: AtomicBool::new(false),
-        go: AtomicU32::new(0),
-        ready: AtomicUsize::new(0),
-        finished: AtomicUsize::new(0),
-        demand: AtomicI64::new(0),
-    });
-    // One store and one FUTEX_WAKE for every waiter: the "single signal
-    // sent to all tasks" of the ARTiS thesis, without a mutex to take in turn.
-    let release = |sh: &Shared| {
-        sh.go.store(1, Ordering::Release);
-        futex(
-            &sh.go,
-            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            i32::MAX as u32,
-        );
-    };
+/// Open the start gate. One store and one FUTEX_WAKE for every waiter:
+/// the "single signal sent to all tasks" of the ARTiS thesis, without a
+/// mutex to take in turn.
+fn release(sh: &Shared) {
+    sh.go.store(1, Ordering::Release);
+    futex(
+        &sh.go,
+        libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+        i32::MAX as u32,
+    );
+}
 
+/// One thread per task, each blocked at the start gate once set up. When
+/// one cannot be started, those already started are stopped and joined.
+fn spawn_tasks(
+    plan: &Plan,
+    speed: &Speed,
+    o: &RunOptions,
+    sh: &Arc<Shared>,
+    ncpus: usize,
+) -> anyhow::Result<Vec<std::thread::JoinHandle<TaskOut>>> {
+    let (steps_per_iter, check_iters) = (speed.steps_per_iter, speed.check_iters);
     let mut handles = Vec::with_capacity(plan.tasks.len());
     for t in &plan.tasks {
         let (t2, root, sh2) = (t.clone(), o.root.clone(), sh.clone());
@@ -279,7 +424,7 @@ pub fn run(
             Ok(h) => handles.push(h),
             Err(e) => {
                 sh.stop.store(true, Ordering::SeqCst);
-                release(&sh);
+                release(sh);
                 for h in handles {
                     let _ = h.join();
                 }
@@ -287,36 +432,61 @@ pub fn run(
             }
         }
     }
-    // Every task set up and blocked: release them together.
-    // (A thread that ended before getting ready panicked: don't wait for it.)
-    while sh.ready.load(Ordering::SeqCst) < handles.len()
-        && !handles.iter().any(|h| h.is_finished())
-    {
-        std::thread::sleep(Duration::from_micros(200));
-    }
-    let stat0 = CpuTimes::read(&o.root).unwrap_or_default();
-    let t_release = mono_ns();
-    release(&sh);
+    Ok(handles)
+}
 
-    let timeout = o.timeout_ns.or(s.globals.timeout_ns);
-    let deadline = timeout.map(|t| t_release.saturating_add(t));
-    let tick_ns = 1e9 / clock_ticks_per_sec();
-    let n_online = online.len() as f64;
-    let (mut last_stat, mut last_t) = (stat0.clone(), t_release);
-    let mut idle_waiting_ns = 0.0f64;
-    let mut sample = |stat: &CpuTimes, t: u64, demand: i64| {
-        let dt = t.saturating_sub(last_t) as f64;
-        if dt > 0.0 {
-            let idle = last_stat.idle_ticks(stat) as f64 * tick_ns;
-            let busy_cpus = ((n_online * dt - idle) / dt).max(0.0);
-            let waiting = (demand as f64 - busy_cpus).max(0.0);
-            idle_waiting_ns += idle.min(waiting * dt);
+/// Time CPUs sat idle while tasks waited for one, integrated from
+/// `/proc/stat` samples and the tasks' demand.
+struct IdleWhileWaiting {
+    tick_ns: f64,
+    n_online: f64,
+    last_stat: CpuTimes,
+    last_t: u64,
+    /// The integral so far (ns).
+    waiting_ns: f64,
+}
+
+impl IdleWhileWaiting {
+    fn new(stat0: CpuTimes, t0: u64, n_online: usize) -> IdleWhileWaiting {
+        IdleWhileWaiting {
+            tick_ns: 1e9 / clock_ticks_per_sec(),
+            n_online: n_online as f64,
+            last_stat: stat0,
+            last_t: t0,
+            waiting_ns: 0.0,
         }
-        last_stat = stat.clone();
-        last_t = t;
-    };
-    let (mut timed_out, mut interrupted) = (false, false);
-    let n = handles.len();
+    }
+
+    /// Add the span since the last sample: `demand` tasks wanted a CPU.
+    fn sample(&mut self, stat: &CpuTimes, t: u64, demand: i64) {
+        let dt = t.saturating_sub(self.last_t) as f64;
+        if dt > 0.0 {
+            let idle = self.last_stat.idle_ticks(stat) as f64 * self.tick_ns;
+            let busy_cpus = ((self.n_online * dt - idle) / dt).max(0.0);
+            let waiting = (demand as f64 - busy_cpus).max(0.0);
+            self.waiting_ns += idle.min(waiting * dt);
+        }
+        self.last_stat = stat.clone();
+        self.last_t = t;
+    }
+}
+
+/// How the wait for the tasks ended.
+struct WatchEnd {
+    timed_out: bool,
+    interrupted: bool,
+}
+
+/// Wait until the `n` tasks finish, the deadline passes or the interrupt
+/// flag is set, sampling `/proc/stat` every [`SAMPLE_NS`].
+fn watch(
+    sh: &Shared,
+    n: usize,
+    deadline: Option<u64>,
+    o: &RunOptions,
+    idle: &mut IdleWhileWaiting,
+) -> WatchEnd {
+    let interrupted = || o.interrupt.is_some_and(|f| f.load(Ordering::Relaxed));
     loop {
         let now = mono_ns();
         let mut wait = SAMPLE_NS;
@@ -327,76 +497,54 @@ pub fn run(
         let until = now + wait;
         while mono_ns() < until && sh.finished.load(Ordering::SeqCst) < n {
             std::thread::sleep(Duration::from_millis(1));
-            if o.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
+            if interrupted() {
                 break;
             }
         }
         let demand = sh.demand.load(Ordering::Relaxed);
         if sh.finished.load(Ordering::SeqCst) >= n {
-            break;
+            return WatchEnd {
+                timed_out: false,
+                interrupted: false,
+            };
         }
-        if o.interrupt.is_some_and(|f| f.load(Ordering::Relaxed)) {
-            interrupted = true;
-            break;
+        if interrupted() {
+            return WatchEnd {
+                timed_out: false,
+                interrupted: true,
+            };
         }
         if deadline.is_some_and(|d| mono_ns() >= d) {
-            timed_out = true;
-            break;
+            return WatchEnd {
+                timed_out: true,
+                interrupted: false,
+            };
         }
-        sample(
+        idle.sample(
             &CpuTimes::read(&o.root).unwrap_or_default(),
             mono_ns(),
             demand,
         );
     }
-    let stop_ns = mono_ns();
-    sh.stop.store(true, Ordering::SeqCst);
-    let outs: Vec<TaskOut> = handles
-        .into_iter()
-        .map(|h| {
-            h.join().unwrap_or_else(|_| TaskOut {
-                notes: vec!["a task thread panicked; its measurements are lost".into()],
-                ..TaskOut::default()
-            })
-        })
-        .collect();
-    let stat1 = CpuTimes::read(&o.root).unwrap_or_default();
-    // The tail since the last sample: the tasks were finishing or being
-    // stopped, so none is counted as waiting.
-    sample(&stat1, mono_ns(), 0);
-    if stat0.cpus.is_empty() || stat1.cpus.is_empty() {
-        warnings.push(format!(
-            "{} could not be read: per-CPU idle and busy shares are unknown (shown as 0 % idle)",
-            rtshield_sys::kpath::STAT
-        ));
-    }
+}
 
-    // Build the report.
-    let first_start = outs
-        .iter()
-        .map(|t| t.start_ns)
-        .filter(|&s| s > 0)
-        .min()
-        .unwrap_or(t_release);
-    let last_start = outs.iter().map(|t| t.start_ns).max().unwrap_or(t_release);
-    let last_end = outs.iter().map(|t| t.end_ns).max().unwrap_or(stop_ns);
-    let makespan = last_end.saturating_sub(first_start);
+/// Each task's report (an unfinished one also gets a warning saying
+/// `why_unfinished`), and the CPU time RT tasks spent on each CPU.
+fn task_reports(
+    plan: &Plan,
+    outs: &[TaskOut],
+    ncpus: usize,
+    why_unfinished: &str,
+    warnings: &mut Vec<String>,
+) -> (Vec<TaskReport>, Vec<u64>) {
     let mut tasks = Vec::with_capacity(outs.len());
     let mut rt_ns = vec![0u64; ncpus];
-    for (t, out) in plan.tasks.iter().zip(&outs) {
+    for (t, out) in plan.tasks.iter().zip(outs) {
         warnings.extend(out.notes.iter().cloned());
         let finished = out.done >= t.loops;
         if !finished {
-            let why = if interrupted {
-                "the run was interrupted".to_string()
-            } else {
-                format!(
-                    "the timeout of {} ended the run",
-                    report::fmt_ns(timeout.unwrap_or(0) as f64)
-                )
-            };
             warnings.push(format!(
-                "task {} unfinished: {} of {} iterations done ({:.1}%) when {why}",
+                "task {} unfinished: {} of {} iterations done ({:.1}%) when {why_unfinished}",
                 t.spec.name,
                 out.done,
                 t.loops,
@@ -439,16 +587,21 @@ pub fn run(
             involuntary_switches: out.sched.involuntary,
         });
     }
-    let ncols = tasks
-        .iter()
-        .map(|t| t.cpu_share.len())
-        .max()
-        .unwrap_or(ncpus)
-        .max(ncpus);
-    let cpus = online
+    (tasks, rt_ns)
+}
+
+/// Each online CPU's idle, busy and RT shares over the run.
+fn cpu_reports(
+    online: &CpuSet,
+    stat0: &CpuTimes,
+    stat1: &CpuTimes,
+    rt_ns: &[u64],
+    makespan: u64,
+) -> Vec<CpuReport> {
+    online
         .iter()
         .map(|c| {
-            let idle = stat0.idle_share(&stat1, c).unwrap_or(0.0);
+            let idle = stat0.idle_share(stat1, c).unwrap_or(0.0);
             let rt = rt_ns.get(c as usize).copied().unwrap_or(0) as f64 / makespan.max(1) as f64;
             CpuReport {
                 cpu: c,
@@ -457,43 +610,7 @@ pub fn run(
                 rt_share: rt.min(1.0),
             }
         })
-        .collect();
-    let unfinished = tasks.iter().filter(|t| !t.finished).count();
-    let report = BalanceReport {
-        schema: SCHEMA.to_string(),
-        source: "kernel".into(),
-        balancer: format!(
-            "linux {}",
-            o.root
-                .read_trim(rtshield_sys::kpath::OSRELEASE)
-                .unwrap_or_else(|_| "?".into())
-        ),
-        scenario: s.source.clone(),
-        ncpus: ncols,
-        rt_cpus: String::new(),
-        seed: None,
-        groups: report::group_reports(&tasks, ncols),
-        tasks,
-        cpus,
-        run: RunSummary {
-            makespan_ns: makespan,
-            idle_while_waiting_ns: idle_waiting_ns.round() as u64,
-            start_skew_ns: Some(last_start.saturating_sub(first_start)),
-            unfinished,
-        },
-        migrations_by_kind: Default::default(),
-        rt0_latency: Vec::new(),
-        warnings,
-    };
-    Ok(RunOutcome {
-        release_ns: t_release,
-        task_start_ns: outs.iter().map(|t| t.start_ns).collect(),
-        report,
-        loops_per_us,
-        steps_per_us,
-        timed_out,
-        interrupted,
-    })
+        .collect()
 }
 
 /// FUTEX_WAIT (sleep while `*word == val`) or FUTEX_WAKE (wake `val` waiters).

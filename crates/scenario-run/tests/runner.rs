@@ -3,13 +3,14 @@
 //! any build, so the amounts of work below are known.
 
 use rtshield_scenario::parse_str;
-use rtshield_scenario_run::plan::{plan, PlanOptions};
-use rtshield_scenario_run::runner::{run, RunOptions, RunOutcome};
-use rtshield_sys::{sched, CpuSet, Root};
+use rtshield_scenario_run::{plan, PlanOptions};
+use rtshield_scenario_run::{run, RunOptions, RunOutcome};
+use rtshield_sys::{get_affinity, Root};
+use rtshield_vocab::CpuSet;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 fn online() -> CpuSet {
-    sched::get_affinity(0).unwrap()
+    get_affinity(0).unwrap()
 }
 
 fn go(text: &str, timeout_ns: Option<u64>, interrupt: Option<&AtomicBool>) -> RunOutcome {

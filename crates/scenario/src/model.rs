@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct Scenario {
     /// Where it came from (for messages and reports).
     pub source: String,
+    /// The global section (calibration, timeout).
     pub globals: Globals,
     /// Tasks after expanding repetitions (`#N`, `count`), in file order.
     pub tasks: Vec<TaskSpec>,
@@ -29,6 +30,7 @@ pub struct Globals {
 pub struct TaskSpec {
     /// Unique id, 0-based, in file order.
     pub id: usize,
+    /// Its name, with `#N` appended to repetitions.
     pub name: String,
     /// Group for fairness statistics (same properties = same group by default).
     pub group: String,
@@ -40,8 +42,11 @@ pub struct TaskSpec {
     pub sleep_ns: u64,
     /// Iterations between two interrupt-masking system calls (`None`: never).
     pub irq_period: Option<u64>,
+    /// Its scheduling policy.
     pub policy: Policy,
+    /// Its real-time priority (1..99 with FIFO/RR, 0 otherwise).
     pub priority: i32,
+    /// Its nice value (-20..19), for the fair policies.
     pub nice: i32,
     /// Allowed CPUs (`None`: all).
     pub cpu_mask: Option<CpuSet>,
@@ -55,6 +60,7 @@ impl TaskSpec {
         self.policy == Policy::Fifo && self.priority == 99
     }
 
+    /// Whether it runs at a real-time policy (FIFO or RR).
     pub fn is_rt(&self) -> bool {
         self.policy.is_rt()
     }

@@ -24,13 +24,13 @@
 //! mis-numbered copy usually means a block was lost in editing.
 
 use crate::model::{Globals, Scenario, TaskSpec};
-use rtshield_vocab::units::parse_duration_ns;
+use rtshield_vocab::parse_duration_ns;
 use rtshield_vocab::Policy;
 use rtshield_vocab::{CpuSet, InputError};
 use std::collections::HashMap;
 
 /// More tasks than this is a typo (`count = 1000000`), not a scenario.
-pub const MAX_TASKS: usize = 10_000;
+pub(crate) const MAX_TASKS: usize = 10_000;
 /// The most iterations `loop`, `sloop` and `irq_period` may give (10^12).
 pub const MAX_ITERATIONS: u64 = 1_000_000_000_000;
 /// The longest `sleep` and `timeout` (1 h).
@@ -55,7 +55,7 @@ const GLOBAL_KEYS: &[&str] = &["loops_per_us", "timeout"];
 /// makes no OS calls). Text that is not UTF-8 is refused at the line and
 /// column of the first bad byte; `source` names the file in messages.
 pub fn parse_bytes(bytes: &[u8], source: &str) -> Result<Scenario, InputError> {
-    let text = rtshield_text::utf8::decode_str(bytes)
+    let text = rtshield_text::decode_utf8_str(bytes)
         .map_err(|e| InputError::at(source, e.line, e.col, e))?;
     parse_str(text, source)
 }
@@ -482,6 +482,56 @@ impl Parser<'_> {
             )
         })?;
         let loops = self.count_value(loop_e, "a number of iterations")?;
+        let (sloop, sleep_ns) = self.sleeps(b)?;
+        let irq_period = get("irq_period")
+            .map(|e| self.count_value(e, "a number of iterations"))
+            .transpose()?;
+        let (policy, priority, nice) = self.scheduling(b)?;
+        let cpu_mask = match get("cpu_mask") {
+            Some(e) => {
+                let set =
+                    CpuSet::parse(&e.value).map_err(|err| self.err(e.line, e.value_col, err))?;
+                if set.is_empty() {
+                    return Err(self.err(e.line, e.value_col, "cpu_mask allows no CPU at all"));
+                }
+                Some(set)
+            }
+            None => None,
+        };
+        let count = match get("count") {
+            Some(e) => {
+                let c = self.count_value(e, "a number of copies")?;
+                if c > MAX_TASKS as u64 {
+                    return Err(self.err(
+                        e.line,
+                        e.value_col,
+                        format!("count {c} is more than the {MAX_TASKS} tasks a scenario may have"),
+                    ));
+                }
+                c
+            }
+            None => 1,
+        };
+        Ok(Task {
+            line: b.line,
+            marker: b.marker,
+            name: get("name").map(|e| self.label_value(e)).transpose()?,
+            group: get("group").map(|e| self.label_value(e)).transpose()?,
+            count,
+            loops,
+            sloop,
+            sleep_ns: sleep_ns.unwrap_or(0),
+            irq_period,
+            policy,
+            priority,
+            nice,
+            cpu_mask,
+        })
+    }
+
+    /// A block's `sloop` and `sleep` (in ns): both or neither.
+    fn sleeps(&self, b: &Block) -> Result<(Option<u64>, Option<u64>), InputError> {
+        let get = |k: &str| b.entries.iter().find(|e| e.key == k);
         let sloop = get("sloop")
             .map(|e| self.count_value(e, "a number of iterations"))
             .transpose()?;
@@ -522,9 +572,13 @@ impl Parser<'_> {
             }
             _ => {}
         }
-        let irq_period = get("irq_period")
-            .map(|e| self.count_value(e, "a number of iterations"))
-            .transpose()?;
+        Ok((sloop, sleep_ns))
+    }
+
+    /// A block's `sched`, `priority` and `nice`, each checked against the
+    /// policy (priority for FIFO and RR, nice for the others).
+    fn scheduling(&self, b: &Block) -> Result<(Policy, i32, i32), InputError> {
+        let get = |k: &str| b.entries.iter().find(|e| e.key == k);
         let policy = match get("sched") {
             Some(e) => match Policy::parse(&e.value) {
                 Some(Policy::Deadline) | None => {
@@ -570,46 +624,7 @@ impl Parser<'_> {
                 Some(e) => self.int_value(e, -20, 19)?,
                 None => 0,
             };
-        let cpu_mask = match get("cpu_mask") {
-            Some(e) => {
-                let set =
-                    CpuSet::parse(&e.value).map_err(|err| self.err(e.line, e.value_col, err))?;
-                if set.is_empty() {
-                    return Err(self.err(e.line, e.value_col, "cpu_mask allows no CPU at all"));
-                }
-                Some(set)
-            }
-            None => None,
-        };
-        let count = match get("count") {
-            Some(e) => {
-                let c = self.count_value(e, "a number of copies")?;
-                if c > MAX_TASKS as u64 {
-                    return Err(self.err(
-                        e.line,
-                        e.value_col,
-                        format!("count {c} is more than the {MAX_TASKS} tasks a scenario may have"),
-                    ));
-                }
-                c
-            }
-            None => 1,
-        };
-        Ok(Task {
-            line: b.line,
-            marker: b.marker,
-            name: get("name").map(|e| self.label_value(e)).transpose()?,
-            group: get("group").map(|e| self.label_value(e)).transpose()?,
-            count,
-            loops,
-            sloop,
-            sleep_ns: sleep_ns.unwrap_or(0),
-            irq_period,
-            policy,
-            priority,
-            nice,
-            cpu_mask,
-        })
+        Ok((policy, priority, nice))
     }
 
     /// Checked blocks → tasks, with groups and names decided.

@@ -5,26 +5,36 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The `schema` value of every balance report this version writes.
 pub const SCHEMA: &str = "rtshield.balance/1";
 
+/// What one scenario run produced, real or simulated: per task, per group, per CPU and overall.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BalanceReport {
+    /// [`SCHEMA`] (`rtshield.balance/1`).
     pub schema: String,
     /// `kernel` or `simulation`.
     pub source: String,
     /// Balancer name for simulations (`linux26`, `ule`, `artis`, ...), the
     /// kernel release for real runs.
     pub balancer: String,
+    /// The scenario's source (its file name).
     pub scenario: String,
+    /// CPUs the run used.
     pub ncpus: usize,
     /// RT CPUs (ARTiS), kernel list format; empty for non-ARTiS.
     #[serde(default)]
     pub rt_cpus: String,
+    /// The simulator's random seed; `None` for kernel runs.
     #[serde(default)]
     pub seed: Option<u64>,
+    /// Every task, in scenario order.
     pub tasks: Vec<TaskReport>,
+    /// Every group, in order of first appearance.
     pub groups: Vec<GroupReport>,
+    /// Every CPU, in CPU order.
     pub cpus: Vec<CpuReport>,
+    /// Whole-run figures.
     pub run: RunSummary,
     /// Migrations by kind (simulator: `nrt->nrt`, `rt->nrt forced`, ...).
     #[serde(default)]
@@ -32,20 +42,31 @@ pub struct BalanceReport {
     /// Per CPU, RT0 wake-up latency statistics (simulator).
     #[serde(default)]
     pub rt0_latency: Vec<LatencySummary>,
+    /// What made the run less trustworthy (a task unfinished at the timeout, a mask trimmed).
     #[serde(default)]
     pub warnings: Vec<String>,
 }
 
+/// One task's outcome.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TaskReport {
+    /// Its id (scenario order, 0-based).
     pub id: usize,
+    /// Its name.
     pub name: String,
+    /// Its group.
     pub group: String,
+    /// Its policy's name (`fifo`, `other`).
     pub policy: String,
+    /// Its real-time priority.
     pub priority: i32,
+    /// The CPUs it may use (list syntax; all CPUs when it had no mask).
     pub cpu_mask: String,
+    /// It did all its work before the run ended.
     pub finished: bool,
+    /// Start to end (or to the stop), ns.
     pub wall_ns: u64,
+    /// CPU time it used, ns.
     pub cpu_ns: u64,
     /// Share of the task's CPU time spent on each CPU (sums to 1 when it ran).
     pub cpu_share: Vec<f64>,
@@ -54,51 +75,75 @@ pub struct TaskReport {
     /// `se.nr_migrations` from /proc (kernel runs only).
     #[serde(default)]
     pub kernel_migrations: Option<u64>,
+    /// Context switches it asked for (`/proc`, kernel runs only).
     #[serde(default)]
     pub voluntary_switches: Option<u64>,
+    /// Context switches it suffered (`/proc`, kernel runs only).
     #[serde(default)]
     pub involuntary_switches: Option<u64>,
 }
 
+/// Statistics over the tasks of one group (fairness and locality).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GroupReport {
+    /// The group's name.
     pub name: String,
+    /// How many tasks it has.
     pub tasks: usize,
+    /// Mean wall time, ns.
     pub wall_mean_ns: f64,
     /// Population standard deviation of wall times (fairness: low is fair).
     pub wall_std_ns: f64,
+    /// Shortest wall time, ns.
     pub wall_min_ns: u64,
+    /// Longest wall time, ns.
     pub wall_max_ns: u64,
     /// Mean of the tasks' per-CPU shares (locality).
     pub cpu_share_mean: Vec<f64>,
 }
 
+/// How one CPU spent the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CpuReport {
+    /// The CPU number.
     pub cpu: u32,
+    /// Share of the run it was idle (0..1).
     pub idle_share: f64,
+    /// Share of the run it was busy (0..1).
     pub busy_share: f64,
+    /// Share of the run it ran real-time tasks (0..1).
     pub rt_share: f64,
 }
 
+/// Whole-run figures.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunSummary {
+    /// From the first task's start to the last task's end (or the stop), ns.
     pub makespan_ns: u64,
     /// CPU time left idle while some task was still waiting to run.
     pub idle_while_waiting_ns: u64,
+    /// Last task start minus first task start, ns (how far from simultaneous the tasks began).
     #[serde(default)]
     pub start_skew_ns: Option<u64>,
+    /// Tasks that had not finished when the run ended.
     #[serde(default)]
     pub unfinished: usize,
 }
 
+/// RT0 wake-up latency on one CPU (simulator).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencySummary {
+    /// The CPU.
     pub cpu: u32,
+    /// Wake-ups measured.
     pub samples: u64,
+    /// Shortest latency, ns.
     pub min_ns: u64,
+    /// Mean latency, ns.
     pub avg_ns: f64,
+    /// Longest latency, ns.
     pub max_ns: u64,
+    /// 99th percentile, ns (at most the maximum; 0 without samples).
     pub p99_ns: u64,
     /// `[upper bound ns, count]`, non-zero buckets.
     #[serde(default)]
@@ -211,23 +256,46 @@ fn opt(v: Option<u64>) -> String {
 /// header, per-task, per-group and per-CPU tables, the run summary, then
 /// migrations by kind, RT0 latency and warnings when present.
 pub fn render_text(r: &BalanceReport) -> String {
-    let ncpus = r.ncpus;
-    let wide = ncpus > CPU_COLUMNS_MAX;
-    let cpu_heads = |h: &mut Vec<String>| {
-        if wide {
+    let cols = CpuColumns {
+        ncpus: r.ncpus,
+        wide: r.ncpus > CPU_COLUMNS_MAX,
+    };
+    let mut out = header_text(r);
+    tasks_text(r, &cols, &mut out);
+    groups_text(r, &cols, &mut out);
+    cpus_text(r, &mut out);
+    extras_text(r, &mut out);
+    out
+}
+
+/// The per-CPU columns of the task and group tables: one per CPU, or a
+/// single `WHERE` column past [`CPU_COLUMNS_MAX`] CPUs.
+struct CpuColumns {
+    ncpus: usize,
+    wide: bool,
+}
+
+impl CpuColumns {
+    fn heads(&self, h: &mut Vec<String>) {
+        if self.wide {
             h.push("WHERE".into());
         } else {
-            h.extend((0..ncpus).map(|c| format!("CPU{c}")));
+            h.extend((0..self.ncpus).map(|c| format!("CPU{c}")));
         }
-    };
-    let cpu_cells = |row: &mut Vec<String>, shares: &[f64]| {
-        if wide {
+    }
+
+    fn cells(&self, row: &mut Vec<String>, shares: &[f64]) {
+        if self.wide {
             row.push(where_column(shares));
         } else {
-            row.extend((0..ncpus).map(|c| pct(shares.get(c).copied().unwrap_or(0.0))));
+            row.extend((0..self.ncpus).map(|c| pct(shares.get(c).copied().unwrap_or(0.0))));
         }
-    };
+    }
+}
 
+/// The title line and the run summary line.
+fn header_text(r: &BalanceReport) -> String {
+    let ncpus = r.ncpus;
     let mut out = String::new();
     let what = if r.source == "simulation" {
         format!("simulation, balancer {}", r.balancer)
@@ -256,13 +324,18 @@ pub fn render_text(r: &BalanceReport) -> String {
     summary.push_str(&format!(", unfinished tasks {}\n", r.run.unfinished));
     out.push_str(&summary);
 
+    out
+}
+
+/// The per-task table.
+fn tasks_text(r: &BalanceReport, cols: &CpuColumns, out: &mut String) {
     // Tasks.
     out.push_str("\nTasks (share = where the task's CPU time was spent)\n");
     let mut h: Vec<String> = ["TASK", "GROUP", "POLICY", "MASK", "DONE", "WALL", "CPU"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    cpu_heads(&mut h);
+    cols.heads(&mut h);
     h.extend(
         ["MIGR", "KMIGR", "VOL", "INVOL"]
             .iter()
@@ -286,7 +359,7 @@ pub fn render_text(r: &BalanceReport) -> String {
                 fmt_ns(t.wall_ns as f64),
                 fmt_ns(t.cpu_ns as f64),
             ];
-            cpu_cells(&mut row, &t.cpu_share);
+            cols.cells(&mut row, &t.cpu_share);
             row.extend([
                 t.migrations.to_string(),
                 opt(t.kernel_migrations),
@@ -297,14 +370,17 @@ pub fn render_text(r: &BalanceReport) -> String {
         })
         .collect();
     out.push_str(&table_with_text_cols(&h, &rows, 5));
+}
 
+/// The per-group table (fairness).
+fn groups_text(r: &BalanceReport, cols: &CpuColumns, out: &mut String) {
     // Groups.
     out.push_str("\nGroups (fairness: a low stddev is fair; share = mean over the group)\n");
     let mut h: Vec<String> = ["GROUP", "TASKS", "MEAN", "STDDEV", "MIN", "MAX"]
         .iter()
         .map(|s| s.to_string())
         .collect();
-    cpu_heads(&mut h);
+    cols.heads(&mut h);
     let rows: Vec<Vec<String>> = r
         .groups
         .iter()
@@ -317,12 +393,15 @@ pub fn render_text(r: &BalanceReport) -> String {
                 fmt_ns(g.wall_min_ns as f64),
                 fmt_ns(g.wall_max_ns as f64),
             ];
-            cpu_cells(&mut row, &g.cpu_share_mean);
+            cols.cells(&mut row, &g.cpu_share_mean);
             row
         })
         .collect();
     out.push_str(&table_with_text_cols(&h, &rows, 1));
+}
 
+/// The per-CPU table (efficiency).
+fn cpus_text(r: &BalanceReport, out: &mut String) {
     // CPUs.
     out.push_str("\nCPUs (efficiency: idle share over the run)\n");
     let h: Vec<String> = ["CPU", "IDLE", "BUSY", "RT"]
@@ -342,7 +421,10 @@ pub fn render_text(r: &BalanceReport) -> String {
         })
         .collect();
     out.push_str(&table_with_text_cols(&h, &rows, 1));
+}
 
+/// Migrations by kind, RT0 latency and warnings, each when present.
+fn extras_text(r: &BalanceReport, out: &mut String) {
     if !r.migrations_by_kind.is_empty() {
         out.push_str("\nMigrations by kind\n");
         let rows: Vec<Vec<String>> = r
@@ -386,7 +468,6 @@ pub fn render_text(r: &BalanceReport) -> String {
             out.push_str(&format!("note: {w}\n"));
         }
     }
-    out
 }
 
 /// A plain text table: the first `text` columns left-aligned, the others

@@ -16,8 +16,12 @@
 //! must interrupt `clock_nanosleep` with EINTR, so it is installed without
 //! `SA_RESTART`, which `signal-hook` always sets) and the program shim's
 //! handlers (they act, they set no flag).
+//!
+//! What it may not do: decide what a stop means (each caller reads the flag
+//! and ends in its own way), or handle any other signal.
 
 #![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub use signal_hook::consts::{SIGHUP, SIGINT, SIGQUIT, SIGTERM};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

@@ -3,7 +3,7 @@
 //! `cargo run -p rtshield-sim --release --example explore`.
 
 // The scenario builders the tests use, so the figures and the tests agree.
-#[path = "../tests/common/mod.rs"]
+#[path = "../tests/sim/common.rs"]
 mod common;
 use rtshield_sim::*;
 
@@ -20,7 +20,7 @@ fn explore_annex_b() {
         cfg.rt_cpus = rtshield_vocab::CpuSet::parse_list("1-3").unwrap();
         runs.push(simulate(&sc, &cfg).unwrap());
     }
-    println!("{}", table::render(&runs));
+    println!("{}", render_comparison(&runs));
 }
 
 fn explore_fraction() {

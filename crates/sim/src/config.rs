@@ -17,6 +17,7 @@ pub enum BalancerKind {
 }
 
 impl BalancerKind {
+    /// Every balancer, in the order `--compare` lists them.
     pub const ALL: [BalancerKind; 4] = [
         BalancerKind::Linux26,
         BalancerKind::Ule,
@@ -24,6 +25,8 @@ impl BalancerKind {
         BalancerKind::Artis2005,
     ];
 
+    /// A balancer by `--balancer` name (`linux26`/`linux`/`o1`, `ule`, `artis`,
+    /// `artis-2005`), case-insensitive; `None` for any other.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "linux26" | "linux" | "o1" => BalancerKind::Linux26,
@@ -34,6 +37,7 @@ impl BalancerKind {
         })
     }
 
+    /// The name reports and `--balancer` use.
     pub fn name(self) -> &'static str {
         match self {
             BalancerKind::Linux26 => "linux26",
@@ -71,6 +75,8 @@ pub enum Placement {
 }
 
 impl Placement {
+    /// A placement by `--placement` name (`spread` or `rr`, `random`, `first`),
+    /// case-insensitive; `None` for any other.
     pub fn parse(s: &str) -> Option<Self> {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "spread" | "rr" => Placement::Spread,
@@ -84,11 +90,14 @@ impl Placement {
 /// Everything that parameterises one simulation run.
 #[derive(Debug, Clone, Serialize)]
 pub struct SimConfig {
+    /// CPUs of the simulated machine (1..=1024).
     pub ncpus: usize,
     /// ARTiS RT CPUs. Only the ARTiS balancers act on it; for the others it
     /// only labels migrations and latency rows.
     pub rt_cpus: CpuSet,
+    /// The load balancer simulated.
     pub balancer: BalancerKind,
+    /// Seed of every random choice (placement, start jitter): same seed, same run.
     pub seed: u64,
     /// Scheduler tick (HZ = 1 s / tick).
     pub tick_ns: u64,
@@ -121,7 +130,9 @@ pub struct SimConfig {
     pub artis_return_ns: u64,
     /// ARTiS prediction constants (thesis §3.2.3): K (2..100) and C.
     pub artis_k: u64,
+    /// ARTiS prediction constant C, ns (0..1 s).
     pub artis_c_ns: u64,
+    /// Where tasks start.
     pub placement: Placement,
     /// Random start offset of each task, uniform in [0, start_jitter).
     pub start_jitter_ns: u64,
@@ -135,16 +146,16 @@ pub struct SimConfig {
 /// lollobrigida iteration = 10 µs. With it, annex B's RT tasks compute 50 ms
 /// and sleep 5 ms (RT share 0.91), which is what the annex's comment assumes
 /// when it predicts 10:1:1:1.
-pub const DEFAULT_LOOPS_PER_US: f64 = 0.1;
+pub(crate) const DEFAULT_LOOPS_PER_US: f64 = 0.1;
 
 /// The longest simulated time (1 h): a run stops there even without
 /// `--duration`, so no input makes the simulator spin for hours of wall time.
-pub const MAX_SIM_NS: u64 = 3_600_000_000_000;
+pub(crate) const MAX_SIM_NS: u64 = 3_600_000_000_000;
 /// The most events one simulation may handle (tens of seconds of wall time):
 /// beyond it the run is refused rather than left spinning.
-pub const MAX_EVENTS: u64 = 50_000_000;
+pub(crate) const MAX_EVENTS: u64 = 50_000_000;
 /// Accepted `loops_per_us` (`--loops-per-us`, the scenario key).
-pub const LOOPS_PER_US_RANGE: (f64, f64) = (1e-3, 1e6);
+pub(crate) const LOOPS_PER_US_RANGE: (f64, f64) = (1e-3, 1e6);
 
 const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
@@ -154,13 +165,15 @@ fn in_range(opt: &str, v: u64, lo: u64, hi: u64, words: &str) -> Result<(), SimE
     if v < lo || v > hi {
         return Err(SimError::Config(format!(
             "{opt} {} is out of range ({words})",
-            rtshield_vocab::units::format_duration_ns(v)
+            rtshield_vocab::format_duration_ns(v)
         )));
     }
     Ok(())
 }
 
 impl SimConfig {
+    /// A `ncpus`-CPU machine under `balancer` with the defaults `rtshield simulate`
+    /// documents (1 ms tick, seed 1, spread placement, no RT CPU).
     pub fn new(ncpus: usize, balancer: BalancerKind) -> Self {
         SimConfig {
             ncpus,
@@ -192,10 +205,13 @@ impl SimConfig {
         (ns / self.tick_ns).max(1)
     }
 
+    /// Whether `cpu` is one of the ARTiS RT CPUs.
     pub fn is_rt_cpu(&self, cpu: usize) -> bool {
         self.rt_cpus.contains(cpu as u32)
     }
 
+    /// Every value in its range (the error names the option and the range), and the
+    /// balancer's own checks.
     pub fn validate(&self) -> Result<(), SimError> {
         if self.ncpus == 0 || self.ncpus > 1024 {
             return Err(SimError::Config(format!(
@@ -246,13 +262,17 @@ impl SimConfig {
 /// A scenario or configuration the simulator cannot run.
 #[derive(Debug, thiserror::Error)]
 pub enum SimError {
+    /// A setting out of range or one the balancer cannot work with (the message names the option).
     #[error("{0}")]
     Config(String),
     /// A task-level problem; `line` is the task's line in the scenario file.
     #[error("{source_name}:{line}:1: {msg}")]
     Task {
+        /// The scenario's source (file name).
         source_name: String,
+        /// The task's line in it.
         line: usize,
+        /// What is wrong with the task.
         msg: String,
     },
 }

@@ -12,8 +12,8 @@ use crate::stats::{self, LatencyAcc, SimExtra};
 use crate::trace::{Segment, SegmentKind, TraceRow};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rtshield_scenario::model::{Scenario, TaskSpec};
-use rtshield_scenario::report::BalanceReport;
+use rtshield_scenario::BalanceReport;
+use rtshield_scenario::{Scenario, TaskSpec};
 use rtshield_vocab::Policy;
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -21,9 +21,13 @@ use std::collections::{BinaryHeap, VecDeque};
 /// The result of one run.
 #[derive(Debug, Clone)]
 pub struct SimOutcome {
+    /// The balance report, in the shape the real-kernel runner also writes.
     pub report: BalanceReport,
+    /// The simulator's own figures (events, parameters, placement, RT shares).
     pub extra: SimExtra,
+    /// The event trace, when [`SimConfig::record_trace`] was set.
     pub trace: Option<Vec<TraceRow>>,
+    /// Every CPU's run segments, when [`SimConfig::record_segments`] was set.
     pub segments: Option<Vec<Segment>>,
 }
 
@@ -44,6 +48,7 @@ impl SimOutcome {
         .expect("reports serialise")
     }
 
+    /// [`SimOutcome::to_json_value`] as pretty-printed JSON text ending with a newline.
     pub fn to_json(&self) -> String {
         let mut s = serde_json::to_string_pretty(&self.to_json_value()).expect("reports serialise");
         s.push('\n');
@@ -155,14 +160,14 @@ pub(crate) struct Task {
 impl Task {
     /// Lower runs first: RT priorities 99..1 map to 0..98, normal tasks
     /// to 100 + nice + 20 (O(1)'s static priority).
-    pub fn rank(&self) -> i32 {
+    pub(crate) fn rank(&self) -> i32 {
         match self.class {
             Class::Normal => 120 + self.nice,
             _ => 99 - self.rt_prio,
         }
     }
 
-    pub fn is_normal(&self) -> bool {
+    pub(crate) fn is_normal(&self) -> bool {
         self.class == Class::Normal
     }
 
@@ -209,12 +214,12 @@ pub(crate) struct Cpu {
 }
 
 impl Cpu {
-    pub fn nr_running(&self) -> usize {
+    pub(crate) fn nr_running(&self) -> usize {
         self.queue.len() + usize::from(self.current.is_some())
     }
 
     /// Queued normal tasks (the running one not included).
-    pub fn queued_normal(&self) -> usize {
+    pub(crate) fn queued_normal(&self) -> usize {
         self.qmeta.iter().filter(|m| m.normal).count()
     }
 }
@@ -278,7 +283,7 @@ pub(crate) struct Engine<'a> {
 }
 
 /// Turn busy-loop iterations into nanoseconds of work.
-pub fn loops_to_ns(loops: u64, loops_per_us: f64) -> u64 {
+pub(crate) fn loops_to_ns(loops: u64, loops_per_us: f64) -> u64 {
     ((loops as f64) * 1000.0 / loops_per_us).round() as u64
 }
 
@@ -429,46 +434,9 @@ impl<'a> Engine<'a> {
             Class::Normal
         };
         self.bal.check_task(cfg, spec, &allowed).map_err(task_err)?;
+        check_work(spec, lpus).map_err(task_err)?;
         let to_ns = |loops: u64| loops_to_ns(loops, lpus).max(1);
-        // Work is bounded by the simulated-time limit; sleeps and masking calls
-        // at least 1 µs of work apart, so the event count stays bounded.
-        let limit = crate::config::MAX_SIM_NS;
-        if spec.loops > 0 && loops_to_ns(spec.loops, lpus) > limit {
-            return Err(task_err(format!(
-                "task '{}': loop = {} is more than {} of work at {lpus} loops per µs",
-                spec.name,
-                spec.loops,
-                rtshield_vocab::units::format_duration_ns(limit)
-            )));
-        }
-        for (key, v) in [("sloop", spec.sloop), ("irq_period", spec.irq_period)] {
-            if let Some(v) = v.filter(|&v| v > 0) {
-                if loops_to_ns(v, lpus) < 1_000 {
-                    return Err(task_err(format!(
-                        "task '{}': {key} = {v} is less than 1 µs of work at {lpus} loops per µs",
-                        spec.name
-                    )));
-                }
-            }
-        }
-        let cpu = match cfg.placement {
-            Placement::First => allowed[0],
-            Placement::Random => allowed[self.rng.random_range(0..allowed.len())],
-            Placement::Spread => {
-                // RT0 tasks prefer an RT CPU when their mask offers one.
-                let pool: Vec<usize> =
-                    if class == Class::Rt0 && allowed.iter().any(|&c| cfg.is_rt_cpu(c)) {
-                        allowed
-                            .iter()
-                            .copied()
-                            .filter(|&c| cfg.is_rt_cpu(c))
-                            .collect()
-                    } else {
-                        allowed.clone()
-                    };
-                *pool.iter().min_by_key(|&&c| (placed[c], c)).unwrap()
-            }
-        };
+        let cpu = self.initial_cpu(class, &allowed, placed);
         placed[cpu] += 1;
         let sloop_ns = spec.sloop.filter(|&s| s > 0).map(to_ns);
         let irq_ns = spec.irq_period.filter(|&s| s > 0).map(to_ns);
@@ -513,6 +481,30 @@ impl<'a> Engine<'a> {
         Ok(t)
     }
 
+    /// Where a task of `class` allowed on `allowed` starts, by the
+    /// configured placement; `placed` counts the tasks placed per CPU.
+    fn initial_cpu(&mut self, class: Class, allowed: &[usize], placed: &[usize]) -> usize {
+        let cfg = self.cfg;
+        match cfg.placement {
+            Placement::First => allowed[0],
+            Placement::Random => allowed[self.rng.random_range(0..allowed.len())],
+            Placement::Spread => {
+                // RT0 tasks prefer an RT CPU when their mask offers one.
+                let pool: Vec<usize> =
+                    if class == Class::Rt0 && allowed.iter().any(|&c| cfg.is_rt_cpu(c)) {
+                        allowed
+                            .iter()
+                            .copied()
+                            .filter(|&c| cfg.is_rt_cpu(c))
+                            .collect()
+                    } else {
+                        allowed.to_vec()
+                    };
+                *pool.iter().min_by_key(|&&c| (placed[c], c)).unwrap()
+            }
+        }
+    }
+
     pub(crate) fn slice_ticks(&self, t: &Task) -> u64 {
         let nice = if t.class == Class::Normal { t.nice } else { 0 };
         self.cfg.ticks(slice_ms(nice) * 1_000_000)
@@ -555,7 +547,7 @@ impl<'a> Engine<'a> {
                 return Err(SimError::Config(format!(
                     "the simulation needs more than {} events (at {} simulated): shorten --duration or the scenario, or raise irq_period/sloop",
                     crate::config::MAX_EVENTS,
-                    rtshield_vocab::units::format_duration_ns(self.now)
+                    rtshield_vocab::format_duration_ns(self.now)
                 )));
             }
             let next_tick = (self.tick_no + 1).saturating_mul(tick);
@@ -576,7 +568,7 @@ impl<'a> Engine<'a> {
                 if self.cfg.duration_ns.is_none() {
                     self.warnings.push(format!(
                         "stopped at the simulator's limit of {} simulated: {} task(s) unfinished",
-                        rtshield_vocab::units::format_duration_ns(end),
+                        rtshield_vocab::format_duration_ns(end),
                         self.alive
                     ));
                 }
@@ -1167,4 +1159,30 @@ impl<'a> Engine<'a> {
             segments: self.segments.take(),
         }
     }
+}
+
+/// The work a task asks for is bounded by the simulated-time limit, and
+/// its sleeps and masking calls at least 1 µs of work apart, so the event
+/// count stays bounded.
+fn check_work(spec: &TaskSpec, lpus: f64) -> Result<(), String> {
+    let limit = crate::config::MAX_SIM_NS;
+    if spec.loops > 0 && loops_to_ns(spec.loops, lpus) > limit {
+        return Err(format!(
+            "task '{}': loop = {} is more than {} of work at {lpus} loops per µs",
+            spec.name,
+            spec.loops,
+            rtshield_vocab::format_duration_ns(limit)
+        ));
+    }
+    for (key, v) in [("sloop", spec.sloop), ("irq_period", spec.irq_period)] {
+        if let Some(v) = v.filter(|&v| v > 0) {
+            if loops_to_ns(v, lpus) < 1_000 {
+                return Err(format!(
+                    "task '{}': {key} = {v} is less than 1 µs of work at {lpus} loops per µs",
+                    spec.name
+                ));
+            }
+        }
+    }
+    Ok(())
 }

@@ -5,8 +5,8 @@
 //! is a stacked bar of the time each class ran in it.
 
 use crate::trace::{Segment, SegmentKind};
-use rtshield_scenario::report::fmt_ns;
-use rtshield_text::markup::text as esc;
+use rtshield_scenario::fmt_ns;
+use rtshield_text::markup_text as esc;
 use std::fmt::Write as _;
 
 const PLOT_W: usize = 1200;
@@ -36,6 +36,53 @@ fn nice_step(raw: u64) -> u64 {
     }
 }
 
+/// Time per (CPU, pixel column, class) of a run: what the chart draws.
+struct Grid {
+    span: u64,
+    /// Rt0, Rt, Normal time per `cpu * PLOT_W + column`.
+    bins: Vec<[u64; 3]>,
+    /// Whether a masking section falls in the column.
+    masked: Vec<bool>,
+}
+
+/// The first nanosecond of pixel column `c` of a `span`-long chart.
+fn col_start(span: u64, c: usize) -> u64 {
+    (u128::from(span) * c as u128 / PLOT_W as u128) as u64
+}
+
+impl Grid {
+    fn new(segments: &[Segment], ncpus: usize, span: u64) -> Grid {
+        let mut bins = vec![[0u64; 3]; ncpus * PLOT_W];
+        let mut masked = vec![false; ncpus * PLOT_W];
+        let col_of =
+            |t: u64| ((u128::from(t) * PLOT_W as u128 / u128::from(span)) as usize).min(PLOT_W - 1);
+        for s in segments {
+            if s.cpu >= ncpus || s.start >= span {
+                continue;
+            }
+            let end = s.end.min(span);
+            let (c0, c1) = (col_of(s.start), col_of(end.saturating_sub(1).max(s.start)));
+            for col in c0..=c1 {
+                let lo = s.start.max(col_start(span, col));
+                let hi = end.min(col_start(span, col + 1));
+                let idx = s.cpu * PLOT_W + col;
+                match s.kind {
+                    SegmentKind::Masked => masked[idx] = true,
+                    k => {
+                        let slot = match k {
+                            SegmentKind::Rt0 => 0,
+                            SegmentKind::Rt => 1,
+                            _ => 2,
+                        };
+                        bins[idx][slot] += hi.saturating_sub(lo);
+                    }
+                }
+            }
+        }
+        Grid { span, bins, masked }
+    }
+}
+
 /// Render `segments` over `[0, span_ns)`. Each pixel column of a CPU row is
 /// a stacked bar of the share of its time each class ran (grey: idle).
 pub fn render_svg(
@@ -46,35 +93,7 @@ pub fn render_svg(
     title: &str,
 ) -> String {
     let span = span_ns.max(1);
-    // time per (cpu, column, class): Rt0, Rt, Normal; masked separately.
-    let mut bins = vec![[0u64; 3]; ncpus * PLOT_W];
-    let mut masked = vec![false; ncpus * PLOT_W];
-    let col_of =
-        |t: u64| ((u128::from(t) * PLOT_W as u128 / u128::from(span)) as usize).min(PLOT_W - 1);
-    let col_start = |c: usize| (u128::from(span) * c as u128 / PLOT_W as u128) as u64;
-    for s in segments {
-        if s.cpu >= ncpus || s.start >= span {
-            continue;
-        }
-        let end = s.end.min(span);
-        let (c0, c1) = (col_of(s.start), col_of(end.saturating_sub(1).max(s.start)));
-        for col in c0..=c1 {
-            let lo = s.start.max(col_start(col));
-            let hi = end.min(col_start(col + 1));
-            let idx = s.cpu * PLOT_W + col;
-            match s.kind {
-                SegmentKind::Masked => masked[idx] = true,
-                k => {
-                    let slot = match k {
-                        SegmentKind::Rt0 => 0,
-                        SegmentKind::Rt => 1,
-                        _ => 2,
-                    };
-                    bins[idx][slot] += hi.saturating_sub(lo);
-                }
-            }
-        }
-    }
+    let g = Grid::new(segments, ncpus, span);
     let height = TOP + ncpus * ROW_H + 70;
     let width = LEFT + PLOT_W + 20;
     let mut o = String::new();
@@ -92,71 +111,83 @@ pub fn render_svg(
         esc(title)
     );
     for cpu in 0..ncpus {
-        let y = TOP + cpu * ROW_H;
-        let label = if rt_cpus.get(cpu).copied().unwrap_or(false) {
-            format!("cpu{cpu} (RT)")
-        } else {
-            format!("cpu{cpu}")
-        };
-        let _ = writeln!(o, r#"<text x="4" y="{}">{label}</text>"#, y + 17);
-        let _ = writeln!(
-            o,
-            r##"<rect x="{LEFT}" y="{}" width="{PLOT_W}" height="{}" fill="#f4f4f4" stroke="#cccccc"/>"##,
-            y + 6,
-            ROW_H - 8
-        );
-        // Each column is a stacked bar: the share of the column's time each
-        // class ran (RT0 at the bottom, then RT1+, then normal; the rest is
-        // idle). Runs of columns with the same bar become one rect each.
-        let h = ROW_H - 8;
-        let width_ns = |col: usize| col_start(col + 1) - col_start(col);
-        let bar = |col: usize| -> [usize; 3] {
-            let b = &bins[cpu * PLOT_W + col];
-            let w = width_ns(col).max(1) as f64;
-            let mut out = [0usize; 3];
-            for (o, &v) in out.iter_mut().zip(b.iter()) {
-                *o = ((v as f64 / w) * h as f64).round() as usize;
-            }
-            out
-        };
-        let mut col = 0;
-        while col < PLOT_W {
-            let cur = bar(col);
-            let mut end = col + 1;
-            while end < PLOT_W && bar(end) == cur {
-                end += 1;
-            }
-            let mut y_bottom = y + 6 + h;
-            for (slot, kind) in [SegmentKind::Rt0, SegmentKind::Rt, SegmentKind::Normal]
-                .into_iter()
-                .enumerate()
-            {
-                let hh = cur[slot].min(y_bottom - (y + 6));
-                if hh > 0 {
-                    let _ = writeln!(
-                        o,
-                        r#"<rect x="{}" y="{}" width="{}" height="{hh}" fill="{}"/>"#,
-                        LEFT + col,
-                        y_bottom - hh,
-                        end - col,
-                        colour(kind)
-                    );
-                    y_bottom -= hh;
-                }
-            }
-            col = end;
+        cpu_row(&mut o, &g, cpu, rt_cpus);
+    }
+    axis_and_legend(&mut o, ncpus, span);
+    o.push_str("</svg>\n");
+    o
+}
+
+/// One CPU's row: its label, background, stacked bars and masking marks.
+fn cpu_row(o: &mut String, g: &Grid, cpu: usize, rt_cpus: &[bool]) {
+    let y = TOP + cpu * ROW_H;
+    let label = if rt_cpus.get(cpu).copied().unwrap_or(false) {
+        format!("cpu{cpu} (RT)")
+    } else {
+        format!("cpu{cpu}")
+    };
+    let _ = writeln!(o, r#"<text x="4" y="{}">{label}</text>"#, y + 17);
+    let _ = writeln!(
+        o,
+        r##"<rect x="{LEFT}" y="{}" width="{PLOT_W}" height="{}" fill="#f4f4f4" stroke="#cccccc"/>"##,
+        y + 6,
+        ROW_H - 8
+    );
+    // Each column is a stacked bar: the share of the column's time each
+    // class ran (RT0 at the bottom, then RT1+, then normal; the rest is
+    // idle). Runs of columns with the same bar become one rect each.
+    let h = ROW_H - 8;
+    let width_ns = |col: usize| col_start(g.span, col + 1) - col_start(g.span, col);
+    let bar = |col: usize| -> [usize; 3] {
+        let b = &g.bins[cpu * PLOT_W + col];
+        let w = width_ns(col).max(1) as f64;
+        let mut out = [0usize; 3];
+        for (o, &v) in out.iter_mut().zip(b.iter()) {
+            *o = ((v as f64 / w) * h as f64).round() as usize;
         }
-        for col in 0..PLOT_W {
-            if masked[cpu * PLOT_W + col] {
+        out
+    };
+    let mut col = 0;
+    while col < PLOT_W {
+        let cur = bar(col);
+        let mut end = col + 1;
+        while end < PLOT_W && bar(end) == cur {
+            end += 1;
+        }
+        let mut y_bottom = y + 6 + h;
+        for (slot, kind) in [SegmentKind::Rt0, SegmentKind::Rt, SegmentKind::Normal]
+            .into_iter()
+            .enumerate()
+        {
+            let hh = cur[slot].min(y_bottom - (y + 6));
+            if hh > 0 {
                 let _ = writeln!(
                     o,
-                    r#"<rect x="{}" y="{}" width="1" height="4" fill="black"/>"#,
+                    r#"<rect x="{}" y="{}" width="{}" height="{hh}" fill="{}"/>"#,
                     LEFT + col,
-                    y + 1
+                    y_bottom - hh,
+                    end - col,
+                    colour(kind)
                 );
+                y_bottom -= hh;
             }
         }
+        col = end;
     }
+    for col in 0..PLOT_W {
+        if g.masked[cpu * PLOT_W + col] {
+            let _ = writeln!(
+                o,
+                r#"<rect x="{}" y="{}" width="1" height="4" fill="black"/>"#,
+                LEFT + col,
+                y + 1
+            );
+        }
+    }
+}
+
+/// The time axis (round steps) and the legend.
+fn axis_and_legend(o: &mut String, ncpus: usize, span: u64) {
     // Time axis.
     let axis_y = TOP + ncpus * ROW_H + 4;
     // Round steps (1, 2 or 5 × 10^k ns), about five of them, so the labels
@@ -195,8 +226,6 @@ pub fn render_svg(
         );
         x += 40 + name.len() * 7;
     }
-    o.push_str("</svg>\n");
-    o
 }
 
 #[cfg(test)]

@@ -1,24 +1,36 @@
 //! rtshield-sim: a deterministic discrete-event simulator of an SMP machine
 //! running lollobrigida scenarios under pluggable load balancers (Linux 2.6
-//! O(1), FreeBSD ULE, and the ARTiS asymmetric real-time model of the ARTiS thesis).
+//! O(1), FreeBSD ULE, and the ARTiS asymmetric real-time model of the ARTiS
+//! thesis).
 //!
-//! Pure computation: no clock, no OS calls, no files. The same scenario,
-//! configuration and seed always give the same [`SimOutcome`], byte for byte
-//! once serialised. The compiler enforces it: the crate forbids `unsafe`
-//! and links only pure crates (`rtshield-scenario`, `rtshield-vocab`;
-//! tests/purity.rs checks the dependency graph).
+//! Its one job: [`simulate`] a scenario under a [`SimConfig`] and hand back
+//! the balance report with the simulator's extras ([`SimOutcome`]), plus
+//! the renderings only a simulation has: a comparison table
+//! ([`render_comparison`]), a Gantt chart ([`render_gantt_svg`]) and the
+//! event trace ([`trace_to_csv`]).
+//!
+//! What it may not do: read a clock, call the OS or touch a file. The same
+//! scenario, configuration and seed always give the same [`SimOutcome`],
+//! byte for byte once serialised. The compiler enforces it: the crate
+//! forbids `unsafe` and links only pure crates (`rtshield-scenario`,
+//! `rtshield-vocab`, `rtshield-text`; the purity test checks the
+//! dependency graph).
 
 #![forbid(unsafe_code)]
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
-pub mod balancer;
-pub mod config;
-pub mod engine;
-pub mod gantt;
-pub mod stats;
-pub mod table;
-pub mod trace;
+mod balancer;
+mod config;
+mod engine;
+mod gantt;
+mod stats;
+mod table;
+mod trace;
 
 pub use config::{BalancerKind, Placement, SimConfig, SimError};
-pub use engine::{simulate, SimOutcome};
+pub use engine::{simulate, slice_ms as linux26_slice_ms, SimOutcome};
+pub use gantt::render_svg as render_gantt_svg;
 pub use stats::SimExtra;
-pub use trace::{Segment, SegmentKind, TraceRow};
+pub use table::render as render_comparison;
+pub use trace::{to_csv as trace_to_csv, Segment, SegmentKind, TraceRow};

@@ -3,51 +3,51 @@
 
 use crate::engine::{Class, Engine, MIG_KIND_NAMES};
 use hdrhistogram::Histogram;
-use rtshield_scenario::report::{
-    group_reports, BalanceReport, CpuReport, LatencySummary, RunSummary, TaskReport, SCHEMA,
+use rtshield_scenario::{
+    group_reports, BalanceReport, CpuReport, LatencySummary, RunSummary, TaskReport, BALANCE_SCHEMA,
 };
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 // Annex A, migration-attempt period: 11 bits, weight 2028/2048 (~100 attempts).
-pub const FSHIFT_P: u32 = 11;
-pub const FIXED_P_1: u128 = 1 << FSHIFT_P;
-pub const EXP_PERIOD: u128 = 2028;
+pub(crate) const FSHIFT_P: u32 = 11;
+pub(crate) const FIXED_P_1: u128 = 1 << FSHIFT_P;
+pub(crate) const EXP_PERIOD: u128 = 2028;
 
 // Annex A, RT share: 15 bits, e^(-1/500) per tick.
-pub const FSHIFT_RT: u32 = 15;
-pub const FIXED_RT_1: u64 = 1 << FSHIFT_RT;
-pub const EXP_RT: u64 = 32703;
+pub(crate) const FSHIFT_RT: u32 = 15;
+pub(crate) const FIXED_RT_1: u64 = 1 << FSHIFT_RT;
+pub(crate) const EXP_RT: u64 = 32703;
 /// The largest value the truncating update can reach: 32264 (0.9846).
-pub const MAX_RT: u64 = FIXED_RT_1 - FIXED_RT_1 / (FIXED_RT_1 - EXP_RT);
+pub(crate) const MAX_RT: u64 = FIXED_RT_1 - FIXED_RT_1 / (FIXED_RT_1 - EXP_RT);
 
 /// `CALC_PERIOD`: period = (period·2028 + n·20) >> 11 (n in fixed point).
-pub fn calc_period(period: u128, n: u128) -> u128 {
+pub(crate) fn calc_period(period: u128, n: u128) -> u128 {
     (period * EXP_PERIOD + n * (FIXED_P_1 - EXP_PERIOD)) >> FSHIFT_P
 }
 
 /// `CALC_RT` for one tick: 1 in the mean if an RT task was running.
-pub fn calc_rt(load: u64, rt_running: bool) -> u64 {
+pub(crate) fn calc_rt(load: u64, rt_running: bool) -> u64 {
     let n = if rt_running { FIXED_RT_1 } else { 0 };
     (load * EXP_RT + n * (FIXED_RT_1 - EXP_RT)) >> FSHIFT_RT
 }
 
 /// The thesis multiplier M = 1 / (1 − RT), with RT ≤ MAX_RT < 1.
-pub fn rt_multiplier(rt: u64) -> f64 {
+pub(crate) fn rt_multiplier(rt: u64) -> f64 {
     let rt = rt.min(MAX_RT);
     FIXED_RT_1 as f64 / (FIXED_RT_1 - rt) as f64
 }
 
 /// The 2005 patch's `get_rt_ratio()`: ⌊MAX_RT / (MAX_RT − rt)⌋, the
 /// denominator forced to 1 when it would be 0.
-pub fn rt_ratio_2005(rt: u64) -> u64 {
+pub(crate) fn rt_ratio_2005(rt: u64) -> u64 {
     let rt = rt.min(MAX_RT);
     let nrt = if MAX_RT - rt == 0 { 1 } else { MAX_RT - rt };
     (nrt + rt) / nrt
 }
 
 /// Upper bounds (ns) of the latency histogram buckets in the report.
-pub const LATENCY_BUCKETS: [u64; 19] = [
+pub(crate) const LATENCY_BUCKETS: [u64; 19] = [
     0,
     1_000,
     2_000,
@@ -70,7 +70,7 @@ pub const LATENCY_BUCKETS: [u64; 19] = [
 ];
 
 /// RT0 wake-up latencies on one CPU.
-pub struct LatencyAcc {
+pub(crate) struct LatencyAcc {
     pub count: u64,
     pub sum: u128,
     pub min: u64,
@@ -80,7 +80,7 @@ pub struct LatencyAcc {
 }
 
 impl LatencyAcc {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         LatencyAcc {
             count: 0,
             sum: 0,
@@ -91,7 +91,7 @@ impl LatencyAcc {
         }
     }
 
-    pub fn record(&mut self, ns: u64) {
+    pub(crate) fn record(&mut self, ns: u64) {
         self.count += 1;
         self.sum += u128::from(ns);
         self.min = self.min.min(ns);
@@ -138,14 +138,23 @@ impl Default for LatencyAcc {
 pub struct SimExtra {
     /// Events processed (ticks included).
     pub events: u64,
+    /// Simulated time at the end of the run, ns.
     pub simulated_ns: u64,
+    /// The tick used, ns.
     pub tick_ns: u64,
+    /// The iteration rate used (iterations per µs).
     pub loops_per_us: f64,
+    /// The masking-section length used, ns.
     pub mask_len_ns: u64,
+    /// The FIFO migration cost used, ns.
     pub migration_cost_ns: u64,
+    /// The locked-balance cost used, ns.
     pub lock_cost_ns: u64,
+    /// The FIFO push/drain cost used, ns.
     pub fifo_cost_ns: u64,
+    /// The ARTiS constant K used.
     pub artis_k: u64,
+    /// The ARTiS constant C used, ns.
     pub artis_c_ns: u64,
     /// Time from the start to the first normal task's end: the window over
     /// which `normal_tasks_mean` is averaged.
@@ -157,14 +166,76 @@ pub struct SimExtra {
     pub rt_stat: Vec<f64>,
     /// Interrupt-masking sections executed, in total and by non-RT0 tasks on RT CPUs.
     pub masking_sections: u64,
+    /// Of them, those run by tasks other than RT0 on RT CPUs (what ARTiS must migrate away).
     pub masking_sections_on_rt_by_non_rt0: u64,
 }
 
 pub(crate) fn build(e: &Engine) -> (BalanceReport, SimExtra) {
     let n = e.cpus.len();
     let end = e.now;
-    let tasks: Vec<TaskReport> = e
-        .tasks
+    let tasks = task_reports(e);
+    let groups = group_reports(&tasks, n);
+    let span = end.max(1) as f64;
+    let cpus: Vec<CpuReport> = e
+        .cpus
+        .iter()
+        .enumerate()
+        .map(|(c, cpu)| CpuReport {
+            cpu: c as u32,
+            idle_share: 1.0 - cpu.busy_ns as f64 / span,
+            busy_share: cpu.busy_ns as f64 / span,
+            rt_share: cpu.rt_ns as f64 / span,
+        })
+        .collect();
+    let unfinished = e.tasks.iter().filter(|t| t.finish_ns.is_none()).count();
+    let migrations_by_kind: BTreeMap<String, u64> = MIG_KIND_NAMES
+        .iter()
+        .zip(e.mig_kinds.iter())
+        .map(|(k, &v)| (k.to_string(), v))
+        .collect();
+    let rt0_cpus: Vec<usize> = (0..n)
+        .filter(|&c| {
+            e.latency[c].count > 0 || e.tasks.iter().any(|t| t.class == Class::Rt0 && t.cpu == c)
+        })
+        .collect();
+    let rt0_latency = rt0_cpus.iter().map(|&c| e.latency[c].summary(c)).collect();
+    let mut warnings = e.warnings.clone();
+    if unfinished > 0 {
+        warnings.push(format!(
+            "{unfinished} task(s) had not finished when the simulation stopped at {}",
+            rtshield_scenario::fmt_ns(end as f64)
+        ));
+    }
+    let report = BalanceReport {
+        schema: BALANCE_SCHEMA.to_string(),
+        source: "simulation".to_string(),
+        balancer: e.cfg.balancer.name().to_string(),
+        scenario: e.scenario.source.clone(),
+        ncpus: n,
+        rt_cpus: e.cfg.rt_cpus.to_list(),
+        seed: Some(e.cfg.seed),
+        tasks,
+        groups,
+        cpus,
+        run: RunSummary {
+            makespan_ns: end,
+            idle_while_waiting_ns: e.idle_while_waiting_ns,
+            start_skew_ns: Some(e.start_skew_ns),
+            unfinished,
+        },
+        migrations_by_kind,
+        rt0_latency,
+        warnings,
+    };
+    let extra = extra(e);
+    (report, extra)
+}
+
+/// Each task's report, as the kernel runner writes it (no kernel counters).
+fn task_reports(e: &Engine) -> Vec<TaskReport> {
+    let n = e.cpus.len();
+    let end = e.now;
+    e.tasks
         .iter()
         .zip(e.specs.iter())
         .enumerate()
@@ -201,62 +272,14 @@ pub(crate) fn build(e: &Engine) -> (BalanceReport, SimExtra) {
                 involuntary_switches: None,
             }
         })
-        .collect();
-    let groups = group_reports(&tasks, n);
-    let span = end.max(1) as f64;
-    let cpus: Vec<CpuReport> = e
-        .cpus
-        .iter()
-        .enumerate()
-        .map(|(c, cpu)| CpuReport {
-            cpu: c as u32,
-            idle_share: 1.0 - cpu.busy_ns as f64 / span,
-            busy_share: cpu.busy_ns as f64 / span,
-            rt_share: cpu.rt_ns as f64 / span,
-        })
-        .collect();
-    let unfinished = e.tasks.iter().filter(|t| t.finish_ns.is_none()).count();
-    let migrations_by_kind: BTreeMap<String, u64> = MIG_KIND_NAMES
-        .iter()
-        .zip(e.mig_kinds.iter())
-        .map(|(k, &v)| (k.to_string(), v))
-        .collect();
-    let rt0_cpus: Vec<usize> = (0..n)
-        .filter(|&c| {
-            e.latency[c].count > 0 || e.tasks.iter().any(|t| t.class == Class::Rt0 && t.cpu == c)
-        })
-        .collect();
-    let rt0_latency = rt0_cpus.iter().map(|&c| e.latency[c].summary(c)).collect();
-    let mut warnings = e.warnings.clone();
-    if unfinished > 0 {
-        warnings.push(format!(
-            "{unfinished} task(s) had not finished when the simulation stopped at {}",
-            rtshield_scenario::report::fmt_ns(end as f64)
-        ));
-    }
-    let report = BalanceReport {
-        schema: SCHEMA.to_string(),
-        source: "simulation".to_string(),
-        balancer: e.cfg.balancer.name().to_string(),
-        scenario: e.scenario.source.clone(),
-        ncpus: n,
-        rt_cpus: e.cfg.rt_cpus.to_list(),
-        seed: Some(e.cfg.seed),
-        tasks,
-        groups,
-        cpus,
-        run: RunSummary {
-            makespan_ns: end,
-            idle_while_waiting_ns: e.idle_while_waiting_ns,
-            start_skew_ns: Some(e.start_skew_ns),
-            unfinished,
-        },
-        migrations_by_kind,
-        rt0_latency,
-        warnings,
-    };
+        .collect()
+}
+
+/// What only the simulator knows: its constants and placement figures.
+fn extra(e: &Engine) -> SimExtra {
+    let end = e.now;
     let window = e.placement_end.unwrap_or(end);
-    let extra = SimExtra {
+    SimExtra {
         events: e.events,
         simulated_ns: end,
         tick_ns: e.cfg.tick_ns,
@@ -290,8 +313,7 @@ pub(crate) fn build(e: &Engine) -> (BalanceReport, SimExtra) {
             .collect(),
         masking_sections: e.tasks.iter().map(|t| t.sections).sum(),
         masking_sections_on_rt_by_non_rt0: e.sections_on_rt_by_non_rt0,
-    };
-    (report, extra)
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use crate::engine::MIG_KIND_NAMES;
 use crate::SimOutcome;
-use rtshield_scenario::report::{fmt_ns, LatencySummary};
+use rtshield_scenario::{fmt_ns, LatencySummary};
 use std::fmt::Write as _;
 
 fn secs(ns: f64) -> String {
@@ -30,9 +30,41 @@ fn delayed(l: &LatencySummary) -> u64 {
     l.samples - zero
 }
 
+/// One line of the comparison: its label and one cell per run (none for
+/// a section heading).
+type Row = (String, Vec<String>);
+
+/// What every section of the comparison needs.
+struct Runs<'a> {
+    runs: &'a [SimOutcome],
+    first: &'a SimOutcome,
+    /// CPUs of the first run.
+    n: usize,
+    /// Which of them are RT CPUs.
+    rt: Vec<bool>,
+}
+
+impl Runs<'_> {
+    fn cpu_label(&self, c: usize) -> String {
+        if self.rt[c] {
+            format!("  cpu{c} (RT)")
+        } else {
+            format!("  cpu{c}")
+        }
+    }
+
+    /// No value in any run (a section heading).
+    fn blank(&self) -> Vec<String> {
+        vec![String::new(); self.runs.len()]
+    }
+
+    fn head(&self, title: &str) -> Row {
+        (title.to_string(), self.blank())
+    }
+}
+
 /// Render runs of the same scenario side by side.
 pub fn render(runs: &[SimOutcome]) -> String {
-    let mut rows: Vec<(String, Vec<String>)> = Vec::new();
     let Some(first) = runs.first() else {
         return String::new();
     };
@@ -41,18 +73,25 @@ pub fn render(runs: &[SimOutcome]) -> String {
         let set = rtshield_vocab::CpuSet::parse_list(&first.report.rt_cpus).unwrap_or_default();
         (0..n).map(|c| set.contains(c as u32)).collect()
     };
-    let cpu_label = |c: usize| {
-        if rt[c] {
-            format!("  cpu{c} (RT)")
-        } else {
-            format!("  cpu{c}")
-        }
-    };
-    let mut head = |title: &str| rows.push((title.to_string(), vec![String::new(); runs.len()]));
-    head("normal tasks per CPU (mean, until the first finished)");
-    for c in 0..n {
+    let ctx = Runs { runs, first, n, rt };
+    let mut rows: Vec<Row> = Vec::new();
+    placement_rows(&ctx, &mut rows);
+    fairness_rows(&ctx, &mut rows);
+    efficiency_rows(&ctx, &mut rows);
+    migration_rows(&ctx, &mut rows);
+    latency_rows(&ctx, &mut rows);
+    let mut o = layout(&ctx, &rows);
+    warnings(runs, &mut o);
+    o
+}
+
+/// Normal tasks per CPU while all ran: how the balancer placed them.
+fn placement_rows(ctx: &Runs, rows: &mut Vec<Row>) {
+    let runs = ctx.runs;
+    rows.push(ctx.head("normal tasks per CPU (mean, until the first finished)"));
+    for c in 0..ctx.n {
         rows.push((
-            cpu_label(c),
+            ctx.cpu_label(c),
             runs.iter()
                 .map(|r| {
                     format!(
@@ -82,9 +121,14 @@ pub fn render(runs: &[SimOutcome]) -> String {
             .map(|r| secs(r.extra.placement_window_ns as f64))
             .collect(),
     ));
+}
+
+/// Wall time per group: fairness.
+fn fairness_rows(ctx: &Runs, rows: &mut Vec<Row>) {
+    let (runs, first) = (ctx.runs, ctx.first);
     rows.push((
         "fairness: wall time per group (mean ± stddev)".into(),
-        vec![String::new(); runs.len()],
+        ctx.blank(),
     ));
     for (gi, g) in first.report.groups.iter().enumerate() {
         rows.push((
@@ -118,7 +162,12 @@ pub fn render(runs: &[SimOutcome]) -> String {
                 .collect(),
         ));
     }
-    rows.push(("efficiency".into(), vec![String::new(); runs.len()]));
+}
+
+/// Makespan, idle time while tasks waited, per-CPU idle and RT shares.
+fn efficiency_rows(ctx: &Runs, rows: &mut Vec<Row>) {
+    let runs = ctx.runs;
+    rows.push(("efficiency".into(), ctx.blank()));
     rows.push((
         "  makespan".into(),
         runs.iter()
@@ -131,9 +180,9 @@ pub fn render(runs: &[SimOutcome]) -> String {
             .map(|r| secs(r.report.run.idle_while_waiting_ns as f64))
             .collect(),
     ));
-    for c in 0..n {
+    for c in 0..ctx.n {
         rows.push((
-            format!("{} idle / RT %", cpu_label(c)),
+            format!("{} idle / RT %", ctx.cpu_label(c)),
             runs.iter()
                 .map(|r| {
                     let cpu = &r.report.cpus[c];
@@ -146,7 +195,12 @@ pub fn render(runs: &[SimOutcome]) -> String {
                 .collect(),
         ));
     }
-    rows.push(("migrations".into(), vec![String::new(); runs.len()]));
+}
+
+/// Migrations by kind, and masking sections on RT CPUs.
+fn migration_rows(ctx: &Runs, rows: &mut Vec<Row>) {
+    let runs = ctx.runs;
+    rows.push(("migrations".into(), ctx.blank()));
     for k in MIG_KIND_NAMES {
         rows.push((
             format!("  {k}"),
@@ -168,9 +222,14 @@ pub fn render(runs: &[SimOutcome]) -> String {
             .map(|r| r.extra.masking_sections_on_rt_by_non_rt0.to_string())
             .collect(),
     ));
+}
+
+/// RT0 wake-up latency per CPU.
+fn latency_rows(ctx: &Runs, rows: &mut Vec<Row>) {
+    let (runs, first) = (ctx.runs, ctx.first);
     rows.push((
         "RT0 wake-up latency, µs (avg / p99 / max)".into(),
-        vec![String::new(); runs.len()],
+        ctx.blank(),
     ));
     let lat_cpus: Vec<u32> = {
         let mut v: Vec<u32> = runs
@@ -192,7 +251,7 @@ pub fn render(runs: &[SimOutcome]) -> String {
         rows.push((
             format!(
                 "{} ({} wake-ups)",
-                cpu_label(c as usize),
+                ctx.cpu_label(c as usize),
                 of(first).map_or(0, |l| l.samples)
             ),
             cells(&|l| {
@@ -210,7 +269,11 @@ pub fn render(runs: &[SimOutcome]) -> String {
             cells(&|l| delayed(l).to_string()),
         ));
     }
+}
 
+/// The title line, the balancers' header and the rows, aligned.
+fn layout(ctx: &Runs, rows: &[Row]) -> String {
+    let (runs, first) = (ctx.runs, ctx.first);
     // Section headings (rows without values) may overhang the first column.
     let w0 = rows
         .iter()
@@ -248,7 +311,7 @@ pub fn render(runs: &[SimOutcome]) -> String {
         let _ = write!(o, "  {:>w$}", r.report.balancer, w = widths[i]);
     }
     o.push('\n');
-    for (k, vals) in &rows {
+    for (k, vals) in rows {
         o.push_str(k);
         if vals.iter().any(|v| !v.is_empty()) {
             o.push_str(&" ".repeat(w0.saturating_sub(k.chars().count())));
@@ -258,6 +321,11 @@ pub fn render(runs: &[SimOutcome]) -> String {
         }
         o.push('\n');
     }
+    o
+}
+
+/// Each run's warnings; the same warning from every run once.
+fn warnings(runs: &[SimOutcome], o: &mut String) {
     // The same warning from every run is printed once.
     let mut seen: Vec<&str> = Vec::new();
     for r in runs {
@@ -274,5 +342,4 @@ pub fn render(runs: &[SimOutcome]) -> String {
             }
         }
     }
-    o
 }

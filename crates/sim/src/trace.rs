@@ -7,15 +7,20 @@ use std::fmt::Write as _;
 /// One event. `cpu`/`task` are `None` when not applicable.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct TraceRow {
+    /// Simulated time, ns.
     pub time_ns: u64,
+    /// The CPU it happened on.
     pub cpu: Option<usize>,
+    /// The task it concerns (scenario order).
     pub task: Option<usize>,
+    /// What happened (`wake`, `run`, `migrate`…).
     pub event: &'static str,
+    /// `key=value` pairs separated by spaces (no comma, no quote).
     pub detail: String,
 }
 
 /// Header of the CSV trace.
-pub const CSV_HEADER: &str = "time_ns,cpu,task,event,detail";
+pub(crate) const CSV_HEADER: &str = "time_ns,cpu,task,event,detail";
 
 /// The trace as CSV text (header included). `detail` never contains commas
 /// or quotes (the simulator writes `key=value` pairs separated by spaces).
@@ -53,9 +58,14 @@ pub enum SegmentKind {
 /// `[start, end)` on `cpu`, task `task` running in state `kind`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Segment {
+    /// The CPU.
     pub cpu: usize,
+    /// The task running (scenario order).
     pub task: usize,
+    /// Start, simulated ns.
     pub start: u64,
+    /// End (excluded), simulated ns.
     pub end: u64,
+    /// What the CPU was doing.
     pub kind: SegmentKind,
 }

@@ -183,7 +183,7 @@ pub fn open(spec: Option<&str>) -> Result<Box<dyn Store>, StoreError> {
         })?,
     };
     if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        rtshield_sys::safefs::SafeDir::open_or_create(dir, 0o700, rtshield_sys::DirPolicy::Strict)
+        rtshield_safefs::SafeDir::open_or_create(dir, 0o700, rtshield_safefs::DirPolicy::Strict)
             .map_err(|e| StoreError::new(e.to_string()))?;
     }
     Ok(Box::new(SqliteStore::open(&path)?))

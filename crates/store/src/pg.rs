@@ -261,7 +261,7 @@ fn read_pgpass(file: &Path) -> Option<String> {
         );
         return None;
     }
-    let bytes = rtshield_sys::safefs::read_input(file, 1 << 20).ok()?;
+    let bytes = rtshield_safefs::read_input(file, 1 << 20).ok()?;
     String::from_utf8(bytes).ok()
 }
 

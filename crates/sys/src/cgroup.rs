@@ -3,14 +3,18 @@
 //! unified mount), how its files are named, and finding a named cpuset.
 
 use crate::kpath;
-use crate::{CpuSet, Root};
+use crate::Root;
+use rtshield_vocab::CpuSet;
 use serde::{Deserialize, Serialize};
 
 /// One line of `/proc/self/mountinfo`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Mount {
+    /// Where it is mounted (field 5 of the line), as the kernel escapes it.
     pub mount_point: String,
+    /// The filesystem type after ` - ` (`cgroup`, `cgroup2`, `tmpfs`).
     pub fs_type: String,
+    /// The super options, split at commas: a v1 cgroup mount names its controllers here (`cpuset`).
     pub super_options: Vec<String>,
 }
 
@@ -41,23 +45,32 @@ pub fn mounts(root: &Root) -> Vec<Mount> {
         .collect()
 }
 
+/// Which cpuset interface the machine offers; it decides every control file's name
+/// ([`Hierarchy::file`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// cgroup v1 cpuset; `prefix` is true when files are named `cpuset.cpus`
     /// (false for a `noprefix` mount: `cpus`).
-    V1 { prefix: bool },
+    V1 {
+        /// Files carry the `cpuset.` prefix (false on a `noprefix` mount).
+        prefix: bool,
+    },
     /// cgroup v2 with the cpuset controller available.
     V2,
 }
 
+/// The cpuset hierarchy found in `/proc/self/mountinfo`: its kind and mount point,
+/// from which every cpuset file name follows.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hierarchy {
+    /// v1 (with or without the `cpuset.` prefix) or v2.
     pub kind: Kind,
     /// Mount point of the hierarchy (`/sys/fs/cgroup/cpuset`).
     pub mount: String,
 }
 
+/// Why no usable cpuset hierarchy was found; the message says how to mount one.
 #[derive(Debug, thiserror::Error)]
 pub enum HierarchyError {
     #[error(
@@ -65,7 +78,9 @@ pub enum HierarchyError {
          `mount -t cgroup -o cpuset cpuset /sys/fs/cgroup/cpuset` (v1) or enable cpuset in \
          cgroup v2 (`echo +cpuset > /sys/fs/cgroup/cgroup.subtree_control`)"
     )]
+    /// No mount offers the cpuset controller.
     None,
+    /// A v1 cpuset mount (at this path) whose files match neither naming.
     #[error("cpuset hierarchy at {0} has neither cpuset.cpus nor cpus: not a layout rtshield understands")]
     Unknown(String),
 }
@@ -106,10 +121,13 @@ impl Hierarchy {
         Err(HierarchyError::None)
     }
 
+    /// Whether it is the v2 unified hierarchy (tasks move by process, partitions
+    /// are `cpuset.cpus.partition`).
     pub fn is_v2(&self) -> bool {
         self.kind == Kind::V2
     }
 
+    /// A short name for reports: `cgroup v1`, `cgroup v1 (noprefix)` or `cgroup v2`.
     pub fn label(&self) -> &'static str {
         match self.kind {
             Kind::V1 { prefix: true } => "cgroup v1",

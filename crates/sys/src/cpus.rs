@@ -4,7 +4,8 @@
 //! for callers that mean "online and allowed to me".
 
 use crate::kpath;
-use crate::{CpuSet, Root};
+use crate::Root;
+use rtshield_vocab::CpuSet;
 use std::io;
 
 fn read_list(root: &Root, path: &str) -> io::Result<CpuSet> {

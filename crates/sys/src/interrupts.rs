@@ -10,7 +10,8 @@
 //! summaries (`ERR`, `MIS`). Handler names keep every word (`OMAP DISPC`).
 
 use crate::kpath;
-use crate::{CpuSet, Root};
+use crate::Root;
+use rtshield_vocab::CpuSet;
 use serde::Serialize;
 
 /// What a line of `/proc/interrupts` counts.
@@ -56,6 +57,7 @@ pub struct Line {
     /// Handler name(s), every word kept (`OMAP DISPC`, `ahci, snd_hda`);
     /// for named lines, the description (`Local timer interrupts`).
     pub name: String,
+    /// What kind of interrupt it is, which says whether it can be moved off a CPU.
     pub class: IrqClass,
 }
 
@@ -118,10 +120,14 @@ impl Line {
 pub struct Table {
     /// CPU number of each column (offline CPUs have no column).
     pub cpus: Vec<u32>,
+    /// The counter lines, in file order.
     pub lines: Vec<Line>,
 }
 
 impl Table {
+    /// The table of `/proc/interrupts` or `/proc/softirqs` text. Lines
+    /// without a `:` are skipped; a line with fewer counts than CPUs
+    /// (`ERR`, `MIS`) keeps the ones it has.
     pub fn parse(text: &str) -> Table {
         let mut it = text.lines();
         let Some(header) = it.next() else {
@@ -162,6 +168,8 @@ impl Table {
         Table { cpus, lines }
     }
 
+    /// The column of CPU `cpu` in [`Table::cpus`]; `None` for a CPU the file has no
+    /// column for (offline).
     pub fn col(&self, cpu: u32) -> Option<usize> {
         self.cpus.iter().position(|&c| c == cpu)
     }

@@ -30,26 +30,43 @@ pub fn cpuidle_disable(cpu: &str, state: &str) -> String {
 /// Held open with a 0 written: no idle state deeper than 0 µs exit latency.
 pub const CPU_DMA_LATENCY: &str = "/dev/cpu_dma_latency";
 
+/// The kernel command line (boot parameters such as `isolcpus=`).
 pub const CMDLINE: &str = "/proc/cmdline";
+/// The running kernel's release (`6.8.0-rt8`), which names `/boot/config-RELEASE`.
 pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
+/// The mounts seen by the calling process (cgroup and tracefs mounts are found here).
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
 /// The cgroups of the calling process (`ID:CONTROLLERS:PATH` lines).
 pub const SELF_CGROUP: &str = "/proc/self/cgroup";
+/// One directory per process (and hidden ones per thread id).
 pub const PROC: &str = "/proc";
+/// Memory totals and usage, kB (`MemTotal`, `MemAvailable`…), one of the
+/// files the `syscall` load reads as `top` does.
 pub const MEMINFO: &str = "/proc/meminfo";
 /// Per-CPU times and counters (parsed by [`crate::procstat`]).
 pub const STAT: &str = "/proc/stat";
 
+/// 1: timers may migrate to busy CPUs; a partition writes 0 to keep them
+/// where they were armed.
 pub const TIMER_MIGRATION: &str = "/proc/sys/kernel/timer_migration";
+/// Seconds between vmstat updates on every CPU; a partition raises it to
+/// quiet the shielded CPUs.
 pub const STAT_INTERVAL: &str = "/proc/sys/vm/stat_interval";
+/// The CPUs the soft-lockup watchdog threads run on (list syntax).
 pub const WATCHDOG_CPUMASK: &str = "/proc/sys/kernel/watchdog_cpumask";
+/// RT throttling budget per period, µs (-1: off), the `rt-throttle` knob.
 pub const SCHED_RT_RUNTIME_US: &str = "/proc/sys/kernel/sched_rt_runtime_us";
+/// RT throttling period, µs.
 pub const SCHED_RT_PERIOD_US: &str = "/proc/sys/kernel/sched_rt_period_us";
 /// The soft and hard lockup detectors (partrt writes 0).
 pub const WATCHDOG: &str = "/proc/sys/kernel/watchdog";
 /// The NMI (hard lockup) watchdog (tuned's cpu-partitioning writes 0).
 pub const NMI_WATCHDOG: &str = "/proc/sys/kernel/nmi_watchdog";
+/// Seconds before a task blocked in D state is reported (0: never);
+/// tuned's profile sets 600.
 pub const HUNG_TASK_TIMEOUT_SECS: &str = "/proc/sys/kernel/hung_task_timeout_secs";
+/// 1: the kernel migrates pages and tasks between NUMA nodes, a source of
+/// jitter tuned's profile turns off.
 pub const NUMA_BALANCING: &str = "/proc/sys/kernel/numa_balancing";
 /// x86 machine-check devices (`machinecheck0`, ...): `check_interval`
 /// (seconds between polls; 0 on `machinecheck0` stops them everywhere) and
@@ -90,6 +107,7 @@ pub fn irq_of_path(path: &str) -> Option<&str> {
 
 /// Unbound workqueues: a global `cpumask` and one directory per workqueue.
 pub const WORKQUEUE_DIR: &str = "/sys/devices/virtual/workqueue";
+/// The global unbound-workqueue mask (mask syntax).
 pub const WORKQUEUE_CPUMASK: &str = "/sys/devices/virtual/workqueue/cpumask";
 
 /// `cpumask` of workqueue `name` (mask syntax).

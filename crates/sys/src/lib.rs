@@ -1,42 +1,84 @@
-//! Foundation of rtshield: every `/proc` and `/sys` access goes through
-//! [`Root`], so the whole tool can be pointed at a fake tree in tests, and
-//! this crate is the only one that knows kernel file names and formats
-//! (typed readers: [`task`], [`interrupts`], [`procstat`], [`loadavg`],
-//! [`cpus`], [`cgroup`], [`power`], the [`sysinfo::SysInfo`] block embedded
-//! in every result file; knob paths: [`kpath`]; the calls that go with
-//! them: [`sched`], [`tracefs`]). See docs/architecture-sys.md.
+//! rtshield-sys: the kernel's files and calls, and only them.
 //!
-//! Kernel files only: the vocabulary is `rtshield-vocab` (re-exported
-//! here under its old paths), the safe-file layer `rtshield-safefs`,
-//! partitions and their state `rtshield-isolation`, test helpers
+//! Its one job: know kernel file names and formats and the system calls
+//! that go with them. Every `/proc` and `/sys` access goes through
+//! [`Root`], so the whole tool can be pointed at a fake tree in tests.
+//! Typed readers: tasks ([`TaskInfo`], [`task_stat`]), interrupts
+//! ([`IrqTable`]), `/proc/stat` ([`StatSnapshot`]), the load average
+//! ([`LoadAvg`]), CPU sets ([`online_cpus`]), cgroups ([`Hierarchy`]), power
+//! ([`ThermalZone`]), the [`SysInfo`] block embedded in every result file;
+//! the calls: scheduling ([`set_scheduler`], [`set_affinity`]) and tracefs
+//! instances ([`TraceInstance`]). Knob paths are named in [`kpath`], the
+//! one public module: a table of kernel file names, not an implementation.
+//! See docs/architecture-sys.md.
+//!
+//! What it may not do: decide anything. It reads, parses and writes what
+//! it is asked; partitions and their state are `rtshield-isolation`, the
+//! safe-file layer (files a user names) `rtshield-safefs`, the vocabulary
+//! (CPU sets, policies, units) `rtshield-vocab`, test helpers
 //! `rtshield-testkit`.
 
-pub mod cgroup;
-pub mod confine;
-pub mod cpus;
-pub mod interrupts;
-pub mod kpath;
-pub mod loadavg;
-pub mod power;
-pub mod procstat;
-pub mod root;
-pub mod sched;
-pub mod sysinfo;
-pub mod task;
-pub mod tracefs;
-pub mod workqueue;
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
-// The pure vocabulary lives in `rtshield-vocab` (so the simulator can use it
-// without linking this crate); re-exported under the paths it always had.
-pub use root::Root;
-pub use rtshield_vocab::{cpuset, error, units};
-pub use rtshield_vocab::{CpuSet, InputError};
-// Vocabulary that lived here before `sys` became kernel files only.
-#[doc(hidden)]
-pub use rtshield_vocab::{mode, programs}; // TEMP(phase1): remove in surface pass
-                                          // The safe-file layer is its own crate, `rtshield-safefs`.
-#[doc(hidden)]
-pub use rtshield_safefs as safefs; // TEMP(phase1): remove in surface pass
-#[doc(hidden)]
-pub use rtshield_safefs::{DirPolicy, SafeDir, SafeError}; // TEMP(phase1): remove in surface pass
-pub use sysinfo::SysInfo;
+mod cgroup;
+mod confine;
+mod cpus;
+mod interrupts;
+pub mod kpath;
+mod loadavg;
+mod power;
+mod procstat;
+mod root;
+mod sched;
+mod sysinfo;
+mod task;
+mod tracefs;
+mod workqueue;
+
+pub use cgroup::{
+    mounts as cgroup_mounts, Hierarchy, HierarchyError, Kind as CgroupKind, Mount as CgroupMount,
+};
+pub use confine::{
+    is_strictly_under as path_is_strictly_under, is_under as path_is_under,
+    normalise as normalise_kernel_path, resolves_inside as resolves_inside_root, KNOB_ROOTS,
+};
+pub use cpus::{
+    allowed as allowed_cpus, isolated as isolated_cpus, nohz_full as nohz_full_cpus,
+    online as online_cpus, possible as possible_cpus, usable as usable_cpus,
+};
+pub use interrupts::{
+    default_affinity as irq_default_affinity, interrupts as read_interrupts, irq_actions,
+    irq_affinity, irq_effective_affinity, irq_numbers, softirqs as read_softirqs, IrqClass,
+    Line as IrqLine, Table as IrqTable,
+};
+pub use loadavg::LoadAvg;
+pub use power::{
+    max_temp_c, thermal as thermal_zones, uptime_s, CpuFreq, CpuIdle, IdleState, ThermalZone,
+};
+pub use procstat::{
+    steal_ns_between, user_hz, Breakdown as StatBreakdown, StatSnapshot, Ticks as CpuTicks,
+    TimesSnapshot,
+};
+pub use root::{os_code, OsErrorAt, Root};
+pub use sched::{current_cpu, get_affinity, gettid, is_root, set_affinity, set_scheduler};
+pub use sysinfo::{
+    caller_rt_runtime_us, cmd_cpus, fifo_refusal_reason, isolation_params, KernelConfig, SysInfo,
+};
+pub use task::{
+    comm as task_comm, exists as task_exists, own_tids, parse_ids as parse_task_ids, pids,
+    stat as task_stat, threads as all_threads, threads_of, tids, ProcStat, TaskInfo, ThreadSched,
+};
+pub use tracefs::{
+    find as find_tracefs, instance_dir as trace_instance_dir, instance_pid as trace_instance_pid,
+    leftovers as tracing_leftovers, private_dir as tracefs_private_dir,
+    private_mount as tracefs_private_mount, remove_leftovers as remove_tracing_leftovers,
+    unavailable as tracing_unavailable, Config as TraceConfig, Instance as TraceInstance,
+    Leftover as TracingLeftover, LeftoverKind as TracingLeftoverKind, PipeReader as TracePipe,
+    TopState as TracingTopState, BUFFER_KB_RANGE as TRACE_BUFFER_KB_RANGE,
+    INSTANCE_PREFIX as TRACE_INSTANCE_PREFIX,
+};
+pub use workqueue::{
+    cpumask_files as workqueue_cpumask_files, global_mask as workqueue_global_mask,
+    masks as workqueue_masks,
+};

@@ -4,6 +4,7 @@ use crate::Root;
 use serde::Serialize;
 use std::io;
 
+/// One reading of `/proc/loadavg`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LoadAvg {
     /// Load averages over 1, 5 and 15 minutes.
@@ -17,6 +18,7 @@ pub struct LoadAvg {
 }
 
 impl LoadAvg {
+    /// Read and parse `/proc/loadavg`; an error names the file and quotes content it cannot parse.
     pub fn read(root: &Root) -> io::Result<LoadAvg> {
         let text = root.read("/proc/loadavg")?;
         LoadAvg::parse(&text).ok_or_else(|| {

@@ -15,6 +15,7 @@ const THERMAL_DIR: &str = "/sys/class/thermal";
 /// One CPU's frequency scaling.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuFreq {
+    /// The CPU number (`cpuN`).
     pub cpu: u32,
     /// `scaling_governor` (`performance`, `ondemand`, `powersave`, `schedutil`…).
     pub governor: Option<String>,
@@ -31,6 +32,7 @@ pub struct CpuFreq {
 pub struct IdleState {
     /// `stateK`'s K.
     pub index: u32,
+    /// The state's `name` (`POLL`, `C1`, `C6`…).
     pub name: String,
     /// Exit latency, µs (`latency`).
     pub latency_us: u64,
@@ -41,7 +43,9 @@ pub struct IdleState {
 /// The idle states of one CPU.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuIdle {
+    /// The CPU number (`cpuN`).
     pub cpu: u32,
+    /// Its states in `stateK` order (shallowest first).
     pub states: Vec<IdleState>,
 }
 
@@ -84,7 +88,7 @@ fn read_u64(root: &Root, path: &str) -> Option<u64> {
 }
 
 /// cpufreq of every CPU that has it.
-pub fn cpufreq(root: &Root) -> Vec<CpuFreq> {
+pub(crate) fn cpufreq(root: &Root) -> Vec<CpuFreq> {
     numbered(root, CPU_DIR, "cpu")
         .into_iter()
         .filter_map(|cpu| {
@@ -105,12 +109,12 @@ pub fn cpufreq(root: &Root) -> Vec<CpuFreq> {
 }
 
 /// The cpuidle driver in use (`haltpoll`, `intel_idle`, `acpi_idle`, `psci_idle`…).
-pub fn cpuidle_driver(root: &Root) -> Option<String> {
+pub(crate) fn cpuidle_driver(root: &Root) -> Option<String> {
     root.read_opt(format!("{CPU_DIR}/cpuidle/current_driver"))
 }
 
 /// The idle states of every CPU that has them.
-pub fn cpuidle(root: &Root) -> Vec<CpuIdle> {
+pub(crate) fn cpuidle(root: &Root) -> Vec<CpuIdle> {
     numbered(root, CPU_DIR, "cpu")
         .into_iter()
         .filter_map(|cpu| {

@@ -46,7 +46,9 @@ pub struct StatSnapshot {
     pub ctxt: u64,
     /// Interrupts since boot (first field of `intr`).
     pub intr: u64,
+    /// Tasks runnable now (`procs_running`).
     pub procs_running: u64,
+    /// Tasks blocked on I/O now (`procs_blocked`).
     pub procs_blocked: u64,
     /// VM steal time per CPU, USER_HZ ticks (8th value of each `cpuN`
     /// line; absent on kernels without it).
@@ -84,6 +86,7 @@ pub fn steal_ns_between(
 }
 
 impl StatSnapshot {
+    /// Read and parse `/proc/stat` below `root`; an error names the file.
     pub fn read(root: &Root) -> io::Result<Self> {
         Ok(Self::parse(&root.read(crate::kpath::STAT)?))
     }
@@ -108,7 +111,7 @@ impl StatSnapshot {
                     s.all = t;
                     s.times.all = times;
                 } else if let Ok(n) = rest.parse::<u32>() {
-                    if n <= crate::cpuset::MAX_CPU {
+                    if n <= rtshield_vocab::MAX_CPU {
                         s.cpus.insert(n, t);
                         s.times.cpus.insert(n, times);
                         if let Some(st) = v.get(7) {
@@ -164,13 +167,21 @@ pub struct CpuTimes {
 /// Percentages of the time between two readings, as top shows them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Breakdown {
+    /// User time, % (`user`).
     pub us: f64,
+    /// System time, % (`system`).
     pub sy: f64,
+    /// Niced user time, % (`nice`).
     pub ni: f64,
+    /// Idle, % (`idle`).
     pub id: f64,
+    /// Waiting for I/O, % (`iowait`).
     pub wa: f64,
+    /// Hard interrupts, % (`irq`).
     pub hi: f64,
+    /// Soft interrupts, % (`softirq`).
     pub si: f64,
+    /// Stolen by the hypervisor, % (`steal`).
     pub st: f64,
 }
 
@@ -224,11 +235,14 @@ impl CpuTimes {
 /// Every `cpu` line of `/proc/stat` with its eight time columns.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TimesSnapshot {
+    /// The aggregate `cpu` line.
     pub all: CpuTimes,
+    /// Every `cpuN` line, by CPU number.
     pub cpus: BTreeMap<u32, CpuTimes>,
 }
 
 impl TimesSnapshot {
+    /// Read and parse `/proc/stat` below `root`; an error names the file.
     pub fn read(root: &Root) -> io::Result<Self> {
         Ok(Self::parse(&root.read(crate::kpath::STAT)?))
     }

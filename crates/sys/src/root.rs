@@ -40,10 +40,12 @@ impl Root {
         Root { base, host }
     }
 
+    /// Whether this is the real machine's `/` (writes there need root and never create files).
     pub fn is_host(&self) -> bool {
         self.host
     }
 
+    /// The directory kernel paths are resolved below (`/` on the host).
     pub fn base(&self) -> &Path {
         &self.base
     }
@@ -71,6 +73,7 @@ impl Root {
         self.read_trim(abs).ok()
     }
 
+    /// Whether the kernel path exists below the root (a symlink counts when its target exists).
     pub fn exists(&self, abs: impl AsRef<Path>) -> bool {
         self.path(abs).exists()
     }
@@ -121,7 +124,9 @@ fn with_path(e: io::Error, p: &Path) -> io::Error {
 /// the wrapping `io::Error` is lost, so use [`os_code`] to get it back.
 #[derive(Debug)]
 pub struct OsErrorAt {
+    /// The errno (`EIO`, `EINVAL`…) the OS returned.
     pub code: i32,
+    /// The file it happened on, as resolved below the root.
     pub path: PathBuf,
 }
 
@@ -148,7 +153,7 @@ pub fn os_code(e: &io::Error) -> Option<i32> {
 }
 
 /// Order `irq/10` after `irq/9`: numbers compare as numbers.
-pub fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+pub(crate) fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
     match (a.parse::<u64>(), b.parse::<u64>()) {
         (Ok(x), Ok(y)) => x.cmp(&y),
         (Ok(_), Err(_)) => std::cmp::Ordering::Less,

@@ -1,10 +1,10 @@
 //! Scheduling helpers shared by measure, load, scenario and partition:
 //! policies, affinity, and the "may I use SCHED_FIFO?" question.
 
-use crate::CpuSet;
+use rtshield_vocab::CpuSet;
 use std::io;
 
-pub use rtshield_vocab::policy::Policy;
+use rtshield_vocab::Policy;
 
 /// The kernel's number for a policy.
 fn raw(policy: Policy) -> libc::c_int {
@@ -20,7 +20,7 @@ fn raw(policy: Policy) -> libc::c_int {
 
 /// The policy of a kernel policy number (`/proc/PID/stat` field 41,
 /// `sched_getscheduler`); `None` for one rtshield does not know.
-pub fn policy_from_raw(n: i32) -> Option<Policy> {
+pub(crate) fn policy_from_raw(n: i32) -> Option<Policy> {
     Some(match n {
         libc::SCHED_OTHER => Policy::Other,
         libc::SCHED_FIFO => Policy::Fifo,
@@ -91,12 +91,13 @@ pub fn current_cpu() -> i32 {
 /// Whether the caller may use SCHED_FIFO, found by trying it on a scratch
 /// thread (the only reliable answer: capabilities, RLIMIT_RTPRIO and RT
 /// group scheduling all have a say).
-pub fn fifo_permitted() -> Result<(), io::Error> {
+pub(crate) fn fifo_permitted() -> Result<(), io::Error> {
     std::thread::spawn(|| set_scheduler(0, Policy::Fifo, 1))
         .join()
         .unwrap_or_else(|_| Err(io::Error::other("probe thread panicked")))
 }
 
+/// Whether the effective user is root (uid 0); capabilities are not looked at.
 pub fn is_root() -> bool {
     // SAFETY: no preconditions.
     unsafe { libc::geteuid() == 0 }

@@ -1,7 +1,8 @@
 //! `rtshield sysinfo`: what the results depend on. Embedded in every result
 //! file so a number is never orphaned from the system that produced it.
 
-use crate::{CpuSet, Root};
+use crate::Root;
+use rtshield_vocab::CpuSet;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io::Read;
@@ -9,11 +10,16 @@ use std::io::Read;
 /// Kernel build configuration (`/proc/config.gz` or `/boot/config-RELEASE`).
 #[derive(Debug, Clone, Default)]
 pub struct KernelConfig {
+    /// Where it was read from (`/proc/config.gz`, `/boot/config-RELEASE`); `None`
+    /// when neither could be read.
     pub source: Option<String>,
+    /// `CONFIG_*` name to value, quotes removed (`y`, `m`, `1000`).
     pub values: BTreeMap<String, String>,
 }
 
 impl KernelConfig {
+    /// The running kernel's configuration (release `release`); empty (unknown) when
+    /// neither file is readable.
     pub fn read(root: &Root, release: &str) -> KernelConfig {
         let gz = root.path("/proc/config.gz");
         if let Ok(f) = std::fs::File::open(&gz) {
@@ -32,6 +38,7 @@ impl KernelConfig {
         }
     }
 
+    /// The `CONFIG_X=value` lines of a kernel config; `source` says where the text came from.
     pub fn parse(text: &str, source: &str) -> KernelConfig {
         let mut values = BTreeMap::new();
         for line in text.lines() {
@@ -47,6 +54,7 @@ impl KernelConfig {
         }
     }
 
+    /// Whether a configuration was read at all (so an absent key means "not set", not "unknown").
     pub fn known(&self) -> bool {
         self.source.is_some()
     }
@@ -58,6 +66,7 @@ impl KernelConfig {
             .then(|| matches!(self.values.get(key).map(String::as_str), Some("y" | "m")))
     }
 
+    /// The raw value of `key` (`CONFIG_HZ`), when set.
     pub fn get(&self, key: &str) -> Option<&str> {
         self.values.get(key).map(String::as_str)
     }
@@ -66,13 +75,17 @@ impl KernelConfig {
 /// The system description embedded in every result file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SysInfo {
+    /// The host name (`uname -n`).
     pub hostname: Option<String>,
     /// `/etc/machine-id`: tells boards apart when their host names are
     /// the same (or change). Empty when absent or not a machine id.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub machine_id: String,
+    /// `uname -r` (`6.8.0-rt8`).
     pub kernel_release: Option<String>,
+    /// `uname -v` (build number and date, `PREEMPT_RT` on RT kernels).
     pub kernel_version: Option<String>,
+    /// `uname -m` (`x86_64`, `aarch64`).
     pub arch: String,
     /// `PREEMPT_RT`, `PREEMPT`, `PREEMPT_LAZY`, `VOLUNTARY`, `NONE` (build model).
     pub preempt_model: Option<String>,
@@ -80,27 +93,46 @@ pub struct SysInfo {
     pub preempt_dynamic: bool,
     /// The dynamic mode in force, when readable (debugfs or `preempt=`).
     pub preempt_mode: Option<String>,
+    /// The tick rate, Hz (`CONFIG_HZ`), when the kernel config is readable.
     pub hz: Option<u32>,
+    /// High-resolution timers active (`/proc/timer_list`, else
+    /// `CONFIG_HIGH_RES_TIMERS`): without them, sleeps end on ticks.
     pub high_res_timers: Option<bool>,
+    /// The current clocksource (`tsc`, `hpet`, `arch_sys_counter`).
     pub clocksource: Option<String>,
+    /// `/proc/cmdline` as booted.
     pub cmdline: Option<String>,
     /// Isolation-related boot parameters found on the command line.
     pub isolation_params: BTreeMap<String, String>,
+    /// Online CPUs (list syntax).
     pub cpus_online: Option<String>,
+    /// CPUs isolated at boot (`isolcpus=`, list syntax).
     pub cpus_isolated: Option<String>,
+    /// CPUs without the tick (`nohz_full=`, list syntax).
     pub cpus_nohz_full: Option<String>,
+    /// The CPU model of `/proc/cpuinfo` (`model name`, or `Hardware`/`Model` on
+    /// ARM boards).
     pub cpu_model: Option<String>,
+    /// How many CPUs are online.
     pub cpu_count: usize,
     /// `v1`, `v2` or `hybrid` (v1 controllers plus a v2 mount).
     pub cgroup_version: Option<String>,
+    /// Where the cpuset controller is mounted.
     pub cpuset_mount: Option<String>,
+    /// RT throttling budget, µs per period (-1: off).
     pub sched_rt_runtime_us: Option<i64>,
+    /// RT throttling period, µs.
     pub sched_rt_period_us: Option<i64>,
+    /// `CONFIG_RT_GROUP_SCHED`: RT threads also need a cgroup budget.
     pub rt_group_sched: Option<bool>,
     /// The caller's cpu cgroup `cpu.rt_runtime_us` (RT group scheduling).
     pub caller_rt_runtime_us: Option<i64>,
+    /// Whether this process could take SCHED_FIFO (probed on a scratch thread);
+    /// `None` when not probed.
     pub fifo_permitted: Option<bool>,
+    /// Why SCHED_FIFO was refused, in words, when it was.
     pub fifo_refusal: Option<String>,
+    /// Where the kernel config was read from, when it was.
     pub kernel_config_source: Option<String>,
     /// Frequency scaling per CPU, where cpufreq exists.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -120,7 +152,7 @@ pub struct SysInfo {
 }
 
 /// Command-line parameters that matter for isolation and latency.
-pub const ISOLATION_PARAMS: &[&str] = &[
+pub(crate) const ISOLATION_PARAMS: &[&str] = &[
     "isolcpus",
     "nohz_full",
     "nohz",
@@ -147,7 +179,7 @@ pub const ISOLATION_PARAMS: &[&str] = &[
 /// The machine id (systemd's `/etc/machine-id`: 32 lowercase hex
 /// digits); empty when the file is absent, empty or anything else
 /// (`uninitialized` on a first boot).
-pub fn machine_id(root: &Root) -> String {
+pub(crate) fn machine_id(root: &Root) -> String {
     match root.read_opt("/etc/machine-id") {
         Some(id)
             if id.len() == 32
@@ -411,7 +443,7 @@ impl SysInfo {
             line("cpuidle", "none".into());
         }
         for (cpus, text) in groups {
-            let set: crate::CpuSet = cpus.into_iter().collect();
+            let set: rtshield_vocab::CpuSet = cpus.into_iter().collect();
             line(
                 &format!("cpuidle cpu{}", set.to_list()),
                 format!(
@@ -505,7 +537,7 @@ fn cpu_model(cpuinfo: &str) -> Option<String> {
     None
 }
 
-pub use crate::cgroup::{mounts, Mount};
+use crate::cgroup::{mounts, Mount};
 
 /// (version, where the cpuset controller lives).
 fn cgroup_layout(root: &Root) -> (Option<String>, Option<String>) {

@@ -24,6 +24,7 @@ pub struct ProcStat {
     pub processor: Option<u32>,
     /// User and system time, USER_HZ ticks (fields 14 and 15).
     pub utime: Option<u64>,
+    /// System time, USER_HZ ticks (field 15).
     pub stime: Option<u64>,
     /// Real-time priority, 1..99 for FIFO/RR, 0 otherwise (field 40).
     pub rt_priority: Option<u32>,
@@ -52,10 +53,13 @@ impl ProcStat {
         })
     }
 
+    /// Whether it is a kernel thread (`PF_KTHREAD`), which audit reports apart and never moves.
     pub fn is_kthread(&self) -> bool {
         self.flags.is_some_and(|f| f & PF_KTHREAD != 0)
     }
 
+    /// Whether the kernel forbids changing its affinity (`PF_NO_SETAFFINITY`: a
+    /// per-CPU kernel thread).
     pub fn no_setaffinity(&self) -> bool {
         self.flags.is_some_and(|f| f & PF_NO_SETAFFINITY != 0)
     }
@@ -104,14 +108,14 @@ pub fn stat(root: &Root, pid: u32) -> Option<ProcStat> {
 }
 
 /// `/proc/PID/status`. `None` once it exited.
-pub fn status(root: &Root, pid: u32) -> Option<ProcStatus> {
+pub(crate) fn status(root: &Root, pid: u32) -> Option<ProcStatus> {
     Some(ProcStatus::parse(
         &root.read(format!("{}/status", kpath::proc_dir(pid))).ok()?,
     ))
 }
 
 /// `/proc/PID/task/TID/stat`.
-pub fn thread_stat(root: &Root, pid: u32, tid: u32) -> Option<ProcStat> {
+pub(crate) fn thread_stat(root: &Root, pid: u32, tid: u32) -> Option<ProcStat> {
     ProcStat::parse(
         &root
             .read(format!("{}/task/{tid}/stat", kpath::proc_dir(pid)))
@@ -155,18 +159,28 @@ pub fn own_tids(root: &Root) -> Vec<u32> {
         .collect()
 }
 
+/// One thread as audit and partition see it: `/proc/PID/status` and `stat` merged;
+/// a field the files did not give is `None`.
 #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
 pub struct TaskInfo {
+    /// Thread id.
     pub tid: u32,
+    /// `comm` (`Name:` of status), 15 bytes at most.
     pub name: String,
+    /// A kernel thread (`Kthread:` of status, else `PF_KTHREAD`, else a
+    /// child of kthreadd).
     pub kthread: bool,
     /// The kernel forbids changing its affinity (per-CPU kernel threads).
     pub no_setaffinity: bool,
+    /// `Cpus_allowed_list:` (list syntax).
     pub cpus_allowed: Option<String>,
+    /// Context switches it asked for (it blocked).
     pub voluntary_ctxt_switches: Option<u64>,
+    /// Context switches it suffered (preempted).
     pub nonvoluntary_ctxt_switches: Option<u64>,
     /// Last CPU it ran on (field 39 of stat).
     pub processor: Option<u32>,
+    /// `R`, `S`, `D`, ... (field 3 of stat).
     pub state: Option<char>,
     /// utime + stime, USER_HZ ticks (for %CPU).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -253,8 +267,11 @@ pub fn parse_ids(text: &str) -> Vec<u32> {
 /// Scheduler counters of one thread.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ThreadSched {
+    /// Times it moved to another CPU (`se.nr_migrations`).
     pub migrations: Option<u64>,
+    /// Voluntary context switches (it blocked).
     pub voluntary: Option<u64>,
+    /// Involuntary context switches (it was preempted).
     pub involuntary: Option<u64>,
 }
 

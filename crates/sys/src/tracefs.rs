@@ -20,15 +20,16 @@
 //! `rtshield-trace` crate. See docs/trace.md.
 
 use crate::cgroup;
-use crate::{CpuSet, Root};
+use crate::Root;
+use rtshield_vocab::CpuSet;
 use serde::Serialize;
 use std::io;
 
 /// Where the system mounts tracefs, in order of preference (the second is
 /// the automount below debugfs). rtshield uses these, or its own mount.
-pub const STANDARD_MOUNTS: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
+pub(crate) const STANDARD_MOUNTS: &[&str] = &["/sys/kernel/tracing", "/sys/kernel/debug/tracing"];
 /// rtshield's own mounts: `<prefix><pid>/tracing`, the directory 0700.
-pub const PRIVATE_DIR_PREFIX: &str = "/run/rtshield-tracefs-";
+pub(crate) const PRIVATE_DIR_PREFIX: &str = "/run/rtshield-tracefs-";
 /// The mount point's name inside its private directory.
 const PRIVATE_MOUNT_NAME: &str = "tracing";
 /// Instance names: `rtshield-<pid>`.
@@ -38,7 +39,7 @@ pub const BUFFER_KB_RANGE: std::ops::RangeInclusive<u32> = 1..=1_048_576;
 
 /// The events the spike analysis reads, as `system:event`; a `*` in the
 /// event part matches by suffix (`irq_vectors:*_entry`) or everything (`ipi:*`).
-pub const EVENTS: &[&str] = &[
+pub(crate) const EVENTS: &[&str] = &[
     "timer:hrtimer_start",
     "timer:hrtimer_expire_entry",
     "timer:hrtimer_expire_exit",
@@ -92,7 +93,7 @@ pub fn private_mount(pid: u32) -> String {
 }
 
 /// The owner of an rtshield private mount point, `None` for any other path.
-pub fn private_mount_pid(mount_point: &str) -> Option<u32> {
+pub(crate) fn private_mount_pid(mount_point: &str) -> Option<u32> {
     let rest = mount_point.strip_prefix(PRIVATE_DIR_PREFIX)?;
     let pid = rest.strip_suffix(&format!("/{PRIVATE_MOUNT_NAME}"))?;
     digits(pid)
@@ -275,9 +276,9 @@ fn remove_dead_private_dirs(root: &Root) {
 }
 
 /// Filesystems this kernel supports (`nodev\ttracefs` when it has tracefs).
-pub const FILESYSTEMS: &str = "/proc/filesystems";
+pub(crate) const FILESYSTEMS: &str = "/proc/filesystems";
 /// Kernel lockdown state; `[confidentiality]` forbids tracefs.
-pub const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
+pub(crate) const LOCKDOWN: &str = "/sys/kernel/security/lockdown";
 
 /// Why tracing cannot work here, in one sentence, or `None` when it can
 /// (callers say it once and measure without tracing).
@@ -326,7 +327,7 @@ pub fn instance_pid(name: &str) -> Option<u32> {
 /// Which of `wanted` (see [`EVENTS`]) exist in `available` (the
 /// `available_events` file: `system:event` lines). Returns the concrete
 /// events to enable and the wanted specs that matched nothing.
-pub fn select_events(available: &str, wanted: &[&str]) -> (Vec<String>, Vec<String>) {
+pub(crate) fn select_events(available: &str, wanted: &[&str]) -> (Vec<String>, Vec<String>) {
     let avail: Vec<(&str, &str)> = available
         .lines()
         .filter_map(|l| l.trim().split_once(':'))
@@ -362,10 +363,15 @@ pub fn select_events(available: &str, wanted: &[&str]) -> (Vec<String>, Vec<Stri
 /// The top-level tracing state rtshield must leave untouched.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TopState {
+    /// Where tracefs is mounted; `None` when it is not.
     pub mounted_at: Option<String>,
+    /// `tracing_on` of the top-level buffer.
     pub tracing_on: Option<String>,
+    /// `current_tracer` (normally `nop`).
     pub current_tracer: Option<String>,
+    /// `set_event`: the events enabled at the top level.
     pub set_event: Option<String>,
+    /// `tracing_cpumask` of the top level (mask syntax).
     pub tracing_cpumask: Option<String>,
 }
 
@@ -405,6 +411,7 @@ pub struct Config {
 }
 
 impl Config {
+    /// Trace `cpus` with the default 2 MiB per-CPU buffer and every event rtshield's analyses read.
     pub fn new(cpus: CpuSet) -> Config {
         Config {
             cpus,
@@ -520,10 +527,12 @@ impl Instance {
         &self.dir
     }
 
+    /// The tracefs mount the instance lives under (absolute kernel path).
     pub fn tracefs(&self) -> &str {
         &self.tracefs
     }
 
+    /// Whether the instance mounted tracefs itself (it unmounts it when closed).
     pub fn mounted_by_us(&self) -> bool {
         self.mounted_by_us
     }
@@ -543,10 +552,12 @@ impl Instance {
         &self.stale_removed
     }
 
+    /// Start recording (`tracing_on` = 1 in the instance only).
     pub fn start(&self) -> io::Result<()> {
         self.set("tracing_on", "1")
     }
 
+    /// Stop recording; the buffer keeps what it holds.
     pub fn stop(&self) -> io::Result<()> {
         self.set("tracing_on", "0")
     }

@@ -3,7 +3,8 @@
 //! syntax).
 
 use crate::kpath::{self, WORKQUEUE_CPUMASK, WORKQUEUE_DIR};
-use crate::{CpuSet, Root};
+use crate::Root;
+use rtshield_vocab::CpuSet;
 
 /// The mask files that exist: the global one first, then each workqueue's.
 pub fn cpumask_files(root: &Root) -> Vec<String> {

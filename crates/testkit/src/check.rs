@@ -1,8 +1,9 @@
 //! The checks tests repeat: what a command printed, that it succeeded or
-//! was refused as bad input, that an error is an input error; and the two
-//! file helpers every fake-tree test needs.
+//! was refused as bad input, that an error is an input error, whether a
+//! process is still alive; and the two file helpers every fake-tree test
+//! needs.
 
-use rtshield_sys::InputError;
+use rtshield_vocab::InputError;
 use std::path::Path;
 use std::process::Output;
 
@@ -71,6 +72,14 @@ pub fn json(p: &Path) -> serde_json::Value {
     serde_json::from_str(&t).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// The text of the file at `rel` under `base` (fake trees: a leading `/`
+/// is ignored, so a kernel path names the file); panics when unreadable.
+#[track_caller]
+pub fn file_text(base: &Path, rel: &str) -> String {
+    let f = base.join(rel.trim_start_matches('/'));
+    std::fs::read_to_string(&f).unwrap_or_else(|e| panic!("{}: {e}", f.display()))
+}
+
 /// Write `text` at `rel` under `base`, creating the directories (fake
 /// trees: a leading `/` is ignored).
 #[track_caller]
@@ -78,4 +87,13 @@ pub fn put(base: &Path, rel: &str, text: &str) {
     let f = base.join(rel.trim_start_matches('/'));
     std::fs::create_dir_all(f.parent().unwrap()).unwrap();
     std::fs::write(f, text).unwrap();
+}
+
+/// Whether process `pid` is alive and not a zombie (a zombie is dead for
+/// a test that waits for a process to end).
+pub fn alive(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| rtshield_sys::ProcStat::parse(&s))
+        .is_some_and(|st| st.state != 'Z')
 }

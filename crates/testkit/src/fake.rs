@@ -4,13 +4,13 @@
 //! of the kernel's cgroup side effects on it ([`kernel`], [`FakeConfig`]).
 //! This is the one place besides `rtshield-sys` that names kernel files.
 
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 use std::collections::BTreeMap;
 use std::fs;
 use std::io;
 use std::path::Path;
 
-pub use rtshield_fake_kernel::{kernel, FakeConfig, MARKER};
+use rtshield_fake_kernel::{FakeConfig, MARKER};
 
 /// Every file (content) and directory (empty) below `base`, by relative
 /// path, for before/after comparisons in tests. `run/` (state files) and

@@ -7,7 +7,7 @@
 
 use crate::reaper::{self, Object, Registration};
 use crate::testenv::{require, require_root};
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -140,7 +140,7 @@ impl TracefsMount {
 /// the same instances): through the standard mount, else through a mount
 /// of the test's own, detached after.
 pub fn with_instances<T>(f: impl FnOnce(&Path) -> T) -> T {
-    match rtshield_sys::tracefs::find(&rtshield_sys::Root::host()) {
+    match rtshield_sys::find_tracefs(&rtshield_sys::Root::host()) {
         Some(at) => f(&Path::new(&at).join("instances")),
         None => {
             let m = TracefsMount::mount();
@@ -162,6 +162,6 @@ pub fn instance_records(pid: u32) -> bool {
         fs::read_to_string(instances.join(format!("rtshield-{pid}/tracing_on")))
             .is_ok_and(|s| s.trim() == "1")
     };
-    let own = Path::new(&rtshield_sys::tracefs::private_mount(pid)).join("instances");
+    let own = Path::new(&rtshield_sys::tracefs_private_mount(pid)).join("instances");
     records(&own) || with_instances(records)
 }

@@ -15,7 +15,7 @@
 //! JSON file per object, `<pid>-<start time>-<n>.json` (the start time
 //! tells a dead process from a new one that got its pid).
 
-use rtshield_sys::{tracefs, Root};
+use rtshield_sys::{find_tracefs, trace_instance_pid, Root};
 use serde_json::{json, Value};
 use std::fs;
 use std::io;
@@ -126,7 +126,7 @@ fn gone(r: io::Result<()>) -> io::Result<()> {
 
 /// The registry directory, made private to the caller on first use.
 fn registry() -> io::Result<PathBuf> {
-    let dir = if rtshield_sys::sched::is_root() {
+    let dir = if rtshield_sys::is_root() {
         PathBuf::from("/run/rtshield-tests")
     } else {
         // SAFETY: getuid has no preconditions and cannot fail.
@@ -328,8 +328,8 @@ pub fn reap() -> Vec<String> {
             }
         }
     }
-    if rtshield_sys::sched::is_root() {
-        for l in tracefs::remove_leftovers(&Root::host()) {
+    if rtshield_sys::is_root() {
+        for l in rtshield_sys::remove_tracing_leftovers(&Root::host()) {
             done.push(format!("removed {} of dead process {}", l.name, l.pid));
         }
         done.extend(remove_dead_instances());
@@ -347,7 +347,7 @@ fn remove_dead_instances() -> Vec<String> {
         let mut done = Vec::new();
         for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
             let name = e.file_name().to_string_lossy().into_owned();
-            let Some(pid) = tracefs::instance_pid(&name) else {
+            let Some(pid) = trace_instance_pid(&name) else {
                 continue;
             };
             if Path::new(&format!("/proc/{pid}")).exists() && start_time(pid).is_some() {
@@ -377,7 +377,7 @@ pub fn reap_once() {
 /// Whether `d` is a mount point now (`/proc/self/mountinfo`).
 pub fn is_mount_point(d: &Path) -> bool {
     let d = d.to_string_lossy();
-    rtshield_sys::cgroup::mounts(&Root::host())
+    rtshield_sys::cgroup_mounts(&Root::host())
         .iter()
         .any(|m| m.mount_point == d)
 }
@@ -397,7 +397,7 @@ fn unmount(d: &Path) -> io::Result<()> {
 /// The cgroup hierarchy's root holding `d`: the longest cgroup mount
 /// point that is a prefix of it.
 fn cgroup_root(d: &Path) -> Option<PathBuf> {
-    rtshield_sys::cgroup::mounts(&Root::host())
+    rtshield_sys::cgroup_mounts(&Root::host())
         .into_iter()
         .filter(|m| m.fs_type == "cgroup" || m.fs_type == "cgroup2")
         .map(|m| PathBuf::from(m.mount_point))
@@ -450,7 +450,7 @@ fn remove_cgroup(d: &Path) -> io::Result<()> {
 /// reaper's own (not registered: the reaper cannot register while it
 /// reaps), detached after.
 fn with_tracefs<T>(f: impl FnOnce(&Path) -> T) -> io::Result<T> {
-    if let Some(at) = tracefs::find(&Root::host()) {
+    if let Some(at) = find_tracefs(&Root::host()) {
         return Ok(f(Path::new(&at)));
     }
     static N: AtomicU64 = AtomicU64::new(0);
@@ -484,7 +484,7 @@ fn with_tracefs<T>(f: impl FnOnce(&Path) -> T) -> io::Result<T> {
 
 /// Stop and remove the trace instance `name` (an `rtshield-` one only).
 fn remove_instance(name: &str) -> io::Result<()> {
-    if !name.starts_with(tracefs::INSTANCE_PREFIX) || name.contains('/') {
+    if !name.starts_with(rtshield_sys::TRACE_INSTANCE_PREFIX) || name.contains('/') {
         return Err(io::Error::other(format!(
             "{name:?} is not an rtshield instance"
         )));

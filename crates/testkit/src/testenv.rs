@@ -8,11 +8,11 @@
 //! Used by tests only; nothing here touches the system.
 
 /// The variable that turns every skip into a failure.
-pub const REQUIRE_VAR: &str = "RTSHIELD_REQUIRE_ROOT";
+pub(crate) const REQUIRE_VAR: &str = "RTSHIELD_REQUIRE_ROOT";
 
 /// Whether skips are failures (`RTSHIELD_REQUIRE_ROOT` set to anything but
 /// empty or `0`).
-pub fn strict() -> bool {
+pub(crate) fn strict() -> bool {
     std::env::var_os(REQUIRE_VAR).is_some_and(|v| !v.is_empty() && v != "0")
 }
 
@@ -33,7 +33,7 @@ pub fn require(met: bool, why: &str) -> bool {
 /// [`require`] that the process runs as root (effective uid 0).
 #[track_caller]
 pub fn require_root(why: &str) -> bool {
-    require(rtshield_sys::sched::is_root(), &format!("not root ({why})"))
+    require(rtshield_sys::is_root(), &format!("not root ({why})"))
 }
 
 /// [`require`] that `cmd --version` (or `arg`) starts: the tool is installed.

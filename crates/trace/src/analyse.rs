@@ -16,13 +16,17 @@ pub(crate) const TS_SLACK_NS: u64 = 1_000;
 /// `spikes.json`: version 1 (schema in docs/trace.md).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SpikeFile {
+    /// The schema version ([`SpikeFile::VERSION`] when written here; docs/trace.md).
     pub version: u32,
+    /// Every spike explained, in the order they happened.
     pub spikes: Vec<Spike>,
 }
 
 impl SpikeFile {
+    /// The version this crate writes.
     pub const VERSION: u32 = 1;
 
+    /// A file of `spikes` at the current version.
     pub fn new(spikes: Vec<Spike>) -> Self {
         SpikeFile {
             version: Self::VERSION,
@@ -34,9 +38,11 @@ impl SpikeFile {
 /// One late wake-up, explained.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Spike {
+    /// The CPU the thread measured on.
     pub cpu: u32,
     /// The measuring thread.
     pub pid: u32,
+    /// Its name (`comm`).
     pub comm: String,
     /// When the thread should have woken (CLOCK_MONOTONIC ns).
     pub expected_ns: u64,
@@ -62,6 +68,8 @@ pub struct Spike {
     pub threads: Vec<ThreadItem>,
     /// Window time with the CPU idle or with no event at all.
     pub unaccounted_ns: u64,
+    /// The main cause in one sentence: a thread that held the CPU, an interrupt,
+    /// time with nothing traced, or the thread itself.
     pub verdict: String,
     /// VM steal time the kernel accounted to this CPU (`/proc/stat`, tick
     /// resolution) over `steal_window_ns` around the spike; absent when
@@ -115,6 +123,7 @@ impl Spike {
     }
 }
 
+/// What kind of interrupt context an [`Item`] is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ItemKind {
@@ -128,9 +137,12 @@ pub enum ItemKind {
     Softirq,
 }
 
+/// Interrupt-context work that ran on the CPU during a spike's window, summed by source.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Item {
+    /// Handler, vector, IPI or softirq.
     pub kind: ItemKind,
+    /// Its name (`virtio1-req.0`, `local_timer`, `TIMER`).
     pub name: String,
     /// The IRQ number (handlers), vector number (vectors) or softirq number.
     pub number: Option<u32>,
@@ -142,9 +154,12 @@ pub struct Item {
     pub max_ns: u64,
 }
 
+/// A thread that held the CPU during a spike's window.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ThreadItem {
+    /// Its name (`comm`).
     pub comm: String,
+    /// Its thread id.
     pub pid: u32,
     /// Kernel priority as traced (0..99 real-time, 100..139 fair, -1 deadline).
     pub kernel_prio: Option<i32>,
@@ -196,7 +211,9 @@ pub fn priority_text(kernel_prio: Option<i32>) -> String {
 /// A real-time policy, as the caller read it for a live thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RtPolicy {
+    /// `SCHED_FIFO`.
     Fifo,
+    /// `SCHED_RR`.
     Rr,
 }
 
@@ -204,7 +221,9 @@ pub enum RtPolicy {
 /// name, real-time policy and priority): data, so the analyser stays pure.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveRt {
+    /// Its name (`comm`), to check the pid was not reused.
     pub comm: String,
+    /// Its real-time policy.
     pub policy: RtPolicy,
     /// `sched_priority`, 1..99.
     pub priority: u32,

@@ -1,7 +1,8 @@
 //! The ftrace text format, one event a line:
 //!
 //! ```text
-//!  stress-ng-cpu-4242  [001] d.h1.  1234.567890: hrtimer_expire_entry: hrtimer=00000000a1b2c3d4 now=1234567890123 function=hrtimer_wakeup
+//!  stress-ng-cpu-4242  [001] d.h1.  1234.567890: hrtimer_expire_entry:
+//! hrtimer=00000000a1b2c3d4 now=1234567890123 function=hrtimer_wakeup
 //! ```
 //!
 //! `comm-pid`, an optional `(tgid)` column, `[cpu]`, optional irq-info
@@ -16,11 +17,14 @@ use serde::{Deserialize, Serialize};
 pub struct Record {
     /// The task that was current when the event was recorded.
     pub comm: String,
+    /// The task's thread id.
     pub pid: u32,
+    /// The CPU the event happened on.
     pub cpu: u32,
     /// Trace clock time in ns (`mono` clock in rtshield's instance, so it
     /// compares with CLOCK_MONOTONIC; microsecond resolution in text).
     pub ts_ns: u64,
+    /// What happened.
     pub event: Event,
 }
 
@@ -28,86 +32,142 @@ pub struct Record {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Event {
+    /// `timer:hrtimer_start`: a timer armed.
     HrtimerStart {
+        /// The timer's address (`hrtimer=0x…`), which ties start and expiry.
         hrtimer: String,
+        /// The callback it runs (`hrtimer_wakeup` for a sleeping thread).
         function: String,
         /// Absolute expiry in the timer's clock base, ns.
         expires_ns: Option<u64>,
     },
+    /// `timer:hrtimer_expire_entry`: a timer's callback starts.
     HrtimerExpireEntry {
+        /// The timer's address.
         hrtimer: String,
+        /// The callback it runs.
         function: String,
         /// The timer base's clock at expiry, ns (more precise than `ts_ns`).
         now_ns: Option<u64>,
     },
+    /// `timer:hrtimer_expire_exit`: a timer's callback returned.
     HrtimerExpireExit {
+        /// The timer's address.
         hrtimer: String,
     },
+    /// `sched:sched_waking`: a task is being woken (on the waker's CPU).
     SchedWaking {
+        /// The woken task's name.
         comm: String,
+        /// The woken task's id.
         pid: u32,
+        /// Its kernel priority (0..99 real-time, 100..139 fair).
         prio: i32,
+        /// The CPU it will run on, when the event says.
         target_cpu: Option<u32>,
     },
+    /// `sched:sched_wakeup` (or `sched_wakeup_new`): a woken task is
+    /// runnable.
     SchedWakeup {
+        /// The woken task's name.
         comm: String,
+        /// The woken task's id.
         pid: u32,
+        /// Its kernel priority.
         prio: i32,
+        /// The CPU it will run on, when the event says.
         target_cpu: Option<u32>,
     },
+    /// `sched:sched_switch`: the CPU goes from one task to another.
     SchedSwitch {
+        /// The task leaving the CPU.
         prev_comm: String,
+        /// Its id.
         prev_pid: u32,
+        /// Its kernel priority.
         prev_prio: i32,
+        /// Its state as it leaves (`R`, `S`, `D`, `R+` when preempted).
         prev_state: String,
+        /// The task getting the CPU.
         next_comm: String,
+        /// Its id.
         next_pid: u32,
+        /// Its kernel priority.
         next_prio: i32,
     },
+    /// `irq:irq_handler_entry`: a device IRQ's handler starts.
     IrqHandlerEntry {
+        /// The IRQ number.
         irq: u32,
+        /// The handler's name (`virtio1-req.0`).
         name: String,
     },
+    /// `irq:irq_handler_exit`: the handler returned.
     IrqHandlerExit {
+        /// The IRQ number.
         irq: u32,
+        /// What it returned (`handled`, `unhandled`).
         ret: String,
     },
+    /// `irq:softirq_entry`: a softirq starts.
     SoftirqEntry {
+        /// The softirq number (0 HI … 9 RCU).
         vec: u32,
+        /// Its name (`TIMER`, `NET_RX`, `SCHED`).
         action: String,
     },
+    /// `irq:softirq_exit`: the softirq ended.
     SoftirqExit {
+        /// The softirq number.
         vec: u32,
+        /// Its name.
         action: String,
     },
     /// `irq_vectors:*_entry` (x86: `local_timer`, `reschedule`, ...).
     VectorEntry {
+        /// The event's name without `_entry` (`local_timer`).
         name: String,
+        /// The vector number.
         vector: u32,
     },
+    /// `irq_vectors:*_exit`.
     VectorExit {
+        /// The event's name without `_exit`.
         name: String,
+        /// The vector number.
         vector: u32,
     },
     /// `ipi:*` (`ipi_raise`, `ipi_entry`, `ipi_exit`, `ipi_send_cpu`, ...).
     Ipi {
+        /// The event's name (`ipi_entry`).
         name: String,
+        /// Its fields, as traced.
         fields: String,
     },
+    /// `workqueue:workqueue_execute_start`: a kworker runs a work item.
     WorkqueueStart {
+        /// The work item's address.
         work: String,
+        /// The function it runs.
         function: String,
     },
+    /// `workqueue:workqueue_execute_end`: the work item returned.
     WorkqueueEnd {
+        /// The work item's address.
         work: String,
+        /// The function it ran.
         function: String,
     },
     /// A `trace_marker` write (`tracing_mark_write`) or a kernel `print`.
     Print {
+        /// The text written.
         text: String,
     },
+    /// Any other event, kept by name.
     Other {
+        /// The event's name as traced (`irq_work_entry`).
         name: String,
+        /// Its fields, as traced.
         fields: String,
     },
 }
@@ -115,8 +175,11 @@ pub enum Event {
 /// A line that is not a trace event; names the 1-based line and column.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParseError {
+    /// 1-based line of the bad text.
     pub line: usize,
+    /// 1-based column (in characters) where it stops making sense.
     pub col: usize,
+    /// What is wrong, in words.
     pub msg: String,
 }
 

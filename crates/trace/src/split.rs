@@ -42,6 +42,7 @@ pub struct Splitter {
 }
 
 impl Splitter {
+    /// A splitter for the wake-ups of thread `pid`, with nothing seen yet.
     pub fn new(pid: u32) -> Splitter {
         Splitter {
             pid,

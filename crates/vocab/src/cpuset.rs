@@ -12,22 +12,29 @@ pub struct CpuSet(BTreeSet<u32>);
 /// Largest CPU number we accept; guards against `0-4294967295` eating memory.
 pub const MAX_CPU: u32 = 8191;
 
+/// A CPU set that does not parse; its message quotes the input and says
+/// what is wrong with it, then shows the two accepted notations.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid CPU set '{input}': {reason} (expected a list like 1,3-5 or a hex mask like 0x8)")]
 pub struct CpuSetError {
+    /// The text as given, untrimmed, so the user recognises it.
     pub input: String,
+    /// What is wrong (`bad range 3-1`, `CPU 99999 above 8191`).
     pub reason: String,
 }
 
 impl CpuSet {
+    /// The empty set (no CPU), what an empty kernel list parses to.
     pub fn new() -> Self {
         CpuSet(BTreeSet::new())
     }
 
+    /// The set holding CPU `cpu` alone.
     pub fn single(cpu: u32) -> Self {
         CpuSet(std::iter::once(cpu).collect())
     }
 
+    /// CPUs `first` to `last`, both included (empty when `first > last`).
     pub fn range(first: u32, last: u32) -> Self {
         CpuSet((first..=last).collect())
     }
@@ -189,39 +196,51 @@ impl CpuSet {
         format!("0x{}", if t.is_empty() { "0" } else { t })
     }
 
+    /// Whether CPU `cpu` is in the set.
     pub fn contains(&self, cpu: u32) -> bool {
         self.0.contains(&cpu)
     }
+    /// Add CPU `cpu`; false when it was already there.
     pub fn insert(&mut self, cpu: u32) -> bool {
         self.0.insert(cpu)
     }
+    /// Take CPU `cpu` out; false when it was not there.
     pub fn remove(&mut self, cpu: u32) -> bool {
         self.0.remove(&cpu)
     }
+    /// How many CPUs the set holds.
     pub fn len(&self) -> usize {
         self.0.len()
     }
+    /// Whether the set holds no CPU.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+    /// The CPU numbers in increasing order.
     pub fn iter(&self) -> impl DoubleEndedIterator<Item = u32> + '_ {
         self.0.iter().copied()
     }
+    /// The lowest CPU number, `None` for the empty set.
     pub fn first(&self) -> Option<u32> {
         self.0.iter().next().copied()
     }
+    /// The highest CPU number, `None` for the empty set.
     pub fn last(&self) -> Option<u32> {
         self.0.iter().next_back().copied()
     }
+    /// The CPUs in either set.
     pub fn union(&self, o: &CpuSet) -> CpuSet {
         CpuSet(self.0.union(&o.0).copied().collect())
     }
+    /// The CPUs in both sets.
     pub fn intersection(&self, o: &CpuSet) -> CpuSet {
         CpuSet(self.0.intersection(&o.0).copied().collect())
     }
+    /// The CPUs of this set that are not in `o`.
     pub fn difference(&self, o: &CpuSet) -> CpuSet {
         CpuSet(self.0.difference(&o.0).copied().collect())
     }
+    /// Whether every CPU of this set is also in `o` (true for the empty set).
     pub fn is_subset(&self, o: &CpuSet) -> bool {
         self.0.is_subset(&o.0)
     }

@@ -8,9 +8,14 @@
 /// column when there is one (`FILE:LINE:COL: message`).
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub struct InputError(pub String);
+pub struct InputError(
+    /// The whole message, position first when there is one.
+    pub String,
+);
 
 impl InputError {
+    /// An error with message `msg`, for input that has no file position
+    /// (an option's value: say the option's name in `msg`).
     pub fn new(msg: impl Into<String>) -> Self {
         InputError(msg.into())
     }

@@ -22,6 +22,8 @@ pub enum Mode {
 }
 
 impl Mode {
+    /// The name `--mode`, configuration files and result files use
+    /// (`posix-timer`); [`Mode::parse`] reads it back.
     pub fn name(self) -> &'static str {
         match self {
             Mode::Nanosleep => "nanosleep",
@@ -44,6 +46,8 @@ impl Mode {
         matches!(self, Mode::PosixTimer | Mode::IntervalPosix)
     }
 
+    /// A mode by name, case-insensitive, with the older spellings
+    /// (`clock_nanosleep`, `posix_timer`, `timer`); `None` for any other.
     pub fn parse(s: &str) -> Option<Mode> {
         Some(match s.trim().to_ascii_lowercase().as_str() {
             "nanosleep" | "clock_nanosleep" => Mode::Nanosleep,

@@ -5,15 +5,24 @@
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Policy {
+    /// `SCHED_OTHER` (also written `normal`): the fair time-sharing class.
     Other,
+    /// `SCHED_FIFO`: real-time, runs until it blocks or a higher priority
+    /// wakes.
     Fifo,
+    /// `SCHED_RR`: real-time like `Fifo`, with a time slice among equals.
     Rr,
+    /// `SCHED_BATCH`: fair class, treated as CPU-bound (no wake-up boost).
     Batch,
+    /// `SCHED_IDLE`: runs only when nothing else wants the CPU.
     Idle,
+    /// `SCHED_DEADLINE`: named so it can be reported; rtshield never sets it.
     Deadline,
 }
 
 impl Policy {
+    /// A policy by name, case-insensitive, with or without the `sched_`
+    /// prefix; `None` for any other name.
     pub fn parse(s: &str) -> Option<Policy> {
         let s = s.trim().to_ascii_lowercase();
         let s = s.strip_prefix("sched_").unwrap_or(&s);
@@ -28,10 +37,14 @@ impl Policy {
         })
     }
 
+    /// Whether it is a real-time policy (`Fifo`, `Rr`), the ones that take a
+    /// priority 1..99.
     pub fn is_rt(self) -> bool {
         matches!(self, Policy::Fifo | Policy::Rr)
     }
 
+    /// The lower-case name rtshield writes (`fifo`), which [`Policy::parse`]
+    /// and serde read back.
     pub fn name(self) -> &'static str {
         match self {
             Policy::Other => "other",

@@ -81,20 +81,20 @@ pub enum Builtin {
 /// Thread count of `timers` and `syncio` (their `size`): the range.
 pub const LOAD_THREADS_MAX: u64 = 1000;
 
-/// Every built-in load, in documentation order.
-pub const ALL: &[Builtin] = &[
-    Builtin::Cpu,
-    Builtin::Memory,
-    Builtin::Io,
-    Builtin::Syscall,
-    Builtin::Fork,
-    Builtin::Net,
-    Builtin::Hell,
-    Builtin::Timers,
-    Builtin::SyncIo,
-];
-
 impl Builtin {
+    /// Every built-in load, in documentation order.
+    pub const ALL: &'static [Builtin] = &[
+        Builtin::Cpu,
+        Builtin::Memory,
+        Builtin::Io,
+        Builtin::Syscall,
+        Builtin::Fork,
+        Builtin::Net,
+        Builtin::Hell,
+        Builtin::Timers,
+        Builtin::SyncIo,
+    ];
+
     /// `cpu`, `memory` (or `mem`, `vm`), `io`, `syscall` (or `sys`), `fork`,
     /// `net`, `hell` (or `dohell`), `timers` and `syncio` (or the
     /// partitioning article's names `stress-cpu` and `stress-io`);
@@ -183,7 +183,11 @@ impl Builtin {
 
     /// The list of names for error messages: `cpu, memory, io, ...`.
     pub fn names() -> String {
-        ALL.iter().map(|b| b.name()).collect::<Vec<_>>().join(", ")
+        Builtin::ALL
+            .iter()
+            .map(|b| b.name())
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -226,4 +230,42 @@ pub fn parse_size(s: &str) -> Result<u64, String> {
     };
     n.checked_mul(mult)
         .ok_or_else(|| format!("invalid size '{s}': too large"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for b in Builtin::ALL {
+            assert_eq!(Builtin::parse(b.name()), Some(*b));
+            assert_eq!(b.name().parse::<Builtin>().unwrap(), *b);
+        }
+        assert_eq!(Builtin::parse("DOHELL"), Some(Builtin::Hell));
+        let e = "tornado".parse::<Builtin>().unwrap_err();
+        assert!(
+            e.contains("cpu, memory, io, syscall, fork, net, hell, timers, syncio"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn hell_expands_to_every_worker_kind() {
+        let k = Builtin::Hell.expand();
+        assert_eq!(k.len(), 6);
+        assert!(!k.contains(&Builtin::Hell));
+        assert_eq!(Builtin::Cpu.expand(), vec![Builtin::Cpu]);
+    }
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("4096").unwrap(), 4096);
+        assert_eq!(parse_size("64M").unwrap(), 64 << 20);
+        assert_eq!(parse_size("1 GiB").unwrap(), 1 << 30);
+        assert_eq!(parse_size("2kb").unwrap(), 2048);
+        assert!(parse_size("12 parsecs").is_err());
+        assert!(parse_size("M").is_err());
+        assert!(parse_size("99999999999999G").is_err());
+    }
 }

@@ -4,10 +4,14 @@
 
 use std::fmt;
 
+/// A duration that does not parse; its message quotes the input, says what
+/// is wrong and lists the units accepted.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid duration '{input}': {reason} (expected a number and a unit: ns, us, ms, s, min, h, d, e.g. 200us or '1 min')")]
 pub struct DurationError {
+    /// The text as given, untrimmed.
     pub input: String,
+    /// What is wrong (`no number`, `unknown unit 'x'`, `too large`).
     pub reason: String,
 }
 
@@ -70,15 +74,22 @@ pub fn parse_duration_ns(s: &str, default_unit: Option<&str>) -> Result<u64, Dur
 
 /// A parsed duration, for clap arguments (`--period 200us`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
-pub struct Dur(pub u64);
+pub struct Dur(
+    /// The length in nanoseconds (exact: no unit is rounded).
+    pub u64,
+);
 
 impl Dur {
+    /// The length in nanoseconds.
     pub fn ns(self) -> u64 {
         self.0
     }
+    /// The same length as a `std::time::Duration`, for sleeps and timeouts.
     pub fn as_std(self) -> std::time::Duration {
         std::time::Duration::from_nanos(self.0)
     }
+    /// The length in seconds, for rates and display (loses precision past
+    /// 2^53 ns, about 104 days).
     pub fn secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
     }

@@ -5,13 +5,22 @@
 //! committed copies differ from what the current CLI generates.
 //!
 //! Regenerate with `cargo run -p rtshield-xtask -- dist`.
+//!
+//! Its one job: turn the CLI's clap definition and the configuration keys
+//! into those files. What it may not do: ship (the binary holds none of
+//! it: `clap_mangen` and `clap_complete` are this crate's dependencies
+//! only) or describe an option itself (every word comes from the CLI
+//! definition or the key table, so the pages cannot drift from the code).
+
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 use clap::CommandFactory;
 use clap_complete::Shell;
 use clap_mangen::roff::{bold, italic, roman, Roff};
 use clap_mangen::Man;
 use rtshield_config::keys::{Section, KEYS};
-use rtshield_sys::{DirPolicy, SafeDir};
+use rtshield_safefs::{DirPolicy, SafeDir};
 use std::path::Path;
 
 /// Directories below the output directory, as (name, files).
@@ -66,7 +75,7 @@ fn completions() -> Vec<(String, Vec<u8>)> {
 
 /// rtshield.conf(5): the systress configuration format and every key, from
 /// the same table (`rtshield_config::keys::KEYS`) that the parser uses.
-pub fn conf_page() -> String {
+pub(crate) fn conf_page() -> String {
     let version = env!("CARGO_PKG_VERSION");
     let mut r = Roff::new();
     r.control(

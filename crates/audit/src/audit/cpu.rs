@@ -5,23 +5,25 @@
 use super::score::score;
 use super::shield::Shield;
 use super::{Counts, CpuAudit, IrqOnCpu};
-use crate::procfs::{self, family, Family, Table};
-use rtshield_sys::interrupts::{default_affinity, irq_affinity, irq_effective_affinity, IrqClass};
-use rtshield_sys::sysinfo::{cmd_cpus, isolation_params};
-use rtshield_sys::task::TaskInfo;
-use rtshield_sys::{cpus as syscpus, kpath, workqueue};
-use rtshield_sys::{CpuSet, Root};
+use crate::procfs::{family, Family};
+use rtshield_sys::Root;
+use rtshield_sys::TaskInfo;
+use rtshield_sys::{all_threads, read_interrupts, read_softirqs, IrqTable};
+use rtshield_sys::{cmd_cpus, isolation_params};
+use rtshield_sys::{irq_affinity, irq_default_affinity, irq_effective_affinity, IrqClass};
+use rtshield_sys::{kpath, nohz_full_cpus, workqueue_global_mask, workqueue_masks};
+use rtshield_vocab::CpuSet;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
 /// The counters read before and after the watch window.
 pub(super) struct Window {
     /// `/proc/interrupts` at the end.
-    pub irqs: Table,
+    pub irqs: IrqTable,
     /// Its counts during the window (since boot without one).
-    pub irqs_during: Table,
+    pub irqs_during: IrqTable,
     /// `/proc/softirqs` during the window (since boot without one).
-    pub softirqs_during: Table,
+    pub softirqs_during: IrqTable,
     /// Every thread at the end, rtshield's own left out.
     threads: Vec<TaskInfo>,
     /// Context switches of each thread at the start.
@@ -32,22 +34,22 @@ pub(super) struct Window {
 
 impl Window {
     /// Read the counters, wait `watch`, read them again.
-    pub fn watch(root: &Root, watch: Duration) -> Window {
-        let i0 = procfs::interrupts(root);
-        let s0 = procfs::softirqs(root);
-        let t0 = procfs::threads(root);
+    pub(super) fn watch(root: &Root, watch: Duration) -> Window {
+        let i0 = read_interrupts(root);
+        let s0 = read_softirqs(root);
+        let t0 = all_threads(root);
         if !watch.is_zero() {
             std::thread::sleep(watch);
         }
-        let i1 = procfs::interrupts(root);
-        let s1 = procfs::softirqs(root);
+        let i1 = read_interrupts(root);
+        let s1 = read_softirqs(root);
         // rtshield's own threads are the observer, not a disturbance.
         let own: BTreeSet<u32> = if root.is_host() {
-            rtshield_sys::task::own_tids(root).into_iter().collect()
+            rtshield_sys::own_tids(root).into_iter().collect()
         } else {
             BTreeSet::new()
         };
-        let t1: Vec<TaskInfo> = procfs::threads(root)
+        let t1: Vec<TaskInfo> = all_threads(root)
             .into_iter()
             .filter(|t| !own.contains(&t.tid))
             .collect();
@@ -80,15 +82,15 @@ pub(super) struct Machine {
 
 impl Machine {
     /// Read them under `root`; `isolated` is the boot-isolated set.
-    pub fn read(root: &Root, isolated: CpuSet) -> Machine {
+    pub(super) fn read(root: &Root, isolated: CpuSet) -> Machine {
         let cmdline = root.read_opt(kpath::CMDLINE).unwrap_or_default();
         Machine {
             isolated,
-            nohz: syscpus::nohz_full(root),
+            nohz: nohz_full_cpus(root),
             nocbs: param_cpus(&cmdline, "rcu_nocbs"),
-            wq: workqueue::global_mask(root),
-            per_wq: workqueue::masks(root),
-            dflt: default_affinity(root),
+            wq: workqueue_global_mask(root),
+            per_wq: workqueue_masks(root),
+            dflt: irq_default_affinity(root),
         }
     }
 }

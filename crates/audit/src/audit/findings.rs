@@ -1,22 +1,22 @@
 //! Whole-machine observations: what stands out across the audited CPUs.
 
 use super::{CpuAudit, IrqOnCpu};
-use crate::procfs::Table;
-use rtshield_sys::CpuSet;
+use rtshield_sys::IrqTable;
+use rtshield_vocab::CpuSet;
 use std::collections::BTreeMap;
 
 /// Whole-machine observations: above all the torture article's discovery, every device
 /// IRQ served by one CPU.
 pub(super) fn findings(
-    total: &Table,
-    window: &Table,
+    total: &IrqTable,
+    window: &IrqTable,
     windowed: bool,
     online: &CpuSet,
     sel: &CpuSet,
     cpus: &[CpuAudit],
 ) -> Vec<String> {
     let mut out = vec![];
-    let per_cpu = |t: &Table| -> BTreeMap<u32, u64> {
+    let per_cpu = |t: &IrqTable| -> BTreeMap<u32, u64> {
         let mut m = BTreeMap::new();
         for l in t.lines.iter().filter(|l| l.is_device()) {
             for c in &t.cpus {

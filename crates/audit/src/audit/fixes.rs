@@ -4,7 +4,8 @@
 use super::shield::Shield;
 use super::{CpuAudit, Fix};
 use rtshield_isolation::{boot_advice, manager_warnings};
-use rtshield_sys::{kpath, CpuSet, Root, SysInfo};
+use rtshield_sys::{kpath, Root, SysInfo};
+use rtshield_vocab::CpuSet;
 use std::collections::BTreeSet;
 
 /// The numbered fixes for the audited CPUs `sel` (`cpus`) of a machine

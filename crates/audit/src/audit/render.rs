@@ -1,7 +1,7 @@
 //! The text report of an audit.
 
 use super::{Audit, CpuAudit, IrqOnCpu};
-use rtshield_sys::CpuSet;
+use rtshield_vocab::CpuSet;
 
 /// The text report.
 pub fn render(a: &Audit) -> String {
@@ -14,7 +14,7 @@ pub fn render(a: &Audit) -> String {
         if a.watch_s > 0.0 {
             format!(
                 ", watched for {}",
-                rtshield_sys::units::format_duration_ns((a.watch_s * 1e9) as u64)
+                rtshield_vocab::format_duration_ns((a.watch_s * 1e9) as u64)
             )
         } else {
             ", counts since boot".into()

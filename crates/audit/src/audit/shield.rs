@@ -4,10 +4,11 @@
 //! `rt`), as `rtshield_isolation` finds them.
 
 use rtshield_isolation::{ForeignPartition, Partitions, State, STATE_DIR};
-use rtshield_sys::cgroup::Hierarchy;
 use rtshield_sys::kpath;
-use rtshield_sys::task::parse_ids;
-use rtshield_sys::{CpuSet, Root};
+use rtshield_sys::parse_task_ids;
+use rtshield_sys::Hierarchy;
+use rtshield_sys::Root;
+use rtshield_vocab::CpuSet;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// The shielded and housekeeping CPUs, wherever they come from.
@@ -32,7 +33,7 @@ pub(super) struct Shield {
 
 impl Shield {
     /// Read every partition under `root`.
-    pub fn read(root: &Root) -> Shield {
+    pub(super) fn read(root: &Root) -> Shield {
         let found = Partitions::discover(root);
         let h = found.hierarchy().cloned();
         let mut p = Shield {
@@ -56,7 +57,7 @@ impl Shield {
                 .union(&CpuSet::parse_list(&s.nrt_cpus).unwrap_or_default());
             if let Some(h) = &h {
                 let t = root.read_opt(h.tasks_file(&s.rt_dir)).unwrap_or_default();
-                p.rt_tids.extend(parse_ids(&t));
+                p.rt_tids.extend(parse_task_ids(&t));
             }
             for (path, why) in &s.refused {
                 if let Some(n) = kpath::irq_of_path(path) {
@@ -73,7 +74,7 @@ impl Shield {
             p.nrt = p.nrt.union(&f.nrt_cpus);
             if let Some(h) = &h {
                 let t = root.read_opt(h.tasks_file(&f.rt_dir)).unwrap_or_default();
-                p.rt_tids.extend(parse_ids(&t));
+                p.rt_tids.extend(parse_task_ids(&t));
             }
             p.rt_dirs.push(format!("{}: {}", f.tool, f.rt_dir));
             p.nrt_dirs.push(format!("{}: {}", f.tool, f.nrt_dir));
@@ -82,7 +83,7 @@ impl Shield {
     }
 
     /// `rt (DIRS)`, `nrt (DIRS)` or `none`: where `cpu` is.
-    pub fn place(&self, cpu: u32) -> String {
+    pub(super) fn place(&self, cpu: u32) -> String {
         if self.rt.contains(cpu) {
             format!("rt ({})", self.rt_dirs.join(", "))
         } else if self.nrt.contains(cpu) {

@@ -165,5 +165,5 @@ pub fn to_csv(res: &RunResult) -> String {
         }
         rows.push(row);
     }
-    rtshield_text::csv::table(rows)
+    rtshield_text::csv_table(rows)
 }

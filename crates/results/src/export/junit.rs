@@ -15,7 +15,7 @@
 
 use super::Exporter;
 use crate::{effective_verdict, Limits, RunResult, ThreadResult, Verdict, PERCENTILES};
-use rtshield_text::markup::{attribute as esc, text as esc_text};
+use rtshield_text::{markup_attribute as esc, markup_text as esc_text};
 use std::fmt::Write as _;
 
 /// The file name when written beside the other result files.

@@ -1,7 +1,7 @@
 //! Every result file format, behind one registry (in the spirit of
 //! hyperfine's `Exporter`): each format is an [`Exporter`] in its own file,
 //! and an [`ExportManager`] writes the selected ones. All writes go through
-//! [`rtshield_sys::SafeDir`] (temp file + fsync + rename + directory fsync);
+//! [`rtshield_safefs::SafeDir`] (temp file + fsync + rename + directory fsync);
 //! a failed file does not stop the others.
 //!
 //! - [`json`] — `results.json` (always written; what `report` reads);
@@ -31,7 +31,7 @@ pub mod systress_txt;
 pub mod timeline;
 
 use crate::RunResult;
-use rtshield_sys::SafeDir;
+use rtshield_safefs::SafeDir;
 use std::fmt::Write as _;
 
 pub use self::csv::{csv_header, csv_split_header, to_csv, Csv, CSV_FILE};
@@ -172,9 +172,9 @@ pub fn by_name(name: &str, o: &CiOptions) -> Option<Box<dyn Exporter + Send + Sy
 pub fn write_text(
     text: &str,
     path: &std::path::Path,
-    policy: rtshield_sys::DirPolicy,
-) -> Result<(), rtshield_sys::SafeError> {
-    rtshield_sys::safefs::write_file(path, text.as_bytes(), policy)
+    policy: rtshield_safefs::DirPolicy,
+) -> Result<(), rtshield_safefs::SafeError> {
+    rtshield_safefs::write_file(path, text.as_bytes(), policy)
 }
 
 impl Default for ExportManager {
@@ -186,7 +186,7 @@ impl Default for ExportManager {
 /// Write every format of `res` into `dir` (created if needed): results.json,
 /// results.csv, histogram.txt and one timer_threadNN.txt per thread.
 pub fn write_all(res: &RunResult, dir: &std::path::Path) -> std::io::Result<()> {
-    let d = SafeDir::open_or_create(dir, 0o755, rtshield_sys::DirPolicy::Strict)
+    let d = SafeDir::open_or_create(dir, 0o755, rtshield_safefs::DirPolicy::Strict)
         .map_err(std::io::Error::other)?;
     match ExportManager::all().write(res, &d).into_iter().next() {
         None => Ok(()),
@@ -204,8 +204,8 @@ pub fn file_names(res: &RunResult) -> Vec<String> {
 pub fn write_json(
     res: &RunResult,
     path: &std::path::Path,
-    policy: rtshield_sys::DirPolicy,
-) -> Result<(), rtshield_sys::SafeError> {
+    policy: rtshield_safefs::DirPolicy,
+) -> Result<(), rtshield_safefs::SafeError> {
     write_text(&to_json(res), path, policy)
 }
 
@@ -330,7 +330,7 @@ pub fn temperatures(si: &rtshield_sys::SysInfo) -> Option<String> {
     if si.thermal.is_empty() && si.thermal_end.is_empty() {
         return None;
     }
-    let list = |z: &[rtshield_sys::power::ThermalZone]| {
+    let list = |z: &[rtshield_sys::ThermalZone]| {
         if z.is_empty() {
             return "?".to_string();
         }

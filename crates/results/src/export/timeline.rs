@@ -5,7 +5,7 @@
 //! a [`TimelineWriter`]), read by `report` (column names below), synthesised
 //! by the test fixtures: all three use this module.
 
-use rtshield_sys::{SafeDir, SafeError};
+use rtshield_safefs::{SafeDir, SafeError};
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
@@ -205,8 +205,8 @@ pub struct Record {
 
 /// Read `timeline.csv` text: the header, then the records. `file` names
 /// the input in errors (FILE:LINE:COL).
-pub fn read(text: &str, file: &str) -> Result<(String, Vec<Record>), rtshield_sys::InputError> {
-    use rtshield_sys::InputError;
+pub fn read(text: &str, file: &str) -> Result<(String, Vec<Record>), rtshield_vocab::InputError> {
+    use rtshield_vocab::InputError;
     let mut lines = text
         .lines()
         .enumerate()

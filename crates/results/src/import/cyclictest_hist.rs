@@ -5,7 +5,7 @@ use super::provenance::Provenance;
 use super::{col_of, imported, NOT_IN_CYCLICTEST};
 use crate::histogram::{hist_stats, thread_from_histogram};
 use crate::{Histogram, RunResult};
-use rtshield_sys::InputError;
+use rtshield_vocab::InputError;
 use std::collections::BTreeMap;
 
 /// Read the text cyclictest prints with `-h N` (`-q` recommended): lines of

@@ -3,7 +3,8 @@
 use super::{arg_value, imported};
 use crate::histogram::thread_from_histogram;
 use crate::{Histogram, RunResult, ThreadResult};
-use rtshield_sys::{InputError, SysInfo};
+use rtshield_sys::SysInfo;
+use rtshield_vocab::InputError;
 
 /// Read `cyclictest --json` output. `source` names the file in errors.
 pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, InputError> {

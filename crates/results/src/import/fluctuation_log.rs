@@ -3,7 +3,8 @@
 use super::{imported, NOT_IN_CYCLICTEST};
 use crate::histogram::thread_from_histogram;
 use crate::{Histogram, RunResult};
-use rtshield_sys::{InputError, SysInfo};
+use rtshield_sys::SysInfo;
+use rtshield_vocab::InputError;
 
 /// One line of the torture article's fluctuation log.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -4,7 +4,7 @@ use super::provenance::Provenance;
 use super::{col_of, imported, is_summary_header};
 use crate::histogram::thread_from_histogram;
 use crate::{Histogram, RunResult};
-use rtshield_sys::InputError;
+use rtshield_vocab::InputError;
 
 /// Read the systress article's `timer_threadNN.txt` (as systress and
 /// rtshield write it): `INDEX COUNT` lines for every bucket, then `#`

@@ -13,7 +13,7 @@ use super::{after_pull, cache_hot, candidates, Balancer};
 use crate::config::{BalancerKind, SimConfig};
 use crate::engine::{Class, Engine, MigKind, State};
 use crate::stats;
-use rtshield_scenario::model::TaskSpec;
+use rtshield_scenario::TaskSpec;
 
 /// Where a task forced off an RT CPU goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +82,7 @@ impl Rules for Thesis {
 /// RT CPU is allowed when `(Pm + td) − t > C` or `K·td < t − Pm`, with Pm
 /// the mean period between masking attempts, td the instant of the last
 /// one and t now (all ns since the scenario start).
-pub fn thesis_allows(pm: u64, td: u64, t: u64, c: u64, k: u64) -> bool {
+pub(crate) fn thesis_allows(pm: u64, td: u64, t: u64, c: u64, k: u64) -> bool {
     let (pm, td, t, c, k) = (
         i128::from(pm),
         i128::from(td),
@@ -98,7 +98,7 @@ pub fn thesis_allows(pm: u64, td: u64, t: u64, c: u64, k: u64) -> bool {
 /// than not moving (after the move the imbalance is 1 − n); a tie (n = 0.5,
 /// e.g. 2 tasks against 1 at equal weights) would only swap the imbalance
 /// and ping-pong, so it stays.
-pub fn tasks_to_move(le: f64, me: f64, lr: f64, mr: f64) -> usize {
+pub(crate) fn tasks_to_move(le: f64, me: f64, lr: f64, mr: f64) -> usize {
     let n = (le * me - lr * mr) / (me + mr);
     let r = (n - 0.5).ceil();
     if r >= 1.0 {

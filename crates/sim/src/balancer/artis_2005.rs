@@ -46,7 +46,7 @@ impl Rules for Patch2005 {
 /// `now > next − C && now > next + 2·Pm` with `next = td + Pm`, in unsigned
 /// arithmetic (when `next < C` the subtraction wraps and the first test
 /// fails, so a task that never masked is allowed).
-pub fn patch2005_allows(pm: u64, td: u64, now: u64, c: u64) -> bool {
+pub(crate) fn patch2005_allows(pm: u64, td: u64, now: u64, c: u64) -> bool {
     let next = td + pm;
     let first = next.checked_sub(c).is_some_and(|x| now > x);
     let second = now > next + pm * 2;

@@ -12,14 +12,14 @@
 //! add a variant to [`BalancerKind`] (its name for `--balancer`), and one
 //! line to [`build`]. docs/architecture-sim.md walks through it.
 
-pub mod artis;
-pub mod artis_2005;
-pub mod linux26;
-pub mod ule;
+pub(crate) mod artis;
+pub(crate) mod artis_2005;
+pub(crate) mod linux26;
+pub(crate) mod ule;
 
 use crate::config::{BalancerKind, SimConfig};
 use crate::engine::Engine;
-use rtshield_scenario::model::TaskSpec;
+use rtshield_scenario::TaskSpec;
 
 /// A load balancer: what runs, on the simulated machine, where a kernel's
 /// balancer would. The methods take `&self` (a balancer's settings are

@@ -3,47 +3,14 @@
 //! path (noise events into the ring, a full ring, the sleep between
 //! windows, a skipped window, the stop flag).
 
+use crate::spin::{run_windows, spin, Counters, Live, Schedule};
 use rtshield_measure::hotloop::now_ns;
-use rtshield_noise::spin::{run_windows, spin, Counters, Live, Schedule};
-use rtshield_trace::noise::NoiseEvent;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
+use rtshield_testkit::{count_allocations, AllocProbe};
+use rtshield_trace::NoiseEvent;
 use std::sync::atomic::AtomicBool;
 
-thread_local! {
-    /// `Some(n)`: this thread is watched and made n allocations so far.
-    static WATCH: Cell<Option<u64>> = const { Cell::new(None) };
-}
-
-struct Probe;
-
-impl Probe {
-    fn seen() {
-        WATCH.with(|w| {
-            if let Some(n) = w.get() {
-                w.set(Some(n + 1));
-            }
-        });
-    }
-}
-
-unsafe impl GlobalAlloc for Probe {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        Probe::seen();
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        Probe::seen();
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        Probe::seen();
-        unsafe { System.realloc(p, l, n) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Probe = Probe;
+static GLOBAL: AllocProbe = AllocProbe;
 
 /// On a fresh thread: a ring of `slots`, a `Live` and a stop flag set up,
 /// then `body` run while its allocations are counted.
@@ -55,10 +22,7 @@ fn watched<T: Send + 'static>(
         // The consumer stays alive so that a push fails only when full.
         let (mut tx, _rx) = rtrb::RingBuffer::new(slots);
         let (live, stop) = (Live::default(), AtomicBool::new(false));
-        WATCH.with(|w| w.set(Some(0)));
-        let out = body(&mut tx, &live, &stop);
-        let n = WATCH.with(|w| w.take()).unwrap_or(0);
-        (n, out)
+        count_allocations(|| body(&mut tx, &live, &stop))
     })
     .join()
     .unwrap()

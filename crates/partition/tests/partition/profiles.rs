@@ -2,22 +2,20 @@
 //! profile writes, partrt's hotplug cycle, init kept in the root group by
 //! default, and `undo` putting every file back byte for byte.
 
-use rtshield_partition::knobs::Profile;
+use rtshield_partition::Profile;
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
-use rtshield_sys::{CpuSet, Root};
-use rtshield_testkit::fake::{snapshot, FakeSpec, Style};
+use rtshield_sys::Root;
 use rtshield_testkit::put;
-use std::fs;
+use rtshield_testkit::{file_text, snapshot_tree, FakeSpec, FakeStyle};
+use rtshield_vocab::CpuSet;
 use std::path::Path;
-
-fn read(base: &Path, p: &str) -> String {
-    fs::read_to_string(base.join(p.trim_start_matches('/'))).unwrap()
-}
 
 /// The standard 4-CPU fake machine plus the files the profiles touch.
 fn tree() -> tempfile::TempDir {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
     for (p, v) in [
         ("/proc/sys/kernel/watchdog", "1\n"),
         ("/proc/sys/kernel/nmi_watchdog", "1\n"),
@@ -59,27 +57,27 @@ fn opts(cpus: &str, profile: Profile, move_init: bool) -> CreateOptions {
 fn cycle(o: CreateOptions, check: impl Fn(&Path, &rtshield_partition::CreateReport)) {
     let d = tree();
     let base = d.path();
-    let before = snapshot(base);
-    let mut k = rtshield_testkit::fake::kernel(Root::new(base), false).unwrap();
+    let before = snapshot_tree(base);
+    let mut k = rtshield_testkit::fake_kernel(Root::new(base), false).unwrap();
     let rep = create(&mut k, &o).unwrap();
     check(base, &rep);
     let u = undo(&mut k, None).unwrap();
     assert!(u.errors.is_empty(), "{:?}", u.errors);
-    let dd = rtshield_testkit::fake::diff(&before, &snapshot(base));
+    let dd = rtshield_testkit::diff_trees(&before, &snapshot_tree(base));
     assert!(dd.is_empty(), "differs after undo:\n{}", dd.join("\n"));
 }
 
 #[test]
 fn default_profile_keeps_init_and_the_watchdog() {
     cycle(opts("3", Profile::Default, false), |b, rep| {
-        assert_eq!(read(b, "/proc/sys/vm/stat_interval"), "10\n");
-        assert_eq!(read(b, "/proc/sys/kernel/timer_migration"), "0\n");
-        assert_eq!(read(b, "/proc/sys/kernel/watchdog_cpumask"), "0-2\n");
-        assert_eq!(read(b, "/proc/sys/kernel/watchdog"), "1\n");
-        assert_eq!(read(b, "/proc/sys/kernel/numa_balancing"), "1\n");
-        assert_eq!(read(b, "/sys/devices/system/cpu/cpu3/online"), "1\n");
+        assert_eq!(file_text(b, "/proc/sys/vm/stat_interval"), "10\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/timer_migration"), "0\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/watchdog_cpumask"), "0-2\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/watchdog"), "1\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/numa_balancing"), "1\n");
+        assert_eq!(file_text(b, "/sys/devices/system/cpu/cpu3/online"), "1\n");
         assert!(!rep.plan.join("\n").contains("cpu3/online"));
-        let root_tasks = read(b, "/sys/fs/cgroup/cpuset/tasks");
+        let root_tasks = file_text(b, "/sys/fs/cgroup/cpuset/tasks");
         assert!(root_tasks.lines().any(|l| l == "1"), "{root_tasks}");
     });
 }
@@ -87,7 +85,7 @@ fn default_profile_keeps_init_and_the_watchdog() {
 #[test]
 fn move_init_moves_pid_1_as_partrt_does() {
     cycle(opts("3", Profile::Default, true), |b, rep| {
-        let nrt = read(b, "/sys/fs/cgroup/cpuset/nrt/tasks");
+        let nrt = file_text(b, "/sys/fs/cgroup/cpuset/nrt/tasks");
         assert!(nrt.lines().any(|l| l == "1"), "{nrt}");
         assert!(
             rep.notes.iter().all(|n| !n.starts_with("PID 1")),
@@ -100,24 +98,24 @@ fn move_init_moves_pid_1_as_partrt_does() {
 #[test]
 fn partrt_profile_writes_partrt_values_and_cycles_the_rt_cpus() {
     cycle(opts("0x8", Profile::Partrt, false), |b, rep| {
-        assert_eq!(read(b, "/proc/sys/vm/stat_interval"), "1000\n");
-        assert_eq!(read(b, "/proc/sys/kernel/watchdog"), "0\n");
-        assert_eq!(read(b, "/proc/sys/kernel/sched_rt_runtime_us"), "-1\n");
+        assert_eq!(file_text(b, "/proc/sys/vm/stat_interval"), "1000\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/watchdog"), "0\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/sched_rt_runtime_us"), "-1\n");
         assert_eq!(
-            read(b, "/sys/devices/virtual/workqueue/writeback/numa"),
+            file_text(b, "/sys/devices/virtual/workqueue/writeback/numa"),
             "0\n"
         );
         assert_eq!(
-            read(
+            file_text(
                 b,
                 "/sys/devices/system/machinecheck/machinecheck0/check_interval"
             ),
             "0\n"
         );
         // Not partrt's: left alone.
-        assert_eq!(read(b, "/proc/sys/kernel/watchdog_cpumask"), "0-3\n");
-        assert_eq!(read(b, "/proc/sys/kernel/timer_migration"), "1\n");
-        assert_eq!(read(b, "/sys/devices/system/cpu/cpu3/online"), "1\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/watchdog_cpumask"), "0-3\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/timer_migration"), "1\n");
+        assert_eq!(file_text(b, "/sys/devices/system/cpu/cpu3/online"), "1\n");
         assert!(
             rep.notes.iter().any(|n| n.contains("hotplug cycle")),
             "{:?}",
@@ -129,7 +127,7 @@ fn partrt_profile_writes_partrt_values_and_cycles_the_rt_cpus() {
 #[test]
 fn partrt_hotplug_cycle_order_in_the_dry_run() {
     let d = tree();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), true).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), true).unwrap();
     let rep = create(&mut k, &opts("0x8", Profile::Partrt, false)).unwrap();
     // Offline, then online, after every other knob; rt's cpuset written again.
     let plan = rep.plan.join("\n");
@@ -143,14 +141,17 @@ fn partrt_hotplug_cycle_order_in_the_dry_run() {
 #[test]
 fn tuned_profile_writes_cpu_partitioning_values() {
     cycle(opts("2-3", Profile::Tuned, false), |b, _| {
-        assert_eq!(read(b, "/proc/sys/kernel/hung_task_timeout_secs"), "600\n");
-        assert_eq!(read(b, "/proc/sys/kernel/nmi_watchdog"), "0\n");
-        assert_eq!(read(b, "/proc/sys/kernel/numa_balancing"), "0\n");
-        assert_eq!(read(b, "/proc/sys/vm/stat_interval"), "10\n");
-        assert_eq!(read(b, "/proc/sys/kernel/timer_migration"), "0\n");
+        assert_eq!(
+            file_text(b, "/proc/sys/kernel/hung_task_timeout_secs"),
+            "600\n"
+        );
+        assert_eq!(file_text(b, "/proc/sys/kernel/nmi_watchdog"), "0\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/numa_balancing"), "0\n");
+        assert_eq!(file_text(b, "/proc/sys/vm/stat_interval"), "10\n");
+        assert_eq!(file_text(b, "/proc/sys/kernel/timer_migration"), "0\n");
         for mc in ["machinecheck0", "machinecheck1"] {
             assert_eq!(
-                read(
+                file_text(
                     b,
                     &format!("/sys/devices/system/machinecheck/{mc}/ignore_ce")
                 ),
@@ -159,11 +160,14 @@ fn tuned_profile_writes_cpu_partitioning_values() {
         }
         // Workqueues and IRQs as always: off the rt CPUs.
         assert_eq!(
-            read(b, "/sys/devices/virtual/workqueue/writeback/cpumask"),
+            file_text(b, "/sys/devices/virtual/workqueue/writeback/cpumask"),
             "3\n"
         );
-        assert_eq!(read(b, "/proc/sys/kernel/sched_rt_runtime_us"), "950000\n");
-        assert_eq!(read(b, "/proc/sys/kernel/watchdog"), "1\n");
+        assert_eq!(
+            file_text(b, "/proc/sys/kernel/sched_rt_runtime_us"),
+            "950000\n"
+        );
+        assert_eq!(file_text(b, "/proc/sys/kernel/watchdog"), "1\n");
     });
 }
 

@@ -4,12 +4,8 @@
 //! spaces, and run threads in non-preemptible sections. Every expected
 //! number below was checked by hand against the quoted trace lines.
 
-use rtshield_trace::{analyse, parse, split, ItemKind, Record};
-
-fn fixture(name: &str) -> Vec<Record> {
-    let p = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    parse(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
+use crate::fixture;
+use rtshield_trace::{analyse, split, ItemKind};
 
 const SLEEPER: u32 = 13011;
 const BUSY: u32 = 13012;

@@ -3,22 +3,25 @@
 //! them, and what it recorded parses and explains here. Run it as
 //! `flock /tmp/rtshield-live.lock cargo test -p rtshield-trace --test live`.
 
-use rtshield_sys::tracefs::{self, Config, Instance, TopState};
-use rtshield_sys::{cpus, Root};
-use rtshield_testkit::testenv;
+use rtshield_sys::{
+    find_tracefs, trace_instance_dir, tracing_unavailable, TraceConfig, TraceInstance,
+    TracingTopState,
+};
+use rtshield_sys::{online_cpus, Root};
+use rtshield_testkit::require_root;
 use rtshield_trace::{analyse, parse, split, Event};
 use std::time::Duration;
 
 #[test]
 fn a_session_leaves_global_tracing_untouched_and_its_trace_parses() {
-    if !testenv::require_root("tracefs instance") {
+    if !require_root("tracefs instance") {
         return;
     }
     let root = Root::host();
-    assert_eq!(tracefs::unavailable(&root), None);
-    let before = TopState::read(&root);
-    let cpus = cpus::online(&root).unwrap();
-    let inst = Instance::create(&root, &Config::new(cpus.clone())).unwrap();
+    assert_eq!(tracing_unavailable(&root), None);
+    let before = TracingTopState::read(&root);
+    let cpus = online_cpus(&root).unwrap();
+    let inst = TraceInstance::create(&root, &TraceConfig::new(cpus.clone())).unwrap();
     // Stale-instance cleanup on the real kernel: an instance named after a
     // process that has exited is removed by the next creation.
     let dead = {
@@ -27,9 +30,9 @@ fn a_session_leaves_global_tracing_untouched_and_its_trace_parses() {
         c.wait().unwrap();
         pid
     };
-    let stale = root.path(tracefs::instance_dir(inst.tracefs(), dead));
+    let stale = root.path(trace_instance_dir(inst.tracefs(), dead));
     std::fs::create_dir(&stale).unwrap();
-    let second = Instance::create(&root, &Config::new(cpus)).err();
+    let second = TraceInstance::create(&root, &TraceConfig::new(cpus)).err();
     // Same pid: the second creation removes the stale one, then finds its
     // own name taken (mkdir EEXIST) and leaves ours alone.
     assert!(second.is_some_and(|e| e.to_string().contains("cannot create")));
@@ -41,7 +44,7 @@ fn a_session_leaves_global_tracing_untouched_and_its_trace_parses() {
     let dir = root.path(inst.dir());
     // When tracefs was not mounted, `before` holds no file values: compare
     // the top level as seen through the session's own mount as well.
-    let during = |root: &Root| TopState::read_at(root, Some(inst.tracefs().to_string()));
+    let during = |root: &Root| TracingTopState::read_at(root, Some(inst.tracefs().to_string()));
     let top_at_start = during(&root);
     assert!(top_at_start.tracing_on.is_some());
     if before.mounted_at.is_some() {
@@ -79,7 +82,7 @@ fn a_session_leaves_global_tracing_untouched_and_its_trace_parses() {
     inst.marker("rtshield live test start").unwrap();
     // A thread that sleeps: 10 x 10 ms, i.e. 100 ms.
     let tid = std::thread::spawn(|| {
-        let tid = rtshield_sys::sched::gettid() as u32;
+        let tid = rtshield_sys::gettid() as u32;
         for _ in 0..10 {
             std::thread::sleep(Duration::from_millis(10));
         }
@@ -96,11 +99,11 @@ fn a_session_leaves_global_tracing_untouched_and_its_trace_parses() {
     );
     inst.close().unwrap();
 
-    let after = TopState::read(&root);
+    let after = TracingTopState::read(&root);
     assert_eq!(before, after, "top-level tracing state changed");
     assert!(!dir.exists(), "instance {} left behind", dir.display());
     if before.mounted_at.is_none() {
-        assert_eq!(tracefs::find(&root), None, "tracefs left mounted");
+        assert_eq!(find_tracefs(&root), None, "tracefs left mounted");
     }
 
     let recs = parse(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));

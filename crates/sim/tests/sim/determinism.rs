@@ -1,5 +1,5 @@
 //! Same scenario, options and seed ⇒ byte-identical JSON.
-mod common;
+use crate::common;
 use rtshield_sim::{simulate, BalancerKind, Placement, SimConfig};
 use rtshield_vocab::CpuSet;
 
@@ -13,7 +13,7 @@ fn cfg(b: BalancerKind, seed: u64) -> SimConfig {
     c
 }
 
-fn mixed() -> rtshield_scenario::model::Scenario {
+fn mixed() -> rtshield_scenario::Scenario {
     let mut v = Vec::new();
     for i in 0..6 {
         let mut t = common::normal(i, 40_000 + 5_000 * i as u64);
@@ -44,8 +44,8 @@ fn same_input_and_seed_give_byte_identical_json() {
         let b2 = simulate(&sc, &cfg(b, 7)).unwrap();
         assert_eq!(a.to_json(), b2.to_json(), "{b}");
         assert_eq!(
-            rtshield_sim::trace::to_csv(a.trace.as_ref().unwrap()),
-            rtshield_sim::trace::to_csv(b2.trace.as_ref().unwrap()),
+            rtshield_sim::trace_to_csv(a.trace.as_ref().unwrap()),
+            rtshield_sim::trace_to_csv(b2.trace.as_ref().unwrap()),
             "{b}"
         );
         assert!(a.extra.events > 100);
@@ -72,8 +72,7 @@ fn the_seed_is_the_only_source_of_randomness() {
 fn json_reads_back_as_the_shared_report_shape() {
     let sc = mixed();
     let out = simulate(&sc, &cfg(BalancerKind::Artis, 3)).unwrap();
-    let back: rtshield_scenario::report::BalanceReport =
-        serde_json::from_str(&out.to_json()).unwrap();
+    let back: rtshield_scenario::BalanceReport = serde_json::from_str(&out.to_json()).unwrap();
     // (compare as text: serde_json's float parsing is not bit-exact)
     assert_eq!(back.tasks.len(), out.report.tasks.len());
     assert_eq!(back.migrations_by_kind, out.report.migrations_by_kind);

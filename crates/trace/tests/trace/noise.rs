@@ -2,15 +2,16 @@
 //! with answers computed by hand, and the invariants as properties.
 
 use proptest::prelude::*;
-use rtshield_trace::noise::{
-    explain_all, CauseKind, Class, Explained, NoiseEvent, Options, Tally, Timeline,
+use rtshield_trace::{
+    explain_noise, CauseKind, Explained, NoiseClass, NoiseEvent, NoiseOptions, NoiseTally,
+    NoiseTimeline,
 };
 use rtshield_trace::{parse, Event, Record};
 
 const SPINNER: u32 = 4000;
 
 fn storm() -> Vec<Record> {
-    let text = include_str!("fixtures/noise-irq-storm.txt");
+    let text = include_str!("../fixtures/noise-irq-storm.txt");
     parse(text).unwrap()
 }
 
@@ -33,11 +34,11 @@ fn gaps() -> Vec<NoiseEvent> {
 
 #[test]
 fn irq_storm_tick_and_hypervisor_fixture() {
-    let x = explain_all(&storm(), 1, SPINNER, &gaps(), Options::default());
+    let x = explain_noise(&storm(), 1, SPINNER, &gaps(), NoiseOptions::default());
     // 1. The storm: 40 runs of IRQ 24, each stamped [e, e+4] µs so taken
     //    as [e, e+5) µs; back to back they cover [101, 301) µs, all inside
     //    the gap [100.5, 301.5): 200 µs of IRQ, 0.5 + 0.5 µs unexplained.
-    assert_eq!(x[0].class, Class::Irq);
+    assert_eq!(x[0].class, NoiseClass::Irq);
     assert_eq!(x[0].causes.len(), 1);
     let c = &x[0].causes[0];
     assert_eq!(c.source.label(), "IRQ eth0-rx:24");
@@ -45,16 +46,16 @@ fn irq_storm_tick_and_hypervisor_fixture() {
     assert_eq!(x[0].unexplained_ns, 1_000);
     // 2. The tick: local_timer stamped [10000, 10002] µs, so
     //    [10000, 10003) µs, clipped to the gap from 10000.2: 2.8 µs.
-    assert_eq!(x[1].class, Class::Tick);
+    assert_eq!(x[1].class, NoiseClass::Tick);
     assert_eq!(x[1].causes[0].source.label(), "tick (local_timer:236)");
     assert_eq!(x[1].causes[0].ns, 2_800);
     assert_eq!(x[1].unexplained_ns, 200);
     // 3. Nothing on CPU 1 (CPU 0's IRQs are not CPU 1's noise).
-    assert_eq!(x[2].class, Class::Unexplained);
+    assert_eq!(x[2].class, NoiseClass::Unexplained);
     assert!(x[2].causes.is_empty());
     assert_eq!(x[2].unexplained_ns, 1_700_000);
 
-    let mut t = Tally::default();
+    let mut t = NoiseTally::default();
     x.iter().for_each(|e| t.add(e));
     assert_eq!(
         ["HW", "NMI", "IRQ", "SIRQ", "THREAD"].map(|c| t.column(c)),
@@ -71,8 +72,8 @@ fn streaming_with_forgetting_gives_the_same_answers() {
     // Fed in chunks, each gap explained once the trace has passed its end,
     // and everything before it forgotten.
     let recs = storm();
-    let whole = explain_all(&recs, 1, SPINNER, &gaps(), Options::default());
-    let mut tl = Timeline::new(1, SPINNER, Options::default());
+    let whole = explain_noise(&recs, 1, SPINNER, &gaps(), NoiseOptions::default());
+    let mut tl = NoiseTimeline::new(1, SPINNER, NoiseOptions::default());
     let mut out = Vec::new();
     let mut fed = 0;
     for g in gaps() {
@@ -182,15 +183,15 @@ fn scenario() -> impl Strategy<Value = (Vec<Record>, Vec<NoiseEvent>, u64)> {
 /// outcomes happen in 200 µs gaps).
 const OVERHEAD: u64 = 2_000;
 
-fn opts(res: u64) -> Options {
-    Options {
+fn opts(res: u64) -> NoiseOptions {
+    NoiseOptions {
         ts_resolution_ns: res,
         overhead_ns: OVERHEAD,
     }
 }
 
 fn explain(recs: &[Record], evs: &[NoiseEvent], res: u64) -> Vec<Explained> {
-    explain_all(recs, 1, SPINNER, evs, opts(res))
+    explain_noise(recs, 1, SPINNER, evs, opts(res))
 }
 
 proptest! {
@@ -227,7 +228,7 @@ proptest! {
             // An NMI is stamped at its end, up to 5 µs after its start here.
             let any = recs.iter().any(|r| r.cpu == 1 && r.ts_ns + res > s && r.ts_ns <= e + 5_000);
             if !any {
-                prop_assert_eq!(x.class, Class::Unexplained);
+                prop_assert_eq!(x.class, NoiseClass::Unexplained);
                 prop_assert!(x.causes.is_empty());
                 prop_assert_eq!(x.unexplained_ns, x.event.len_ns);
             }
@@ -251,7 +252,7 @@ proptest! {
             let runs: u64 = x.causes.iter().map(|c| u64::from(c.runs)).sum();
             let excess = x.unexplained_ns.saturating_sub(OVERHEAD * runs);
             match x.class {
-                Class::Unexplained => prop_assert!(excess > best || x.causes.is_empty()),
+                NoiseClass::Unexplained => prop_assert!(excess > best || x.causes.is_empty()),
                 c => {
                     let k = kinds.iter().find(|k| k.class() == c).unwrap();
                     prop_assert_eq!(kind_ns(*k), best);
@@ -265,7 +266,7 @@ proptest! {
     fn explaining_in_order_while_forgetting_matches((recs, mut evs, res) in scenario()) {
         evs.sort_by_key(|e| e.start_ns);
         let whole = explain(&recs, &evs, res);
-        let mut tl = Timeline::new(1, SPINNER, opts(res));
+        let mut tl = NoiseTimeline::new(1, SPINNER, opts(res));
         for r in &recs {
             tl.feed(r);
         }

@@ -1,12 +1,8 @@
 //! The analyser on hand-written traces whose answers are computed by hand
 //! in the comments (all times in ns; text timestamps are µs).
 
-use rtshield_trace::{analyse, parse, render_text, split, Event, ItemKind, SpikeFile, Split};
-
-fn fixture(name: &str) -> Vec<rtshield_trace::Record> {
-    let p = format!("{}/tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
-    parse(&std::fs::read_to_string(p).unwrap()).unwrap()
-}
+use crate::fixture;
+use rtshield_trace::{analyse, render_text, split, Event, ItemKind, SpikeFile, Split};
 
 #[test]
 fn a_preempting_fifo_thread_is_named() {

@@ -1,9 +1,9 @@
 //! Invariants over many generated scenarios, checked against the recorded
 //! run segments (an independent view of what each CPU did), not against
 //! the simulator's own counters.
-mod common;
+use crate::common;
 use proptest::prelude::*;
-use rtshield_scenario::model::TaskSpec;
+use rtshield_scenario::TaskSpec;
 use rtshield_sim::{simulate, BalancerKind, Placement, SegmentKind, SimConfig};
 use rtshield_vocab::CpuSet;
 use rtshield_vocab::Policy;

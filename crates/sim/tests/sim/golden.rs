@@ -4,11 +4,13 @@
 //! balancer that moves a single event shows here.
 //!
 //! After an intended change, rewrite the golden file with
-//! `RTSHIELD_BLESS=1 cargo test -p rtshield-sim --test golden` and explain
+//! `RTSHIELD_BLESS=1 cargo test -p rtshield-sim --test sim golden` and explain
 //! the new figures in the commit.
 
 use rtshield_scenario::parse_str;
-use rtshield_sim::{gantt, simulate, table, trace, BalancerKind, SimConfig};
+use rtshield_sim::{
+    render_comparison, render_gantt_svg, simulate, trace_to_csv, BalancerKind, SimConfig,
+};
 use rtshield_vocab::CpuSet;
 use std::fmt::Write;
 
@@ -40,7 +42,7 @@ fn render(name: &str, text: &str) -> String {
         cfg.record_segments = true;
         let r = simulate(&sc, &cfg).unwrap();
         let rt: Vec<bool> = (0..4).map(|i| cfg.is_rt_cpu(i)).collect();
-        let svg = gantt::render_svg(
+        let svg = render_gantt_svg(
             r.segments.as_ref().unwrap(),
             4,
             &rt,
@@ -51,14 +53,14 @@ fn render(name: &str, text: &str) -> String {
             out,
             "{b}: json {:016x} trace {:016x} gantt {:016x} events {}",
             fnv(r.to_json().as_bytes()),
-            fnv(trace::to_csv(r.trace.as_ref().unwrap()).as_bytes()),
+            fnv(trace_to_csv(r.trace.as_ref().unwrap()).as_bytes()),
             fnv(svg.as_bytes()),
             r.extra.events
         )
         .unwrap();
         runs.push(r);
     }
-    out.push_str(&table::render(&runs));
+    out.push_str(&render_comparison(&runs));
     out
 }
 

@@ -3,25 +3,10 @@
 //! refusing IRQs, forking tasks, and refusals that change nothing.
 
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
-use rtshield_sys::{CpuSet, InputError, Root};
-use rtshield_testkit::fake::{FakeSpec, Style, MARKER};
-use std::collections::BTreeMap;
+use rtshield_sys::Root;
+use rtshield_testkit::{diff_trees, file_text, snapshot_tree, FakeSpec, FakeStyle, FAKE_MARKER};
+use rtshield_vocab::{CpuSet, InputError};
 use std::fs;
-use std::path::Path;
-
-type Snap = BTreeMap<String, Vec<u8>>;
-
-fn snapshot(base: &Path) -> Snap {
-    rtshield_testkit::fake::snapshot(base)
-}
-
-fn diff(a: &Snap, b: &Snap) -> Vec<String> {
-    rtshield_testkit::fake::diff(a, b)
-}
-
-fn read(base: &Path, p: &str) -> String {
-    fs::read_to_string(base.join(p.trim_start_matches('/'))).unwrap()
-}
 
 fn full(cpus: &str) -> CreateOptions {
     CreateOptions {
@@ -31,7 +16,7 @@ fn full(cpus: &str) -> CreateOptions {
     }
 }
 
-fn spec(style: Style) -> FakeSpec {
+fn spec(style: FakeStyle) -> FakeSpec {
     let mut s = FakeSpec::standard(style);
     s.config
         .refuse
@@ -40,42 +25,46 @@ fn spec(style: Style) -> FakeSpec {
     s
 }
 
-fn cpuset_file(style: Style, dir: &str, name: &str) -> String {
+fn cpuset_file(style: FakeStyle, dir: &str, name: &str) -> String {
     match style {
-        Style::V1Prefix => format!("/sys/fs/cgroup/cpuset{dir}/cpuset.{name}"),
-        Style::V1NoPrefix => format!("/sys/fs/cgroup/cpuset{dir}/{name}"),
-        Style::V2 => format!("/sys/fs/cgroup{dir}/cpuset.{name}"),
+        FakeStyle::V1Prefix => format!("/sys/fs/cgroup/cpuset{dir}/cpuset.{name}"),
+        FakeStyle::V1NoPrefix => format!("/sys/fs/cgroup/cpuset{dir}/{name}"),
+        FakeStyle::V2 => format!("/sys/fs/cgroup{dir}/cpuset.{name}"),
     }
 }
 
-fn tasks_file(style: Style, dir: &str) -> String {
+fn tasks_file(style: FakeStyle, dir: &str) -> String {
     match style {
-        Style::V2 => format!("/sys/fs/cgroup{dir}/cgroup.procs"),
+        FakeStyle::V2 => format!("/sys/fs/cgroup{dir}/cgroup.procs"),
         _ => format!("/sys/fs/cgroup/cpuset{dir}/tasks"),
     }
 }
 
-fn full_cycle(style: Style) {
+#[allow(clippy::too_many_lines)] // one create/undo cycle, checked step by step
+fn full_cycle(style: FakeStyle) {
     let d = tempfile::tempdir().unwrap();
     let base = d.path();
     let sp = spec(style);
     sp.build(base).unwrap();
-    let before = snapshot(base);
+    let before = snapshot_tree(base);
     let root = Root::new(base);
 
-    let mut k = rtshield_testkit::fake::kernel(root.clone(), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(root.clone(), false).unwrap();
     let rep = create(&mut k, &full("0x8")).unwrap();
     assert_eq!(rep.rt_cpus, "3");
     assert_eq!(rep.nrt_cpus, "0-2");
-    assert_eq!(read(base, &cpuset_file(style, "/rt", "cpus")), "3\n");
-    assert_eq!(read(base, &cpuset_file(style, "/nrt", "cpus")), "0-2\n");
+    assert_eq!(file_text(base, &cpuset_file(style, "/rt", "cpus")), "3\n");
+    assert_eq!(
+        file_text(base, &cpuset_file(style, "/nrt", "cpus")),
+        "0-2\n"
+    );
     // Every movable task went to nrt, the fork included (second pass);
     // init (PID 1) stays in the root group without --move-init.
     assert_eq!(
-        read(base, &tasks_file(style, "/nrt")),
+        file_text(base, &tasks_file(style, "/nrt")),
         "2\n35\n101\n102\n150\n"
     );
-    assert_eq!(read(base, &tasks_file(style, "")), "1\n14\n22\n");
+    assert_eq!(file_text(base, &tasks_file(style, "")), "1\n14\n22\n");
     assert!(
         rep.notes
             .iter()
@@ -93,10 +82,10 @@ fn full_cycle(style: Style) {
     );
     assert_eq!(rep.refused_tasks[1].name, "ksoftirqd/3");
     // IRQs: moved off CPU 3, the refusing one listed with its errno.
-    assert_eq!(read(base, "/proc/irq/24/smp_affinity_list"), "0-2\n");
-    assert_eq!(read(base, "/proc/irq/36/smp_affinity_list"), "0-2\n");
-    assert_eq!(read(base, "/proc/irq/41/smp_affinity_list"), "0\n");
-    assert_eq!(read(base, "/proc/irq/30/smp_affinity_list"), "0-3\n");
+    assert_eq!(file_text(base, "/proc/irq/24/smp_affinity_list"), "0-2\n");
+    assert_eq!(file_text(base, "/proc/irq/36/smp_affinity_list"), "0-2\n");
+    assert_eq!(file_text(base, "/proc/irq/41/smp_affinity_list"), "0\n");
+    assert_eq!(file_text(base, "/proc/irq/30/smp_affinity_list"), "0-3\n");
     assert_eq!(rep.refused_files.len(), 1);
     assert_eq!(rep.refused_files[0].name, "irq 30");
     assert!(
@@ -104,39 +93,45 @@ fn full_cycle(style: Style) {
         "{:?}",
         rep.refused_files
     );
-    assert_eq!(read(base, "/proc/irq/default_smp_affinity"), "7\n");
-    assert_eq!(read(base, "/sys/devices/virtual/workqueue/cpumask"), "7\n");
+    assert_eq!(file_text(base, "/proc/irq/default_smp_affinity"), "7\n");
     assert_eq!(
-        read(base, "/sys/devices/virtual/workqueue/writeback/cpumask"),
+        file_text(base, "/sys/devices/virtual/workqueue/cpumask"),
         "7\n"
     );
-    assert_eq!(read(base, "/proc/sys/kernel/timer_migration"), "0\n");
-    assert_eq!(read(base, "/proc/sys/vm/stat_interval"), "10\n");
-    assert_eq!(read(base, "/proc/sys/kernel/watchdog_cpumask"), "0-2\n");
+    assert_eq!(
+        file_text(base, "/sys/devices/virtual/workqueue/writeback/cpumask"),
+        "7\n"
+    );
+    assert_eq!(file_text(base, "/proc/sys/kernel/timer_migration"), "0\n");
+    assert_eq!(file_text(base, "/proc/sys/vm/stat_interval"), "10\n");
+    assert_eq!(
+        file_text(base, "/proc/sys/kernel/watchdog_cpumask"),
+        "0-2\n"
+    );
     // RT throttling untouched unless asked.
     assert_eq!(
-        read(base, "/proc/sys/kernel/sched_rt_runtime_us"),
+        file_text(base, "/proc/sys/kernel/sched_rt_runtime_us"),
         "950000\n"
     );
     match style {
-        Style::V2 => {
+        FakeStyle::V2 => {
             assert_eq!(rep.v2_partition.as_deref(), Some("isolated"));
             assert_eq!(
-                read(base, "/sys/fs/cgroup/cgroup.subtree_control"),
+                file_text(base, "/sys/fs/cgroup/cgroup.subtree_control"),
                 "cpu memory cpuset\n"
             );
         }
         _ => {
             assert_eq!(
-                read(base, &cpuset_file(style, "/rt", "sched_load_balance")),
+                file_text(base, &cpuset_file(style, "/rt", "sched_load_balance")),
                 "0\n"
             );
             assert_eq!(
-                read(base, &cpuset_file(style, "/rt", "cpu_exclusive")),
+                file_text(base, &cpuset_file(style, "/rt", "cpu_exclusive")),
                 "1\n"
             );
             assert_eq!(
-                read(base, &cpuset_file(style, "", "sched_load_balance")),
+                file_text(base, &cpuset_file(style, "", "sched_load_balance")),
                 "0\n"
             );
         }
@@ -153,15 +148,15 @@ fn full_cycle(style: Style) {
     assert_eq!(st.partitions[0].cpus.as_deref(), Some("3"));
 
     // A second create is refused and changes nothing.
-    let mid = snapshot(base);
+    let mid = snapshot_tree(base);
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("already exists"), "{e}");
-    assert!(diff(&mid, &snapshot(base)).is_empty());
+    assert!(diff_trees(&mid, &snapshot_tree(base)).is_empty());
 
     let u = undo(&mut k, None).unwrap();
     assert!(u.errors.is_empty(), "{:?}", u.errors);
     assert!(!u.nothing_to_undo);
-    let after = snapshot(base);
+    let after = snapshot_tree(base);
     let mut expected = before.clone();
     // The task forked during the move is a new task: it now lives in the parent.
     let tf = tasks_file(style, "").trim_start_matches('/').to_string();
@@ -171,7 +166,7 @@ fn full_cycle(style: Style) {
         "proc/150/status".into(),
         fs::read(base.join("proc/101/status")).unwrap(),
     );
-    let dd = diff(&expected, &after);
+    let dd = diff_trees(&expected, &after);
     assert!(
         dd.is_empty(),
         "{style:?} differs after undo:\n{}",
@@ -180,34 +175,34 @@ fn full_cycle(style: Style) {
     // Idempotent.
     let again = undo(&mut k, None).unwrap();
     assert!(again.nothing_to_undo);
-    assert!(diff(&expected, &snapshot(base)).is_empty());
+    assert!(diff_trees(&expected, &snapshot_tree(base)).is_empty());
 }
 
 #[test]
 fn full_cycle_v1_prefix() {
-    full_cycle(Style::V1Prefix);
+    full_cycle(FakeStyle::V1Prefix);
 }
 
 #[test]
 fn full_cycle_v1_noprefix() {
-    full_cycle(Style::V1NoPrefix);
+    full_cycle(FakeStyle::V1NoPrefix);
 }
 
 #[test]
 fn full_cycle_v2() {
-    full_cycle(Style::V2);
+    full_cycle(FakeStyle::V2);
 }
 
 #[test]
 fn dry_run_changes_nothing_and_lists_every_write() {
-    for style in [Style::V1Prefix, Style::V2] {
+    for style in [FakeStyle::V1Prefix, FakeStyle::V2] {
         let d = tempfile::tempdir().unwrap();
         spec(style).build(d.path()).unwrap();
-        let before = snapshot(d.path());
-        let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), true).unwrap();
+        let before = snapshot_tree(d.path());
+        let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), true).unwrap();
         let rep = create(&mut k, &full("3")).unwrap();
         assert!(rep.dry_run);
-        assert!(diff(&before, &snapshot(d.path())).is_empty());
+        assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
         // The snapshot leaves out /run (state files): nothing may appear there either.
         assert!(!d.path().join("run").exists());
         let plan = rep.plan.join("\n");
@@ -227,14 +222,14 @@ fn dry_run_changes_nothing_and_lists_every_write() {
 
 #[test]
 fn killed_create_can_be_undone_exactly() {
-    for style in [Style::V1Prefix, Style::V1NoPrefix, Style::V2] {
+    for style in [FakeStyle::V1Prefix, FakeStyle::V1NoPrefix, FakeStyle::V2] {
         for n in [0, 1, 2, 4, 7, 9, 12, 15, 18, 30] {
             let d = tempfile::tempdir().unwrap();
             let mut sp = FakeSpec::standard(style);
             sp.config.kill_after_writes = Some(n);
             sp.build(d.path()).unwrap();
-            let before = snapshot(d.path());
-            let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+            let before = snapshot_tree(d.path());
+            let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
             let res = create(&mut k, &full("3"));
             let killed = match &res {
                 Err(e) => {
@@ -248,17 +243,17 @@ fn killed_create_can_be_undone_exactly() {
             // A new process (no kill) undoes it.
             sp.config.kill_after_writes = None;
             fs::write(
-                d.path().join(MARKER.trim_start_matches('/')),
+                d.path().join(FAKE_MARKER.trim_start_matches('/')),
                 serde_json::to_string(&sp.config).unwrap(),
             )
             .unwrap();
-            let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+            let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
             let st = rtshield_partition::status(&k, None).unwrap();
             assert_eq!(st.state, if killed { "incomplete" } else { "complete" });
             let u = undo(&mut k, None).unwrap();
             assert!(u.errors.is_empty(), "{style:?} n={n}: {:?}", u.errors);
             assert_eq!(u.was_incomplete, killed);
-            let dd = diff(&before, &snapshot(d.path()));
+            let dd = diff_trees(&before, &snapshot_tree(d.path()));
             assert!(
                 dd.is_empty(),
                 "{style:?} killed after {n}:\n{}",
@@ -271,18 +266,18 @@ fn killed_create_can_be_undone_exactly() {
 fn refused(sp: &FakeSpec, opts: &CreateOptions, want: &str, input: bool) {
     let d = tempfile::tempdir().unwrap();
     sp.build(d.path()).unwrap();
-    let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let before = snapshot_tree(d.path());
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, opts).unwrap_err();
     assert!(e.to_string().contains(want), "wanted '{want}' in: {e:#}");
     assert_eq!(e.chain().any(|c| c.is::<InputError>()), input, "{e}");
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
     assert!(!d.path().join("run/rtshield/partition.json").exists());
 }
 
 #[test]
 fn refusals_change_nothing() {
-    let sp = FakeSpec::standard(Style::V1Prefix);
+    let sp = FakeSpec::standard(FakeStyle::V1Prefix);
     refused(
         &sp,
         &full("7"),
@@ -296,11 +291,11 @@ fn refusals_change_nothing() {
     let d = tempfile::tempdir().unwrap();
     off.build(d.path()).unwrap();
     fs::write(d.path().join("sys/devices/system/cpu/online"), "0-2\n").unwrap();
-    let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let before = snapshot_tree(d.path());
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("CPU 3 is offline"), "{e}");
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 
     // A hierarchy rtshield does not know.
     let d = tempfile::tempdir().unwrap();
@@ -310,17 +305,17 @@ fn refusals_change_nothing() {
         "34 31 0:31 / /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n",
     )
     .unwrap();
-    let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let before = snapshot_tree(d.path());
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("no cpuset cgroup hierarchy"), "{e}");
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 
     // rt/nrt made by another tool.
     let d = tempfile::tempdir().unwrap();
     sp.build(d.path()).unwrap();
     fs::create_dir(d.path().join("sys/fs/cgroup/cpuset/rt")).unwrap();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(
         e.to_string()
@@ -345,14 +340,14 @@ fn refusals_change_nothing() {
 #[test]
 fn v2_refused_isolated_falls_back_to_root_and_says_why() {
     let d = tempfile::tempdir().unwrap();
-    let mut sp = FakeSpec::standard(Style::V2);
+    let mut sp = FakeSpec::standard(FakeStyle::V2);
     sp.config.partition_invalid.insert(
         "isolated".into(),
         "Cpu list in cpuset.cpus not exclusive".into(),
     );
     sp.build(d.path()).unwrap();
-    let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let before = snapshot_tree(d.path());
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("2-3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("root"));
     let notes = rep.notes.join("\n");
@@ -361,7 +356,7 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
         "{notes}"
     );
     undo(&mut k, None).unwrap();
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 
     // Both refused: a member cpuset, explained.
     let d = tempfile::tempdir().unwrap();
@@ -369,7 +364,7 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
         .partition_invalid
         .insert("root".into(), "Parent is not a partition root".into());
     sp.build(d.path()).unwrap();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("member"));
     assert!(rep
@@ -379,30 +374,30 @@ fn v2_refused_isolated_falls_back_to_root_and_says_why() {
 
     // Older kernels answer the write with EINVAL instead.
     let d = tempfile::tempdir().unwrap();
-    let mut sp = FakeSpec::standard(Style::V2);
+    let mut sp = FakeSpec::standard(FakeStyle::V2);
     sp.config.refuse.insert(
         "/sys/fs/cgroup/rt/cpuset.cpus.partition".into(),
         "EINVAL".into(),
     );
     sp.build(d.path()).unwrap();
-    let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let before = snapshot_tree(d.path());
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert_eq!(rep.v2_partition.as_deref(), Some("member"));
     let notes = rep.notes.join("\n");
     assert!(notes.contains("`isolated` refused (EINVAL)"), "{notes}");
     assert!(notes.contains("`root` refused (EINVAL)"), "{notes}");
     undo(&mut k, None).unwrap();
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 }
 
 #[test]
 fn parent_mode_leaves_machine_knobs_alone() {
     let d = tempfile::tempdir().unwrap();
-    let sp = FakeSpec::standard(Style::V1Prefix);
+    let sp = FakeSpec::standard(FakeStyle::V1Prefix);
     sp.build(d.path()).unwrap();
     // A private sub-cgroup holding only tasks 101 and 102.
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     k.mkdir("/sys/fs/cgroup/cpuset/mine").unwrap();
     k.write("/sys/fs/cgroup/cpuset/mine/cpuset.cpus", "0-3\n")
         .unwrap();
@@ -412,55 +407,57 @@ fn parent_mode_leaves_machine_knobs_alone() {
         .unwrap();
     k.write("/sys/fs/cgroup/cpuset/mine/tasks", "102\n")
         .unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let mut o = full("3");
     o.parent = Some("mine".into());
     o.knobs = Knobs::resolve(true, &[], &[], false).unwrap();
     let rep = create(&mut k, &o).unwrap();
     assert_eq!(rep.state_file, "/run/rtshield/partition-mine.json");
     assert_eq!(
-        read(d.path(), "/sys/fs/cgroup/cpuset/mine/nrt/tasks"),
+        file_text(d.path(), "/sys/fs/cgroup/cpuset/mine/nrt/tasks"),
         "101\n102\n"
     );
     assert_eq!(
-        read(d.path(), "/sys/fs/cgroup/cpuset/tasks"),
+        file_text(d.path(), "/sys/fs/cgroup/cpuset/tasks"),
         "1\n2\n14\n22\n35\n"
     );
-    assert_eq!(read(d.path(), "/proc/irq/36/smp_affinity_list"), "3\n");
+    assert_eq!(file_text(d.path(), "/proc/irq/36/smp_affinity_list"), "3\n");
     assert!(rep
         .changed
         .iter()
-        .all(|c| c.knob == rtshield_partition::state::Knob::Cgroup));
+        .all(|c| c.knob == rtshield_isolation::Knob::Cgroup));
     // The root-level state is separate: no partition there.
     assert_eq!(rtshield_partition::status(&k, None).unwrap().state, "none");
     undo(&mut k, Some("mine")).unwrap();
-    let dd = diff(&before, &snapshot(d.path()));
+    let dd = diff_trees(&before, &snapshot_tree(d.path()));
     assert!(dd.is_empty(), "{}", dd.join("\n"));
 }
 
 #[test]
 fn a_failing_cgroup_write_rolls_back_on_the_spot() {
     let d = tempfile::tempdir().unwrap();
-    let mut sp = FakeSpec::standard(Style::V1Prefix);
+    let mut sp = FakeSpec::standard(FakeStyle::V1Prefix);
     sp.config.refuse.insert(
         "/sys/fs/cgroup/cpuset/rt/cpuset.mems".into(),
         "ENOSPC".into(),
     );
     sp.build(d.path()).unwrap();
-    let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let before = snapshot_tree(d.path());
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = create(&mut k, &full("3")).unwrap_err();
     let msg = format!("{e:#}");
     assert!(msg.contains("every change made so far was undone"), "{msg}");
     assert!(msg.contains("rt/cpuset.mems"), "{msg}");
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
     assert!(!d.path().join("run/rtshield/partition.json").exists());
 }
 
 #[test]
 fn a_corrupt_state_file_is_reported_not_guessed() {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
     fs::create_dir_all(d.path().join("run/rtshield")).unwrap();
     fs::write(
         d.path().join("run/rtshield/partition.json"),
@@ -474,32 +471,34 @@ fn a_corrupt_state_file_is_reported_not_guessed() {
     };
     mode("run/rtshield", 0o700);
     mode("run/rtshield/partition.json", 0o600);
-    let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let before = snapshot_tree(d.path());
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let e = undo(&mut k, None).unwrap_err();
     assert!(e.to_string().contains("corrupt state file"), "{e}");
     let e = create(&mut k, &full("3")).unwrap_err();
     assert!(e.to_string().contains("corrupt state file"), "{e}");
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 }
 
 #[test]
 fn undo_survives_an_irq_that_vanished_since_create() {
     let d = tempfile::tempdir().unwrap();
-    FakeSpec::standard(Style::V1Prefix).build(d.path()).unwrap();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     create(&mut k, &full("3")).unwrap();
     // The device behind irq 24 was unplugged: its /proc/irq entry is gone.
     fs::remove_dir_all(d.path().join("proc/irq/24")).unwrap();
-    let before = snapshot(d.path());
+    let before = snapshot_tree(d.path());
     let u = undo(&mut k, None).unwrap();
     assert!(u.errors.is_empty(), "{:?}", u.errors);
     assert_eq!(u.vanished, ["/proc/irq/24/smp_affinity_list"]);
     assert!(!d.path().join("run/rtshield/partition.json").exists());
     assert!(!d.path().join("proc/irq/24").exists());
     // Everything else is back.
-    assert_eq!(read(d.path(), "/proc/irq/36/smp_affinity_list"), "3\n");
-    assert!(diff(&before, &snapshot(d.path()))
+    assert_eq!(file_text(d.path(), "/proc/irq/36/smp_affinity_list"), "3\n");
+    assert!(diff_trees(&before, &snapshot_tree(d.path()))
         .iter()
         .all(|l| !l.contains("irq/24")));
 }
@@ -507,15 +506,15 @@ fn undo_survives_an_irq_that_vanished_since_create() {
 #[test]
 fn v2_without_cpus_exclusive_is_explained_not_fatal() {
     let d = tempfile::tempdir().unwrap();
-    let mut sp = FakeSpec::standard(Style::V2);
+    let mut sp = FakeSpec::standard(FakeStyle::V2);
     // Kernels before 6.7 have no cpuset.cpus.exclusive.
     sp.config.refuse.insert(
         "/sys/fs/cgroup/rt/cpuset.cpus.exclusive".into(),
         "ENOENT".into(),
     );
     sp.build(d.path()).unwrap();
-    let before = snapshot(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let before = snapshot_tree(d.path());
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = create(&mut k, &full("3")).unwrap();
     assert!(
         rep.notes
@@ -527,5 +526,5 @@ fn v2_without_cpus_exclusive_is_explained_not_fatal() {
     assert_eq!(rep.v2_partition.as_deref(), Some("isolated"));
     let u = undo(&mut k, None).unwrap();
     assert!(u.errors.is_empty(), "{:?}", u.errors);
-    assert!(diff(&before, &snapshot(d.path())).is_empty());
+    assert!(diff_trees(&before, &snapshot_tree(d.path())).is_empty());
 }

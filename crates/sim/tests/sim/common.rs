@@ -1,7 +1,7 @@
 //! Scenario builders for the simulator tests (no parser needed).
 #![allow(dead_code)]
 
-use rtshield_scenario::model::{Globals, Scenario, TaskSpec};
+use rtshield_scenario::{Globals, Scenario, TaskSpec};
 use rtshield_vocab::CpuSet;
 use rtshield_vocab::Policy;
 

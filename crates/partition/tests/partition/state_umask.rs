@@ -1,18 +1,48 @@
 //! The state directory and file stay private whatever the umask, and the
 //! old fixed temporary name is not followed when planted as a symlink.
-//! Alone in its binary: it changes the process umask.
+//! The test changes the process umask, so it runs in a process of its own:
+//! the binary runs itself again with only this test selected.
 
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
-use rtshield_sys::{CpuSet, Root};
-use rtshield_testkit::fake::{FakeSpec, Style};
+use rtshield_sys::Root;
+use rtshield_testkit::{FakeSpec, FakeStyle};
+use rtshield_vocab::CpuSet;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
+use std::process::Command;
+
+/// Set in the process that runs the test body.
+const ALONE: &str = "RTSHIELD_TEST_UMASK_ALONE";
 
 #[test]
 fn umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored() {
+    if std::env::var_os(ALONE).is_some() {
+        return umask_000_alone();
+    }
+    // This test's name as libtest knows it (the module path without the
+    // binary's name).
+    let name = module_path!()
+        .split_once("::")
+        .map_or("", |(_, m)| m)
+        .to_string()
+        + "::umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored";
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", &name, "--test-threads=1", "--nocapture"])
+        .env(ALONE, "1")
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    // The body ran (a name that selects nothing passes with 0 tests).
+    assert!(text.contains("test result: ok. 1 passed"), "{text}");
+}
+
+/// The body, in a process of its own (it changes the umask).
+fn umask_000_alone() {
     let d = tempfile::tempdir().unwrap();
     let base = d.path().join("tree");
-    FakeSpec::standard(Style::V2).build(&base).unwrap();
+    FakeSpec::standard(FakeStyle::V2).build(&base).unwrap();
     let victim = d.path().join("victim");
     fs::write(&victim, "precious").unwrap();
     // What the old code opened with File::create before renaming.
@@ -22,7 +52,7 @@ fn umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored() {
 
     // SAFETY: umask has no preconditions; this is the only test in this binary.
     let old = unsafe { libc::umask(0) };
-    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(&base), false).unwrap();
     let o = CreateOptions {
         cpus: CpuSet::parse("3").unwrap(),
         parent: None,
@@ -39,9 +69,9 @@ fn umask_000_still_gives_a_private_state_and_planted_temp_links_are_ignored() {
     // A fresh state directory made under umask 000 is 0700 too.
     let d2 = tempfile::tempdir().unwrap();
     let base2 = d2.path().join("tree");
-    FakeSpec::standard(Style::V2).build(&base2).unwrap();
+    FakeSpec::standard(FakeStyle::V2).build(&base2).unwrap();
     let old = unsafe { libc::umask(0) };
-    let mut k2 = rtshield_testkit::fake::kernel(Root::new(&base2), false).unwrap();
+    let mut k2 = rtshield_testkit::fake_kernel(Root::new(&base2), false).unwrap();
     let r = create(&mut k2, &o);
     unsafe { libc::umask(old) };
     r.unwrap();

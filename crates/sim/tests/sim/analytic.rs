@@ -1,6 +1,6 @@
 //! Cases with a known answer.
-mod common;
-use rtshield_sim::engine::slice_ms;
+use crate::common;
+use rtshield_sim::linux26_slice_ms;
 use rtshield_sim::{simulate, BalancerKind, Placement, SimConfig};
 use rtshield_vocab::CpuSet;
 
@@ -16,7 +16,7 @@ fn machine(b: BalancerKind, ncpus: usize, rt: &str) -> SimConfig {
 /// one time slice, under every balancer.
 #[test]
 fn identical_tasks_finish_together() {
-    let slice = slice_ms(0) * 1_000_000 + 1_000_000; // one slice (+ the tick it is charged at)
+    let slice = linux26_slice_ms(0) * 1_000_000 + 1_000_000; // one slice (+ the tick it is charged at)
     for (m, n) in [(4usize, 4usize), (4, 8), (3, 6), (2, 2)] {
         // 2 s of work each (1 loop per µs).
         let sc = common::scenario((0..n).map(|i| common::normal(i, 2_000_000)).collect(), 1.0);

@@ -5,8 +5,11 @@
 //! time; past it, the error says what is left and the state is kept.
 
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
-use rtshield_sys::{CpuSet, Root};
-use rtshield_testkit::fake::{snapshot, FakeConfig, FakeSpec, Style, MARKER};
+use rtshield_sys::Root;
+use rtshield_testkit::{
+    snapshot_tree as snapshot, FakeConfig, FakeSpec, FakeStyle as Style, FAKE_MARKER as MARKER,
+};
+use rtshield_vocab::CpuSet;
 use std::fs;
 use std::path::Path;
 use std::time::Duration;
@@ -16,7 +19,7 @@ use std::time::Duration;
 fn partitioned_with_a_dying_task(base: &Path, rmdirs: u32) -> FakeSpec {
     let sp = FakeSpec::standard(Style::V1Prefix);
     sp.build(base).unwrap();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(base), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(base), false).unwrap();
     create(
         &mut k,
         &CreateOptions {
@@ -47,7 +50,7 @@ fn partitioned_with_a_dying_task(base: &Path, rmdirs: u32) -> FakeSpec {
 fn undo_waits_for_exiting_tasks_then_removes_the_partition() {
     let d = tempfile::tempdir().unwrap();
     partitioned_with_a_dying_task(d.path(), 4);
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = undo(&mut k, None).unwrap();
     assert!(rep.errors.is_empty(), "{:?}", rep.errors);
     assert_eq!(rep.removed_dirs.len(), 2, "{:?}", rep.removed_dirs);
@@ -59,7 +62,7 @@ fn undo_waits_for_exiting_tasks_then_removes_the_partition() {
 fn undo_gives_up_after_the_bound_and_says_what_is_left() {
     let d = tempfile::tempdir().unwrap();
     partitioned_with_a_dying_task(d.path(), u32::MAX);
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     k.busy_wait = Duration::from_millis(300);
     let started = std::time::Instant::now();
     let rep = undo(&mut k, None).unwrap();
@@ -80,7 +83,7 @@ fn undo_gives_up_after_the_bound_and_says_what_is_left() {
     let left = fs::read_to_string(&nrt).unwrap().replace("777\n", "");
     fs::write(&nrt, left).unwrap();
     assert_ne!(before, snapshot(d.path()));
-    let mut k = rtshield_testkit::fake::kernel(Root::new(d.path()), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), false).unwrap();
     let rep = undo(&mut k, None).unwrap();
     assert!(rep.errors.is_empty(), "{:?}", rep.errors);
     assert!(!d.path().join("sys/fs/cgroup/cpuset/nrt").exists());

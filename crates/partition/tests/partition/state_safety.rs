@@ -3,11 +3,12 @@
 //! outside the places `create` itself writes, and state files of different
 //! parents must never be confused. All on fake trees.
 
-use rtshield_partition::state::{Knob, State, STATE_DIR};
+use rtshield_isolation::{Knob, State, STATE_DIR};
 use rtshield_partition::{create, undo, CreateOptions, Knobs};
-use rtshield_sys::{CpuSet, Root};
-use rtshield_testkit::fake::{FakeSpec, Style};
+use rtshield_sys::Root;
 use rtshield_testkit::input_error;
+use rtshield_testkit::{FakeSpec, FakeStyle};
+use rtshield_vocab::CpuSet;
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -41,10 +42,12 @@ fn tree(p: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 fn partitioned() -> (tempfile::TempDir, PathBuf) {
     let d = tempfile::tempdir().unwrap();
     let base = d.path().join("tree");
-    FakeSpec::standard(Style::V1Prefix).build(&base).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(&base)
+        .unwrap();
     fs::write(d.path().join("victim"), "precious").unwrap();
     fs::create_dir(d.path().join("victimdir")).unwrap();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(&base), false).unwrap();
     let o = CreateOptions {
         cpus: CpuSet::parse("3").unwrap(),
         parent: None,
@@ -78,7 +81,7 @@ fn refused_before_any_write(edit: impl FnOnce(&mut State), entry: &str) {
     edit(&mut s);
     save(&base, &s);
     let before = tree(d.path());
-    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(&base), false).unwrap();
     let msg = input_error(&undo(&mut k, None).unwrap_err());
     assert!(
         msg.contains(entry) && msg.contains("nothing was changed"),
@@ -92,8 +95,8 @@ fn refused_before_any_write(edit: impl FnOnce(&mut State), entry: &str) {
     assert!(d.path().join("victimdir").is_dir());
 }
 
-fn bad_file(path: &str) -> rtshield_partition::state::FileChange {
-    rtshield_partition::state::FileChange {
+fn bad_file(path: &str) -> rtshield_isolation::FileChange {
+    rtshield_isolation::FileChange {
         knob: Knob::Sysctl,
         path: path.into(),
         old: Some("owned\n".into()),
@@ -134,7 +137,7 @@ fn directories_and_tasks_outside_the_hierarchy_abort_undo() {
     refused_before_any_write(|s| s.dirs.insert(0, "/proc/irq/24".into()), "dirs[0]");
     refused_before_any_write(
         |s| {
-            s.tasks.push(rtshield_partition::state::TaskMove {
+            s.tasks.push(rtshield_isolation::TaskMove {
                 tid: 1,
                 name: "init".into(),
                 from: "/tmp".into(),
@@ -160,7 +163,7 @@ fn a_symlink_out_of_the_sysroot_aborts_undo() {
     let mut s = load(&base);
     s.files.push(bad_file("/proc/irq/77/smp_affinity_list"));
     save(&base, &s);
-    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(&base), false).unwrap();
     let msg = input_error(&undo(&mut k, None).unwrap_err());
     assert!(msg.contains("leads out of the --sysroot tree"), "{msg}");
     assert!(!d.path().join("victimdir/smp_affinity_list").exists());
@@ -188,7 +191,7 @@ fn an_untrusted_state_file_is_refused() {
     let (d, base) = partitioned();
     let sf = state_file(&base);
     let undo_err = |base: &Path| {
-        let mut k = rtshield_testkit::fake::kernel(Root::new(base), false).unwrap();
+        let mut k = rtshield_testkit::fake_kernel(Root::new(base), false).unwrap();
         input_error(&undo(&mut k, None).unwrap_err())
     };
     let set = |p: &Path, m: u32| fs::set_permissions(p, fs::Permissions::from_mode(m)).unwrap();
@@ -226,7 +229,7 @@ fn an_untrusted_state_file_is_refused() {
 
     // The foreign-owner case needs root to chown (SKIP, or a failure
     // under RTSHIELD_REQUIRE_ROOT=1).
-    if rtshield_testkit::testenv::require_root("the foreign-owner case chowns the state file") {
+    if rtshield_testkit::require_root("the foreign-owner case chowns the state file") {
         // Owned by someone else (nobody), mode 0600: refused.
         std::os::unix::fs::chown(&sf, Some(65534), Some(65534)).unwrap();
         let msg = undo_err(&base);
@@ -234,7 +237,7 @@ fn an_untrusted_state_file_is_refused() {
         std::os::unix::fs::chown(&sf, Some(0), Some(0)).unwrap();
     }
 
-    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(&base), false).unwrap();
     let rep = undo(&mut k, None).unwrap();
     assert!(rep.errors.is_empty(), "{:?}", rep.errors);
 }
@@ -245,8 +248,10 @@ fn an_untrusted_state_file_is_refused() {
 fn parents_that_differ_get_different_state_files() {
     let d = tempfile::tempdir().unwrap();
     let base = d.path().join("tree");
-    FakeSpec::standard(Style::V1Prefix).build(&base).unwrap();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(&base)
+        .unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(&base), false).unwrap();
     for (g, cpus) in [("a-b", "0-1"), ("a_b", "2-3"), ("a", "0-3"), ("a/b", "0-3")] {
         let p = format!("{MOUNT}/{g}");
         k.mkdir(&p).unwrap();
@@ -290,8 +295,10 @@ fn parents_that_differ_get_different_state_files() {
 fn legacy_state_names_are_read_for_their_own_parent_only() {
     let d = tempfile::tempdir().unwrap();
     let base = d.path().join("tree");
-    FakeSpec::standard(Style::V1Prefix).build(&base).unwrap();
-    let mut k = rtshield_testkit::fake::kernel(Root::new(&base), false).unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(&base)
+        .unwrap();
+    let mut k = rtshield_testkit::fake_kernel(Root::new(&base), false).unwrap();
     for g in ["a-b", "a_b"] {
         let p = format!("{MOUNT}/{g}");
         k.mkdir(&p).unwrap();

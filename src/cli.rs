@@ -13,23 +13,23 @@ use std::path::PathBuf;
     about = "Shield CPUs for real-time work, audit them, measure wake-up latency under load, report it, and study load balancing.",
     propagate_version = true
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(flatten)]
-    pub global: Global,
+    pub(crate) global: Global,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 /// Options every subcommand understands.
 #[derive(clap::Args, Debug, Clone)]
-pub struct Global {
+pub(crate) struct Global {
     /// Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees).
     #[arg(long, global = true, value_name = "DIR", env = "RTSHIELD_SYSROOT")]
-    pub sysroot: Option<PathBuf>,
+    pub(crate) sysroot: Option<PathBuf>,
 }
 
 impl Global {
-    pub fn root(&self) -> Root {
+    pub(crate) fn root(&self) -> Root {
         self.sysroot.as_ref().map_or_else(Root::host, Root::new)
     }
 
@@ -38,7 +38,7 @@ impl Global {
     /// change: root writes kernel values below it, following its links.
     /// It must be an existing directory whose every component is owned by
     /// root or the caller and writable by no one else.
-    pub fn check(&self) -> Result<(), InputError> {
+    pub(crate) fn check(&self) -> Result<(), InputError> {
         let Some(s) = &self.sysroot else {
             return Ok(());
         };
@@ -56,7 +56,7 @@ impl Global {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Measure on the last CPU for ~10 s with a CPU load on the others; the main job on a built-in example.
     Demo(cmd::demo::Args),
     /// Measure wake-up latency of periodic real-time threads (cyclictest-like).
@@ -92,6 +92,12 @@ pub enum Command {
     /// Internal: the worker process of a built-in load (started by measure/run, not by users).
     #[command(name = "__load", hide = true)]
     LoadWorker(cmd::load_worker::Args),
+}
+
+/// The whole command line as clap describes it (for the manual pages and
+/// shell completions of `xtask`).
+pub fn command() -> clap::Command {
+    <Cli as clap::CommandFactory>::command()
 }
 
 /// Parse, run, and turn errors into exit codes: 2 for bad input (like
@@ -144,10 +150,10 @@ fn is_broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
 }
 
 fn dispatch() -> i32 {
-    let cli = Cli::parse();
+    let cli = Cli::try_parse().unwrap_or_else(|e| usage_error(e));
     let g = cli.global.clone();
     if let Err(e) = g.check() {
-        eprintln!("rtshield: error: {e}");
+        rtshield_text::errln!("rtshield: error: {e}");
         return 2;
     }
     let res = match cli.command {
@@ -171,12 +177,32 @@ fn dispatch() -> i32 {
     match res {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("rtshield: error: {}", render(&e));
+            // Messages quote paths, values and files: through the terminal
+            // encoder (controls escaped, long tokens cut), like every print.
+            eprintln!(
+                "rtshield: error: {}",
+                rtshield_text::terminal::message(&render(&e))
+            );
             if e.chain().any(|c| c.is::<InputError>()) {
                 2
             } else {
                 1
             }
+        }
+    }
+}
+
+/// A usage error (or `--help`, `--version`) as clap prints it, unless it
+/// quotes a value holding a control character or a long token (a value
+/// from `RTSHIELD_STORE`, a pasted argument): then without colours,
+/// through the terminal encoder.
+fn usage_error(e: clap::Error) -> ! {
+    let plain = e.render().to_string();
+    match rtshield_text::terminal::lines(&plain) {
+        std::borrow::Cow::Borrowed(_) => e.exit(),
+        std::borrow::Cow::Owned(safe) => {
+            eprint!("{safe}");
+            std::process::exit(e.exit_code())
         }
     }
 }

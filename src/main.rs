@@ -1,3 +1,3 @@
 fn main() {
-    std::process::exit(rtshield::cli::main());
+    std::process::exit(rtshield::main());
 }

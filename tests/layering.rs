@@ -15,7 +15,17 @@
 //! - every crate that writes through the safe-file layer depends on
 //!   `rtshield-safefs` itself;
 //! - `audit` does not depend on `partition` (what both need about
-//!   partitions lives in `isolation`).
+//!   partitions lives in `isolation`);
+//! - every library crate (each `crates/*/src/lib.rs` and the binary's
+//!   `src/lib.rs`) has `#![deny(missing_docs)]`;
+//! - no function over 120 lines outside test code: every manifest inherits
+//!   the workspace lints (`[lints] workspace = true`), which warn
+//!   `clippy::too_many_lines` at clippy.toml's threshold of 120 (CI runs
+//!   clippy with `-D warnings`), and no non-test source allows that lint;
+//! - at most one integration test binary per crate (each `tests/*.rs` and
+//!   `tests/*/main.rs` is one, or each `[[test]]` with `autotests =
+//!   false`, where every `tests/*.rs` must then be a module of the test
+//!   root, so that none is silently left uncompiled).
 //!
 //! Each rule is a function over (path, text) pairs, so the self-tests below
 //! plant a violation and check that it is caught.
@@ -44,6 +54,9 @@ struct Scanned {
 }
 
 /// Scan `src` (see [`Scanned`]).
+// One pass of a small lexer (comments, strings, raw strings, chars,
+// `#[cfg(test)]` items): its cases read best side by side.
+#[allow(clippy::too_many_lines)]
 fn scan(src: &str) -> Scanned {
     let b = src.as_bytes();
     // `code`: the source with comments and literal contents blanked, same
@@ -456,6 +469,191 @@ fn safefs_violations(files: &[(String, String)], manifests: &[(String, String)])
     bad
 }
 
+/// The text of `#![NAME(...)]` inner attributes in `code` (comments and
+/// literals already blanked), whitespace removed: `deny(missing_docs)`.
+fn inner_attrs(code: &str) -> Vec<String> {
+    let flat: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    let mut out = vec![];
+    let mut from = 0;
+    while let Some(n) = flat[from..].find("#![") {
+        let start = from + n + 3;
+        let Some(len) = flat[start..].find(")]") else {
+            break;
+        };
+        out.push(flat[start..=start + len].to_string());
+        from = start + len;
+    }
+    out
+}
+
+/// Rule 7: a library crate's root without `#![deny(missing_docs)]`.
+fn missing_docs_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = vec![];
+    for (rel, src) in files {
+        let lib_root = rel == "src/lib.rs"
+            || (rel.starts_with("crates/")
+                && rel.ends_with("/src/lib.rs")
+                && rel.matches('/').count() == 3);
+        if !lib_root {
+            continue;
+        }
+        let denied = inner_attrs(&scan(src).code).iter().any(|a| {
+            a.strip_prefix("deny(").is_some_and(|l| {
+                l.trim_end_matches(')')
+                    .split(',')
+                    .any(|n| n == "missing_docs")
+            })
+        });
+        if !denied {
+            bad.push(format!("{rel}: no #![deny(missing_docs)]"));
+        }
+    }
+    bad
+}
+
+/// Rule 8: a manifest that does not inherit the workspace lints, a
+/// workspace without `too_many_lines` warned, or a clippy.toml whose
+/// threshold is not 120.
+fn lint_violations(manifests: &[(String, String)], clippy_toml: &str) -> Vec<String> {
+    let mut bad = vec![];
+    for (rel, toml) in manifests {
+        let inherits = deps(toml)
+            .iter()
+            .any(|d| d.section == "lints" && d.name == "workspace" && d.rest == "true");
+        if !inherits {
+            bad.push(format!("{rel}: no `[lints] workspace = true`"));
+        }
+        if rel == "Cargo.toml" {
+            let warned = deps(toml).iter().any(|d| {
+                d.section == "workspace.lints.clippy"
+                    && d.name == "too_many_lines"
+                    && matches!(d.rest.trim_matches('"'), "warn" | "deny")
+            });
+            if !warned {
+                bad.push(
+                    "Cargo.toml: [workspace.lints.clippy] does not warn too_many_lines".into(),
+                );
+            }
+        }
+    }
+    let threshold = deps(clippy_toml)
+        .into_iter()
+        .find(|d| d.name == "too-many-lines-threshold")
+        .map(|d| d.rest);
+    if threshold.as_deref() != Some("120") {
+        bad.push(format!(
+            "clippy.toml: too-many-lines-threshold is {threshold:?}, not 120"
+        ));
+    }
+    bad
+}
+
+/// Rule 9: `too_many_lines` allowed outside test code (test items are
+/// blanked by [`scan`]; integration tests are not among the sources).
+fn long_function_allow_violations(files: &[(String, String)]) -> Vec<String> {
+    let mut bad = vec![];
+    for (rel, src) in files {
+        let code = scan(src).code;
+        let flat: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        if flat.contains("clippy::too_many_lines") {
+            bad.push(format!(
+                "{rel}: allows clippy::too_many_lines outside test code"
+            ));
+        }
+    }
+    bad
+}
+
+/// One crate's integration tests: its manifest, and the `tests/` entries
+/// as (path relative to `tests/`, text) — `*.rs` files and `*/main.rs`.
+struct TestDir {
+    manifest: (String, String),
+    entries: Vec<(String, String)>,
+}
+
+/// Every crate's [`TestDir`] (the binary's is `Cargo.toml`'s).
+fn test_dirs() -> Vec<TestDir> {
+    let ws = workspace();
+    manifests()
+        .into_iter()
+        .map(|(rel, toml)| {
+            let dir = ws.join(rel.trim_end_matches("Cargo.toml")).join("tests");
+            let mut entries = vec![];
+            for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let p = e.path();
+                let name = e.file_name().to_string_lossy().into_owned();
+                if p.is_file() && name.ends_with(".rs") {
+                    entries.push((name, fs::read_to_string(&p).unwrap()));
+                } else if let Ok(t) = fs::read_to_string(p.join("main.rs")) {
+                    entries.push((format!("{name}/main.rs"), t));
+                }
+            }
+            entries.sort();
+            TestDir {
+                manifest: (rel, toml),
+                entries,
+            }
+        })
+        .collect()
+}
+
+/// Rule 10: more than one integration test binary in a crate, or, with
+/// `autotests = false`, a `tests/*.rs` file no test root declares.
+fn test_binary_violations(dirs: &[TestDir]) -> Vec<String> {
+    let mut bad = vec![];
+    for d in dirs {
+        let (rel, toml) = &d.manifest;
+        let manual = toml.lines().any(|l| {
+            let l = l.split('#').next().unwrap_or("").replace(' ', "");
+            l == "autotests=false"
+        });
+        let roots: Vec<String> = if manual {
+            let mut roots = vec![];
+            let mut in_test = false;
+            for l in toml.lines().map(str::trim) {
+                if l.starts_with('[') {
+                    in_test = l == "[[test]]";
+                } else if let Some(p) = in_test.then(|| l.strip_prefix("path")).flatten() {
+                    let p = p.trim_start_matches([' ', '=']).trim().trim_matches('"');
+                    roots.push(p.trim_start_matches("tests/").to_string());
+                }
+            }
+            roots
+        } else {
+            d.entries.iter().map(|(n, _)| n.clone()).collect()
+        };
+        if roots.len() > 1 {
+            bad.push(format!(
+                "{rel}: {} integration test binaries ({}): make them modules of one",
+                roots.len(),
+                roots.join(", ")
+            ));
+        }
+        if manual {
+            let declared = |name: &str| {
+                let m = name.trim_end_matches(".rs");
+                d.entries.iter().any(|(n, t)| {
+                    roots.contains(n)
+                        && scan(t).code.split(';').any(|stmt| {
+                            let w: Vec<&str> = stmt.split_whitespace().collect();
+                            w.ends_with(&["mod", m])
+                        })
+                })
+            };
+            for (n, _) in d
+                .entries
+                .iter()
+                .filter(|(n, _)| !roots.contains(n) && !n.contains('/'))
+            {
+                if !declared(n) {
+                    bad.push(format!("{rel}: tests/{n} is in no test binary (autotests = false): declare it `mod {};` in the test root", n.trim_end_matches(".rs")));
+                }
+            }
+        }
+    }
+    bad
+}
+
 #[test]
 fn the_scanner_finds_literals_outside_tests_only() {
     let src = r####"
@@ -565,6 +763,34 @@ fn audit_does_not_depend_on_partition() {
     }
 }
 
+#[test]
+fn every_library_crate_denies_missing_docs() {
+    let bad = missing_docs_violations(&sources());
+    assert!(
+        bad.is_empty(),
+        "undocumented items may creep in:\n{}",
+        bad.join("\n")
+    );
+}
+
+#[test]
+fn no_function_over_120_lines_outside_tests() {
+    let clippy = fs::read_to_string(workspace().join("clippy.toml")).expect("clippy.toml");
+    let mut bad = lint_violations(&manifests(), &clippy);
+    bad.extend(long_function_allow_violations(&sources()));
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn one_integration_test_binary_per_crate() {
+    let dirs = test_dirs();
+    assert!(dirs
+        .iter()
+        .any(|d| d.manifest.0 == "Cargo.toml" && d.entries.len() > 10));
+    let bad = test_binary_violations(&dirs);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
 /// Each rule catches a planted violation (and lets the same text pass
 /// where it is allowed): a rule that cannot fail checks nothing.
 #[test]
@@ -619,4 +845,80 @@ fn planted_violations_are_caught() {
         "[dependencies]\nrtshield-safefs.workspace = true\n",
     );
     assert!(safefs_violations(&writer, &with).is_empty());
+
+    let documented = "//! The crate.\n#![deny(missing_docs)]\n#![warn(unreachable_pub)]\n";
+    let lax = "//! The crate, `#![deny(missing_docs)]` in its doc only.\n// #![deny(missing_docs)]\n#![warn(unreachable_pub, missing_docs)]\n";
+    assert!(missing_docs_violations(&f("crates/run/src/lib.rs", documented)).is_empty());
+    assert!(
+        missing_docs_violations(&f("src/lib.rs", "#![deny(unsafe_code, missing_docs)]\n"))
+            .is_empty()
+    );
+    assert_eq!(
+        missing_docs_violations(&f("crates/run/src/lib.rs", lax)).len(),
+        1
+    );
+    assert_eq!(missing_docs_violations(&f("src/lib.rs", lax)).len(), 1);
+    assert!(missing_docs_violations(&f("crates/run/src/x/lib.rs", lax)).is_empty());
+
+    let member = "[package]\nname = \"x\"\n\n[lints]\nworkspace = true\n";
+    let root = "[workspace.lints.clippy]\ntoo_many_lines = \"warn\"\n[lints]\nworkspace = true\n";
+    let threshold = "too-many-lines-threshold = 120\n";
+    let mut good = f("crates/run/Cargo.toml", member);
+    good.extend(f("Cargo.toml", root));
+    assert!(lint_violations(&good, threshold).is_empty());
+    let no_lints = f("crates/run/Cargo.toml", "[package]\nname = \"x\"\n");
+    assert_eq!(lint_violations(&no_lints, threshold).len(), 1);
+    let quiet_root = f("Cargo.toml", "[lints]\nworkspace = true\n");
+    assert_eq!(lint_violations(&quiet_root, threshold).len(), 1);
+    assert_eq!(
+        lint_violations(&good, "too-many-lines-threshold = 200\n").len(),
+        1
+    );
+    let allow = "#[allow(clippy::too_many_lines)]\nfn long() {}\n";
+    assert_eq!(
+        long_function_allow_violations(&f("crates/run/src/x.rs", allow)).len(),
+        1
+    );
+    let in_test = "#[cfg(test)]\nmod tests {\n    #![allow(clippy::too_many_lines)]\n}\n// clippy::too_many_lines\n";
+    assert!(long_function_allow_violations(&f("crates/run/src/x.rs", in_test)).is_empty());
+
+    let dir = |rel: &str, toml: &str, entries: &[(&str, &str)]| TestDir {
+        manifest: (rel.to_string(), toml.to_string()),
+        entries: entries
+            .iter()
+            .map(|(n, t)| (n.to_string(), t.to_string()))
+            .collect(),
+    };
+    let one = dir("crates/run/Cargo.toml", "", &[("run/main.rs", "mod a;")]);
+    let two = dir(
+        "crates/run/Cargo.toml",
+        "",
+        &[("a.rs", ""), ("run/main.rs", "mod b;")],
+    );
+    assert!(test_binary_violations(&[one]).is_empty());
+    assert_eq!(test_binary_violations(&[two]).len(), 1);
+    let manual = "autotests = false\n[[test]]\nname = \"integration\"\npath = \"tests/tests.rs\"\n";
+    let all_in = dir(
+        "Cargo.toml",
+        manual,
+        &[
+            ("a.rs", ""),
+            ("tests.rs", "mod util;\nmod a;\n"),
+            ("util.rs", ""),
+        ],
+    );
+    assert!(test_binary_violations(&[all_in]).is_empty());
+    let forgotten = dir(
+        "Cargo.toml",
+        manual,
+        &[
+            ("a.rs", ""),
+            ("tests.rs", "// mod a;\nmod util;\n"),
+            ("util.rs", ""),
+        ],
+    );
+    assert_eq!(test_binary_violations(&[forgotten]).len(), 1);
+    let two_roots = format!("{manual}[[test]]\nname = \"b\"\npath = \"tests/b.rs\"\n");
+    let two_manual = dir("Cargo.toml", &two_roots, &[("b.rs", ""), ("tests.rs", "")]);
+    assert_eq!(test_binary_violations(&[two_manual]).len(), 1);
 }

@@ -175,7 +175,7 @@ fn interval_posix_mode_and_the_measure_timeline() {
     let beyond = h["overflow"].as_u64().unwrap() + h["underflow"].as_u64().unwrap();
     assert_eq!(binned + beyond, n, "{h}");
     let t = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-    let (_, recs) = rtshield_results::export::timeline::read(&t, "timeline.csv").unwrap();
+    let (_, recs) = rtshield_results::read_timeline(&t, "timeline.csv").unwrap();
     assert!(!recs.is_empty(), "{t}");
     let last = recs.last().unwrap();
     assert_eq!(last.samples, Some(300), "{t}");

@@ -306,7 +306,7 @@ fn kill_9_then_resume_counts_no_sample_twice() {
     // The timeline: rows up to the checkpoint, one `down` row with its
     // count, then rows counting on from it; time never goes back.
     let text_tl = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
-    let (_, recs) = rtshield_results::export::timeline::read(&text_tl, "timeline.csv").unwrap();
+    let (_, recs) = rtshield_results::read_timeline(&text_tl, "timeline.csv").unwrap();
     let down: Vec<_> = recs.iter().filter(|r| r.phase == "down").collect();
     assert_eq!(down.len(), 1, "{text_tl}");
     assert_eq!(down[0].samples, Some(s0));

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-const PASSWORD: &str = "rt-test-pw";
-const USER: &str = "rtshield";
+pub(crate) const PASSWORD: &str = "rt-test-pw";
+pub(crate) const USER: &str = "rtshield";
 
 /// The server's programs (Debian puts them in /usr/lib/postgresql/N/bin).
 fn pg_bindir() -> Option<PathBuf> {
@@ -29,7 +29,7 @@ fn pg_bindir() -> Option<PathBuf> {
 /// A private PostgreSQL server. initdb refuses to run as root, so as
 /// root the server runs as the `postgres` system user (in a directory it
 /// owns); otherwise as the caller.
-struct PgServer {
+pub(crate) struct PgServer {
     dir: tempfile::TempDir,
     bin: PathBuf,
     running: bool,
@@ -38,7 +38,13 @@ struct PgServer {
 impl PgServer {
     /// A started server, or `None` (with a SKIP line) where PostgreSQL is
     /// not installed; under RTSHIELD_REQUIRE_ROOT=1 a missing server fails.
-    fn start() -> Option<PgServer> {
+    pub(crate) fn start() -> Option<PgServer> {
+        Self::start_with("", |_| {})
+    }
+
+    /// [`Self::start`] with more server options (`-c key=value ...`) and a
+    /// `setup` run on the new data directory before the server starts.
+    pub(crate) fn start_with(extra: &str, setup: impl FnOnce(&PgServer)) -> Option<PgServer> {
         let bin = pg_bindir();
         if !require(
             bin.is_some(),
@@ -79,8 +85,9 @@ impl PgServer {
             .output()
             .unwrap();
         assert!(out.status.success(), "initdb: {}", describe(&out));
+        setup(&s);
         let opts = format!(
-            "-k {} -c listen_addresses='' -c fsync=off -c max_connections=40",
+            "-k {} -c listen_addresses='' -c fsync=off -c max_connections=40 {extra}",
             s.dir.path().display()
         );
         let log = s.dir.path().join("log");
@@ -106,11 +113,11 @@ impl PgServer {
         Some(s)
     }
 
-    fn data(&self) -> PathBuf {
+    pub(crate) fn data(&self) -> PathBuf {
         self.dir.path().join("data")
     }
 
-    fn chown_to_server(&self, p: &Path) {
+    pub(crate) fn chown_to_server(&self, p: &Path) {
         if let (true, Some((uid, gid))) = (rtshield_sys::is_root(), postgres_ids()) {
             let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
             // SAFETY: a valid C string; a file this test made.

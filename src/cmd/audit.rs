@@ -2,24 +2,25 @@
 
 use crate::cli::Global;
 use rtshield_audit::{audit, render_audit, AuditOptions};
+use rtshield_text::out;
 use rtshield_vocab::Dur;
 use rtshield_vocab::{CpuSet, InputError};
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// CPUs to audit (list or 0x mask). Default: the rt partition, else the
     /// isolated CPUs, else every online CPU.
-    pub cpus: Option<String>,
+    pub(crate) cpus: Option<String>,
     /// Count interrupts, IPIs, softirqs and context switches over this window
     /// (`10s`, `500ms`); `0s` uses the counts since boot.
     #[arg(long, value_name = "DURATION", default_value = "2s")]
-    pub watch: Dur,
+    pub(crate) watch: Dur,
     /// Print JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let cpus = args
         .cpus
         .as_deref()
@@ -36,7 +37,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.json {
         println!("{}", serde_json::to_string_pretty(&a)?);
     } else {
-        print!("{}", render_audit(&a));
+        out!("{}", render_audit(&a));
     }
     Ok(0)
 }

@@ -2,6 +2,8 @@
 
 use crate::cli::Global;
 use rtshield_safefs::DirPolicy;
+use rtshield_text::excerpt::{withhold, Quote};
+use rtshield_text::{out, outln};
 use rtshield_vocab::InputError;
 use std::path::PathBuf;
 
@@ -15,62 +17,51 @@ Examples:
   rtshield campaign examples/campaigns/isolation.toml --dry-run
   rtshield campaign examples/campaigns/isolation.toml
   rtshield campaign examples/campaigns/isolation.toml --resume     # after Ctrl-C or a crash")]
-pub struct Args {
+pub(crate) struct Args {
     /// The campaign file.
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// List the runs, their order and the total time; run nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Skip the runs of this campaign already in the store.
     #[arg(long)]
-    pub resume: bool,
+    pub(crate) resume: bool,
     /// The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
     #[arg(long, value_name = "PATH|URL")]
-    pub store: Option<String>,
+    pub(crate) store: Option<String>,
     /// Directory for the runs and the report [default: ./rtshield-results/campaign-NAME-<UTC timestamp>/].
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Write into --out even if other users can write there.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
     /// Show each run's own output.
     #[arg(short, long)]
-    pub verbose: bool,
+    pub(crate) verbose: bool,
 }
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
-    let bytes = rtshield_safefs::read_input(&args.file, 1 << 20)
+    let (bytes, public) = rtshield_safefs::read_input_public(&args.file, 1 << 20)
         .map_err(|e| InputError::new(e.to_string()))?;
     let text =
         rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
-    let c = rtshield_campaign::model::parse_checked(&text, &name)?;
+    // An error quotes the file only if every user may read it.
+    let quote = if public {
+        Quote::Allowed
+    } else {
+        Quote::Withheld
+    };
+    let c = rtshield_campaign::parse_checked(&text, &name)
+        .map_err(|e| InputError::new(withhold(&e.0, &name, quote)))?;
     if args.dry_run {
-        print!("{}", rtshield_campaign::plan_text(&c));
+        out!("{}", rtshield_campaign::plan_text(&c));
         return Ok(0);
     }
-    let store = rtshield_store::open(args.store.as_deref()).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let policy = if args.force_unsafe_dir {
-        DirPolicy::AllowUnsafe
-    } else {
-        DirPolicy::Strict
-    };
-    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
-    let out = rtshield_safefs::output_dir(
-        args.out.as_deref(),
-        std::path::Path::new("rtshield-results"),
-        &format!("campaign-{}-{stamp}", c.name),
-        policy,
-    )
-    .map_err(|e| -> anyhow::Error {
-        if e.is_refusal() {
-            InputError::new(e.to_string()).into()
-        } else {
-            e.into()
-        }
-    })?;
+    let store = open_store(args.store.as_deref())?;
+    let out = open_out(&args, &c.name)?;
     let out_path = out.path().to_path_buf();
-    println!(
+    outln!(
         "campaign {}: {} runs, measuring time {}; results in {}/",
         c.name,
         c.steps().len(),
@@ -86,8 +77,8 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let per_run = c.total_ns() / (total.max(1) as u64);
     let mut progress = |i: usize,
                         n: usize,
-                        st: &rtshield_campaign::model::Step,
-                        cell: &rtshield_campaign::model::Cell,
+                        st: &rtshield_campaign::Step,
+                        cell: &rtshield_campaign::Cell,
                         what: &str| {
         if !what.starts_with("already") && !what.starts_with("skipped") {
             made += 1;
@@ -97,7 +88,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             .checked_div(made)
             .unwrap_or(per_run);
         let secs = pace.saturating_mul(left) / 1_000_000_000;
-        println!(
+        outln!(
             "[{:>3}/{total}] {} repeat {}: {what}  (about {} left)",
             i + 1,
             cell.id,
@@ -116,52 +107,100 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         },
         &mut progress,
     )?;
-    println!(
+    Ok(print_outcome(&o, &args.file))
+}
+
+/// Print how the campaign ended and return the exit status: 128 + the
+/// signal that stopped it, 1 when its partition could not be undone,
+/// [`rtshield_results::EXIT_LIMIT_EXCEEDED`] when a run failed its limit.
+fn print_outcome(o: &rtshield_campaign::Outcome, file: &std::path::Path) -> i32 {
+    outln!(
         "{} stored, {} already stored, {} skipped",
         o.stored,
         o.skipped_done,
         o.skipped.len()
     );
     for (cell, why) in &o.skipped {
-        println!("skipped {cell}: {why}");
+        outln!("skipped {cell}: {why}");
     }
     if let Some(sig) = o.stopped_by {
         let name = rtshield_signals::end_reason(sig);
         match &o.undo_failed {
-            None => println!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", args.file.display()),
-            Some(e) => println!("stopped by {name} (signal {sig}); the partition is LEFT: {e}"),
+            None => outln!("stopped by {name} (signal {sig}); no partition left behind. Continue with: rtshield campaign {} --resume", file.display()),
+            Some(e) => outln!("stopped by {name} (signal {sig}); the partition is LEFT: {e}"),
         }
-        return Ok(128 + sig);
+        return 128 + sig;
     }
     if let Some(e) = &o.undo_failed {
         if let Some(r) = &o.report {
-            println!(
+            outln!(
                 "report: {}/report.html, {}/summary.md",
                 r.display(),
                 r.display()
             );
         }
-        println!("stopped: the partition is LEFT: {e}");
-        println!(
+        outln!("stopped: the partition is LEFT: {e}");
+        outln!(
             "then continue with: rtshield campaign {} --resume",
-            args.file.display()
+            file.display()
         );
-        return Ok(1);
+        return 1;
     }
-    if let Some(r) = o.report {
-        println!(
+    if let Some(r) = &o.report {
+        outln!(
             "report: {}/report.html, {}/summary.md",
             r.display(),
             r.display()
         );
     }
     if o.failed > 0 {
-        println!(
+        outln!(
             "FAIL: {} run(s) exceeded their max_latency (exit status {}; the verdicts are in their results.json)",
             o.failed,
             rtshield_results::EXIT_LIMIT_EXCEEDED
         );
-        return Ok(rtshield_results::EXIT_LIMIT_EXCEEDED);
+        return rtshield_results::EXIT_LIMIT_EXCEEDED;
     }
-    Ok(0)
+    0
+}
+
+/// The campaign's store: it needs one (`--resume` reads it), so a store
+/// that is not the caller's own is refused, exit 2, before anything runs.
+fn open_store(spec: Option<&str>) -> anyhow::Result<Box<dyn rtshield_store::Store>> {
+    rtshield_store::open(spec).map_err(|e| -> anyhow::Error {
+        if e.bad_input {
+            InputError::new(e.msg).into()
+        } else {
+            anyhow::anyhow!("{e}")
+        }
+    })
+}
+
+/// `--out DIR`, else a fresh `rtshield-results/campaign-NAME-<stamp>`,
+/// through the path layer; a refusal names the option, exit 2.
+fn open_out(args: &Args, name: &str) -> anyhow::Result<rtshield_safefs::SafeDir> {
+    let policy = if args.force_unsafe_dir {
+        DirPolicy::AllowUnsafe
+    } else {
+        DirPolicy::Strict
+    };
+    let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
+    rtshield_safefs::output_dir(
+        args.out.as_deref(),
+        std::path::Path::new("rtshield-results"),
+        &format!("campaign-{name}-{stamp}"),
+        policy,
+    )
+    .map_err(|e| -> anyhow::Error {
+        let e = if args.out.is_some() {
+            e.for_option("--out")
+        } else {
+            e
+        };
+        if e.is_refusal() {
+            InputError::new(e.to_string()).into()
+        } else {
+            e.into()
+        }
+    })
 }

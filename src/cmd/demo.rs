@@ -5,29 +5,30 @@ use crate::cli::Global;
 use crate::cmd::measure::TextPrinter;
 use rtshield_load::LoadArg;
 use rtshield_run::MeasureRequest;
+use rtshield_text::outln;
 use rtshield_vocab::Builtin;
 use rtshield_vocab::Dur;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// How long to measure.
     #[arg(long, default_value = "10s", value_name = "DUR")]
-    pub duration: Dur,
+    pub(crate) duration: Dur,
     /// Where to write the results.
     #[arg(long, default_value = "rtshield-demo", value_name = "DIR")]
-    pub out: PathBuf,
+    pub(crate) out: PathBuf,
     /// No live display, only the final summary.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     // The CPUs this process may use (not every online CPU: taskset counts).
     let allowed = rtshield_sys::allowed_cpus()?;
     let last = allowed.last().unwrap_or(0);
     let others = allowed.difference(&rtshield_vocab::CpuSet::single(last));
-    println!(
+    outln!(
         "rtshield demo: wake-up latency of a SCHED_FIFO thread on CPU {last} (period 200us) for {}, {}.",
         args.duration,
         if others.is_empty() {
@@ -36,7 +37,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             format!("while a CPU load runs on CPU {}", others.to_list())
         }
     );
-    println!("The same as: rtshield measure --cpus {last} --period 200us --prio 98 --duration {}{} --out {}\n",
+    outln!("The same as: rtshield measure --cpus {last} --period 200us --prio 98 --duration {}{} --out {}\n",
         args.duration,
         if others.is_empty() { String::new() } else { format!(" --load cpu --load-cpus {}", others.to_list()) },
         args.out.display());
@@ -56,7 +57,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         tags: vec![("demo".into(), "true".into())],
         identify: false,
         no_store: true,
-        command: std::env::args().collect(),
+        // A password in a store URL never reaches a file (issue 21).
+        command: rtshield_text::secret::redact_args(std::env::args()),
         ..MeasureRequest::new(200_000)
     };
     let code = rtshield_run::measure(
@@ -64,7 +66,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         &g.root(),
         &mut TextPrinter::new("demo", args.quiet),
     )?;
-    println!(
+    outln!(
         "\nNext: `rtshield report {}/results.json` to plot it, `rtshield audit {last}` to see what still disturbs CPU {last}.",
         args.out.display()
     );

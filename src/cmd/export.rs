@@ -1,8 +1,9 @@
 //! `rtshield export`: a result in a format CI systems read.
 
 use crate::cli::Global;
-use rtshield_results::export::{by_name, write_text, CiOptions, Timestamps};
+use rtshield_results::{by_name, write_text, CiOptions, Timestamps};
 use rtshield_safefs::{read_input, DirPolicy, INPUT_LIMIT};
+use rtshield_text::errln;
 use rtshield_vocab::Dur;
 use rtshield_vocab::InputError;
 use std::path::PathBuf;
@@ -20,35 +21,35 @@ Formats (docs/formats.md):
 Examples:
   rtshield export rtshield-results/20261122T054739Z --format junit --max-latency 100us -o junit.xml
   rtshield export results.json --format cyclictest-json")]
-pub struct Args {
+pub(crate) struct Args {
     /// A result directory or its results.json.
     #[arg(value_name = "RESULT")]
-    pub result: PathBuf,
+    pub(crate) result: PathBuf,
     #[arg(long, value_enum)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Output file [default: standard output]; written atomically.
     #[arg(short, long, value_name = "FILE")]
-    pub output: Option<PathBuf>,
+    pub(crate) output: Option<PathBuf>,
     /// cyclictest-json, junit, kcidb: judge the run again, a thread whose
     /// maximum latency exceeds DUR failing [default: the limit the run
     /// recorded (measure --max-latency), if any].
     #[arg(long, value_name = "DUR")]
-    pub max_latency: Option<Dur>,
+    pub(crate) max_latency: Option<Dur>,
     /// openmetrics: a timestamp (the end of the run) on every sample, for
     /// `promtool tsdb create-blocks-from openmetrics` (node_exporter's
     /// textfile collector refuses timestamps).
     #[arg(long)]
-    pub timestamps: bool,
+    pub(crate) timestamps: bool,
     /// kcidb: the KCIDB id of the build the kernel came from [default: rtshield:<kernel release>].
     #[arg(long, value_name = "ORIGIN:ID")]
-    pub build_id: Option<String>,
+    pub(crate) build_id: Option<String>,
     /// Write into a directory owned by another user or writable by others.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     CyclictestJson,
     Junit,
     Openmetrics,
@@ -71,7 +72,7 @@ impl Format {
 /// The longest `--max-latency` (docs/ranges.md): one hour.
 pub(crate) const MAX_LIMIT_NS: u64 = 3_600_000_000_000;
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     if let Some(l) = args.max_latency {
         if l.ns() == 0 || l.ns() > MAX_LIMIT_NS {
             return Err(InputError::new(format!(
@@ -133,8 +134,8 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             } else {
                 DirPolicy::Strict
             };
-            write_text(&out, p, policy).map_err(rtshield_run::pipeline::refusal)?;
-            eprintln!("wrote {} ({})", p.display(), args.format.name());
+            write_text(&out, p, policy).map_err(rtshield_run::refusal)?;
+            errln!("wrote {} ({})", p.display(), args.format.name());
         }
     }
     Ok(0)

@@ -11,36 +11,36 @@ use rtshield_vocab::{CpuSet, InputError};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Worker kind (cpu, memory, io, syscall, fork, net) or `exec`.
-    pub kind: String,
+    pub(crate) kind: String,
     /// Bytes per worker (memory, io).
     #[arg(long)]
-    pub size: Option<u64>,
+    pub(crate) size: Option<u64>,
     /// Private directory of an io worker (created and removed by the parent).
     #[arg(long)]
-    pub dir: Option<PathBuf>,
+    pub(crate) dir: Option<PathBuf>,
     /// net: flood this peer (ICMP echo) instead of the loopback.
     #[arg(long)]
-    pub peer: Option<std::net::Ipv4Addr>,
+    pub(crate) peer: Option<std::net::Ipv4Addr>,
     /// exec: CPU affinity of the program.
     #[arg(long)]
-    pub cpus: Option<String>,
+    pub(crate) cpus: Option<String>,
     /// exec: join this cgroup (its cgroup.procs or tasks file) before starting the program.
     #[arg(long)]
-    pub cgroup: Option<PathBuf>,
+    pub(crate) cgroup: Option<PathBuf>,
     /// exec: scheduling policy of the program.
     #[arg(long)]
-    pub policy: Option<Policy>,
+    pub(crate) policy: Option<Policy>,
     /// exec: priority of the program.
     #[arg(long, default_value_t = 0)]
-    pub prio: i32,
+    pub(crate) prio: i32,
     /// exec: the program and its arguments (after `--`).
     #[arg(last = true)]
-    pub cmd: Vec<String>,
+    pub(crate) cmd: Vec<String>,
 }
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     if !started_by_supervisor() {
         return Err(InputError::new(
             "`__load` is internal: built-in loads are started by `rtshield run` or `rtshield measure --load`",

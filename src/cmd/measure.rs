@@ -5,11 +5,12 @@
 
 use crate::cli::Global;
 use rtshield_load::LoadArg;
-use rtshield_measure::display::{render_table, units, units_avg};
+use rtshield_measure::{display_units, display_units_avg, render_table};
 use rtshield_measure::{IntervalStats, LiveDisplay, Mode, Observer};
 use rtshield_results::{RunResult, DEEP_PERCENTILES, PERCENTILES};
-use rtshield_run::{pipeline, MeasureRequest, PartitionRequest, Plan, Printer, Summary};
+use rtshield_run::{MeasureRequest, PartitionRequest, Plan, Printer, Summary, EXIT_FILES_MISSING};
 use rtshield_sys::SysInfo;
+use rtshield_text::{out, outln};
 use rtshield_vocab::InputError;
 use rtshield_vocab::Policy;
 use rtshield_vocab::{format_duration_ns, Dur};
@@ -17,48 +18,48 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug, Clone)]
-pub struct Args {
+pub(crate) struct Args {
     /// CPUs to measure on, one thread each: `1`, `2-3`, `0,2-3` or a hex mask `0x8` [default: the last online CPU].
     #[arg(long, alias = "cpu", value_name = "LIST")]
-    pub cpus: Option<String>,
+    pub(crate) cpus: Option<String>,
     /// Period of each measuring thread.
     #[arg(long, default_value = "1ms", value_name = "DUR")]
-    pub period: Dur,
+    pub(crate) period: Dur,
     /// Real-time priority (1..99) for fifo/rr.
     #[arg(long, alias = "priority", default_value_t = 98, value_name = "N")]
-    pub prio: i32,
+    pub(crate) prio: i32,
     /// Scheduling policy; fifo/rr fall back to other (and say so) when refused.
     #[arg(long, default_value = "fifo", value_name = "fifo|rr|other")]
-    pub policy: Policy,
+    pub(crate) policy: Policy,
     /// How long to measure (`3s`, `1min`, `1h`); without it (and without --samples) until Ctrl-C.
     #[arg(long, value_name = "DUR")]
-    pub duration: Option<Dur>,
+    pub(crate) duration: Option<Dur>,
     /// Stop each thread after N samples.
     #[arg(long, value_name = "N")]
-    pub samples: Option<u64>,
+    pub(crate) samples: Option<u64>,
     /// nanosleep (absolute clock_nanosleep), posix-timer (timer_create + signal) or interval (time between wake-ups).
     #[arg(long, default_value = "nanosleep", value_name = "MODE")]
-    pub mode: Mode,
+    pub(crate) mode: Mode,
     /// What wakes the thread in interval mode: nanosleep (clock_nanosleep, the default) or posix
     /// (the signals of a periodic timer_create timer, as the torture article measures).
     #[arg(long, value_name = "nanosleep|posix")]
-    pub timer: Option<String>,
+    pub(crate) timer: Option<String>,
     /// Largest latency kept in the histogram; above it samples count as overflow (still in min/max/avg and percentiles)
     /// [default: 1000us; in interval mode at least twice the period].
     #[arg(long, value_name = "DUR")]
-    pub histo_size: Option<Dur>,
+    pub(crate) histo_size: Option<Dur>,
     /// Histogram and display unit: us or ns.
     #[arg(long, default_value = "us", value_name = "us|ns")]
-    pub resolution: String,
+    pub(crate) resolution: String,
     /// Refresh of the live table.
     #[arg(long, default_value = "1s", value_name = "DUR")]
-    pub stats_period: Dur,
+    pub(crate) stats_period: Dur,
     /// Output directory [default: ./rtshield-results/<UTC timestamp>/].
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Also write results.json to FILE.
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Format of the --json file: rtshield (results.json) or cyclictest (the keys of `cyclictest --json`).
     #[arg(
         long,
@@ -67,70 +68,70 @@ pub struct Args {
         requires = "json",
         value_name = "rtshield|cyclictest"
     )]
-    pub json_format: JsonFormat,
+    pub(crate) json_format: JsonFormat,
     /// Rewrite FILE atomically every stats period with the latency so far, in Prometheus text
     /// format (node_exporter's textfile collector).
     #[arg(long, value_name = "FILE")]
-    pub metrics_file: Option<PathBuf>,
+    pub(crate) metrics_file: Option<PathBuf>,
     /// Write into --out (or next to --json) even if it is owned by another
     /// user or writable by others without the sticky bit.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
     /// Exit with status 3 when any thread's maximum exceeds DUR (for CI).
     #[arg(long, value_name = "DUR")]
-    pub max_latency: Option<Dur>,
+    pub(crate) max_latency: Option<Dur>,
     /// No live display, only the final summary.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Do not lock memory (mlockall).
     #[arg(long)]
-    pub no_memlock: bool,
+    pub(crate) no_memlock: bool,
     /// Do not hold /dev/cpu_dma_latency at 0 during the run.
     #[arg(long)]
-    pub no_dma_latency: bool,
+    pub(crate) no_dma_latency: bool,
     /// Built-in load to run beside the measurement: cpu, memory, io, syscall, fork, net,
     /// hell, timers, syncio, or net:peer=ADDR (ICMP flood of another machine; root).
     #[arg(long, value_name = "NAME")]
-    pub load: Option<LoadArg>,
+    pub(crate) load: Option<LoadArg>,
     /// CPUs for the load, one worker per CPU [default: every online CPU not measured].
     #[arg(long, value_name = "LIST")]
-    pub load_cpus: Option<String>,
+    pub(crate) load_cpus: Option<String>,
     /// Measure inside a partition (cgroup v1): each measuring thread joins the `rt` cpuset, the
     /// process (main thread, built-in load) the `nrt` one; found as `run`'s `cgroup rt|nrt` is.
     #[arg(long)]
-    pub partition: bool,
+    pub(crate) partition: bool,
     /// With --partition: the rt/nrt sets under this parent cgroup (as `partition create --parent`).
     #[arg(long, value_name = "PATH", requires = "partition")]
-    pub partition_parent: Option<String>,
+    pub(crate) partition_parent: Option<String>,
     /// Label of the run in reports [default: the output directory name].
     #[arg(long)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     #[command(flatten)]
-    pub store: super::StoreArgs,
+    pub(crate) store: super::StoreArgs,
     #[command(flatten)]
-    pub trace: TraceArgs,
+    pub(crate) trace: TraceArgs,
 }
 
 /// Kernel tracing (docs/trace.md): root, a private tracefs instance.
 #[derive(clap::Args, Debug, Clone, Default)]
-pub struct TraceArgs {
+pub(crate) struct TraceArgs {
     /// Explain every wake-up later than DUR (1us..1s) from kernel trace events: spikes.json and spikes.txt in the output directory (root).
     #[arg(long, value_name = "DUR")]
-    pub trace_on: Option<Dur>,
+    pub(crate) trace_on: Option<Dur>,
     /// With --trace-on: stop tracing and the run at the first such wake-up and keep the trace (trace.txt), like cyclictest -b.
     #[arg(long)]
-    pub trace_stop: bool,
+    pub(crate) trace_stop: bool,
     /// Split every wake-up into timer IRQ latency and thread latency (trace events; root): two more histograms per thread in every result file.
     #[arg(long)]
-    pub split: bool,
+    pub(crate) split: bool,
     /// Per-CPU trace buffer in KiB, 1..1048576 [default: 256]; each explained spike reads all of it.
     #[arg(long, value_name = "KIB")]
-    pub trace_buffer_kb: Option<u32>,
+    pub(crate) trace_buffer_kb: Option<u32>,
 }
 
 impl TraceArgs {
     /// The request's tracing part (checked with the rest of the request).
-    pub fn request(&self) -> rtshield_run::TraceRequest {
+    pub(crate) fn request(&self) -> rtshield_run::TraceRequest {
         rtshield_run::TraceRequest {
             on_latency_ns: self.trace_on.map(|d| d.ns()),
             stop: self.trace_stop,
@@ -142,7 +143,7 @@ impl TraceArgs {
 
 /// What `--json FILE` holds.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum JsonFormat {
+pub(crate) enum JsonFormat {
     /// results.json.
     #[default]
     Rtshield,
@@ -152,7 +153,7 @@ pub enum JsonFormat {
 
 impl Args {
     /// The request these options describe (checked by `rtshield_run::measure`).
-    pub fn request(&self) -> MeasureRequest {
+    pub(crate) fn request(&self) -> MeasureRequest {
         MeasureRequest {
             cpus: self.cpus.clone(),
             period_ns: self.period.ns(),
@@ -188,12 +189,13 @@ impl Args {
             store: self.store.store.clone(),
             no_store: self.store.no_store,
             trace: self.trace.request(),
-            command: std::env::args().collect(),
+            // A password in a store URL never reaches a file (issue 21).
+            command: rtshield_text::secret::redact_args(std::env::args()),
         }
     }
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     rtshield_run::measure(
         &args.request(),
         &g.root(),
@@ -203,7 +205,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
 
 /// `rtshield __measure`: one [`MeasureRequest`] as JSON on stdin (how a
 /// campaign runs each cell), carried out as `measure` would.
-pub fn run_request(g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run_request(g: &Global) -> anyhow::Result<i32> {
     // A campaign's cell: a second stop signal must not exit at once. The
     // terminal's Ctrl-C reaches the campaign and this child alike, and the
     // campaign passes it on: two at once, and the cell would be lost. The
@@ -221,14 +223,14 @@ pub fn run_request(g: &Global) -> anyhow::Result<i32> {
 }
 
 /// The text of `measure` and `demo`: a header, the live table, a summary.
-pub struct TextPrinter {
+pub(crate) struct TextPrinter {
     /// `measure` or `demo`, in the header.
     what: &'static str,
     display: LiveDisplay,
 }
 
 impl TextPrinter {
-    pub fn new(what: &'static str, quiet: bool) -> TextPrinter {
+    pub(crate) fn new(what: &'static str, quiet: bool) -> TextPrinter {
         TextPrinter {
             what,
             display: LiveDisplay::new(quiet),
@@ -250,12 +252,12 @@ impl Printer for TextPrinter {
     }
 
     fn summary(&mut self, s: &Summary<'_>) {
-        print_summary(s.measurement, s.result, s.out, s.json);
+        print_summary(s.measurement, s.result, s.out, s.json, s.missing);
         if s.files_missing {
-            println!(
+            outln!(
                 "WARNING: some result files are not in {} (see the messages above; exit status {})",
                 s.out.display(),
-                pipeline::EXIT_FILES_MISSING
+                EXIT_FILES_MISSING
             );
         }
         if let Some(limit) = s.max_latency_ns {
@@ -264,13 +266,13 @@ impl Printer for TextPrinter {
             // nothing fails too).
             let failed = s.result.verdict.as_ref().is_some_and(|v| !v.passed);
             if failed {
-                println!(
+                outln!(
                     "FAIL: maximum latency {} exceeds --max-latency {} (exit status 3)",
                     fmt_ns(worst),
                     format_duration_ns(limit)
                 );
             } else {
-                println!(
+                outln!(
                     "OK: maximum latency {} within --max-latency {}",
                     fmt_ns(worst),
                     format_duration_ns(limit)
@@ -289,7 +291,7 @@ fn print_header(plan: &Plan, sysinfo: &SysInfo, what: &str) {
         .iter()
         .map(|t| t.cpu.map_or("-".into(), |c| c.to_string()))
         .collect();
-    println!(
+    outln!(
         "rtshield {what}: {} thread{} on CPU {}, period {}, SCHED_{}{}, {} mode, {}",
         spec.threads.len(),
         if spec.threads.len() == 1 { "" } else { "s" },
@@ -309,14 +311,14 @@ fn print_header(plan: &Plan, sysinfo: &SysInfo, what: &str) {
         }
     );
     if t0.policy.is_rt() && sysinfo.fifo_permitted == Some(false) {
-        println!(
+        outln!(
             "WARNING: SCHED_{} is not permitted: measuring under SCHED_OTHER. {}",
             t0.policy.name().to_uppercase(),
             sysinfo.fifo_refusal.as_deref().unwrap_or("")
         );
     }
     if let Some(l) = &plan.load {
-        println!(
+        outln!(
             "load: built-in '{}' on CPU {}",
             l.kind,
             l.cpus.as_ref().map_or("all".into(), |c| c.to_list())
@@ -335,10 +337,10 @@ fn fmt_ns(ns: i64) -> String {
 /// The end-of-run spike summary: one line per explained spike.
 fn print_trace(r: &RunResult) {
     let Some(t) = &r.trace else { return };
-    println!();
-    println!("Trace: {}", rtshield_results::export::spikes_summary(t));
+    outln!();
+    outln!("Trace: {}", rtshield_results::spikes_summary(t));
     for (i, s) in t.spikes.iter().enumerate().take(10) {
-        println!(
+        outln!(
             "  spike {}: thread `{}` (tid {}) CPU {}, late {}: {}",
             i + 1,
             s.comm,
@@ -349,15 +351,15 @@ fn print_trace(r: &RunResult) {
         );
     }
     if t.spikes.len() > 10 {
-        println!("  ... {} more in spikes.txt", t.spikes.len() - 10);
+        outln!("  ... {} more in spikes.txt", t.spikes.len() - 10);
     }
     for e in t.errors.iter().take(3) {
-        println!("  not explained: {e}");
+        outln!("  not explained: {e}");
     }
     if t.split {
         for th in &r.threads {
             if let Some(sp) = &th.split {
-                println!(
+                outln!(
                     "  thread {} split over {} wake-ups: IRQ latency p50 {} p99 {} max {}; thread latency p50 {} p99 {} max {}",
                     th.index,
                     sp.samples,
@@ -373,11 +375,51 @@ fn print_trace(r: &RunResult) {
     }
 }
 
+/// Where the results are, never claiming a file is in `out` when it is
+/// not: the files missing there are named, with where they went.
+fn results_line(out: &Path, json: Option<&Path>, missing: &[rtshield_run::Missing]) -> String {
+    let also = json.map_or(String::new(), |j| format!(", and {}", j.display()));
+    let files = [
+        "results.json",
+        "results.csv",
+        "histogram.txt",
+        "timeline.csv",
+    ];
+    let lost = |f: &str| {
+        missing
+            .iter()
+            .any(|m| m.wanted.file_name() == Some(f.as_ref()))
+    };
+    let there: Vec<&str> = files.iter().copied().filter(|f| !lost(f)).collect();
+    if missing.is_empty() {
+        return format!("Results in {}/ ({}){also}", out.display(), there.join(", "));
+    }
+    let mut s = if there.is_empty() {
+        format!("No result file in {}/", out.display())
+    } else {
+        format!("Some results in {}/ ({})", out.display(), there.join(", "))
+    };
+    s.push_str(&also);
+    for m in missing {
+        let name = m
+            .wanted
+            .file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default();
+        match &m.fallback {
+            Some(at) => s.push_str(&format!("\n  {name}: written to {} instead", at.display())),
+            None => s.push_str(&format!("\n  {name}: LOST (see the messages above)")),
+        }
+    }
+    s
+}
+
 fn print_summary(
     m: &rtshield_measure::Measurement,
     r: &RunResult,
     out: &Path,
     json: Option<&Path>,
+    missing: &[rtshield_run::Missing],
 ) {
     let res = r.settings.resolution_ns;
     let unit = if res == 1 { "ns" } else { "us" };
@@ -386,22 +428,13 @@ fn print_summary(
         threads: r
             .threads
             .iter()
-            .map(|t| rtshield_measure::ThreadStats {
-                index: t.index,
-                tid: t.tid,
-                samples: t.samples,
-                min_ns: t.min_ns,
-                max_ns: t.max_ns,
-                cur_ns: t.cur_ns,
-                avg_ns: t.avg_ns,
-                ..Default::default()
-            })
+            .map(rtshield_measure::ThreadStats::from)
             .collect(),
         ..Default::default()
     };
-    println!();
-    print!("{}", render_table(&stats));
-    println!();
+    outln!();
+    out!("{}", render_table(&stats));
+    outln!();
     // The deep percentiles only when a thread had the samples for them.
     let keys: Vec<&str> = PERCENTILES
         .iter()
@@ -417,7 +450,7 @@ fn print_summary(
         head.push_str(&format!(" {:>8}", format!("p{k}")));
     }
     head.push_str(&format!(" {:>8}", "max"));
-    println!("{head}");
+    outln!("{head}");
     for t in &r.threads {
         let mut row = format!(
             "  thread {:<2} CPU {:<6}",
@@ -428,36 +461,36 @@ fn print_summary(
             let v = t
                 .percentiles
                 .get(*k)
-                .map_or("-".into(), |v| units(*v, res).to_string());
+                .map_or("-".into(), |v| display_units(*v, res).to_string());
             row.push_str(&format!(" {v:>8}"));
         }
-        row.push_str(&format!(" {:>8}", units(t.max_ns, res)));
-        println!("{row}");
+        row.push_str(&format!(" {:>8}", display_units(t.max_ns, res)));
+        outln!("{row}");
     }
-    println!();
+    outln!();
     for t in &r.threads {
         let h = &t.hist_stats;
-        println!(
+        outln!(
             "thread {}: histogram 0..{} {unit}: Samples_H {} L_avg_H {} L_med_H {} L_std_H {} L_mode_H {}, overflow {}",
             t.index,
             t.histogram.buckets.saturating_sub(1),
             h.samples,
-            units_avg(h.avg_ns, res),
-            units(h.median_ns, res),
-            units_avg(h.std_ns, res),
-            units(h.mode_ns, res),
+            display_units_avg(h.avg_ns, res),
+            display_units(h.median_ns, res),
+            display_units_avg(h.std_ns, res),
+            display_units(h.mode_ns, res),
             t.histogram.overflow
         );
-        println!(
+        outln!(
             "          overruns {} (missed periods {}), lost {}; corrected for missed periods: {} samples, p99.9 {} {unit}, p99.99 {} {unit}",
             t.overruns,
             t.missed_periods,
             t.lost,
             t.corrected.samples,
-            units(t.corrected.percentiles["99.9"], res),
-            units(t.corrected.percentiles["99.99"], res),
+            display_units(t.corrected.percentiles["99.9"], res),
+            display_units(t.corrected.percentiles["99.99"], res),
         );
-        println!(
+        outln!(
             "          policy {}{}",
             t.policy,
             t.requested_policy
@@ -466,25 +499,21 @@ fn print_summary(
         );
     }
     for w in &r.warnings {
-        println!("WARNING: {w}");
+        outln!("WARNING: {w}");
     }
     print_trace(r);
-    println!();
+    outln!();
     for t in &r.threads {
-        println!(
+        outln!(
             "Statistics for timer_thread[{}] in '{}'",
             t.index,
             out.join(rtshield_results::systress_file_name(t.index))
                 .display()
         );
     }
-    println!(
-        "Results in {}/ (results.json, results.csv, histogram.txt, timeline.csv){}",
-        out.display(),
-        json.map_or(String::new(), |j| format!(", and {}", j.display()))
-    );
+    outln!("{}", results_line(out, json, missing));
     let secs = m.elapsed_ns / 1_000_000_000;
-    println!(
+    outln!(
         "Total elapsed time: {} s, {} nanoseconds (ended by {})",
         secs,
         m.elapsed_ns % 1_000_000_000,

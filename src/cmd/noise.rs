@@ -5,56 +5,57 @@ use crate::cli::Global;
 use rtshield_noise::{render_summary, EndReason, NoiseSpec, DEFAULT_PERIOD_NS};
 use rtshield_safefs::{check_name, split_file_path};
 use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_text::{errln, out};
 use rtshield_vocab::Dur;
 use rtshield_vocab::{CpuSet, InputError};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
-pub struct Args {
+pub(crate) struct Args {
     /// CPUs to measure, one spinning thread each: `1`, `2-3`, `0,2-3` or a hex mask `0x8`.
     #[arg(long, alias = "cpu", value_name = "LIST")]
-    pub cpus: String,
+    pub(crate) cpus: String,
     /// How long to measure (10ms..365d); without it, until Ctrl-C.
     #[arg(long, value_name = "DUR")]
-    pub duration: Option<Dur>,
+    pub(crate) duration: Option<Dur>,
     /// A gap between two clock reads longer than this is noise (100ns..1s).
     #[arg(long, default_value = "1us", value_name = "DUR")]
-    pub threshold: Dur,
+    pub(crate) threshold: Dur,
     /// Spinning time per period (1ms..1h) [default: 900ms with --prio, else the whole period].
     #[arg(long, value_name = "DUR")]
-    pub runtime: Option<Dur>,
+    pub(crate) runtime: Option<Dur>,
     /// Window spacing: the thread sleeps period - runtime of each (1ms..1h) [default: 1s].
     #[arg(long, value_name = "DUR")]
-    pub period: Option<Dur>,
+    pub(crate) period: Option<Dur>,
     /// Spin at SCHED_FIFO with this priority (1..99), at most 95 % of each period [default: SCHED_OTHER].
     #[arg(long, value_name = "N")]
-    pub prio: Option<i32>,
+    pub(crate) prio: Option<i32>,
     /// Name the cause of every gap from kernel trace events (a private tracefs instance; root).
     #[arg(long)]
-    pub trace: bool,
+    pub(crate) trace: bool,
     /// Per-CPU trace buffer in KiB, 1..1048576 [default: 2048].
     #[arg(long, value_name = "KIB", requires = "trace")]
-    pub trace_buffer_kb: Option<u32>,
+    pub(crate) trace_buffer_kb: Option<u32>,
     /// Top offenders shown per CPU (0..100).
     #[arg(long, default_value_t = 5, value_name = "N")]
-    pub top: usize,
+    pub(crate) top: usize,
     /// Also write the results as JSON to FILE (its directory must exist).
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Write --json FILE even if its directory is owned by another user or writable by others.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
     /// Do not lock memory (mlockall).
     #[arg(long)]
-    pub no_memlock: bool,
+    pub(crate) no_memlock: bool,
     /// No start line, only the summary.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
 }
 
 impl Args {
     /// The measurement asked, every value in its range (docs/ranges.md).
-    pub fn spec(&self) -> anyhow::Result<NoiseSpec> {
+    pub(crate) fn spec(&self) -> anyhow::Result<NoiseSpec> {
         let cpus = CpuSet::parse(&self.cpus)
             .map_err(|e| InputError::new(format!("--cpus {}: {e}", self.cpus)))?;
         let mut s = NoiseSpec::new(cpus);
@@ -101,12 +102,12 @@ fn json_target(a: &Args) -> anyhow::Result<Option<(SafeDir, String)>> {
     Ok(Some((d, name)))
 }
 
-pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let spec = a.spec()?;
     let json = json_target(&a)?;
-    let stop = rtshield_measure::signals::install();
+    let stop = rtshield_measure::install_signals();
     if !a.quiet {
-        eprintln!(
+        errln!(
             "rtshield noise: CPUs {}, gaps > {}, {}, {} (Ctrl-C stops)",
             spec.cpus.to_list(),
             a.threshold,
@@ -129,14 +130,14 @@ pub fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     }
     let (mut run, end) = rtshield_noise::run(&g.root(), &spec, stop)?;
     if end == EndReason::Stopped {
-        if let Some(sig) = rtshield_measure::signals::received() {
+        if let Some(sig) = rtshield_measure::signal_received() {
             run.end_reason = rtshield_measure::EndReason::Signal(sig).name();
         }
     }
     for w in &run.warnings {
-        eprintln!("rtshield: warning: {w}");
+        errln!("rtshield: warning: {w}");
     }
-    print!("{}", render_summary(&run, a.top));
+    out!("{}", render_summary(&run, a.top));
     if let Some((dir, name)) = json {
         let text = serde_json::to_string_pretty(&run)?;
         dir.write(&name, format!("{text}\n").as_bytes())?;

@@ -4,6 +4,7 @@ use crate::cli::Global;
 use rtshield_isolation::Knob;
 use rtshield_partition::{status, undo, CreateOptions, CreateReport, Knobs, UndoReport};
 use rtshield_sys::set_scheduler;
+use rtshield_text::{errln, outln};
 use rtshield_vocab::Policy;
 use rtshield_vocab::{CpuSet, InputError};
 
@@ -23,7 +24,7 @@ fn open_kernel(
 }
 
 #[derive(clap::Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Create the rt partition with CPUS and nrt with the rest; move tasks, IRQs, workqueues off rt.
     Create(CreateArgs),
     /// Put back exactly what create changed (idempotent; works after an interrupted create).
@@ -85,38 +86,38 @@ pub enum Command {
 }
 
 #[derive(clap::Args, Debug)]
-pub struct CreateArgs {
+pub(crate) struct CreateArgs {
     /// CPUs for the rt partition: a list (3, 2-3, 1,3-5) or a partrt hex mask (0x8).
-    pub cpus: String,
+    pub(crate) cpus: String,
     /// Partition this cgroup (path below the cpuset mount) instead of the whole
     /// machine; then IRQs, workqueues and sysctls are left alone unless --with lists them.
     #[arg(long, value_name = "CGROUP")]
-    pub parent: Option<String>,
+    pub(crate) parent: Option<String>,
     /// Knobs to leave alone: irq, workqueue, sysctl, rt-throttle (comma-separated).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub skip: Vec<String>,
+    pub(crate) skip: Vec<String>,
     /// With --parent: machine-wide knobs to tune anyway (irq, workqueue, sysctl).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub with: Vec<String>,
+    pub(crate) with: Vec<String>,
     /// `off` sets sched_rt_runtime_us=-1 (no RT throttling; restored by undo).
     #[arg(long, value_name = "on|off", default_value = "on")]
-    pub rt_throttle: String,
+    pub(crate) rt_throttle: String,
     /// Whose sysctl values to write: default (rtshield's), partrt, tuned
     /// (cpu-partitioning). See docs/manual/partition.md for the table.
     #[arg(long, value_name = "NAME", default_value = "default")]
-    pub profile: String,
+    pub(crate) profile: String,
     /// Move PID 1 (init) into nrt too, as partrt does (default: it stays in the root group).
     #[arg(long)]
-    pub move_init: bool,
+    pub(crate) move_init: bool,
     /// Print every write it would make, change nothing.
     #[arg(long)]
-    pub dry_run: bool,
+    pub(crate) dry_run: bool,
     /// Print the outcome (every write, refusals, advice) as JSON.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
     match c {
         Command::Create(a) => create(a, root),
@@ -143,48 +144,7 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
                 println!("{}", serde_json::to_string_pretty(&st)?);
                 return Ok(0);
             }
-            println!("{} at {}, parent {}", st.hierarchy, st.mount, st.parent);
-            println!(
-                "state: {} ({}{})",
-                st.state,
-                st.state_file,
-                if st.saved_files > 0 {
-                    format!(", {} saved values", st.saved_files)
-                } else {
-                    String::new()
-                }
-            );
-            if let Some(n) = &st.state_note {
-                println!("note: {n}");
-            }
-            if st.partitions.is_empty() {
-                println!("no rtshield partition");
-            }
-            if let Some(f) = &st.foreign {
-                println!("made by another tool: {}", f.describe());
-            }
-            for p in &st.partitions {
-                println!(
-                    "{:<4} CPUs {:<8} {} task(s){}  {}",
-                    p.name,
-                    p.cpus.as_deref().unwrap_or("?"),
-                    p.tasks.len(),
-                    p.partition
-                        .as_ref()
-                        .map(|x| format!(", partition {x}"))
-                        .unwrap_or_default(),
-                    p.dir
-                );
-                if p.name == "rt" {
-                    for t in &p.tasks {
-                        println!("       {:>7} {}", t.tid, t.name);
-                    }
-                }
-            }
-            println!("{} task(s) left in the parent", st.parent_tasks);
-            if st.state == "incomplete" {
-                println!("create was interrupted: run `rtshield partition undo`");
-            }
+            print_status(&st);
             Ok(0)
         }
         Command::List { json } => list(&root, json),
@@ -202,9 +162,9 @@ pub fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             let mut code = 0;
             for (pid, tids) in &plan.moves {
                 let o = rtshield_partition::move_threads(&mut k, &plan.h, &plan.dir, *pid, tids);
-                println!("{pid}: {} thread(s) moved to {partition}", o.moved);
+                outln!("{pid}: {} thread(s) moved to {partition}", o.moved);
                 for r in &o.refused {
-                    println!("  refused: {r}");
+                    outln!("  refused: {r}");
                     code = 1;
                 }
             }
@@ -246,7 +206,7 @@ fn chosen_parent(
     let p = rtshield_partition::pick_parent(root, given.as_deref())?;
     if given.is_none() {
         if let Some(p) = &p {
-            eprintln!("the only rtshield partition is under --parent {p}: acting on it");
+            errln!("the only rtshield partition is under --parent {p}: acting on it");
         }
     }
     Ok(p)
@@ -360,13 +320,13 @@ fn bare_number_hint(e: anyhow::Error, arg: &str) -> anyhow::Error {
 
 fn print_create(r: &CreateReport) {
     if r.dry_run {
-        println!("Dry run: nothing was changed. These writes would be made, in order:");
+        outln!("Dry run: nothing was changed. These writes would be made, in order:");
         for l in &r.plan {
-            println!("  {l}");
+            outln!("  {l}");
         }
-        println!();
+        outln!();
     }
-    println!(
+    outln!(
         "{} {} ({}):",
         if r.dry_run {
             "Would partition"
@@ -376,29 +336,30 @@ fn print_create(r: &CreateReport) {
         r.parent,
         r.hierarchy
     );
-    println!("  rt   CPUs {:<8} {}", r.rt_cpus, r.rt_dir);
-    println!("  nrt  CPUs {:<8} {}", r.nrt_cpus, r.nrt_dir);
+    outln!("  rt   CPUs {:<8} {}", r.rt_cpus, r.rt_dir);
+    outln!("  nrt  CPUs {:<8} {}", r.nrt_cpus, r.nrt_dir);
     if let Some(p) = &r.v2_partition {
-        println!("  rt cpuset.cpus.partition = {p}");
+        outln!("  rt cpuset.cpus.partition = {p}");
     }
     if !r.dry_run {
-        println!(
+        outln!(
             "Moved {} task(s) to nrt in {} pass(es).",
-            r.moved_tasks, r.move_passes
+            r.moved_tasks,
+            r.move_passes
         );
     }
     if !r.refused_tasks.is_empty() {
-        println!(
+        outln!(
             "Tasks the kernel keeps where they are ({}):",
             r.refused_tasks.len()
         );
         for t in &r.refused_tasks {
-            println!("  {:>7} {:<24} {}", t.what, t.name, t.reason);
+            outln!("  {:>7} {:<24} {}", t.what, t.name, t.reason);
         }
     }
     let count = |k: Knob| r.changed.iter().filter(|c| c.knob == k).count();
     if !r.dry_run {
-        println!(
+        outln!(
             "Changed: {} cgroup file(s), {} IRQ affinit(ies), {} workqueue mask(s), {} sysctl(s){}.",
             count(Knob::Cgroup),
             count(Knob::Irq),
@@ -412,19 +373,19 @@ fn print_create(r: &CreateReport) {
         );
     }
     if !r.refused_files.is_empty() {
-        println!("Refused by the kernel ({}):", r.refused_files.len());
+        outln!("Refused by the kernel ({}):", r.refused_files.len());
         for f in &r.refused_files {
-            println!("  {:<28} {}  ({})", f.name, f.reason, f.what);
+            outln!("  {:<28} {}  ({})", f.name, f.reason, f.what);
         }
     }
     for n in &r.notes {
-        println!("note: {n}");
+        outln!("note: {n}");
     }
     for w in &r.warnings {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
     if !r.boot_params.is_empty() {
-        println!("Boot parameters that would complete the isolation (cannot be set at run time):");
+        outln!("Boot parameters that would complete the isolation (cannot be set at run time):");
         for b in &r.boot_params {
             let tag = if b.present {
                 "present"
@@ -433,7 +394,7 @@ fn print_create(r: &CreateReport) {
             } else {
                 "missing"
             };
-            println!("  [{tag:<7}] {:<36} {}", b.param, b.why);
+            outln!("  [{tag:<7}] {:<36} {}", b.param, b.why);
         }
         let missing: Vec<&str> = r
             .boot_params
@@ -442,11 +403,11 @@ fn print_create(r: &CreateReport) {
             .map(|b| b.param.as_str())
             .collect();
         if !missing.is_empty() {
-            println!("  add to the kernel command line: {}", missing.join(" "));
+            outln!("  add to the kernel command line: {}", missing.join(" "));
         }
     }
     if !r.dry_run {
-        println!(
+        outln!(
             "State saved in {}; undo with `rtshield partition undo{}`.",
             r.state_file,
             parent_flag(r)
@@ -464,23 +425,23 @@ fn parent_flag(r: &CreateReport) -> String {
 
 fn print_undo(r: &UndoReport) {
     if r.nothing_to_undo {
-        println!("Nothing to undo (no state file {}).", r.state_file);
+        outln!("Nothing to undo (no state file {}).", r.state_file);
         return;
     }
     if r.dry_run {
-        println!("Dry run: nothing was changed. These writes would be made, in order:");
+        outln!("Dry run: nothing was changed. These writes would be made, in order:");
         for l in &r.plan {
-            println!("  {l}");
+            outln!("  {l}");
         }
         return;
     }
     if r.was_incomplete {
-        println!(
+        outln!(
             "The create recorded in {} had been interrupted; undoing what it did.",
             r.state_file
         );
     }
-    println!(
+    outln!(
         "Returned {} task(s), removed {} cgroup(s), restored {} file(s) ({} already had their old value).",
         r.tasks_returned,
         r.removed_dirs.len(),
@@ -488,20 +449,20 @@ fn print_undo(r: &UndoReport) {
         r.unchanged
     );
     if !r.vanished.is_empty() {
-        println!(
+        outln!(
             "Gone since create, nothing to restore: {}",
             r.vanished.join(", ")
         );
     }
     if r.errors.is_empty() {
-        println!("Everything is back as it was; state file removed.");
+        outln!("Everything is back as it was; state file removed.");
     } else {
-        println!(
+        outln!(
             "Could not restore ({}); state kept, run undo again:",
             r.errors.len()
         );
         for e in &r.errors {
-            println!("  {e}");
+            outln!("  {e}");
         }
     }
 }
@@ -509,17 +470,17 @@ fn print_undo(r: &UndoReport) {
 fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
     let (out, note) = rtshield_partition::list_partitions(root)?;
     if let Some(n) = &note {
-        eprintln!("note: {n}");
+        errln!("note: {n}");
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);
     } else if out.is_empty() && note.is_some() {
-        println!("no rt/nrt cpuset found");
+        outln!("no rt/nrt cpuset found");
     } else if out.is_empty() {
-        println!("no partition managed by rtshield");
+        outln!("no partition managed by rtshield");
     } else {
         for o in &out {
-            println!(
+            outln!(
                 "{}  rt {}  nrt {}  ({}{})",
                 o.parent,
                 o.rt_cpus,
@@ -534,4 +495,51 @@ fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// `partition status` as text: the hierarchy, the state file, each
+/// partition with its tasks (rt's listed), and what is left to do.
+fn print_status(st: &rtshield_partition::Status) {
+    outln!("{} at {}, parent {}", st.hierarchy, st.mount, st.parent);
+    outln!(
+        "state: {} ({}{})",
+        st.state,
+        st.state_file,
+        if st.saved_files > 0 {
+            format!(", {} saved values", st.saved_files)
+        } else {
+            String::new()
+        }
+    );
+    if let Some(n) = &st.state_note {
+        outln!("note: {n}");
+    }
+    if st.partitions.is_empty() {
+        outln!("no rtshield partition");
+    }
+    if let Some(f) = &st.foreign {
+        outln!("made by another tool: {}", f.describe());
+    }
+    for p in &st.partitions {
+        outln!(
+            "{:<4} CPUs {:<8} {} task(s){}  {}",
+            p.name,
+            p.cpus.as_deref().unwrap_or("?"),
+            p.tasks.len(),
+            p.partition
+                .as_ref()
+                .map(|x| format!(", partition {x}"))
+                .unwrap_or_default(),
+            p.dir
+        );
+        if p.name == "rt" {
+            for t in &p.tasks {
+                outln!("       {:>7} {}", t.tid, t.name);
+            }
+        }
+    }
+    outln!("{} task(s) left in the parent", st.parent_tasks);
+    if st.state == "incomplete" {
+        outln!("create was interrupted: run `rtshield partition undo`");
+    }
 }

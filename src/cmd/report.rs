@@ -3,10 +3,11 @@
 use crate::cli::Global;
 use rtshield_report::{generate, Format, Options};
 use rtshield_safefs::DirPolicy;
+use rtshield_text::{out, outln};
 use std::path::PathBuf;
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FormatArg {
+pub(crate) enum FormatArg {
     /// latency.png and timeline PNGs
     Png,
     /// latency.svg
@@ -38,32 +39,32 @@ impl From<FormatArg> for Format {
 #[command(
     after_help = "RESULT is a results directory or results.json written by `measure`/`run`, a cyclictest --json file, or cyclictest -h histogram text.\n\nExample:\n  rtshield report idle/ loaded/ --name idle loaded -o cmp"
 )]
-pub struct Args {
+pub(crate) struct Args {
     /// Result directories or files to compare.
     #[arg(required = true, value_name = "RESULT")]
-    pub results: Vec<PathBuf>,
+    pub(crate) results: Vec<PathBuf>,
     /// Output directory: created, or an earlier report's directory, whose files are replaced
     /// (those the new report does not write are removed). A directory holding other files, a
     /// symbolic link, or a directory others can write to (see --force-unsafe-dir) is refused.
     #[arg(short, long, value_name = "DIR", default_value = "report")]
-    pub output: PathBuf,
+    pub(crate) output: PathBuf,
     /// Labels for the results, in order (default: the run's label, directory or file name).
     #[arg(long = "name", value_name = "LABEL", num_args = 1.., action = clap::ArgAction::Append)]
-    pub names: Vec<String>,
+    pub(crate) names: Vec<String>,
     /// Outputs to write (comma-separated; default: all).
     #[arg(long, value_enum, value_delimiter = ',', value_name = "FORMAT")]
-    pub format: Vec<FormatArg>,
+    pub(crate) format: Vec<FormatArg>,
     /// Title of the plots and the report.
     #[arg(long, default_value = "Wake-up latency")]
-    pub title: String,
+    pub(crate) title: String,
     /// End of the latency axis, in µs (default: a little past the largest latency inside the
     /// histograms). Samples past it are counted by the marker at the right edge.
     #[arg(long, value_name = "US", value_parser = parse_x_max)]
-    pub x_max: Option<f64>,
+    pub(crate) x_max: Option<f64>,
     /// Write into an existing -o DIR even if it is owned by another user or writable by
     /// group/others without the sticky bit (anyone who can write there could redirect files).
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
 }
 
 /// 1 µs to 1 h (docs/ranges.md).
@@ -74,7 +75,7 @@ fn parse_x_max(s: &str) -> Result<f64, String> {
     }
 }
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let mut formats: Vec<Format> = if args.format.is_empty() {
         Format::ALL.to_vec()
     } else {
@@ -95,8 +96,8 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         },
         x_max_us: args.x_max,
     })?;
-    print!("{}", out.table.to_markdown(&args.title));
-    println!(
+    out!("{}", out.table.to_markdown(&args.title));
+    outln!(
         "\n{} curve{}; wrote {} files to {}/: {}",
         out.curves,
         if out.curves == 1 { "" } else { "s" },
@@ -105,7 +106,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         out.files.join(" ")
     );
     if !out.removed.is_empty() {
-        println!(
+        outln!(
             "removed {} files of the earlier report: {}",
             out.removed.len(),
             out.removed.join(" ")

@@ -4,64 +4,65 @@
 
 use crate::cli::Global;
 use rtshield_config::Config;
-use rtshield_measure::display::{render_table, result_row, TABLE_HEADER};
 use rtshield_measure::IntervalStats;
+use rtshield_measure::{render_table, result_row, TABLE_HEADER};
 use rtshield_results::RunResult;
-use rtshield_run::runner::RunOutcome;
+use rtshield_run::RunOutcome;
 use rtshield_run::{ConfigPrinter, ConfigRequest};
+use rtshield_text::{errln, out, outln, terminal::lines};
 use rtshield_vocab::{format_duration_ns, Dur};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// The configuration file (systress format: main, timer_thread[N], program[N]).
     #[arg(value_name = "CONFIG", required_unless_present = "keys")]
-    pub config: Option<PathBuf>,
+    pub(crate) config: Option<PathBuf>,
     /// Only check the file and print the effective settings (defaults filled in); start nothing.
     #[arg(long)]
-    pub check: bool,
+    pub(crate) check: bool,
     /// Output directory [default: ./rtshield-results/<config name>-<UTC timestamp>/]; DIR-1, DIR-2... with stats.rotate.
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Write into --out even if it is owned by another user or writable by
     /// others without the sticky bit.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
     /// Measure this long, whatever lifetime.duration says (`30s`, `10min`, `1d`).
     #[arg(long, value_name = "DUR")]
-    pub duration: Option<Dur>,
+    pub(crate) duration: Option<Dur>,
     /// Map CPUs this machine does not have onto its online CPUs (cpu % count), to try a configuration written for a bigger machine.
     #[arg(long)]
-    pub fold_cpus: bool,
+    pub(crate) fold_cpus: bool,
     /// No live display, only the final summary.
     #[arg(long, short)]
-    pub quiet: bool,
+    pub(crate) quiet: bool,
     /// Label of the run in reports [default: the output directory name].
     #[arg(long)]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// Continue the run interrupted in DIR (kill -9, power cut) from its last checkpoint:
     /// same configuration, the time left, figures merged, the gap a `down` phase of the timeline.
     #[arg(long, value_name = "DIR", conflicts_with = "out")]
-    pub resume: Option<PathBuf>,
+    pub(crate) resume: Option<PathBuf>,
     /// Rewrite FILE atomically every stats period with the latency so far, in Prometheus text
     /// format (node_exporter's textfile collector).
     #[arg(long, value_name = "FILE")]
-    pub metrics_file: Option<PathBuf>,
+    pub(crate) metrics_file: Option<PathBuf>,
     /// Exit status 3 when any thread's maximum latency exceeds DUR (CI gate, as
     /// `measure --max-latency`); the limit and the verdict are recorded in results.json.
     #[arg(long, value_name = "DUR")]
-    pub max_latency: Option<Dur>,
+    pub(crate) max_latency: Option<Dur>,
     /// Print the reference of every configuration key (Markdown) and exit.
     #[arg(long)]
-    pub keys: bool,
+    pub(crate) keys: bool,
     #[command(flatten)]
-    pub store: super::StoreArgs,
+    pub(crate) store: super::StoreArgs,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if args.keys {
-        print!("{}", rtshield_config::keys::markdown_table());
+        out!("{}", rtshield_config::markdown_table());
         return Ok(0);
     }
     let request = ConfigRequest {
@@ -78,7 +79,8 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         tags: args.store.tags.clone(),
         store: args.store.store.clone(),
         no_store: args.store.no_store,
-        command: std::env::args().collect(),
+        // A password in a store URL never reaches a file (issue 21).
+        command: rtshield_text::secret::redact_args(std::env::args()),
         max_latency_ns: args.max_latency.map(|d| d.ns()),
     };
     let mut printer = TextPrinter {
@@ -88,7 +90,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     };
     let code = rtshield_run::run_config(&request, &g.root(), &mut printer)?;
     if let (Some(l), rtshield_results::EXIT_LIMIT_EXCEEDED) = (args.max_latency, code) {
-        println!(
+        outln!(
             "FAIL: a thread's maximum latency exceeds --max-latency {l} (exit status {code}; the verdict is in results.json)"
         );
     }
@@ -106,11 +108,11 @@ struct TextPrinter {
 
 impl ConfigPrinter for TextPrinter {
     fn checked(&mut self, cfg: &Config, warnings: &[String], duration_ns: Option<u64>) {
-        print!("{}", rtshield_config::render::effective(cfg));
+        out!("{}", rtshield_config::render_effective(cfg));
         for w in warnings {
-            eprintln!("rtshield: warning: {w}");
+            errln!("rtshield: warning: {w}");
         }
-        eprintln!(
+        errln!(
             "{}: OK ({} timer thread(s), {} program(s), {})",
             cfg.file,
             cfg.timers.len(),
@@ -124,12 +126,12 @@ impl ConfigPrinter for TextPrinter {
 
     fn warnings(&mut self, warnings: &[String]) {
         for w in warnings {
-            eprintln!("rtshield: warning: {w}");
+            errln!("rtshield: warning: {w}");
         }
     }
 
     fn resuming(&mut self, dir: &Path, measured_s: f64, gap_s: f64) {
-        println!(
+        outln!(
             "resuming {} from its checkpoint at {measured_s:.1} s ({gap_s:.1} s down)",
             dir.display()
         );
@@ -144,13 +146,16 @@ impl ConfigPrinter for TextPrinter {
             text.push('\n');
             text.push_str(x);
         }
+        // Thread labels and programs' messages come from the file and the
+        // programs: shown through the terminal encoder, like every print.
+        let text = lines(&text);
         let mut out = std::io::stdout().lock();
         if self.tty {
             if self.drawn_lines > 0 {
                 let _ = write!(out, "\x1b[{}A\x1b[J", self.drawn_lines);
             }
             for m in messages.drain(..) {
-                let _ = writeln!(out, "{m}");
+                let _ = writeln!(out, "{}", lines(&m));
             }
             let left = s.duration_ns.map_or(String::new(), |d| {
                 format!(
@@ -166,7 +171,7 @@ impl ConfigPrinter for TextPrinter {
             self.drawn_lines = text.lines().count() + 1;
         } else {
             for m in messages.drain(..) {
-                let _ = writeln!(out, "{m}");
+                let _ = writeln!(out, "{}", lines(&m));
             }
             let _ = writeln!(out, "[{:.1} s]", s.elapsed_ns as f64 / 1e9);
             let _ = write!(out, "{text}");
@@ -177,7 +182,7 @@ impl ConfigPrinter for TextPrinter {
     fn live_end(&mut self, messages: &mut Vec<String>) {
         if self.tty && !self.quiet {
             for m in messages.drain(..) {
-                println!("{m}");
+                outln!("{m}");
             }
         }
     }
@@ -189,13 +194,13 @@ impl ConfigPrinter for TextPrinter {
         }
         if parts > 1 {
             let total: f64 = outcome.results.iter().map(|(_, r)| r.duration_s).sum();
-            println!(
+            outln!(
                 "\n{}",
                 elapsed_line("Total elapsed time", total, &outcome.end_reason)
             );
         }
         if outcome.stragglers_killed > 0 {
-            eprintln!(
+            errln!(
                 "rtshield: killed {} leftover process(es) that had left their program's process group",
                 outcome.stragglers_killed
             );
@@ -203,9 +208,9 @@ impl ConfigPrinter for TextPrinter {
     }
 
     fn files_missing(&mut self, count: usize) {
-        println!(
+        outln!(
             "WARNING: {count} result file(s) are not where asked (see the messages above; exit status {})",
-            rtshield_run::pipeline::EXIT_FILES_MISSING
+            rtshield_run::EXIT_FILES_MISSING
         );
     }
 }
@@ -213,15 +218,19 @@ impl ConfigPrinter for TextPrinter {
 /// The systress end-of-run output: final table, where the files are, time.
 fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) {
     let r = res.settings.resolution_ns;
-    println!("\n{TABLE_HEADER}");
+    outln!("\n{TABLE_HEADER}");
     for t in &res.threads {
-        println!("{}", result_row(t, r));
+        outln!("{}", result_row(t, r));
     }
-    println!();
+    outln!();
     for p in &res.programs {
-        println!(
+        outln!(
             "program[{}] {}: {} spawn(s), {} ok exit(s), {} failed",
-            p.index, p.command, p.spawns, p.exits_ok, p.exits_ko
+            p.index,
+            p.command,
+            p.spawns,
+            p.exits_ok,
+            p.exits_ko
         );
     }
     for t in &res.threads {
@@ -229,20 +238,20 @@ fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) 
             || rtshield_results::systress_file_name(t.index),
             |c| c.filename.clone(),
         );
-        println!(
+        outln!(
             "Statistics for timer_thread[{}] in '{}'",
             t.index,
             dir.join(name).display()
         );
     }
     for w in &res.warnings {
-        println!("warning: {w}");
+        outln!("warning: {w}");
     }
     if let Some(t) = &res.trace {
         // The spikes themselves are in spikes.txt beside the results.
-        println!("trace: {}", rtshield_results::export::spikes_summary(t));
+        outln!("trace: {}", rtshield_results::spikes_summary(t));
         for s in t.spikes.iter().take(5) {
-            println!("  thread tid {} CPU {}: {}", s.pid, s.cpu, s.verdict);
+            outln!("  thread tid {} CPU {}: {}", s.pid, s.cpu, s.verdict);
         }
     }
     let what = if one_of_parts {
@@ -250,7 +259,7 @@ fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) 
     } else {
         "Total elapsed time"
     };
-    println!("\n{}", elapsed_line(what, res.duration_s, &res.end_reason));
+    outln!("\n{}", elapsed_line(what, res.duration_s, &res.end_reason));
 }
 
 /// systress's closing line: `Total elapsed time: 1 minutes, 2000 nanoseconds (end: duration)`.

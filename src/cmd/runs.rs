@@ -1,9 +1,9 @@
 //! `rtshield runs`: the results store.
 
 use crate::cli::Global;
-use anyhow::Context;
-use rtshield_safefs::{DirPolicy, SafeDir};
+use rtshield_safefs::DirPolicy;
 use rtshield_store::{compare, default_stats, Selector, Stat, Store};
+use rtshield_text::{out, outln};
 use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
@@ -19,16 +19,16 @@ Examples:
   rtshield runs compare 'isolation=none' 'isolation=partition' --stat p99.9,max
   rtshield runs push --to postgres://user@db/rt
   rtshield runs list --store postgres://user@db/rt --group-by host,kernel")]
-pub struct Args {
+pub(crate) struct Args {
     /// The store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db].
     #[arg(long, global = true, value_name = "PATH|URL")]
-    pub store: Option<String>,
+    pub(crate) store: Option<String>,
     #[command(subcommand)]
-    pub command: Command,
+    pub(crate) command: Command,
 }
 
 #[derive(clap::Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// One line per stored run.
     List {
         /// Only the runs this selector picks.
@@ -99,7 +99,7 @@ pub enum Command {
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ExportFormat {
+pub(crate) enum ExportFormat {
     Json,
     Csv,
 }
@@ -118,7 +118,7 @@ fn open(spec: Option<&str>) -> anyhow::Result<Box<dyn Store>> {
     })
 }
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let spec = args.store.as_deref();
     match args.command {
         Command::List {
@@ -175,10 +175,7 @@ fn list(
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(0);
     }
-    print!(
-        "{}",
-        rtshield_report::runs::list_table(&runs, &st.location())
-    );
+    out!("{}", rtshield_report::list_table(&runs, &st.location()));
     Ok(0)
 }
 
@@ -191,7 +188,7 @@ fn show(spec: Option<&str>, id: String, json: bool) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&full[0])?);
         return Ok(0);
     }
-    print!("{}", rtshield_report::runs::show_text(&r, &full[0].command));
+    out!("{}", rtshield_report::show_text(&r, &full[0].command));
     Ok(0)
 }
 
@@ -240,9 +237,9 @@ fn compare_cmd(
         println!("{}", serde_json::to_string_pretty(&c)?);
         return Ok(0);
     }
-    print!(
+    out!(
         "{}",
-        rtshield_report::runs::compare_table(&c, &sa.to_string(), &sb.to_string(), seed)
+        rtshield_report::compare_table(&c, &sa.to_string(), &sb.to_string(), seed)
     );
     Ok(0)
 }
@@ -251,9 +248,9 @@ fn compare_cmd(
 fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
     let mut batch = Vec::new();
     for p in &paths {
-        let run = rtshield_report::load::load_one(p)?;
-        let src = std::fs::canonicalize(&run.path).unwrap_or(run.path.clone());
-        batch.push((run.result, Some(src.display().to_string())));
+        let (path, result) = rtshield_report::read_result(p)?;
+        let src = std::fs::canonicalize(&path).unwrap_or(path.clone());
+        batch.push((result, Some(src.display().to_string())));
     }
     let mut st = open(spec)?;
     let puts = st.put_many(&batch).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -261,9 +258,9 @@ fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
         .iter()
         .map(|(_, src)| src.as_deref().unwrap_or("?"))
         .collect();
-    print!(
+    out!(
         "{}",
-        rtshield_report::runs::import_text(&puts, &sources, &st.location())
+        rtshield_report::import_text(&puts, &sources, &st.location())
     );
     Ok(0)
 }
@@ -284,7 +281,7 @@ fn export(
             let full = st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
             serde_json::to_string_pretty(&full)? + "\n"
         }
-        ExportFormat::Csv => rtshield_report::runs::runs_csv(&sums),
+        ExportFormat::Csv => rtshield_report::runs_csv(&sums),
     };
     match output {
         None => print!("{text}"),
@@ -302,54 +299,43 @@ fn report(
     title: String,
 ) -> anyhow::Result<i32> {
     let mut st = open(spec)?;
-    let tmp_parent = std::env::temp_dir();
-    let parent = SafeDir::open(&tmp_parent, DirPolicy::Strict)
-        .or_else(|_| SafeDir::open(&tmp_parent, DirPolicy::AllowUnsafe))?;
-    let (tmp, tmp_name) =
-        parent.create_unique_subdir(&format!("rtshield-runs-{}", std::process::id()), 0o700)?;
-    let mut inputs = Vec::new();
-    let mut names = Vec::new();
-    let result = (|| -> anyhow::Result<i32> {
-        for s in &selectors {
-            let sel = selector(s, "selector")?;
-            let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
-            if sums.is_empty() {
-                return Err(InputError::new(format!("`{s}` selects no run")).into());
-            }
-            let full = st
-                .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
-                .map_err(|e| anyhow::anyhow!("{e}"))?;
-            for (sum, r) in sums.iter().zip(full) {
-                let name = format!("run-{}.json", sum.id);
-                tmp.write(&name, serde_json::to_string(&r)?.as_bytes())?;
-                inputs.push(tmp.path().join(&name));
-                names.push(if sum.label.is_empty() {
-                    format!("run {}", sum.id)
-                } else {
-                    format!("{} #{}", sum.label, sum.id)
-                });
-            }
+    // The runs go to the report in memory: no temporary file is written
+    // and read back by path (where another user could swap it).
+    let mut runs = Vec::new();
+    for s in &selectors {
+        let sel = selector(s, "selector")?;
+        let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if sums.is_empty() {
+            return Err(InputError::new(format!("`{s}` selects no run")).into());
         }
-        let out = rtshield_report::generate(&rtshield_report::Options {
-            inputs: inputs.clone(),
-            names: names.clone(),
+        let full = st
+            .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        for (sum, r) in sums.iter().zip(full) {
+            let label = if sum.label.is_empty() {
+                format!("run {}", sum.id)
+            } else {
+                format!("{} #{}", sum.label, sum.id)
+            };
+            let source = format!("run {} of {}", sum.id, st.location());
+            runs.push((label, source, r));
+        }
+    }
+    let out = rtshield_report::generate_from(
+        runs,
+        &rtshield_report::Options {
+            inputs: Vec::new(),
+            names: Vec::new(),
             out_dir: output.clone(),
             formats: rtshield_report::Format::ALL.to_vec(),
             title: title.clone(),
             policy: DirPolicy::Strict,
             x_max_us: None,
-        })?;
-        print!("{}", out.table.to_markdown(&title));
-        println!("\nwrote {} files to {}/", out.files.len(), output.display());
-        Ok(0)
-    })();
-    for p in &inputs {
-        if let Some(n) = p.file_name().and_then(|n| n.to_str()) {
-            let _ = tmp.remove_file(n);
-        }
-    }
-    let _ = parent.remove_dir(&tmp_name);
-    result
+        },
+    )?;
+    out!("{}", out.table.to_markdown(&title));
+    outln!("\nwrote {} files to {}/", out.files.len(), output.display());
+    Ok(0)
 }
 
 /// `runs list --group-by`: one row per group.
@@ -368,9 +354,9 @@ fn list_groups(
         println!("{}", serde_json::to_string_pretty(&groups)?);
         return Ok(0);
     }
-    print!(
+    out!(
         "{}",
-        rtshield_report::runs::groups_table(by, &groups, &st.location())
+        rtshield_report::groups_table(by, &groups, &st.location())
     );
     Ok(0)
 }
@@ -399,7 +385,7 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
             }
         }
     }
-    println!(
+    outln!(
         "{new} pushed, {old} already there, from {} to {}",
         src.location(),
         dst.location()
@@ -407,18 +393,8 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-/// Write `bytes` to `path` through the safe helper.
+/// Write `bytes` to `path` (`runs export -o`) through the path layer.
 fn write_file(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let dir = match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(d) => d.to_path_buf(),
-        None => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .ok_or_else(|| InputError::new(format!("{}: not a file name", path.display())))?;
-    let d = SafeDir::open(&dir, DirPolicy::Strict)?;
-    d.write(name, bytes)
-        .with_context(|| "writing the export".to_string())?;
-    Ok(())
+    rtshield_safefs::write_file(path, bytes, DirPolicy::Strict)
+        .map_err(|e| rtshield_run::refusal(e.for_option("-o")))
 }

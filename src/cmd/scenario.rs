@@ -5,6 +5,8 @@ use rtshield_scenario::parse_bytes;
 use rtshield_scenario::Scenario;
 use rtshield_scenario::{fmt_ns, render_balance, table_with_text_cols};
 use rtshield_scenario_run::{Plan, PlanOptions, RunOptions};
+use rtshield_text::excerpt::{withhold, Quote};
+use rtshield_text::{errln, out, outln};
 use rtshield_vocab::Dur;
 use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
@@ -18,43 +20,50 @@ pub(crate) const SCENARIO_FILE_LIMIT: u64 = 4 << 20;
 /// [`SCENARIO_FILE_LIMIT`] bytes, never a FIFO or device) and parse it.
 /// Shared by `scenario` and `simulate`.
 pub(crate) fn read_scenario(path: &Path) -> anyhow::Result<Scenario> {
-    let bytes = rtshield_safefs::read_input(path, SCENARIO_FILE_LIMIT)
+    let (bytes, public) = rtshield_safefs::read_input_public(path, SCENARIO_FILE_LIMIT)
         .map_err(|e| InputError::new(format!("cannot read scenario: {e}")))?;
-    Ok(parse_bytes(&bytes, &path.display().to_string())?)
+    let name = path.display().to_string();
+    // An error quotes the file only if every user may read it.
+    let quote = if public {
+        Quote::Allowed
+    } else {
+        Quote::Withheld
+    };
+    parse_bytes(&bytes, &name).map_err(|e| InputError::new(withhold(&e.0, &name, quote)).into())
 }
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (lollobrigida format: `{ … }` task blocks, see examples/scenarios/).
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Write the report as JSON (schema rtshield.balance/1) to FILE.
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Write FILE (and --out DIR) even if its directory is owned by another user or
     /// writable by others without the sticky bit.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
     /// Write DIR/balance.json and DIR/balance.txt.
     #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
+    pub(crate) out: Option<PathBuf>,
     /// Stop the run after D (e.g. 30s); unfinished tasks are reported as such. Overrides the file's `timeout`.
     #[arg(long, value_name = "D")]
-    pub timeout: Option<Dur>,
+    pub(crate) timeout: Option<Dur>,
     /// Parse and plan only: show the tasks as they would run (masks trimmed), run nothing.
     #[arg(long)]
-    pub check: bool,
+    pub(crate) check: bool,
     /// Run real-time tasks that never sleep and could take every CPU (a FIFO/RR 99 one on every CPU, or one per CPU): they can starve the machine.
     #[arg(long)]
-    pub force: bool,
+    pub(crate) force: bool,
     /// Multiply every task's `loop` by F (e.g. 0.01 for a short demo); sloop, sleep and irq_period are kept.
     #[arg(long, value_name = "F", default_value_t = 1.0)]
-    pub scale: f64,
+    pub(crate) scale: f64,
     /// Iterations per microsecond (overrides the file's `loops_per_us`; default: one spin step, measured).
     #[arg(long, value_name = "X")]
-    pub loops_per_us: Option<f64>,
+    pub(crate) loops_per_us: Option<f64>,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
     // Options first, with the same ranges as the file's keys (docs/ranges.md).
     if let Some(l) = args.loops_per_us {
@@ -89,11 +98,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     }
 
     for n in &plan.notes {
-        eprintln!("rtshield scenario: {n}");
+        errln!("rtshield scenario: {n}");
     }
     // Catch SIGINT/SIGTERM from here on: the results are written anyway.
     let interrupt = rtshield_signals::install(rtshield_signals::Second::Waits);
-    eprintln!(
+    errln!(
         "rtshield scenario: {} tasks from {}, calibrating the busy loop…",
         plan.tasks.len(),
         scenario.source
@@ -111,12 +120,12 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     )?;
 
     let text = render_balance(&outcome.report);
-    print!("{text}");
+    out!("{text}");
     let json = serde_json::to_string_pretty(&outcome.report)? + "\n";
     // Through safefs: root never writes through a link or into a
     // directory another user controls.
     let pol = policy(args.force_unsafe_dir);
-    use rtshield_run::pipeline::refusal;
+    use rtshield_run::refusal;
     if let Some(p) = &args.json {
         rtshield_safefs::write_file(p, json.as_bytes(), pol).map_err(refusal)?;
     }
@@ -127,11 +136,11 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         }
     }
     if outcome.interrupted {
-        eprintln!("rtshield scenario: interrupted; results written for the tasks as they were");
+        errln!("rtshield scenario: interrupted; results written for the tasks as they were");
         return Ok(1);
     }
     if outcome.timed_out {
-        eprintln!(
+        errln!(
             "rtshield scenario: timeout: {} task(s) unfinished",
             outcome.report.run.unfinished
         );
@@ -151,7 +160,7 @@ pub(crate) fn policy(force: bool) -> rtshield_safefs::DirPolicy {
 
 /// `--check`: the tasks as they would run, one row each, and the notes.
 fn print_check(scenario: &Scenario, plan: &Plan, online: &rtshield_vocab::CpuSet) {
-    println!(
+    outln!(
         "{}: {} tasks, {} groups; CPUs present: {}",
         scenario.source,
         plan.tasks.len(),
@@ -203,8 +212,8 @@ fn print_check(scenario: &Scenario, plan: &Plan, online: &rtshield_vocab::CpuSet
             ]
         })
         .collect();
-    print!("{}", table_with_text_cols(&header, &rows, 4));
+    out!("{}", table_with_text_cols(&header, &rows, 4));
     for n in &plan.notes {
-        println!("note: {n}");
+        outln!("note: {n}");
     }
 }

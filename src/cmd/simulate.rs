@@ -7,81 +7,82 @@ use rtshield_sim::{
     render_comparison, render_gantt_svg, trace_to_csv, BalancerKind, Placement, SimConfig,
     SimOutcome,
 };
+use rtshield_text::{errln, out, outln};
 use rtshield_vocab::parse_duration_ns;
 use rtshield_vocab::{CpuSet, InputError};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Scenario file (lollobrigida format, the ARTiS thesis's annex B).
-    pub file: PathBuf,
+    pub(crate) file: PathBuf,
     /// Number of simulated CPUs.
     #[arg(long, default_value_t = 4)]
-    pub cpus: usize,
+    pub(crate) cpus: usize,
     /// ARTiS RT CPUs (list: 1-3, or mask: 0xe). Other balancers only use it to label rows.
     #[arg(long, value_name = "LIST", default_value = "")]
-    pub rt_cpus: String,
+    pub(crate) rt_cpus: String,
     /// Balancer: linux26, ule, artis, artis-2005.
     #[arg(long, default_value = "linux26", conflicts_with = "compare")]
-    pub balancer: String,
+    pub(crate) balancer: String,
     /// Run several balancers on the same input and seed; one column each (e.g. linux26,ule,artis).
     #[arg(long, value_name = "A,B,...")]
-    pub compare: Option<String>,
+    pub(crate) compare: Option<String>,
     /// Seed of the random generator (start jitter, random placement).
     #[arg(long, default_value_t = 1)]
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Stop after this much simulated time (default: the scenario's `timeout`, else when every task has finished).
     #[arg(long, value_name = "D")]
-    pub duration: Option<String>,
+    pub(crate) duration: Option<String>,
     /// Scheduler tick.
     #[arg(long, value_name = "D", default_value = "1ms")]
-    pub tick: String,
+    pub(crate) tick: String,
     /// ARTiS K (thesis §3.2.3, 2..100).
     #[arg(long, default_value_t = 100)]
-    pub artis_k: u64,
+    pub(crate) artis_k: u64,
     /// ARTiS C: a duration or a number of ticks (`2ticks`).
     #[arg(long, value_name = "D", default_value = "2ticks")]
-    pub artis_c: String,
+    pub(crate) artis_c: String,
     /// Length of one interrupt-masking section.
     #[arg(long, value_name = "D", default_value = "5us")]
-    pub mask_len: String,
+    pub(crate) mask_len: String,
     /// Delay of a migration through an ARTiS FIFO (IPI, fetch, cache refill).
     #[arg(long, value_name = "D", default_value = "20us")]
-    pub migration_cost: String,
+    pub(crate) migration_cost: String,
     /// Time a locking balancer holds both run-queues (delays wake-ups on both CPUs).
     #[arg(long, value_name = "D", default_value = "10us")]
-    pub lock_cost: String,
+    pub(crate) lock_cost: String,
     /// Time a CPU spends pushing into or draining an ARTiS FIFO.
     #[arg(long, value_name = "D", default_value = "1us")]
-    pub fifo_cost: String,
+    pub(crate) fifo_cost: String,
     /// Tasks that ran less than this ago are cache-hot (a busy balancer leaves them).
     #[arg(long, value_name = "D", default_value = "10ms")]
-    pub cache_decay: String,
+    pub(crate) cache_decay: String,
     /// Iterations per µs (overrides the scenario's loops_per_us; default 0.1).
     #[arg(long, value_name = "F")]
-    pub loops_per_us: Option<f64>,
+    pub(crate) loops_per_us: Option<f64>,
     /// Initial placement: spread, random, first.
     #[arg(long, default_value = "spread")]
-    pub placement: String,
+    pub(crate) placement: String,
     /// Random start offset of each task, uniform in [0, D).
     #[arg(long, value_name = "D", default_value = "10us")]
-    pub start_jitter: String,
+    pub(crate) start_jitter: String,
     /// Write the report(s) as JSON (an array with --compare).
     #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
+    pub(crate) json: Option<PathBuf>,
     /// Write FILE (and --out DIR) even if its directory is owned by another user or
     /// writable by others without the sticky bit.
     #[arg(long)]
-    pub force_unsafe_dir: bool,
+    pub(crate) force_unsafe_dir: bool,
     /// Write the event trace as CSV (with --compare: one file per balancer, FILE-NAME.csv).
     #[arg(long, value_name = "FILE")]
-    pub trace: Option<PathBuf>,
+    pub(crate) trace: Option<PathBuf>,
     /// Write a Gantt chart (SVG, one row per CPU); one per balancer with --compare.
     #[arg(long, value_name = "FILE.svg")]
-    pub gantt: Option<PathBuf>,
+    pub(crate) gantt: Option<PathBuf>,
     /// Print the wall time and events per second to stderr.
     #[arg(long)]
-    pub timing: bool,
+    pub(crate) timing: bool,
 }
 
 fn bad(msg: impl Into<String>) -> anyhow::Error {
@@ -182,7 +183,7 @@ fn config(a: &Args) -> anyhow::Result<(SimConfig, Vec<BalancerKind>)> {
     Ok((cfg, kinds))
 }
 
-pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let (cfg, kinds) = config(&args)?;
     let mut scenario = super::scenario::read_scenario(&args.file)?;
     if let Some(l) = args.loops_per_us {
@@ -192,7 +193,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     // Through safefs: root never writes through a link or into a
     // directory another user controls.
     let pol = super::scenario::policy(args.force_unsafe_dir);
-    use rtshield_run::pipeline::refusal;
+    use rtshield_run::refusal;
     use rtshield_safefs::write_file;
     let mut runs: Vec<SimOutcome> = Vec::new();
     for &k in &kinds {
@@ -204,7 +205,7 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         let out = rtshield_sim::simulate(&scenario, &c).map_err(|e| bad(e.to_string()))?;
         let wall = started.elapsed().as_secs_f64();
         if args.timing {
-            eprintln!(
+            errln!(
                 "{}: simulated {} in {:.3} s wall, {} events ({:.0} events/s)",
                 k,
                 fmt_ns(out.extra.simulated_ns as f64),
@@ -249,11 +250,11 @@ pub fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         write_file(p, text.as_bytes(), pol).map_err(refusal)?;
     }
     if many {
-        print!("{}", render_comparison(&runs));
+        out!("{}", render_comparison(&runs));
     } else {
-        print!("{}", render_balance(&runs[0].report));
-        println!();
-        print!("{}", render_comparison(&runs));
+        out!("{}", render_balance(&runs[0].report));
+        outln!();
+        out!("{}", render_comparison(&runs));
     }
     Ok(0)
 }

@@ -3,29 +3,30 @@
 
 use crate::cli::Global;
 use rtshield_audit::{render_sample, summarize, Sample, Sampler};
-use rtshield_results::statrec::{self, Metric, StatRecord, ThreadMean};
+use rtshield_results::{compare_stat_records, Metric, StatRecord, ThreadMean, STAT_SCHEMA};
 use rtshield_sys::SysInfo;
+use rtshield_text::{errln, out, outln};
 use rtshield_vocab::Dur;
 use rtshield_vocab::InputError;
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Time between samples (`1s`, `200ms`).
     #[arg(long, value_name = "DURATION", default_value = "1s")]
-    pub interval: Dur,
+    pub(crate) interval: Dur,
     /// Stop after N samples (default: until interrupted).
     #[arg(long, value_name = "N")]
-    pub count: Option<u64>,
+    pub(crate) count: Option<u64>,
     /// Only these processes' threads (comma-separated PIDs).
     #[arg(long, value_delimiter = ',', value_name = "PID,…")]
-    pub pids: Option<Vec<u32>>,
+    pub(crate) pids: Option<Vec<u32>>,
     /// How many threads to list per sample, busiest first (0 = every one that switched).
     #[arg(long, value_name = "N", default_value_t = 15)]
-    pub top: usize,
+    pub(crate) top: usize,
     /// One JSON object per sample and line (JSON Lines).
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Record the mean of every figure over --duration into FILE (schema rtshield.stat/1), for --compare.
     #[arg(
         long,
@@ -33,16 +34,16 @@ pub struct Args {
         requires = "duration",
         conflicts_with = "compare"
     )]
-    pub record: Option<PathBuf>,
+    pub(crate) record: Option<PathBuf>,
     /// How long to record (with --record): `60s`, `5min`.
     #[arg(long, value_name = "DUR", requires = "record")]
-    pub duration: Option<Dur>,
+    pub(crate) duration: Option<Dur>,
     /// Name of the recording in comparisons [default: kernel release and preemption model].
     #[arg(long, requires = "record")]
-    pub label: Option<String>,
+    pub(crate) label: Option<String>,
     /// Compare two recordings: a table of each figure in A and B and the ratio B/A.
     #[arg(long, num_args = 2, value_names = ["A", "B"])]
-    pub compare: Option<Vec<PathBuf>>,
+    pub(crate) compare: Option<Vec<PathBuf>>,
 }
 
 /// `--interval` range, `--count` and `--top` maxima (docs/ranges.md).
@@ -54,11 +55,11 @@ const MAX_TOP: usize = 100_000;
 /// Longest recording (docs/ranges.md).
 const MAX_RECORD_NS: u64 = 7 * 86_400_000_000_000;
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if let Some(files) = &args.compare {
         let a = StatRecord::read(&files[0])?;
         let b = StatRecord::read(&files[1])?;
-        print!("{}", statrec::compare(&a, &b));
+        out!("{}", compare_stat_records(&a, &b));
         return Ok(0);
     }
     let root = g.root();
@@ -74,7 +75,7 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         if args.json {
             println!("{}", serde_json::to_string(&sample)?);
         } else {
-            println!("{}", render_sample(&sample));
+            outln!("{}", render_sample(&sample));
         }
         if args.record.is_some() {
             kept.push(sample);
@@ -157,7 +158,7 @@ fn write_record(
     let si = SysInfo::collect(root, false);
     let sum = summarize(kept);
     let rec = StatRecord {
-        schema: statrec::STAT_SCHEMA.into(),
+        schema: STAT_SCHEMA.into(),
         label: label.unwrap_or_else(|| {
             format!(
                 "{} {}",
@@ -188,8 +189,8 @@ fn write_record(
             .collect(),
     };
     rec.write(file, rtshield_safefs::DirPolicy::Strict)
-        .map_err(rtshield_run::pipeline::refusal)?;
-    eprintln!(
+        .map_err(rtshield_run::refusal)?;
+    errln!(
         "rtshield: recorded {} sample(s) to {} (compare with `rtshield stat --compare A B`)",
         rec.samples,
         file.display()

@@ -2,15 +2,16 @@
 
 use crate::cli::Global;
 use rtshield_sys::SysInfo;
+use rtshield_text::{out, outln};
 
 #[derive(clap::Args, Debug)]
-pub struct Args {
+pub(crate) struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
 }
 
-pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
+pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let root = g.root();
     let si = SysInfo::collect(&root, root.is_host());
     let left = rtshield_sys::tracing_leftovers(&root);
@@ -21,9 +22,9 @@ pub fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         j["tracing_leftovers"] = serde_json::to_value(&left)?;
         println!("{}", serde_json::to_string_pretty(&j)?);
     } else {
-        print!("{}", si.render_text());
+        out!("{}", si.render_text());
         for l in &left {
-            println!("{:<20} {}", "tracing leftover", l.describe());
+            outln!("{:<20} {}", "tracing leftover", l.describe());
         }
     }
     Ok(0)

@@ -10,7 +10,7 @@ use rtshield_vocab::Dur;
 use std::path::Path;
 
 /// The campaign key a refused setting comes from (None: the file as a whole).
-pub fn key_of(setting: Setting) -> Option<&'static str> {
+pub(crate) fn key_of(setting: Setting) -> Option<&'static str> {
     Some(match setting {
         Setting::Period => "period",
         Setting::Priority => "priority",

@@ -1,7 +1,9 @@
-//! `rtshield campaign`: run a matrix of measurements, store every run,
-//! write one report.
+//! rtshield-campaign: `rtshield campaign`, a matrix of measurements. Its
+//! one job is the campaign file format and running it: each cell of the
+//! matrix (isolation × load × settings, repeated) becomes a measure
+//! request, every run is stored, and one report is written.
 //!
-//! The file ([`model`]) becomes one measure request per cell ([`cells`]),
+//! The file (`model`) becomes one measure request per cell (`cells`),
 //! checked by measure's own validation before anything runs. Each run is a
 //! child `rtshield __measure` given its request as JSON (and, for
 //! `isolation = "partition"`, a child `rtshield partition create` before it
@@ -12,15 +14,22 @@
 //! exits. An undo that fails (after waiting for exiting tasks) stops the
 //! campaign after its cell, with the report and the command that
 //! finishes the undo.
+//!
+//! It may not measure or partition in its own process (children do),
+//! build command-line strings for a measurement (cells are requests), read
+//! cgroup files, or render (the summary is `rtshield-report`'s).
 
-pub mod cells;
-pub mod model;
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
+mod cells;
+mod model;
 mod process;
 mod steps;
 
-pub use cells::plan_text;
+pub use crate::cells::plan_text;
+pub use crate::model::{parse_checked, Campaign, Cell, Step};
 
-use model::{Campaign, Cell, Step};
 use process::PartitionGuard;
 use rtshield_results::RunResult;
 use rtshield_safefs::{DirPolicy, SafeDir};
@@ -95,12 +104,10 @@ fn done(
     let runs = store.list(&sel).map_err(|e| e.to_string())?;
     Ok(runs
         .iter()
-        .filter(
-            |r| match r.tags.get(rtshield_report::campaign::KERNEL_TAG) {
-                Some(k) => k == kernel,
-                None => kernel.starts_with(&format!("{} {}", r.kernel, r.preempt)),
-            },
-        )
+        .filter(|r| match r.tags.get(rtshield_report::CAMPAIGN_KERNEL_TAG) {
+            Some(k) => k == kernel,
+            None => kernel.starts_with(&format!("{} {}", r.kernel, r.preempt)),
+        })
         .filter_map(|r| {
             Some((
                 r.tags.get("cell")?.clone(),
@@ -149,7 +156,7 @@ fn prepare(c: &Campaign, opts: &Options, root: &Root) -> anyhow::Result<bool> {
         .map_err(|e| anyhow::anyhow!("the partition a previous campaign left: {e}"))?;
     }
     // Likewise the trace instances and mounts of a killed rtshield.
-    rtshield_run::tracing::remove_leftovers(root);
+    rtshield_run::remove_trace_leftovers(root);
     Ok(v2)
 }
 
@@ -250,16 +257,16 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
         x_max_us: None,
     })?;
     let axes = c.axes();
-    let view = rtshield_report::campaign::CampaignView {
+    let view = rtshield_report::CampaignView {
         name: &c.name,
         axes: &axes,
         pool: &c.pool,
         runs: &runs,
     };
     let figure12 = overlays(c, &view, &rdir, &data)?;
-    let md = rtshield_report::campaign::summary_markdown(&view);
+    let md = rtshield_report::campaign_summary_markdown(&view);
     rdir.write("summary.md", md.as_bytes())?;
-    let html = rtshield_report::campaign::summary_html(&view, &figure12);
+    let html = rtshield_report::campaign_summary_html(&view, &figure12);
     rdir.write("report.html", html.as_bytes())?;
     Ok(rdir.path().to_path_buf())
 }
@@ -270,7 +277,7 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
 /// (load, picture path relative to the report) for `report.html`.
 fn overlays(
     c: &Campaign,
-    view: &rtshield_report::campaign::CampaignView,
+    view: &rtshield_report::CampaignView,
     rdir: &SafeDir,
     data: &SafeDir,
 ) -> anyhow::Result<Vec<(String, String)>> {
@@ -355,8 +362,8 @@ mod tests {
             underflow: 0,
         };
         let n = counts.iter().map(|c| c[1]).sum::<u64>() + 1;
-        let mut r = rtshield_results::example::example_result();
-        r.threads = vec![rtshield_results::import::thread_from_histogram(
+        let mut r = rtshield_results::example_result();
+        r.threads = vec![rtshield_results::thread_from_histogram(
             0,
             Some(1),
             200_000,

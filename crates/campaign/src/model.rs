@@ -29,13 +29,13 @@ use std::collections::BTreeMap;
 
 /// Axis names that are not measurement settings.
 /// The isolation axis.
-pub const AXIS_ISOLATION: &str = "isolation";
+pub(crate) const AXIS_ISOLATION: &str = "isolation";
 /// The load axis.
-pub const AXIS_LOAD: &str = "load";
+pub(crate) const AXIS_LOAD: &str = "load";
 
 /// Measurement settings an axis or `[measure]` may set, with the
 /// `rtshield measure` option each one becomes.
-pub const SETTINGS: &[(&str, &str)] = &[
+pub(crate) const SETTINGS: &[(&str, &str)] = &[
     ("period", "--period"),
     ("priority", "--prio"),
     ("policy", "--policy"),
@@ -49,10 +49,10 @@ pub const SETTINGS: &[(&str, &str)] = &[
 /// on (release and preemption model, from the run's `sysinfo`). Runs of
 /// another kernel are never pooled (unless `pool = ["kernel"]`) and never
 /// count as done for `--resume`.
-pub const POOL_KERNEL: &str = "kernel";
+pub(crate) const POOL_KERNEL: &str = "kernel";
 
 /// The isolation methods.
-pub const ISOLATIONS: &[&str] = &["none", "partition", "isolcpus", "existing"];
+pub(crate) const ISOLATIONS: &[&str] = &["none", "partition", "isolcpus", "existing"];
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -261,12 +261,14 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
 
 /// Parse and check a campaign file's text; `file` names it in errors.
 /// Only this file's own ranges: see [`parse_checked`] for the checks of
-/// `rtshield measure` itself.
-pub fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
+/// `rtshield measure` itself (the tests' way in; the command checks all).
+#[cfg(test)]
+pub(crate) fn parse(text: &str, file: &str) -> Result<Campaign, InputError> {
     parse_with_spans(text, file).map(|(c, _)| c)
 }
 
-/// [`parse`], then every cell's measure request (with its partition for a
+/// Parse and check a campaign file's text (`file` names it in errors),
+/// then every cell's measure request (with its partition for a
 /// partition cell) goes through measure's own validation
 /// ([`rtshield_run::MeasureRequest::validate`]), so a value measure would
 /// refuse is refused here, at the value that set it, before anything runs.
@@ -792,7 +794,7 @@ impl Campaign {
 }
 
 /// The `rtshield measure` option of a setting.
-pub fn option_of(key: &str) -> &'static str {
+pub(crate) fn option_of(key: &str) -> &'static str {
     SETTINGS
         .iter()
         .find(|(s, _)| *s == key)

@@ -11,12 +11,12 @@ use std::time::Duration;
 
 /// The signal that asked the campaign to stop (0: none): any of
 /// `rtshield_signals::STOP_SIGNALS` (installed by [`crate::run`]).
-pub fn stopped_by() -> i32 {
+pub(crate) fn stopped_by() -> i32 {
     rtshield_signals::received().unwrap_or(0)
 }
 
 /// A partition made for one cell; undone when dropped.
-pub struct PartitionGuard<'a> {
+pub(crate) struct PartitionGuard<'a> {
     /// The rtshield binary.
     pub exe: &'a Path,
     /// The campaign's `[partition] parent`.
@@ -29,7 +29,7 @@ impl PartitionGuard<'_> {
     /// `rtshield partition create CPUS [--parent P] [--with W]...`: active
     /// before the child runs, so a create killed half-way is still undone
     /// (undo is idempotent).
-    pub fn create(&mut self, cpus: &str, with: &[String]) -> anyhow::Result<ExitStatus> {
+    pub(crate) fn create(&mut self, cpus: &str, with: &[String]) -> anyhow::Result<ExitStatus> {
         let mut cmd = Command::new(self.exe);
         cmd.args(["partition", "create", cpus]);
         if let Some(p) = &self.parent {
@@ -44,7 +44,7 @@ impl PartitionGuard<'_> {
 
     /// `rtshield partition undo [--parent P]`, if made. The error says
     /// what is left and the command that finishes the undo.
-    pub fn undo(&mut self) -> Result<(), String> {
+    pub(crate) fn undo(&mut self) -> Result<(), String> {
         if !self.active {
             return Ok(());
         }
@@ -82,7 +82,7 @@ impl PartitionGuard<'_> {
     }
 
     /// The command that undoes this partition, to paste into a shell.
-    pub fn command(&self) -> String {
+    pub(crate) fn command(&self) -> String {
         let mut words = vec![
             shell_word(&self.exe.display().to_string()),
             "partition".into(),
@@ -112,13 +112,13 @@ fn shell_word(s: &str) -> String {
 impl Drop for PartitionGuard<'_> {
     fn drop(&mut self) {
         if let Err(e) = self.undo() {
-            eprintln!("rtshield: campaign: the partition of its cell is left: {e}");
+            rtshield_text::errln!("rtshield: campaign: the partition of its cell is left: {e}");
         }
     }
 }
 
 /// Start `cmd` with `input` on its standard input (closed after it).
-pub fn spawn_with_input(cmd: &mut Command, input: &[u8]) -> std::io::Result<Child> {
+pub(crate) fn spawn_with_input(cmd: &mut Command, input: &[u8]) -> std::io::Result<Child> {
     let mut child = cmd.stdin(Stdio::piped()).spawn()?;
     let mut stdin = child.stdin.take().expect("piped");
     let written = stdin.write_all(input);
@@ -134,7 +134,7 @@ pub fn spawn_with_input(cmd: &mut Command, input: &[u8]) -> std::io::Result<Chil
 /// Have the kernel send the cell's child SIGTERM if the campaign dies
 /// (even by SIGKILL), so it ends and writes its results instead of
 /// measuring on, orphaned (and into a partition no one will undo).
-pub fn stop_with_parent(cmd: &mut Command) {
+pub(crate) fn stop_with_parent(cmd: &mut Command) {
     use std::os::unix::process::CommandExt;
     // SAFETY: getpid here, in the parent; between fork and exec the
     // closure only makes async-signal-safe calls (prctl, getppid, kill).
@@ -155,7 +155,7 @@ pub fn stop_with_parent(cmd: &mut Command) {
 /// waiting: the child writes its results, then ends. (The child counts on
 /// this: it ignores a second signal, which a Ctrl-C sent to the whole
 /// terminal group plus this one would otherwise be.)
-pub fn wait_child(mut child: Child) -> std::io::Result<ExitStatus> {
+pub(crate) fn wait_child(mut child: Child) -> std::io::Result<ExitStatus> {
     let mut forwarded = false;
     loop {
         if let Some(s) = child.try_wait()? {
@@ -174,7 +174,7 @@ pub fn wait_child(mut child: Child) -> std::io::Result<ExitStatus> {
 }
 
 /// An external load (`cmd:…`) in its own process group, killed as a group.
-pub struct ExternalLoad(pub Child);
+pub(crate) struct ExternalLoad(pub Child);
 
 impl Drop for ExternalLoad {
     fn drop(&mut self) {
@@ -185,7 +185,7 @@ impl Drop for ExternalLoad {
 }
 
 /// Start an external load's command line with `/bin/sh -c`.
-pub fn start_external(cmdline: &str) -> std::io::Result<ExternalLoad> {
+pub(crate) fn start_external(cmdline: &str) -> std::io::Result<ExternalLoad> {
     use std::os::unix::process::CommandExt;
     let child = Command::new("/bin/sh")
         .args(["-c", cmdline])

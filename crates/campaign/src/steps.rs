@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 /// Whether the campaign goes on after a step.
-pub enum Flow {
+pub(crate) enum Flow {
     /// To the next step.
     Next,
     /// Stopped (a signal, an interrupted cell): no more steps.
@@ -21,10 +21,10 @@ pub enum Flow {
 }
 
 /// Told about each run as it ends: (step index, steps, step, cell, what).
-pub type Progress<'a> = dyn FnMut(usize, usize, &Step, &Cell, &str) + 'a;
+pub(crate) type Progress<'a> = dyn FnMut(usize, usize, &Step, &Cell, &str) + 'a;
 
 /// What every step shares.
-pub struct Steps<'a, 'p> {
+pub(crate) struct Steps<'a, 'p> {
     pub c: &'a Campaign,
     pub opts: &'a mut Options,
     pub root: Root,
@@ -51,7 +51,7 @@ impl Steps<'_, '_> {
     }
 
     /// Step `i`: skipped (already stored, no isolcpus), or measured and stored.
-    pub fn run(&mut self, i: usize, st: &Step) -> anyhow::Result<Flow> {
+    pub(crate) fn run(&mut self, i: usize, st: &Step) -> anyhow::Result<Flow> {
         let cell = &self.c.cells[st.cell];
         if self.already.contains(&(cell.id.clone(), st.repeat)) {
             self.out.skipped_done += 1;
@@ -187,7 +187,7 @@ impl Steps<'_, '_> {
             // The implicit axis: runs of another kernel are kept apart in
             // the report and are not done for `--resume` on this one.
             (
-                rtshield_report::campaign::KERNEL_TAG,
+                rtshield_report::CAMPAIGN_KERNEL_TAG,
                 rtshield_results::kernel_id(&r.sysinfo),
             ),
         ];

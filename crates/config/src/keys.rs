@@ -5,12 +5,16 @@
 /// Which stanza a key belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Section {
+    /// The `main` stanza: the run as a whole, and defaults of the other stanzas.
     Main,
+    /// A `timer_thread[N]` stanza: one measuring thread.
     Timer,
+    /// A `program[N]` stanza: one load program or built-in load.
     Program,
 }
 
 impl Section {
+    /// The stanza's name as written in a file (`timer_thread[N]` for any index).
     pub fn name(self) -> &'static str {
         match self {
             Section::Main => "main",
@@ -23,16 +27,22 @@ impl Section {
 /// One documented key.
 #[derive(Debug, Clone, Copy)]
 pub struct KeyDoc {
+    /// The stanzas where the key is allowed.
     pub sections: &'static [Section],
+    /// The key as written (`sched.policy`).
     pub key: &'static str,
     /// The value's form, as shown in error messages (`a duration like 2 s`).
     pub form: &'static str,
+    /// The value used when the key is absent, in words.
     pub default: &'static str,
+    /// What the key does, one or two sentences (the README's table).
     pub meaning: &'static str,
 }
 
 use Section::{Main as M, Program as P, Timer as T};
 
+/// Every key the parser accepts, in the README's order: the parser, the
+/// `rtshield run --keys` table and the manual all read this one list.
 pub const KEYS: &[KeyDoc] = &[
     KeyDoc { sections: &[M, T, P], key: "cpu_affinity", form: "a CPU list like 0-6 or 1,3 (one CPU for a timer thread)", default: "inherited (all CPUs)", meaning: "CPUs the main thread, the measuring thread or the program runs on. Every CPU must be online on this machine." },
     KeyDoc { sections: &[M, T, P], key: "sched.policy", form: "OTHER, FIFO, RR, BATCH or IDLE", default: "OTHER (FIFO when only sched.priority is given)", meaning: "Scheduling policy. Built-in loads accept OTHER, BATCH and IDLE only (no busy loop at real-time priority)." },
@@ -70,13 +80,13 @@ pub const KEYS: &[KeyDoc] = &[
 ];
 
 /// The documentation of `key` if it is allowed in `section`.
-pub fn lookup(section: Section, key: &str) -> Option<&'static KeyDoc> {
+pub(crate) fn lookup(section: Section, key: &str) -> Option<&'static KeyDoc> {
     KEYS.iter()
         .find(|k| k.key == key && k.sections.contains(&section))
 }
 
 /// Keys allowed in a section, for "unknown key" messages.
-pub fn names_in(section: Section) -> String {
+pub(crate) fn names_in(section: Section) -> String {
     KEYS.iter()
         .filter(|k| k.sections.contains(&section))
         .map(|k| k.key)

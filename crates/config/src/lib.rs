@@ -1,4 +1,13 @@
-//! rtshield-config: the systress configuration format of the systress article.
+//! rtshield-config: the systress configuration format of the systress
+//! article, and only it. Its one job is to turn a configuration file into a
+//! checked, typed [`Config`] (every value range-checked through
+//! `rtshield-limits`, every error an [`InputError`] naming FILE:LINE:COL),
+//! to document its keys ([`KEYS`]) and to print the effective settings
+//! ([`render_effective`]).
+//!
+//! It may not run anything, start threads or programs, or touch the
+//! kernel: `rtshield-run` executes a [`Config`]. Campaign files are
+//! `rtshield-campaign`'s.
 //!
 //! ```text
 //! main
@@ -22,24 +31,30 @@
 //! }
 //! ```
 //!
-//! [`syntax`] splits the file into stanzas (with positions), [`model`]
-//! checks every value and builds a [`Config`]; every error is an
-//! [`InputError`] `FILE:LINE:COL: message (expected ...)`. [`keys::KEYS`]
-//! documents every key. [`render`] prints the effective settings.
+//! Inside: `syntax` splits the file into stanzas (with positions), `model`
+//! checks every value and builds a [`Config`] (`check` and `stanzas` hold
+//! the per-key checks), `keys` documents every key, `render` prints the
+//! effective settings.
+
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod check;
-pub mod keys;
-pub mod model;
-pub mod render;
+mod keys;
+mod model;
+mod render;
 mod stanzas;
-pub mod syntax;
+mod syntax;
 
-pub use model::{
-    Action, Config, CpuLoadShow, Cycle, Format, Machine, Main, Mode, Partition, Program, Sched,
-    Timer,
+pub use crate::keys::{markdown_table, KeyDoc, Section, KEYS};
+pub use crate::model::{
+    parse, Action, Config, CpuLoadShow, Cycle, Format, Machine, Main, Mode, Partition, Program,
+    Sched, Timer, Trace, RESERVED_FILES,
 };
+pub use crate::render::effective as render_effective;
 
 use rtshield_sys::Root;
+use rtshield_text::excerpt::{withhold, Quote};
 use rtshield_vocab::InputError;
 use std::path::Path;
 
@@ -55,9 +70,16 @@ impl Machine {
 pub fn load(path: &Path, machine: &Machine) -> anyhow::Result<Config> {
     let name = path.display().to_string();
     // A regular file only, bounded: a FIFO or device is refused without blocking.
-    let bytes = rtshield_safefs::read_input(path, rtshield_safefs::INPUT_LIMIT)
+    let (bytes, public) = rtshield_safefs::read_input_public(path, rtshield_safefs::INPUT_LIMIT)
         .map_err(|e| InputError::new(e.to_string()))?;
     let text =
         rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
-    Ok(model::parse(&name, &text, machine)?)
+    // An error quotes the file only if every user may read it.
+    let quote = if public {
+        Quote::Allowed
+    } else {
+        Quote::Withheld
+    };
+    model::parse(&name, &text, machine)
+        .map_err(|e| InputError::new(withhold(&e.0, &name, quote)).into())
 }

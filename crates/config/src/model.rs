@@ -15,13 +15,18 @@ pub use rtshield_vocab::Mode;
 /// Result file formats (`stats.format`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Format {
+    /// `txt`: the systress article's `timer_threadNN.txt`, one file per thread.
     Txt,
+    /// `csv`: `results.csv`, one row per thread.
     Csv,
+    /// `json`: `results.json` (written anyway: reports and checkpoints need it).
     Json,
+    /// `cyclictest`: `histogram.txt` in cyclictest's `-h` layout.
     Cyclictest,
 }
 
 impl Format {
+    /// The format as written after `stats.format`.
     pub fn name(self) -> &'static str {
         match self {
             Format::Txt => "txt",
@@ -35,6 +40,7 @@ impl Format {
 /// What `stats.cpu_load` shows.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum CpuLoadShow {
+    /// Nothing (`none`, the default).
     #[default]
     None,
     /// Every CPU and the total.
@@ -48,11 +54,14 @@ pub enum CpuLoadShow {
 /// The rt or nrt partition of `rtshield partition`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Partition {
+    /// `rt`: the shielded CPUs.
     Rt,
+    /// `nrt`: the housekeeping CPUs.
     Nrt,
 }
 
 impl Partition {
+    /// The partition as written after `cgroup`.
     pub fn name(self) -> &'static str {
         match self {
             Partition::Rt => "rt",
@@ -64,14 +73,18 @@ impl Partition {
 /// Load/rest phases.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Cycle {
+    /// Length of a load phase, ns (100 ms .. 1 day).
     pub on_ns: u64,
+    /// Length of a rest phase, ns (100 ms .. 1 day).
     pub off_ns: u64,
 }
 
 /// Scheduling of a thread or program.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sched {
+    /// The scheduling policy (`sched.policy`).
     pub policy: Policy,
+    /// Real-time priority, 1..=99 for FIFO/RR, 0 for the others.
     pub priority: i32,
 }
 
@@ -87,24 +100,41 @@ impl Default for Sched {
 /// The `main` stanza.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Main {
+    /// `cpu_affinity`: the CPUs the main thread runs on; `None` keeps the inherited set.
     pub cpu_affinity: Option<CpuSet>,
+    /// `sched.*` of the main thread; `None` leaves it as started.
     pub sched: Option<Sched>,
+    /// `cgroup`: the rt/nrt partition the main thread runs in; `None`: no partition.
     pub cgroup: Option<Partition>,
+    /// How the measuring threads wait (`nanosleep`, `posix-timer`, `interval`).
     pub mode: Mode,
+    /// `period`: the timer threads' default period, ns (at least 1 µs).
     pub period_ns: u64,
+    /// `lifetime.duration`, ns; `None`: until a signal or the timers' own durations.
     pub duration_ns: Option<u64>,
+    /// `stats.histo_size`: the timer threads' default histogram size, ns.
     pub histo_size_ns: u64,
+    /// `histo.resolution`: the timer threads' default bucket width, ns.
     pub resolution_ns: u64,
+    /// `stats.period`: display and `timeline.csv` interval, ns (10 ms .. 1 h).
     pub stats_period_ns: u64,
+    /// `stats.format`: the result files to write, in order.
     pub formats: Vec<Format>,
+    /// `stats.cpu_load`: which CPU loads to show and record.
     pub cpu_load: CpuLoadShow,
     /// 0 = off.
     pub checkpoint_ns: u64,
+    /// `stats.rotate`: start a new numbered result directory this often, ns; `None`: never.
     pub rotate_ns: Option<u64>,
+    /// `memlock`: `mlockall()` for the run.
     pub memlock: bool,
+    /// `cpu_dma_latency`: hold `/dev/cpu_dma_latency` at 0 for the run.
     pub cpu_dma_latency: bool,
+    /// `dbg_level`, 0..=9: 1 and more also print every program exit.
     pub dbg_level: u32,
+    /// `start.delay`: how long the loads run before measuring starts, ns.
     pub start_delay_ns: u64,
+    /// `load.cycle`: the programs' default load/rest phases; `None`: always loaded.
     pub load_cycle: Option<Cycle>,
     /// `trace.*` keys (docs/trace.md).
     pub trace: Trace,
@@ -114,9 +144,13 @@ pub struct Main {
 /// `trace.stop`, `trace.split`, `trace.buffer_kb`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Trace {
+    /// `trace.on_latency`: explain wake-ups later than this, ns; `None`: no spike tracing.
     pub on_latency_ns: Option<u64>,
+    /// `trace.stop`: stop the run at the first such wake-up, trace kept.
     pub stop: bool,
+    /// `trace.split`: split every wake-up into IRQ and thread latency.
     pub split: bool,
+    /// `trace.buffer_kb`: per-CPU trace buffer, KiB.
     pub buffer_kb: u32,
 }
 
@@ -167,25 +201,40 @@ impl Default for Main {
 /// A `timer_thread[N]` stanza: one measuring thread.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Timer {
+    /// The `N` of `timer_thread[N]` (the `NN` of its file name).
     pub index: u32,
+    /// `cpu_affinity`: the one CPU it is pinned to; `None` keeps the inherited set.
     pub cpu: Option<u32>,
+    /// `sched.*`: its policy and priority.
     pub sched: Sched,
+    /// `cgroup`: the rt/nrt partition this measuring thread runs in; `None`: none of its own.
     pub cgroup: Option<Partition>,
+    /// `period`, ns (main's when absent).
     pub period_ns: u64,
+    /// `lifetime.duration`, ns (main's when absent).
     pub duration_ns: Option<u64>,
+    /// `lifetime.samples`: stop after this many samples; `None`: unbounded.
     pub samples: Option<u64>,
+    /// `stats.histo_size`, ns (main's when absent).
     pub histo_size_ns: u64,
+    /// `histo.resolution`, ns (main's when absent).
     pub resolution_ns: u64,
+    /// `stats.filename`: its systress text file in the output directory (never one of [`RESERVED_FILES`]).
     pub filename: String,
 }
 
 /// What a program runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Action {
+    /// `cmdline`: the argv to execute (split like a shell would, without expansion).
     Command(Vec<String>),
+    /// `load`: a built-in load.
     Builtin {
+        /// Which load (`cpu`, `memory`, `io` ...).
         kind: Builtin,
+        /// `load.size`: bytes per worker (memory, io) or threads per worker (timers, syncio); `None`: the load's default.
         size: Option<u64>,
+        /// `load.workers`: workers per CPU, 1..=64.
         workers: u32,
     },
 }
@@ -193,16 +242,27 @@ pub enum Action {
 /// A `program[N]` stanza.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Program {
+    /// The `N` of `program[N]`.
     pub index: u32,
+    /// What it runs.
     pub action: Action,
+    /// `cpu_affinity`: the CPUs it may use (a built-in load starts one worker per CPU); `None`: inherited.
     pub cpu_affinity: Option<CpuSet>,
+    /// `sched.*`: its policy and priority; `None` leaves it as inherited.
     pub sched: Option<Sched>,
+    /// `cgroup`: the rt/nrt partition the program runs in; `None`: none of its own.
     pub cgroup: Option<Partition>,
+    /// `output.out`: where its standard output goes.
     pub stdout: Output,
+    /// `output.err`: where its standard error goes.
     pub stderr: Output,
+    /// `termination.ok`: what an exit with status 0 does.
     pub on_ok: Termination,
+    /// `termination.ko`: what a failure (status, signal, failed start) does.
     pub on_ko: Termination,
+    /// `start.delay`: wait this long before starting it, ns.
     pub start_delay_ns: u64,
+    /// `load.cycle`: its load/rest phases (main's when absent); `None`: always on.
     pub load_cycle: Option<Cycle>,
 }
 
@@ -213,8 +273,11 @@ pub struct Config {
     pub file: String,
     /// The file's text (embedded in results).
     pub text: String,
+    /// The `main` stanza (defaults when the file has none).
     pub main: Main,
+    /// The `timer_thread[N]` stanzas, by index.
     pub timers: Vec<Timer>,
+    /// The `program[N]` stanzas, by index.
     pub programs: Vec<Program>,
     /// Things accepted but worth knowing (CPU folding, unequal histograms...).
     pub warnings: Vec<String>,

@@ -284,7 +284,19 @@ impl Cx<'_> {
                             let max = rtshield_vocab::LOAD_THREADS_MAX as i64;
                             return self.int::<u64>(en, 1, max);
                         }
-                        parse_size(v).map_err(|err| self.e.at(en.value_at, err))
+                        let n = parse_size(v).map_err(|err| self.e.at(en.value_at, err))?;
+                        let r = limits::LOAD_SIZE_BYTES;
+                        if !r.contains(n) {
+                            return Err(self.e.at(
+                                en.value_at,
+                                format!(
+                                    "load.size {v}: {n} bytes is out of range {} .. {} bytes \
+                                     (4K .. 64G per worker, docs/ranges.md)",
+                                    r.min, r.max
+                                ),
+                            ));
+                        }
+                        Ok(n)
                     })
                     .transpose()?;
                 let workers = m

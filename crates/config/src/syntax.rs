@@ -6,18 +6,19 @@
 //! its line (or ends a stanza header), so values may contain braces, as in
 //! `cmdline find / -type d -exec /bin/ls {} ; -print`.
 
+use rtshield_text::excerpt::quote;
 use rtshield_vocab::InputError;
 
 /// A 1-based position in the file (columns count characters).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Pos {
+pub(crate) struct Pos {
     pub line: usize,
     pub col: usize,
 }
 
 /// `key value` inside a stanza.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub key: String,
     pub key_at: Pos,
     /// Everything after the key, comment removed, trimmed (may be empty).
@@ -27,7 +28,7 @@ pub struct Entry {
 
 /// `name[index] { entries }`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Stanza {
+pub(crate) struct Stanza {
     pub name: String,
     pub index: Option<u32>,
     pub at: Pos,
@@ -36,12 +37,12 @@ pub struct Stanza {
 
 /// Error builder bound to a file name.
 #[derive(Debug, Clone)]
-pub struct Errs<'a> {
+pub(crate) struct Errs<'a> {
     pub file: &'a str,
 }
 
 impl Errs<'_> {
-    pub fn at(&self, p: Pos, msg: impl std::fmt::Display) -> InputError {
+    pub(crate) fn at(&self, p: Pos, msg: impl std::fmt::Display) -> InputError {
         InputError::at(self.file, p.line, p.col, msg)
     }
 }
@@ -83,7 +84,13 @@ fn parse_header(t: &str) -> Result<(String, Option<u32>, bool), (usize, String)>
         .unwrap_or(head.len());
     let name = &head[..name_end];
     if name.is_empty() {
-        return Err((0, format!("expected a stanza name, found '{t}' (expected main, timer_thread[N] or program[N])")));
+        return Err((
+            0,
+            format!(
+                "expected a stanza name, found '{}' (expected main, timer_thread[N] or program[N])",
+                quote(t)
+            ),
+        ));
     }
     let rest = &head[name_end..];
     if rest.is_empty() {
@@ -93,30 +100,40 @@ fn parse_header(t: &str) -> Result<(String, Option<u32>, bool), (usize, String)>
         return Err((
             name_end,
             format!(
-                "unexpected '{}' after '{name}' (expected '{{' or [N])",
-                rest.trim()
+                "unexpected '{}' after '{}' (expected '{{' or [N])",
+                quote(rest.trim()),
+                quote(name)
             ),
         ));
     };
     let Some(close) = inner.find(']') else {
         return Err((
             name_end,
-            format!("missing ']' in '{head}' (expected {name}[N])"),
+            format!(
+                "missing ']' in '{}' (expected {}[N])",
+                quote(head),
+                quote(name)
+            ),
         ));
     };
     let num = inner[..close].trim();
     let idx: u32 = num.parse().map_err(|_| {
         (
             name_end + 1,
-            format!("invalid index '{num}' (expected a number: {name}[0], {name}[1], ...)"),
+            format!(
+                "invalid index '{}' (expected a number: {name}[0], {name}[1], ...)",
+                quote(num),
+                name = quote(name)
+            ),
         )
     })?;
     if !inner[close + 1..].trim().is_empty() {
         return Err((
             name_end + 1 + close + 1,
             format!(
-                "unexpected '{}' after '{name}[{idx}]' (expected '{{')",
-                inner[close + 1..].trim()
+                "unexpected '{}' after '{}[{idx}]' (expected '{{')",
+                quote(inner[close + 1..].trim()),
+                quote(name)
             ),
         ));
     }
@@ -146,7 +163,7 @@ enum State {
 }
 
 /// Split a file into stanzas. Only syntax is checked here.
-pub fn parse(file: &str, text: &str) -> Result<Vec<Stanza>, InputError> {
+pub(crate) fn parse(file: &str, text: &str) -> Result<Vec<Stanza>, InputError> {
     let e = Errs { file };
     let mut out = Vec::new();
     let mut state = State::Outside;
@@ -200,8 +217,9 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Stanza>, InputError> {
                     return Err(e.at(
                         at,
                         format!(
-                            "expected '{{' to open the '{}' stanza, found '{trimmed}'",
-                            display_name(&st)
+                            "expected '{{' to open the '{}' stanza, found '{}'",
+                            display_name(&st),
+                            quote(trimmed)
                         ),
                     ));
                 }
@@ -265,7 +283,7 @@ pub fn parse(file: &str, text: &str) -> Result<Vec<Stanza>, InputError> {
     }
 }
 
-pub fn display_name(st: &Stanza) -> String {
+pub(crate) fn display_name(st: &Stanza) -> String {
     match st.index {
         Some(i) => format!("{}[{i}]", st.name),
         None => st.name.clone(),
@@ -276,7 +294,7 @@ pub fn display_name(st: &Stanza) -> String {
 /// one: `"..."` and `'...'` group words, `\` escapes the next character;
 /// `{}` and `;` are ordinary words. Returns the byte offset of an
 /// unterminated quote on error.
-pub fn split_words(s: &str) -> Result<Vec<String>, (usize, String)> {
+pub(crate) fn split_words(s: &str) -> Result<Vec<String>, (usize, String)> {
     let mut words = Vec::new();
     let mut cur = String::new();
     let mut in_word = false;

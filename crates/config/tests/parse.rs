@@ -2,7 +2,7 @@
 //! its FILE:LINE:COL, and a property test that it never panics.
 
 use proptest::prelude::*;
-use rtshield_config::{model, Action, CpuLoadShow, Machine, Mode};
+use rtshield_config::{Action, CpuLoadShow, Machine, Mode};
 use rtshield_vocab::CpuSet;
 use rtshield_vocab::Policy;
 use rtshield_vocab::{Builtin, Output, Termination};
@@ -22,7 +22,7 @@ fn example(name: &str) -> PathBuf {
 }
 
 fn parse(text: &str) -> Result<rtshield_config::Config, String> {
-    model::parse("t.cfg", text, &machine("0-7")).map_err(|e| e.to_string())
+    rtshield_config::parse("t.cfg", text, &machine("0-7")).map_err(|e| e.to_string())
 }
 
 const TIMER: &str = "timer_thread[0]\n{\n  cpu_affinity 1\n}\n";
@@ -179,7 +179,9 @@ fn folding_refuses_when_only_measured_cpus_are_left() {
     };
     // The program stanza comes first in the file: timers are still seen first.
     let text = "program[0]\n{\n  load cpu\n  cpu_affinity 0-6\n}\ntimer_thread[0]\n{\n  cpu_affinity 7\n}\n";
-    let e = model::parse("f.cfg", text, &m).unwrap_err().to_string();
+    let e = rtshield_config::parse("f.cfg", text, &m)
+        .unwrap_err()
+        .to_string();
     assert!(e.starts_with("f.cfg:4:16:"), "{e}");
     assert!(
         e.contains("a load is never folded onto a measured CPU"),
@@ -192,7 +194,7 @@ fn folding_refuses_when_only_measured_cpus_are_left() {
     };
     let text =
         "timer_thread[0]\n{\n  cpu_affinity 3\n}\nprogram[0]\n{\n  load cpu\n  cpu_affinity 3\n}\n";
-    let c = model::parse("f.cfg", text, &m).unwrap();
+    let c = rtshield_config::parse("f.cfg", text, &m).unwrap();
     assert_eq!(c.timers[0].cpu, Some(1));
     assert_eq!(
         c.programs[0].cpu_affinity,
@@ -209,8 +211,8 @@ fn effective_settings_parse_back_to_the_same_config() {
         ("torture.cfg", "0-1"),
     ] {
         let c = rtshield_config::load(&example(f), &machine(cpus)).unwrap();
-        let text = rtshield_config::render::effective(&c);
-        let back = model::parse("eff.cfg", &text, &machine(cpus)).unwrap();
+        let text = rtshield_config::render_effective(&c);
+        let back = rtshield_config::parse("eff.cfg", &text, &machine(cpus)).unwrap();
         assert_eq!(back.main, c.main, "{f}\n{text}");
         assert_eq!(back.timers, c.timers, "{f}");
         assert_eq!(back.programs, c.programs, "{f}");
@@ -251,6 +253,7 @@ fn defaults_and_values_with_units() {
 /// Every kind of bad input: the message starts with FILE:LINE:COL and says
 /// what was expected.
 #[test]
+#[allow(clippy::too_many_lines)] // a table of cases
 fn errors_name_file_line_column_and_expectation() {
     let cases: &[(&str, &str, &str)] = &[
         // unknown key
@@ -392,6 +395,17 @@ fn errors_name_file_line_column_and_expectation() {
             "t.cfg:3:13: invalid size 'lots'",
             "",
         ),
+        // Issue 21 finding 7 (n07b): a size has an upper bound.
+        (
+            "program[0] {\n  load io\n  load.size 9000000G\n}\n",
+            "t.cfg:3:13: load.size 9000000G: 9663676416000000 bytes is out of range 4096 .. 68719476736 bytes",
+            "",
+        ),
+        (
+            "program[0] {\n  load memory\n  load.size 65G\n}\n",
+            "t.cfg:3:13: load.size 65G:",
+            "",
+        ),
         (
             "program[0] {\n  cmdline ls\n  termination.ok MAYBE\n}\n",
             "t.cfg:3:18: unknown termination policy 'MAYBE'",
@@ -469,7 +483,7 @@ fn machine_from_a_fake_root() {
 
 #[test]
 fn key_table_is_complete() {
-    let t = rtshield_config::keys::markdown_table();
+    let t = rtshield_config::markdown_table();
     for k in [
         "cpu_affinity",
         "sched.policy",
@@ -533,7 +547,7 @@ fn a_program_without_policy_runs_and_shows_as_sched_other() {
     .unwrap();
     assert_eq!(c.programs[0].sched.map(|s| s.policy), Some(Policy::Other));
     assert_eq!(c.programs[1].sched.map(|s| s.policy), Some(Policy::Fifo));
-    let text = rtshield_config::render::effective(&c);
+    let text = rtshield_config::render_effective(&c);
     let p0 = &text[text.find("program[0]").unwrap()..text.find("program[1]").unwrap()];
     assert!(p0.contains("sched.policy OTHER"), "{p0}");
 }
@@ -635,13 +649,13 @@ fn trace_keys_parse_with_ranges_and_positions() {
     assert_eq!(t.buffer_kb, 512);
     // Defaults: nothing traced, 256 KiB.
     let d = parse(TIMER).unwrap().main.trace;
-    assert_eq!(d, model::Trace::default());
+    assert_eq!(d, rtshield_config::Trace::default());
     assert!(!d.wanted());
     assert_eq!(d.buffer_kb, 256);
     // --check prints them back, and they parse to the same.
-    let text = rtshield_config::render::effective(&c);
+    let text = rtshield_config::render_effective(&c);
     assert!(text.contains("  trace.on_latency 300us\n"), "{text}");
-    let back = model::parse("eff.cfg", &text, &machine("0-7")).unwrap();
+    let back = rtshield_config::parse("eff.cfg", &text, &machine("0-7")).unwrap();
     assert_eq!(back.main, c.main);
     // Bad values name FILE:LINE:COL.
     for (body, want) in [

@@ -101,6 +101,12 @@ pub const CYCLE_PHASE_NS: Range<u64> = Range {
 };
 /// `dbg_level`: 0 .. 9.
 pub const DBG_LEVEL: Range<u32> = Range { min: 0, max: 9 };
+/// `load.size` of the `memory` and `io` loads: 4 KiB .. 64 GiB per
+/// worker (the io load's file grows to it, the memory load maps it).
+pub const LOAD_SIZE_BYTES: Range<u64> = Range {
+    min: 4 << 10,
+    max: 64 << 30,
+};
 /// `load.workers`: 1 .. 64 per CPU.
 pub const LOAD_WORKERS: Range<u32> = Range { min: 1, max: 64 };
 
@@ -124,6 +130,16 @@ pub const CAMPAIGN_HISTO_SIZE_NS: Range<u64> = Range {
     max: HISTO_SIZE_NS.max,
 };
 
+// ------------------------------------------------ files rtshield reads (report, export, runs import)
+
+/// Threads in one results file (`results.json`): at most 8192, the largest
+/// `NR_CPUS` of distribution kernels (a run measures at most one thread
+/// per CPU). A file naming more is refused before it is read into memory.
+pub const RESULT_MAX_THREADS: usize = 8192;
+/// Curves (measuring threads, over every input) in one report: at most
+/// 512. Plots and tables of more are unreadable, and took minutes.
+pub const REPORT_MAX_CURVES: usize = 512;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -136,5 +152,7 @@ mod tests {
         assert!(!STATS_PERIOD_NS.contains(9_999_999));
         assert!(!RT_PRIORITY.contains(0) && PRIORITY.contains(0) && !PRIORITY.contains(100));
         assert!(CAMPAIGN_HISTO_SIZE_NS.contains(1_000) && !CAMPAIGN_HISTO_SIZE_NS.contains(999));
+        assert!(LOAD_SIZE_BYTES.contains(4096) && !LOAD_SIZE_BYTES.contains(4095));
+        assert!(LOAD_SIZE_BYTES.contains(64 << 30) && !LOAD_SIZE_BYTES.contains((64 << 30) + 1));
     }
 }

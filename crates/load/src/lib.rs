@@ -106,7 +106,7 @@ pub fn proc_specs(label: &str, spec: &LoadSpec) -> anyhow::Result<Vec<ProcSpec>>
                 if kind.needs_dir() {
                     let d = io_dir()?;
                     argv.push("--dir".into());
-                    argv.push(d.to_string_lossy().into_owned());
+                    argv.push(d.path().to_string_lossy().into_owned());
                     cleanup_dir = Some(d);
                 }
                 let mut p = ProcSpec::new(label, argv);
@@ -124,23 +124,33 @@ pub fn proc_specs(label: &str, spec: &LoadSpec) -> anyhow::Result<Vec<ProcSpec>>
     Ok(out)
 }
 
-/// A fresh private directory for one io worker (removed by the supervisor).
-fn io_dir() -> anyhow::Result<PathBuf> {
-    use std::sync::atomic::{AtomicU32, Ordering};
-    static N: AtomicU32 = AtomicU32::new(0);
-    let base = std::env::temp_dir();
-    loop {
-        let d = base.join(format!(
-            "rtshield-io-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        match std::fs::create_dir(&d) {
-            Ok(()) => return Ok(d),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
-            Err(e) => return Err(e).with_context(|| format!("io load: {}", d.display())),
+/// A fresh private directory for one io worker (removed by the
+/// supervisor): `rtshield-io-<16 hex digits>`, mode 0700, made with `mkdir`
+/// under `$TMPDIR` only if it passes the path rules (under `sudo -E` it may
+/// be another user's), else `/tmp`, else `/dev/shm`. The worker opens it
+/// again and refuses it unless it is still private.
+fn io_dir() -> anyhow::Result<std::sync::Arc<rtshield_safefs::PrivateDir>> {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    let parents = rtshield_safefs::temp_parents();
+    SAID.call_once(|| {
+        for why in &parents.skipped {
+            eprintln!("rtshield: io load: {why}");
+        }
+    });
+    let mut last = None;
+    for p in parents.dirs {
+        match rtshield_safefs::PrivateDir::create_in(p, "rtshield-io-") {
+            Ok(d) => return Ok(std::sync::Arc::new(d)),
+            Err(e) => last = Some(e),
         }
     }
+    Err(match last {
+        Some(e) => anyhow::anyhow!("io load: {e}"),
+        None => anyhow::anyhow!(
+            "io load: no directory for its files ({})",
+            parents.skipped.join("; ")
+        ),
+    })
 }
 
 /// Built-in loads running beside a measurement. Dropping it (or

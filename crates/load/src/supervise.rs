@@ -12,7 +12,6 @@ use rtshield_sys::{set_affinity, set_scheduler};
 use rtshield_vocab::CpuSet;
 use rtshield_vocab::Policy;
 use std::collections::HashMap;
-use std::fs::File;
 use std::io;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -42,8 +41,9 @@ pub struct ProcSpec {
     pub on_ko: Termination,
     /// Wait this long after [`Supervisor::start`] before the first spawn.
     pub start_delay: Duration,
-    /// Removed (recursively) once the program is gone for good (io load).
-    pub cleanup_dir: Option<PathBuf>,
+    /// Removed (recursively, through descriptors) once the program is gone
+    /// for good (the io loads' private directory).
+    pub cleanup_dir: Option<std::sync::Arc<rtshield_safefs::PrivateDir>>,
     /// A built-in load worker: gets [`crate::WORKER_ENV`] in its environment.
     pub env_worker: bool,
     /// A cgroup's `cgroup.procs` (or v1 `tasks`) file: the program's shim
@@ -103,9 +103,15 @@ enum State {
     Dead,
 }
 
+/// A program's output file: its directory (opened once, through the path
+/// layer) and the file's name; every (re)spawn opens the file from there.
+type HeldOutput = Option<(rtshield_safefs::SafeDir, String)>;
+
 #[derive(Debug)]
 struct Proc {
     spec: ProcSpec,
+    /// `spec.stdout` and `spec.stderr` when they are files.
+    outputs: [HeldOutput; 2],
     state: State,
     stats: ProcStats,
     /// Consecutive runs shorter than [`FAST_FAIL`]: drives the back-off.
@@ -176,24 +182,24 @@ impl Supervisor {
                     format!("{}: empty command line", s.label),
                 ));
             }
-            for o in [&s.stdout, &s.stderr] {
-                if let Output::File(p) = o {
-                    output_file(p, true)
-                        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", s.label)))?;
-                }
-            }
         }
         let now = Instant::now();
+        let mut procs = Vec::with_capacity(specs.len());
+        for spec in specs {
+            let outputs = [
+                held_output(&spec.stdout, &spec.label)?,
+                held_output(&spec.stderr, &spec.label)?,
+            ];
+            procs.push(Proc {
+                spec,
+                outputs,
+                state: State::Waiting(now),
+                stats: ProcStats::default(),
+                fast_fails: 0,
+            });
+        }
         Ok(Supervisor {
-            procs: specs
-                .into_iter()
-                .map(|spec| Proc {
-                    spec,
-                    state: State::Waiting(now),
-                    stats: ProcStats::default(),
-                    fast_fails: 0,
-                })
-                .collect(),
+            procs,
             reap_all: false,
             started: false,
             launcher: None,
@@ -249,7 +255,7 @@ impl Supervisor {
 
     fn spawn(&mut self, i: usize, events: &mut Vec<Event>) {
         let p = &mut self.procs[i];
-        match spawn_one(&p.spec, self.launcher.as_deref()) {
+        match spawn_one(&p.spec, &p.outputs, self.launcher.as_deref()) {
             Ok(pid) => {
                 p.stats.spawns += 1;
                 p.state = State::Running {
@@ -296,7 +302,7 @@ impl Supervisor {
         }
         if matches!(p.state, State::Dead) {
             if let Some(d) = p.spec.cleanup_dir.take() {
-                let _ = std::fs::remove_dir_all(d);
+                let _ = d.remove();
             }
         }
     }
@@ -444,7 +450,7 @@ impl Supervisor {
         for p in &mut self.procs {
             p.state = State::Dead;
             if let Some(d) = p.spec.cleanup_dir.take() {
-                let _ = std::fs::remove_dir_all(d);
+                let _ = d.remove();
             }
         }
         if self.reap_all {
@@ -529,36 +535,41 @@ pub(crate) fn backoff(n: u32) -> Duration {
     (BACKOFF_MIN * (1u32 << shift)).min(BACKOFF_MAX)
 }
 
-fn open_output(o: &Output) -> io::Result<Stdio> {
-    Ok(match o {
-        Output::Inherit => Stdio::inherit(),
-        Output::Null => Stdio::null(),
-        Output::File(p) => Stdio::from(output_file(p, false)?),
+fn open_output(o: &Output, held: &HeldOutput) -> io::Result<Stdio> {
+    Ok(match (o, held) {
+        (Output::Inherit, _) => Stdio::inherit(),
+        (Output::Null, _) => Stdio::null(),
+        (Output::File(_), Some((d, name))) => {
+            Stdio::from(d.open_append(name).map_err(refusal_as_io)?)
+        }
+        (Output::File(p), None) => {
+            return Err(io::Error::other(format!("{}: not opened", p.display())))
+        }
     })
 }
 
-/// A program's output file, opened as root the safe way: its directory
-/// checked (not another user's, not writable by others without the sticky
-/// bit), the file never reached through a symlink. `fresh` truncates (at
-/// the start of a run: an old file or a planted link is replaced, not
-/// followed); otherwise it is appended to (respawns).
-fn output_file(p: &std::path::Path, fresh: bool) -> io::Result<File> {
-    use rtshield_safefs::{split_file_path, SafeDir, SafeError};
-    // A refusal has no I/O kind: it is a permission problem for the caller.
-    let io_err = |e: SafeError| {
-        io::Error::new(
-            e.io_kind().unwrap_or(io::ErrorKind::PermissionDenied),
-            e.to_string(),
-        )
-    };
-    let (dir, name) = split_file_path(p);
-    let d = SafeDir::open(&dir, rtshield_safefs::DirPolicy::Strict).map_err(io_err)?;
-    let f = if fresh {
-        d.create_appendable(&name)
-    } else {
-        d.open_append(&name)
-    };
-    f.map_err(io_err)
+/// A refusal has no I/O kind: it is a permission problem for the caller.
+fn refusal_as_io(e: rtshield_safefs::SafeError) -> io::Error {
+    io::Error::new(
+        e.io_kind().unwrap_or(io::ErrorKind::PermissionDenied),
+        e.to_string(),
+    )
+}
+
+/// A program's output file, opened as root the safe way, once: its
+/// directory through the path layer (no link anywhere in the path, no
+/// `..`), checked (not another user's, not writable by others without the
+/// sticky bit); the file created fresh (an old file or a planted link is
+/// replaced, not followed). Respawns append to it through the same
+/// directory descriptor.
+fn held_output(o: &Output, label: &str) -> io::Result<HeldOutput> {
+    let Output::File(p) = o else { return Ok(None) };
+    let labelled = |e: io::Error| io::Error::new(e.kind(), format!("{label}: {e}"));
+    let (d, name) = rtshield_safefs::open_file_dir(p, rtshield_safefs::DirPolicy::Strict)
+        .map_err(|e| labelled(refusal_as_io(e)))?;
+    d.create_appendable(&name)
+        .map_err(|e| labelled(refusal_as_io(e)))?;
+    Ok(Some((d, name)))
 }
 
 /// The shim command line: `EXE __load exec [--cpus L] [--policy P
@@ -589,14 +600,18 @@ pub(crate) fn shim_argv(exe: &std::path::Path, spec: &ProcSpec) -> Vec<String> {
 }
 
 /// Start one program in its own process group; returns its pid.
-fn spawn_one(spec: &ProcSpec, launcher: Option<&std::path::Path>) -> io::Result<i32> {
+fn spawn_one(
+    spec: &ProcSpec,
+    outputs: &[HeldOutput; 2],
+    launcher: Option<&std::path::Path>,
+) -> io::Result<i32> {
     if let Some(exe) = launcher {
         let argv = shim_argv(exe, spec);
         let mut cmd = Command::new(&argv[0]);
         cmd.args(&argv[1..])
             .stdin(Stdio::null())
-            .stdout(open_output(&spec.stdout)?)
-            .stderr(open_output(&spec.stderr)?)
+            .stdout(open_output(&spec.stdout, &outputs[0])?)
+            .stderr(open_output(&spec.stderr, &outputs[1])?)
             .process_group(0)
             .env(crate::WORKER_ENV, std::process::id().to_string());
         // No pre_exec: std uses posix_spawn (CLONE_VM|CLONE_VFORK).
@@ -606,8 +621,8 @@ fn spawn_one(spec: &ProcSpec, launcher: Option<&std::path::Path>) -> io::Result<
     let mut cmd = Command::new(&spec.argv[0]);
     cmd.args(&spec.argv[1..])
         .stdin(Stdio::null())
-        .stdout(open_output(&spec.stdout)?)
-        .stderr(open_output(&spec.stderr)?)
+        .stdout(open_output(&spec.stdout, &outputs[0])?)
+        .stderr(open_output(&spec.stderr, &outputs[1])?)
         // Own group: one killpg reaches the program and its children,
         // and a terminal's Ctrl-C reaches only rtshield, which cleans up.
         .process_group(0);

@@ -2,6 +2,7 @@
 //! Every loop does a bounded batch of work, then checks the stop flag, so
 //! SIGTERM ends a worker within milliseconds.
 
+use rtshield_safefs::{DirPolicy, SafeDir};
 use rtshield_sys::Root;
 use rtshield_vocab::Builtin;
 use std::io::{Read, Write};
@@ -34,7 +35,7 @@ pub fn program_shim(
     argv: &[String],
 ) -> i32 {
     if argv.is_empty() {
-        eprintln!("rtshield: __load exec: no command");
+        rtshield_text::errln!("rtshield: __load exec: no command");
         return 127;
     }
     // SAFETY: the handlers only make async-signal-safe system calls.
@@ -67,19 +68,19 @@ pub fn program_shim(
             .open(f)
             .and_then(|mut h| h.write_all(std::process::id().to_string().as_bytes()));
         if let Err(e) = r {
-            eprintln!("rtshield: {}: cannot join {}: {e}", argv[0], f.display());
+            rtshield_text::errln!("rtshield: {}: cannot join {}: {e}", argv[0], f.display());
             return 126;
         }
     }
     if let Some(c) = cpus {
         if let Err(e) = rtshield_sys::set_affinity(0, c) {
-            eprintln!("rtshield: {}: cannot set CPU affinity {c}: {e}", argv[0]);
+            rtshield_text::errln!("rtshield: {}: cannot set CPU affinity {c}: {e}", argv[0]);
             return 126;
         }
     }
     if let Some((p, prio)) = sched {
         if let Err(e) = rtshield_sys::set_scheduler(0, p, prio) {
-            eprintln!(
+            rtshield_text::errln!(
                 "rtshield: {}: cannot set policy {p} priority {prio}: {e}",
                 argv[0]
             );
@@ -93,7 +94,7 @@ pub fn program_shim(
         .status();
     match status {
         Err(e) => {
-            eprintln!("rtshield: cannot start '{}': {e}", argv[0]);
+            rtshield_text::errln!("rtshield: cannot start '{}': {e}", argv[0]);
             127
         }
         Ok(st) => {
@@ -264,12 +265,19 @@ pub(crate) fn run_counting(
     done: &AtomicU64,
 ) -> anyhow::Result<u64> {
     let size = size.or(kind.default_size()).unwrap_or(0);
+    let bytes = rtshield_limits::LOAD_SIZE_BYTES;
+    if matches!(kind, Builtin::Memory | Builtin::Io) && size > bytes.max {
+        anyhow::bail!(
+            "{kind} load: {size} bytes (at most {} per worker)",
+            bytes.max
+        );
+    }
     match kind {
         Builtin::Cpu => cpu(stop, done),
         Builtin::Memory => memory(size.max(4096) as usize, stop, done)?,
         Builtin::Io => {
             let dir = dir.ok_or_else(|| anyhow::anyhow!("io load: no --dir given"))?;
-            io(dir, size.max(4096), stop, done)?
+            io(&private_dir(dir)?, size.max(4096), stop, done)?
         }
         Builtin::Syscall => syscall(stop, done),
         Builtin::Fork => fork(stop, done),
@@ -278,10 +286,36 @@ pub(crate) fn run_counting(
         Builtin::Timers => timers(threads(kind, size)?, stop, done),
         Builtin::SyncIo => {
             let dir = dir.ok_or_else(|| anyhow::anyhow!("syncio load: no --dir given"))?;
-            syncio(dir, threads(kind, size)?, stop, done)?
+            syncio(&private_dir(dir)?, threads(kind, size)?, stop, done)?
         }
     }
     Ok(done.load(Ordering::Relaxed))
+}
+
+/// The io loads' directory, made by the parent: opened through the path
+/// layer and used only if private (ours, mode 0700), so a directory
+/// swapped in by someone else is refused rather than written into.
+fn private_dir(dir: &Path) -> anyhow::Result<SafeDir> {
+    let shown = dir.display();
+    let d =
+        SafeDir::open(dir, DirPolicy::AllowUnsafe).map_err(|e| anyhow::anyhow!("io load: {e}"))?;
+    let (uid, mode) = d
+        .owner_mode()
+        .map_err(|e| anyhow::anyhow!("io load: {e}"))?;
+    let me = effective_uid();
+    if uid != me || mode & 0o077 != 0 {
+        anyhow::bail!(
+            "io load: {shown} is not the private directory rtshield made for it \
+             (owned by uid {uid}, mode {mode:o}; expected uid {me}, mode 700): refusing to write there"
+        );
+    }
+    Ok(d)
+}
+
+/// The effective uid.
+fn effective_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
 }
 
 /// `size` as the thread count of `timers`/`syncio`, checked.
@@ -320,18 +354,15 @@ fn timers(n: usize, stop: &AtomicBool, done: &AtomicU64) {
 /// The partitioning article's `stress-io`: `n` threads each rewriting 512
 /// bytes at the start of its own `O_SYNC` file, then `usleep(1)`: every
 /// write waits for the disk, whose completion is a device interrupt.
-fn syncio(dir: &Path, n: usize, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<()> {
-    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+fn syncio(dir: &SafeDir, n: usize, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<()> {
+    use std::os::unix::fs::FileExt;
     let mut files = Vec::with_capacity(n);
     for i in 0..n {
-        let p = dir.join(format!("syncio-{}-{i}.dat", std::process::id()));
-        let f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .custom_flags(libc::O_SYNC)
-            .open(&p)
-            .map_err(|e| anyhow::anyhow!("syncio load: {}: {e}", p.display()))?;
-        files.push((p, f));
+        let name = format!("syncio-{}-{i}.dat", std::process::id());
+        let f = dir
+            .create_new_file(&name, 0o600, true)
+            .map_err(|e| anyhow::anyhow!("syncio load: {e}"))?;
+        files.push((name, f));
     }
     let buf = [0x5au8; 512];
     std::thread::scope(|s| {
@@ -351,9 +382,9 @@ fn syncio(dir: &Path, n: usize, stop: &AtomicBool, done: &AtomicU64) -> anyhow::
                 });
         }
     });
-    for (p, f) in files {
+    for (name, f) in files {
         drop(f);
-        let _ = std::fs::remove_file(p);
+        let _ = dir.remove_file(&name);
     }
     Ok(())
 }
@@ -411,10 +442,12 @@ fn memory(size: usize, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<()
 }
 
 /// Write `size` bytes in 1 MiB chunks with an fsync after each, truncate, again.
-fn io(dir: &Path, size: u64, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<()> {
-    let path = dir.join(format!("load-{}.dat", std::process::id()));
-    let mut f = std::fs::File::create(&path)
-        .map_err(|e| anyhow::anyhow!("io load: {}: {e}", path.display()))?;
+fn io(dir: &SafeDir, size: u64, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Result<()> {
+    let name = format!("load-{}.dat", std::process::id());
+    // O_EXCL|O_NOFOLLOW in the private directory: never a planted file or link.
+    let mut f = dir
+        .create_new_file(&name, 0o600, false)
+        .map_err(|e| anyhow::anyhow!("io load: {e}"))?;
     let chunk = vec![0x5au8; (1 << 20).min(size as usize)];
     let mut written = 0u64;
     while !stop.load(Ordering::Relaxed) {
@@ -430,7 +463,7 @@ fn io(dir: &Path, size: u64, stop: &AtomicBool, done: &AtomicU64) -> anyhow::Res
         done.fetch_add(1, Ordering::Relaxed);
     }
     drop(f);
-    let _ = std::fs::remove_file(&path);
+    let _ = dir.remove_file(&name);
     Ok(())
 }
 
@@ -578,9 +611,17 @@ mod tests {
         assert_eq!(sum, 0xffff);
     }
 
+    /// A directory like the one the parent makes for an io worker (0700).
+    fn private_tempdir() -> tempfile::TempDir {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        d
+    }
+
     #[test]
     fn syncio_worker_writes_then_cleans_its_files() {
-        let d = tempfile::tempdir().unwrap();
+        let d = private_tempdir();
         assert!(briefly(Builtin::SyncIo, Some(3), Some(d.path())) > 0);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     }
@@ -602,9 +643,38 @@ mod tests {
 
     #[test]
     fn io_worker_writes_then_cleans_its_file() {
-        let d = tempfile::tempdir().unwrap();
+        let d = private_tempdir();
         assert!(briefly(Builtin::Io, Some(64 << 10), Some(d.path())) > 0);
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    /// Issue 21 finding 7 and t-io-load-file-links: the io loads write only
+    /// into a private directory (ours, 0700), and only into files they
+    /// create (`O_EXCL|O_NOFOLLOW`): a directory another user could write,
+    /// or a `load-PID.dat` link planted in it, is refused, never followed.
+    #[test]
+    fn io_workers_refuse_a_shared_dir_and_planted_links() {
+        use std::os::unix::fs::PermissionsExt;
+        let stop = AtomicBool::new(true);
+        let victim_dir = tempfile::tempdir().unwrap();
+        let victim = victim_dir.path().join("victim");
+        std::fs::write(&victim, "precious").unwrap();
+        let d = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        for kind in [Builtin::Io, Builtin::SyncIo] {
+            let e = run_until(kind, Some(64 << 10), Some(d.path()), &stop).unwrap_err();
+            assert!(e.to_string().contains("not the private directory"), "{e}");
+        }
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let me = std::process::id();
+        std::os::unix::fs::symlink(&victim, d.path().join(format!("load-{me}.dat"))).unwrap();
+        std::os::unix::fs::symlink(&victim, d.path().join(format!("syncio-{me}-0.dat"))).unwrap();
+        assert!(run_until(Builtin::Io, Some(64 << 10), Some(d.path()), &stop).is_err());
+        assert!(run_until(Builtin::SyncIo, Some(2), Some(d.path()), &stop).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious");
+        // A size past the bound is refused before anything is written.
+        let e = run_until(Builtin::Io, Some(65 << 30), Some(d.path()), &stop).unwrap_err();
+        assert!(e.to_string().contains("at most"), "{e}");
     }
 
     #[test]

@@ -10,12 +10,12 @@ use std::time::Duration;
 pub const TABLE_HEADER: &str = "Index     TID  Samples    L_min    L_max    L_cur    L_avg";
 
 /// A latency in display units (floor, like the histogram buckets).
-pub fn units(ns: i64, res: u64) -> i64 {
+pub fn display_units(ns: i64, res: u64) -> i64 {
     ns.div_euclid(res.max(1) as i64)
 }
 
 /// An average in display units, rounded.
-pub fn units_avg(ns: f64, res: u64) -> i64 {
+pub fn display_units_avg(ns: f64, res: u64) -> i64 {
     (ns / res.max(1) as f64).round() as i64
 }
 
@@ -33,14 +33,24 @@ pub fn table_row(t: &ThreadStats, res: u64) -> String {
 
 /// The same row for a finished thread read from a result file.
 pub fn result_row(t: &rtshield_results::ThreadResult, res: u64) -> String {
-    row(
-        t.index,
-        t.tid,
-        t.samples,
-        [t.min_ns, t.max_ns, t.cur_ns],
-        t.avg_ns,
-        res,
-    )
+    table_row(&ThreadStats::from(t), res)
+}
+
+/// The table's figures of a finished thread (the interval figures, CPU and
+/// policy are not in a result's row: left at their defaults).
+impl From<&rtshield_results::ThreadResult> for ThreadStats {
+    fn from(t: &rtshield_results::ThreadResult) -> ThreadStats {
+        ThreadStats {
+            index: t.index,
+            tid: t.tid,
+            samples: t.samples,
+            min_ns: t.min_ns,
+            max_ns: t.max_ns,
+            cur_ns: t.cur_ns,
+            avg_ns: t.avg_ns,
+            ..ThreadStats::default()
+        }
+    }
 }
 
 fn row(
@@ -56,10 +66,10 @@ fn row(
         index,
         tid,
         samples,
-        units(min, res),
-        units(max, res),
-        units(cur, res),
-        units_avg(avg, res)
+        display_units(min, res),
+        display_units(max, res),
+        display_units(cur, res),
+        display_units_avg(avg, res)
     )
 }
 
@@ -92,6 +102,7 @@ pub struct LiveDisplay {
 pub type Footer = Box<dyn FnMut(&IntervalStats) -> Option<String> + Send>;
 
 impl LiveDisplay {
+    /// A display on standard output: a progress bar over the table on a terminal, plain lines otherwise, nothing when `quiet`.
     pub fn new(quiet: bool) -> LiveDisplay {
         let target = if quiet {
             Target::Quiet

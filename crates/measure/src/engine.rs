@@ -106,7 +106,7 @@ pub fn run(
 
 /// Run a measurement: set up, start one thread per [`ThreadSpec`], drain
 /// the rings, call `obs` every stats period, stop on duration, samples,
-/// `stop` (e.g. [`signals::install`]) or when `obs` returns false. `root`
+/// `stop` (e.g. [`install_signals`](crate::install_signals)) or when `obs` returns false. `root`
 /// (the caller's `--sysroot`) is where the explanation of a refused
 /// SCHED_FIFO is read.
 pub fn run_at(

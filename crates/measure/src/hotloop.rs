@@ -23,7 +23,7 @@ use std::sync::atomic::{
 
 /// One sample on its way to the main thread.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Sample {
+pub(crate) struct Sample {
     /// Latency (or interval, in interval mode), ns.
     pub value: i64,
     /// Periods skipped just before this wake-up (overrun).
@@ -86,7 +86,7 @@ fn sleep_until(ns: i64, stop: &AtomicBool) -> bool {
 /// prefetcher pairs 64-byte lines, and many ARM cores have 128-byte lines.
 #[derive(Debug)]
 #[repr(align(128))]
-pub struct Live {
+pub(crate) struct Live {
     /// Samples so far (stored last, with Release).
     pub count: AtomicU64,
     /// Smallest sample, ns.
@@ -145,7 +145,7 @@ impl Live {
 }
 
 /// How the loop waits for the next period.
-pub enum Waiter {
+pub(crate) enum Waiter {
     /// Absolute `clock_nanosleep` on CLOCK_MONOTONIC.
     Nanosleep,
     /// A POSIX timer signalling this thread; dropped = deleted.
@@ -154,7 +154,7 @@ pub enum Waiter {
 
 /// The loop's parameters, all plain data.
 #[derive(Debug, Clone, Copy)]
-pub struct LoopConfig {
+pub(crate) struct LoopConfig {
     /// What the sample is (latency, or interval between wake-ups).
     pub mode: Mode,
     /// The period, ns.
@@ -170,7 +170,7 @@ pub struct LoopConfig {
 
 impl LoopConfig {
     /// The loop of thread `t` of `spec`, period 0 at `start_ns`.
-    pub fn for_thread(spec: &MeasureSpec, t: &ThreadSpec, start_ns: i64) -> LoopConfig {
+    pub(crate) fn for_thread(spec: &MeasureSpec, t: &ThreadSpec, start_ns: i64) -> LoopConfig {
         LoopConfig {
             mode: spec.mode,
             period_ns: t.period_ns,
@@ -181,13 +181,10 @@ impl LoopConfig {
     }
 }
 
-/// The hot loop. No allocation, no lock, no system call besides the wait
-/// (`clock_nanosleep` or `sigwaitinfo`) and the vDSO clock read.
-///
-/// Invariant when it ends by `end_ns`: `samples + missed` equals the number
-/// of periods in `(start_ns, end_ns]`: every period is either measured or
-/// counted as missed.
-pub fn hot_loop(
+/// [`hot_loop_traced`] without a spike trigger, as the allocation tests
+/// drive it (the engine always calls the traced loop).
+#[cfg(test)]
+pub(crate) fn hot_loop(
     cfg: &LoopConfig,
     waiter: &Waiter,
     tx: &mut rtrb::Producer<Sample>,
@@ -197,10 +194,16 @@ pub fn hot_loop(
     hot_loop_traced(cfg, waiter, tx, live, stop, None)
 }
 
-/// [`hot_loop`] with a spike trigger: a wake-up later than its threshold
-/// costs one `write(2)` ([`Spiker`]); without one, or below it, one
-/// comparison.
-pub fn hot_loop_traced(
+/// The hot loop. No allocation, no lock, no system call besides the wait
+/// (`clock_nanosleep` or `sigwaitinfo`) and the vDSO clock read.
+///
+/// Invariant when it ends by `end_ns`: `samples + missed` equals the number
+/// of periods in `(start_ns, end_ns]`: every period is either measured or
+/// counted as missed.
+///
+/// With a spike trigger, a wake-up later than its threshold costs one
+/// `write(2)` ([`Spiker`]); without one, or below it, one comparison.
+pub(crate) fn hot_loop_traced(
     cfg: &LoopConfig,
     waiter: &Waiter,
     tx: &mut rtrb::Producer<Sample>,
@@ -277,7 +280,7 @@ pub fn hot_loop_traced(
 /// Overrun: how many periods starting at `next` (every `period`) lie
 /// strictly before `now`: the thread skips them to wake up in the future.
 #[inline(always)]
-pub fn periods_passed(now: i64, next: i64, period: i64) -> u64 {
+pub(crate) fn periods_passed(now: i64, next: i64, period: i64) -> u64 {
     if now > next {
         ((now - next - 1) / period + 1) as u64
     } else {
@@ -288,7 +291,7 @@ pub fn periods_passed(now: i64, next: i64, period: i64) -> u64 {
 /// How many periods starting at `next` fall within the run (`<= end`):
 /// missed periods after the end are not periods of the run.
 #[inline(always)]
-pub fn periods_within(next: i64, end: i64, period: i64) -> u64 {
+pub(crate) fn periods_within(next: i64, end: i64, period: i64) -> u64 {
     if end >= next {
         ((end - next) / period + 1) as u64
     } else {

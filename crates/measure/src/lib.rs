@@ -1,4 +1,14 @@
-//! rtshield-measure: the latency measuring engine.
+//! rtshield-measure: the latency measuring engine. Its one job is to run
+//! the measuring threads of a [`MeasureSpec`] and hand back a
+//! [`Measurement`]: wake-up latencies, exact and in histograms.
+//!
+//! It may not decide what to measure (a request is `rtshield-run`'s), read
+//! configuration, write result files or render anything but its live
+//! table; it reaches the kernel only through `rtshield-sys` (scheduling,
+//! affinity, cgroup `tasks` files it is handed) and the clock. The hot loop
+//! allocates nothing, takes no lock and makes no system call besides the
+//! sleep and the vDSO clock read (checked by a counting allocator in its
+//! unit tests).
 //!
 //! One measuring thread per CPU runs the cyclictest loop (absolute
 //! `clock_nanosleep` on CLOCK_MONOTONIC, or a per-thread POSIX timer), keeps
@@ -15,25 +25,37 @@
 //! stack pre-faulting, `/dev/cpu_dma_latency`), `signals`, `display`
 //! (live table / progress bar), `result` (conversion to the file schema).
 
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
 use rtshield_vocab::Policy;
 
-pub mod display;
-pub mod engine;
-pub mod hotloop;
+mod display;
+mod engine;
+mod hotloop;
 mod main_side;
-pub mod result;
-pub mod rt;
-pub mod signals;
-pub mod spike;
-pub mod stats;
+#[cfg(test)]
+mod no_alloc_tests;
+mod result;
+mod rt;
+mod signals;
+mod spike;
+mod stats;
 mod timefmt;
-pub mod timer;
+mod timer;
 
-pub use display::{render_table, LiveDisplay};
-pub use engine::{run, run_at, run_traced};
-pub use result::ResultContext;
-pub use spike::{SpikeMark, SpikeTrigger};
-pub use timefmt::{rfc3339_utc, stamp_utc};
+pub use crate::display::{
+    display_units, display_units_avg, render_table, result_row, table_row, Footer, LiveDisplay,
+    TABLE_HEADER,
+};
+pub use crate::engine::{run, run_at, run_traced};
+pub use crate::hotloop::now_ns;
+pub use crate::result::ResultContext;
+pub use crate::rt::{prefault_stack, MemLock};
+pub use crate::signals::{install_signals, signal_received};
+pub use crate::spike::{SpikeMark, SpikeTrigger};
+pub use crate::stats::{Accum, ThreadHistograms};
+pub use crate::timefmt::{rfc3339_utc, stamp_utc};
 
 pub use rtshield_vocab::Mode;
 
@@ -49,6 +71,7 @@ pub struct ThreadSpec {
     pub policy: Policy,
     /// 1..=99 for FIFO/RR, ignored otherwise.
     pub priority: i32,
+    /// Wake-up period, ns (at least 1 µs: `rtshield-limits`).
     pub period_ns: u64,
     /// A cgroup file (v1 `tasks`, below the run's root) the thread writes
     /// its own TID into before pinning: each thread goes to the partition
@@ -60,7 +83,9 @@ pub struct ThreadSpec {
 /// A whole measurement.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MeasureSpec {
+    /// The measuring threads, one per CPU measured, in index order.
     pub threads: Vec<ThreadSpec>,
+    /// How each thread waits and what it measures (`nanosleep`, `posix-timer`, `interval` ...).
     pub mode: Mode,
     /// Stop after this long (each thread measures the periods whose
     /// theoretical wake-up falls within it).
@@ -136,25 +161,37 @@ impl MeasureSpec {
 /// came through the ring during this interval.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ThreadStats {
+    /// The thread's index ([`ThreadSpec::index`]).
     pub index: u32,
     /// 0 until the thread has started.
     pub tid: i32,
+    /// The CPU it is pinned to, `None` when not pinned.
     pub cpu: Option<u32>,
     /// Policy actually in force (after any fallback).
     pub policy: Option<Policy>,
+    /// Wake-ups measured since the start.
     pub samples: u64,
+    /// Smallest latency since the start, ns (0 before the first sample).
     pub min_ns: i64,
     /// Running maximum (the torture article's max-max).
     pub max_ns: i64,
+    /// The last latency, ns.
     pub cur_ns: i64,
+    /// Mean latency since the start, ns.
     pub avg_ns: f64,
     /// This interval's samples (through the ring).
     pub ival_samples: u64,
+    /// Smallest latency of this interval, ns (meaningless when `ival_samples` is 0).
     pub ival_min_ns: i64,
+    /// Largest latency of this interval, ns (meaningless when `ival_samples` is 0).
     pub ival_max_ns: i64,
+    /// Mean latency of this interval, ns.
     pub ival_avg_ns: f64,
+    /// Wake-ups later than the following period, since the start.
     pub overruns: u64,
+    /// Periods skipped because of overruns, since the start.
     pub missed_periods: u64,
+    /// Samples the ring could not take, since the start (still in the totals).
     pub lost: u64,
     /// The thread has finished.
     pub done: bool,
@@ -172,12 +209,15 @@ pub struct IntervalStats {
     pub samples_target: Option<u64>,
     /// Bucket width used for display (1000 = µs).
     pub resolution_ns: u64,
+    /// The measuring mode, for the display's header (`None` in hand-built stats).
     pub mode: Option<Mode>,
+    /// One entry per measuring thread, in index order.
     pub threads: Vec<ThreadStats>,
 }
 
 /// Called on the main thread every stats period; return false to stop the run.
 pub trait Observer {
+    /// Called every stats period with the figures so far; return false to stop the run.
     fn interval(&mut self, s: &IntervalStats) -> bool;
 
     /// Asked after each [`interval`](Self::interval) that returned true:
@@ -212,9 +252,11 @@ impl Observer for NoObserver {
 /// Why a run ended, as written in `end_reason`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum EndReason {
+    /// The requested duration elapsed.
     Duration,
+    /// Every thread took its requested samples.
     Samples,
-    /// The stop flag was set by a signal (see [`signals::received`]).
+    /// The stop flag was set by a signal (see [`signal_received`]).
     Signal(i32),
     /// The stop flag was set by someone else, or the observer said stop.
     Stop,
@@ -225,6 +267,7 @@ pub enum EndReason {
 }
 
 impl EndReason {
+    /// The reason as written in `end_reason` (`duration`, `sigint`, `signal 10`, `trace-stop` ...).
     pub fn name(self) -> String {
         match self {
             EndReason::Duration => "duration".into(),
@@ -240,12 +283,15 @@ impl EndReason {
 /// One thread's final results.
 #[derive(Debug, Clone)]
 pub struct ThreadMeasurement {
+    /// What was asked for this thread.
     pub spec: ThreadSpec,
+    /// The kernel thread id it ran as.
     pub tid: i32,
     /// The CPU the thread was pinned to (and found itself on).
     pub cpu: Option<u32>,
     /// Policy actually in force.
     pub policy: Policy,
+    /// Real-time priority in force (0 after a fallback to OTHER).
     pub priority: i32,
     /// Why FIFO/RR was refused, when it was (the fallback explanation).
     pub fallback: Option<String>,
@@ -260,12 +306,15 @@ pub struct ThreadMeasurement {
 /// The outcome of [`run`].
 #[derive(Debug, Clone)]
 pub struct Measurement {
+    /// What was asked for.
     pub spec: MeasureSpec,
     /// RFC 3339 UTC time of the start.
     pub started_at: String,
     /// Wall time measured.
     pub elapsed_ns: u64,
+    /// Why the run ended.
     pub end: EndReason,
+    /// One entry per measuring thread, in index order.
     pub threads: Vec<ThreadMeasurement>,
     /// Things the user must know (fallback, mlockall refused, lost samples...).
     pub warnings: Vec<String>,

@@ -172,7 +172,7 @@ impl MainSide<'_> {
             let all_done = self.lives.iter().all(|l| l.done.load(Relaxed));
             if stop.load(Relaxed) {
                 self.inner_stop.store(true, Relaxed);
-                return signals::received().map_or(EndReason::Stop, EndReason::Signal);
+                return signals::signal_received().map_or(EndReason::Stop, EndReason::Signal);
             }
             let now = now_ns();
             if all_done {

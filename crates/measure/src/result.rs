@@ -3,6 +3,7 @@
 use crate::Measurement;
 use rtshield_results::{ProgramResult, RunResult, Settings, ThreadResult, SCHEMA};
 use rtshield_sys::SysInfo;
+use rtshield_text::secret::redact;
 use std::collections::BTreeMap;
 
 /// What the caller knows that the engine does not.
@@ -12,11 +13,15 @@ pub struct ResultContext {
     pub command: Vec<String>,
     /// The configuration file's text, when run from one.
     pub config: Option<String>,
+    /// A short label for reports, `None`: the output directory's name is used by readers.
     pub label: Option<String>,
+    /// Provenance tags written with the run (isolation, load, partition, campaign axes).
     pub tags: BTreeMap<String, String>,
+    /// The load programs and built-in loads that ran beside the measurement.
     pub programs: Vec<ProgramResult>,
     /// Added after the engine's own warnings.
     pub warnings: Vec<String>,
+    /// The machine as read at the start of the run.
     pub sysinfo: SysInfo,
     /// The limits the run is judged against (`--max-latency`): recorded
     /// with the verdict in the result when any is given.
@@ -24,6 +29,7 @@ pub struct ResultContext {
 }
 
 impl Measurement {
+    /// The measurement as the file schema, with what the caller knows from `ctx`.
     pub fn to_result(&self, ctx: &ResultContext) -> RunResult {
         let spec = &self.spec;
         let threads: Vec<ThreadResult> = self
@@ -71,8 +77,10 @@ impl Measurement {
             label: ctx.label.clone(),
             started_at: self.started_at.clone(),
             duration_s: self.elapsed_ns as f64 / 1e9,
-            command: ctx.command.clone(),
-            config: ctx.config.clone(),
+            // Redacted again here, whoever built the context: every
+            // result file and stored run is made from this.
+            command: rtshield_text::secret::redact_args(&ctx.command),
+            config: ctx.config.as_deref().map(|c| redact(c).into_owned()),
             settings: Settings {
                 mode: spec.mode.name().to_string(),
                 resolution_ns: spec.resolution_ns,
@@ -87,7 +95,14 @@ impl Measurement {
             warnings,
             end_reason: self.end.name(),
             threads,
-            programs: ctx.programs.clone(),
+            programs: ctx
+                .programs
+                .iter()
+                .map(|p| ProgramResult {
+                    command: redact(&p.command).into_owned(),
+                    ..p.clone()
+                })
+                .collect(),
             tags: ctx.tags.clone(),
             trace: self.trace.clone(),
             verdict,
@@ -182,7 +197,7 @@ mod tests {
 
     #[test]
     fn the_example_fixture_is_what_the_engine_computes() {
-        // rtshield_results::example documents its figures; check them here.
+        // rtshield_results::example_result documents its figures; check them here.
         let m = measured(
             100_000,
             &[
@@ -190,7 +205,7 @@ mod tests {
             ],
         );
         let r = m.to_result(&ResultContext::default());
-        let ex = rtshield_results::example::example_result();
+        let ex = rtshield_results::example_result();
         let (t, e) = (&r.threads[0], &ex.threads[0]);
         assert_eq!(
             (t.samples, t.min_ns, t.max_ns, t.avg_ns),

@@ -11,6 +11,7 @@ use std::io::{self, Write};
 pub struct MemLock(());
 
 impl MemLock {
+    /// Lock every current and future page of the process; the error is `mlockall`'s (EPERM without CAP_IPC_LOCK, ENOMEM over RLIMIT_MEMLOCK).
     pub fn lock() -> io::Result<MemLock> {
         // SAFETY: plain syscall, no pointers.
         if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } != 0 {
@@ -30,15 +31,15 @@ impl Drop for MemLock {
 /// An open `/dev/cpu_dma_latency` with a target written; the kernel keeps
 /// the constraint while the descriptor is open and drops it on close.
 #[derive(Debug)]
-pub struct DmaLatency {
+pub(crate) struct DmaLatency {
     _f: File,
     pub value_us: i32,
 }
 
 impl DmaLatency {
-    pub const PATH: &'static str = "/dev/cpu_dma_latency";
+    pub(crate) const PATH: &'static str = "/dev/cpu_dma_latency";
 
-    pub fn hold(value_us: i32) -> io::Result<DmaLatency> {
+    pub(crate) fn hold(value_us: i32) -> io::Result<DmaLatency> {
         let mut f = File::options().write(true).open(Self::PATH)?;
         // The kernel wants a binary s32 (it also accepts hex text).
         f.write_all(&value_us.to_ne_bytes())?;
@@ -52,13 +53,13 @@ impl DmaLatency {
 /// rings would fill and samples be lost); it sleeps between drains, and its
 /// priority stays below any measuring thread.
 #[derive(Debug)]
-pub struct RaisedPriority {
+pub(crate) struct RaisedPriority {
     policy: libc::c_int,
     param: libc::sched_param,
 }
 
 impl RaisedPriority {
-    pub fn raise(priority: i32) -> std::io::Result<RaisedPriority> {
+    pub(crate) fn raise(priority: i32) -> std::io::Result<RaisedPriority> {
         // SAFETY: plain syscalls on the calling thread with valid pointers.
         unsafe {
             let policy = libc::sched_getscheduler(0);

@@ -10,12 +10,12 @@ use std::sync::Once;
 /// Install the stop signals' handlers (once) and return the flag they set;
 /// a second signal exits at once (status 128 + signal), unless the
 /// process installed them first with `Second::Waits` (a campaign's cell).
-pub fn install() -> &'static AtomicBool {
+pub fn install_signals() -> &'static AtomicBool {
     rtshield_signals::install(rtshield_signals::Second::Exits)
 }
 
 /// The signal that set the flag, if one did.
-pub fn received() -> Option<i32> {
+pub fn signal_received() -> Option<i32> {
     rtshield_signals::received()
 }
 
@@ -28,13 +28,13 @@ extern "C" fn on_wake(_sig: libc::c_int) {
 /// The signal the main thread sends a measuring thread to cut its current
 /// wait short when the run stops (a period may be 10 s or 1 h long).
 /// `SIGRTMIN + 1`: `SIGRTMIN` is the POSIX timer's own signal.
-pub fn wake_signal() -> libc::c_int {
+pub(crate) fn wake_signal() -> libc::c_int {
     libc::SIGRTMIN() + 1
 }
 
 /// Install the no-op handler of [`wake_signal`] (once), WITHOUT
 /// `SA_RESTART`, so `clock_nanosleep` and `sigwaitinfo` return EINTR.
-pub fn install_wake() {
+pub(crate) fn install_wake() {
     INSTALL_WAKE.call_once(|| {
         // SAFETY: a zeroed sigaction with a valid handler and an empty mask.
         unsafe {
@@ -48,7 +48,7 @@ pub fn install_wake() {
 }
 
 /// Send [`wake_signal`] to thread `tid` of this process.
-pub fn wake_thread(tid: i32) {
+pub(crate) fn wake_thread(tid: i32) {
     if tid <= 0 {
         return;
     }

@@ -42,7 +42,7 @@ pub struct SpikeTrigger {
 pub(crate) const MARK_RING: usize = 1024;
 
 /// The measuring thread's side of a [`SpikeTrigger`].
-pub struct Spiker<'a> {
+pub(crate) struct Spiker<'a> {
     /// What to do on a spike.
     pub trigger: SpikeTrigger,
     /// The thread's place in `spec.threads`.
@@ -94,7 +94,7 @@ impl Spiker<'_> {
 
 /// `rtshield spike thread=T tid=P cpu=C expected=E latency=L` into `buf`
 /// (128 bytes hold it with every number at its widest); returns its length.
-pub fn format_marker(buf: &mut [u8; 128], m: &SpikeMark) -> usize {
+pub(crate) fn format_marker(buf: &mut [u8; 128], m: &SpikeMark) -> usize {
     fn put(buf: &mut [u8; 128], at: &mut usize, bytes: &[u8]) {
         for &b in bytes {
             if *at < buf.len() {

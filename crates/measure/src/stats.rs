@@ -38,6 +38,7 @@ pub struct Accum {
 }
 
 impl Accum {
+    /// Add one latency, ns (count, min, max, sum and the last value).
     #[inline(always)]
     pub fn add(&mut self, v: i64) {
         self.lat.add(v);
@@ -49,38 +50,46 @@ impl Accum {
         self.lat.min().unwrap_or(0)
     }
 
+    /// `max`, or 0 before the first sample.
     pub fn max_or0(&self) -> i64 {
         self.lat.max().unwrap_or(0)
     }
 
+    /// The mean, or 0.0 before the first sample.
     pub fn avg(&self) -> f64 {
         self.lat.mean().unwrap_or(0.0)
     }
 }
 
 /// Upper bound of the HDR histograms (1 hour in ns): larger values saturate.
-pub const HDR_MAX_NS: u64 = 3_600_000_000_000;
+pub(crate) const HDR_MAX_NS: u64 = 3_600_000_000_000;
 /// Synthetic samples added per overrun in the corrected view, at most
 /// (a stall of hours at a 10 µs period would otherwise mean 10⁹ records);
 /// the remainder is recorded at one period.
-pub const MAX_CORRECTED_PER_SAMPLE: u64 = 1_000_000;
+pub(crate) const MAX_CORRECTED_PER_SAMPLE: u64 = 1_000_000;
 
 /// The main thread's view of one measuring thread: every sample that came
 /// through the ring.
 #[derive(Debug, Clone)]
 pub struct ThreadHistograms {
+    /// Bucket width of `buckets`, ns.
     pub resolution_ns: u64,
     /// Linear buckets, `histo_size/res + 1` of them.
     pub buckets: Vec<u64>,
+    /// Samples at or above the last bucket's end (`histo_size`).
     pub overflow: u64,
+    /// Negative samples (a clock anomaly), not in `buckets`.
     pub underflow: u64,
     /// Samples seen through the ring.
     pub samples: u64,
+    /// Every sample in a high-dynamic-range histogram (3 significant digits, up to 1 h): the percentiles.
     pub hdr: hdrhistogram::Histogram<u64>,
     /// Coordinated-omission-corrected: each missed period added as the
     /// sample it would have produced (latency − k·period).
     pub hdr_corrected: hdrhistogram::Histogram<u64>,
+    /// Samples in `hdr_corrected` (the real ones plus the synthetic ones).
     pub corrected_samples: u64,
+    /// Largest sample seen through the ring, ns.
     pub max_ns: i64,
     /// Periods since the start: each sample's own and those its overrun
     /// skipped (the next deadline is that much later).
@@ -98,9 +107,10 @@ pub struct ThreadHistograms {
 
 /// Worst cases kept per thread: each is larger than the one before, so a
 /// real run has a handful; a latency that only grows keeps the latest.
-pub const MAX_WORST_CASES: usize = 256;
+pub(crate) const MAX_WORST_CASES: usize = 256;
 
 impl ThreadHistograms {
+    /// Empty histograms for `histo_size_ns` in buckets `resolution_ns` wide (one more bucket for a sample equal to the size).
     pub fn new(histo_size_ns: u64, resolution_ns: u64) -> Self {
         let res = resolution_ns.max(1);
         let n = (histo_size_ns / res + 1) as usize;
@@ -210,6 +220,7 @@ impl ThreadHistograms {
         }
     }
 
+    /// The coordinated-omission-corrected figures for the file schema.
     pub fn corrected(&self) -> Corrected {
         Corrected {
             samples: self.corrected_samples,
@@ -220,7 +231,7 @@ impl ThreadHistograms {
 }
 
 /// Percentile key (`"99.9"`) to quantile (0.999).
-pub fn quantile(key: &str) -> f64 {
+pub(crate) fn quantile(key: &str) -> f64 {
     key.parse::<f64>().unwrap_or(0.0) / 100.0
 }
 
@@ -249,7 +260,7 @@ fn percentiles(h: &hdrhistogram::Histogram<u64>, max_ns: i64) -> BTreeMap<String
 }
 
 /// `_H` statistics of a linear histogram (`counts[i]` samples at `i*res` ns).
-pub fn hist_stats(counts: &[u64], res: u64) -> HistStats {
+pub(crate) fn hist_stats(counts: &[u64], res: u64) -> HistStats {
     HistStats::from_buckets(counts.iter().enumerate().map(|(i, &c)| (i as u64, c)), res)
 }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 
 /// `timer_create(CLOCK_MONOTONIC)` delivering `SIGRTMIN` to one thread
 /// (SIGEV_THREAD_ID), blocked there and taken with `sigwaitinfo`.
-pub struct PosixTimer {
+pub(crate) struct PosixTimer {
     id: libc::timer_t,
     set: libc::sigset_t,
 }
@@ -15,7 +15,7 @@ pub struct PosixTimer {
 impl PosixTimer {
     /// Create on the calling thread, first expiry at `first_ns`
     /// (absolute), then every `period_ns`.
-    pub fn new(first_ns: i64, period_ns: u64) -> std::io::Result<PosixTimer> {
+    pub(crate) fn new(first_ns: i64, period_ns: u64) -> std::io::Result<PosixTimer> {
         let sig = libc::SIGRTMIN();
         // SAFETY: sigset/sigevent are plain data filled by libc calls; the
         // timer id is only used while self lives.

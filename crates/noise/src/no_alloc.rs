@@ -4,7 +4,7 @@
 //! windows, a skipped window, the stop flag).
 
 use crate::spin::{run_windows, spin, Counters, Live, Schedule};
-use rtshield_measure::hotloop::now_ns;
+use rtshield_measure::now_ns;
 use rtshield_testkit::{count_allocations, AllocProbe};
 use rtshield_trace::NoiseEvent;
 use std::sync::atomic::AtomicBool;

@@ -9,7 +9,7 @@
 //! iterations; noise events go to the main thread through a preallocated
 //! wait-free SPSC ring ([`rtrb`]).
 
-use rtshield_measure::hotloop::now_ns;
+use rtshield_measure::now_ns;
 use rtshield_trace::NoiseEvent;
 use std::sync::atomic::{
     AtomicBool, AtomicI32, AtomicU64,

@@ -3,7 +3,7 @@
 //! makes OUT/run1 … OUT/runN (OUT/idle and OUT/loaded when RUNS is 2;
 //! 2 threads each, the first WITH_TIMELINE runs (default 2) with a
 //! timeline of INTERVALS rows per thread) and OUT/cyclictest.json.
-use rtshield_report::synth;
+use rtshield_report::{synth_run_result, synth_timeline_csv, write_synth_run_dir};
 use std::path::PathBuf;
 
 fn main() -> std::io::Result<()> {
@@ -19,9 +19,9 @@ fn main() -> std::io::Result<()> {
             format!("run{i}")
         };
         let tail = (i - 1) as f64 / runs.max(2) as f64;
-        let r = synth::run_result(&label, i, &[2, 3], 200_000, 8.0 + i as f64, tail, 200);
-        let tl = (i <= with_tl).then(|| synth::timeline_csv(i, intervals, &[2, 3]));
-        synth::write_run_dir(&out.join(&label), &r, tl.as_deref())?;
+        let r = synth_run_result(&label, i, &[2, 3], 200_000, 8.0 + i as f64, tail, 200);
+        let tl = (i <= with_tl).then(|| synth_timeline_csv(i, intervals, &[2, 3]));
+        write_synth_run_dir(&out.join(&label), &r, tl.as_deref())?;
     }
     std::fs::write(out.join("cyclictest.json"), CYCLICTEST)?;
     Ok(())

@@ -42,7 +42,7 @@ pub struct CampaignView<'a> {
 /// The figure-11 columns after `load`: the systress article's SUMMARY
 /// statistics (µs), plus how many runs and how many samples fell above
 /// the histogram (what makes `Samples_H` < `Samples`).
-pub const FIG11_HEAD: [&str; 12] = [
+pub(crate) const FIG11_HEAD: [&str; 12] = [
     "load",
     "runs",
     "Samples",
@@ -72,7 +72,7 @@ pub struct ColumnSet {
 
 /// The kernel a run was measured on: its recorded tag, else (a run
 /// stored before the tag existed) from its system description.
-pub fn run_kernel(r: &RunResult) -> String {
+pub(crate) fn run_kernel(r: &RunResult) -> String {
     r.tags
         .get(KERNEL_TAG)
         .cloned()
@@ -174,16 +174,18 @@ impl CampaignView<'_> {
     }
 
     /// The header lines: axes, kernels, what is pooled, how many runs.
-    fn header(&self) -> String {
+    /// `enc` encodes each value from the campaign file or the runs for
+    /// the output language (the fixed words around them need none).
+    fn header(&self, enc: &dyn Fn(&str) -> String) -> String {
         let axes: Vec<String> = self
             .axes
             .iter()
-            .map(|(a, v)| format!("{a} ({})", v.join(", ")))
+            .map(|(a, v)| format!("{} ({})", enc(a), enc(&v.join(", "))))
             .collect();
         let pooled = if self.pool.is_empty() {
             "nothing pooled: every declared axis and the kernel are kept apart".to_string()
         } else {
-            format!("pooled as asked (`pool`): {}", self.pool.join(", "))
+            format!("pooled as asked (`pool`): {}", enc(&self.pool.join(", ")))
         };
         format!(
             "Axes: {}; kernels: {}. {} runs stored; {pooled}.",
@@ -192,7 +194,7 @@ impl CampaignView<'_> {
             } else {
                 axes.join(" × ")
             },
-            self.kernels().join("; "),
+            enc(&self.kernels().join("; ")),
             self.runs.len()
         )
     }
@@ -207,7 +209,7 @@ fn any_unknown(ts: &[&ThreadResult], field: &str) -> bool {
 /// `Samples`, `L_min`, `L_max`, `L_avg` are exact over every sample; the
 /// `_H` statistics come from the group's summed histogram (threads with
 /// another histogram shape are left out: `†`). Unknown values are `?`.
-pub fn fig11_row(load: &str, group: &[&RunResult]) -> [String; 12] {
+pub(crate) fn fig11_row(load: &str, group: &[&RunResult]) -> [String; 12] {
     let ts: Vec<&ThreadResult> = group.iter().flat_map(|r| &r.threads).collect();
     let res = ts.first().map_or(1000, |t| t.histogram.resolution_ns);
     let n: u64 = ts.iter().map(|t| t.samples).sum();
@@ -257,7 +259,7 @@ pub fn fig11_row(load: &str, group: &[&RunResult]) -> [String; 12] {
 /// The figure-11 tables: per isolation method, one table per column set
 /// holding any run: (isolation, column set label, rows).
 #[allow(clippy::type_complexity)]
-pub fn figure11(v: &CampaignView) -> Vec<(String, String, Vec<[String; 12]>)> {
+pub(crate) fn figure11(v: &CampaignView) -> Vec<(String, String, Vec<[String; 12]>)> {
     let mut out = Vec::new();
     for iso in v.isolations() {
         for set in v.column_sets() {
@@ -309,7 +311,7 @@ fn matrix_row(load: &str, iso: &str, set: Option<&str>, group: &[&RunResult]) ->
 /// The verdicts: every pair of isolation methods compared within each
 /// (column set, load), never across them. Rows of cells: column set,
 /// load, A, B, statistic, A, B, B/A, CI, verdict.
-pub fn verdicts(v: &CampaignView) -> Vec<[String; 10]> {
+pub(crate) fn verdicts(v: &CampaignView) -> Vec<[String; 10]> {
     let isos = v.isolations();
     let mut out = Vec::new();
     for set in v.column_sets() {
@@ -359,13 +361,17 @@ fn table11_rows(v: &CampaignView) -> Vec<[String; 6]> {
 const FIG11_NOTE: &str = "µs. Samples, L_min, L_max, L_avg: over every sample of the group's runs (exact); Samples_H … L_mode_H: over the samples inside the summed histogram (the systress article's definitions; L_mode_H lists every fullest bucket); overflows: samples above the histogram. † threads with another histogram shape left out of the _H columns. `?`: not recorded. The article's figure 11 is an image: this arrangement (a block per isolation method, a row per load, a table per value of every other axis and per kernel) is our reading of its text.";
 
 /// `summary.md` of a campaign.
-pub fn summary_markdown(v: &CampaignView) -> String {
-    let mut md = format!("# Campaign {}\n\n{}\n\n", v.name, v.header());
+pub fn campaign_summary_markdown(v: &CampaignView) -> String {
+    let mut md = format!(
+        "# Campaign {}\n\n{}\n\n",
+        cell(v.name),
+        v.header(&|s| cell(s))
+    );
     md.push_str("## Figure 11: SUMMARY statistics (the systress article's columns)\n");
     let mut last_iso = String::new();
     for (iso, set, rows) in figure11(v) {
         if iso != last_iso {
-            let _ = write!(md, "\n### isolation = {iso}\n");
+            let _ = write!(md, "\n### isolation = {}\n", cell(&iso));
             last_iso = iso;
         }
         let _ = write!(
@@ -435,12 +441,12 @@ fn html_table(class: &str, head: &[&str], rows: &[Vec<String>]) -> String {
 /// per load, the overlay picture's path relative to the page, one curve
 /// per isolation method and column set), Table 1.1, and a link to the
 /// per-run report (`plots/report.html`).
-pub fn summary_html(v: &CampaignView, figure12: &[(String, String)]) -> String {
+pub fn campaign_summary_html(v: &CampaignView, figure12: &[(String, String)]) -> String {
     let mut h = format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>Campaign {}</title>\n<style>body{{font-family:sans-serif;margin:1em 2em}}table{{border-collapse:collapse;margin:.5em 0}}td,th{{border:1px solid #bbb;padding:2px 6px;text-align:right}}td:first-child{{text-align:left}}.hint{{color:#555;font-size:90%}}img{{max-width:100%}}</style></head><body>\n<h1>Campaign {}</h1>\n<p>{}</p>\n<p><a href=\"summary.md\">summary.md</a> · <a href=\"plots/report.html\">every run's own report</a></p>\n",
         esc(v.name),
         esc(v.name),
-        esc(&v.header())
+        v.header(&|s| esc(s))
     );
     h.push_str("<h2 id=\"figure11\">Figure 11: SUMMARY statistics</h2>\n");
     let mut last_iso = String::new();
@@ -490,4 +496,107 @@ pub fn summary_html(v: &CampaignView, figure12: &[(String, String)]) -> String {
     ));
     h.push_str("</body></html>\n");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{campaign_summary_markdown as summary_markdown, fig11_row, CampaignView};
+    use rtshield_results::RunResult;
+
+    /// A stored campaign run: tags as the campaign writes them.
+    fn run(seed: u64, iso: &str, period: &str, load: &str, kernel: &str) -> RunResult {
+        let peak = if iso == "partition" { 8.0 } else { 12.0 };
+        let mut r = crate::synth_run_result("x", seed, &[1], 2000, peak, 0.1, 200);
+        for (k, v) in [
+            ("isolation", iso),
+            ("period", period),
+            ("load", load),
+            ("kernel_id", kernel),
+            ("campaign", "c"),
+        ] {
+            r.tags.insert(k.into(), v.into());
+        }
+        r.label = Some(format!(
+            "isolation={iso},period={period},load={load} r{seed}"
+        ));
+        r
+    }
+
+    fn axes() -> Vec<(String, Vec<String>)> {
+        vec![
+            ("isolation".into(), vec!["none".into(), "partition".into()]),
+            ("period".into(), vec!["300us".into(), "500us".into()]),
+            ("load".into(), vec!["idle".into(), "timers".into()]),
+        ]
+    }
+
+    /// 2 isolations × 2 periods × 2 loads, 2 runs each; on `kernels`.
+    fn runs(kernels: &[&str]) -> Vec<RunResult> {
+        let mut out = Vec::new();
+        let mut seed = 1;
+        for k in kernels {
+            for iso in ["none", "partition"] {
+                for p in ["300us", "500us"] {
+                    for l in ["idle", "timers"] {
+                        for _ in 0..2 {
+                            out.push(run(seed, iso, p, l, k));
+                            seed += 1;
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn figure11_has_one_table_per_isolation_and_period_with_the_summary_columns() {
+        let rs = runs(&["6.18 NONE"]);
+        let ax = axes();
+        let v = CampaignView {
+            name: "partitioning",
+            axes: &ax,
+            pool: &[],
+            runs: &rs,
+        };
+        let md = summary_markdown(&v);
+        assert!(
+            md.contains("| load | runs | Samples | L_min | L_max | L_avg | Samples_H | L_avg_H | L_med_H | L_std_H | L_mode_H | overflows |"),
+            "{md}"
+        );
+        // One block per isolation method, one table per period: never pooled.
+        assert_eq!(md.matches("\n### isolation = ").count(), 2, "{md}");
+        assert_eq!(md.matches("\n#### period = ").count(), 4, "{md}");
+        assert!(md.contains("#### period = 300us\n"), "{md}");
+        assert!(md.contains("#### period = 500us\n"), "{md}");
+        // Each row holds the 2 runs of its cell only (not 4: periods pooled).
+        assert!(md.contains("| idle | 2 | 4000 |"), "{md}");
+        assert!(!md.contains("| idle | 4 |"), "{md}");
+        assert!(md.contains("nothing pooled"), "{md}");
+        // One kernel: the header names it, the headings do not repeat it.
+        assert!(md.contains("kernels: 6.18 NONE."), "{md}");
+        // Verdicts within each period, never across.
+        assert!(md.contains("| period = 300us | idle | none | partition |"));
+        assert!(md.contains("| period = 500us | timers | none | partition |"));
+        // The row's values are the SUMMARY statistics of the two runs.
+        let g: Vec<&RunResult> = rs
+            .iter()
+            .filter(|r| {
+                r.tags["isolation"] == "none"
+                    && r.tags["period"] == "300us"
+                    && r.tags["load"] == "idle"
+            })
+            .collect();
+        let row = fig11_row("idle", &g);
+        let t: Vec<_> = g.iter().flat_map(|r| &r.threads).collect();
+        assert_eq!(row[2], "4000");
+        let min = t.iter().map(|t| t.min_ns).min().unwrap();
+        let max = t.iter().map(|t| t.max_ns).max().unwrap();
+        assert_eq!(row[3], format!("{}", min / 1000));
+        assert_eq!(row[4], format!("{}", max / 1000));
+        let pooled = rtshield_results::pool_threads(t.iter().copied()).unwrap();
+        assert_eq!(row[6], pooled.hist_stats.samples.to_string());
+        assert_eq!(row[7], format!("{:.2}", pooled.hist_stats.avg_ns / 1000.0));
+        assert!(md.contains(&format!("| {} |", row.join(" | "))), "{md}");
+    }
 }

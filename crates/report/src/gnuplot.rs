@@ -8,10 +8,10 @@
 
 use crate::load::Run;
 use crate::series::{slugify, Series};
-use rtshield_text::gnuplot_quoted as gp_escape;
+use rtshield_text::gnuplot::{comment, single_quoted as quoted};
 
 /// (file name, contents) pairs.
-pub fn files(
+pub(crate) fn files(
     runs: &[Run],
     series: &[Series],
     title: &str,
@@ -36,8 +36,9 @@ fn latency_files(series: &[Series], title: &str, x_max: Option<f64>) -> Vec<(Str
             .replace('≥', ">=")
             .replace(" · ", ", ");
         let mut d = format!(
-            "# {}: {note}\n# latency_us count (non-zero buckets; a blank line where buckets are empty breaks the curve)\n",
-            s.label,
+            "# {}: {}\n# latency_us count (non-zero buckets; a blank line where buckets are empty breaks the curve)\n",
+            comment(&s.label),
+            comment(&note),
         );
         for (k, seg) in s.segments.iter().enumerate() {
             if k > 0 {
@@ -48,10 +49,9 @@ fn latency_files(series: &[Series], title: &str, x_max: Option<f64>) -> Vec<(Str
             }
         }
         plots.push(format!(
-            "  \"{name}\" using 1:2 with linespoints pt 7 ps 0.4 lw 2 lc rgb \"{}\" title \"{}: {}\"",
+            "  \"{name}\" using 1:2 with linespoints pt 7 ps 0.4 lw 2 lc rgb \"{}\" title {}",
             s.css_color(),
-            gp_escape(&s.label),
-            gp_escape(&note)
+            quoted(&format!("{}: {note}", s.label)),
         ));
         out.push((name, d));
     }
@@ -60,7 +60,7 @@ fn latency_files(series: &[Series], title: &str, x_max: Option<f64>) -> Vec<(Str
          # Interactive: gnuplot -p plot.gp   (click a key entry to hide/show its curve)\n\
          # To a file:   gnuplot -e \"set terminal pngcairo size 1200,800; set output 'latency-gp.png'\" plot.gp\n\
          set termoption noenhanced\n\
-         set title \"{}\"\n\
+         set title {}\n\
          set xlabel \"latency (us)\"\n\
          set ylabel \"samples\"\n\
          set logscale y\n\
@@ -71,7 +71,7 @@ fn latency_files(series: &[Series], title: &str, x_max: Option<f64>) -> Vec<(Str
          set grid\n\
          set key top right\n\
          plot \\\n{}\n",
-        gp_escape(title),
+        quoted(title),
         plots.join(", \\\n"),
         ymax = crate::plot::y_range(series),
     );
@@ -102,7 +102,7 @@ fn timeline_files(runs: &[Run], title: &str) -> Vec<(String, String)> {
                 k + 1,
                 p.start_s,
                 p.end_s,
-                gp_escape(&p.name)
+                comment(&p.name)
             ));
         }
     }
@@ -116,7 +116,7 @@ fn timeline_files(runs: &[Run], title: &str) -> Vec<(String, String)> {
             };
             let label = format!("{}:{who}", run.label);
             let name = format!("timeline-{}.dat", slugify(&label));
-            let mut d = format!("# {label}\n# t_s max_us maxmax_us\n");
+            let mut d = format!("# {}\n# t_s max_us maxmax_us\n", comment(&label));
             for i in 0..t.t_s.len() {
                 d.push_str(&format!(
                     "{} {} {}\n",
@@ -128,11 +128,11 @@ fn timeline_files(runs: &[Run], title: &str) -> Vec<(String, String)> {
             let (dot, line) = crate::plot::timeline_colors(tplots.len(), n_threads);
             let hex = |c: plotters::style::RGBColor| format!("#{:02x}{:02x}{:02x}", c.0, c.1, c.2);
             tplots.push(format!(
-                "  \"{name}\" using 1:2 with points pt 7 ps 0.4 lc rgb \"{}\" title \"{} max per interval\", \\\n  \"{name}\" using 1:3 with steps lw 2 lc rgb \"{}\" title \"{} running max\"",
+                "  \"{name}\" using 1:2 with points pt 7 ps 0.4 lc rgb \"{}\" title {}, \\\n  \"{name}\" using 1:3 with steps lw 2 lc rgb \"{}\" title {}",
                 hex(dot),
-                gp_escape(&label),
+                quoted(&format!("{label} max per interval")),
                 hex(line),
-                gp_escape(&label)
+                quoted(&format!("{label} running max"))
             ));
             out.push((name, d));
         }
@@ -142,9 +142,9 @@ fn timeline_files(runs: &[Run], title: &str) -> Vec<(String, String)> {
             "timeline.gp".to_string(),
             format!(
                 "# rtshield report: per-interval maximum (dots) and running maximum (line).\n\
-                 set termoption noenhanced\nset title \"{}\"\nset xlabel \"time (s)\"\nset ylabel \"latency (us)\"\nset grid\nset key below\n\
+                 set termoption noenhanced\nset title {}\nset xlabel \"time (s)\"\nset ylabel \"latency (us)\"\nset grid\nset key below\n\
                  {shading}plot \\\n{}\n",
-                gp_escape(title),
+                quoted(title),
                 tplots.join(", \\\n")
             ),
         ));

@@ -15,7 +15,7 @@ use crate::table::Table;
 use rtshield_text::markup_text as html_escape;
 use serde_json::{json, Value};
 
-pub struct Inputs<'a> {
+pub(crate) struct Inputs<'a> {
     pub title: &'a str,
     pub runs: &'a [Run],
     pub series: &'a [Series<'a>],
@@ -28,7 +28,7 @@ pub struct Inputs<'a> {
     pub x_max: Option<f64>,
 }
 
-pub fn render(inp: &Inputs) -> String {
+pub(crate) fn render(inp: &Inputs) -> String {
     // Axis ranges and legend text come from the same code as the PNG/SVG.
     let x_end = crate::plot::x_range(inp.series, inp.x_max);
     let data = json!({
@@ -211,7 +211,7 @@ fn run_details(run: &Run) -> String {
 }
 
 /// Standard base64 with padding (RFC 4648), for the inline pictures.
-pub fn base64(b: &[u8]) -> String {
+pub(crate) fn base64(b: &[u8]) -> String {
     const A: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut o = String::with_capacity(b.len().div_ceil(3) * 4);
     for c in b.chunks(3) {

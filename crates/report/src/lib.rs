@@ -1,29 +1,55 @@
-//! rtshield-report: plots and tables from result files (`rtshield report`).
+//! rtshield-report: every rendering of results for people. Its one job is
+//! to turn runs into pictures and tables: `rtshield report` (latency and
+//! percentile plots in PNG and SVG, an HTML page, Markdown and CSV
+//! summaries, gnuplot scripts, timelines, spike sections; [`generate`]),
+//! the `rtshield runs` tables ([`list_table`], [`compare_table`] ...) and
+//! a campaign's report in the articles' shape ([`campaign_summary_markdown`],
+//! [`campaign_summary_html`] over a [`CampaignView`]).
 //!
-//! Flow: [`load`] reads and checks every input (rtshield results, cyclictest
-//! JSON or histogram text, `timeline.csv`), [`series`] turns each measuring
-//! thread into one curve, then every output is rendered in memory and only
-//! then written — a bad input never leaves half a report. The output
-//! directory holds one report: a rewrite leaves only the new report's
-//! files, and a directory with files rtshield did not write is refused
-//! (see [`check_out_dir`]). All writes and removals go through one
-//! directory descriptor ([`SafeDir`]); see docs/security.md.
+//! It may not measure, store or decide: it reads result files through
+//! `rtshield-results`, gets stored runs and comparisons from
+//! `rtshield-store` as values, and writes only into the one output
+//! directory it is given.
+//!
+//! Flow: `load` reads and checks every input (rtshield results, cyclictest
+//! JSON or histogram text, `timeline.csv`), `series` turns each measuring
+//! thread into one curve, then every output is rendered in memory (`output`:
+//! one [`Format`] per file behind one trait) and only then written — a bad
+//! input never leaves half a report. The output directory holds one
+//! report: a rewrite leaves only the new report's files, and a directory
+//! with files rtshield did not write is refused (see [`check_out_dir`]).
+//! All writes and removals go through one directory descriptor
+//! ([`SafeDir`]); see docs/security.md.
 
-pub mod campaign;
-pub mod gnuplot;
-pub mod html;
-pub mod load;
-pub mod output;
-pub mod plot;
-pub mod runs;
-pub mod series;
-pub mod spikes;
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
+mod campaign;
+mod gnuplot;
+mod html;
+mod load;
+mod output;
+mod plot;
+mod runs;
+mod series;
+mod spikes;
 /// Fixtures for tests and examples: never in the release binary.
 #[cfg(any(test, feature = "testing"))]
-pub mod synth;
-pub mod table;
+mod synth;
+mod table;
 mod table11;
-pub mod timeline;
+mod timeline;
+
+pub use crate::campaign::{
+    campaign_summary_html, campaign_summary_markdown, CampaignView, ColumnSet,
+    KERNEL_TAG as CAMPAIGN_KERNEL_TAG,
+};
+pub use crate::load::read_result;
+pub use crate::plot::{HEIGHT as PLOT_HEIGHT, WIDTH as PLOT_WIDTH};
+pub use crate::runs::{compare_table, groups_table, import_text, list_table, runs_csv, show_text};
+#[cfg(any(test, feature = "testing"))]
+pub use crate::synth::{synth_run_result, synth_timeline_csv, write_synth_run_dir};
+pub use crate::table::{Table, Worst};
 
 use rtshield_safefs::temp_target;
 use rtshield_safefs::{DirPolicy, SafeDir, SafeError};
@@ -48,6 +74,7 @@ pub enum Format {
 }
 
 impl Format {
+    /// Every format, in the order their files are rendered (the default of `rtshield report`).
     pub const ALL: &'static [Format] = &[
         Format::Png,
         Format::Svg,
@@ -58,12 +85,18 @@ impl Format {
     ];
 }
 
+/// What `rtshield report` was asked for.
 #[derive(Debug, Clone)]
 pub struct Options {
+    /// The RESULTs: run directories or result files (rtshield's, cyclictest's, systress text, the torture article's log), at least one.
     pub inputs: Vec<PathBuf>,
+    /// Labels of the first inputs, in order (`--name`); the others are labelled from their paths.
     pub names: Vec<String>,
+    /// The output directory (`-o`): created, or an earlier report's directory to replace.
     pub out_dir: PathBuf,
+    /// The outputs to write (`--format`).
     pub formats: Vec<Format>,
+    /// The title of the pictures, the page and the summary.
     pub title: String,
     /// Ownership/mode policy for an existing output directory
     /// (`--force-unsafe-dir` → [`DirPolicy::AllowUnsafe`]).
@@ -84,6 +117,7 @@ pub struct Outcome {
     pub removed: Vec<String>,
     /// The summary table (also printed by the command).
     pub table: table::Table,
+    /// Curves drawn: one per measuring thread of every input.
     pub curves: usize,
 }
 
@@ -92,6 +126,23 @@ pub fn generate(opts: &Options) -> anyhow::Result<Outcome> {
     // Refuse an output directory holding other files before any work.
     check_out_dir(&opts.out_dir, opts.policy)?;
     let runs = load::load_all(&opts.inputs, &opts.names)?;
+    generate_runs(runs, opts)
+}
+
+/// [`generate`] over runs already in memory, as `(label, where it came
+/// from, results)` (`runs report`, from the store): nothing is written to a temporary
+/// file and read back, so nobody can swap what is reported.
+/// `opts.inputs` and `opts.names` are not used.
+pub fn generate_from(
+    runs: Vec<(String, String, rtshield_results::RunResult)>,
+    opts: &Options,
+) -> anyhow::Result<Outcome> {
+    check_out_dir(&opts.out_dir, opts.policy)?;
+    let runs = load::from_memory(runs)?;
+    generate_runs(runs, opts)
+}
+
+fn generate_runs(runs: Vec<load::Run>, opts: &Options) -> anyhow::Result<Outcome> {
     let files = render(&runs, &opts.formats, &opts.title, opts.x_max_us)?;
     let series = series::build(&runs);
     let table = table::build(&runs, &series);
@@ -142,19 +193,9 @@ fn timeline_pngs(runs: &[load::Run], title: &str) -> anyhow::Result<Vec<output::
         .iter()
         .filter(|r| r.timeline.as_ref().is_some_and(|t| !t.is_empty()))
         .collect();
-    let pngs: Vec<anyhow::Result<Vec<u8>>> = std::thread::scope(|sc| {
-        let handles: Vec<_> = with_tl
-            .iter()
-            .map(|r| {
-                let tl = r.timeline.as_ref().expect("filtered above");
-                let t = format!("Per-interval maximum — {}", r.label);
-                sc.spawn(move || plot::timeline_png(tl, &t))
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a plotting thread panicked"))
-            .collect()
+    let pngs = map_in_parallel(&with_tl, "a plotting thread panicked", |r| {
+        let tl = r.timeline.as_ref().expect("filtered above");
+        plot::timeline_png(tl, &format!("Per-interval maximum — {}", r.label))
     });
     let mut out = Vec::new();
     for (r, png) in with_tl.iter().zip(pngs) {
@@ -170,6 +211,21 @@ fn timeline_pngs(runs: &[load::Run], title: &str) -> anyhow::Result<Vec<output::
         });
     }
     Ok(out)
+}
+
+/// `f` of every item, each on a thread of its own, in the items' order (a
+/// panic in one is re-raised with `what`): day-long timelines are the
+/// bulk of a report's work, reading and drawing them in parallel.
+fn map_in_parallel<T: Sync, R: Send>(
+    items: &[T],
+    what: &str,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let f = &f;
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = items.iter().map(|x| sc.spawn(move || f(x))).collect();
+        handles.into_iter().map(|h| h.join().expect(what)).collect()
+    })
 }
 
 /// The list of files a report wrote, kept in its output directory: what
@@ -270,24 +326,16 @@ fn refusal(e: SafeError) -> anyhow::Error {
 /// exist. Ownership and mode are checked against `policy`.
 fn open_out_dir(dir: &Path, policy: DirPolicy) -> anyhow::Result<Option<OutDir>> {
     let shown = dir.display();
-    match std::fs::symlink_metadata(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => {
-            return Err(InputError::new(format!("{shown}: cannot use as output: {e}")).into())
-        }
-        Ok(m) if m.file_type().is_symlink() => {
-            return Err(InputError::new(format!(
-                "{shown}: is a symbolic link; give the real directory (a report is never \
-                 written through a link)"
-            ))
-            .into())
-        }
-        Ok(m) if !m.is_dir() => {
+    // Through the path layer: a link anywhere in DIR (also hidden by a
+    // trailing `/` or `/.`) or a `..` is refused, never followed.
+    let d = match SafeDir::open(dir, policy) {
+        Ok(d) => d,
+        Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => return Ok(None),
+        Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotADirectory) => {
             return Err(InputError::new(format!("{shown}: exists and is not a directory")).into())
         }
-        Ok(_) => {}
-    }
-    let d = SafeDir::open(dir, policy).map_err(refusal)?;
+        Err(e) => return Err(refusal(e.for_option("-o"))),
+    };
     let old = read_manifest(&d);
     let mut foreign = Vec::new();
     let mut temps = Vec::new();
@@ -364,10 +412,8 @@ fn write_report(
     let out = match open_out_dir(dir, policy)? {
         Some(o) => o,
         None => {
-            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-                SafeDir::open_or_create(parent, 0o755, DirPolicy::AllowUnsafe).map_err(refusal)?;
-            }
-            match SafeDir::create_new(dir, 0o755) {
+            // Missing parents are created through the path layer.
+            match SafeDir::create_new_with_parents(dir, 0o755) {
                 Ok(d) => OutDir {
                     dir: d,
                     old: Vec::new(),

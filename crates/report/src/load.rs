@@ -3,7 +3,7 @@
 //! Everything is read and checked before a single output byte is written.
 
 use crate::timeline::Timeline;
-use rtshield_results::import::{self, Format};
+use rtshield_results::InputFormat as Format;
 use rtshield_results::RunResult;
 use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
@@ -21,7 +21,7 @@ pub struct Run {
 }
 
 /// Load every input; `names` overrides the labels of the first inputs.
-pub fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<Vec<Run>> {
+pub(crate) fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<Vec<Run>> {
     if inputs.is_empty() {
         return Err(InputError::new("no RESULT given").into());
     }
@@ -33,18 +33,19 @@ pub fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<Vec<Run>
         ))
         .into());
     }
+    let most = rtshield_limits::REPORT_MAX_CURVES;
+    let too_many = |n: usize, what: &str| {
+        InputError::new(format!(
+            "{n} {what}: a report shows at most {most} curves (one per measuring thread; docs/ranges.md); report fewer runs at a time"
+        ))
+    };
+    // Every input is at least one curve: refused before anything is read.
+    if inputs.len() > most {
+        return Err(too_many(inputs.len(), "results given").into());
+    }
     // Day-long timelines are the bulk of the work: read inputs in parallel,
     // keep their order, report the first failing input in argument order.
-    let loaded: Vec<anyhow::Result<Run>> = std::thread::scope(|sc| {
-        let handles: Vec<_> = inputs
-            .iter()
-            .map(|p| sc.spawn(move || load_one(p)))
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| h.join().expect("a reader thread panicked"))
-            .collect()
-    });
+    let loaded = crate::map_in_parallel(inputs, "a reader thread panicked", |p| load_one(p));
     let mut runs = Vec::new();
     for (i, r) in loaded.into_iter().enumerate() {
         let mut run = r?;
@@ -53,12 +54,50 @@ pub fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<Vec<Run>
         }
         runs.push(run);
     }
+    let curves: usize = runs.iter().map(|r| r.result.threads.len()).sum();
+    if curves > most {
+        return Err(too_many(curves, "measuring threads in the results given").into());
+    }
     unique_labels(&mut runs);
     Ok(runs)
 }
 
+/// Read one RESULT as `rtshield report` does (a run directory, an
+/// rtshield `results.json`, cyclictest `--json` or `-h` output, a systress
+/// text file or the torture article's log): the file actually read and
+/// the run, checked (`runs import` stores what a report would show).
+pub fn read_result(p: &Path) -> anyhow::Result<(PathBuf, RunResult)> {
+    let run = load_one(p)?;
+    Ok((run.path, run.result))
+}
+
+/// Runs already in memory (from the store), as `(label, where it came
+/// from, results)`.
+pub(crate) fn from_memory(runs: Vec<(String, String, RunResult)>) -> anyhow::Result<Vec<Run>> {
+    if runs.is_empty() {
+        return Err(InputError::new("no run given").into());
+    }
+    let mut out = Vec::new();
+    for (label, source, mut result) in runs {
+        if result.threads.is_empty() {
+            return Err(
+                InputError::new(format!("{label}: the run has no measuring thread")).into(),
+            );
+        }
+        result.label = Some(label.clone());
+        out.push(Run {
+            label,
+            path: PathBuf::from(source),
+            result,
+            timeline: None,
+        });
+    }
+    unique_labels(&mut out);
+    Ok(out)
+}
+
 /// Read one RESULT (directory or file).
-pub fn load_one(p: &Path) -> anyhow::Result<Run> {
+pub(crate) fn load_one(p: &Path) -> anyhow::Result<Run> {
     let shown = p.display().to_string();
     let meta = std::fs::metadata(p)
         .map_err(|e| InputError::new(format!("{shown}: cannot read result: {e}")))?;
@@ -80,16 +119,16 @@ pub fn load_one(p: &Path) -> anyhow::Result<Run> {
         .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
     let text =
         rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&fname, e.line, e.col, e))?;
-    let format = import::sniff(&text);
+    let format = rtshield_results::sniff(&text);
     let mut log_timeline = None;
     let mut result = match format {
         // One reader for results.json: the one `measure` writes with.
         Format::Rtshield => rtshield_results::parse_json(&text, &file)?,
-        Format::CyclictestJson => import::read_cyclictest_json(&text, &fname)?,
-        Format::CyclictestHist => import::read_cyclictest_hist(&text, &fname)?,
-        Format::SystressTxt => import::read_systress_txt(&text, &fname)?,
+        Format::CyclictestJson => rtshield_results::read_cyclictest_json(&text, &fname)?,
+        Format::CyclictestHist => rtshield_results::read_cyclictest_hist(&text, &fname)?,
+        Format::SystressTxt => rtshield_results::read_systress_txt(&text, &fname)?,
         Format::FluctuationLog => {
-            let log = import::read_fluctuation_log(&text, &fname)?;
+            let log = rtshield_results::read_fluctuation_log(&text, &fname)?;
             log_timeline = Some(Timeline::from_fluctuation_log(&log));
             log.result
         }

@@ -3,14 +3,18 @@
 //! renders what it answered.
 
 use rtshield_store::{Comparison, Group, Method, Put, Row, RunSummary};
+use rtshield_text::terminal::value as v;
 use std::fmt::Write as _;
 
 /// ns as µs with one decimal, `?` when unknown.
-pub fn us(ns: Option<i64>) -> String {
+pub(crate) fn us(ns: Option<i64>) -> String {
     ns.map_or_else(|| "?".into(), |v| format!("{:.1}", v as f64 / 1000.0))
 }
 
 /// A tag, or the field it falls back to (`isolation`: what was detected).
+/// The text of a stored run came from files or other hosts: everything
+/// this module prints for the terminal goes through
+/// [`rtshield_text::terminal::value`] (`v`).
 fn tag(r: &RunSummary, k: &str) -> String {
     r.field(k).unwrap_or_else(|| "?".into())
 }
@@ -40,16 +44,16 @@ pub fn list_table(runs: &[RunSummary], location: &str) -> String {
             s,
             "{:>5}  {:<8}  {:<20}  {:<12}  {:<16}  {:<10}  {:<8}  {:>10}  {:>8}  {:>8}  {}",
             r.id,
-            &r.uuid[..r.uuid.len().min(8)],
-            r.started,
-            r.host,
-            r.kernel,
-            tag(r, "isolation"),
-            tag(r, "load"),
+            v(r.uuid.get(..8).unwrap_or(&r.uuid)),
+            v(&r.started),
+            v(&r.host),
+            v(&r.kernel),
+            v(&tag(r, "isolation")),
+            v(&tag(r, "load")),
             r.samples(),
             us(r.worst_percentile("99.9")),
             us(r.worst_max()),
-            r.label
+            v(&r.label)
         );
     }
     let _ = writeln!(s, "{} in {location}", plural(runs.len(), "run"));
@@ -59,27 +63,38 @@ pub fn list_table(runs: &[RunSummary], location: &str) -> String {
 /// `runs show`: everything stored about one run; `command` is its
 /// command line (from the full result).
 pub fn show_text(r: &RunSummary, command: &[String]) -> String {
-    let mut s = format!("run {}  uuid {}\n", r.id, r.uuid);
+    let mut s = format!("run {}  uuid {}\n", r.id, v(&r.uuid));
     let _ = writeln!(
         s,
         "host {}  kernel {} ({})  preempt {}  arch {}",
-        r.host, r.kernel, r.kernel_version, r.preempt, r.arch
+        v(&r.host),
+        v(&r.kernel),
+        v(&r.kernel_version),
+        v(&r.preempt),
+        v(&r.arch)
     );
     let machine = if r.machine_id.is_empty() {
         "?"
     } else {
         &r.machine_id
     };
-    let _ = writeln!(s, "machine id {machine}");
-    let _ = writeln!(s, "cpu {}", r.cpu_model);
+    let _ = writeln!(s, "machine id {}", v(machine));
+    let _ = writeln!(s, "cpu {}", v(&r.cpu_model));
     let _ = writeln!(
         s,
         "started {}  duration {:.1} s  end {}  mode {}  tool {}",
-        r.started, r.duration_s, r.end, r.mode, r.tool
+        v(&r.started),
+        r.duration_s,
+        v(&r.end),
+        v(&r.mode),
+        v(&r.tool)
     );
+    // A run stored by an older rtshield may hold a password.
+    let command = rtshield_text::secret::redact_args(command);
+    let command: Vec<_> = command.iter().map(|a| v(a)).collect();
     let _ = writeln!(s, "command {}", command.join(" "));
-    for (k, v) in &r.tags {
-        let _ = writeln!(s, "tag {k}={v}");
+    for (k, val) in &r.tags {
+        let _ = writeln!(s, "tag {}={}", v(k), v(val));
     }
     let _ = writeln!(
         s,
@@ -176,7 +191,7 @@ pub fn groups_table(by: &[String], groups: &[Group], location: &str) -> String {
     let keys = |ks: &[String]| -> String {
         ks.iter()
             .zip(&widths)
-            .map(|(k, w)| format!("{k:<w$}  "))
+            .map(|(k, w)| format!("{:<w$}  ", v(k)))
             .collect()
     };
     let mut s = format!(
@@ -217,7 +232,7 @@ pub fn import_text(puts: &[Put], sources: &[&str], location: &str) -> String {
         } else {
             "already stored"
         };
-        let _ = writeln!(s, "{:>5}  {}  {what}  {src}", p.id(), p.uuid());
+        let _ = writeln!(s, "{:>5}  {}  {what}  {}", p.id(), v(p.uuid()), v(src));
     }
     let new = puts.iter().filter(|p| stored(p)).count();
     let _ = writeln!(
@@ -275,7 +290,7 @@ mod tests {
     #[test]
     fn a_started_value_with_commas_stays_in_its_column() {
         // cyclictest's start_time reads "Sun, 22 Nov 2026 05:49:01 +0000".
-        let mut r = crate::synth::run_result("a,b", 1, &[1], 1_000, 50.0, 0.5, 200);
+        let mut r = crate::synth::synth_run_result("a,b", 1, &[1], 1_000, 50.0, 0.5, 200);
         r.started_at = "Sun, 22 Nov 2026 05:49:01 +0000".into();
         let csv = runs_csv(&[RunSummary::of(&r)]);
         let mut rd = ::csv::ReaderBuilder::new().from_reader(csv.as_bytes());

@@ -6,7 +6,7 @@ use rtshield_results::ThreadResult;
 
 /// A fixed palette (Tableau 10, then darker variants) so the same inputs
 /// always get the same colours, distinguishable on white.
-pub const PALETTE: &[(u8, u8, u8)] = &[
+pub(crate) const PALETTE: &[(u8, u8, u8)] = &[
     (31, 119, 180),
     (255, 127, 14),
     (44, 160, 44),
@@ -30,7 +30,7 @@ pub const PALETTE: &[(u8, u8, u8)] = &[
 ];
 
 #[derive(Debug, Clone)]
-pub struct Series<'a> {
+pub(crate) struct Series<'a> {
     /// Index of the run in the report's inputs.
     pub run: usize,
     pub label: String,
@@ -50,19 +50,19 @@ pub struct Series<'a> {
 }
 
 impl Series<'_> {
-    pub fn css_color(&self) -> String {
+    pub(crate) fn css_color(&self) -> String {
         let (r, g, b) = self.color;
         format!("#{r:02x}{g:02x}{b:02x}")
     }
-    pub fn max_us(&self) -> f64 {
+    pub(crate) fn max_us(&self) -> f64 {
         self.thread.max_ns as f64 / 1000.0
     }
-    pub fn overflow(&self) -> u64 {
+    pub(crate) fn overflow(&self) -> u64 {
         self.thread.histogram.overflow
     }
     /// Samples the plot cannot show on an axis ending at `x_end` µs: the
     /// overflow, and the buckets starting past the axis end.
-    pub fn beyond(&self, x_end: f64) -> u64 {
+    pub(crate) fn beyond(&self, x_end: f64) -> u64 {
         self.overflow()
             + self
                 .points
@@ -73,7 +73,7 @@ impl Series<'_> {
     }
     /// `max 8380 µs`, plus ` (beyond axis)` when the plot's x axis (ending
     /// at `x_end` µs) cannot show it. Floored like the table's value.
-    pub fn max_note(&self, x_end: f64) -> String {
+    pub(crate) fn max_note(&self, x_end: f64) -> String {
         let beyond = if self.max_us() > x_end {
             " (beyond axis)"
         } else {
@@ -84,7 +84,7 @@ impl Series<'_> {
     }
     /// `181 overflow ≥ 401 µs` when samples fell beyond the histogram,
     /// and `12 past the axis` when buckets lie beyond the axis end.
-    pub fn overflow_note(&self, x_end: f64) -> Option<String> {
+    pub(crate) fn overflow_note(&self, x_end: f64) -> Option<String> {
         let past = self.beyond(x_end) - self.overflow();
         let mut parts = Vec::new();
         if self.overflow() > 0 {
@@ -101,7 +101,7 @@ impl Series<'_> {
     }
     /// The legend's text after the label, the same in every output:
     /// `max 8380 µs (beyond axis) · 181 overflow ≥ 401 µs`.
-    pub fn note(&self, x_end: f64) -> String {
+    pub(crate) fn note(&self, x_end: f64) -> String {
         match self.overflow_note(x_end) {
             Some(o) => format!("{} · {o}", self.max_note(x_end)),
             None => self.max_note(x_end),
@@ -110,14 +110,14 @@ impl Series<'_> {
 }
 
 /// `run:cpuN` for a thread pinned to CPU N, `run:tI` otherwise.
-pub fn thread_label(run: &str, t: &ThreadResult) -> String {
+pub(crate) fn thread_label(run: &str, t: &ThreadResult) -> String {
     match t.cpu {
         Some(c) => format!("{run}:cpu{c}"),
         None => format!("{run}:t{}", t.index),
     }
 }
 
-pub fn build(runs: &[Run]) -> Vec<Series<'_>> {
+pub(crate) fn build(runs: &[Run]) -> Vec<Series<'_>> {
     let mut out = Vec::new();
     let mut slugs: Vec<String> = Vec::new();
     for (ri, run) in runs.iter().enumerate() {
@@ -154,7 +154,7 @@ pub fn build(runs: &[Run]) -> Vec<Series<'_>> {
 }
 
 /// Index ranges of `counts` whose bucket numbers follow each other.
-pub fn adjacent_runs(counts: &[[u64; 2]]) -> Vec<std::ops::Range<usize>> {
+pub(crate) fn adjacent_runs(counts: &[[u64; 2]]) -> Vec<std::ops::Range<usize>> {
     let mut out = Vec::new();
     let mut start = 0;
     for i in 1..=counts.len() {
@@ -166,10 +166,16 @@ pub fn adjacent_runs(counts: &[[u64; 2]]) -> Vec<std::ops::Range<usize>> {
     out
 }
 
-/// Letters, digits, `-`, `_`, `.`; anything else becomes `_`.
-pub fn slugify(s: &str) -> String {
+/// The longest slug: `timeline-SLUG.png` stays far below the 255 bytes
+/// of a file name, whatever the label's length.
+pub(crate) const SLUG_MAX: usize = 120;
+
+/// Letters, digits, `-`, `_`, `.`; anything else becomes `_`; at most
+/// [`SLUG_MAX`] characters.
+pub(crate) fn slugify(s: &str) -> String {
     let t: String = s
         .chars()
+        .take(SLUG_MAX)
         .map(|c| {
             if c.is_ascii_alphanumeric() || "-_.".contains(c) {
                 c
@@ -188,7 +194,7 @@ pub fn slugify(s: &str) -> String {
 /// Latency in µs for display: whole µs at µs resolution, floored like the
 /// histogram buckets (and `measure`'s own tables: 8380.6 µs is in bucket
 /// 8380), ns digits at finer resolutions.
-pub fn fmt_us(ns: f64, res_ns: u64) -> String {
+pub(crate) fn fmt_us(ns: f64, res_ns: u64) -> String {
     let us = ns / 1000.0;
     if res_ns >= 1000 {
         format!("{:.0}", us.floor())
@@ -198,7 +204,7 @@ pub fn fmt_us(ns: f64, res_ns: u64) -> String {
 }
 
 /// Averages and deviations get one more digit than the resolution.
-pub fn fmt_us_frac(ns: f64, res_ns: u64) -> String {
+pub(crate) fn fmt_us_frac(ns: f64, res_ns: u64) -> String {
     let us = ns / 1000.0;
     if res_ns >= 1000 {
         format!("{us:.2}")
@@ -216,6 +222,8 @@ mod tests {
         assert_eq!(slugify("idle run:cpu1"), "idle_run_cpu1");
         assert_eq!(slugify("../x"), "_.._x");
         assert_eq!(slugify(""), "_");
+        // A 5 MB label makes a file name, not an error (e-5mb-label).
+        assert_eq!(slugify(&"L".repeat(5_000_000)), "L".repeat(SLUG_MAX));
     }
 
     #[test]

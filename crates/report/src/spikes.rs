@@ -3,7 +3,7 @@
 //! latency per thread). Empty for runs that did not trace.
 
 use crate::load::Run;
-use rtshield_results::export::spikes_summary;
+use rtshield_results::spikes_summary;
 use rtshield_results::{LatencyPart, RunResult};
 use rtshield_text::markdown_cell;
 use rtshield_text::markup_text as esc;
@@ -58,7 +58,7 @@ fn table11(runs: &[Run]) -> Vec<[String; 6]> {
 const TABLE11: &str = "Table 1.1 (the ARTiS thesis): kernel and user latency";
 
 /// The HTML section (empty when no run traced).
-pub fn html(runs: &[Run]) -> String {
+pub(crate) fn html(runs: &[Run]) -> String {
     let mut h = String::new();
     // Table 1.1 first: the thesis's view of the split, then the detail.
     let t11 = crate::table11::html(
@@ -112,7 +112,7 @@ pub fn html(runs: &[Run]) -> String {
 }
 
 /// The Markdown section for `summary.md` (empty when no run traced).
-pub fn markdown(runs: &[Run]) -> String {
+pub(crate) fn markdown(runs: &[Run]) -> String {
     let mut m = String::new();
     for (run, t) in traced(runs) {
         if m.is_empty() {
@@ -146,4 +146,21 @@ pub fn markdown(runs: &[Run]) -> String {
         }
     }
     m + &crate::table11::markdown(&table11(runs), &format!("## {TABLE11}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::synth::{synth_run_result, write_synth_run_dir};
+
+    #[test]
+    fn no_traced_run_no_section() {
+        let r = synth_run_result("plain", 2, &[1], 1000, 10.0, 0.0, 100);
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        write_synth_run_dir(&a, &r, None).unwrap();
+        let runs = crate::load::load_all(&[a], &[]).unwrap();
+        assert_eq!(html(&runs), "");
+        assert_eq!(markdown(&runs), "");
+    }
 }

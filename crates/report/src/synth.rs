@@ -2,28 +2,28 @@
 //! (no real measurement needed): a latency histogram shaped like a real
 //! one (a peak and a long tail) and a day-long `timeline.csv`.
 
-use rtshield_results::export::timeline;
-use rtshield_results::histogram::thread_from_histogram;
+use rtshield_results::thread_from_histogram;
+use rtshield_results::{format_timeline_row, TimelineRow, TIMELINE_FILE, TIMELINE_HEADER};
 use rtshield_results::{Histogram, RunResult};
 use rtshield_sys::SysInfo;
 use std::collections::BTreeMap;
 use std::path::Path;
 
 /// xorshift64*: tiny, deterministic, good enough for test data.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
     /// Uniform in [0, 1).
-    pub fn unit(&mut self) -> f64 {
+    pub(crate) fn unit(&mut self) -> f64 {
         (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
     }
 }
@@ -31,7 +31,7 @@ impl Rng {
 /// One run: one thread per CPU of `cpus`, `samples` each, peak near
 /// `peak_us`, a tail whose weight grows with `tail` (0 = none, 1 = heavy),
 /// histogram of `buckets` µs.
-pub fn run_result(
+pub fn synth_run_result(
     label: &str,
     seed: u64,
     cpus: &[u32],
@@ -135,10 +135,10 @@ pub fn run_result(
 /// `intervals` rows per thread in the format `rtshield run` writes
 /// (`elapsed_s,phase,thread,cpu,…,ival_max_ns,max_max_ns,…`), 5 s apart,
 /// alternating 5 min `load` and 30 s `rest` as in the torture article.
-pub fn timeline_csv(seed: u64, intervals: usize, cpus: &[u32]) -> String {
+pub fn synth_timeline_csv(seed: u64, intervals: usize, cpus: &[u32]) -> String {
     let mut rng = Rng::new(seed);
     let mut s = String::with_capacity(intervals * cpus.len() * 80 + 200);
-    s.push_str(timeline::HEADER);
+    s.push_str(TIMELINE_HEADER);
     s.push('\n');
     let mut maxmax = vec![0u64; cpus.len()];
     for i in 0..intervals {
@@ -154,7 +154,7 @@ pub fn timeline_csv(seed: u64, intervals: usize, cpus: &[u32]) -> String {
             let max = base + (rng.unit() * 30_000.0) as u64 + spike;
             maxmax[k] = maxmax[k].max(max);
             let load = if phase == "load" { 98.5 } else { 1.5 };
-            s.push_str(&timeline::format_row(&timeline::Row {
+            s.push_str(&format_timeline_row(&TimelineRow {
                 elapsed_s: t as f64,
                 phase,
                 thread: k as u32,
@@ -177,11 +177,15 @@ pub fn timeline_csv(seed: u64, intervals: usize, cpus: &[u32]) -> String {
 }
 
 /// Write `results.json` (and `timeline.csv`) into `dir`.
-pub fn write_run_dir(dir: &Path, r: &RunResult, timeline: Option<&str>) -> std::io::Result<()> {
+pub fn write_synth_run_dir(
+    dir: &Path,
+    r: &RunResult,
+    timeline: Option<&str>,
+) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(r)?)?;
     if let Some(t) = timeline {
-        std::fs::write(dir.join(timeline::FILE), t)?;
+        std::fs::write(dir.join(TIMELINE_FILE), t)?;
     }
     Ok(())
 }

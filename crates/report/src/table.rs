@@ -5,10 +5,13 @@
 use crate::load::Run;
 use crate::series::{fmt_us, fmt_us_frac, Series};
 use rtshield_results::{RunResult, ThreadResult};
-use rtshield_text::{markdown_cell, markup_text};
+use rtshield_text::{markdown, markdown_cell, markup_text};
 
+/// The summary table: one column per curve, one row per statistic, then
+/// the provenance rows (kernel, isolation, load ...).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Table {
+    /// The column headers: the curves' labels (`run` or `run/thread`).
     pub columns: Vec<String>,
     /// (row name, one cell per column).
     pub rows: Vec<(String, Vec<String>)>,
@@ -22,21 +25,24 @@ pub struct Table {
 /// known to have happened by then (a log that starts after it).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Worst {
+    /// When, in seconds from the start of the run.
     pub at_s: f64,
+    /// The new maximum, µs.
     pub us: f64,
+    /// Only known to have happened by `at_s` (a log that starts after it).
     pub before: bool,
     /// The run's resolution: latencies shown as in the summary table.
     pub res_ns: u64,
 }
 
 /// Under every summary table: what the row names mean.
-pub const NOTE: &str = "p50 … p99.999999: over every sample (a percentile needs at least 1/(1 − q) samples: 10⁶ for p99.9999, else \"not enough samples\"). `_H` rows (the systress article's names): over the samples inside the histogram only, at bucket values; the mode lists every fullest bucket. `?`: not recorded by the source.";
+pub(crate) const NOTE: &str = "p50 … p99.999999: over every sample (a percentile needs at least 1/(1 − q) samples: 10⁶ for p99.9999, else \"not enough samples\"). `_H` rows (the systress article's names): over the samples inside the histogram only, at bucket values; the mode lists every fullest bucket. `?`: not recorded by the source.";
 
 /// Statistics rows, in order. Latencies in µs. `_H` rows (the systress
 /// article's names) are over the samples inside the histogram only, at
 /// bucket values; `p` rows are over every sample. Percentile rows no
 /// column has enough samples for are left out.
-pub const STAT_ROWS: &[&str] = &[
+pub(crate) const STAT_ROWS: &[&str] = &[
     "samples",
     "min (µs)",
     "avg (µs)",
@@ -64,11 +70,11 @@ fn row_percentile(row: &str) -> Option<&str> {
 }
 
 /// What a table shows for a percentile the run has too few samples for.
-pub const NOT_ENOUGH: &str = "not enough samples";
+pub(crate) const NOT_ENOUGH: &str = "not enough samples";
 
 /// Every mode of a histogram (all the fullest buckets, in µs), at most
 /// `limit` of them then `… (N modes)`.
-pub fn modes(t: &ThreadResult, limit: usize) -> String {
+pub(crate) fn modes(t: &ThreadResult, limit: usize) -> String {
     let h = &t.histogram;
     let best = h.counts.iter().map(|c| c[1]).max().unwrap_or(0);
     if best == 0 {
@@ -88,14 +94,14 @@ pub fn modes(t: &ThreadResult, limit: usize) -> String {
 }
 
 /// Whether thread `t` did not record `field` (an import): shown as `?`.
-pub fn unknown(t: &ThreadResult, field: &str) -> bool {
+pub(crate) fn unknown(t: &ThreadResult, field: &str) -> bool {
     t.unknown.iter().any(|u| u == field)
 }
 
 /// A provenance cell: (run, index of the thread in the run) → text.
 type Cell = fn(&RunResult, usize) -> String;
 
-pub fn build(runs: &[Run], series: &[Series]) -> Table {
+pub(crate) fn build(runs: &[Run], series: &[Series]) -> Table {
     let mut rows: Vec<(String, Vec<String>)> = STAT_ROWS
         .iter()
         .map(|r| (r.to_string(), Vec::new()))
@@ -215,7 +221,7 @@ pub fn build(runs: &[Run], series: &[Series]) -> Table {
 /// happened, from `worst_cases` in the result or, for older files and
 /// imports, from the timeline's running maximum (time = end of the
 /// interval that raised it).
-pub fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<Worst>)> {
+pub(crate) fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<Worst>)> {
     let mut out = Vec::new();
     for s in series {
         let t = s.thread;
@@ -274,7 +280,7 @@ impl Worst {
 }
 
 /// `156 s (2 min 36 s)`: seconds, and a human reading past a minute.
-pub fn fmt_when(t: f64) -> String {
+pub(crate) fn fmt_when(t: f64) -> String {
     let s = if t < 1e-3 {
         format!("{:.0} µs", t * 1e6)
     } else if t < 1.0 {
@@ -295,7 +301,7 @@ pub fn fmt_when(t: f64) -> String {
 }
 
 /// The worst cases as Markdown, one section per curve.
-pub fn worst_cases_markdown(w: &[(String, Vec<Worst>)]) -> String {
+pub(crate) fn worst_cases_markdown(w: &[(String, Vec<Worst>)]) -> String {
     let mut out = String::new();
     if w.is_empty() {
         return out;
@@ -320,7 +326,7 @@ pub fn worst_cases_markdown(w: &[(String, Vec<Worst>)]) -> String {
 }
 
 /// The worst cases as HTML tables.
-pub fn worst_cases_html(w: &[(String, Vec<Worst>)]) -> String {
+pub(crate) fn worst_cases_html(w: &[(String, Vec<Worst>)]) -> String {
     let mut out = String::new();
     for (label, v) in w {
         out.push_str(&format!(
@@ -406,9 +412,10 @@ fn load(r: &RunResult) -> String {
 }
 
 impl Table {
+    /// `summary.md`: the table under a `# title`, the note on percentiles and the worst cases.
     pub fn to_markdown(&self, title: &str) -> String {
-        let esc = markdown_cell;
-        let mut out = format!("# {title}\n\n| |");
+        let esc = markdown::cell;
+        let mut out = format!("# {}\n\n| |", esc(title));
         for c in &self.columns {
             out.push_str(&format!(" {} |", esc(c)));
         }
@@ -438,6 +445,7 @@ impl Table {
         )
     }
 
+    /// The table as the HTML page shows it (cells escaped, statistics and provenance separated).
     pub fn to_html(&self) -> String {
         let mut out = String::from("<table class=\"summary\">\n<thead><tr><th></th>");
         for c in &self.columns {

@@ -11,7 +11,7 @@ use rtshield_text::{markdown_cell, markup_text};
 
 /// The thesis's columns (its "Noyau" and "Utilisateur"), then how many
 /// wake-ups the kernel column covers out of the run's samples.
-pub const HEAD: [&str; 6] = [
+pub(crate) const HEAD: [&str; 6] = [
     "configuration",
     "kernel p99.999 (µs)",
     "kernel max (µs)",
@@ -21,7 +21,7 @@ pub const HEAD: [&str; 6] = [
 ];
 
 /// What the table means, under it.
-pub const NOTE: &str = "The ARTiS thesis's Table 1.1 columns. Kernel = the split's IRQ part (the timer's requested expiry → the hrtimer handler, ≈ t1 − t0), over the wake-ups whose trace events were all seen; user = the run's own latency (the expiry → the thread running again in user space, t3 − t0), over every sample. p99.999 needs 10⁵ samples. See docs/trace.md.";
+pub(crate) const NOTE: &str = "The ARTiS thesis's Table 1.1 columns. Kernel = the split's IRQ part (the timer's requested expiry → the hrtimer handler, ≈ t1 − t0), over the wake-ups whose trace events were all seen; user = the run's own latency (the expiry → the thread running again in user space, t3 − t0), over every sample. p99.999 needs 10⁵ samples. See docs/trace.md.";
 
 /// µs with one decimal.
 fn us(ns: i64) -> String {
@@ -38,7 +38,9 @@ fn p99999(p: &std::collections::BTreeMap<String, i64>, n: u64) -> String {
 
 /// One row per thread with split data: (`label`, or `label cpuN` when the
 /// run has several threads). Empty when no run was split.
-pub fn rows<'a>(runs: impl IntoIterator<Item = (String, &'a RunResult)>) -> Vec<[String; 6]> {
+pub(crate) fn rows<'a>(
+    runs: impl IntoIterator<Item = (String, &'a RunResult)>,
+) -> Vec<[String; 6]> {
     let mut out = Vec::new();
     for (label, r) in runs {
         let several = r.threads.len() > 1;
@@ -69,7 +71,7 @@ pub fn rows<'a>(runs: impl IntoIterator<Item = (String, &'a RunResult)>) -> Vec<
 }
 
 /// The table as Markdown (empty without rows), headed `heading`.
-pub fn markdown(rows: &[[String; 6]], heading: &str) -> String {
+pub(crate) fn markdown(rows: &[[String; 6]], heading: &str) -> String {
     if rows.is_empty() {
         return String::new();
     }
@@ -88,7 +90,7 @@ pub fn markdown(rows: &[[String; 6]], heading: &str) -> String {
 
 /// The table as HTML (empty without rows), headed `heading` (an `<h2>`
 /// or `<h3>` element, already markup).
-pub fn html(rows: &[[String; 6]], heading: &str) -> String {
+pub(crate) fn html(rows: &[[String; 6]], heading: &str) -> String {
     if rows.is_empty() {
         return String::new();
     }

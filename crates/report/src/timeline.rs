@@ -3,7 +3,7 @@
 //!
 //! Columns are found by header name, in any order, other columns ignored.
 //! What `rtshield run` writes (the format of
-//! `rtshield_results::export::timeline`, whose column names are used here):
+//! `rtshield_results::timeline`, whose column names are used here):
 //! `elapsed_s,phase,thread,cpu,…,ival_max_ns,max_max_ns,…` (ns); the
 //! hand-friendly µs form is also read: `t_s,thread,cpu,max_us,maxmax_us,phase`.
 //! The time (`elapsed_s`/`t_s`, seconds since the start, end of the
@@ -12,7 +12,10 @@
 //! missing running maximum is computed, a missing `thread` means thread 0,
 //! `phase` names the load phase (`load`, `rest`, …) if any.
 
-use rtshield_results::export::timeline as tl_format;
+use rtshield_results::{
+    TIMELINE_CPU, TIMELINE_ELAPSED_S, TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS, TIMELINE_PHASE,
+    TIMELINE_THREAD,
+};
 use rtshield_vocab::InputError;
 use std::path::Path;
 
@@ -142,17 +145,17 @@ impl Timeline {
         };
         let (c_t, _) = need(
             "`elapsed_s`/`t_s`",
-            find_us(&[(tl_format::ELAPSED_S, 1.0), ("t_s", 1.0)]),
+            find_us(&[(TIMELINE_ELAPSED_S, 1.0), ("t_s", 1.0)]),
         )?;
         let (c_max, max_div) = need(
             "`ival_max_ns`/`max_us`",
-            find_us(&[(tl_format::IVAL_MAX_NS, 1000.0), ("max_us", 1.0)]),
+            find_us(&[(TIMELINE_IVAL_MAX_NS, 1000.0), ("max_us", 1.0)]),
         )?;
-        let c_mm = find_us(&[(tl_format::MAX_MAX_NS, 1000.0), ("maxmax_us", 1.0)]);
+        let c_mm = find_us(&[(TIMELINE_MAX_MAX_NS, 1000.0), ("maxmax_us", 1.0)]);
         let (c_thread, c_cpu, c_phase) = (
-            find(tl_format::THREAD),
-            find(tl_format::CPU),
-            find(tl_format::PHASE),
+            find(TIMELINE_THREAD),
+            find(TIMELINE_CPU),
+            find(TIMELINE_PHASE),
         );
 
         let mut tl = Timeline::default();
@@ -221,7 +224,7 @@ impl Timeline {
     /// The torture article's fluctuation log as a timeline: one point per
     /// 5 s line, its `Max.Max.` as the running maximum; each `##[t] text`
     /// mark starts a phase named by its text, up to the next mark.
-    pub fn from_fluctuation_log(log: &rtshield_results::import::FluctLog) -> Timeline {
+    pub fn from_fluctuation_log(log: &rtshield_results::FluctLog) -> Timeline {
         let line = ThreadLine {
             thread: 0,
             cpu: None,

@@ -1,29 +1,66 @@
-//! The result schema: what `measure`/`run` write and `report` reads.
-//! JSON (`results.json`, versioned), CSV, the systress text file and
-//! cyclictest's histogram text are all written and read here, in one place.
+//! rtshield-results: the result files, and only them. Its one job is the
+//! schema of `results.json` ([`RunResult`], version [`SCHEMA`]) and every
+//! file format written from it or read into it: rtshield's own files
+//! (JSON, CSV, `histogram.txt`, the systress article's `timer_threadNN.txt`,
+//! `timeline.csv`, `spikes.json`), the CI formats of `rtshield export`
+//! (cyclictest JSON, JUnit, OpenMetrics, KCIDB), and the readers of other
+//! tools' files (cyclictest's `--json` and `-h` output, the torture
+//! article's fluctuation log), plus the one latency [`Histogram`] type with
+//! its statistics and merge.
 //!
-//! All latencies are integer nanoseconds; output formats round to the
-//! run's resolution only when printing.
+//! It may not measure, render a report, reach the kernel or know where
+//! files live: callers hand it a [`RunResult`] and a directory
+//! ([`rtshield_safefs::SafeDir`]) or text. All latencies are integer
+//! nanoseconds; a format rounds to the run's resolution only when it
+//! prints.
+
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 #[cfg(any(test, feature = "testing"))]
-pub mod example;
-pub mod export;
-pub mod histogram;
-pub mod import;
-pub mod merge;
-pub mod read;
-pub mod schema;
-pub mod statrec;
+mod example;
+mod export;
+mod histogram;
+mod import;
+mod merge;
+mod read;
+mod schema;
+mod statrec;
 mod verdict;
 
-pub use export::{
-    file_names, systress_file_name, to_csv, to_cyclictest_hist, to_json, to_systress_txt,
-    write_all, write_json, ExportManager, Exporter, CSV_FILE, HIST_FILE, JSON_FILE, SPIKES_JSON,
-    SPIKES_TXT,
+/// Fixtures for tests of this and other crates (feature `testing`, never
+/// in the release binary).
+#[cfg(any(test, feature = "testing"))]
+pub use crate::example::example_result;
+pub use crate::export::{
+    by_name, csv_header, csv_split_header, file_names, format_timeline_host, format_timeline_row,
+    read_timeline, spikes_summary, systress_file_name, timeline_header, timeline_header_with_host,
+    to_csv, to_cyclictest_hist, to_cyclictest_json, to_json, to_junit, to_kcidb, to_openmetrics,
+    to_prometheus_text, to_spikes_json, to_spikes_txt, to_systress_txt, write_all, write_json,
+    write_text, CiOptions, Csv, CyclictestHist, CyclictestJson, ExportManager, Exporter, Failure,
+    Json, Junit, Kcidb, OpenMetrics, PrometheusText, Spikes, SystressTxt, TimelineHost,
+    TimelineRecord, TimelineRow, TimelineWriter, Timestamps, CI_FORMATS, CSV_FILE,
+    CYCLICTEST_JSON_FILE, HIST_FILE, JSON_FILE, JUNIT_FILE, KCIDB_FILE, OPENMETRICS_FILE,
+    SPIKES_JSON, SPIKES_TXT, TIMELINE_CPU, TIMELINE_ELAPSED_S, TIMELINE_FILE, TIMELINE_HEADER,
+    TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS, TIMELINE_PHASE, TIMELINE_THREAD, TRACE_TXT,
 };
-pub use histogram::{pool_threads, LeCounter, MinMaxSum};
-pub use read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
-pub use schema::*;
-pub use verdict::{
+pub use crate::histogram::{
+    hist_percentiles, hist_stats, pool_threads, thread_from_histogram, LeCounter, MinMaxSum,
+};
+pub use crate::import::{
+    read_cyclictest_hist, read_cyclictest_json, read_fluctuation_log, read_systress_txt, sniff,
+    CyclictestArgs, FluctLog, FluctRow, InputFormat,
+};
+pub use crate::merge::merge_resumed;
+pub use crate::read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
+pub use crate::schema::{
+    kernel_id, percentile_supported, Corrected, HistStats, Histogram, LatencyPart, ProgramResult,
+    RunResult, Settings, SplitResult, ThreadResult, TraceResult, WorstCase, DEEP_PERCENTILES,
+    LE_BOUNDS_NS, PERCENTILES, SCHEMA,
+};
+pub use crate::statrec::{
+    compare_stat_records, stat_ratio, Metric, StatRecord, ThreadMean, STAT_SCHEMA,
+};
+pub use crate::verdict::{
     effective_verdict, LimitFailure, Limits, ThreadVerdict, Verdict, EXIT_LIMIT_EXCEEDED,
 };

@@ -27,7 +27,9 @@ pub struct RunResult {
     /// The configuration file's text, when run from one.
     #[serde(default)]
     pub config: Option<String>,
+    /// How the run measured (mode, resolution, histogram size, period of the statistics).
     pub settings: Settings,
+    /// The machine as it was at the start: kernel, CPUs, isolation, clocks (and temperatures at both ends).
     pub sysinfo: SysInfo,
     /// Things the user must know to read the numbers right (SCHED_OTHER
     /// fallback, lost samples, interrupted run...).
@@ -37,6 +39,7 @@ pub struct RunResult {
     /// (a program's STOP policy), `trace-stop` (`--trace-stop`), or
     /// `running` in a checkpoint of a run still going.
     pub end_reason: String,
+    /// One entry per measuring thread, in index order.
     pub threads: Vec<ThreadResult>,
     /// Load programs and built-in loads that ran beside the measurement.
     #[serde(default)]
@@ -103,7 +106,9 @@ pub struct TraceResult {
 pub struct SplitResult {
     /// Wake-ups split.
     pub samples: u64,
+    /// Timer IRQ latency: hardware timer expiry minus the requested expiry.
     pub irq: LatencyPart,
+    /// Thread latency: switch-in of the measuring thread minus its wake-up.
     pub thread: LatencyPart,
 }
 
@@ -111,10 +116,15 @@ pub struct SplitResult {
 /// the total's), percentiles.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyPart {
+    /// Smallest latency of this part, ns (may be negative on clock skew between events).
     pub min_ns: i64,
+    /// Largest latency of this part, ns.
     pub max_ns: i64,
+    /// Mean latency of this part, ns.
     pub avg_ns: f64,
+    /// The part's histogram, same resolution and size as the thread's total.
     pub histogram: Histogram,
+    /// Percentiles of this part from its histogram, ns, keyed like [`ThreadResult::percentiles`].
     pub percentiles: BTreeMap<String, i64>,
 }
 
@@ -129,32 +139,45 @@ pub struct Settings {
     /// `histo_size/res` still holds a sample equal to the histogram size,
     /// as in the systress article where `20 us` lists 0..=20).
     pub histo_buckets: u64,
+    /// How often the live statistics (and `timeline.csv` rows) were taken, ns.
     pub stats_period_ns: u64,
+    /// The duration asked for (`--duration`, `lifetime.duration`), ns; `None` when the run was bounded otherwise.
     pub requested_duration_ns: Option<u64>,
+    /// The sample count asked for per thread (`--samples`); `None` when not bounded by samples.
     pub requested_samples: Option<u64>,
+    /// Whether the process ran with `mlockall(MCL_CURRENT|MCL_FUTURE)` (no page faults in the loop).
     pub memlock: bool,
+    /// The value held in `/dev/cpu_dma_latency` during the run (0: no deep C-state), `None` when it was not held.
     pub cpu_dma_latency: Option<i32>,
 }
 
 /// One measuring thread's results.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadResult {
+    /// The thread's index (the `NN` of `timer_threadNN.txt`), from 0.
     pub index: u32,
+    /// The kernel thread id it ran as (0 when imported from a file that does not say).
     pub tid: i32,
+    /// The CPU it was pinned to; `None` when it kept the inherited affinity.
     pub cpu: Option<u32>,
     /// Policy actually in force (after any fallback).
     pub policy: String,
+    /// Real-time priority in force, 1..=99 for FIFO/RR, 0 otherwise.
     pub priority: i32,
     /// Policy that was asked for, when it differs (fallback).
     #[serde(default)]
     pub requested_policy: Option<String>,
+    /// Wake-up period, ns.
     pub period_ns: u64,
     /// Wake-ups measured.
     pub samples: u64,
+    /// Smallest latency measured, ns (exact, not from the histogram).
     pub min_ns: i64,
+    /// Largest latency measured, ns (exact: also counts samples past the histogram).
     pub max_ns: i64,
     /// Last sample.
     pub cur_ns: i64,
+    /// Mean latency over every sample, ns.
     pub avg_ns: f64,
     /// Overrun events: wake-ups later than the following period.
     pub overruns: u64,
@@ -162,6 +185,7 @@ pub struct ThreadResult {
     pub missed_periods: u64,
     /// Samples the ring could not take (still in min/max/avg/samples).
     pub lost: u64,
+    /// Every sample in [`Settings::resolution_ns`] buckets (samples past the last bucket in `overflow`).
     pub histogram: Histogram,
     /// Over the histogram only (the systress article's `_H` columns).
     pub hist_stats: HistStats,
@@ -204,7 +228,9 @@ pub struct ThreadResult {
 /// A new maximum: `latency_ns`, `at_ns` after the start of the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorstCase {
+    /// When the new maximum happened, ns after the start of the run.
     pub at_ns: u64,
+    /// The new maximum, ns.
     pub latency_ns: i64,
 }
 
@@ -212,7 +238,9 @@ pub struct WorstCase {
 /// samples in `[i*res, (i+1)*res)`. Only non-zero buckets are stored.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Histogram {
+    /// Bucket width, ns (1000 for µs resolution, 1 for ns).
     pub resolution_ns: u64,
+    /// Number of buckets: latencies from 0 to `buckets * resolution_ns` (exclusive) are counted.
     pub buckets: u64,
     /// `[bucket index, count]`, ascending, non-zero only.
     pub counts: Vec<[u64; 2]>,
@@ -227,10 +255,15 @@ pub struct Histogram {
 /// in ns (computed from bucket indexes × resolution).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HistStats {
+    /// Samples inside the histogram (overflow and underflow excluded).
     pub samples: u64,
+    /// Mean over those samples (bucket lower edges), ns.
     pub avg_ns: f64,
+    /// Lower median: lower edge of the bucket holding the ⌈n/2⌉-th sample, ns.
     pub median_ns: i64,
+    /// Population standard deviation, ns.
     pub std_ns: f64,
+    /// Lower edge of the fullest bucket (the lowest one on a tie), ns.
     pub mode_ns: i64,
 }
 
@@ -288,22 +321,33 @@ impl HistStats {
     }
 }
 
+/// Coordinated-omission-corrected figures: every missed period counted as
+/// the sample it would have been (its latency the delay it suffered), so a
+/// stall shows in the tail as it would for a steady caller.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Corrected {
+    /// Samples plus the missed periods counted back in.
     pub samples: u64,
+    /// Largest corrected latency, ns.
     pub max_ns: i64,
+    /// Corrected percentiles, ns, keyed like [`ThreadResult::percentiles`].
     pub percentiles: BTreeMap<String, i64>,
 }
 
 /// A load program or built-in load that ran beside the measurement.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ProgramResult {
+    /// The program's index in the configuration (`program[N]`), built-in loads after.
     pub index: u32,
     /// Command line, or `builtin:<name>`.
     pub command: String,
+    /// The CPUs it was allowed to run on (a CPU list such as `1-3`), `None` for the inherited set.
     pub cpus: Option<String>,
+    /// Times it was started (respawns included).
     pub spawns: u64,
+    /// Times it exited with status 0.
     pub exits_ok: u64,
+    /// Times it exited otherwise (non-zero status, signal, or a failed start).
     pub exits_ko: u64,
 }
 

@@ -10,12 +10,15 @@ use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
 use std::path::Path;
 
+/// The schema identifier of a `--record` file; its major part must match to be read.
 pub const STAT_SCHEMA: &str = "rtshield.stat/1";
 
 /// One named figure, mean over the recording.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Metric {
+    /// The figure's name (`cs/s`, `in/s`, `load1`, `cpu2.us` ...).
     pub name: String,
+    /// Its mean over the recording, in the figure's own unit.
     pub value: f64,
 }
 
@@ -23,22 +26,35 @@ pub struct Metric {
 /// the samples it appeared in.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadMean {
+    /// The thread's command name (`comm`).
     pub name: String,
+    /// Mean CPU use, % of one CPU.
     pub cpu_pct: f64,
+    /// Voluntary context switches per second.
     pub cswch_per_s: f64,
+    /// Involuntary context switches per second.
     pub nvcswch_per_s: f64,
 }
 
+/// What `rtshield stat --record FILE` keeps: the means of each figure over
+/// the recording, and the machine it ran on, so two records of the same
+/// product (with and without PREEMPT_RT) can be compared.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StatRecord {
+    /// Always [`STAT_SCHEMA`].
     pub schema: String,
     /// Names the column in a comparison (default: kernel release and
     /// preemption model).
     pub label: String,
+    /// RFC 3339, UTC.
     pub started_at: String,
+    /// Wall time recorded, seconds.
     pub duration_s: f64,
+    /// Samples the means are taken over.
     pub samples: u64,
+    /// `uname -r` of the machine, `None` when it could not be read.
     pub kernel_release: Option<String>,
+    /// The kernel's preemption model (`PREEMPT_RT`, `PREEMPT_DYNAMIC` ...), `None` when unknown.
     pub preempt_model: Option<String>,
     /// In display order: `cs/s`, `in/s`, `runnable`, `load1`, `tasks`,
     /// the total time breakdown (`us` ... `st`), then `cpuN.us` ....
@@ -48,6 +64,7 @@ pub struct StatRecord {
 }
 
 impl StatRecord {
+    /// The mean of figure `name`, `None` when the record does not have it.
     pub fn metric(&self, name: &str) -> Option<f64> {
         self.metrics
             .iter()
@@ -55,6 +72,7 @@ impl StatRecord {
             .map(|m| m.value)
     }
 
+    /// The record as pretty JSON, newline-terminated (the file's content).
     pub fn to_json(&self) -> String {
         serde_json::to_string_pretty(self).expect("a record serialises") + "\n"
     }
@@ -72,6 +90,7 @@ impl StatRecord {
         Self::parse(&String::from_utf8_lossy(&bytes), &name)
     }
 
+    /// Parse a record's text; `name` names it in errors (FILE:LINE:COL); another schema major is refused.
     pub fn parse(text: &str, name: &str) -> Result<StatRecord, InputError> {
         let r: StatRecord = serde_json::from_str(text).map_err(|e| {
             InputError::at(
@@ -92,13 +111,13 @@ impl StatRecord {
 }
 
 /// `B / A`, or None when A is 0.
-pub fn ratio(a: f64, b: f64) -> Option<f64> {
+pub fn stat_ratio(a: f64, b: f64) -> Option<f64> {
     (a != 0.0).then(|| b / a)
 }
 
 /// The comparison table: every metric of `a` (in its order) that `b` has
 /// too, then the threads present in both, by name. Columns: A, B, B/A.
-pub fn compare(a: &StatRecord, b: &StatRecord) -> String {
+pub fn compare_stat_records(a: &StatRecord, b: &StatRecord) -> String {
     let mut o = String::new();
     let w = 10;
     let _ = writeln!(
@@ -113,7 +132,7 @@ pub fn compare(a: &StatRecord, b: &StatRecord) -> String {
     );
     let _ = writeln!(o);
     let row = |o: &mut String, name: &str, x: f64, y: f64| {
-        let r = ratio(x, y).map_or("-".into(), |r| format!("{r:.2}"));
+        let r = stat_ratio(x, y).map_or("-".into(), |r| format!("{r:.2}"));
         let _ = writeln!(o, "{name:<28} {x:>w$.1} {y:>w$.1} {r:>7}");
     };
     let _ = writeln!(o, "{:<28} {:>w$} {:>w$} {:>7}", "metric", "A", "B", "B/A");
@@ -182,7 +201,7 @@ mod tests {
         // Context switches/s without and with PREEMPT_RT: 1243 -> 2168.
         let a = record("vanilla", 1243.0, 0.0, None);
         let b = record("PREEMPT_RT", 2168.0, 1.5, Some(40.0));
-        let t = compare(&a, &b);
+        let t = compare_stat_records(&a, &b);
         assert!(
             t.contains("cs/s                             1243.0     2168.0    1.74"),
             "{t}"
@@ -195,7 +214,10 @@ mod tests {
         // The IRQ thread exists only with PREEMPT_RT: not in the thread table.
         assert!(!t.contains("threads in both"), "{t}");
         // Under ping -f: 1790 -> 10771.
-        assert_eq!(format!("{:.2}", ratio(1790.0, 10771.0).unwrap()), "6.02");
+        assert_eq!(
+            format!("{:.2}", stat_ratio(1790.0, 10771.0).unwrap()),
+            "6.02"
+        );
         let back = StatRecord::parse(&b.to_json(), "b.json").unwrap();
         assert_eq!(back, b);
         let e = StatRecord::parse("{\"schema\": 3}", "x.json").unwrap_err();

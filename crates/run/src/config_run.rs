@@ -59,7 +59,7 @@ pub fn run_config(
     printer: &mut dyn ConfigPrinter,
 ) -> anyhow::Result<i32> {
     // Handlers first: a Ctrl-C from now on still ends in clean-up and files.
-    let stop = rtshield_measure::signals::install();
+    let stop = rtshield_measure::install_signals();
     let machine = Machine::from_root(root, req.fold_cpus).context("cannot read the online CPUs")?;
     let cfg = rtshield_config::load(&req.config, &machine)?;
     if req.duration_ns == Some(0) {
@@ -158,7 +158,6 @@ fn options(
             DirPolicy::Strict
         },
         duration_ns: req.duration_ns,
-        quiet: req.quiet,
         command: req.command.clone(),
         root: root.clone(),
         label,

@@ -9,13 +9,13 @@
 //! everything else, so the display and checkpoints behave as without it.
 
 use rtshield_measure::{IntervalStats, Measurement, Observer, ResultContext};
-use rtshield_results::export::to_openmetrics;
+use rtshield_results::to_openmetrics;
 use rtshield_safefs::{DirPolicy, SafeDir};
 use rtshield_vocab::InputError;
 use std::path::Path;
 
 /// The metrics file, its directory opened (and checked) once.
-pub struct MetricsFile {
+pub(crate) struct MetricsFile {
     dir: SafeDir,
     name: String,
     shown: String,
@@ -25,7 +25,7 @@ pub struct MetricsFile {
 impl MetricsFile {
     /// Open the directory of `path` now, so a bad path is refused before
     /// the measurement starts (exit 2).
-    pub fn open(path: &Path, policy: DirPolicy) -> anyhow::Result<MetricsFile> {
+    pub(crate) fn open(path: &Path, policy: DirPolicy) -> anyhow::Result<MetricsFile> {
         let name = path
             .file_name()
             .and_then(|n| n.to_str())
@@ -50,7 +50,7 @@ impl MetricsFile {
 
     /// Write the metrics of `m`. A failure is said once on stderr and
     /// never stops the measurement; the next period tries again.
-    pub fn write(&mut self, m: &Measurement) {
+    pub(crate) fn write(&mut self, m: &Measurement) {
         let ctx = ResultContext {
             command: Vec::new(),
             config: None,
@@ -65,7 +65,7 @@ impl MetricsFile {
         match self.dir.write(&self.name, to_openmetrics(&res).as_bytes()) {
             Ok(()) => self.failed = false,
             Err(e) if !self.failed => {
-                eprintln!("rtshield: warning: --metrics-file {}: {e}", self.shown);
+                rtshield_text::errln!("rtshield: warning: --metrics-file {}: {e}", self.shown);
                 self.failed = true;
             }
             Err(_) => {}
@@ -74,14 +74,14 @@ impl MetricsFile {
 }
 
 /// An observer that also writes the metrics file every interval.
-pub struct WithMetrics<'a> {
+pub(crate) struct WithMetrics<'a> {
     inner: &'a mut dyn Observer,
     file: &'a mut MetricsFile,
     inner_wants: bool,
 }
 
 impl<'a> WithMetrics<'a> {
-    pub fn new(inner: &'a mut dyn Observer, file: &'a mut MetricsFile) -> WithMetrics<'a> {
+    pub(crate) fn new(inner: &'a mut dyn Observer, file: &'a mut MetricsFile) -> WithMetrics<'a> {
         WithMetrics {
             inner,
             file,

@@ -4,12 +4,12 @@
 //! table to the [`ConfigPrinter`], and writes checkpoints from the
 //! engine's mid-run snapshots.
 
-use crate::model::{Config, CpuLoadShow};
 use crate::pipeline::{self, ResultWriter};
 use crate::print::ConfigPrinter;
 use crate::runner::program_results;
 use crate::supervisor::Shared;
 use crate::timeline::Timeline;
+use rtshield_config::{Config, CpuLoadShow};
 use rtshield_load::{CpuLoad, CpuLoadMeter};
 use rtshield_measure::{IntervalStats, Measurement, Observer, ResultContext};
 use rtshield_results::{ExportManager, RunResult};
@@ -155,7 +155,7 @@ impl Observer for RunObserver<'_> {
         }
         let mut res = pipeline::to_result(m, &ctx);
         if let Some((prev, gap)) = &c.base {
-            match rtshield_results::merge::merge_resumed(prev, &res, *gap) {
+            match rtshield_results::merge_resumed(prev, &res, *gap) {
                 Ok(r) => res = r,
                 Err(e) => self.writer.note(format!("checkpoint: --resume: {e}")),
             }

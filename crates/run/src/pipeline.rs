@@ -6,11 +6,13 @@
 //! A failed write never stops a measurement: the error is printed at once
 //! (on stderr, even under `-q`) and recorded. Final result files that could
 //! not be written are retried when the run ends, then written to a fallback
-//! directory (under `$TMPDIR`, else `/tmp`, else `/dev/shm`), named in the
-//! error. The command then exits with [`EXIT_FILES_MISSING`].
+//! directory: a fresh private one (`rtshield-fallback-<16 hex digits>`,
+//! mode 0700, made with `mkdir`) under `$TMPDIR` if it passes the path
+//! rules, else `/tmp`, else `/dev/shm`, named in the error. The command
+//! then exits with [`EXIT_FILES_MISSING`].
 
 use rtshield_measure::{MeasureSpec, Measurement, Observer, ResultContext};
-use rtshield_results::export::Failure;
+use rtshield_results::Failure;
 use rtshield_results::{ExportManager, RunResult};
 use rtshield_safefs::{output_dir, DirPolicy, SafeDir, SafeError};
 use rtshield_vocab::InputError;
@@ -25,8 +27,15 @@ pub const EXIT_FILES_MISSING: i32 = 4;
 /// Open (or create) the output directory: `out` if given, else a fresh
 /// `rtshield-results/STAMP[-N]`. A refusal (unsafe directory, bad name) is
 /// an input error (exit 2).
-pub fn open_output(out: Option<&Path>, stamp: &str, policy: DirPolicy) -> anyhow::Result<SafeDir> {
-    output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(refusal)
+pub(crate) fn open_output(
+    out: Option<&Path>,
+    stamp: &str,
+    policy: DirPolicy,
+) -> anyhow::Result<SafeDir> {
+    output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(|e| match out {
+        Some(_) => refusal(e.for_option("--out")),
+        None => refusal(e),
+    })
 }
 
 /// A [`SafeError`] as an error: refusals are input errors (exit 2).
@@ -43,7 +52,7 @@ pub fn refusal(e: SafeError) -> anyhow::Error {
 /// `root` is the caller's (`--sysroot`): the engine reads the RT limits
 /// through it. With `spec.trace` set, kernel tracing runs around the
 /// engine ([`crate::tracing`]) and the measurement carries its results.
-pub fn measure(
+pub(crate) fn measure(
     root: &rtshield_sys::Root,
     spec: &MeasureSpec,
     stop: &AtomicBool,
@@ -72,12 +81,13 @@ pub struct Missing {
 }
 
 /// Writes result files and keeps account of what failed.
-pub struct ResultWriter {
+pub(crate) struct ResultWriter {
     pending: Vec<Pending>,
     /// Every write error seen (checkpoints included), in order.
     pub errors: Vec<String>,
-    /// Where the fallback directory lives (tests point it elsewhere).
-    fallback_parents: Vec<PathBuf>,
+    /// Where the fallback directory may be made (tests point it
+    /// elsewhere); `None`: [`rtshield_safefs::temp_parents`].
+    fallback_parents: Option<Vec<PathBuf>>,
 }
 
 impl Default for ResultWriter {
@@ -87,39 +97,37 @@ impl Default for ResultWriter {
 }
 
 impl ResultWriter {
-    pub fn new() -> ResultWriter {
+    pub(crate) fn new() -> ResultWriter {
         ResultWriter {
             pending: Vec::new(),
             errors: Vec::new(),
-            fallback_parents: vec![
-                std::env::temp_dir(),
-                PathBuf::from("/tmp"),
-                PathBuf::from("/dev/shm"),
-            ],
+            fallback_parents: None,
         }
     }
 
-    /// Use `parents` (in order) for the fallback directory.
-    pub fn with_fallback_parents(mut self, parents: Vec<PathBuf>) -> ResultWriter {
-        self.fallback_parents = parents;
+    /// Use `parents` (in order) for the fallback directory (tests point it
+    /// at a temporary directory).
+    #[cfg(test)]
+    pub(crate) fn with_fallback_parents(mut self, parents: Vec<PathBuf>) -> ResultWriter {
+        self.fallback_parents = Some(parents);
         self
     }
 
     /// Print and record an error that loses no result file (e.g. the
     /// timeline could not be created).
-    pub fn note(&mut self, msg: String) {
+    pub(crate) fn note(&mut self, msg: String) {
         self.report("", msg);
     }
 
     fn report(&mut self, what: &str, msg: String) {
         // Printed even under -q: a file that is not written must be seen.
-        eprintln!("rtshield: {what}{msg}");
+        rtshield_text::errln!("rtshield: {what}{msg}");
         self.errors.push(format!("{what}{msg}"));
     }
 
     /// Write a checkpoint: failures are printed and recorded, not retried
     /// (the final results supersede it).
-    pub fn checkpoint(&mut self, ex: &ExportManager, res: &RunResult, dir: &SafeDir) {
+    pub(crate) fn checkpoint(&mut self, ex: &ExportManager, res: &RunResult, dir: &SafeDir) {
         for f in ex.write(res, dir) {
             self.report("checkpoint: ", f.error);
         }
@@ -128,7 +136,7 @@ impl ResultWriter {
     /// Write the final files of `res` into `dir` (None: the directory could
     /// not be opened, at `dir_path`). Failures are printed, recorded and
     /// kept for [`ResultWriter::finish`].
-    pub fn write(
+    pub(crate) fn write(
         &mut self,
         ex: &ExportManager,
         res: &RunResult,
@@ -141,7 +149,7 @@ impl ResultWriter {
     }
 
     /// [`ResultWriter::write`] through `put` (tests make it fail).
-    pub fn write_with<F>(
+    pub(crate) fn write_with<F>(
         &mut self,
         ex: &ExportManager,
         res: &RunResult,
@@ -173,7 +181,7 @@ impl ResultWriter {
     /// At the end of the run: retry every failed final file in its
     /// directory, then write what still fails to a fallback directory.
     /// Returns the files that are not where they were asked for.
-    pub fn finish(&mut self) -> Vec<Missing> {
+    pub(crate) fn finish(&mut self) -> Vec<Missing> {
         let mut fallback: Option<SafeDir> = None;
         let mut missing = Vec::new();
         for p in std::mem::take(&mut self.pending) {
@@ -181,7 +189,7 @@ impl ResultWriter {
             let wanted = p.dir_path.join(&name);
             if let Some(d) = &p.dir {
                 if d.write(&name, &p.failure.bytes).is_ok() {
-                    eprintln!("rtshield: {} written on retry", wanted.display());
+                    rtshield_text::errln!("rtshield: {} written on retry", wanted.display());
                     continue;
                 }
             }
@@ -219,30 +227,40 @@ impl ResultWriter {
         missing
     }
 
-    /// A fresh directory `rtshield-fallback/STAMP` under the first parent
-    /// where one can be made.
-    fn fallback_dir(&self) -> Option<SafeDir> {
-        let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
-        self.fallback_parents.iter().find_map(|p| {
-            output_dir(
-                None,
-                &p.join("rtshield-fallback"),
-                &stamp,
-                DirPolicy::Strict,
-            )
-            .ok()
-        })
+    /// A fresh private directory `rtshield-fallback-<16 hex digits>` (mode
+    /// 0700, made with `mkdir`: never one someone prepared) in the first
+    /// parent that passes the path rules and where it can be made.
+    fn fallback_dir(&mut self) -> Option<SafeDir> {
+        let parents = match &self.fallback_parents {
+            Some(ps) => ps
+                .iter()
+                .filter_map(|p| SafeDir::open(p, DirPolicy::Strict).ok())
+                .collect(),
+            None => {
+                let t = rtshield_safefs::temp_parents();
+                for why in &t.skipped {
+                    self.report("fallback: ", why.clone());
+                }
+                t.dirs
+            }
+        };
+        for parent in parents {
+            if let Ok((d, _)) = parent.create_private_subdir("rtshield-fallback-") {
+                return Some(d);
+            }
+        }
+        None
     }
 }
 
 /// Build the result of a measurement: the one place `ProgramResult`s and
 /// the context meet the engine's figures.
-pub fn to_result(m: &Measurement, ctx: &ResultContext) -> RunResult {
+pub(crate) fn to_result(m: &Measurement, ctx: &ResultContext) -> RunResult {
     m.to_result(ctx)
 }
 
 /// What [`measure_and_write`] did.
-pub struct Written {
+pub(crate) struct Written {
     pub measurement: Measurement,
     pub result: RunResult,
     /// Files not written where asked (exit [`EXIT_FILES_MISSING`]).
@@ -254,10 +272,11 @@ pub struct Written {
 /// `rtshield measure`: start the built-in `load` if any, measure once,
 /// stop the load (so its counts are final), then write every format of
 /// `exports` into `dir` (retrying and falling back, see [`ResultWriter`]),
-/// and the JSON alone to `json` if given. `context` gets the load's
+/// and the JSON alone to `json` (its directory, opened before the run, and
+/// the file's name) if given. `context` gets the load's
 /// program results.
 #[allow(clippy::too_many_arguments)]
-pub fn measure_and_write(
+pub(crate) fn measure_and_write(
     root: &rtshield_sys::Root,
     spec: &MeasureSpec,
     stop: &AtomicBool,
@@ -266,7 +285,7 @@ pub fn measure_and_write(
     dir: SafeDir,
     exports: &ExportManager,
     context: impl FnOnce(Vec<rtshield_results::ProgramResult>) -> ResultContext,
-    json: Option<(&Path, DirPolicy)>,
+    json: Option<(&SafeDir, &str)>,
 ) -> anyhow::Result<Written> {
     use anyhow::Context as _;
     let running = match load {
@@ -289,8 +308,9 @@ pub fn measure_and_write(
     let dir = Rc::new(dir);
     w.write(exports, &result, Some(dir.clone()), dir.path());
     let mut json_failed = false;
-    if let Some((path, policy)) = json {
-        if let Err(e) = rtshield_results::write_json(&result, path, policy) {
+    if let Some((d, name)) = json {
+        let text = rtshield_results::to_json(&result);
+        if let Err(e) = d.write(name, text.as_bytes()) {
             w.note(format!("--json: {e}"));
             json_failed = true;
         }
@@ -305,7 +325,7 @@ pub fn measure_and_write(
 }
 
 /// One [`ProgramResult`] per worker of a built-in load (`measure --load`).
-pub fn load_results(
+pub(crate) fn load_results(
     load: &rtshield_load::LoadSpec,
     stats: Vec<(String, rtshield_load::ProcStats)>,
 ) -> Vec<rtshield_results::ProgramResult> {

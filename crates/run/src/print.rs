@@ -39,6 +39,9 @@ pub struct Summary<'a> {
     /// Some result file is not where asked (exit
     /// [`crate::pipeline::EXIT_FILES_MISSING`]).
     pub files_missing: bool,
+    /// The result files not written in `out`, and where they went if
+    /// anywhere (the summary never says they are in `out`).
+    pub missing: &'a [crate::pipeline::Missing],
     /// `--max-latency`, when given (exceeded: exit 3).
     pub max_latency_ns: Option<u64>,
 }

@@ -609,11 +609,11 @@ mod mode_name {
     use rtshield_measure::Mode;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(m: &Mode, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(m: &Mode, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_str(m.name())
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Mode, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Mode, D::Error> {
         let name = String::deserialize(d)?;
         name.parse().map_err(serde::de::Error::custom)
     }
@@ -624,14 +624,16 @@ mod load_name {
     use rtshield_load::LoadArg;
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(l: &Option<LoadArg>, s: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(l: &Option<LoadArg>, s: S) -> Result<S::Ok, S::Error> {
         match l {
             Some(l) => s.serialize_some(&l.to_string()),
             None => s.serialize_none(),
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<LoadArg>, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<LoadArg>, D::Error> {
         Option::<String>::deserialize(d)?
             .map(|n| n.parse().map_err(serde::de::Error::custom))
             .transpose()

@@ -3,22 +3,22 @@
 //!
 //! What the checkpoint in `DIR/results.json` holds is kept exactly once:
 //! the resumed run measures only the time still to run, its figures are
-//! added to the checkpoint's (`rtshield_results::merge`), and
+//! added to the checkpoint's (`rtshield_results::merge_resumed`), and
 //! `timeline.csv` keeps the rows up to the checkpoint (those written after
 //! it describe samples the checkpoint does not hold), then one row per
 //! thread with phase `down` at the end of the gap, then the new rows, on
 //! one continuous time axis (the gap included).
 
-use crate::model::Config;
-use rtshield_results::export::timeline::{self as tl, Row};
+use rtshield_config::Config;
 use rtshield_results::RunResult;
+use rtshield_results::{read_timeline, TimelineRow, TIMELINE_FILE};
 use rtshield_safefs::{read_input, INPUT_LIMIT};
 use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
 /// Everything the runner needs to continue.
 #[derive(Debug, Clone)]
-pub struct Resume {
+pub(crate) struct Resume {
     /// The directory resumed (a rotation part `OUT-N` or a plain `OUT`).
     pub dir: PathBuf,
     /// Where further rotation parts go (`OUT` of `OUT-N`).
@@ -37,18 +37,18 @@ pub struct Resume {
 
 impl Resume {
     /// Measured before the interruption (ns), in this part.
-    pub fn measured_ns(&self) -> u64 {
+    pub(crate) fn measured_ns(&self) -> u64 {
         (self.prev.duration_s * 1e9) as u64
     }
 
     /// The `down` rows: one per thread at the end of the gap, with the
     /// checkpoint's totals and no sample of its own.
-    pub fn down_rows(&self) -> Vec<Row<'static>> {
+    pub(crate) fn down_rows(&self) -> Vec<TimelineRow<'static>> {
         let at = self.last_elapsed_s + self.gap_s;
         self.prev
             .threads
             .iter()
-            .map(|t| Row {
+            .map(|t| TimelineRow {
                 elapsed_s: at,
                 phase: "down",
                 thread: t.index,
@@ -70,7 +70,7 @@ fn refused(dir: &Path, why: impl std::fmt::Display) -> anyhow::Error {
 
 /// Read what `dir` holds and check it can be continued with `cfg`.
 /// Refusals (nothing to resume, another configuration) are input errors.
-pub fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
+pub(crate) fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
     let json = dir.join(rtshield_results::JSON_FILE);
     let prev = rtshield_results::read_json(&json).map_err(|e| refused(dir, e))?;
     // A checkpoint (kill -9, power cut), or a run stopped by Ctrl-C or
@@ -118,7 +118,7 @@ pub fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
         }
         None => dir.to_path_buf(),
     };
-    let (timeline_body, last_elapsed_s) = kept_rows(&dir.join(tl::FILE), &prev)?;
+    let (timeline_body, last_elapsed_s) = kept_rows(&dir.join(TIMELINE_FILE), &prev)?;
     Ok(Resume {
         dir: dir.to_path_buf(),
         out,
@@ -141,7 +141,7 @@ fn kept_rows(path: &Path, prev: &RunResult) -> anyhow::Result<(String, f64)> {
     };
     let text = String::from_utf8_lossy(&bytes);
     let name = path.display().to_string();
-    let (_, recs) = tl::read(&text, &name)?;
+    let (_, recs) = read_timeline(&text, &name)?;
     let mut body = String::new();
     let mut last = 0.0f64;
     for r in recs {
@@ -164,10 +164,10 @@ mod tests {
     #[test]
     fn rows_after_the_checkpoint_are_dropped() {
         let d = tempfile::tempdir().unwrap();
-        let mut prev = rtshield_results::example::example_result();
+        let mut prev = rtshield_results::example_result();
         prev.threads[0].samples = 500;
         let p = d.path().join("timeline.csv");
-        let h = tl::header_with_host(&[]);
+        let h = rtshield_results::timeline_header_with_host(&[]);
         std::fs::write(
             &p,
             format!(

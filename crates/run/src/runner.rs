@@ -5,10 +5,10 @@
 //! clean-up that leaves no process behind. The supervisor thread is in
 //! `supervisor`, the engine's observer in `observer`.
 
-use crate::model::{Action, Config, Cycle, Format, Partition};
 use crate::pipeline::{self, Missing};
 use crate::print::ConfigPrinter;
 use anyhow::Context;
+use rtshield_config::{Action, Config, Cycle, Format, Partition};
 use rtshield_isolation::Partitions;
 use rtshield_load::become_subreaper;
 use rtshield_load::{LoadSpec, ProcSpec, ProcStats};
@@ -27,7 +27,7 @@ use std::time::Duration;
 
 /// What the command line adds to the configuration.
 #[derive(Debug, Clone)]
-pub struct RunOptions {
+pub(crate) struct RunOptions {
     /// Output directory (`DIR-1`, `DIR-2`, ... with `stats.rotate`); None:
     /// a fresh `rtshield-results/STAMP[-N]`.
     pub out: Option<PathBuf>,
@@ -37,8 +37,6 @@ pub struct RunOptions {
     pub policy: DirPolicy,
     /// `--duration`: overrides every `lifetime.duration`.
     pub duration_ns: Option<u64>,
-    /// No live display.
-    pub quiet: bool,
     /// argv, for the results.
     pub command: Vec<String>,
     pub root: Root,
@@ -59,6 +57,7 @@ pub struct RunOptions {
 pub struct RunOutcome {
     /// Each result directory with the results written there (one per rotation).
     pub results: Vec<(PathBuf, RunResult)>,
+    /// Why the run ended, as written in `end_reason` (`duration`, `sigint`, `stop` ...).
     pub end_reason: String,
     /// Descendants still alive after the supervisor's shutdown, killed by the final sweep.
     pub stragglers_killed: usize,
@@ -68,7 +67,7 @@ pub struct RunOutcome {
 
 /// The engine's spec for a configuration (per-thread histogram settings
 /// are shared by the engine: the largest size and finest resolution win).
-pub fn measure_spec(cfg: &Config, duration_ns: Option<u64>) -> (MeasureSpec, Vec<String>) {
+pub(crate) fn measure_spec(cfg: &Config, duration_ns: Option<u64>) -> (MeasureSpec, Vec<String>) {
     let mut warnings = Vec::new();
     let threads = cfg
         .timers
@@ -130,7 +129,7 @@ pub fn measure_spec(cfg: &Config, duration_ns: Option<u64>) -> (MeasureSpec, Vec
 }
 
 /// The engine's tracing request for the `trace.*` keys (None: not asked).
-pub fn trace_spec(t: &crate::model::Trace) -> Option<rtshield_measure::TraceSpec> {
+pub(crate) fn trace_spec(t: &rtshield_config::Trace) -> Option<rtshield_measure::TraceSpec> {
     t.wanted().then_some(rtshield_measure::TraceSpec {
         on_latency_ns: t.on_latency_ns,
         stop: t.stop,
@@ -140,10 +139,10 @@ pub fn trace_spec(t: &crate::model::Trace) -> Option<rtshield_measure::TraceSpec
 }
 
 /// A supervised process with its load cycle and partition.
-pub type Supervised = (ProcSpec, Option<Cycle>, Option<Partition>);
+pub(crate) type Supervised = (ProcSpec, Option<Cycle>, Option<Partition>);
 
 /// Supervised processes for the programs, with the cycle of each.
-pub fn proc_specs(cfg: &Config) -> anyhow::Result<Vec<Supervised>> {
+pub(crate) fn proc_specs(cfg: &Config) -> anyhow::Result<Vec<Supervised>> {
     let mut out = Vec::new();
     for p in &cfg.programs {
         let label = format!("program[{}]", p.index);
@@ -196,7 +195,7 @@ pub fn proc_specs(cfg: &Config) -> anyhow::Result<Vec<Supervised>> {
 }
 
 /// The command a program runs, for results and messages.
-pub fn describe_action(a: &Action) -> String {
+pub(crate) fn describe_action(a: &Action) -> String {
     match a {
         Action::Command(w) => w.join(" "),
         Action::Builtin { kind, .. } => format!("builtin:{kind}"),
@@ -229,7 +228,7 @@ pub(crate) fn partition_dir(
 /// Refuse to guess when rtshield partitions exist under several parents
 /// (as `partition undo` does): a stanza's `cgroup rt` or `measure
 /// --partition` would otherwise pick one silently. Names every candidate.
-pub fn ambiguous_partitions(root: &Root) -> Result<(), String> {
+pub(crate) fn ambiguous_partitions(root: &Root) -> Result<(), String> {
     match Partitions::discover(root).ambiguous() {
         Some(why) => Err(why),
         None => Ok(()),
@@ -242,7 +241,7 @@ pub fn ambiguous_partitions(root: &Root) -> Result<(), String> {
 /// stanza's `cgroup rt|nrt` is, or only under `parent` when given. Err
 /// (a refusal) when there is no such partition or the hierarchy is cgroup
 /// v2, where a thread cannot leave its process's (domain) cgroup.
-pub fn measure_partition_files(
+pub(crate) fn measure_partition_files(
     root: &Root,
     parent: Option<&str>,
 ) -> Result<(String, String), String> {
@@ -279,8 +278,8 @@ pub fn measure_partition_files(
 
 /// The formats `stats.format` asks for (results.json always), with the
 /// timer threads' `stats.filename`s.
-pub fn exports(cfg: &Config) -> ExportManager {
-    use rtshield_results::export::{Csv, CyclictestHist, SystressTxt};
+pub(crate) fn exports(cfg: &Config) -> ExportManager {
+    use rtshield_results::{Csv, CyclictestHist, SystressTxt};
     let f = &cfg.main.formats;
     let mut ex = ExportManager::new();
     if f.contains(&Format::Csv) {
@@ -303,8 +302,10 @@ pub fn exports(cfg: &Config) -> ExportManager {
 
 /// Write the result files `formats` asks for into `dir` (created if
 /// needed), each atomically; the first failure is returned, after every
-/// file was tried.
-pub fn write_results(res: &RunResult, cfg: &Config, dir: &Path) -> anyhow::Result<()> {
+/// file was tried. (The pipeline writes through [`pipeline::ResultWriter`];
+/// this is the tests' direct way.)
+#[cfg(test)]
+pub(crate) fn write_results(res: &RunResult, cfg: &Config, dir: &Path) -> anyhow::Result<()> {
     let d = SafeDir::open_or_create(dir, 0o755, DirPolicy::Strict).map_err(pipeline::refusal)?;
     match exports(cfg).write(res, &d).into_iter().next() {
         None => Ok(()),
@@ -328,7 +329,7 @@ pub(crate) fn open_part(opts: &RunOptions, n: Option<u32>) -> anyhow::Result<Saf
 /// The first part number from `from` on whose `OUT-N` does not exist
 /// (anything at that path, even a dangling symlink, counts as used). Without
 /// `--out` every part goes to a fresh stamped directory: `from` as is.
-pub fn next_free_part(out: Option<&Path>, from: u32) -> u32 {
+pub(crate) fn next_free_part(out: Option<&Path>, from: u32) -> u32 {
     let Some(out) = out else { return from };
     let mut n = from;
     while n < u32::MAX && rotated_dir(out, Some(n)).symlink_metadata().is_ok() {
@@ -338,7 +339,7 @@ pub fn next_free_part(out: Option<&Path>, from: u32) -> u32 {
 }
 
 /// `DIR` or, with rotation, `DIR-N`.
-pub fn rotated_dir(out: &Path, n: Option<u32>) -> PathBuf {
+pub(crate) fn rotated_dir(out: &Path, n: Option<u32>) -> PathBuf {
     match n {
         None => out.to_path_buf(),
         Some(n) => {
@@ -355,7 +356,7 @@ pub fn rotated_dir(out: &Path, n: Option<u32>) -> PathBuf {
 /// `stop` (SIGINT/SIGTERM). Every result directory is complete on return,
 /// and no child or grandchild process is left. `printer` shows the live
 /// table.
-pub fn execute(
+pub(crate) fn execute(
     cfg: &Config,
     opts: &RunOptions,
     stop: &AtomicBool,
@@ -367,7 +368,7 @@ pub fn execute(
 /// [`execute`], continuing the interrupted run `resume` describes (see
 /// [`crate::resume`]): its directory, its remaining time, its figures
 /// merged into the results, its timeline continued after a `down` phase.
-pub fn execute_resume(
+pub(crate) fn execute_resume(
     cfg: &Config,
     opts: &RunOptions,
     stop: &AtomicBool,
@@ -408,7 +409,7 @@ fn execute_with(
 }
 
 /// One [`ProgramResult`] per `program[N]` (a built-in load sums its workers).
-pub fn program_results(cfg: &Config, stats: &[(String, ProcStats)]) -> Vec<ProgramResult> {
+pub(crate) fn program_results(cfg: &Config, stats: &[(String, ProcStats)]) -> Vec<ProgramResult> {
     cfg.programs
         .iter()
         .map(|p| {

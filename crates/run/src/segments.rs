@@ -5,7 +5,6 @@
 //! are snapshots inside it), the next part's directory, the programs
 //! stopped, the outcome.
 
-use crate::model::Config;
 use crate::observer::{Checkpoint, RunObserver};
 use crate::pipeline::{self, ResultWriter};
 use crate::print::ConfigPrinter;
@@ -16,6 +15,7 @@ use crate::runner::{
 use crate::supervisor::SupThread;
 use crate::timeline::Timeline;
 use anyhow::Context;
+use rtshield_config::Config;
 use rtshield_load::{CpuLoadMeter, ProcStats};
 use rtshield_measure::{EndReason, MeasureSpec, ResultContext};
 use rtshield_results::{ProgramResult, RunResult};
@@ -425,7 +425,7 @@ impl<'a> Run<'a> {
         let mut res = pipeline::to_result(&m, &self.ctx(self.programs_now(), self.rot_n));
         stamp_temperatures(&mut res, &self.opts.root, &mut self.part_thermal);
         if let Some((prev, gap)) = self.base.take() {
-            res = rtshield_results::merge::merge_resumed(&prev, &res, gap)
+            res = rtshield_results::merge_resumed(&prev, &res, gap)
                 .map_err(|e| anyhow::anyhow!("--resume: {e}"))?;
             self.obs.base.clear();
         }
@@ -523,7 +523,7 @@ fn resume_timeline(
     root: &Root,
     r: &crate::resume::Resume,
 ) -> Option<Timeline> {
-    let header = rtshield_results::export::timeline::header_with_host(cpus);
+    let header = rtshield_results::timeline_header_with_host(cpus);
     let t = Timeline::create_with(dir, cpus.to_vec(), &header, &r.timeline_body)
         .map(|t| t.with_host(root.clone()));
     match t {

@@ -40,12 +40,13 @@ pub fn measure(
     }
     let tags = tags(&plan, root);
     // From here on SIGINT/SIGTERM end the run and the files are written.
-    let stop = rtshield_measure::signals::install();
+    let stop = rtshield_measure::install_signals();
     // Refused (exit 2) or impossible before anything is printed or measured.
     let opened = open(
         root,
         request.out.as_deref(),
         request.metrics_file.as_deref(),
+        request.json.as_deref(),
         plan.policy,
     )?;
     let out = opened.out.clone();
@@ -55,8 +56,6 @@ pub fn measure(
         opened,
         &Single {
             spec: &plan.spec,
-            policy: plan.policy,
-            json: request.json.as_deref(),
             json_cyclictest: request.json_format == JsonFormat::Cyclictest,
             load: plan.load.as_ref(),
             label: request.label.clone(),
@@ -84,6 +83,7 @@ pub fn measure(
             .as_deref()
             .filter(|_| !done.written.json_failed),
         files_missing: done.files_missing,
+        missing: &done.written.missing,
         max_latency_ns: request.max_latency_ns,
     });
     // The verdict recorded in the result is the exit status's one.
@@ -124,13 +124,9 @@ impl Observer for Live<'_> {
 }
 
 /// One measurement, checked: what [`measure_opened`] needs.
-pub struct Single<'a> {
+pub(crate) struct Single<'a> {
     /// The engine's spec.
     pub spec: &'a MeasureSpec,
-    /// How unsafe output paths are treated.
-    pub policy: DirPolicy,
-    /// `--json FILE`, and whether it holds cyclictest's keys.
-    pub json: Option<&'a Path>,
     /// Whether the `--json` file holds cyclictest's keys.
     pub json_cyclictest: bool,
     /// The built-in load.
@@ -151,40 +147,52 @@ pub struct Single<'a> {
 
 /// What exists before the measurement starts (so the command can print
 /// its header): the output directory, the metrics file, the system.
-pub struct Opened {
+pub(crate) struct Opened {
     /// The output directory, open.
     pub dir: SafeDir,
     /// Its path.
     pub out: PathBuf,
     /// `--metrics-file`, its directory open.
     pub metrics: Option<MetricsFile>,
+    /// `--json FILE`: its directory open, and the file's name.
+    pub json: Option<(SafeDir, String)>,
     /// The system at the start.
     pub sysinfo: SysInfo,
 }
 
-/// Open the output directory (`out`, else a fresh stamped one) and the
-/// `--metrics-file`, refusing unsafe ones (exit 2) before anything runs.
-pub fn open(
+/// Open the output directory (`out`, else a fresh stamped one), the
+/// `--metrics-file`'s and the `--json` file's directories through the path
+/// layer, refusing unsafe ones (exit 2) before anything runs; every later
+/// write goes through these descriptors.
+pub(crate) fn open(
     root: &Root,
     out: Option<&Path>,
     metrics_file: Option<&Path>,
+    json: Option<&Path>,
     policy: DirPolicy,
 ) -> anyhow::Result<Opened> {
     let stamp = rtshield_measure::stamp_utc(std::time::SystemTime::now());
     let metrics = metrics_file
         .map(|p| MetricsFile::open(p, policy))
         .transpose()?;
+    let json = json
+        .map(|p| {
+            rtshield_safefs::open_file_dir(p, policy)
+                .map_err(|e| pipeline::refusal(e.for_option("--json")))
+        })
+        .transpose()?;
     let dir = pipeline::open_output(out, &stamp, policy)?;
     Ok(Opened {
         out: dir.path().to_path_buf(),
         dir,
         metrics,
+        json,
         sysinfo: SysInfo::collect(root, root.is_host()),
     })
 }
 
 /// What the measurement left.
-pub struct Done {
+pub(crate) struct Done {
     /// The measurement and the files written.
     pub written: Written,
     /// Some result file is not where asked (exit
@@ -195,7 +203,7 @@ pub struct Done {
 /// Measure, write every file (timeline.csv as it goes, the metrics file
 /// every stats period and at the end, the `--json` copy), and store the run
 /// when every file is where asked. `display` sees every interval.
-pub fn measure_opened(
+pub(crate) fn measure_opened(
     opened: Opened,
     s: &Single,
     root: &Root,
@@ -206,6 +214,7 @@ pub fn measure_opened(
         dir,
         out,
         mut metrics,
+        json,
         sysinfo,
     } = opened;
     let label = s
@@ -222,7 +231,8 @@ pub fn measure_opened(
         }
         None => &mut timeline,
     };
-    let rtshield_json = s.json.filter(|_| !s.json_cyclictest);
+    let json = json.as_ref().map(|(d, n)| (d, n.as_str()));
+    let rtshield_json = json.filter(|_| !s.json_cyclictest);
     let written = pipeline::measure_and_write(
         root,
         s.spec,
@@ -241,7 +251,7 @@ pub fn measure_opened(
             sysinfo,
             limits: s.limits,
         },
-        rtshield_json.map(|j| (j, s.policy)),
+        rtshield_json,
     );
     drop(timeline);
     let mut written = written?;
@@ -249,11 +259,10 @@ pub fn measure_opened(
         // The final figures, not the last period's.
         f.write(&written.measurement);
     }
-    if let (Some(j), true) = (s.json, s.json_cyclictest) {
-        let text =
-            rtshield_results::export::to_cyclictest_json(&written.result, &Limits::default());
-        if let Err(e) = rtshield_results::export::write_text(&text, j, s.policy) {
-            eprintln!("rtshield: error: --json: {e}");
+    if let (Some((d, name)), true) = (json, s.json_cyclictest) {
+        let text = rtshield_results::to_cyclictest_json(&written.result, &Limits::default());
+        if let Err(e) = d.write(name, text.as_bytes()) {
+            rtshield_text::errln!("rtshield: error: --json: {e}");
             written.json_failed = true;
         }
     }
@@ -270,7 +279,7 @@ pub fn measure_opened(
 /// `measure --partition [--partition-parent P]`: this process (main
 /// thread, and the load it starts) joins the partition's `nrt` set, and
 /// every measuring thread will move itself to `rt` by its TID.
-pub fn join_partition(
+pub(crate) fn join_partition(
     root: &Root,
     parent: Option<&str>,
     spec: &mut MeasureSpec,

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 /// Environment variable that turns storing off (as `--no-store`).
-pub const NO_STORE_ENV: &str = "RTSHIELD_NO_STORE";
+pub(crate) const NO_STORE_ENV: &str = "RTSHIELD_NO_STORE";
 
 /// The tags every run carries besides the user's `--tag`s: a fresh UUID
 /// (the run's identity in every store it reaches), the isolation of the
@@ -19,7 +19,7 @@ pub const NO_STORE_ENV: &str = "RTSHIELD_NO_STORE";
 /// where its measuring threads run, `threads`), and `load` (`idle` or the
 /// load's name) unless the user tagged it. So `runs compare
 /// 'isolation=none' 'isolation=partition'` works on plain runs too.
-pub fn run_tags(
+pub(crate) fn run_tags(
     root: &rtshield_sys::Root,
     load: &str,
     user: &[(String, String)],
@@ -43,7 +43,7 @@ pub fn run_tags(
 /// Where the measuring threads of a `measure` run: each thread's CPU, and
 /// the cgroup whose tasks file it joins itself (`--partition`), else the
 /// cpuset cgroup this process is in now, which its threads inherit.
-pub fn placements(root: &rtshield_sys::Root, threads: &[ThreadSpec]) -> Vec<Placement> {
+pub(crate) fn placements(root: &rtshield_sys::Root, threads: &[ThreadSpec]) -> Vec<Placement> {
     let own = Partitions::discover(root).own_cgroup(root);
     threads
         .iter()
@@ -63,7 +63,7 @@ pub fn placements(root: &rtshield_sys::Root, threads: &[ThreadSpec]) -> Vec<Plac
 /// each timer in its own stanza's `cgroup`, else main's; on v2 every
 /// thread in the timers' partition, else main's; without either, the
 /// cpuset cgroup this process is in now.
-pub fn config_placements(
+pub(crate) fn config_placements(
     root: &rtshield_sys::Root,
     cfg: &rtshield_config::Config,
 ) -> Vec<Placement> {
@@ -88,7 +88,7 @@ pub fn config_placements(
 
 /// The `load` tag of a configuration run: `idle` without programs, else
 /// the built-in loads' and commands' names joined by `+`.
-pub fn config_load(cfg: &rtshield_config::Config) -> String {
+pub(crate) fn config_load(cfg: &rtshield_config::Config) -> String {
     let mut names: Vec<String> = cfg
         .programs
         .iter()
@@ -131,27 +131,27 @@ pub fn parse_tag(s: &str) -> Result<(String, String), String> {
 
 /// Store `runs` (result directory, result) unless `no_store`; prints one
 /// line per run, or a warning.
-pub fn store_runs(spec: Option<&str>, no_store: bool, runs: &[(&Path, &RunResult)]) {
+pub(crate) fn store_runs(spec: Option<&str>, no_store: bool, runs: &[(&Path, &RunResult)]) {
     if no_store || std::env::var_os(NO_STORE_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
         return;
     }
     let mut st = match rtshield_store::open(spec) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("rtshield: warning: the run is not in the results store ({e}); the files are; `rtshield runs import` adds them later");
+            rtshield_text::errln!("rtshield: warning: the run is not in the results store ({e}); the files are; `rtshield runs import` adds them later");
             return;
         }
     };
     for (dir, r) in runs {
         let src = dir.join("results.json").display().to_string();
         match st.put(r, Some(&src)) {
-            Ok(p) => println!(
+            Ok(p) => rtshield_text::outln!(
                 "stored as run {} ({}) in {}",
                 p.id(),
                 p.uuid(),
                 st.location()
             ),
-            Err(e) => eprintln!(
+            Err(e) => rtshield_text::errln!(
                 "rtshield: warning: {} not stored ({e}); `rtshield runs import {}` adds it later",
                 dir.display(),
                 dir.display()

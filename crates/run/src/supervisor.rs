@@ -3,10 +3,10 @@
 //! 50 ms (respawns, load/rest phases) whatever the stats period, and tells
 //! the main thread what happened through [`Shared`].
 
-use crate::model::Cycle;
 use crate::runner::partition_procs_file;
 use crate::runner::Supervised;
 use anyhow::Context;
+use rtshield_config::Cycle;
 use rtshield_load::Event;
 use rtshield_load::{ProcSpec, ProcStats, Supervisor};
 use rtshield_sys::Root;
@@ -60,7 +60,8 @@ impl SupThread {
                 spec
             })
             .collect();
-        let mut sup = Supervisor::new(specs)?
+        let mut sup = Supervisor::new(specs)
+            .map_err(output_refusal)?
             .with_launcher(exe)
             .reap_all_children(true);
         let (sh, dn) = (shared.clone(), done.clone());
@@ -164,5 +165,16 @@ impl SupThread {
 impl Drop for SupThread {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// An output file refused by the path layer (a link, `..`, a directory
+/// others control) is the caller's input: exit 2.
+fn output_refusal(e: std::io::Error) -> anyhow::Error {
+    match e.kind() {
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::InvalidInput => {
+            rtshield_vocab::InputError::new(e.to_string()).into()
+        }
+        _ => e.into(),
     }
 }

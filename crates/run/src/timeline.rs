@@ -1,18 +1,16 @@
 //! `timeline.csv` during a run: the engine's [`IntervalStats`], the CPU
 //! load and the host (uptime, load average, temperature) become rows of
-//! the format `rtshield_results::export::timeline` owns, appended through a
+//! the format `rtshield_results::timeline` owns, appended through a
 //! [`SafeDir`].
 
 use rtshield_load::{CpuLoad, CpuLoadMeter};
 use rtshield_measure::{IntervalStats, Measurement, Observer};
-use rtshield_results::export::timeline::{Host, Row, TimelineWriter};
+use rtshield_results::{TimelineHost, TimelineRow, TimelineWriter};
 use rtshield_safefs::{SafeDir, SafeError};
 use rtshield_sys::Root;
 use std::io;
 
-pub use rtshield_results::export::timeline::{FILE, HEADER};
-
-pub struct Timeline {
+pub(crate) struct Timeline {
     out: TimelineWriter,
     cpus: Vec<u32>,
     /// Where the host columns are read (None: left empty).
@@ -21,8 +19,8 @@ pub struct Timeline {
 
 /// The machine now: `/proc/uptime`, `/proc/loadavg`, the hottest thermal
 /// zone (each `None` when it cannot be read).
-pub fn host_now(root: &Root) -> Host {
-    Host {
+pub(crate) fn host_now(root: &Root) -> TimelineHost {
+    TimelineHost {
         uptime_s: rtshield_sys::uptime_s(root),
         loadavg: rtshield_sys::LoadAvg::read(root).ok().map(|l| l.avg),
         temp_c: rtshield_sys::max_temp_c(&rtshield_sys::thermal_zones(root)),
@@ -31,7 +29,7 @@ pub fn host_now(root: &Root) -> Host {
 
 impl Timeline {
     /// Create `dir/timeline.csv` with a header naming one column per CPU.
-    pub fn create(dir: &SafeDir, cpus: Vec<u32>) -> Result<Timeline, SafeError> {
+    pub(crate) fn create(dir: &SafeDir, cpus: Vec<u32>) -> Result<Timeline, SafeError> {
         Ok(Timeline {
             out: TimelineWriter::create(dir, &cpus)?,
             cpus,
@@ -41,7 +39,7 @@ impl Timeline {
 
     /// Create `dir/timeline.csv` with `header` and the lines `body` (the
     /// rows an interrupted run left, on resume).
-    pub fn create_with(
+    pub(crate) fn create_with(
         dir: &SafeDir,
         cpus: Vec<u32>,
         header: &str,
@@ -55,19 +53,19 @@ impl Timeline {
     }
 
     /// Fill the host columns from `root` at every append.
-    pub fn with_host(mut self, root: Root) -> Timeline {
+    pub(crate) fn with_host(mut self, root: Root) -> Timeline {
         self.root = Some(root);
         self
     }
 
     /// Rows made elsewhere (resume's `down` rows), with the host now.
-    pub fn append_rows(&mut self, rows: &[Row]) -> io::Result<()> {
+    pub(crate) fn append_rows(&mut self, rows: &[TimelineRow]) -> io::Result<()> {
         let host = self.root.as_ref().map(host_now).unwrap_or_default();
         self.out.append_host(rows, &host)
     }
 
     /// One row per thread; `offset_ns` is added to the segment's elapsed time.
-    pub fn append(
+    pub(crate) fn append(
         &mut self,
         s: &IntervalStats,
         offset_ns: u64,
@@ -75,10 +73,10 @@ impl Timeline {
         load: Option<&CpuLoad>,
     ) -> io::Result<()> {
         let elapsed_s = (s.elapsed_ns + offset_ns) as f64 / 1e9;
-        let rows: Vec<Row> = s
+        let rows: Vec<TimelineRow> = s
             .threads
             .iter()
-            .map(|t| Row {
+            .map(|t| TimelineRow {
                 elapsed_s,
                 phase,
                 thread: t.index,
@@ -108,7 +106,7 @@ impl Timeline {
 /// `timeline.csv` every stats period, phase `load` with a built-in load
 /// and `none` without. A write failure is printed once and ends the
 /// timeline, never the measurement.
-pub struct WithTimeline<'a> {
+pub(crate) struct WithTimeline<'a> {
     pub inner: &'a mut dyn Observer,
     pub timeline: Option<Timeline>,
     pub meter: Option<CpuLoadMeter>,
@@ -118,7 +116,7 @@ pub struct WithTimeline<'a> {
 impl<'a> WithTimeline<'a> {
     /// `timeline.csv` in `dir`, with the host columns read from `root`;
     /// a directory where it cannot be created gives no timeline (said).
-    pub fn new(
+    pub(crate) fn new(
         inner: &'a mut dyn Observer,
         dir: &SafeDir,
         root: &Root,
@@ -130,7 +128,7 @@ impl<'a> WithTimeline<'a> {
         let timeline = match Timeline::create(dir, cpus) {
             Ok(t) => Some(t.with_host(root.clone())),
             Err(e) => {
-                eprintln!("rtshield: {e}; no timeline");
+                rtshield_text::errln!("rtshield: {e}; no timeline");
                 None
             }
         };
@@ -148,7 +146,7 @@ impl Observer for WithTimeline<'_> {
         let load = self.meter.as_mut().and_then(|m| m.sample().ok());
         if let Some(t) = &mut self.timeline {
             if let Err(e) = t.append(s, 0, self.phase, load.as_ref()) {
-                eprintln!("rtshield: timeline.csv: {e}; no more timeline rows");
+                rtshield_text::errln!("rtshield: timeline.csv: {e}; no more timeline rows");
                 self.timeline = None;
             }
         }

@@ -19,7 +19,7 @@
 //! cannot be made) the reason is printed once and the run measures without
 //! it (`trace.unavailable` in results.json).
 
-use rtshield_measure::stats::ThreadHistograms;
+use rtshield_measure::ThreadHistograms;
 use rtshield_measure::{
     IntervalStats, MeasureSpec, Measurement, Observer, SpikeMark, SpikeTrigger, TraceSpec,
 };
@@ -44,16 +44,17 @@ pub fn remove_leftovers(root: &Root) {
             rtshield_sys::TracingLeftoverKind::Instance => "trace instance",
             rtshield_sys::TracingLeftoverKind::Mount => "tracefs mount",
         };
-        eprintln!(
+        rtshield_text::errln!(
             "rtshield: removed the {what} {} left by rtshield process {} (gone)",
-            l.name, l.pid
+            l.name,
+            l.pid
         );
     }
 }
 
 /// Spikes explained per run at most; later ones are counted
 /// (`spikes_not_analysed`): each costs a read and parse of the buffer.
-pub const MAX_SPIKES: usize = 100;
+pub(crate) const MAX_SPIKES: usize = 100;
 /// The buffer is parsed from this long before a spike's expected wake-up:
 /// the replay learns the current task and the open interrupts there.
 const REPLAY_MARGIN_NS: u64 = 50_000_000;
@@ -105,7 +106,7 @@ impl Part {
 }
 
 /// The instance and everything read from it during one measurement.
-pub struct Session {
+pub(crate) struct Session {
     spec: TraceSpec,
     root: Root,
     inst: Option<TraceInstance>,
@@ -130,7 +131,7 @@ impl Session {
     /// Set tracing up for `spec` (which has `trace` set). Never fails:
     /// when tracing is impossible the reason is printed once on stderr and
     /// kept, and the session does nothing.
-    pub fn start(root: &Root, spec: &MeasureSpec, t: &TraceSpec) -> Session {
+    pub(crate) fn start(root: &Root, spec: &MeasureSpec, t: &TraceSpec) -> Session {
         let cpus: CpuSet = spec.threads.iter().filter_map(|t| t.cpu).collect();
         let mut s = Session {
             spec: t.clone(),
@@ -162,7 +163,7 @@ impl Session {
             // Once per process: `run` with stats.rotate starts a session per part.
             static SAID: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
             if !SAID.swap(true, std::sync::atomic::Ordering::Relaxed) {
-                eprintln!("rtshield: tracing off: {why}; measuring without it");
+                rtshield_text::errln!("rtshield: tracing off: {why}; measuring without it");
             }
             s.result.unavailable = Some(why);
             s.inst = None;
@@ -188,7 +189,9 @@ impl Session {
         }
         let inst = TraceInstance::create(&self.root, &cfg).map_err(|e| e.to_string())?;
         for s in inst.stale_removed() {
-            eprintln!("rtshield: removed the stale trace instance {s} (its process is gone)");
+            rtshield_text::errln!(
+                "rtshield: removed the stale trace instance {s} (its process is gone)"
+            );
         }
         self.result.events_missing = inst.missing().to_vec();
         if self.spec.on_latency_ns.is_some() {
@@ -209,13 +212,8 @@ impl Session {
         Ok(())
     }
 
-    /// Whether an instance is recording.
-    pub fn active(&self) -> bool {
-        self.inst.is_some()
-    }
-
     /// What the measuring threads do on a spike, if anything.
-    pub fn trigger(&self) -> Option<SpikeTrigger> {
+    pub(crate) fn trigger(&self) -> Option<SpikeTrigger> {
         let f = self.spike_file.as_ref()?;
         Some(SpikeTrigger {
             threshold_ns: self.spec.on_latency_ns? as i64,
@@ -225,7 +223,7 @@ impl Session {
     }
 
     /// After each drain: read the pipe (`--split`), explain new spikes.
-    pub fn on_drain(&mut self, marks: &[SpikeMark], tids: &[i32]) {
+    pub(crate) fn on_drain(&mut self, marks: &[SpikeMark], tids: &[i32]) {
         if self.inst.is_none() {
             return;
         }
@@ -387,7 +385,7 @@ impl Session {
 
     /// After the run: last reads and analyses, split figures into the
     /// threads, the result into `m.trace`; the instance is removed.
-    pub fn finish(mut self, m: &mut Measurement) {
+    pub(crate) fn finish(mut self, m: &mut Measurement) {
         let tids: Vec<i32> = m.threads.iter().map(|t| t.tid).collect();
         if self.inst.is_some() {
             if let Some(i) = &self.inst {
@@ -482,7 +480,7 @@ impl Observer for Traced<'_> {
 /// Run the engine with tracing as `t` asks; the instance is gone when this
 /// returns (normal end, SIGINT/SIGTERM, error or panic: the session's
 /// instance is removed on drop).
-pub fn measure_traced(
+pub(crate) fn measure_traced(
     root: &Root,
     spec: &MeasureSpec,
     t: &TraceSpec,

@@ -3,7 +3,7 @@
 
 use rtshield_config::Config;
 use rtshield_measure::IntervalStats;
-use rtshield_run::runner::RunOutcome;
+use rtshield_run::RunOutcome;
 use rtshield_run::{ConfigPrinter, ConfigRequest, MeasureRequest, Plan, Printer, Summary};
 use rtshield_sys::{Root, SysInfo};
 use rtshield_vocab::InputError;

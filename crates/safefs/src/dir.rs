@@ -2,7 +2,7 @@
 //! their entries. Writes are in `file`, reads in `read`.
 
 use crate::error::{check_name, io_err, Result, SafeError};
-use crate::paths::split;
+use crate::resolve;
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
@@ -57,66 +57,108 @@ pub(crate) const DIR_FLAGS: OFlags = OFlags::RDONLY
     .union(OFlags::NOFOLLOW)
     .union(OFlags::CLOEXEC);
 
+/// Check the directory open at `fd` (shown as `path`) against `policy`.
+pub(crate) fn check_fd(fd: impl AsFd, path: &Path, policy: DirPolicy) -> Result<()> {
+    if policy == DirPolicy::AllowUnsafe {
+        return Ok(());
+    }
+    let st = rfs::fstat(fd).map_err(|e| io_err(path, e))?;
+    let me = rustix::process::geteuid().as_raw();
+    let mode = st.st_mode;
+    if policy == DirPolicy::Private {
+        let why = if !trusted_owner(st.st_uid) {
+            format!(
+                "it is owned by uid {}, not by root or you (uid {me})",
+                st.st_uid
+            )
+        } else if mode & 0o077 != 0 {
+            format!("it is mode {:o}", mode & 0o7777)
+        } else {
+            return Ok(());
+        };
+        return Err(SafeError::Untrusted {
+            path: path.to_path_buf(),
+            why,
+        });
+    }
+    if !trusted_owner(st.st_uid) {
+        return Err(SafeError::Unsafe {
+            path: path.to_path_buf(),
+            why: format!("it is owned by uid {}, not by you (uid {me})", st.st_uid),
+        });
+    }
+    let sticky = mode & 0o1000 != 0;
+    if mode & 0o022 != 0 && !sticky {
+        return Err(SafeError::Unsafe {
+            path: path.to_path_buf(),
+            why: format!(
+                "it is writable by {} (mode {:o}) and has no sticky bit",
+                if mode & 0o002 != 0 {
+                    "everyone"
+                } else {
+                    "its group"
+                },
+                mode & 0o7777
+            ),
+        });
+    }
+    Ok(())
+}
+
 impl SafeDir {
-    /// Open an existing directory. The last component must not be a
-    /// symlink; ownership and mode are checked according to `policy`.
+    /// Open an existing directory through the path layer: no symbolic
+    /// link followed anywhere in `path` (a trailing `/` or `/.` names the
+    /// last component itself), `..` refused; then its ownership and mode
+    /// are checked according to `policy`.
     pub fn open(path: &Path, policy: DirPolicy) -> Result<SafeDir> {
-        let fd = rfs::open(path, DIR_FLAGS, Mode::empty()).map_err(|e| io_err(path, e))?;
-        let d = SafeDir {
+        let fd = resolve::open_dir(path)?;
+        check_fd(&fd, path, policy)?;
+        Ok(SafeDir {
             fd,
             path: path.to_path_buf(),
-        };
-        d.check(policy)?;
-        Ok(d)
+        })
     }
 
     /// Create a new directory at `path` (its parent must exist) with
     /// `mode` exactly (the umask is not applied), failing if it exists.
+    /// The parent is opened through the path layer, unchecked.
     pub fn create_new(path: &Path, mode: u32) -> Result<SafeDir> {
-        let (parent, name) = split(path)?;
+        let (parent, name) = resolve::split_file(path)?;
         let parent = SafeDir::open(&parent, DirPolicy::AllowUnsafe)?;
-        parent.create_subdir(&name, mode)
+        let mut d = parent.create_subdir(&name, mode)?;
+        d.path = path.to_path_buf();
+        Ok(d)
+    }
+
+    /// [`SafeDir::create_new`], creating missing parents first (each with
+    /// `mode`, through the path layer).
+    pub fn create_new_with_parents(path: &Path, mode: u32) -> Result<SafeDir> {
+        let (parent, name) = resolve::split_file(path)?;
+        let parent = SafeDir::open_or_create(&parent, mode, DirPolicy::AllowUnsafe)?;
+        let mut d = parent.create_subdir(&name, mode)?;
+        d.path = path.to_path_buf();
+        Ok(d)
     }
 
     /// Open `path` if it is a directory, or create it (and missing parents,
-    /// each with `mode`) if it does not exist. The final directory is
-    /// checked against `policy`.
+    /// each with `mode`) if it does not exist, through the path layer (no
+    /// link followed, `..` refused). The final directory is checked against
+    /// `policy` (one just created is the caller's own and passes).
     pub fn open_or_create(path: &Path, mode: u32, policy: DirPolicy) -> Result<SafeDir> {
-        match SafeDir::open(path, policy) {
-            Ok(d) => Ok(d),
-            Err(SafeError::Io { err, .. }) if err.kind() == io::ErrorKind::NotFound => {
-                if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-                    if !parent.exists() {
-                        SafeDir::open_or_create(parent, mode, DirPolicy::AllowUnsafe)?;
-                    }
-                }
-                match SafeDir::create_new(path, mode) {
-                    Ok(d) => Ok(d),
-                    // Lost a race with another creator: open what is there.
-                    Err(SafeError::Io { err, .. })
-                        if err.kind() == io::ErrorKind::AlreadyExists =>
-                    {
-                        SafeDir::open(path, policy)
-                    }
-                    Err(e) => Err(e),
-                }
-            }
-            Err(e) => Err(e),
-        }
+        let fd = resolve::open_or_create_dir(path, mode)?;
+        check_fd(&fd, path, policy)?;
+        Ok(SafeDir {
+            fd,
+            path: path.to_path_buf(),
+        })
     }
 
     /// Open (creating it and missing parents 0700, whatever the umask) a
     /// directory of state root acts on later; see [`SafeDir::open_private`].
     pub fn open_private_or_create(path: &Path) -> Result<SafeDir> {
-        match SafeDir::open_private(path) {
-            Err(e) if e.io_kind() == Some(io::ErrorKind::NotFound) => {
-                match SafeDir::open_or_create(path, 0o700, DirPolicy::AllowUnsafe) {
-                    Ok(_) => SafeDir::open_private(path),
-                    Err(e) => Err(e),
-                }
-            }
-            r => r,
-        }
+        // One resolution: the directory created (or found) is the one
+        // checked and used.
+        SafeDir::open_or_create(path, 0o700, DirPolicy::AllowUnsafe)?.into_private()
     }
 
     /// Open an existing directory of state root acts on later
@@ -127,7 +169,12 @@ impl SafeDir {
     /// anyone could have planted or hard-linked files into it. Files read
     /// from it still go through [`SafeDir::read_private`].
     pub fn open_private(path: &Path) -> Result<SafeDir> {
-        let d = SafeDir::open(path, DirPolicy::AllowUnsafe)?;
+        SafeDir::open(path, DirPolicy::AllowUnsafe)?.into_private()
+    }
+
+    /// The checks of [`SafeDir::open_private`] on an open directory.
+    fn into_private(self) -> Result<SafeDir> {
+        let d = self;
         let (uid, mode) = d.owner_mode()?;
         let me = rustix::process::geteuid().as_raw();
         let why = if !trusted_owner(uid) {
@@ -140,10 +187,7 @@ impl SafeDir {
             }
             return Ok(d);
         };
-        Err(SafeError::Untrusted {
-            path: path.to_path_buf(),
-            why,
-        })
+        Err(SafeError::Untrusted { path: d.path, why })
     }
 
     /// The path this directory was opened at (for messages only: every
@@ -157,53 +201,6 @@ impl SafeDir {
         self.path.join(name)
     }
 
-    fn check(&self, policy: DirPolicy) -> Result<()> {
-        if policy == DirPolicy::AllowUnsafe {
-            return Ok(());
-        }
-        let st = rfs::fstat(&self.fd).map_err(|e| io_err(&self.path, e))?;
-        let me = rustix::process::geteuid().as_raw();
-        let mode = st.st_mode;
-        if policy == DirPolicy::Private {
-            let why = if !trusted_owner(st.st_uid) {
-                format!(
-                    "it is owned by uid {}, not by root or you (uid {me})",
-                    st.st_uid
-                )
-            } else if mode & 0o077 != 0 {
-                format!("it is mode {:o}", mode & 0o7777)
-            } else {
-                return Ok(());
-            };
-            return Err(SafeError::Untrusted {
-                path: self.path.clone(),
-                why,
-            });
-        }
-        if !trusted_owner(st.st_uid) {
-            return Err(SafeError::Unsafe {
-                path: self.path.clone(),
-                why: format!("it is owned by uid {}, not by you (uid {me})", st.st_uid),
-            });
-        }
-        let sticky = mode & 0o1000 != 0;
-        if mode & 0o022 != 0 && !sticky {
-            return Err(SafeError::Unsafe {
-                path: self.path.clone(),
-                why: format!(
-                    "it is writable by {} (mode {:o}) and has no sticky bit",
-                    if mode & 0o002 != 0 {
-                        "everyone"
-                    } else {
-                        "its group"
-                    },
-                    mode & 0o7777
-                ),
-            });
-        }
-        Ok(())
-    }
-
     /// Create a new subdirectory `name` with exactly `mode`; fail if it
     /// exists.
     pub fn create_subdir(&self, name: &str, mode: u32) -> Result<SafeDir> {
@@ -212,8 +209,10 @@ impl SafeDir {
         rfs::mkdirat(&self.fd, name, Mode::from_raw_mode(mode)).map_err(|e| io_err(&p, e))?;
         let fd =
             rfs::openat(&self.fd, name, DIR_FLAGS, Mode::empty()).map_err(|e| io_err(&p, e))?;
-        // mkdir applies the umask; set the mode we were asked for.
-        rfs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(&p, e))?;
+        // mkdir applies the umask; set the mode we were asked for (on our
+        // own directory only: in a directory others can write, it may have
+        // been swapped between mkdir and open).
+        resolve::set_own_dir_mode(&fd, &p, mode)?;
         let _ = rfs::fsync(&self.fd);
         Ok(SafeDir { fd, path: p })
     }
@@ -250,9 +249,8 @@ impl SafeDir {
         let p = self.path.join(name);
         let fd =
             rfs::openat(&self.fd, name, DIR_FLAGS, Mode::empty()).map_err(|e| io_err(&p, e))?;
-        let d = SafeDir { fd, path: p };
-        d.check(policy)?;
-        Ok(d)
+        check_fd(&fd, &p, policy)?;
+        Ok(SafeDir { fd, path: p })
     }
 
     /// Open `name` as a subdirectory, creating it (with `mode`) if missing.

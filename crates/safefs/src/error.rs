@@ -24,10 +24,26 @@ pub enum SafeError {
         /// What makes it untrusted (owner, mode, file type).
         why: String,
     },
+    /// A path the layer refuses to resolve: a symbolic link in it, `..`,
+    /// or no name where one is needed.
+    BadPath {
+        /// The path as given.
+        path: PathBuf,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A name that is not a single path component.
     BadName {
         /// The name as given.
         name: String,
+    },
+    /// Another error, with the option (or variable) that gave the path:
+    /// the message starts `--out: `.
+    For {
+        /// `--out`, `-o`, `--store`, `TMPDIR`...
+        option: String,
+        /// What went wrong.
+        inner: Box<SafeError>,
     },
     /// An I/O error on a path.
     Io {
@@ -42,15 +58,44 @@ impl SafeError {
     /// True when the error is a refusal of the caller's input (exit 2), not
     /// a failure of the system.
     pub fn is_refusal(&self) -> bool {
+        if let SafeError::For { inner, .. } = self {
+            return inner.is_refusal();
+        }
         matches!(
             self,
-            SafeError::Unsafe { .. } | SafeError::Untrusted { .. } | SafeError::BadName { .. }
+            SafeError::Unsafe { .. }
+                | SafeError::Untrusted { .. }
+                | SafeError::BadPath { .. }
+                | SafeError::BadName { .. }
         )
     }
+    /// What is wrong, without the path and the advice of the full message
+    /// (for a message that names the path its own way, e.g. `TMPDIR=...`).
+    pub fn why(&self) -> String {
+        match self {
+            SafeError::Unsafe { why, .. }
+            | SafeError::Untrusted { why, .. }
+            | SafeError::BadPath { why, .. } => why.clone(),
+            SafeError::BadName { .. } => self.to_string(),
+            SafeError::For { inner, .. } => inner.why(),
+            SafeError::Io { err, .. } => err.to_string(),
+        }
+    }
+
+    /// This error, its message starting with the option (or variable)
+    /// that gave the path (`--out: ...`).
+    pub fn for_option(self, option: &str) -> SafeError {
+        SafeError::For {
+            option: option.to_string(),
+            inner: Box::new(self),
+        }
+    }
+
     /// The underlying I/O error kind, if any.
     pub fn io_kind(&self) -> Option<io::ErrorKind> {
         match self {
             SafeError::Io { err, .. } => Some(err.kind()),
+            SafeError::For { inner, .. } => inner.io_kind(),
             _ => None,
         }
     }
@@ -72,12 +117,22 @@ impl fmt::Display for SafeError {
                  0600 or stricter, owned by root, in a directory of mode 0700)",
                 path.display()
             ),
+            SafeError::BadPath { path, why } => write!(f, "{}: {why}", path.display()),
+            SafeError::BadName { name } if name.len() > 255 => {
+                let head: String = name.chars().take(40).collect();
+                write!(
+                    f,
+                    "{head:?}… ({} bytes) is too long for a file name (at most 255 bytes)",
+                    name.len()
+                )
+            }
             SafeError::BadName { name } => {
                 write!(
                     f,
                     "{name:?} is not a plain file name (no '/', '.', '..' or NUL)"
                 )
             }
+            SafeError::For { option, inner } => write!(f, "{option}: {inner}"),
             SafeError::Io { path, err } => write!(f, "{}: {err}", path.display()),
         }
     }
@@ -87,6 +142,7 @@ impl std::error::Error for SafeError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             SafeError::Io { err, .. } => Some(err),
+            SafeError::For { inner, .. } => inner.source(),
             _ => None,
         }
     }
@@ -95,11 +151,16 @@ impl std::error::Error for SafeError {
 impl From<SafeError> for io::Error {
     fn from(e: SafeError) -> io::Error {
         let kind = match &e {
+            SafeError::For { inner, .. } => inner.io_kind().unwrap_or(if inner.is_refusal() {
+                io::ErrorKind::PermissionDenied
+            } else {
+                io::ErrorKind::Other
+            }),
             SafeError::Io { err, .. } => err.kind(),
             SafeError::Unsafe { .. } | SafeError::Untrusted { .. } => {
                 io::ErrorKind::PermissionDenied
             }
-            SafeError::BadName { .. } => io::ErrorKind::InvalidInput,
+            SafeError::BadName { .. } | SafeError::BadPath { .. } => io::ErrorKind::InvalidInput,
         };
         io::Error::new(kind, e.to_string())
     }

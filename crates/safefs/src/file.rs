@@ -2,8 +2,8 @@
 //! nobody can predict, fsync, `renameat`, directory fsync), append-only
 //! logs, and removal that never follows a symlink.
 
-use crate::dir::SafeDir;
-use crate::error::{check_name, io_err, Result};
+use crate::dir::{trusted_owner, SafeDir};
+use crate::error::{check_name, io_err, Result, SafeError};
 use rustix::fs::{self as rfs, AtFlags, Mode, OFlags};
 use std::io::{self, Write};
 use std::os::fd::OwnedFd;
@@ -82,12 +82,24 @@ impl SafeDir {
     }
 
     /// Create `name` for appending (a log-like file such as `timeline.csv`,
-    /// written row by row, so not atomically): an existing entry is removed
-    /// first (a symlink is removed, never followed), then the file is
+    /// written row by row, so not atomically): an existing file or link is
+    /// removed first (a link is removed, never followed; anything else, a
+    /// device or a FIFO, is refused), then the file is
     /// created with `O_CREAT|O_EXCL|O_NOFOLLOW` relative to the directory
     /// descriptor, mode 0644.
     pub fn create_appendable(&self, name: &str) -> Result<std::fs::File> {
         check_name(name)?;
+        // Only a file or a link is replaced: never a device (`/dev/tty`),
+        // a FIFO or a socket someone named as an output.
+        if let Ok(st) = rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            let fmt = st.st_mode & libc::S_IFMT;
+            if fmt != libc::S_IFREG && fmt != libc::S_IFLNK {
+                return Err(SafeError::Unsafe {
+                    path: self.path.join(name),
+                    why: "it is not a regular file (only a file is replaced)".into(),
+                });
+            }
+        }
         self.remove_file(name)?;
         let flags = OFlags::WRONLY
             .union(OFlags::CREATE)
@@ -103,17 +115,44 @@ impl SafeDir {
     }
 
     /// Open `name` for appending, creating it (mode 0644) if missing; a
-    /// symlink is refused (`O_NOFOLLOW`), never followed. For logs that
-    /// outlive one writer (a respawned program's output).
+    /// symlink is refused (`O_NOFOLLOW`), never followed. An existing file
+    /// must be a regular file of root or the caller with one link: a hard
+    /// link another user made to one of root's files (possible where
+    /// `fs.protected_hardlinks=0`) would otherwise be appended to. For logs
+    /// that outlive one writer (a respawned program's output).
     pub fn open_append(&self, name: &str) -> Result<std::fs::File> {
         check_name(name)?;
+        let p = self.path.join(name);
         let flags = OFlags::WRONLY
             .union(OFlags::CREATE)
             .union(OFlags::NOFOLLOW)
             .union(OFlags::APPEND)
-            .union(OFlags::CLOEXEC);
+            .union(OFlags::CLOEXEC)
+            .union(OFlags::NONBLOCK);
         let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(0o644))
-            .map_err(|e| io_err(&self.path.join(name), e))?;
+            .map_err(|e| io_err(&p, e))?;
+        check_own_file(&fd, &p)?;
+        Ok(std::fs::File::from(fd))
+    }
+
+    /// Create the new file `name` (`O_CREAT|O_EXCL|O_NOFOLLOW`, exactly
+    /// `mode`, `O_SYNC` if `sync`): fails if anything, even a dangling
+    /// link, has that name. For scratch files in a private directory (the
+    /// io loads').
+    pub fn create_new_file(&self, name: &str, mode: u32, sync: bool) -> Result<std::fs::File> {
+        check_name(name)?;
+        let p = self.path.join(name);
+        let mut flags = OFlags::RDWR
+            .union(OFlags::CREATE)
+            .union(OFlags::EXCL)
+            .union(OFlags::NOFOLLOW)
+            .union(OFlags::CLOEXEC);
+        if sync {
+            flags |= OFlags::SYNC;
+        }
+        let fd = rfs::openat(&self.fd, name, flags, Mode::from_raw_mode(mode))
+            .map_err(|e| io_err(&p, e))?;
+        rfs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| io_err(&p, e))?;
         Ok(std::fs::File::from(fd))
     }
 
@@ -137,8 +176,85 @@ impl SafeDir {
     }
 }
 
+/// Which file a path led to: device and inode (to check that two opens
+/// reached the same file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileId {
+    /// Device.
+    pub dev: u64,
+    /// Inode.
+    pub ino: u64,
+}
+
+impl SafeDir {
+    /// Check that the entry `name` (never followed if a link) is a file
+    /// only the caller controls: a regular file owned by the effective
+    /// uid, writable by nobody else, with a single link (a hard link to
+    /// another file would make writes land there). `Ok(None)`: no such
+    /// entry. Anything else is [`SafeError::Untrusted`].
+    pub fn own_file(&self, name: &str) -> Result<Option<FileId>> {
+        check_name(name)?;
+        let p = self.path.join(name);
+        let st = match rfs::statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(st) => st,
+            Err(rustix::io::Errno::NOENT) => return Ok(None),
+            Err(e) => return Err(io_err(&p, e)),
+        };
+        let me = rustix::process::geteuid().as_raw();
+        let fmt = st.st_mode & libc::S_IFMT;
+        let why = if fmt == libc::S_IFLNK {
+            "it is a symbolic link".to_string()
+        } else if fmt != libc::S_IFREG {
+            "it is not a regular file".to_string()
+        } else if st.st_uid != me {
+            format!("it is owned by uid {}, not by you (uid {me})", st.st_uid)
+        } else if st.st_mode & 0o022 != 0 {
+            format!("it is mode {:o}: others may write it", st.st_mode & 0o7777)
+        } else if st.st_nlink != 1 {
+            format!("it has {} hard links", st.st_nlink)
+        } else {
+            return Ok(Some(FileId {
+                dev: st.st_dev,
+                ino: st.st_ino,
+            }));
+        };
+        Err(SafeError::Untrusted { path: p, why })
+    }
+
+    /// This directory's device and inode.
+    pub fn id(&self) -> Result<FileId> {
+        let st = rfs::fstat(&self.fd).map_err(|e| io_err(&self.path, e))?;
+        Ok(FileId {
+            dev: st.st_dev,
+            ino: st.st_ino,
+        })
+    }
+}
+
+/// Refuse to write into an open file unless it is a regular file of root
+/// or the caller, with a single link (see [`SafeDir::open_append`]).
+pub(crate) fn check_own_file(fd: &OwnedFd, p: &std::path::Path) -> Result<()> {
+    let st = rfs::fstat(fd).map_err(|e| io_err(p, e))?;
+    let why = if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+        "it is not a regular file".to_string()
+    } else if !trusted_owner(st.st_uid) {
+        format!("it is owned by uid {}", st.st_uid)
+    } else if st.st_nlink != 1 {
+        format!(
+            "it has {} hard links (another name for it may be a file you did not mean to write)",
+            st.st_nlink
+        )
+    } else {
+        return Ok(());
+    };
+    Err(SafeError::Unsafe {
+        path: p.to_path_buf(),
+        why,
+    })
+}
+
 /// 64 random bits as hex, for temporary names nobody can predict.
-fn random_hex() -> String {
+pub(crate) fn random_hex() -> String {
     let mut b = [0u8; 8];
     let mut filled = 0;
     while filled < b.len() {

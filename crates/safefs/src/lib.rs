@@ -30,13 +30,19 @@ mod error;
 mod file;
 mod paths;
 mod read;
+mod resolve;
+mod temp;
 mod trust;
 
 pub use dir::{DirPolicy, Entry, SafeDir};
 pub use error::{check_name, Result, SafeError};
-pub use paths::{output_dir, split_file_path, temp_target, write_file};
-pub use read::{read_input, INPUT_LIMIT};
+pub use file::FileId;
+pub use paths::{file_parts, open_file_dir, output_dir, split_file_path, temp_target, write_file};
+pub use read::{read_input, read_input_public, INPUT_LIMIT};
+pub use temp::{temp_parents, PrivateDir, TempParents};
 pub use trust::trusted_path;
 
+#[cfg(test)]
+mod layer_tests;
 #[cfg(test)]
 mod tests;

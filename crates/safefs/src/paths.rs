@@ -2,9 +2,7 @@
 //! file, and the leftovers of interrupted writes.
 
 use crate::dir::{DirPolicy, SafeDir};
-use crate::error::{Result, SafeError};
-use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
+use crate::error::Result;
 use std::path::{Path, PathBuf};
 
 /// Open the directory results go to.
@@ -51,8 +49,27 @@ pub fn split_file_path(path: &Path) -> (PathBuf, String) {
 /// fsync, rename, directory fsync). For the single-file options
 /// (`--json FILE`, `export -o FILE`, `stat --record FILE`).
 pub fn write_file(path: &Path, bytes: &[u8], policy: DirPolicy) -> Result<()> {
-    let (dir, name) = split_file_path(path);
+    let (dir, name) = crate::resolve::split_file(path)?;
     SafeDir::open(&dir, policy)?.write(&name, bytes)
+}
+
+/// The directory and the name of the file `path`, as the path layer cuts
+/// it: `a/./f` is `a` + `f`, a bare `f` is `.` + `f`; a path ending in
+/// `/` or `/.`, or holding `..`, is refused.
+pub fn file_parts(path: &Path) -> Result<(PathBuf, String)> {
+    let (dir, name) = crate::resolve::split_file(path)?;
+    crate::error::check_name(&name)?;
+    Ok((dir, name))
+}
+
+/// Open the directory of the file `path` through the path layer (checked
+/// against `policy`) and return it with the file's name: for a file that is
+/// written more than once (`--metrics-file`, a program's output), so every
+/// write goes through the one descriptor. `a/./f` is `a` + `f`; a path
+/// ending in `/` or `/.` is refused (it names no file).
+pub fn open_file_dir(path: &Path, policy: DirPolicy) -> Result<(SafeDir, String)> {
+    let (dir, name) = file_parts(path)?;
+    Ok((SafeDir::open(&dir, policy)?, name))
 }
 
 /// The final name a temporary file of [`SafeDir::write`] was for
@@ -62,19 +79,4 @@ pub fn temp_target(name: &str) -> Option<&str> {
     let (stem, hex) = rest.rsplit_once('.')?;
     let ok = hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_hexdigit()) && !stem.is_empty();
     ok.then_some(stem)
-}
-
-/// Split a path into its parent directory and last component.
-pub(crate) fn split(path: &Path) -> Result<(PathBuf, String)> {
-    let name = path
-        .file_name()
-        .and_then(OsStr::to_str)
-        .ok_or_else(|| SafeError::BadName {
-            name: String::from_utf8_lossy(path.as_os_str().as_bytes()).into_owned(),
-        })?;
-    let parent = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    Ok((parent, name.to_string()))
 }

@@ -120,3 +120,41 @@ pub fn read_input(path: &Path, limit: u64) -> Result<Vec<u8>> {
     .map_err(|e| io_err(path, e))?;
     read_regular(fd, path, limit)
 }
+
+/// [`read_input`], and whether every user of the machine may read the
+/// file: it gives read permission to others and every directory above it
+/// (its real path, links resolved, checked to be the file opened) gives
+/// search permission to others. Only such a file's text may be quoted in
+/// an error message (crate `text`, module `excerpt`): root must not show,
+/// in a message about a path another user chose, a file that user could
+/// not read.
+pub fn read_input_public(path: &Path, limit: u64) -> Result<(Vec<u8>, bool)> {
+    let fd = rfs::open(
+        path,
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK,
+        Mode::empty(),
+    )
+    .map_err(|e| io_err(path, e))?;
+    let public = readable_by_everyone(&fd, path);
+    Ok((read_regular(fd, path, limit)?, public))
+}
+
+/// Whether others may read the open file and search every directory
+/// above it. The real path is the file opened only if it names the same
+/// inode: a link swapped in between makes the answer "no" (nothing quoted).
+fn readable_by_everyone(fd: &OwnedFd, path: &Path) -> bool {
+    let Ok(st) = rfs::fstat(fd) else {
+        return false;
+    };
+    if st.st_mode & 0o004 == 0 {
+        return false;
+    }
+    let Ok(real) = std::fs::canonicalize(path) else {
+        return false;
+    };
+    let same = rfs::stat(&real).is_ok_and(|r| (r.st_dev, r.st_ino) == (st.st_dev, st.st_ino));
+    same && real
+        .ancestors()
+        .skip(1)
+        .all(|d| rfs::stat(d).is_ok_and(|st| st.st_mode & 0o001 != 0))
+}

@@ -294,7 +294,10 @@ impl Parser<'_> {
             return Err(self.err(
                 no,
                 key_col,
-                format!("expected `key = value`, `{{` or `}}`, found `{}`", s.trim()),
+                format!(
+                    "expected `key = value`, `{{` or `}}`, found `{}`",
+                    rtshield_text::excerpt::quote(s.trim())
+                ),
             ));
         };
         let key = s[..eq].trim();

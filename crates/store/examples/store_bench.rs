@@ -4,7 +4,7 @@
 //!
 //! cargo run --release -p rtshield-store --example store_bench -- DB N
 
-use rtshield_results::{example::example_result, Histogram};
+use rtshield_results::{example_result, Histogram};
 use rtshield_store::{compare, default_stats, Selector, SqliteStore, Store};
 use std::time::Instant;
 

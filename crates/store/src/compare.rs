@@ -39,7 +39,7 @@ use serde::Serialize;
 pub const MIN_RUNS: usize = 3;
 
 /// The maximum's subsample divisor in the samples bootstrap.
-pub const MAX_SUBSAMPLE: u64 = 4;
+pub(crate) const MAX_SUBSAMPLE: u64 = 4;
 
 /// Bootstrap iterations.
 pub const ITERATIONS: usize = 1000;
@@ -49,6 +49,7 @@ pub const ITERATIONS: usize = 1000;
 pub enum Stat {
     /// A percentile, e.g. 99.9.
     Percentile(f64),
+    /// The largest sample (bootstrapped m-out-of-n, see the module notes).
     Max,
 }
 
@@ -100,12 +101,17 @@ pub enum Method {
     Samples,
 }
 
+/// What a row's interval says about B against A (the JSON spelling is the
+/// text `runs compare` prints).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub enum Verdict {
+    /// The whole interval of B/A lies above 1, and the values are more than a bucket apart.
     #[serde(rename = "B worse")]
     Worse,
+    /// The whole interval of B/A lies below 1, and the values are more than a bucket apart.
     #[serde(rename = "B better")]
     Better,
+    /// The interval holds 1, or the values are at most one histogram bucket apart.
     #[serde(rename = "no significant difference")]
     Same,
     /// The statistic lies beyond a histogram (its samples are known only
@@ -116,6 +122,7 @@ pub enum Verdict {
 }
 
 impl Verdict {
+    /// The verdict as printed (`B worse`, `B better`, `no significant difference`, `beyond the histogram`).
     pub fn as_str(&self) -> &'static str {
         match self {
             Verdict::Worse => "B worse",
@@ -129,26 +136,38 @@ impl Verdict {
 /// One line of the comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
+    /// The statistic's name (`p99.9`, `max`: [`Stat::name`]).
     pub stat: String,
     /// Side A's value, ns.
     pub a_ns: i64,
+    /// Side B's value, ns.
     pub b_ns: i64,
     /// b / a (1 when both are 0).
     pub ratio: f64,
+    /// Lower end of the 95 % bootstrap interval of the ratio.
     pub ci_low: f64,
+    /// Upper end of the 95 % bootstrap interval of the ratio (infinite when A's value can be 0).
     pub ci_high: f64,
+    /// What the interval says.
     pub verdict: Verdict,
 }
 
 /// The whole comparison.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Comparison {
+    /// Runs on side A.
     pub runs_a: usize,
+    /// Runs on side B.
     pub runs_b: usize,
+    /// Samples of side A over every thread of every run (inside the histograms, overflow counted at each run's maximum).
     pub samples_a: u64,
+    /// Samples of side B, counted as for A.
     pub samples_b: u64,
+    /// Whether runs or samples were resampled (runs when both sides have [`MIN_RUNS`]).
     pub method: Method,
+    /// Bootstrap iterations behind each interval ([`ITERATIONS`]).
     pub iterations: usize,
+    /// One row per statistic asked for, in the order asked.
     pub rows: Vec<Row>,
 }
 

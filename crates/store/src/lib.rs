@@ -7,6 +7,13 @@
 //!   server) and [`PgStore`] (PostgreSQL, shared by a lab of boards).
 //! - [`Selector`]: `kernel ~ 6.18 and load = hell`.
 //! - [`compare()`]: B versus A with bootstrap confidence intervals.
+//!
+//! It may not measure, parse result files (it stores the
+//! [`rtshield_results::RunResult`] it is given) or render: `report` draws
+//! its lists and comparisons. One migration list serves both backends.
+
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod compare;
 mod pg;
@@ -15,6 +22,8 @@ mod schema;
 mod select;
 mod sql;
 mod sqlite;
+mod sqlite_file;
+mod tls;
 
 pub use compare::{
     compare, default_stats, Comparison, Method, Row, Stat, Verdict, ITERATIONS, MIN_RUNS,
@@ -38,6 +47,7 @@ pub const STORE_ENV: &str = "RTSHIELD_STORE";
 /// A store error, with the store or run it concerns in the message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreError {
+    /// The message as printed, naming the store or run concerned.
     pub msg: String,
     /// The store's name itself is wrong (a URL that does not parse): the
     /// caller's input, exit 2, rather than a store that failed.
@@ -45,12 +55,14 @@ pub struct StoreError {
 }
 
 impl StoreError {
+    /// A failure of the store itself (exit 1).
     pub fn new(msg: impl Into<String>) -> StoreError {
         StoreError {
             msg: msg.into(),
             bad_input: false,
         }
     }
+    /// A wrong store name or URL given by the user (exit 2).
     pub fn bad_input(msg: impl Into<String>) -> StoreError {
         StoreError {
             msg: msg.into(),
@@ -76,23 +88,30 @@ impl std::error::Error for StoreError {}
 /// What storing a run did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Put {
+    /// The run was new and is now stored.
     Stored {
+        /// Its row number in this store.
         id: i64,
+        /// Its identity (the same in every store it is copied to).
         uuid: String,
     },
     /// A run with the same UUID was already there: nothing written.
     AlreadyStored {
+        /// The row number of the run already there.
         id: i64,
+        /// The UUID both share.
         uuid: String,
     },
 }
 
 impl Put {
+    /// The run's row number in this store, stored now or before.
     pub fn id(&self) -> i64 {
         match self {
             Put::Stored { id, .. } | Put::AlreadyStored { id, .. } => *id,
         }
     }
+    /// The run's UUID, stored now or before.
     pub fn uuid(&self) -> &str {
         match self {
             Put::Stored { uuid, .. } | Put::AlreadyStored { uuid, .. } => uuid,
@@ -166,25 +185,30 @@ fn env_path(s: &str) -> Result<PathBuf, StoreError> {
 
 /// Open the store named by `spec` (a path or a `postgres://` URL), else
 /// `$RTSHIELD_STORE`, else the default path. A SQLite store's directory is
-/// created (0700) if missing.
+/// created (0700) if missing, its file (0600) too; one that is not the
+/// caller's own (see [`SqliteStore::open_from`]) is refused, naming where
+/// its path came from.
 pub fn open(spec: Option<&str>) -> Result<Box<dyn Store>, StoreError> {
-    let from_env = spec.is_none();
-    let spec = spec
-        .map(str::to_string)
-        .or_else(|| std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()));
-    let path = match spec {
-        Some(s) if is_pg_url(&s) => return Ok(Box::new(PgStore::connect(&s)?)),
-        Some(s) if from_env => env_path(&s)?,
-        Some(s) => PathBuf::from(s),
-        None => default_path().ok_or_else(|| {
-            StoreError::new(
-                "no store path: set RTSHIELD_STORE, XDG_DATA_HOME or HOME, or give --store",
-            )
-        })?,
+    let (spec, source) = match spec {
+        Some(s) => (Some(s.to_string()), "--store"),
+        None => (
+            std::env::var(STORE_ENV).ok().filter(|s| !s.is_empty()),
+            STORE_ENV,
+        ),
     };
-    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        rtshield_safefs::SafeDir::open_or_create(dir, 0o700, rtshield_safefs::DirPolicy::Strict)
-            .map_err(|e| StoreError::new(e.to_string()))?;
-    }
-    Ok(Box::new(SqliteStore::open(&path)?))
+    let (path, source) = match spec {
+        Some(s) if is_pg_url(&s) => return Ok(Box::new(PgStore::connect(&s)?)),
+        Some(s) if source == STORE_ENV => (env_path(&s)?, source),
+        Some(s) => (PathBuf::from(s), source),
+        None => {
+            let from_xdg = std::env::var_os("XDG_DATA_HOME").is_some_and(|v| !v.is_empty());
+            let p = default_path().ok_or_else(|| {
+                StoreError::new(
+                    "no store path: set RTSHIELD_STORE, XDG_DATA_HOME or HOME, or give --store",
+                )
+            })?;
+            (p, if from_xdg { "XDG_DATA_HOME" } else { "HOME" })
+        }
+    };
+    Ok(Box::new(SqliteStore::open_from(&path, source)?))
 }

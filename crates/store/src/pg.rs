@@ -5,6 +5,9 @@
 //!   file (`PGPASSFILE`, else `~/.pgpass`), as libpq reads them: the file is
 //!   ignored, with a warning, unless it is a regular file without group or
 //!   world access (mode 0600 or less).
+//! - TLS as libpq's `sslmode` says (`disable`, `prefer`, `require`,
+//!   `verify-ca`, `verify-full`, with `sslrootcert=FILE`), on rustls: see
+//!   the `tls` module for the table and the default.
 //! - The schema is created or migrated under a transaction-scoped advisory
 //!   lock, so boards connecting at once to a new database do not race.
 //! - Each run is stored in its own transaction, `ON CONFLICT (uuid) DO
@@ -15,7 +18,7 @@ use crate::record::{RunSummary, ThreadSummary};
 use crate::schema::{self, SCHEMA_VERSION};
 use crate::select::Selector;
 use crate::sql::{group_query, sort_groups, where_clause, Dialect, Group};
-use crate::{Put, Store, StoreError};
+use crate::{tls, Put, Store, StoreError};
 use postgres::types::ToSql;
 use postgres::{Client, NoTls, Statement};
 use rtshield_results::RunResult;
@@ -49,25 +52,10 @@ fn now_secs() -> i64 {
         .unwrap_or(0)
 }
 
-/// `url` with the password (if any) replaced by `***`.
+/// `url` with the password (if any) replaced by `***` (one rule for
+/// every place a secret could be shown: crate text, module `secret`).
 fn redact(url: &str) -> String {
-    let Some(scheme_end) = url.find("://") else {
-        return url.to_string();
-    };
-    let rest = &url[scheme_end + 3..];
-    let auth_end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let Some(at) = rest[..auth_end].rfind('@') else {
-        return url.to_string();
-    };
-    match rest[..at].find(':') {
-        Some(colon) => format!(
-            "{}{}:***{}",
-            &url[..scheme_end + 3],
-            &rest[..colon],
-            &rest[at..]
-        ),
-        None => url.to_string(),
-    }
+    rtshield_text::secret::redact(url).into_owned()
 }
 
 /// The first message of a PostgreSQL error: the server's own for a
@@ -93,6 +81,8 @@ impl PgStore {
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
         let location = redact(url);
         let bad = |m: String| StoreError::new(format!("{location}: {m}"));
+        let (url, tls_params) = tls::take_params(url)
+            .map_err(|m| StoreError::bad_input(format!("{location}: not a PostgreSQL URL: {m}")))?;
         let mut cfg: postgres::Config = url.parse().map_err(|e: postgres::Error| {
             StoreError::bad_input(format!(
                 "{location}: not a PostgreSQL URL: {}",
@@ -123,9 +113,7 @@ impl PgStore {
             cfg.connect_timeout(Duration::from_secs(10));
         }
         cfg.application_name("rtshield");
-        let mut client = cfg
-            .connect(NoTls)
-            .map_err(|e| bad(format!("cannot connect: {}", describe(&e))))?;
+        let mut client = connect_tls(&mut cfg, &tls_params).map_err(bad)?;
         migrate(&mut client).map_err(|e| bad(e.msg))?;
         let prep = |c: &mut Client, sql: &str| {
             c.prepare(sql)
@@ -214,6 +202,36 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
     tx.commit().map_err(e)
 }
 
+/// Connect with the TLS `p` asks for (module `tls`: libpq's `sslmode`,
+/// `prefer` on this machine and `require` elsewhere by default).
+fn connect_tls(cfg: &mut postgres::Config, p: &tls::TlsParams) -> Result<Client, String> {
+    use postgres::config::SslMode as Pg;
+    let mode = tls::effective_mode(p, cfg);
+    let why = |e: postgres::Error| {
+        let mut m = format!("cannot connect: {}", describe(&e));
+        if p.mode.is_none() && mode == tls::SslMode::Require {
+            m.push_str(
+                " (without sslmode in the URL, rtshield requires TLS for a server on another \
+                 machine, so that the password never crosses the network in clear; \
+                 ?sslmode=disable connects without it)",
+            );
+        }
+        m
+    };
+    if mode == tls::SslMode::Disable {
+        cfg.ssl_mode(Pg::Disable);
+        return cfg.connect(NoTls).map_err(why);
+    }
+    cfg.ssl_mode(if mode == tls::SslMode::Prefer {
+        Pg::Prefer
+    } else {
+        Pg::Require
+    });
+    let tls = tls::client_config(mode, p.rootcert.as_deref())?;
+    cfg.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
+        .map_err(why)
+}
+
 /// The password for `cfg` from `PGPASSWORD`, else the password file.
 fn password_for(cfg: &postgres::Config) -> Option<String> {
     if let Some(pw) = std::env::var("PGPASSWORD").ok().filter(|p| !p.is_empty()) {
@@ -248,14 +266,14 @@ fn read_pgpass(file: &Path) -> Option<String> {
     use std::os::unix::fs::PermissionsExt;
     let meta = std::fs::metadata(file).ok()?;
     if !meta.is_file() {
-        eprintln!(
+        rtshield_text::errln!(
             "rtshield: warning: password file {} is not a plain file",
             file.display()
         );
         return None;
     }
     if meta.permissions().mode() & 0o077 != 0 {
-        eprintln!(
+        rtshield_text::errln!(
             "rtshield: warning: password file {} has group or world access; permissions should be u=rw (0600) or less: not used",
             file.display()
         );

@@ -8,15 +8,23 @@ use std::collections::BTreeMap;
 /// One measuring thread, as `runs list`/`show` print it (ns).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadSummary {
+    /// The CPU it measured, `None` when not pinned.
     pub cpu: Option<u32>,
+    /// Wake-ups measured.
     pub samples: u64,
+    /// Smallest latency, ns.
     pub min_ns: i64,
+    /// Mean latency, ns.
     pub avg_ns: f64,
+    /// Largest latency, ns.
     pub max_ns: i64,
     /// Percentiles by key ("50", "99.9", …), as in `results.json`.
     pub percentiles: BTreeMap<String, i64>,
+    /// Wake-ups later than the following period.
     pub overruns: u64,
+    /// Periods skipped because of overruns.
     pub missed_periods: u64,
+    /// Samples the thread's ring could not take.
     pub lost: u64,
 }
 
@@ -25,22 +33,37 @@ pub struct ThreadSummary {
 pub struct RunSummary {
     /// Local row number (differs between stores; the UUID does not).
     pub id: i64,
+    /// The run's identity: its `uuid` tag, else derived from its content (the same run imported twice is one run).
     pub uuid: String,
+    /// Host name of the measured machine (`?` when unknown).
     pub host: String,
     /// `/etc/machine-id` of the measured machine; empty when unknown.
     pub machine_id: String,
+    /// Kernel release (`uname -r`), `?` when unknown.
     pub kernel: String,
+    /// Kernel build string (`uname -v`), `?` when unknown.
     pub kernel_version: String,
+    /// Preemption model (`PREEMPT_RT`, `PREEMPT_DYNAMIC` ...), `?` when unknown.
     pub preempt: String,
+    /// Machine architecture (`x86_64`, `aarch64` ...).
     pub arch: String,
+    /// CPU model name, `?` when unknown.
     pub cpu_model: String,
+    /// The tool and version that measured (`rtshield 0.1.0`, `cyclictest` for imports).
     pub tool: String,
+    /// The run's label, empty when it has none.
     pub label: String,
+    /// Start time, RFC 3339 UTC as in `results.json`.
     pub started: String,
+    /// Wall time measured, seconds.
     pub duration_s: f64,
+    /// Why the run ended (`duration`, `sigint`, ...: `results.json`'s `end_reason`).
     pub end: String,
+    /// Measuring method (`nanosleep`, `posix-timer`, `interval`).
     pub mode: String,
+    /// The run's tags; `isolation` falls back to `isolation_detected` when the run has no `isolation` tag.
     pub tags: BTreeMap<String, String>,
+    /// One summary per measuring thread, in index order.
     pub threads: Vec<ThreadSummary>,
 }
 
@@ -188,7 +211,7 @@ mod tests {
 
     #[test]
     fn uuid_is_stable_and_tag_wins() {
-        let mut r = rtshield_results::example::example_result();
+        let mut r = rtshield_results::example_result();
         let a = run_uuid(&r);
         assert_eq!(a, run_uuid(&r.clone()));
         assert_eq!(a.len(), 36);

@@ -31,24 +31,34 @@ pub const FIELDS: &[&str] = &[
     "repeat",
 ];
 
+/// The operator of one selector condition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
+    /// `=`: the value equals the text (an absent key equals the empty text).
     Eq,
+    /// `!=`: the value differs (an absent key differs from everything).
     Ne,
+    /// `~`: the value contains the text.
     Contains,
+    /// `!~`: the value does not contain the text (true for an absent key).
     NotContains,
 }
 
+/// One condition `KEY OP VALUE` of a selector.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cond {
+    /// A field of [`FIELDS`] or a tag name.
     pub key: String,
+    /// How the run's value is compared.
     pub op: Op,
+    /// The text compared with, unquoted.
     pub value: String,
 }
 
 /// A conjunction of conditions; empty selects every run.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Selector {
+    /// The conditions, all of which a run must meet.
     pub conds: Vec<Cond>,
     text: String,
 }
@@ -56,7 +66,9 @@ pub struct Selector {
 /// A selector that does not parse; `col` is 1-based in the selector text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SelectError {
+    /// 1-based column in the selector text where the problem is.
     pub col: usize,
+    /// What is wrong and what was expected.
     pub msg: String,
 }
 

@@ -101,9 +101,13 @@ fn conditions(sel: &Selector, d: Dialect, binds: &mut Vec<String>) -> Vec<String
 /// of runs and the worst p99.9 and maximum over every thread of its runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Group {
+    /// The group's value of each `--group-by` key, in the order given (`?` for a run without the tag).
     pub keys: Vec<String>,
+    /// Runs in the group.
     pub runs: u64,
+    /// Largest p99.9 over every thread of the group's runs, ns; `None` when no thread has one.
     pub worst_p999_ns: Option<i64>,
+    /// Largest maximum over every thread of the group's runs, ns; `None` for a group without threads.
     pub worst_max_ns: Option<i64>,
 }
 

@@ -4,6 +4,7 @@ use crate::record::{RunSummary, ThreadSummary};
 use crate::schema::{self, SCHEMA_VERSION};
 use crate::select::Selector;
 use crate::sql::{group_query, sort_groups, where_clause, Dialect, Group};
+use crate::sqlite_file::{vfs, StorePlace};
 use crate::{Put, Store, StoreError};
 use rtshield_results::RunResult;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension};
@@ -12,8 +13,11 @@ use std::path::{Path, PathBuf};
 
 /// A SQLite store at a path.
 pub struct SqliteStore {
+    // Dropped first: SQLite's files are closed before their directory is.
     conn: Connection,
     path: PathBuf,
+    /// The checked directory SQLite reaches the files through (None: in memory).
+    _place: Option<StorePlace>,
 }
 
 /// Seconds since the epoch, when the run was stored.
@@ -33,21 +37,37 @@ fn is_busy(e: &rusqlite::Error) -> bool {
 }
 
 impl SqliteStore {
-    /// Open (creating it if needed) the database at `path`. The file is
-    /// opened with `SQLITE_OPEN_NOFOLLOW`: a planted symlink is refused.
+    /// Open (creating it if needed) the database at `path` (given by
+    /// `--store`). See [`SqliteStore::open_from`].
     pub fn open(path: &Path) -> Result<SqliteStore, StoreError> {
+        SqliteStore::open_from(path, "--store")
+    }
+
+    /// Open (creating it if needed, mode 0600 in a 0700 directory) the
+    /// database at `path`, which `source` gave (`--store`,
+    /// `RTSHIELD_STORE`, `HOME`...). Only a store that is the caller's own
+    /// is opened, and SQLite reaches it through the checked directory's
+    /// descriptor, never by the path again (see [`crate::sqlite_file`]).
+    /// A refusal is a [`StoreError::bad_input`] naming `source`.
+    pub fn open_from(path: &Path, source: &str) -> Result<SqliteStore, StoreError> {
+        let place = StorePlace::open(path, source)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
             | OpenFlags::SQLITE_OPEN_CREATE
             | OpenFlags::SQLITE_OPEN_NOFOLLOW
             | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let conn = Connection::open_with_flags(path, flags).map_err(|e| {
-            StoreError::new(format!("{}: cannot open the store: {e}", path.display()))
-        })?;
+        let conn = Connection::open_with_flags_and_vfs(place.sqlite_name()?, flags, vfs()?)
+            .map_err(|e| {
+                StoreError::new(format!("{}: cannot open the store: {e}", path.display()))
+            })?;
         let mut s = SqliteStore {
             conn,
             path: path.to_path_buf(),
+            _place: None,
         };
+        place.verify_after_open(path, source)?;
         s.setup()?;
+        place.verify_after_open(path, source)?;
+        s._place = Some(place);
         Ok(s)
     }
 
@@ -57,6 +77,7 @@ impl SqliteStore {
         let mut s = SqliteStore {
             conn,
             path: PathBuf::from(":memory:"),
+            _place: None,
         };
         s.setup()?;
         Ok(s)
@@ -66,6 +87,8 @@ impl SqliteStore {
         // WAL: readers never block the writer; NORMAL sync is durable at
         // each checkpoint and keeps ingest fast. busy_timeout: two
         // rtshield processes storing at once wait instead of failing.
+        // temp_store=MEMORY: no temporary file in $TMPDIR, which may be
+        // another user's under `sudo -E`.
         // The timeout first: switching a new file to WAL takes a lock that
         // another process opening it at the same moment may hold.
         self.conn
@@ -78,7 +101,8 @@ impl SqliteStore {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         loop {
             match self.conn.execute_batch(
-                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON;",
+                "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; \
+                 PRAGMA temp_store=MEMORY;",
             ) {
                 Ok(()) => break,
                 Err(e) if is_busy(&e) && std::time::Instant::now() < deadline => {

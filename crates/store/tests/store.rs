@@ -3,7 +3,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use rtshield_results::{example::example_result, Histogram, RunResult};
+use rtshield_results::{example_result, Histogram, RunResult};
 use rtshield_store::{compare, default_stats, Method, Selector, SqliteStore, Store, Verdict};
 
 /// A run of `n` samples: 10 µs + Exp(3 µs), and with probability 1/1000
@@ -42,7 +42,7 @@ fn synth(seed: u64, n: u64, tail_us: f64, tags: &[(&str, &str)]) -> RunResult {
         underflow: 0,
     };
     let mut r = example_result();
-    let t = rtshield_results::histogram::thread_from_histogram(
+    let t = rtshield_results::thread_from_histogram(
         0,
         Some(1),
         200_000,
@@ -234,22 +234,27 @@ fn s_list(s: &mut SqliteStore, q: &str) -> usize {
     s.list(&Selector::parse(q).unwrap()).unwrap().len()
 }
 
-#[test]
-fn same_distribution_is_no_significant_difference_in_95_of_100_trials() {
+/// Over 100 seeded trials of the sides `sides(trial)` gives, compared
+/// with `method`: each default statistic must be "no significant
+/// difference" in at least 95 (`what` prefixes the printed counts).
+fn assert_same_in_95_of_100(
+    what: &str,
+    method: Method,
+    sides: impl Fn(u64) -> (Vec<RunResult>, Vec<RunResult>),
+) {
     let stats = default_stats();
     let mut same = vec![0; stats.len()];
     for trial in 0..100u64 {
-        let a = [synth(1000 + trial, 20_000, 50.0, &[])];
-        let b = [synth(5000 + trial, 20_000, 50.0, &[])];
+        let (a, b) = sides(trial);
         let c = compare(&a, &b, &stats, trial);
-        assert_eq!(c.method, Method::Samples);
+        assert_eq!(c.method, method);
         for (k, row) in c.rows.iter().enumerate() {
             if row.verdict == Verdict::Same {
                 same[k] += 1;
             }
         }
     }
-    eprintln!("no significant difference per statistic: {same:?}");
+    eprintln!("{what}no significant difference per statistic: {same:?}");
     for (k, s) in stats.iter().enumerate() {
         assert!(
             same[k] >= 95,
@@ -260,37 +265,29 @@ fn same_distribution_is_no_significant_difference_in_95_of_100_trials() {
     }
 }
 
+#[test]
+fn same_distribution_is_no_significant_difference_in_95_of_100_trials() {
+    assert_same_in_95_of_100("", Method::Samples, |trial| {
+        (
+            vec![synth(1000 + trial, 20_000, 50.0, &[])],
+            vec![synth(5000 + trial, 20_000, 50.0, &[])],
+        )
+    });
+}
+
 /// The over-runs bootstrap (the repeats are resampled) at its minimum of
 /// 3 runs a side: two sides drawn from one distribution are "no
 /// significant difference" in at least 95 of 100 seeded trials.
 #[test]
 fn same_distribution_over_runs_is_no_significant_difference_in_95_of_100_trials() {
-    let stats = default_stats();
-    let mut same = vec![0; stats.len()];
-    for trial in 0..100u64 {
-        let a: Vec<_> = (0..3)
-            .map(|i| synth(10_000 + trial * 8 + i, 20_000, 50.0, &[]))
-            .collect();
-        let b: Vec<_> = (0..3)
-            .map(|i| synth(20_000 + trial * 8 + i, 20_000, 50.0, &[]))
-            .collect();
-        let c = compare(&a, &b, &stats, trial);
-        assert_eq!(c.method, Method::Runs);
-        for (k, row) in c.rows.iter().enumerate() {
-            if row.verdict == Verdict::Same {
-                same[k] += 1;
-            }
-        }
-    }
-    eprintln!("over runs, no significant difference per statistic: {same:?}");
-    for (k, s) in stats.iter().enumerate() {
-        assert!(
-            same[k] >= 95,
-            "{}: no significant difference in only {}/100",
-            s.name(),
-            same[k]
-        );
-    }
+    assert_same_in_95_of_100("over runs, ", Method::Runs, |trial| {
+        let side = |from: u64| -> Vec<RunResult> {
+            (0..3)
+                .map(|i| synth(from + trial * 8 + i, 20_000, 50.0, &[]))
+                .collect()
+        };
+        (side(10_000), side(20_000))
+    });
 }
 
 /// The over-runs bootstrap with 3 runs a side (its minimum): a tail twice

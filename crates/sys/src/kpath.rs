@@ -36,6 +36,9 @@ pub const CMDLINE: &str = "/proc/cmdline";
 pub const OSRELEASE: &str = "/proc/sys/kernel/osrelease";
 /// The mounts seen by the calling process (cgroup and tracefs mounts are found here).
 pub const MOUNTINFO: &str = "/proc/self/mountinfo";
+/// This process's open descriptors (`/proc/self/fd/N` names the file of
+/// descriptor N: the store opens its checked directory through it).
+pub const SELF_FD: &str = "/proc/self/fd";
 /// The cgroups of the calling process (`ID:CONTROLLERS:PATH` lines).
 pub const SELF_CGROUP: &str = "/proc/self/cgroup";
 /// One directory per process (and hidden ones per thread id).

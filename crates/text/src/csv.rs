@@ -1,8 +1,51 @@
 //! CSV (RFC 4180), written by the `csv` crate: a field is quoted only when
 //! it holds a comma, a double quote, a carriage return or a newline; a
 //! quote inside is doubled; records end with `\n`.
+//!
+//! A spreadsheet opening the file runs a cell that starts with `=`, `+`,
+//! `-` or `@` as a formula (`=HYPERLINK(…)`, `=cmd|' /C calc'!A0`), and
+//! some also after a tab or a carriage return. So, as OWASP recommends
+//! ("CSV Injection"), [`cell`] prefixes such a cell with `'`, which the
+//! spreadsheet shows as text — unless the whole cell is a plain number
+//! (`-5`, `+1.5e3`), which a spreadsheet reads as a number and which must
+//! stay one. [`table`] does this to every field. A program reading the
+//! file sees the `'`: documented in docs/formats.md.
 
-/// Rows of fields as CSV text.
+use std::borrow::Cow;
+
+/// The characters that make a spreadsheet read a cell as a formula.
+const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+
+/// Whether `s` is a plain decimal number: an optional sign, digits with at
+/// most one `.`, an optional exponent.
+fn is_number(s: &str) -> bool {
+    let s = s.strip_prefix(['+', '-']).unwrap_or(s);
+    let (mantissa, exp) = match s.find(['e', 'E']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    let digits = mantissa.chars().filter(char::is_ascii_digit).count();
+    let ok_mantissa = digits > 0
+        && mantissa.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && mantissa.matches('.').count() <= 1;
+    let ok_exp = exp.is_none_or(|e| {
+        let e = e.strip_prefix(['+', '-']).unwrap_or(e);
+        !e.is_empty() && e.chars().all(|c| c.is_ascii_digit())
+    });
+    ok_mantissa && ok_exp
+}
+
+/// A field as a spreadsheet must read it: `'` before a cell that would be
+/// a formula.
+pub fn cell(s: &str) -> Cow<'_, str> {
+    if s.starts_with(FORMULA_START) && !is_number(s) {
+        Cow::Owned(format!("'{s}"))
+    } else {
+        Cow::Borrowed(s)
+    }
+}
+
+/// Rows of fields as CSV text, every field through [`cell`].
 pub fn table<R, F>(rows: impl IntoIterator<Item = R>) -> String
 where
     R: IntoIterator<Item = F>,
@@ -14,7 +57,7 @@ where
         .from_writer(Vec::new());
     for r in rows {
         // Writing into memory cannot fail.
-        w.write_record(r.into_iter().map(|f| f.as_ref().to_owned()))
+        w.write_record(r.into_iter().map(|f| cell(f.as_ref()).into_owned()))
             .expect("CSV into memory");
     }
     let bytes = w.into_inner().expect("CSV into memory");
@@ -24,7 +67,8 @@ where
 
 #[cfg(test)]
 mod tests {
-    use super::table;
+    use super::{cell, table};
+    use crate::hostile::hostile;
 
     #[test]
     fn fields_are_quoted_only_when_they_must_be() {
@@ -32,7 +76,30 @@ mod tests {
             vec!["a", "b,c", "d\"e", ""],
             vec!["x\ny", "r\rs", "plain", "=1+2"],
         ]);
-        assert_eq!(t, "a,\"b,c\",\"d\"\"e\",\n\"x\ny\",\"r\rs\",plain,=1+2\n");
+        assert_eq!(t, "a,\"b,c\",\"d\"\"e\",\n\"x\ny\",\"r\rs\",plain,'=1+2\n");
+    }
+
+    #[test]
+    fn formulas_become_text_and_numbers_stay_numbers() {
+        for f in [
+            "=HYPERLINK(\"http://evil.example/\",\"x\")",
+            "+cmd",
+            "-1+1",
+            "@SUM(1)",
+            "\tx",
+            "\r=1",
+            "-",
+            "+",
+            "-e5",
+            "1e",
+        ] {
+            if f.starts_with(super::FORMULA_START) {
+                assert_eq!(cell(f), format!("'{f}"), "{f}");
+            }
+        }
+        for n in ["-5", "+1.5e3", "-0.25", "-3E-7", "12", "-.5", "idle", ""] {
+            assert_eq!(cell(n), n, "{n}");
+        }
     }
 
     proptest::proptest! {
@@ -44,8 +111,25 @@ mod tests {
             let mut r = ::csv::ReaderBuilder::new().has_headers(false).from_reader(t.as_bytes());
             let rec = r.records().next().unwrap().unwrap();
             let back: Vec<&str> = rec.iter().skip(1).collect();
-            let want: Vec<&str> = fields.iter().map(String::as_str).collect();
+            let want: Vec<String> = fields.iter().map(|f| cell(f).into_owned()).collect();
             proptest::prop_assert_eq!(back, want);
+        }
+
+        #[test]
+        fn no_hostile_cell_is_a_formula(fields in proptest::collection::vec(hostile(), 1..6)) {
+            // A leading "x", as above.
+            let t = table([std::iter::once(&"x".to_string()).chain(&fields)]);
+            let mut r = ::csv::ReaderBuilder::new().has_headers(false).from_reader(t.as_bytes());
+            let recs: Vec<_> = r.records().collect::<Result<_, _>>().unwrap();
+            // One record, whatever the fields hold.
+            proptest::prop_assert_eq!(recs.len(), 1);
+            proptest::prop_assert_eq!(recs[0].len(), fields.len() + 1);
+            for (f, orig) in recs[0].iter().skip(1).zip(&fields) {
+                let formula = f.starts_with(super::FORMULA_START) && !super::is_number(f);
+                proptest::prop_assert!(!formula, "{f:?}");
+                // Only a leading `'` is added.
+                proptest::prop_assert!(f == orig || f.strip_prefix('\'') == Some(orig.as_str()));
+            }
         }
     }
 }

@@ -57,6 +57,15 @@ mod tests {
 
     proptest::proptest! {
         #[test]
+        fn hostile_strings_stay_text(s in crate::hostile::hostile()) {
+            for out in [text(&s), attribute(&s)] {
+                proptest::prop_assert!(!out.contains("</script"));
+                proptest::prop_assert!(!out.contains("]]>"));
+                proptest::prop_assert!(!out.contains(['<', '>', '"', '\'']));
+            }
+        }
+
+        #[test]
         fn nothing_special_survives(s in "\\PC*|[<>&\"'\\x00-\\x1f]*") {
             for out in [text(&s), attribute(&s)] {
                 proptest::prop_assert!(!out.contains(['<', '>', '"', '\'']));

@@ -15,11 +15,10 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
-use clap::CommandFactory;
 use clap_complete::Shell;
 use clap_mangen::roff::{bold, italic, roman, Roff};
 use clap_mangen::Man;
-use rtshield_config::keys::{Section, KEYS};
+use rtshield_config::{Section, KEYS};
 use rtshield_safefs::{DirPolicy, SafeDir};
 use std::path::Path;
 
@@ -34,7 +33,7 @@ pub fn generate() -> anyhow::Result<Tree> {
 /// The rtshield command as clap sees it, built (subcommands named
 /// `rtshield-measure`, ...), without the `help` subcommand.
 fn command() -> clap::Command {
-    let mut cmd = rtshield::cli::Cli::command().disable_help_subcommand(true);
+    let mut cmd = rtshield::command().disable_help_subcommand(true);
     cmd.build();
     cmd
 }
@@ -74,7 +73,7 @@ fn completions() -> Vec<(String, Vec<u8>)> {
 }
 
 /// rtshield.conf(5): the systress configuration format and every key, from
-/// the same table (`rtshield_config::keys::KEYS`) that the parser uses.
+/// the same table (`rtshield_config::KEYS`) that the parser uses.
 pub(crate) fn conf_page() -> String {
     let version = env!("CARGO_PKG_VERSION");
     let mut r = Roff::new();

@@ -49,7 +49,7 @@ fn pages_cover_every_subcommand_and_key() {
     )
     .unwrap();
     assert!(conf.contains("\n.TH RTSHIELD.CONF 5 "), "no title line");
-    for k in rtshield_config::keys::KEYS {
+    for k in rtshield_config::KEYS {
         assert!(
             conf.contains(&format!("\\fB{}\\fR", k.key)),
             "key {} missing",

@@ -3,7 +3,7 @@
 use super::{Rendered, Renderer};
 
 /// CSV.
-pub struct Csv;
+pub(crate) struct Csv;
 
 impl Renderer for Csv {
     fn files(&self, r: &Rendered) -> anyhow::Result<Vec<(String, Vec<u8>)>> {

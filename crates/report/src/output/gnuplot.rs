@@ -4,7 +4,7 @@
 use super::{Rendered, Renderer};
 
 /// gnuplot scripts and data.
-pub struct Gnuplot;
+pub(crate) struct Gnuplot;
 
 impl Renderer for Gnuplot {
     fn files(&self, r: &Rendered) -> anyhow::Result<Vec<(String, Vec<u8>)>> {

@@ -4,7 +4,7 @@ use super::{Rendered, Renderer};
 use crate::plot;
 
 /// The self-contained HTML page.
-pub struct Html;
+pub(crate) struct Html;
 
 impl Renderer for Html {
     fn files(&self, r: &Rendered) -> anyhow::Result<Vec<(String, Vec<u8>)>> {

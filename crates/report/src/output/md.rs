@@ -3,7 +3,7 @@
 use super::{Rendered, Renderer};
 
 /// Markdown.
-pub struct Md;
+pub(crate) struct Md;
 
 impl Renderer for Md {
     fn files(&self, r: &Rendered) -> anyhow::Result<Vec<(String, Vec<u8>)>> {

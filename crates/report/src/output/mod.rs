@@ -1,5 +1,5 @@
 //! Every report output format behind one trait (hyperfine's `Exporter`
-//! idea, as `rtshield_results::export` does for result files): each
+//! idea, as `rtshield_results::ExportManager` does for result files): each
 //! [`Format`] is a [`Renderer`] in its own file, rendering in memory from
 //! the same [`Rendered`] inputs.
 
@@ -17,7 +17,7 @@ use crate::Format;
 
 /// A timeline picture: its file name, its caption in `report.html`, and
 /// the PNG.
-pub struct TimelinePng {
+pub(crate) struct TimelinePng {
     /// `timeline.png`, or `timeline-SLUG.png` with several runs.
     pub file: String,
     /// `TITLE — LABEL`.
@@ -27,7 +27,7 @@ pub struct TimelinePng {
 }
 
 /// What every output is rendered from, computed once.
-pub struct Rendered<'a> {
+pub(crate) struct Rendered<'a> {
     /// The inputs, as loaded.
     pub runs: &'a [Run],
     /// One curve per measuring thread.
@@ -50,13 +50,13 @@ impl Rendered<'_> {
 }
 
 /// One output format.
-pub trait Renderer {
+pub(crate) trait Renderer {
     /// The files of this format: (file name, bytes).
     fn files(&self, r: &Rendered) -> anyhow::Result<Vec<(String, Vec<u8>)>>;
 }
 
 /// The renderer of `f`.
-pub fn renderer(f: Format) -> &'static dyn Renderer {
+pub(crate) fn renderer(f: Format) -> &'static dyn Renderer {
     match f {
         Format::Png => &png::Png,
         Format::Svg => &svg::Svg,

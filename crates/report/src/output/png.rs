@@ -4,7 +4,7 @@ use super::{Rendered, Renderer};
 use crate::plot;
 
 /// PNG pictures.
-pub struct Png;
+pub(crate) struct Png;
 
 impl Renderer for Png {
     fn files(&self, r: &Rendered) -> anyhow::Result<Vec<(String, Vec<u8>)>> {

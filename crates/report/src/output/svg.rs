@@ -4,7 +4,7 @@ use super::{Rendered, Renderer};
 use crate::plot;
 
 /// SVG pictures.
-pub struct Svg;
+pub(crate) struct Svg;
 
 impl Renderer for Svg {
     fn files(&self, r: &Rendered) -> anyhow::Result<Vec<(String, Vec<u8>)>> {

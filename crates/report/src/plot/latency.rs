@@ -3,14 +3,18 @@
 use super::*;
 
 /// Render the latency plot as PNG bytes.
-pub fn latency_png(series: &[Series], title: &str, x_max: Option<f64>) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn latency_png(
+    series: &[Series],
+    title: &str,
+    x_max: Option<f64>,
+) -> anyhow::Result<Vec<u8>> {
     let (buf, _) = latency_rgb(series, title, x_max)?;
     encode_png(&buf, WIDTH, HEIGHT)
 }
 
 /// The latency plot as raw RGB pixels (`WIDTH`×`HEIGHT`×3) and its
 /// coordinate mapping.
-pub fn latency_rgb(
+pub(crate) fn latency_rgb(
     series: &[Series],
     title: &str,
     x_max: Option<f64>,
@@ -25,7 +29,11 @@ pub fn latency_rgb(
     Ok((buf, coord))
 }
 
-pub fn latency_svg(series: &[Series], title: &str, x_max: Option<f64>) -> anyhow::Result<String> {
+pub(crate) fn latency_svg(
+    series: &[Series],
+    title: &str,
+    x_max: Option<f64>,
+) -> anyhow::Result<String> {
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area();
@@ -38,7 +46,7 @@ pub fn latency_svg(series: &[Series], title: &str, x_max: Option<f64>) -> anyhow
 /// Where the overflow marker of the `k`-th overflowing curve goes: at the
 /// right end of the axis, each one 14 px further left, so markers of runs
 /// with similar counts stand side by side instead of on top of each other.
-pub fn marker_x(x_end: f64, k: usize, plot_px: f64) -> f64 {
+fn marker_x(x_end: f64, k: usize, plot_px: f64) -> f64 {
     x_end - (k as f64 + 0.5) * 14.0 * x_end / plot_px.max(1.0)
 }
 

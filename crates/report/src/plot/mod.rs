@@ -16,22 +16,29 @@ use std::sync::Once;
 
 mod latency;
 mod percentiles;
+#[cfg(test)]
+mod png_pixels_tests;
 mod timeline;
 
-pub use latency::{latency_png, latency_rgb, latency_svg, marker_x};
-pub use percentiles::{percentile_png, percentile_svg, tail_points};
-pub use timeline::{
-    is_quiet_phase, merge_close, phase_fill, phase_names, timeline_colors, timeline_png,
-};
+pub(crate) use latency::{latency_png, latency_svg};
+pub(crate) use percentiles::{percentile_png, percentile_svg};
+pub(crate) use timeline::{phase_fill, phase_names, timeline_colors, timeline_png};
+// What only the tests below and `png_pixels_tests` look at.
+#[cfg(test)]
+use {latency::latency_rgb, timeline::merge_close};
 
+/// Width of every picture (latency, percentiles, timeline), px: the plot
+/// and, on its right, the legend panel.
 pub const WIDTH: u32 = 1200;
+/// Height of the latency and percentile pictures, px.
 pub const HEIGHT: u32 = 800;
-pub const TIMELINE_HEIGHT: u32 = 600;
+/// Height of a timeline picture, px.
+pub(crate) const TIMELINE_HEIGHT: u32 = 600;
 const LEGEND_W: u32 = 330;
 const FONT: &str = "sans-serif";
 static FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans.ttf");
 
-pub fn register_font() {
+pub(crate) fn register_font() {
     static ONCE: Once = Once::new();
     ONCE.call_once(|| {
         // The bytes are a valid TTF shipped with the crate: failure here is a build error.
@@ -54,7 +61,7 @@ fn err<E: std::fmt::Display>(e: E) -> anyhow::Error {
 /// axis (the overflow, and with `--x-max` the buckets past it) are counted
 /// by a marker at the right edge; a run without a histogram (cyclictest
 /// `--json` without `-h`) extends the axis to its maximum.
-pub fn x_range(series: &[Series], x_max: Option<f64>) -> f64 {
+pub(crate) fn x_range(series: &[Series], x_max: Option<f64>) -> f64 {
     if let Some(x) = x_max.filter(|x| x.is_finite() && *x > 0.0) {
         return x;
     }
@@ -71,12 +78,12 @@ pub fn x_range(series: &[Series], x_max: Option<f64>) -> f64 {
 
 /// Round an axis end up to two significant digits (105 → 110, 52.5 → 53),
 /// so the end is a plain number without wasting width.
-pub fn nice_end(x: f64) -> f64 {
+pub(crate) fn nice_end(x: f64) -> f64 {
     let step = 10f64.powf(x.log10().floor() - 1.0);
     (x / step - 1e-9).ceil() * step
 }
 
-pub fn y_range(series: &[Series]) -> f64 {
+pub(crate) fn y_range(series: &[Series]) -> f64 {
     let m = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.1).chain([s.overflow()]))
@@ -87,7 +94,7 @@ pub fn y_range(series: &[Series]) -> f64 {
 
 /// The pixel mapping of a rendered latency plot (for tests and tools that
 /// check the picture): `translate(&(µs, count))` gives the pixel.
-pub type LatencyCoord = plotters::coord::cartesian::Cartesian2d<
+pub(crate) type LatencyCoord = plotters::coord::cartesian::Cartesian2d<
     plotters::coord::types::RangedCoordf64,
     plotters::coord::combinators::LogCoord<f64>,
 >;

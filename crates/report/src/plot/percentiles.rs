@@ -10,7 +10,7 @@ use super::*;
 /// percentiles of the whole run (p99.9 → 10⁻³ …) that lie beyond it;
 /// the maximum closes the curve at 1/N. A run without histogram buckets
 /// has only its percentiles and maximum.
-pub fn tail_points(s: &Series) -> Vec<(f64, f64)> {
+fn tail_points(s: &Series) -> Vec<(f64, f64)> {
     let t = s.thread;
     let n = s.points.iter().map(|p| p.1).sum::<u64>() + s.overflow();
     let n = n.max(t.samples);
@@ -72,7 +72,7 @@ fn format_fraction(v: f64) -> String {
 }
 
 /// The percentile plot (PNG).
-pub fn percentile_png(series: &[Series], title: &str) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn percentile_png(series: &[Series], title: &str) -> anyhow::Result<Vec<u8>> {
     let mut buf = vec![0u8; (WIDTH * HEIGHT * 3) as usize];
     {
         let root = BitMapBackend::with_buffer(&mut buf, (WIDTH, HEIGHT)).into_drawing_area();
@@ -83,7 +83,7 @@ pub fn percentile_png(series: &[Series], title: &str) -> anyhow::Result<Vec<u8>>
 }
 
 /// The percentile plot (SVG).
-pub fn percentile_svg(series: &[Series], title: &str) -> anyhow::Result<String> {
+pub(crate) fn percentile_svg(series: &[Series], title: &str) -> anyhow::Result<String> {
     let mut s = String::new();
     {
         let root = SVGBackend::with_string(&mut s, (WIDTH, HEIGHT)).into_drawing_area();

@@ -13,19 +13,19 @@ const PHASE_FILLS: &[(u8, u8, u8)] = &[
 ];
 
 /// Fill of phase `name`, one tint per name of `names` ([`phase_names`]).
-pub fn phase_fill(names: &[String], name: &str) -> (u8, u8, u8) {
+pub(crate) fn phase_fill(names: &[String], name: &str) -> (u8, u8, u8) {
     let i = names.iter().position(|x| x == name).unwrap_or(0);
     PHASE_FILLS[i % PHASE_FILLS.len()]
 }
 
-pub fn is_quiet_phase(name: &str) -> bool {
+fn is_quiet_phase(name: &str) -> bool {
     matches!(name, "rest" | "idle" | "none" | "off")
 }
 
 /// Distinct shaded phase names, in order of first appearance. A run that
 /// never changes phase (no `load.cycle`: every row says `load`) has
 /// nothing to contrast, so nothing is shaded.
-pub fn phase_names(tl: &Timeline) -> Vec<String> {
+pub(crate) fn phase_names(tl: &Timeline) -> Vec<String> {
     let mut all: Vec<&str> = Vec::new();
     for p in &tl.phases {
         if !all.contains(&p.name.as_str()) {
@@ -43,7 +43,7 @@ pub fn phase_names(tl: &Timeline) -> Vec<String> {
 
 /// The stretches of the shaded phases `names`, a stretch joined to the
 /// previous one of the same phase when less than `min_gap` s lies between.
-pub fn merge_close(phases: &[Phase], names: &[String], min_gap: f64) -> Vec<Phase> {
+pub(crate) fn merge_close(phases: &[Phase], names: &[String], min_gap: f64) -> Vec<Phase> {
     let mut out: Vec<Phase> = Vec::new();
     for p in phases.iter().filter(|p| names.contains(&p.name)) {
         match out.last_mut() {
@@ -56,7 +56,7 @@ pub fn merge_close(phases: &[Phase], names: &[String], min_gap: f64) -> Vec<Phas
 
 /// (dot, line) colours of timeline thread `i`: the torture article's navy dots and
 /// maroon line for a single thread, one palette colour per thread else.
-pub fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) {
+pub(crate) fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) {
     if threads == 1 {
         (RGBColor(0, 0, 128), RGBColor(128, 0, 0))
     } else {
@@ -67,7 +67,7 @@ pub fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) {
 
 /// The torture article's plot: per-interval maximum as points, running maximum as a
 /// line, one colour per thread; load phases shaded. PNG bytes.
-pub fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
     register_font();
     let (w, h) = (WIDTH, TIMELINE_HEIGHT);
     let mut buf = vec![0u8; (w * h * 3) as usize];

@@ -6,6 +6,7 @@ use crate::{RunResult, PERCENTILES};
 /// The name of the CSV file.
 pub const CSV_FILE: &str = "results.csv";
 
+/// The `results.csv` exporter: one row per thread ([`csv_header`] columns).
 pub struct Csv;
 
 impl Exporter for Csv {

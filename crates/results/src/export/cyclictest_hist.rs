@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 /// The name of the cyclictest histogram file.
 pub const HIST_FILE: &str = "histogram.txt";
 
+/// The `histogram.txt` exporter: cyclictest's `-h` layout, readable by its scripts.
 pub struct CyclictestHist;
 
 impl Exporter for CyclictestHist {

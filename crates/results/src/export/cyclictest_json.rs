@@ -24,7 +24,7 @@ pub const CYCLICTEST_JSON_FILE: &str = "cyclictest.json";
 /// The `rt_test_version:` value: the rt-tests release (cyclictest 2.40,
 /// Debian 12's) whose `--json` layout this file follows, key for key. A
 /// number, as `rt_write_json` prints it, since readers parse it as one.
-pub const RT_TESTS_FORMAT_VERSION: &str = "2.40";
+pub(crate) const RT_TESTS_FORMAT_VERSION: &str = "2.40";
 
 /// The cyclictest-json exporter; `limits` are given at export time and
 /// replace the recorded ones of the same kind (`export --max-latency`).
@@ -78,7 +78,7 @@ fn histogram(t: &ThreadResult, unit: u64) -> BTreeMap<u64, u64> {
 /// time replace the recorded ones of the same kind), else `1` when a
 /// thread measured nothing (cyclictest's status for a run that could not
 /// measure), else `0`: cyclictest's `return_code` is its exit status.
-pub fn return_code(res: &RunResult, extra: &Limits) -> i32 {
+pub(crate) fn return_code(res: &RunResult, extra: &Limits) -> i32 {
     if effective_verdict(res, *extra).is_some_and(|v| !v.passed) {
         crate::EXIT_LIMIT_EXCEEDED
     } else if !res.threads.is_empty() && res.threads.iter().all(|t| t.samples > 0) {

@@ -6,6 +6,7 @@ use crate::RunResult;
 /// The name of the JSON file.
 pub const JSON_FILE: &str = "results.json";
 
+/// The `results.json` exporter: the versioned schema, always written (what `report` and `runs import` read).
 pub struct Json;
 
 impl Exporter for Json {
@@ -17,6 +18,7 @@ impl Exporter for Json {
     }
 }
 
+/// `results.json`'s text: the [`RunResult`] pretty-printed, newline-terminated.
 pub fn to_json(res: &RunResult) -> String {
     let mut s = serde_json::to_string_pretty(res).expect("RunResult serialises");
     s.push('\n');

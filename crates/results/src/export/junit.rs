@@ -18,7 +18,7 @@ use crate::{effective_verdict, Limits, RunResult, ThreadResult, Verdict, PERCENT
 use rtshield_text::{markup_attribute as esc, markup_text as esc_text};
 use std::fmt::Write as _;
 
-/// The file name when written beside the other result files.
+/// The name of the JUnit file.
 pub const JUNIT_FILE: &str = "junit.xml";
 
 /// The JUnit exporter; `limits` are given at export time and replace the

@@ -16,19 +16,21 @@ use super::Exporter;
 use crate::{effective_verdict, Limits, RunResult, ThreadResult};
 use serde_json::{json, Value};
 
+/// The name of the KCIDB file.
 pub const KCIDB_FILE: &str = "kcidb.json";
 /// The schema version written.
-pub const KCIDB_MAJOR: u64 = 5;
-pub const KCIDB_MINOR: u64 = 0;
+pub(crate) const KCIDB_MAJOR: u64 = 5;
+pub(crate) const KCIDB_MINOR: u64 = 0;
 /// The origin (CI system) name.
-pub const ORIGIN: &str = "rtshield";
+pub(crate) const ORIGIN: &str = "rtshield";
 
-/// The KCIDB exporter.
+/// The KCIDB exporter: one test per thread and statistic (see [`to_kcidb`]).
 #[derive(Debug, Clone, Default)]
 pub struct Kcidb {
     /// Export-time limits: they replace the recorded ones of the same kind.
     pub limits: Limits,
-    /// The build the tests belong to (`--build-id`).
+    /// The KCIDB build the tests belong to (`--build-id`, `ORIGIN:ID`);
+    /// `None`: `rtshield:<kernel release>`.
     pub build_id: Option<String>,
 }
 
@@ -67,7 +69,7 @@ fn run_id(res: &RunResult) -> String {
 }
 
 /// The default build id: `rtshield:<kernel release>`.
-pub fn default_build_id(res: &RunResult) -> String {
+pub(crate) fn default_build_id(res: &RunResult) -> String {
     format!(
         "{ORIGIN}:{}",
         res.sysinfo.kernel_release.as_deref().unwrap_or("unknown")

@@ -19,16 +19,16 @@
 //! - [`spikes`] — `spikes.json`, `spikes.txt` (and `trace.txt`), written
 //!   with every format selection when the run traced spikes.
 
-pub mod csv;
-pub mod cyclictest_hist;
-pub mod cyclictest_json;
-pub mod json;
-pub mod junit;
-pub mod kcidb;
-pub mod openmetrics;
-pub mod spikes;
-pub mod systress_txt;
-pub mod timeline;
+mod csv;
+mod cyclictest_hist;
+mod cyclictest_json;
+mod json;
+mod junit;
+mod kcidb;
+mod openmetrics;
+mod spikes;
+mod systress_txt;
+mod timeline;
 
 use crate::RunResult;
 use rtshield_safefs::SafeDir;
@@ -41,11 +41,18 @@ pub use json::{to_json, Json, JSON_FILE};
 pub use junit::{to_junit, Junit, JUNIT_FILE};
 pub use kcidb::{to_kcidb, Kcidb, KCIDB_FILE};
 pub use openmetrics::{
-    to_openmetrics, to_openmetrics_with, to_prometheus_text, OpenMetrics, PrometheusText,
-    Timestamps, OPENMETRICS_FILE,
+    to_openmetrics, to_prometheus_text, OpenMetrics, PrometheusText, Timestamps, OPENMETRICS_FILE,
 };
-pub use spikes::{spikes_summary, to_spikes_json, to_spikes_txt, Spikes, SPIKES_JSON, SPIKES_TXT};
+pub use spikes::{
+    spikes_summary, to_spikes_json, to_spikes_txt, Spikes, SPIKES_JSON, SPIKES_TXT, TRACE_TXT,
+};
 pub use systress_txt::{systress_file_name, to_systress_txt, SystressTxt};
+pub use timeline::{
+    format_timeline_host, format_timeline_row, read_timeline, timeline_header,
+    timeline_header_with_host, TimelineHost, TimelineRecord, TimelineRow, TimelineWriter,
+    TIMELINE_CPU, TIMELINE_ELAPSED_S, TIMELINE_FILE, TIMELINE_HEADER, TIMELINE_IVAL_MAX_NS,
+    TIMELINE_MAX_MAX_NS, TIMELINE_PHASE, TIMELINE_THREAD,
+};
 
 /// One result file format.
 pub trait Exporter {
@@ -221,7 +228,7 @@ pub(crate) fn units_round(ns: f64, res: u64) -> i64 {
 /// `--split` figures of one thread as `#` comment lines (for the text
 /// formats, next to the total): per part the samples, min/avg/max, the
 /// percentiles and the non-zero buckets `index:count`, in resolution units.
-pub fn split_lines(t: &crate::ThreadResult) -> String {
+pub(crate) fn split_lines(t: &crate::ThreadResult) -> String {
     let Some(sp) = &t.split else {
         return String::new();
     };
@@ -326,7 +333,7 @@ pub(crate) fn provenance(res: &RunResult) -> String {
 /// `temperature: start cpu-thermal 61.9 C; end cpu-thermal 63.0 C` (the
 /// torture article's log has a `temperature :` line), None when the
 /// machine has no thermal zone.
-pub fn temperatures(si: &rtshield_sys::SysInfo) -> Option<String> {
+pub(crate) fn temperatures(si: &rtshield_sys::SysInfo) -> Option<String> {
     if si.thermal.is_empty() && si.thermal_end.is_empty() {
         return None;
     }

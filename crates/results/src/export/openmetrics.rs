@@ -38,7 +38,7 @@ use std::fmt::Write as _;
 pub const OPENMETRICS_FILE: &str = "rtshield.prom";
 
 /// The `le` bounds, in ns (the results' fixed scale).
-pub const BOUNDS_NS: &[u64] = &LE_BOUNDS_NS;
+pub(crate) const BOUNDS_NS: &[u64] = &LE_BOUNDS_NS;
 
 /// Whether every sample line carries a timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -95,11 +95,7 @@ enum Dialect {
 }
 
 /// A label value, escaped as the format requires (`\\`, `\"`, `\n`).
-fn label(v: &str) -> String {
-    v.replace('\\', "\\\\")
-        .replace('"', "\\\"")
-        .replace('\n', "\\n")
-}
+use rtshield_text::openmetrics::label_value as label;
 
 /// Seconds from integer ns, as an exact decimal (`1.000000001`, `-0.5`).
 fn secs_exact(ns: i128) -> String {
@@ -179,7 +175,7 @@ pub fn to_openmetrics(res: &RunResult) -> String {
 }
 
 /// The file's text; `ts` says whether samples carry a timestamp.
-pub fn to_openmetrics_with(res: &RunResult, ts: Timestamps) -> String {
+pub(crate) fn to_openmetrics_with(res: &RunResult, ts: Timestamps) -> String {
     render(res, ts, Dialect::OpenMetrics)
 }
 

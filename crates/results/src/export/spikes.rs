@@ -7,10 +7,14 @@ use crate::{RunResult, TraceResult};
 use rtshield_trace::{fmt_ns, render_text, SpikeFile};
 use std::fmt::Write as _;
 
+/// The explained spikes, machine-readable (schema in docs/trace.md).
 pub const SPIKES_JSON: &str = "spikes.json";
+/// The explained spikes, one block of text per spike.
 pub const SPIKES_TXT: &str = "spikes.txt";
+/// The raw trace buffer kept by `--trace-stop`.
 pub const TRACE_TXT: &str = "trace.txt";
 
+/// The spike files' exporter: writes nothing for a run that did not trace.
 pub struct Spikes;
 
 impl Exporter for Spikes {

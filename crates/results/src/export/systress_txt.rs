@@ -14,10 +14,12 @@ pub fn systress_file_name(index: u32) -> String {
 /// [`systress_file_name`].
 #[derive(Default)]
 pub struct SystressTxt {
+    /// File name per thread index (a configuration's `stats.filename`); threads not named here get [`systress_file_name`].
     pub names: BTreeMap<u32, String>,
 }
 
 impl SystressTxt {
+    /// The file thread `index` is written to.
     pub fn file_name(&self, index: u32) -> String {
         self.names
             .get(&index)

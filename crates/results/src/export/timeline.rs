@@ -10,33 +10,46 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 
 /// The file name.
-pub const FILE: &str = "timeline.csv";
+pub const TIMELINE_FILE: &str = "timeline.csv";
 
-/// Column names (the reader finds columns by name).
-pub const ELAPSED_S: &str = "elapsed_s";
-pub const PHASE: &str = "phase";
-pub const THREAD: &str = "thread";
-pub const CPU: &str = "cpu";
-pub const IVAL_MAX_NS: &str = "ival_max_ns";
-pub const MAX_MAX_NS: &str = "max_max_ns";
+// Column names: readers find columns by name, so files of any version
+// (with or without the host columns) read.
+/// Column: seconds since the start of the run at the end of the interval.
+pub const TIMELINE_ELAPSED_S: &str = "elapsed_s";
+/// Column: the load phase (`load`, `rest`, or empty without cycles).
+pub const TIMELINE_PHASE: &str = "phase";
+/// Column: the measuring thread's index (`NN` of `timer_threadNN.txt`).
+pub const TIMELINE_THREAD: &str = "thread";
+/// Column: the CPU the thread measured, empty when not pinned.
+pub const TIMELINE_CPU: &str = "cpu";
+/// Column: the interval's largest latency, ns (empty without samples).
+pub const TIMELINE_IVAL_MAX_NS: &str = "ival_max_ns";
+/// Column: the largest latency since the start of the run, ns.
+pub const TIMELINE_MAX_MAX_NS: &str = "max_max_ns";
 
 /// The host columns (the torture article's log header has `uptime` and a
 /// `temperature :` line every cycle): written after the per-CPU load
 /// columns, optional for readers (older files do not have them).
-pub const UPTIME_S: &str = "uptime_s";
-pub const LOADAVG1: &str = "loadavg1";
-pub const LOADAVG5: &str = "loadavg5";
-pub const LOADAVG15: &str = "loadavg15";
+const TIMELINE_UPTIME_S: &str = "uptime_s";
+const TIMELINE_LOADAVG1: &str = "loadavg1";
+const TIMELINE_LOADAVG5: &str = "loadavg5";
+const TIMELINE_LOADAVG15: &str = "loadavg15";
 /// The hottest thermal zone, °C; empty without a thermal zone.
-pub const TEMP_C: &str = "temp_c";
-pub const HOST_COLUMNS: [&str; 5] = [UPTIME_S, LOADAVG1, LOADAVG5, LOADAVG15, TEMP_C];
+const TIMELINE_TEMP_C: &str = "temp_c";
+const TIMELINE_HOST_COLUMNS: [&str; 5] = [
+    TIMELINE_UPTIME_S,
+    TIMELINE_LOADAVG1,
+    TIMELINE_LOADAVG5,
+    TIMELINE_LOADAVG15,
+    TIMELINE_TEMP_C,
+];
 
 /// Columns before the per-CPU load columns.
-pub const HEADER: &str = "elapsed_s,phase,thread,cpu,samples,ival_samples,ival_min_ns,ival_avg_ns,ival_max_ns,max_max_ns,overruns,lost,load_total";
+pub const TIMELINE_HEADER: &str = "elapsed_s,phase,thread,cpu,samples,ival_samples,ival_min_ns,ival_avg_ns,ival_max_ns,max_max_ns,overruns,lost,load_total";
 
 /// The header line (without newline) with one `load_cpuN` column per CPU.
-pub fn header(cpus: &[u32]) -> String {
-    let mut h = String::from(HEADER);
+pub fn timeline_header(cpus: &[u32]) -> String {
+    let mut h = String::from(TIMELINE_HEADER);
     for c in cpus {
         let _ = write!(h, ",load_cpu{c}");
     }
@@ -45,9 +58,9 @@ pub fn header(cpus: &[u32]) -> String {
 
 /// The header line (without newline) with one `load_cpuN` column per CPU,
 /// then the host columns: what [`TimelineWriter`] writes.
-pub fn header_with_host(cpus: &[u32]) -> String {
-    let mut h = header(cpus);
-    for c in HOST_COLUMNS {
+pub fn timeline_header_with_host(cpus: &[u32]) -> String {
+    let mut h = timeline_header(cpus);
+    for c in TIMELINE_HOST_COLUMNS {
         h.push(',');
         h.push_str(c);
     }
@@ -56,7 +69,7 @@ pub fn header_with_host(cpus: &[u32]) -> String {
 
 /// The machine at the end of an interval: the same for every thread's row.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
-pub struct Host {
+pub struct TimelineHost {
     /// `/proc/uptime`, seconds since boot.
     pub uptime_s: Option<f64>,
     /// `/proc/loadavg`: 1, 5 and 15 minutes.
@@ -66,7 +79,7 @@ pub struct Host {
 }
 
 /// The host columns of a row, each preceded by a comma.
-pub fn format_host(h: &Host) -> String {
+pub fn format_timeline_host(h: &TimelineHost) -> String {
     let opt = |v: Option<f64>, d: usize| v.map_or(String::new(), |v| format!("{v:.d$}"));
     let l = |i: usize| opt(h.loadavg.map(|a| a[i]), 2);
     format!(
@@ -81,22 +94,30 @@ pub fn format_host(h: &Host) -> String {
 
 /// One row: a measuring thread over one statistics interval.
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Row<'a> {
+pub struct TimelineRow<'a> {
     /// Seconds since the start of the run, end of the interval.
     pub elapsed_s: f64,
+    /// The load phase during the interval (`load`, `rest`, or empty without cycles).
     pub phase: &'a str,
+    /// The measuring thread's index.
     pub thread: u32,
+    /// The CPU it measured, `None` when not pinned (an empty column).
     pub cpu: Option<u32>,
     /// Samples since the start.
     pub samples: u64,
     /// Samples in this interval; min/max are empty when 0.
     pub ival_samples: u64,
+    /// Smallest latency of the interval, ns.
     pub ival_min_ns: i64,
+    /// Mean latency of the interval, ns (written rounded to 1 ns).
     pub ival_avg_ns: f64,
+    /// Largest latency of the interval, ns.
     pub ival_max_ns: i64,
     /// Running maximum.
     pub max_max_ns: i64,
+    /// Overruns since the start (wake-ups later than the next period).
     pub overruns: u64,
+    /// Samples the thread's ring could not take, since the start.
     pub lost: u64,
     /// Total CPU load, %.
     pub load_total: Option<f64>,
@@ -105,7 +126,7 @@ pub struct Row<'a> {
 }
 
 /// The row as a CSV line (without newline).
-pub fn format_row(r: &Row) -> String {
+pub fn format_timeline_row(r: &TimelineRow) -> String {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
     let mut line = format!(
         "{:.3},{},{},{},{},{},{},{:.0},{},{},{},{},{}",
@@ -148,7 +169,7 @@ impl TimelineWriter {
     /// Create `dir/timeline.csv` (replacing a file of ours from a previous
     /// run in the same directory) with the header for `cpus`.
     pub fn create(dir: &SafeDir, cpus: &[u32]) -> Result<TimelineWriter, SafeError> {
-        Self::create_with(dir, &header_with_host(cpus), "")
+        Self::create_with(dir, &timeline_header_with_host(cpus), "")
     }
 
     /// Create `dir/timeline.csv` with `header` and then `body` (already
@@ -158,25 +179,25 @@ impl TimelineWriter {
         header: &str,
         body: &str,
     ) -> Result<TimelineWriter, SafeError> {
-        let mut file = dir.create_appendable(FILE)?;
+        let mut file = dir.create_appendable(TIMELINE_FILE)?;
         write!(file, "{header}\n{body}").map_err(|e| SafeError::Io {
-            path: dir.display_path(FILE),
+            path: dir.display_path(TIMELINE_FILE),
             err: e,
         })?;
         Ok(TimelineWriter { file })
     }
 
     /// Append rows (one write), host columns empty.
-    pub fn append(&mut self, rows: &[Row]) -> io::Result<()> {
-        self.append_host(rows, &Host::default())
+    pub fn append(&mut self, rows: &[TimelineRow]) -> io::Result<()> {
+        self.append_host(rows, &TimelineHost::default())
     }
 
     /// Append rows (one write), each with the host columns `host`.
-    pub fn append_host(&mut self, rows: &[Row], host: &Host) -> io::Result<()> {
+    pub fn append_host(&mut self, rows: &[TimelineRow], host: &TimelineHost) -> io::Result<()> {
         let mut s = String::new();
-        let h = format_host(host);
+        let h = format_timeline_host(host);
         for r in rows {
-            s.push_str(&format_row(r));
+            s.push_str(&format_timeline_row(r));
             s.push_str(&h);
             s.push('\n');
         }
@@ -188,24 +209,35 @@ impl TimelineWriter {
 /// files of any version read (the host columns are `None` in files written
 /// before they existed).
 #[derive(Debug, Clone, PartialEq, Default)]
-pub struct Record {
+pub struct TimelineRecord {
+    /// Seconds since the start of the run, end of the interval.
     pub elapsed_s: f64,
+    /// The load phase (`load`, `rest`, or empty).
     pub phase: String,
+    /// The measuring thread's index (0 when the column is absent).
     pub thread: u32,
+    /// The CPU it measured, `None` when empty or absent.
     pub cpu: Option<u32>,
+    /// Samples since the start, `None` when empty or absent.
     pub samples: Option<u64>,
     /// None for an interval without samples.
     pub ival_max_ns: Option<i64>,
+    /// The running maximum, ns, `None` when empty or absent.
     pub max_max_ns: Option<i64>,
-    pub host: Host,
+    /// The host columns (all `None` in files written before they existed).
+    pub host: TimelineHost,
     /// The line as written (1-based line number in `line_no`).
     pub line: String,
+    /// 1-based line number of `line` in the file (for FILE:LINE messages).
     pub line_no: usize,
 }
 
 /// Read `timeline.csv` text: the header, then the records. `file` names
 /// the input in errors (FILE:LINE:COL).
-pub fn read(text: &str, file: &str) -> Result<(String, Vec<Record>), rtshield_vocab::InputError> {
+pub fn read_timeline(
+    text: &str,
+    file: &str,
+) -> Result<(String, Vec<TimelineRecord>), rtshield_vocab::InputError> {
     use rtshield_vocab::InputError;
     let mut lines = text
         .lines()
@@ -216,8 +248,13 @@ pub fn read(text: &str, file: &str) -> Result<(String, Vec<Record>), rtshield_vo
         .ok_or_else(|| InputError::new(format!("{file}: empty timeline (no header line)")))?;
     let cols: Vec<&str> = header.split(',').map(str::trim).collect();
     let find = |n: &str| cols.iter().position(|c| *c == n);
-    let c_t = find(ELAPSED_S).ok_or_else(|| {
-        InputError::at(file, 1, 1, format!("no `{ELAPSED_S}` column in the header"))
+    let c_t = find(TIMELINE_ELAPSED_S).ok_or_else(|| {
+        InputError::at(
+            file,
+            1,
+            1,
+            format!("no `{TIMELINE_ELAPSED_S}` column in the header"),
+        )
     })?;
     let mut out = Vec::new();
     for (i, line) in lines {
@@ -236,22 +273,29 @@ pub fn read(text: &str, file: &str) -> Result<(String, Vec<Record>), rtshield_vo
                 format!("`{}` is not a time in seconds", f[0]),
             )
         })?;
-        let la = [find(LOADAVG1), find(LOADAVG5), find(LOADAVG15)].map(num);
-        out.push(Record {
+        let la = [
+            find(TIMELINE_LOADAVG1),
+            find(TIMELINE_LOADAVG5),
+            find(TIMELINE_LOADAVG15),
+        ]
+        .map(num);
+        out.push(TimelineRecord {
             elapsed_s,
-            phase: get(find(PHASE)).unwrap_or("").to_string(),
-            thread: get(find(THREAD)).and_then(|v| v.parse().ok()).unwrap_or(0),
-            cpu: get(find(CPU)).and_then(|v| v.parse().ok()),
+            phase: get(find(TIMELINE_PHASE)).unwrap_or("").to_string(),
+            thread: get(find(TIMELINE_THREAD))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0),
+            cpu: get(find(TIMELINE_CPU)).and_then(|v| v.parse().ok()),
             samples: get(find("samples")).and_then(|v| v.parse().ok()),
-            ival_max_ns: get(find(IVAL_MAX_NS)).and_then(|v| v.parse().ok()),
-            max_max_ns: get(find(MAX_MAX_NS)).and_then(|v| v.parse().ok()),
-            host: Host {
-                uptime_s: num(find(UPTIME_S)),
+            ival_max_ns: get(find(TIMELINE_IVAL_MAX_NS)).and_then(|v| v.parse().ok()),
+            max_max_ns: get(find(TIMELINE_MAX_MAX_NS)).and_then(|v| v.parse().ok()),
+            host: TimelineHost {
+                uptime_s: num(find(TIMELINE_UPTIME_S)),
                 loadavg: match la {
                     [Some(a), Some(b), Some(c)] => Some([a, b, c]),
                     _ => None,
                 },
-                temp_c: num(find(TEMP_C)),
+                temp_c: num(find(TIMELINE_TEMP_C)),
             },
             line: line.to_string(),
             line_no: i + 1,
@@ -266,10 +310,10 @@ mod tests {
 
     #[test]
     fn host_columns_follow_the_load_columns_and_read_back() {
-        let h = header_with_host(&[0, 1]);
-        assert!(h.starts_with(HEADER));
+        let h = timeline_header_with_host(&[0, 1]);
+        assert!(h.starts_with(TIMELINE_HEADER));
         assert!(h.ends_with(",load_cpu0,load_cpu1,uptime_s,loadavg1,loadavg5,loadavg15,temp_c"));
-        let row = Row {
+        let row = TimelineRow {
             elapsed_s: 5.0,
             phase: "load",
             thread: 0,
@@ -284,34 +328,38 @@ mod tests {
             load_cpus: vec![Some(10.0), None],
             ..Default::default()
         };
-        let host = Host {
+        let host = TimelineHost {
             uptime_s: Some(156.25),
             loadavg: Some([2.5, 1.25, 0.5]),
             temp_c: Some(47.0),
         };
-        let line = format!("{}{}", format_row(&row), format_host(&host));
+        let line = format!(
+            "{}{}",
+            format_timeline_row(&row),
+            format_timeline_host(&host)
+        );
         assert_eq!(
             line,
             "5.000,load,0,1,25000,25000,2000,6500,305000,366000,0,0,50.0,10.0,,156.25,2.50,1.25,0.50,47.0"
         );
-        let (_, recs) = read(&format!("{h}\n{line}\n"), "t.csv").unwrap();
+        let (_, recs) = read_timeline(&format!("{h}\n{line}\n"), "t.csv").unwrap();
         assert_eq!(recs.len(), 1);
         assert_eq!(recs[0].host, host);
         assert_eq!(recs[0].ival_max_ns, Some(305_000));
         assert_eq!(recs[0].samples, Some(25000));
         // No thermal zone: an empty temp_c.
-        assert!(format_host(&Host::default()).ends_with(",,,,,"));
+        assert!(format_timeline_host(&TimelineHost::default()).ends_with(",,,,,"));
     }
 
     #[test]
     fn reads_a_timeline_written_before_the_host_columns() {
         let old = "elapsed_s,phase,thread,cpu,samples,ival_samples,ival_min_ns,ival_avg_ns,ival_max_ns,max_max_ns,overruns,lost,load_total,load_cpu0\n\
                    0.250,load,0,1,250,250,3000,5000,9000,9000,0,0,12.0,3.0\n";
-        let (_, recs) = read(old, "old.csv").unwrap();
+        let (_, recs) = read_timeline(old, "old.csv").unwrap();
         assert_eq!(recs[0].elapsed_s, 0.25);
         assert_eq!(recs[0].max_max_ns, Some(9000));
-        assert_eq!(recs[0].host, Host::default());
-        let e = read("elapsed_s,phase\nx,load\n", "bad.csv").unwrap_err();
+        assert_eq!(recs[0].host, TimelineHost::default());
+        let e = read_timeline("elapsed_s,phase\nx,load\n", "bad.csv").unwrap_err();
         assert!(e.to_string().starts_with("bad.csv:2:1"), "{e}");
     }
 }

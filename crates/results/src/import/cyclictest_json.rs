@@ -219,6 +219,7 @@ pub struct CyclictestArgs {
 }
 
 impl CyclictestArgs {
+    /// Read cyclictest's options from its argv (unknown options are ignored; an unparsable value counts as absent).
     pub fn parse(args: &[String]) -> CyclictestArgs {
         let policy = arg_str(args, "--policy", "--policy").map(|p| p.to_ascii_lowercase());
         let affinity = match arg_str(args, "-a", "--affinity") {

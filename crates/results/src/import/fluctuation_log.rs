@@ -11,14 +11,18 @@ use rtshield_vocab::InputError;
 pub struct FluctRow {
     /// `[t]`: `time(NULL)` when the line was printed.
     pub t: i64,
+    /// `Min.=`: the interval's smallest gap between timer signals, µs.
     pub min_us: f64,
+    /// `Moy.=`: the interval's mean gap, µs.
     pub avg_us: f64,
+    /// `Max.=`: the interval's largest gap, µs.
     pub max_us: f64,
+    /// `Max.Max.=`: the largest gap since the start, µs.
     pub maxmax_us: f64,
 }
 
 /// `[86566] Min.= 0, Moy.= 99.7, Max.= 213,  Max.Max.= 3173`.
-pub fn parse_fluct_line(l: &str) -> Option<FluctRow> {
+pub(crate) fn parse_fluct_line(l: &str) -> Option<FluctRow> {
     let rest = l.trim().strip_prefix('[')?;
     let (t, rest) = rest.split_once(']')?;
     let t: i64 = t.trim().parse().ok()?;
@@ -42,6 +46,7 @@ pub fn parse_fluct_line(l: &str) -> Option<FluctRow> {
 /// only) and its rows as a timeline.
 #[derive(Debug, Clone)]
 pub struct FluctLog {
+    /// The run the log summarises: one thread, min/avg/max only (no histogram).
     pub result: RunResult,
     /// (seconds since the start, row).
     pub rows: Vec<(f64, FluctRow)>,

@@ -21,16 +21,15 @@ mod systress_txt;
 #[cfg(test)]
 mod tests;
 
-#[doc(hidden)]
-pub use crate::histogram::{hist_percentiles, hist_stats, thread_from_histogram};
 pub use cyclictest_hist::read_cyclictest_hist;
 pub use cyclictest_json::{read_cyclictest_json, CyclictestArgs};
-pub use fluctuation_log::{parse_fluct_line, read_fluctuation_log, FluctLog, FluctRow};
-pub use systress_txt::read_systress_txt; // TEMP(phase1): remove in surface pass
+use fluctuation_log::parse_fluct_line;
+pub use fluctuation_log::{read_fluctuation_log, FluctLog, FluctRow};
+pub use systress_txt::read_systress_txt;
 
 /// What a result file looks like, from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Format {
+pub enum InputFormat {
     /// rtshield's `results.json` (has a `schema` member).
     Rtshield,
     /// `cyclictest --json=FILE`.
@@ -48,7 +47,7 @@ pub enum Format {
 
 /// Guess the format of `text`: JSON objects with `schema` are rtshield's,
 /// other JSON objects cyclictest's, anything else histogram text.
-pub fn sniff(text: &str) -> Format {
+pub fn sniff(text: &str) -> InputFormat {
     let t = text.trim_start();
     if let Some(body) = t.strip_prefix('{') {
         // Cheap look without a full parse: a truncated file must still be
@@ -60,17 +59,17 @@ pub fn sniff(text: &str) -> Format {
             .strip_prefix('"')
             .and_then(|k| k.split('"').next());
         match first_key {
-            Some("schema") => Format::Rtshield,
-            Some("file_version") => Format::CyclictestJson,
-            _ if t.contains("\"schema\"") => Format::Rtshield,
-            _ => Format::CyclictestJson,
+            Some("schema") => InputFormat::Rtshield,
+            Some("file_version") => InputFormat::CyclictestJson,
+            _ if t.contains("\"schema\"") => InputFormat::Rtshield,
+            _ => InputFormat::CyclictestJson,
         }
     } else if t.lines().any(is_summary_header) {
-        Format::SystressTxt
+        InputFormat::SystressTxt
     } else if t.lines().any(|l| parse_fluct_line(l).is_some()) {
-        Format::FluctuationLog
+        InputFormat::FluctuationLog
     } else {
-        Format::CyclictestHist
+        InputFormat::CyclictestHist
     }
 }
 

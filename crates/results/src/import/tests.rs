@@ -128,22 +128,22 @@ fn hist_text_errors_name_line_and_column() {
 
 #[test]
 fn sniffing() {
-    assert_eq!(sniff(JSON), Format::CyclictestJson);
+    assert_eq!(sniff(JSON), InputFormat::CyclictestJson);
     assert_eq!(
         sniff("{\"schema\": \"rtshield.results/1\""),
-        Format::Rtshield
+        InputFormat::Rtshield
     );
-    assert_eq!(sniff(HIST), Format::CyclictestHist);
+    assert_eq!(sniff(HIST), InputFormat::CyclictestHist);
     // A config text mentioning the other tool does not confuse it.
     assert_eq!(
         sniff("{\n  \"schema\": \"rtshield.results/1\", \"config\": \"\\\"rt_test_version\\\"\"}"),
-        Format::Rtshield
+        InputFormat::Rtshield
     );
     assert_eq!(
         sniff("{\"num_threads\": 1, \"schema\": 2}"),
-        Format::Rtshield
+        InputFormat::Rtshield
     );
-    assert_eq!(sniff("{}"), Format::CyclictestJson);
+    assert_eq!(sniff("{}"), InputFormat::CyclictestJson);
 }
 
 /// The systress article's `timer_thread00.txt` (its figure, verbatim
@@ -152,7 +152,7 @@ fn sniffing() {
 #[test]
 fn systress_txt_from_the_article() {
     let text = include_str!("../../tests/fixtures/systress-timer_thread00.txt");
-    assert_eq!(sniff(text), Format::SystressTxt);
+    assert_eq!(sniff(text), InputFormat::SystressTxt);
     let r = read_systress_txt(text, "timer_thread00.txt").unwrap();
     assert_eq!(r.tool, "systress");
     assert_eq!(r.tags["imported"], "systress-txt");
@@ -203,7 +203,7 @@ fn rtshield_text_files_read_back() {
     assert_eq!(r.sysinfo.kernel_release.as_deref(), Some("6.18.0"));
 
     let txt = crate::to_systress_txt(&res, &res.threads[0]);
-    assert_eq!(sniff(&txt), Format::SystressTxt);
+    assert_eq!(sniff(&txt), InputFormat::SystressTxt);
     let r = read_systress_txt(&txt, "timer_thread00.txt").unwrap();
     let t = &r.threads[0];
     assert_eq!(r.tool, res.tool);
@@ -320,7 +320,7 @@ fn json_without_histogram() {
 #[test]
 fn fluctuation_logs_from_the_article() {
     let day2 = include_str!("../../tests/fixtures/fluctuations-day2-tail.txt");
-    assert_eq!(sniff(day2), Format::FluctuationLog);
+    assert_eq!(sniff(day2), InputFormat::FluctuationLog);
     let log = read_fluctuation_log(day2, "day2.txt").unwrap();
     assert_eq!(log.rows.len(), 9);
     assert_eq!(log.rows[0].0, 29230.0);

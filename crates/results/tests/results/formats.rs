@@ -1,6 +1,6 @@
 //! The file formats, checked line by line on a fixed result.
 
-use rtshield_results::example::example_result;
+use rtshield_results::example_result;
 use rtshield_results::*;
 use std::path::Path;
 
@@ -300,6 +300,7 @@ fn temperatures_at_start_and_end_are_in_every_result_file() {
 /// readers are re-stated in Python and run when python3 is there (numpy
 /// itself when it is installed).
 #[test]
+#[allow(clippy::too_many_lines)] // three readers re-stated, one after the other
 fn histogram_txt_reads_in_osadl_rteval_and_numpy() {
     let mut r = example_result();
     let mut t = r.threads[0].clone();

@@ -1,11 +1,11 @@
 //! The pieces of `run` that need no process: spec building, timeline rows,
 //! result file selection, rotation names.
 
-use rtshield_config::{model, Machine};
+use crate::runner::{self, measure_spec, rotated_dir};
+use crate::timeline::Timeline;
+use rtshield_config::Machine;
 use rtshield_load::CpuLoad;
 use rtshield_measure::{IntervalStats, ThreadStats};
-use rtshield_run::runner::{self, measure_spec, rotated_dir};
-use rtshield_run::timeline::Timeline;
 use rtshield_vocab::CpuSet;
 use rtshield_vocab::Policy;
 use std::path::Path;
@@ -15,7 +15,7 @@ fn cfg(text: &str) -> rtshield_config::Config {
         online: CpuSet::parse("0-7").unwrap(),
         fold_cpus: false,
     };
-    model::parse("t.cfg", text, &m).unwrap()
+    rtshield_config::parse("t.cfg", text, &m).unwrap()
 }
 
 #[test]
@@ -111,7 +111,7 @@ fn rotation_names() {
 #[test]
 fn result_files_follow_stats_format() {
     let c = cfg("main {\n stats.format txt\n}\ntimer_thread[0] {\n stats.filename rpi.txt\n}\n");
-    let res = rtshield_results::example::example_result();
+    let res = rtshield_results::example_result();
     let d = tempfile::tempdir().unwrap();
     runner::write_results(&res, &c, d.path()).unwrap();
     let mut names: Vec<String> = std::fs::read_dir(d.path())

@@ -3,8 +3,8 @@
 //! Jenkins' tooling would), and a strict line parser of the Prometheus
 //! text format written here from the format's rules.
 
-use rtshield_results::example::example_result;
-use rtshield_results::export::{
+use rtshield_results::example_result;
+use rtshield_results::{
     to_cyclictest_json, to_junit, to_kcidb, to_openmetrics, to_prometheus_text,
 };
 use rtshield_results::{Limits, RunResult, ThreadResult};
@@ -110,7 +110,7 @@ print("cpu", d["thread"]["1"]["cpu"], "node", d["thread"]["1"]["node"], "rt", d[
     assert_eq!(lines[7], "hist [(1, 4), (7, 2), (99, 1)]");
     assert_eq!(lines[8], "cpu 3 node 0 rt 1");
     // rtshield's own cyclictest reader takes it back.
-    let back = rtshield_results::import::read_cyclictest_json(&text, "x").unwrap();
+    let back = rtshield_results::read_cyclictest_json(&text, "x").unwrap();
     assert_eq!(back.threads.len(), 2);
     assert_eq!(back.threads[1].max_ns, 1_250_000);
     assert_eq!(back.threads[1].cpu, Some(3));
@@ -225,6 +225,8 @@ struct Sample {
 /// values, `# TYPE` before a family's samples, each family contiguous, a
 /// counter family named without `_total` and its samples with it, the
 /// file ending in `# EOF\n`. Returns the samples and the types.
+// The format's rules in one place, in the order the format states them.
+#[allow(clippy::too_many_lines)]
 fn parse_prom(text: &str) -> (Vec<Sample>, BTreeMap<String, String>) {
     let is_name = |s: &str, colon: bool| {
         let mut c = s.chars();

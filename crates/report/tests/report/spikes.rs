@@ -1,11 +1,11 @@
 //! The "Spikes" section: a traced run's explained spikes and split
 //! figures in report.html and summary.md; nothing for untraced runs.
 
-use rtshield_report::{generate, synth, Format, Options};
+use rtshield_report::{generate, synth_run_result, write_synth_run_dir, Format, Options};
 use rtshield_results::{LatencyPart, SplitResult, TraceResult};
 
 fn traced_run() -> rtshield_results::RunResult {
-    let mut r = synth::run_result("traced", 1, &[1], 1000, 10.0, 0.0, 100);
+    let mut r = synth_run_result("traced", 1, &[1], 1000, 10.0, 0.0, 100);
     let trace: TraceResult = serde_json::from_value(serde_json::json!({
         "on_latency_ns": 300000, "stop": false, "split": true, "buffer_kb": 2048,
         "unavailable": null, "spikes_seen": 2, "spikes_not_analysed": 1,
@@ -40,10 +40,10 @@ fn a_traced_run_has_a_spikes_section() {
     let d = tempfile::tempdir().unwrap();
     let a = d.path().join("a");
     let b = d.path().join("b");
-    synth::write_run_dir(&a, &traced_run(), None).unwrap();
-    synth::write_run_dir(
+    write_synth_run_dir(&a, &traced_run(), None).unwrap();
+    write_synth_run_dir(
         &b,
-        &synth::run_result("plain", 2, &[1], 1000, 10.0, 0.0, 100),
+        &synth_run_result("plain", 2, &[1], 1000, 10.0, 0.0, 100),
         None,
     )
     .unwrap();
@@ -73,17 +73,6 @@ fn a_traced_run_has_a_spikes_section() {
     assert!(!md.contains("**plain**"), "an untraced run has no entry");
 }
 
-#[test]
-fn no_traced_run_no_section() {
-    let r = synth::run_result("plain", 2, &[1], 1000, 10.0, 0.0, 100);
-    let d = tempfile::tempdir().unwrap();
-    let a = d.path().join("a");
-    synth::write_run_dir(&a, &r, None).unwrap();
-    let runs = rtshield_report::load::load_all(&[a], &[]).unwrap();
-    assert_eq!(rtshield_report::spikes::html(&runs), "");
-    assert_eq!(rtshield_report::spikes::markdown(&runs), "");
-}
-
 /// Table 1.1 of the ARTiS thesis from `--split`: kernel (the IRQ part)
 /// and user (the run's own latency) at p99.999 and maximum.
 #[test]
@@ -98,7 +87,7 @@ fn a_split_run_gets_table_1_1_with_the_thesis_columns() {
     sp.samples = 150_000;
     sp.irq.percentiles.insert("99.999".into(), 12_000);
     let user_max = format!("{:.1}", r.threads[0].max_ns as f64 / 1000.0);
-    synth::write_run_dir(&a, &r, None).unwrap();
+    write_synth_run_dir(&a, &r, None).unwrap();
     let out = d.path().join("rep");
     generate(&Options {
         inputs: vec![a],

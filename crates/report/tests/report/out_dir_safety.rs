@@ -3,7 +3,10 @@
 //! directory others can write to. Nothing outside DIR may be removed or
 //! overwritten.
 
-use rtshield_report::{generate, is_report_file, synth, Format, Options, MANIFEST};
+use rtshield_report::{
+    generate, is_report_file, synth_run_result, synth_timeline_csv, write_synth_run_dir, Format,
+    Options, MANIFEST,
+};
 use rtshield_safefs::DirPolicy;
 use rtshield_testkit::input_error;
 use std::os::unix::fs::{symlink, PermissionsExt};
@@ -11,8 +14,8 @@ use std::path::{Path, PathBuf};
 
 fn run_dir(d: &Path) -> PathBuf {
     let a = d.join("idle");
-    let r = synth::run_result("idle", 1, &[1], 1000, 10.0, 0.0, 100);
-    synth::write_run_dir(&a, &r, Some(&synth::timeline_csv(3, 10, &[1]))).unwrap();
+    let r = synth_run_result("idle", 1, &[1], 1000, 10.0, 0.0, 100);
+    write_synth_run_dir(&a, &r, Some(&synth_timeline_csv(3, 10, &[1]))).unwrap();
     a
 }
 

@@ -1,9 +1,9 @@
 //! Files of a traced run: spikes.json / spikes.txt / trace.txt through the
 //! exporter registry, and the `--split` figures in every result file.
 
-use rtshield_results::example::example_result;
-use rtshield_results::export::{csv_header, csv_split_header};
+use rtshield_results::example_result;
 use rtshield_results::*;
+use rtshield_results::{csv_header, csv_split_header};
 use rtshield_trace::{Spike, SpikeFile, ThreadItem};
 use std::collections::BTreeMap;
 

@@ -1,9 +1,12 @@
 //! The hot loop never allocates: a counting global allocator counts the
 //! allocations made by the thread running the loop, between entry and exit.
+//! (A unit test module: the loop's parts stay private to the crate. The
+//! allocator counts only on a watched thread, so the crate's other unit
+//! tests, in the same binary, are not affected.)
 
-use rtshield_measure::hotloop::{hot_loop, now_ns, LoopConfig, Sample, Waiter};
-use rtshield_measure::timer::PosixTimer;
-use rtshield_measure::Mode;
+use crate::hotloop::{hot_loop, now_ns, LoopConfig, Sample, Waiter};
+use crate::timer::PosixTimer;
+use crate::Mode;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::AtomicBool;
@@ -54,7 +57,7 @@ static GLOBAL: Counting = Counting;
 fn loop_allocations(mode: Mode, ring: usize, samples: u64, late: i64) -> (u64, u64, u64) {
     std::thread::spawn(move || {
         let (mut tx, _rx) = rtrb::RingBuffer::<Sample>::new(ring);
-        let live = rtshield_measure::hotloop::Live::default();
+        let live = crate::hotloop::Live::default();
         let stop = AtomicBool::new(false);
         let period = 100_000u64;
         let start = now_ns() - late * period as i64;
@@ -149,8 +152,8 @@ fn spike_allocations(
     samples: u64,
     marks_cap: usize,
 ) -> (u64, u64, u64, Vec<u8>, usize) {
-    use rtshield_measure::hotloop::hot_loop_traced;
-    use rtshield_measure::spike::{SpikeMark, SpikeTrigger, Spiker};
+    use crate::hotloop::hot_loop_traced;
+    use crate::spike::{SpikeMark, SpikeTrigger, Spiker};
     let mut fds = [0; 2];
     // SAFETY: fds is a valid array of two ints.
     assert_eq!(
@@ -161,7 +164,7 @@ fn spike_allocations(
     let (allocs, count, spikes, queued) = std::thread::spawn(move || {
         let (mut tx, _rx) = rtrb::RingBuffer::<Sample>::new(4096);
         let (mut mtx, mrx) = rtrb::RingBuffer::<SpikeMark>::new(marks_cap);
-        let live = rtshield_measure::hotloop::Live::default();
+        let live = crate::hotloop::Live::default();
         let stop = AtomicBool::new(false);
         let stopped = AtomicBool::new(false);
         let cfg = LoopConfig {

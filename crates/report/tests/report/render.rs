@@ -1,8 +1,10 @@
 //! Library-level tests of the report: numbers carried by every output
 //! against the input statistics, determinism, errors, atomic output.
 
-use rtshield_report::{generate, synth, Format, Options, MANIFEST};
-use rtshield_results::histogram::thread_from_histogram;
+use rtshield_report::{
+    generate, synth_run_result, synth_timeline_csv, write_synth_run_dir, Format, Options, MANIFEST,
+};
+use rtshield_results::thread_from_histogram;
 use rtshield_results::{Histogram, RunResult};
 use rtshield_testkit::input_error;
 use std::path::{Path, PathBuf};
@@ -10,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// A run with a hand-checkable histogram: 2×10 µs, 5×11 µs, 2×12 µs,
 /// 1×15 µs, plus 1 overflow (max 120 µs) beyond 100 buckets.
 fn small_run(label: &str, cpu: u32) -> RunResult {
-    let mut r = synth::run_result(label, 1, &[cpu], 10, 10.0, 0.0, 100);
+    let mut r = synth_run_result(label, 1, &[cpu], 10, 10.0, 0.0, 100);
     let h = Histogram {
         resolution_ns: 1000,
         buckets: 100,
@@ -40,9 +42,9 @@ fn opts(inputs: Vec<PathBuf>, out: &Path) -> Options {
 fn two_runs(d: &Path) -> Vec<PathBuf> {
     let a = d.join("idle");
     let b = d.join("loaded");
-    synth::write_run_dir(&a, &small_run("idle", 1), None).unwrap();
-    let loaded = synth::run_result("loaded", 7, &[2, 3], 5000, 12.0, 0.5, 100);
-    synth::write_run_dir(&b, &loaded, Some(&synth::timeline_csv(3, 40, &[2, 3]))).unwrap();
+    write_synth_run_dir(&a, &small_run("idle", 1), None).unwrap();
+    let loaded = synth_run_result("loaded", 7, &[2, 3], 5000, 12.0, 0.5, 100);
+    write_synth_run_dir(&b, &loaded, Some(&synth_timeline_csv(3, 40, &[2, 3]))).unwrap();
     vec![a, b]
 }
 
@@ -272,7 +274,7 @@ fn timeline_png_and_gnuplot_files() {
     // A blank line breaks gnuplot's line at the empty buckets 13 and 14.
     assert_eq!(rows, ["10 2", "11 5", "12 2", "", "15 1"]);
     assert!(
-        gp.contains("title \"idle:cpu1: max 120 us (beyond axis), 1 overflow >= 100 us\""),
+        gp.contains("title 'idle:cpu1: max 120 us (beyond axis), 1 overflow >= 100 us'"),
         "{gp}"
     );
     assert!(gp.contains("set xrange [0:110]"), "{gp}");
@@ -324,9 +326,9 @@ fn names_override_and_duplicates_are_suffixed() {
     let a = d.path().join("x/results.json");
     let b = d.path().join("y/results.json");
     let mut r = small_run("same", 1);
-    synth::write_run_dir(a.parent().unwrap(), &r, None).unwrap();
+    write_synth_run_dir(a.parent().unwrap(), &r, None).unwrap();
     r.threads[0].cpu = Some(1);
-    synth::write_run_dir(b.parent().unwrap(), &r, None).unwrap();
+    write_synth_run_dir(b.parent().unwrap(), &r, None).unwrap();
     let out = d.path().join("rep");
     let o = generate(&opts(vec![a.clone(), b.clone()], &out)).unwrap();
     assert_eq!(o.table.columns, ["same:cpu1", "same-2:cpu1"]);
@@ -388,7 +390,7 @@ fn bad_inputs_name_the_file_and_write_nothing() {
 
     // A bad timeline.csv beside a good results.json.
     let bad_tl = d.path().join("badtl");
-    synth::write_run_dir(
+    write_synth_run_dir(
         &bad_tl,
         &small_run("b", 1),
         Some("t_s,max_us\n5,12\n10,oops\n"),
@@ -591,7 +593,7 @@ fn legend_texts(svg: &str) -> Vec<(f64, f64, String)> {
             l[i..i + l[i..].find('"').unwrap()].parse().unwrap()
         };
         let text = lines.next().unwrap_or_default().to_string();
-        if attr("x") >= (rtshield_report::plot::WIDTH - 330) as f64 {
+        if attr("x") >= (rtshield_report::PLOT_WIDTH - 330) as f64 {
             v.push((attr("y"), attr("font-size"), text));
         }
     }
@@ -606,8 +608,8 @@ fn legend_entries_never_overlap() {
     for n in [3u32, 15, 25, 60] {
         let d = tempfile::tempdir().unwrap();
         let cpus: Vec<u32> = (0..n).collect();
-        let r = synth::run_result("many", 5, &cpus, 200, 10.0, 0.3, 50);
-        synth::write_run_dir(&d.path().join("many"), &r, None).unwrap();
+        let r = synth_run_result("many", 5, &cpus, 200, 10.0, 0.3, 50);
+        write_synth_run_dir(&d.path().join("many"), &r, None).unwrap();
         let out = d.path().join("rep");
         let mut o = opts(vec![d.path().join("many")], &out);
         o.formats = vec![Format::Svg];
@@ -626,7 +628,7 @@ fn legend_entries_never_overlap() {
             );
         }
         let last = t.last().unwrap();
-        assert!(last.0 + last.1 <= rtshield_report::plot::HEIGHT as f64);
+        assert!(last.0 + last.1 <= rtshield_report::PLOT_HEIGHT as f64);
         let more = t.iter().any(|x| x.2.contains("more (see report.html)"));
         assert_eq!(more, n == 60, "{n} curves");
         if n == 3 {
@@ -639,7 +641,7 @@ fn legend_entries_never_overlap() {
 fn labels_cannot_break_out_of_the_html() {
     let d = tempfile::tempdir().unwrap();
     let r = small_run("x", 1);
-    synth::write_run_dir(&d.path().join("x"), &r, None).unwrap();
+    write_synth_run_dir(&d.path().join("x"), &r, None).unwrap();
     let out = d.path().join("rep");
     let mut o = opts(vec![d.path().join("x")], &out);
     o.names = vec!["</script><b id=\"evil\">".into()];
@@ -658,9 +660,9 @@ fn several_timelines_get_one_picture_each() {
     let d = tempfile::tempdir().unwrap();
     let mut inputs = Vec::new();
     for (i, l) in ["day1", "day2"].iter().enumerate() {
-        let r = synth::run_result(l, i as u64, &[1], 100, 10.0, 0.0, 50);
+        let r = synth_run_result(l, i as u64, &[1], 100, 10.0, 0.0, 50);
         let dir = d.path().join(l);
-        synth::write_run_dir(&dir, &r, Some(&synth::timeline_csv(i as u64, 30, &[1]))).unwrap();
+        write_synth_run_dir(&dir, &r, Some(&synth_timeline_csv(i as u64, 30, &[1]))).unwrap();
         inputs.push(dir);
     }
     let out = d.path().join("rep");
@@ -698,7 +700,7 @@ fn all_modes_and_the_worst_cases() {
         })
         .collect();
     let dir = d.path().join("day1");
-    synth::write_run_dir(&dir, &r, None).unwrap();
+    write_synth_run_dir(&dir, &r, None).unwrap();
     let out = d.path().join("rep");
     let o = generate(&opts(vec![dir], &out)).unwrap();
     let md = read(&out.join("summary.md"));
@@ -813,7 +815,7 @@ fn isolation_falls_back_to_what_was_detected() {
     let a = d.path().join("a");
     let mut r = small_run("a", 1);
     r.tags.insert("isolation_detected".into(), "cset".into());
-    synth::write_run_dir(&a, &r, None).unwrap();
+    write_synth_run_dir(&a, &r, None).unwrap();
     let out = d.path().join("rep");
     generate(&opts(vec![a], &out)).unwrap();
     let csv = read(&out.join("summary.csv"));

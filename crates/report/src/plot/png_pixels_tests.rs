@@ -3,10 +3,14 @@
 //! (no curve pixel below the axis or the count-1 line, the peak at the
 //! height of its count on the log scale).
 
-use rtshield_report::load::Run;
-use rtshield_report::plot::{self, latency_rgb, HEIGHT, WIDTH};
-use rtshield_report::{series, synth};
-use rtshield_results::histogram::thread_from_histogram;
+//!
+//! (A unit-test module: the plot's coordinate mapping is crate-private.)
+
+use crate::load::Run;
+use crate::plot::{self, latency_rgb, HEIGHT, WIDTH};
+use crate::series;
+use crate::synth::synth_run_result;
+use rtshield_results::thread_from_histogram;
 use rtshield_results::Histogram;
 use std::path::PathBuf;
 
@@ -37,7 +41,7 @@ fn spiky(buckets: u64) -> Run {
         overflow: 0,
         underflow: 0,
     };
-    let mut r = synth::run_result("spiky", 1, &[1], 10, 10.0, 0.0, 100);
+    let mut r = synth_run_result("spiky", 1, &[1], 10, 10.0, 0.0, 100);
     r.threads = vec![thread_from_histogram(
         0,
         Some(1),

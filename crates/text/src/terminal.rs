@@ -1,0 +1,242 @@
+//! The terminal: what rtshield prints on a terminal (messages, tables,
+//! errors) when a part of it comes from a file, the system or the user.
+//!
+//! A terminal interprets some characters: ESC starts sequences that set
+//! the window title, clear the screen, move the cursor or (on some
+//! terminals) write files; BEL rings; CR goes back to the start of the line
+//! and lets a line overwrite what came before; the C1 controls (U+0080 to
+//! U+009F) are ESC sequences in one character on some terminals; the
+//! Unicode bidirectional controls reorder what is shown. None of them may
+//! reach the terminal from data: each is shown escaped, as Rust writes it
+//! (`\x1b`, `\r`, `\u{202e}`). And a token (a run of characters without a
+//! space) longer than [`TOKEN_MAX`] characters is cut, with an ellipsis and
+//! its length (`LLLL…(5000000 bytes)`): a 5 MB label does not fill the
+//! screen (or a log) and the message still says what it is about.
+//!
+//! Two entry points: [`value`] for one value put into a message (a newline
+//! in it is escaped too: a value is one line), and [`lines`] for a whole
+//! text that rtshield laid out itself (a table, a message of several
+//! lines): newlines and tabs kept, everything else as [`value`].
+
+use std::borrow::Cow;
+use std::fmt::Write as _;
+
+/// The longest token (characters without a space, after escaping) shown
+/// whole.
+pub const TOKEN_MAX: usize = 256;
+
+/// How many characters of a cut token are kept before the ellipsis.
+pub const TOKEN_KEEP: usize = 64;
+
+/// The most characters of one message (an error): a file quoted line after
+/// line, each line short, is still cut.
+pub const MESSAGE_MAX: usize = 4096;
+
+/// Whether a character must not reach a terminal as it is: the C0 controls
+/// (newline and tab included: callers that lay out lines keep those), DEL,
+/// the C1 controls, the line and paragraph separators, the byte-order
+/// mark, and the bidirectional controls ("Trojan Source", CVE-2021-42574).
+pub fn is_control(c: char) -> bool {
+    matches!(c,
+        '\0'..='\x1f' | '\x7f'..='\u{9f}'
+        | '\u{061c}' | '\u{200e}' | '\u{200f}'
+        | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        | '\u{feff}')
+}
+
+/// `c` written as Rust writes it in a string literal: `\n`, `\t`, `\r`,
+/// `\x1b` for the other ASCII controls, `\u{202e}` beyond ASCII.
+pub fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '\n' => out.push_str("\\n"),
+        '\t' => out.push_str("\\t"),
+        '\r' => out.push_str("\\r"),
+        c if (c as u32) < 0x80 => {
+            let _ = write!(out, "\\x{:02x}", c as u32);
+        }
+        c => {
+            let _ = write!(out, "\\u{{{:x}}}", c as u32);
+        }
+    }
+}
+
+/// One value for a message: every control character escaped (newline and
+/// tab too), a value longer than [`TOKEN_MAX`] characters cut.
+pub fn value(s: &str) -> Cow<'_, str> {
+    if s.len() <= TOKEN_MAX && !s.chars().any(is_control) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len().min(TOKEN_MAX + 32));
+    push_token(&mut out, s, s.len());
+    Cow::Owned(out)
+}
+
+/// A text laid out by rtshield (lines, tables): newlines and tabs kept,
+/// other controls escaped, each token longer than [`TOKEN_MAX`] characters
+/// cut.
+pub fn lines(s: &str) -> Cow<'_, str> {
+    let clean = !s.chars().any(|c| is_control(c) && c != '\n' && c != '\t')
+        && s.split([' ', '\n', '\t']).all(|t| t.len() <= TOKEN_MAX);
+    if clean {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len().min(1 << 16));
+    let mut rest = s;
+    while !rest.is_empty() {
+        let end = rest.find([' ', '\n', '\t']).unwrap_or(rest.len());
+        push_token(&mut out, &rest[..end], end);
+        if let Some(sep) = rest[end..].chars().next() {
+            out.push(sep);
+            rest = &rest[end + sep.len_utf8()..];
+        } else {
+            rest = "";
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// An error message for the terminal: as [`lines`], then cut after
+/// [`MESSAGE_MAX`] characters with `…(N bytes in all)`.
+pub fn message(s: &str) -> Cow<'_, str> {
+    let l = lines(s);
+    match l.char_indices().nth(MESSAGE_MAX) {
+        None => l,
+        Some((at, _)) => Cow::Owned(format!("{}…({} bytes in all)", &l[..at], s.len())),
+    }
+}
+
+/// Append `token` escaped, cut after [`TOKEN_KEEP`] characters (with
+/// `…(N bytes)`, N = `len`) when its escaped form is longer than
+/// [`TOKEN_MAX`].
+fn push_token(out: &mut String, token: &str, len: usize) {
+    let mut esc = String::new();
+    let mut kept = 0;
+    let mut cut = false;
+    for c in token.chars() {
+        let before = esc.len();
+        if is_control(c) {
+            push_escaped(&mut esc, c);
+        } else {
+            esc.push(c);
+        }
+        // Escapes are ASCII: bytes added = characters added.
+        kept += if c.is_ascii() || is_control(c) {
+            esc.len() - before
+        } else {
+            1
+        };
+        if kept > TOKEN_MAX {
+            cut = true;
+            break;
+        }
+    }
+    if !cut {
+        out.push_str(&esc);
+        return;
+    }
+    out.extend(esc.chars().take(TOKEN_KEEP));
+    let _ = write!(out, "…({len} bytes)");
+}
+
+/// `println!` for a person: the formatted text through [`lines`]. For
+/// text that may hold a part from data (a label, a path, a thread name, a
+/// message from a file); data in a file format (JSON, CSV, an export)
+/// written to standard output is printed as it is, by `print!`. The macro
+/// expands in the caller: this crate does no I/O.
+#[macro_export]
+macro_rules! outln {
+    () => { ::std::println!() };
+    ($($arg:tt)*) => {
+        ::std::println!("{}", $crate::terminal::lines(&::std::format!($($arg)*)))
+    };
+}
+
+/// `print!` for a person: see [`outln!`](crate::outln).
+#[macro_export]
+macro_rules! out {
+    ($($arg:tt)*) => {
+        ::std::print!("{}", $crate::terminal::lines(&::std::format!($($arg)*)))
+    };
+}
+
+/// `eprintln!` for a person: see [`outln!`](crate::outln).
+#[macro_export]
+macro_rules! errln {
+    () => { ::std::eprintln!() };
+    ($($arg:tt)*) => {
+        ::std::eprintln!("{}", $crate::terminal::lines(&::std::format!($($arg)*)))
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hostile::hostile;
+
+    #[test]
+    fn controls_are_shown_escaped() {
+        assert_eq!(
+            value("a\x1b]0;PWNED\x07\x1b[2Jb"),
+            "a\\x1b]0;PWNED\\x07\\x1b[2Jb"
+        );
+        assert_eq!(value("x\ny\tz\r\x7f"), "x\\ny\\tz\\r\\x7f");
+        assert_eq!(value("\u{9b}31m \u{202e}cba"), "\\u{9b}31m \\u{202e}cba");
+        assert_eq!(value("plain µs ≥ 5"), "plain µs ≥ 5");
+        assert!(matches!(value("plain"), Cow::Borrowed(_)));
+        assert_eq!(lines("a\nb\tc\x1b"), "a\nb\tc\\x1b");
+        assert!(matches!(lines("a table\n| x |\n"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn long_tokens_are_cut_with_their_length() {
+        let big = "L".repeat(5_000_000);
+        let v = value(&big);
+        assert_eq!(v, format!("{}…(5000000 bytes)", "L".repeat(TOKEN_KEEP)));
+        let msg = format!("error: {big}: not a plain file name\nnext line");
+        let l = lines(&msg);
+        assert_eq!(
+            l,
+            format!(
+                "error: {}…(5000001 bytes) not a plain file name\nnext line",
+                "L".repeat(TOKEN_KEEP)
+            )
+        );
+        // A token of exactly the limit is kept whole.
+        let edge = "é".repeat(TOKEN_MAX);
+        assert_eq!(value(&edge), edge);
+        assert_eq!(lines(&edge), edge);
+        // A message of many short tokens is cut as a whole.
+        let many = "word ".repeat(1_000_000);
+        let m = message(&many);
+        assert!(
+            m.ends_with("…(5000000 bytes in all)"),
+            "{}",
+            &m[m.len() - 40..]
+        );
+        assert_eq!(
+            m.chars().count(),
+            MESSAGE_MAX + "…(5000000 bytes in all)".len() - 2
+        );
+        // Escaping counts: 100 ESC are 400 characters shown.
+        let esc = "\x1b".repeat(100);
+        assert!(value(&esc).ends_with("…(100 bytes)"), "{}", value(&esc));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn nothing_a_terminal_interprets_gets_through(s in hostile()) {
+            let v = value(&s);
+            proptest::prop_assert!(!v.chars().any(is_control), "{v:?}");
+            for t in v.split(' ') {
+                proptest::prop_assert!(t.chars().count() <= TOKEN_MAX + 32, "{t:?}");
+            }
+            let l = lines(&s);
+            proptest::prop_assert!(!l.chars().any(|c| is_control(c) && c != '\n' && c != '\t'));
+            // The lines stay the lines of the input.
+            proptest::prop_assert_eq!(l.matches('\n').count(), s.matches('\n').count());
+            for t in l.split([' ', '\n', '\t']) {
+                proptest::prop_assert!(t.chars().count() <= TOKEN_MAX + 32, "{t:?}");
+            }
+        }
+    }
+}

@@ -358,3 +358,90 @@ fn a_partition_of_cpu_1_under_a_parent_does_not_tag_a_run_on_cpu_0() {
         assert_eq!(r["tags"]["isolation_detected"], want, "CPU {cpu}");
     }
 }
+
+/// partrt compatibility: `list --profile partrt` prints partrt's lines
+/// (`Name:rt CPUs: 3`, which partrt's test suite parses with
+/// `line.split(":")[2]`).
+#[test]
+fn list_with_profile_partrt_prints_partrts_name_lines() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let o = rtshield(d.path(), &["partition", "list", "--profile", "partrt"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "Could not find any partitions\n"
+    );
+    let o = rtshield(d.path(), &["partition", "create", "0x8"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = rtshield(d.path(), &["partition", "list", "--profile", "partrt"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = String::from_utf8_lossy(&o.stdout).to_string();
+    assert_eq!(out, "Name:rt CPUs: 3\nName:nrt CPUs: 0-2\n");
+    let third: Vec<&str> = out
+        .lines()
+        .map(|l| l.split(':').nth(2).unwrap().trim())
+        .collect();
+    assert_eq!(third, ["3", "0-2"]);
+    let o = rtshield(d.path(), &["partition", "list", "--profile", "tuned"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+}
+
+/// partrt's `run -c MASK` and `move -c MASK PID`: a CPU subset of the
+/// partition, refused ("Invalid cpumask") when it is not inside it, before
+/// anything changes.
+#[test]
+fn run_and_move_take_a_cpu_subset_of_the_partition() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let o = rtshield(d.path(), &["partition", "create", "1-3"]);
+    assert!(o.status.success(), "{}", text(&o));
+    // run: this test's own child pins itself (a real affinity of a process
+    // the test started; CPU 1 exists on a 2-CPU machine).
+    let o = rtshield(
+        d.path(),
+        &[
+            "partition",
+            "run",
+            "-c",
+            "0x2",
+            "rt",
+            "--",
+            "grep",
+            "Cpus_allowed_list",
+            "/proc/self/status",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "Cpus_allowed_list:\t1\n"
+    );
+    let o = rtshield(
+        d.path(),
+        &["partition", "run", "-c", "0", "rt", "--", "true"],
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("Invalid cpumask: CPUs 0 are not all in partition rt (CPUs 1-3)"),
+        "{}",
+        text(&o)
+    );
+    // move: the fake task 101 (the fake kernel emulates its affinity).
+    let tasks = || fs::read_to_string(d.path().join("sys/fs/cgroup/cpuset/rt/tasks")).unwrap();
+    let o = rtshield(d.path(), &["partition", "move", "-c", "0,3", "101", "rt"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("Invalid cpumask"), "{}", text(&o));
+    assert_eq!(tasks(), "", "nothing moved on refusal");
+    let o = rtshield(d.path(), &["partition", "move", "-c", "0x8", "101", "rt"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(tasks(), "101\n");
+    let st = fs::read_to_string(d.path().join("proc/101/status")).unwrap();
+    assert!(st.contains("Cpus_allowed_list:\t3\n"), "{st}");
+    // (No undo: the fake rt cgroup still lists the `run` child, which the
+    // emulation does not reap, so its rmdir would be EBUSY.)
+}

@@ -165,6 +165,66 @@ fn load_cycle_phases_are_marked_in_the_timeline() {
 }
 
 #[test]
+fn a_rest_first_cycle_starts_resting_and_no_timeline_row_spans_a_switch() {
+    // The torture article's script rests first; rows every 1.5 s would
+    // straddle the 1 s phases if they were not cut at each switch.
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "c.cfg",
+        &format!(
+            "main\n{{\n  stats.period 1500 ms\n  load.cycle rest 1 s load 1 s\n}}\n{}program[0]\n{{\n  cmdline sleep 300\n}}\n",
+            timer("4 s")
+        ),
+    );
+    let out = d.path().join("out");
+    let o = run_quiet(&cfg, &out);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let t = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
+    let rows: Vec<(f64, String)> = t
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let mut f = l.split(',');
+            let e: f64 = f.next().unwrap().parse().unwrap();
+            (e, f.next().unwrap().to_string())
+        })
+        .collect();
+    assert_eq!(rows[0].1, "rest", "the cycle starts with its rest:\n{t}");
+    // Each row lies in one phase: its middle is in the phase it names
+    // (the schedule: rest [0,1) load [1,2) rest [2,3) load [3,4) s)...
+    let mut prev = 0.0;
+    for (end, phase) in &rows {
+        let mid = (prev + end) / 2.0;
+        let want = if (mid as u64) % 2 == 0 {
+            "rest"
+        } else {
+            "load"
+        };
+        if end - prev > 0.4 {
+            assert_eq!(phase, want, "row {prev}..{end}:\n{t}");
+        }
+        prev = *end;
+    }
+    // ...and a row ends at each switch (the loads were switched then, the
+    // row cut at the next 20 ms drain; generous slack for this noisy VM).
+    for s in [1.0, 2.0, 3.0] {
+        assert!(
+            rows.iter().any(|(e, _)| *e >= s - 0.05 && *e < s + 0.4),
+            "no row ends near the switch at {s} s:\n{t}"
+        );
+    }
+    // The program ran in the load phases only: started twice, never failed.
+    let r = results(&out);
+    assert!(
+        r["programs"][0]["spawns"].as_u64().unwrap() >= 2,
+        "{}",
+        r["programs"]
+    );
+    assert_eq!(r["programs"][0]["exits_ko"], 0);
+}
+
+#[test]
 fn hell_runs_every_builtin_and_leaves_nothing() {
     let d = tempfile::tempdir().unwrap();
     let cfg = write_cfg(

@@ -71,6 +71,58 @@ fn bad_scenario_exits_2_naming_file_line_column() {
 }
 
 #[test]
+fn annex_b_as_printed_gets_a_hint_for_the_page_break_brace() {
+    // The annex as printed in the ARTiS thesis: a page break leaves a
+    // stray `}` after block #6 (the code fences around it became blanks).
+    let annex = std::fs::read_to_string(ANNEX).unwrap();
+    let mut lines: Vec<&str> = annex.lines().collect();
+    let six = lines.iter().position(|l| *l == "#6").unwrap();
+    let close = six + lines[six..].iter().position(|l| *l == "}").unwrap();
+    lines.splice(close + 1..close + 1, ["", "", "}"]);
+    let stray = close + 4;
+    let d = tempfile::tempdir().unwrap();
+    let f = write(d.path(), "printed.scn", &(lines.join("\n") + "\n"));
+    for cmd in [&["scenario", &f, "--check"][..], &["simulate", &f][..]] {
+        let o = rtshield(cmd);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!("{f}:{stray}:1: `}}` without a matching `{{`")),
+            "{err}"
+        );
+        assert!(
+            err.contains("hint: a stray `}` after a closed block"),
+            "{err}"
+        );
+        assert!(err.contains("annex B"), "{err}");
+    }
+}
+
+#[test]
+fn rt_share_sizes_annex_b_to_the_thesis_share_and_is_range_checked() {
+    let o = rtshield(&["scenario", ANNEX, "--check", "--rt-share", "annex"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(0), "{err}");
+    assert!(err.contains("loops_per_us = 0.1000"), "{err}");
+    for bad in ["0", "1", "1.5", "lots", "nan"] {
+        let o = rtshield(&["scenario", ANNEX, "--check", "--rt-share", bad]);
+        assert_eq!(o.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--rt-share"), "{bad}: {err}");
+    }
+    let o = rtshield(&[
+        "scenario",
+        ANNEX,
+        "--check",
+        "--rt-share",
+        "0.5",
+        "--loops-per-us",
+        "1",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "one or the other");
+}
+
+#[test]
 fn fifo_99_spinning_on_every_cpu_is_refused() {
     let d = tempfile::tempdir().unwrap();
     let f = write(

@@ -528,12 +528,16 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__partition__subcmd__list)
-            opts="-h -V --json --sysroot --help --version"
+            opts="-h -V --json --profile --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --sysroot)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
@@ -546,13 +550,21 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__partition__subcmd__move)
-            opts="-h -V --parent --force --sysroot --help --version"
+            opts="-c -h -V --parent --force --cpus --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --parent)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -568,7 +580,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__partition__subcmd__run)
-            opts="-h -V --parent --fifo --rr --sysroot --help --version"
+            opts="-c -h -V --parent --fifo --rr --cpus --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -583,6 +595,14 @@ _rtshield() {
                     return 0
                     ;;
                 --rr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cpus)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -c)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -958,7 +978,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__scenario)
-            opts="-h -V --json --force-unsafe-dir --out --timeout --check --force --scale --loops-per-us --sysroot --help --version"
+            opts="-h -V --json --force-unsafe-dir --out --timeout --check --force --scale --loops-per-us --rt-share --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -981,6 +1001,10 @@ _rtshield() {
                     return 0
                     ;;
                 --loops-per-us)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rt-share)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

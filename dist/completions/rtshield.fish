@@ -137,6 +137,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from status" -l json -d 'Print JSON instead of text'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from status" -s V -l version -d 'Print version'
+complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from list" -l profile -d '`partrt`: partrt\'s format, `Name:rt CPUs: 3` per cpuset (for scripts written for partrt)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from list" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from list" -l json -d 'Print JSON instead of text'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
@@ -144,10 +145,12 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from run" -l parent -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from run" -l fifo -d 'Run it SCHED_FIFO at this priority (1-99)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from run" -l rr -d 'Run it SCHED_RR at this priority (1-99)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from run" -s c -l cpus -d 'Pin it to these CPUs of the partition (a list or a partrt hex mask 0x8; partrt\'s `run -c`)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from run" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from run" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from run" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -l parent -d 'The partitioned cgroup: only processes inside it (or below) are moved' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -s c -l cpus -d 'Then pin them to these CPUs of the partition (a list or a partrt hex mask; partrt\'s `move -c`)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -l force -d 'Move PID 1 or a kernel thread too (still only inside --parent\'s subtree)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -s h -l help -d 'Print help'
@@ -279,6 +282,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l out -d 'W
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l timeout -d 'Stop the run after D (e.g. 30s); unfinished tasks are reported as such. Overrides the file\'s `timeout`' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l scale -d 'Multiply every task\'s `loop` by F (e.g. 0.01 for a short demo); sloop, sleep and irq_period are kept' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l loops-per-us -d 'Iterations per microsecond (overrides the file\'s `loops_per_us`; default: one spin step, measured)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l rt-share -d 'Size the work so that every sleeping real-time task takes SHARE of its CPU (0.001..0.999, or `annex`: 10/11, what annex B of the ARTiS thesis assumes): sets loops_per_us from the tasks\' sloop and sleep, and prints it' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l force-unsafe-dir -d 'Write FILE (and --out DIR) even if its directory is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l check -d 'Parse and plan only: show the tasks as they would run (masks trimmed), run nothing'

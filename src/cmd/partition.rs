@@ -53,6 +53,9 @@ pub(crate) enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// `partrt`: partrt's format, `Name:rt CPUs: 3` per cpuset (for scripts written for partrt).
+        #[arg(long, value_name = "NAME", default_value = "default")]
+        profile: String,
     },
     /// Start a command inside a partition: `partition run rt --fifo 80 -- ./app`.
     Run {
@@ -66,6 +69,9 @@ pub(crate) enum Command {
         /// Run it SCHED_RR at this priority (1-99).
         #[arg(long, value_name = "PRIO", value_parser = clap::value_parser!(i32).range(1..=99))]
         rr: Option<i32>,
+        /// Pin it to these CPUs of the partition (a list or a partrt hex mask 0x8; partrt's `run -c`).
+        #[arg(short = 'c', long, value_name = "CPUS", value_parser = parse_cpus)]
+        cpus: Option<CpuSet>,
         /// The command and its arguments (after `--`).
         #[arg(last = true, required = true, value_name = "CMD")]
         cmd: Vec<String>,
@@ -82,7 +88,15 @@ pub(crate) enum Command {
         /// Move PID 1 or a kernel thread too (still only inside --parent's subtree).
         #[arg(long)]
         force: bool,
+        /// Then pin them to these CPUs of the partition (a list or a partrt hex mask; partrt's `move -c`).
+        #[arg(short = 'c', long, value_name = "CPUS", value_parser = parse_cpus)]
+        cpus: Option<CpuSet>,
     },
+}
+
+/// `-c CPUS`: a CPU list or a hex mask (`0x8`), as `create` takes them.
+fn parse_cpus(s: &str) -> Result<CpuSet, String> {
+    CpuSet::parse(s).map_err(|e| e.to_string())
 }
 
 #[derive(clap::Args, Debug)]
@@ -147,18 +161,22 @@ pub(crate) fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             print_status(&st);
             Ok(0)
         }
-        Command::List { json } => list(&root, json),
+        Command::List { json, profile } => list(&root, json, &profile),
         Command::Move {
             args,
             parent,
             force,
+            cpus,
         } => {
             let (partition, pids) = move_args(&args)?;
             let mut k = open_kernel(root, false)?;
-            // Every process checked (scope, PID 1, kernel threads) before
-            // the first one moves.
+            // Every process checked (scope, PID 1, kernel threads, the
+            // CPUs) before the first one moves.
             let plan =
                 rtshield_partition::plan_move(&k, parent.as_deref(), &partition, &pids, force)?;
+            if let Some(c) = &cpus {
+                rtshield_partition::check_cpu_subset(&k, parent.as_deref(), &partition, c)?;
+            }
             let mut code = 0;
             for (pid, tids) in &plan.moves {
                 let o = rtshield_partition::move_threads(&mut k, &plan.h, &plan.dir, *pid, tids);
@@ -166,6 +184,15 @@ pub(crate) fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
                 for r in &o.refused {
                     outln!("  refused: {r}");
                     code = 1;
+                }
+                if let Some(c) = &cpus {
+                    for tid in tids {
+                        if let Err(e) = k.set_affinity(*tid, c) {
+                            println!("  {tid}: cannot pin to CPUs {}: {e}", c.to_list());
+                            code = 1;
+                        }
+                    }
+                    println!("{pid}: pinned to CPUs {}", c.to_list());
                 }
             }
             Ok(code)
@@ -175,10 +202,20 @@ pub(crate) fn run(c: Command, g: &Global) -> anyhow::Result<i32> {
             parent,
             fifo,
             rr,
+            cpus,
             cmd,
         } => {
             let mut k = open_kernel(root, false)?;
+            if let Some(c) = &cpus {
+                rtshield_partition::check_cpu_subset(&k, parent.as_deref(), &partition, c)?;
+            }
             rtshield_partition::enter_partition(&mut k, parent.as_deref(), &partition)?;
+            if let Some(c) = &cpus {
+                // This process, which becomes the command: after joining
+                // the cpuset, whose CPUs it would otherwise get.
+                rtshield_sys::set_affinity(0, c)
+                    .map_err(|e| anyhow::anyhow!("cannot pin to CPUs {}: {e}", c.to_list()))?;
+            }
             let sched = fifo
                 .map(|p| (Policy::Fifo, p))
                 .or(rr.map(|p| (Policy::Rr, p)));
@@ -467,10 +504,34 @@ fn print_undo(r: &UndoReport) {
     }
 }
 
-fn list(root: &rtshield_sys::Root, json: bool) -> anyhow::Result<i32> {
+fn list(root: &rtshield_sys::Root, json: bool, profile: &str) -> anyhow::Result<i32> {
+    let partrt = match profile {
+        "default" => false,
+        "partrt" => true,
+        p => {
+            return Err(
+                InputError::new(format!("--profile: '{p}' (expected default or partrt)")).into(),
+            )
+        }
+    };
     let (out, note) = rtshield_partition::list_partitions(root)?;
     if let Some(n) = &note {
         errln!("note: {n}");
+    }
+    if partrt && !json {
+        // partrt's own lines: `Name:<cpuset> CPUs: <list>`, rt then nrt.
+        if out.is_empty() {
+            println!("Could not find any partitions");
+        }
+        for o in &out {
+            let name = |p: &str| match o.below_mount.as_str() {
+                "" => p.to_string(),
+                b => format!("{b}/{p}"),
+            };
+            println!("Name:{} CPUs: {}", name("rt"), o.rt_cpus);
+            println!("Name:{} CPUs: {}", name("nrt"), o.nrt_cpus);
+        }
+        return Ok(0);
     }
     if json {
         println!("{}", serde_json::to_string_pretty(&out)?);

@@ -59,8 +59,27 @@ pub(crate) struct Args {
     #[arg(long, value_name = "F", default_value_t = 1.0)]
     pub(crate) scale: f64,
     /// Iterations per microsecond (overrides the file's `loops_per_us`; default: one spin step, measured).
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", conflicts_with = "rt_share")]
     pub(crate) loops_per_us: Option<f64>,
+    /// Size the work so that every sleeping real-time task takes SHARE of its CPU
+    /// (0.001..0.999, or `annex`: 10/11, what annex B of the ARTiS thesis assumes):
+    /// sets loops_per_us from the tasks' sloop and sleep, and prints it.
+    #[arg(long, value_name = "SHARE", value_parser = parse_share)]
+    pub(crate) rt_share: Option<f64>,
+}
+
+/// `--rt-share`: a fraction, or `annex`.
+fn parse_share(s: &str) -> Result<f64, String> {
+    if s.eq_ignore_ascii_case("annex") {
+        return Ok(rtshield_scenario::ANNEX_B_RT_SHARE);
+    }
+    let (lo, hi) = rtshield_scenario::RT_SHARE_RANGE;
+    match s.parse::<f64>() {
+        Ok(v) if v.is_finite() && (lo..=hi).contains(&v) => Ok(v),
+        _ => Err(format!(
+            "expected a share between {lo} and {hi} or `annex`, got `{s}`"
+        )),
+    }
 }
 
 pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
@@ -82,6 +101,19 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         }
     }
     let scenario = read_scenario(&args.file)?;
+    let loops_per_us = match args.rt_share {
+        Some(share) => {
+            let l = scenario
+                .rt_share_loops_per_us(share)
+                .map_err(|e| InputError::new(format!("--rt-share {share:.3}: {e}")))?;
+            eprintln!(
+                "rtshield scenario: --rt-share {share:.3}: loops_per_us = {l:.4} (each sleeping real-time task works {:.1} % of the time)",
+                share * 100.0
+            );
+            Some(l)
+        }
+        None => args.loops_per_us,
+    };
     let online = rtshield_sys::usable_cpus(&root);
     let plan = rtshield_scenario_run::plan(
         &scenario,
@@ -114,7 +146,7 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         &RunOptions {
             root,
             timeout_ns: args.timeout.map(|d| d.ns()),
-            loops_per_us: args.loops_per_us,
+            loops_per_us,
             interrupt: Some(interrupt),
         },
     )?;

@@ -204,6 +204,9 @@ fn value_str(v: &toml::Value) -> Option<String> {
 fn check_load(v: &str) -> Result<(), String> {
     if v == "idle" || v.starts_with("cmd:") || rtshield_vocab::Builtin::parse(v).is_some() {
         Ok(())
+    } else if v.starts_with("net:") {
+        // `net:peer=ADDR`, with measure's checks (an IPv4 remote peer).
+        v.parse::<rtshield_load::LoadArg>().map(|_| ())
     } else {
         Err(format!(
             "unknown load `{v}`: expected idle, a built-in load ({}) or cmd:COMMAND LINE",
@@ -866,6 +869,32 @@ with = ["irq"]
                 "--load",
                 "hell"
             ]
+        );
+    }
+
+    #[test]
+    fn a_net_peer_load_is_an_axis_value_with_measures_checks() {
+        // The torture article's ping -f, from this side (192.0.2.0/24 is a
+        // documentation network: nothing is sent by parsing).
+        let t = FILE.replace(
+            "load = [\"idle\", \"hell\"]",
+            "load = [\"idle\", \"net:peer=192.0.2.10\"]",
+        );
+        let c = parse(&t, "c.toml").unwrap();
+        let cell = c.cells.iter().find(|c| c.builtin_load().is_some()).unwrap();
+        let a = c.measure_args(cell);
+        assert!(
+            a.ends_with(&["--load".to_string(), "net:peer=192.0.2.10".to_string()]),
+            "{a:?}"
+        );
+        let bad = FILE.replace(
+            "load = [\"idle\", \"hell\"]",
+            "load = [\"idle\", \"net:peer=127.0.0.1\"]",
+        );
+        let e = parse(&bad, "c.toml").unwrap_err().to_string();
+        assert!(
+            e.starts_with("c.toml:9:17:") && e.contains("not a single remote peer"),
+            "{e}"
         );
     }
 

@@ -345,11 +345,24 @@ impl Cx<'_> {
         if matches!(v.to_ascii_lowercase().as_str(), "off" | "none" | "no") {
             return Ok(None);
         }
-        // Two durations; a unit may be a word of its own: `5 min 30 s`.
+        // Two durations, each optionally after its phase's name (`rest 60 s
+        // load 5 min`: phases in the order written); a unit may be a word
+        // of its own: `5 min 30 s`.
         let toks: Vec<&str> = v.split_whitespace().collect();
         let mut durs = Vec::new();
+        let mut names: Vec<Option<bool>> = Vec::new();
+        let mut pending: Option<bool> = None;
         let mut i = 0;
         while i < toks.len() {
+            let word = toks[i].to_ascii_lowercase();
+            if word == "load" || word == "rest" {
+                if pending.is_some() {
+                    return Err(self.bad(en, format!("'{word}' where a duration was expected")));
+                }
+                pending = Some(word == "load");
+                i += 1;
+                continue;
+            }
             let starts_digit = toks[i].starts_with(|c: char| c.is_ascii_digit() || c == '.');
             let has_unit = toks[i].contains(|c: char| c.is_ascii_alphabetic());
             let item = if starts_digit && !has_unit && i + 1 < toks.len() {
@@ -361,14 +374,39 @@ impl Cx<'_> {
             };
             let d = parse_duration_ns(&item, None).map_err(|err| self.bad(en, err))?;
             durs.push(d);
+            names.push(pending.take());
         }
+        if pending.is_some() {
+            return Err(self.bad(en, "a phase name without its duration"));
+        }
+        let rest_first = match names.as_slice() {
+            [None, None] => false,
+            [Some(true), Some(false)] => false,
+            [Some(false), Some(true)] => true,
+            [_, _] => {
+                return Err(self.bad(
+                    en,
+                    "name both phases, one 'load' and one 'rest' (e.g. rest 60 s load 5 min), or neither (ON OFF)",
+                ))
+            }
+            _ => return Err(self.bad(en, format!("{} duration(s) instead of two", durs.len()))),
+        };
         let phase_ok = |d: &u64| limits::CYCLE_PHASE_NS.contains(*d);
         match durs.as_slice() {
-            [on, off] if phase_ok(on) && phase_ok(off) => Ok(Some(Cycle {
-                on_ns: *on,
-                off_ns: *off,
+            [a, b] if phase_ok(a) && phase_ok(b) => Ok(Some(if rest_first {
+                Cycle {
+                    on_ns: *b,
+                    off_ns: *a,
+                    rest_first,
+                }
+            } else {
+                Cycle {
+                    on_ns: *a,
+                    off_ns: *b,
+                    rest_first,
+                }
             })),
-            [_, _] => Err(self.bad(
+            _ => Err(self.bad(
                 en,
                 format!(
                     "a phase outside {}..{}",
@@ -376,7 +414,6 @@ impl Cx<'_> {
                     format_duration_ns(limits::CYCLE_PHASE_NS.max)
                 ),
             )),
-            _ => Err(self.bad(en, format!("{} duration(s) instead of two", durs.len()))),
         }
     }
 

@@ -77,6 +77,38 @@ pub struct Cycle {
     pub on_ns: u64,
     /// Length of a rest phase, ns (100 ms .. 1 day).
     pub off_ns: u64,
+    /// The cycle starts with the rest phase (`load.cycle rest 60 s load 5
+    /// min`, the torture article's script); the bare `ON OFF` form starts
+    /// with the load.
+    pub rest_first: bool,
+}
+
+impl Cycle {
+    /// Whether the load runs `t_ns` after the start of the measurement.
+    pub fn loaded_at(&self, t_ns: u64) -> bool {
+        let t = t_ns % (self.on_ns + self.off_ns);
+        if self.rest_first {
+            t >= self.off_ns
+        } else {
+            t < self.on_ns
+        }
+    }
+
+    /// The next switch strictly after `t_ns` (ns since the start).
+    pub fn next_switch_ns(&self, t_ns: u64) -> u64 {
+        let len = self.on_ns + self.off_ns;
+        let base = t_ns - t_ns % len;
+        let first = if self.rest_first {
+            self.off_ns
+        } else {
+            self.on_ns
+        };
+        if t_ns % len < first {
+            base + first
+        } else {
+            base + len
+        }
+    }
 }
 
 /// Scheduling of a thread or program.
@@ -236,6 +268,8 @@ pub enum Action {
         size: Option<u64>,
         /// `load.workers`: workers per CPU, 1..=64.
         workers: u32,
+        /// `load net:peer=ADDR`: flood this remote peer, not the loopback.
+        peer: Option<std::net::Ipv4Addr>,
     },
 }
 

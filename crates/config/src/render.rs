@@ -42,7 +42,11 @@ fn quote(w: &str) -> String {
 
 fn cycle(c: Option<Cycle>) -> String {
     c.map_or("off".into(), |c| {
-        format!("{} {}", dur(c.on_ns), dur(c.off_ns))
+        if c.rest_first {
+            format!("rest {} load {}", dur(c.off_ns), dur(c.on_ns))
+        } else {
+            format!("{} {}", dur(c.on_ns), dur(c.off_ns))
+        }
     })
 }
 
@@ -154,8 +158,13 @@ fn program(o: &mut String, p: &Program) {
             kind,
             size,
             workers,
+            peer,
         } => {
-            let _ = writeln!(o, "  load {kind}");
+            let arg = rtshield_load::LoadArg {
+                kind: *kind,
+                peer: *peer,
+            };
+            let _ = writeln!(o, "  load {arg}");
             match (size, kind.default_size()) {
                 (Some(s), _) => {
                     let _ = writeln!(o, "  load.size {s}");

@@ -266,15 +266,24 @@ impl Cx<'_> {
             }
             (None, Some(l)) => {
                 let v = self.need_value(l)?;
-                let kind = Builtin::parse(v).ok_or_else(|| {
-                    self.e.at(
-                        l.value_at,
-                        format!(
-                            "unknown built-in load '{v}' (expected one of {})",
+                // `net:peer=ADDR` as `measure --load` takes it, same checks.
+                let (kind, peer) = match Builtin::parse(v) {
+                    Some(k) => (k, None),
+                    None if v.contains(':') => {
+                        let a: rtshield_load::LoadArg =
+                            v.parse().map_err(|err| self.e.at(l.value_at, err))?;
+                        (a.kind, a.peer)
+                    }
+                    None => {
+                        return Err(self.e.at(
+                            l.value_at,
+                            format!(
+                            "unknown built-in load '{v}' (expected one of {}, or net:peer=ADDR)",
                             Builtin::names()
                         ),
-                    )
-                })?;
+                        ))
+                    }
+                };
                 let size = m
                     .get("load.size")
                     .map(|en| {
@@ -308,6 +317,7 @@ impl Cx<'_> {
                     kind,
                     size,
                     workers,
+                    peer,
                 }
             }
         })

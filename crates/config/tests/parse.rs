@@ -109,7 +109,8 @@ fn rpi_cfgs() {
         Action::Builtin {
             kind: Builtin::Memory,
             size: Some(64 << 20),
-            workers: 1
+            workers: 1,
+            peer: None,
         }
     );
 }
@@ -120,7 +121,11 @@ fn own_examples() {
     // The article's fluctuations-timer: interval between a POSIX timer's signals.
     assert_eq!(c.main.mode, Mode::IntervalPosix);
     let cy = c.main.load_cycle.unwrap();
-    assert_eq!((cy.on_ns, cy.off_ns), (300_000_000_000, 30_000_000_000));
+    // As the article's script ran: rest 60 s first, then 5 min of load.
+    assert_eq!(
+        (cy.on_ns, cy.off_ns, cy.rest_first),
+        (300_000_000_000, 60_000_000_000, true)
+    );
     assert_eq!(
         c.programs[0].load_cycle,
         Some(cy),
@@ -135,7 +140,8 @@ fn own_examples() {
         rtshield_config::Action::Builtin {
             kind: Builtin::Hell,
             size: None,
-            workers: 1
+            workers: 1,
+            peer: None,
         }
     );
     assert_eq!(h.programs[0].cpu_affinity, Some(CpuSet::single(0)));
@@ -217,6 +223,63 @@ fn effective_settings_parse_back_to_the_same_config() {
         assert_eq!(back.timers, c.timers, "{f}");
         assert_eq!(back.programs, c.programs, "{f}");
     }
+}
+
+#[test]
+fn a_net_peer_load_is_accepted_with_measures_checks() {
+    // The torture article's ping -f, from this side (192.0.2.0/24 is a
+    // documentation network: parsing sends nothing).
+    let c = parse(&format!(
+        "{TIMER}program[0] {{\n  load net:peer=192.0.2.10\n}}\n"
+    ))
+    .unwrap();
+    assert_eq!(
+        c.programs[0].action,
+        Action::Builtin {
+            kind: Builtin::Net,
+            size: None,
+            workers: 1,
+            peer: Some(std::net::Ipv4Addr::new(192, 0, 2, 10)),
+        }
+    );
+    assert!(rtshield_config::render_effective(&c).contains("  load net:peer=192.0.2.10\n"));
+    for (v, why) in [
+        ("net:peer=127.0.0.1", "not a single remote peer"),
+        ("net:peer=example.org", "not an IPv4 address"),
+        ("cpu:peer=192.0.2.10", "only net takes an option"),
+    ] {
+        let e = parse(&format!("{TIMER}program[0] {{\n  load {v}\n}}\n")).unwrap_err();
+        assert!(e.starts_with("t.cfg:6:8:") && e.contains(why), "{v}: {e}");
+    }
+}
+
+#[test]
+fn a_load_cycle_names_its_phases_in_order() {
+    let cycle = |v: &str| {
+        parse(&format!("main {{\n load.cycle {v}\n}}\n{TIMER}"))
+            .unwrap()
+            .main
+            .load_cycle
+            .unwrap()
+    };
+    let rest_first = cycle("rest 60 s load 5 min");
+    assert_eq!(
+        (rest_first.on_ns, rest_first.off_ns, rest_first.rest_first),
+        (300_000_000_000, 60_000_000_000, true)
+    );
+    assert!(!rest_first.loaded_at(0) && rest_first.loaded_at(60_000_000_000));
+    assert_eq!(rest_first.next_switch_ns(0), 60_000_000_000);
+    assert_eq!(rest_first.next_switch_ns(60_000_000_000), 360_000_000_000);
+    // The bare form keeps meaning load first, so old files do not change.
+    let bare = cycle("5 min 30 s");
+    assert_eq!(bare, cycle("load 5 min rest 30 s"));
+    assert!(!bare.rest_first && bare.loaded_at(0) && !bare.loaded_at(300_000_000_000));
+    // The effective configuration says it back in the same order.
+    let c = parse(&format!(
+        "main {{\n load.cycle REST 1 min LOAD 5min\n}}\n{TIMER}"
+    ))
+    .unwrap();
+    assert!(rtshield_config::render_effective(&c).contains("load.cycle rest 1min load 5min"));
 }
 
 #[test]
@@ -419,6 +482,21 @@ fn errors_name_file_line_column_and_expectation() {
         (
             "program[0] {\n  cmdline ls\n  load.cycle 5 min\n}\n",
             "t.cfg:3:14: 1 duration(s) instead of two",
+            "",
+        ),
+        (
+            "program[0] {\n  cmdline ls\n  load.cycle rest 5 s 30 s\n}\n",
+            "t.cfg:3:14: name both phases",
+            "rest 60 s load 5 min",
+        ),
+        (
+            "program[0] {\n  cmdline ls\n  load.cycle rest 5 s rest 30 s\n}\n",
+            "t.cfg:3:14: name both phases",
+            "",
+        ),
+        (
+            "program[0] {\n  cmdline ls\n  load.cycle load rest 5 s\n}\n",
+            "t.cfg:3:14: 'rest' where a duration was expected",
             "",
         ),
         (

@@ -191,19 +191,9 @@ impl FakeFs {
         .filter_map(|f| fs::read_to_string(dir.join(f)).ok())
         .map(|s| s.trim().to_string())
         .find(|s| !s.is_empty());
-        let st = root.path(format!("{}/status", kpath::proc_dir(n)));
-        if let (Some(cpus), Ok(body)) = (cpus, fs::read_to_string(&st)) {
-            let body: String = body
-                .lines()
-                .map(|l| {
-                    if l.starts_with("Cpus_allowed_list:") {
-                        format!("Cpus_allowed_list:\t{cpus}\n")
-                    } else {
-                        format!("{l}\n")
-                    }
-                })
-                .collect();
-            fs::write(&st, body)?;
+        let has_status = root.path(format!("{}/status", kpath::proc_dir(n))).exists();
+        if let (Some(cpus), true) = (cpus, has_status) {
+            set_cpus_allowed(root, n, &cpus)?;
         }
         if let (Some(children), Some(src)) = (self.cfg.fork_on_move.remove(tid), source) {
             let mut ids = read_ids(&src);
@@ -358,6 +348,27 @@ fn write_ids(f: &Path, ids: &[u32]) -> io::Result<()> {
     fs::write(f, s)
 }
 
+/// The fake task's `Cpus_allowed_list` (its affinity), when it has a
+/// status file: what the kernel changes on a cpuset move or a
+/// `sched_setaffinity`. No such task: ESRCH, as the kernel.
+fn set_cpus_allowed(root: &Root, tid: u32, cpus: &str) -> io::Result<()> {
+    let st = root.path(format!("{}/status", kpath::proc_dir(tid)));
+    let Ok(body) = fs::read_to_string(&st) else {
+        return Err(os_err(libc::ESRCH, st));
+    };
+    let body: String = body
+        .lines()
+        .map(|l| {
+            if l.starts_with("Cpus_allowed_list:") {
+                format!("Cpus_allowed_list:\t{cpus}\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    fs::write(&st, body)
+}
+
 impl Backend for FakeFs {
     fn write(&mut self, root: &Root, path: &str, value: &str) -> io::Result<()> {
         FakeFs::write(self, root, path, value)
@@ -370,6 +381,9 @@ impl Backend for FakeFs {
     }
     fn kill_after_writes(&self) -> Option<usize> {
         self.kill_after_writes
+    }
+    fn set_affinity(&mut self, root: &Root, tid: u32, cpus: &str) -> io::Result<()> {
+        set_cpus_allowed(root, tid, cpus)
     }
 }
 

@@ -226,9 +226,20 @@ impl Supervisor {
     /// Start every program without a start delay; the others start from
     /// [`poll`](Self::poll). Returns the events of the first spawns.
     pub fn start(&mut self) -> Vec<Event> {
+        self.start_except(&|_| false)
+    }
+
+    /// [`start`](Self::start), the programs whose index satisfies `paused`
+    /// left paused (a load cycle that starts with its rest phase): they
+    /// start at the first [`resume_where`](Self::resume_where).
+    pub fn start_except(&mut self, paused: &dyn Fn(usize) -> bool) -> Vec<Event> {
         let now = Instant::now();
-        for p in &mut self.procs {
-            p.state = State::Waiting(now + p.spec.start_delay);
+        for (i, p) in self.procs.iter_mut().enumerate() {
+            p.state = if paused(i) {
+                State::Paused
+            } else {
+                State::Waiting(now + p.spec.start_delay)
+            };
         }
         self.started = true;
         self.poll()

@@ -238,6 +238,15 @@ pub trait Observer {
     /// call (see [`SpikeTrigger`]; often none) and the threads' tids (0 for
     /// a thread not started). The default does nothing.
     fn drained(&mut self, _marks: &[SpikeMark], _tids: &[i32]) {}
+
+    /// Asked after every drain (every 20 ms) with the time since the start
+    /// of the measurement: return true to end the current interval now (an
+    /// [`interval`](Self::interval) call follows at once, and the next
+    /// period counts from here). `rtshield run` cuts a `timeline.csv` row
+    /// at each load/rest switch this way. The default never cuts.
+    fn cut_due(&mut self, _elapsed_ns: u64) -> bool {
+        false
+    }
 }
 
 /// An observer that watches nothing.

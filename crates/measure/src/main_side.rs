@@ -178,7 +178,8 @@ impl MainSide<'_> {
             if all_done {
                 return EndReason::Stop;
             }
-            if (now - last_report) as u64 >= self.spec.stats_period_ns {
+            let cut = obs.cut_due((now - self.t0) as u64);
+            if cut || (now - last_report) as u64 >= self.spec.stats_period_ns {
                 last_report = now;
                 let s = self.interval_stats((now - self.t0) as u64);
                 if !obs.interval(&s) {

@@ -81,3 +81,23 @@ fn windows_sleeps_and_skips_do_not_allocate() {
     assert_eq!(c.windows + c.windows_missed, 5, "{c:?}");
     assert_eq!(n, 0);
 }
+
+#[test]
+fn a_stall_past_the_end_counts_only_the_runs_windows() {
+    // 33 windows (1 ms every 3 ms over 99 ms), all over before the thread
+    // starts: all skipped, none beyond the end (a stall past the end once
+    // counted the window after it too).
+    let (n, c) = watched(1 << 16, |tx, live, stop| {
+        let now = now_ns();
+        let s = Schedule {
+            start_ns: now - 100_000_000,
+            runtime_ns: 1_000_000,
+            period_ns: 3_000_000,
+            end_ns: now - 1_000_000,
+            threshold_ns: 1_000,
+        };
+        run_windows(&s, tx, live, stop)
+    });
+    assert_eq!((c.windows, c.windows_missed), (0, 33), "{c:?}");
+    assert_eq!(n, 0);
+}

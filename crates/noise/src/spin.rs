@@ -223,6 +223,16 @@ impl Schedule {
         (ws, ws.saturating_add(self.runtime_ns).min(self.end_ns))
     }
 
+    /// How many windows start before the run's end.
+    fn count(&self) -> i64 {
+        let span = self.end_ns.saturating_sub(self.start_ns);
+        if span <= 0 {
+            return 0;
+        }
+        let p = self.period_ns.max(1);
+        span / p + i64::from(span % p != 0)
+    }
+
     /// The first window that ends after `now`.
     fn first_ending_after(&self, now: i64) -> i64 {
         if now < self.start_ns {
@@ -256,8 +266,10 @@ pub(crate) fn run_windows(
         }
         let now = now_ns();
         if now >= we {
-            let next = s.first_ending_after(now);
-            c.windows_missed += (next - k) as u64;
+            // A stall past the run's end skips only the windows the run
+            // has, not the ones after it.
+            let next = s.first_ending_after(now).min(s.count());
+            c.windows_missed += (next - k).max(0) as u64;
             k = next;
             continue;
         }

@@ -28,6 +28,14 @@ pub trait Backend {
     fn kill_after_writes(&self) -> Option<usize> {
         None
     }
+    /// Set thread `tid`'s CPU affinity (`partition move -c`), as
+    /// `sched_setaffinity` would. Unsupported unless the emulation says.
+    fn set_affinity(&mut self, _root: &Root, _tid: u32, _cpus: &str) -> io::Result<()> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "setting an affinity is not emulated on this tree",
+        ))
+    }
 }
 
 /// How long `undo` waits, at most, for the tasks still in a cgroup it
@@ -74,6 +82,26 @@ impl Kernel {
             busy_wait: BUSY_WAIT,
             backend: Some(backend),
             writes: 0,
+        }
+    }
+
+    /// Pin thread `tid` to `cpus` (`partition move -c`, partrt's `taskset
+    /// -p`): logged in a dry run, emulated on a fake tree (never a real
+    /// process's affinity from a fake tree), `sched_setaffinity` on the host.
+    pub fn set_affinity(&mut self, tid: u32, cpus: &rtshield_vocab::CpuSet) -> io::Result<()> {
+        if self.dry_run {
+            self.log
+                .push(format!("sched_setaffinity {tid} <- {}", cpus.to_list()));
+            return Ok(());
+        }
+        let fake = self.is_fake();
+        match &mut self.backend {
+            Some(b) => b.set_affinity(&self.root, tid, &cpus.to_list()),
+            None if fake => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "a fake tree without the kernel's emulation: no affinity is set",
+            )),
+            None => rtshield_sys::set_affinity(tid as i32, cpus),
         }
     }
 

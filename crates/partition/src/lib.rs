@@ -30,9 +30,9 @@ pub use create::{create, CreateOptions, CreateReport, Refusal};
 pub use kernel::{errno_from_name, Backend, Kernel};
 pub use knobs::{Knobs, Profile};
 pub use status::{
-    enter as enter_partition, list as list_partitions, move_threads, partition_dir, pick_parent,
-    plan_move, status, Listed as ListedPartition, MoveOutcome, MovePlan, PartitionInfo, Status,
-    TaskBrief,
+    check_cpu_subset, enter as enter_partition, list as list_partitions, move_threads,
+    partition_dir, pick_parent, plan_move, status, Listed as ListedPartition, MoveOutcome,
+    MovePlan, PartitionInfo, Status, TaskBrief,
 };
 pub use undo::{undo, UndoReport};
 

@@ -290,6 +290,29 @@ pub fn enter(k: &mut Kernel, parent: Option<&str>, which: &str) -> anyhow::Resul
         .with_context(|| format!("cannot enter partition {which}"))
 }
 
+/// partrt's `run -c`/`move -c`: `cpus` must lie inside partition `which`
+/// (its cpuset's CPUs); refused otherwise with partrt's "Invalid cpumask".
+pub fn check_cpu_subset(
+    k: &Kernel,
+    parent: Option<&str>,
+    which: &str,
+    cpus: &rtshield_vocab::CpuSet,
+) -> anyhow::Result<()> {
+    let (h, dir) = partition_dir(k, parent, which)?;
+    let Some(part) = h.cpus(&k.root, &dir) else {
+        bail!("cannot read the CPUs of partition {which} ({dir})");
+    };
+    if cpus.is_empty() || !cpus.iter().all(|c| part.contains(c)) {
+        return Err(InputError::new(format!(
+            "Invalid cpumask: CPUs {} are not all in partition {which} (CPUs {})",
+            cpus.to_list(),
+            part.to_list()
+        ))
+        .into());
+    }
+    Ok(())
+}
+
 /// One partition of `partition list`.
 #[derive(Debug, Clone, Serialize)]
 pub struct Listed {
@@ -305,6 +328,9 @@ pub struct Listed {
     pub complete: Option<bool>,
     /// Its state file; `None` when it could not be read (not root).
     pub state_file: Option<String>,
+    /// `parent` below the cpuset mount (empty for the whole machine): the
+    /// rt cpuset is `<below>/rt`, what partrt's `list` names `Name:rt`.
+    pub below_mount: String,
 }
 
 /// `partition list`: rtshield's partitions, from their state files. A
@@ -324,6 +350,7 @@ pub fn list(root: &rtshield_sys::Root) -> anyhow::Result<(Vec<Listed>, Option<St
         }
         Err(e) => return Err(e.into()),
     };
+    let mount = Hierarchy::detect(root).map(|h| h.mount).unwrap_or_default();
     let mut out = vec![];
     for f in names {
         if !(f.starts_with("partition") && f.ends_with(".json")) {
@@ -334,6 +361,7 @@ pub fn list(root: &rtshield_sys::Root) -> anyhow::Result<(Vec<Listed>, Option<St
             .with_context(|| path.clone())?
             .context("state file vanished")?;
         out.push(Listed {
+            below_mount: below(&mount, &s.parent),
             parent: s.parent,
             rt_cpus: s.rt_cpus,
             nrt_cpus: s.nrt_cpus,
@@ -343,6 +371,14 @@ pub fn list(root: &rtshield_sys::Root) -> anyhow::Result<(Vec<Listed>, Option<St
         });
     }
     Ok((out, None))
+}
+
+/// `dir` relative to the cpuset `mount`, without slashes at either end.
+fn below(mount: &str, dir: &str) -> String {
+    dir.strip_prefix(mount)
+        .unwrap_or(dir)
+        .trim_matches('/')
+        .to_string()
 }
 
 /// Cgroups holding both an `rt` and an `nrt` cpuset, down to a few levels
@@ -363,6 +399,7 @@ fn seen_in_hierarchy(root: &rtshield_sys::Root) -> Vec<Listed> {
             );
             if let (Some(rt), Some(nrt)) = (rt, nrt) {
                 out.push(Listed {
+                    below_mount: below(&h.mount, d),
                     parent: d.clone(),
                     rt_cpus: rt.to_list(),
                     nrt_cpus: nrt.to_list(),

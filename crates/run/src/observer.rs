@@ -62,6 +62,10 @@ pub(crate) struct RunObserver<'a> {
     pub(crate) total_ns: Option<u64>,
     pub(crate) exports: ExportManager,
     pub(crate) writer: ResultWriter,
+    /// The load/rest phase of the timeline row being gathered (None until
+    /// the first drain): a row is cut when the supervisor's phase differs
+    /// and labelled with this one.
+    pub(crate) row_phase: Option<String>,
 }
 
 impl RunObserver<'_> {
@@ -117,7 +121,12 @@ impl Observer for RunObserver<'_> {
         if let Some(sh) = &self.shared {
             let mut g = sh.lock().unwrap_or_else(|p| p.into_inner());
             self.messages.append(&mut g.messages);
-            phase = g.phase.clone();
+            // The row holds the samples since the last one: its phase is
+            // the one it was gathered in (a switch cut it, see cut_due).
+            phase = self
+                .row_phase
+                .replace(g.phase.clone())
+                .unwrap_or_else(|| g.phase.clone());
             if let Some(l) = &g.stop {
                 self.stop_reason.get_or_insert(l.clone());
             }
@@ -134,6 +143,24 @@ impl Observer for RunObserver<'_> {
         self.printer
             .interval(&s, cpu_load.as_deref(), &mut self.messages);
         self.stop_reason.is_none()
+    }
+
+    fn cut_due(&mut self, elapsed_ns: u64) -> bool {
+        let Some(sh) = &self.shared else { return false };
+        let mut g = sh.lock().unwrap_or_else(|p| p.into_inner());
+        if g.anchor.is_none() {
+            // The measurement's start, on the supervisor's clock: the
+            // load/rest schedule counts from here.
+            let since = std::time::Duration::from_nanos(elapsed_ns);
+            g.anchor = std::time::Instant::now().checked_sub(since);
+        }
+        match &self.row_phase {
+            None => {
+                self.row_phase = Some(g.phase.clone());
+                false
+            }
+            Some(p) => *p != g.phase,
+        }
     }
 
     fn wants_snapshot(&mut self, s: &IntervalStats) -> bool {

@@ -165,13 +165,14 @@ pub(crate) fn proc_specs(cfg: &Config) -> anyhow::Result<Vec<Supervised>> {
                 kind,
                 size,
                 workers,
+                peer,
             } => {
                 let ls = LoadSpec {
                     kind: *kind,
                     cpus: p.cpu_affinity.clone(),
                     size: *size,
                     workers_per_cpu: *workers,
-                    peer: None,
+                    peer: *peer,
                 };
                 let mut v = rtshield_load::proc_specs(&label, &ls)?;
                 for s in &mut v {

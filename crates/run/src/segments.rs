@@ -499,6 +499,7 @@ fn observer<'a>(
         total_ns: total,
         exports: exports(cfg),
         writer: ResultWriter::new(),
+        row_phase: None,
     }
 }
 

@@ -24,6 +24,10 @@ pub(crate) struct Shared {
     pub(crate) stop: Option<String>,
     /// `load`, `rest`, or `load` when there is no cycle.
     pub(crate) phase: String,
+    /// The measurement's start (set by the observer at its first drain):
+    /// the load/rest schedule counts from it, so phases and timeline rows
+    /// share one clock. Until then the first phase holds.
+    pub(crate) anchor: Option<Instant>,
     pub(crate) stats: Vec<(String, ProcStats)>,
 }
 
@@ -44,12 +48,16 @@ impl SupThread {
         root: Root,
         dbg: u32,
     ) -> anyhow::Result<SupThread> {
+        let cycles: Vec<Option<Cycle>> = procs.iter().map(|p| p.1).collect();
+        let on0: Vec<bool> = cycles
+            .iter()
+            .map(|c| c.is_none_or(|c| c.loaded_at(0)))
+            .collect();
         let shared = Arc::new(Mutex::new(Shared {
-            phase: "load".into(),
+            phase: phase_name(&cycles, &on0).into(),
             ..Default::default()
         }));
         let done = Arc::new(AtomicBool::new(false));
-        let cycles: Vec<Option<Cycle>> = procs.iter().map(|p| p.1).collect();
         let specs: Vec<ProcSpec> = procs
             .into_iter()
             .map(|(mut spec, _, group)| {
@@ -69,8 +77,7 @@ impl SupThread {
         let handle = std::thread::Builder::new()
             .name("rtshield-sup".into())
             .spawn(move || {
-                let t0 = Instant::now();
-                let mut on: Vec<bool> = vec![true; cycles.len()];
+                let mut on = on0;
                 let handle_events = |evs: Vec<Event>, sh: &Mutex<Shared>| {
                     let mut s = sh.lock().unwrap_or_else(|p| p.into_inner());
                     for e in evs {
@@ -98,17 +105,28 @@ impl SupThread {
                         }
                     }
                 };
-                let evs = sup.start();
+                let evs = sup.start_except(&|i| !on[i]);
                 let _ = ready_tx.send(Ok(()));
                 handle_events(evs, &sh);
                 while !dn.load(Ordering::Relaxed) {
-                    std::thread::sleep(Duration::from_millis(50));
+                    let anchor = sh.lock().unwrap_or_else(|p| p.into_inner()).anchor;
+                    // Poll every 50 ms, but wake at the next switch (not up
+                    // to 50 ms after it).
+                    let nap = anchor.map_or(Duration::from_millis(50), |a| {
+                        let t = a.elapsed().as_nanos() as u64;
+                        let next = cycles.iter().flatten().map(|c| c.next_switch_ns(t)).min();
+                        next.map_or(Duration::from_millis(50), |n| {
+                            Duration::from_nanos((n - t).clamp(1_000_000, 50_000_000))
+                        })
+                    });
+                    std::thread::sleep(nap);
                     let mut evs = sup.poll();
-                    // Load/rest phases, per distinct cycle.
-                    let t = t0.elapsed().as_nanos() as u64;
+                    // Load/rest phases, per distinct cycle, on the
+                    // measurement's clock.
+                    let t = anchor.map_or(0, |a| a.elapsed().as_nanos() as u64);
                     for (i, c) in cycles.iter().enumerate() {
                         let Some(c) = c else { continue };
-                        let want = t % (c.on_ns + c.off_ns) < c.on_ns;
+                        let want = c.loaded_at(t);
                         if want != on[i] {
                             on[i] = want;
                             if want {
@@ -119,12 +137,7 @@ impl SupThread {
                         }
                     }
                     let any_cycle = cycles.iter().any(Option::is_some);
-                    let phase =
-                        if !any_cycle || cycles.iter().zip(&on).any(|(c, o)| c.is_some() && *o) {
-                            "load"
-                        } else {
-                            "rest"
-                        };
+                    let phase = phase_name(&cycles, &on);
                     {
                         let mut s = sh.lock().unwrap_or_else(|p| p.into_inner());
                         if s.phase != phase {
@@ -159,6 +172,16 @@ impl SupThread {
         if let Some(h) = self.handle.take() {
             let _ = h.join();
         }
+    }
+}
+
+/// `load` when a cycled program runs (or there is no cycle), else `rest`.
+fn phase_name(cycles: &[Option<Cycle>], on: &[bool]) -> &'static str {
+    let any_cycle = cycles.iter().any(Option::is_some);
+    if !any_cycle || cycles.iter().zip(on).any(|(c, o)| c.is_some() && *o) {
+        "load"
+    } else {
+        "rest"
     }
 }
 

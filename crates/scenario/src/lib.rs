@@ -20,7 +20,7 @@ mod model;
 mod parse;
 mod report;
 
-pub use model::{Globals, Scenario, TaskSpec};
+pub use model::{Globals, Scenario, TaskSpec, ANNEX_B_RT_SHARE, RT_SHARE_RANGE};
 pub use parse::{parse_bytes, parse_str, MAX_ITERATIONS, MAX_SLEEP_NS};
 pub use report::{
     fmt_ns, group_reports, render_text as render_balance, table_with_text_cols, BalanceReport,

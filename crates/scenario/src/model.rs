@@ -65,3 +65,52 @@ impl TaskSpec {
         self.policy.is_rt()
     }
 }
+
+/// The share of a CPU the ARTiS thesis's annex B assumes its RT tasks take
+/// ("the RT tasks take most of the power of the CPU"): 50 ms of work per
+/// 5 ms of sleep at the simulator's default `loops_per_us` 0.1, i.e. 10/11.
+pub const ANNEX_B_RT_SHARE: f64 = 10.0 / 11.0;
+
+/// Smallest and largest target share `rt_share_loops_per_us` takes.
+pub const RT_SHARE_RANGE: (f64, f64) = (0.001, 0.999);
+
+impl Scenario {
+    /// The `loops_per_us` at which every real-time task that sleeps takes
+    /// `share` of its CPU: working `sloop / loops_per_us` µs then sleeping
+    /// `sleep` gives share = work / (work + sleep), so loops_per_us =
+    /// sloop × (1 − share) / (share × sleep µs). Refused (a sentence) when
+    /// `share` is outside [`RT_SHARE_RANGE`], no RT task sleeps, the RT
+    /// tasks' `sloop`/`sleep` disagree (one `loops_per_us` cannot size
+    /// them all), or the result is outside `loops_per_us`'s range.
+    pub fn rt_share_loops_per_us(&self, share: f64) -> Result<f64, String> {
+        let (lo, hi) = RT_SHARE_RANGE;
+        if !(share.is_finite() && (lo..=hi).contains(&share)) {
+            return Err(format!("a share between {lo} and {hi}, got {share}"));
+        }
+        let mut want: Option<(f64, &TaskSpec)> = None;
+        for t in self.tasks.iter().filter(|t| t.is_rt()) {
+            let Some(sloop) = t.sloop.filter(|_| t.sleep_ns > 0) else {
+                continue;
+            };
+            let sleep_us = t.sleep_ns as f64 / 1000.0;
+            let l = sloop as f64 * (1.0 - share) / (share * sleep_us);
+            match want {
+                None => want = Some((l, t)),
+                Some((w, first)) if (l - w).abs() > w * 1e-9 => {
+                    return Err(format!(
+                        "the real-time tasks {} (line {}) and {} (line {}) have different sloop/sleep: one loops_per_us cannot give both the same share",
+                        first.name, first.line, t.name, t.line
+                    ))
+                }
+                Some(_) => {}
+            }
+        }
+        let (l, _) = want.ok_or("no real-time task sleeps (sloop and sleep): nothing to size")?;
+        if !(1e-3..=1e6).contains(&l) {
+            return Err(format!(
+                "it needs loops_per_us = {l}, outside 0.001 .. 1000000"
+            ));
+        }
+        Ok(l)
+    }
+}

@@ -69,6 +69,7 @@ pub fn parse_str(text: &str, source: &str) -> Result<Scenario, InputError> {
         blocks: Vec::new(),
         open: None,
         pending_marker: None,
+        after_close: true,
     }
     .run(text)
 }
@@ -154,6 +155,10 @@ struct Parser<'a> {
     blocks: Vec<Block>,
     open: Option<Block>,
     pending_marker: Option<Marker>,
+    /// Nothing but blanks, comments and markers since the last `}` (or
+    /// the start of the file): a `}` here is debris, like the page break
+    /// of annex B as printed, and its error says so.
+    after_close: bool,
 }
 
 /// 1-based column of byte offset `byte` in `line`, counting characters.
@@ -264,6 +269,7 @@ impl Parser<'_> {
                 ),
             ));
         }
+        self.after_close = false;
         self.open = Some(Block {
             line,
             col,
@@ -277,8 +283,15 @@ impl Parser<'_> {
         match self.open.take() {
             Some(b) => {
                 self.blocks.push(b);
+                self.after_close = true;
                 Ok(())
             }
+            None if self.after_close => Err(self.err(
+                line,
+                col,
+                "`}` without a matching `{`; hint: a stray `}` after a closed block, like the page \
+                 break of annex B as printed in the ARTiS thesis: delete this line",
+            )),
             None => Err(self.err(line, col, "`}` without a matching `{`")),
         }
     }
@@ -288,6 +301,7 @@ impl Parser<'_> {
         if s.trim().is_empty() {
             return Ok(());
         }
+        self.after_close = false;
         let lead = s.len() - s.trim_start().len();
         let key_col = col_of(raw, start + lead);
         let Some(eq) = s.find('=') else {
@@ -747,6 +761,35 @@ mod tests {
     }
 
     #[test]
+    fn rt_share_sizes_the_annexs_rt_tasks() {
+        let annex = include_str!("../../../examples/scenarios/annex-b.scn");
+        let s = parse_str(annex, "annex-b.scn").unwrap();
+        // The thesis's assumed share is the simulator's default 0.1; 50 %
+        // is 1 loop/µs and 1/11 is 10 (the three rows of simulate.md).
+        let l = s.rt_share_loops_per_us(crate::ANNEX_B_RT_SHARE).unwrap();
+        assert!((l - 0.1).abs() < 1e-9, "{l}");
+        assert!((s.rt_share_loops_per_us(0.5).unwrap() - 1.0).abs() < 1e-9);
+        assert!((s.rt_share_loops_per_us(1.0 / 11.0).unwrap() - 10.0).abs() < 1e-9);
+        for bad in [0.0, 1.0, f64::NAN, -0.5] {
+            assert!(s.rt_share_loops_per_us(bad).is_err(), "{bad}");
+        }
+        let none = parse_str("{\nloop = 10\nsched = FIFO\npriority = 50\n}\n", "t.scn").unwrap();
+        assert!(none
+            .rt_share_loops_per_us(0.5)
+            .unwrap_err()
+            .contains("no real-time task sleeps"));
+        let two = parse_str(
+            "{\nloop = 10\nsched = FIFO\npriority = 50\nsloop = 10\nsleep = 10\n}\n{\nloop = 10\nsched = FIFO\npriority = 50\nsloop = 20\nsleep = 10\n}\n",
+            "t.scn",
+        )
+        .unwrap();
+        assert!(two
+            .rt_share_loops_per_us(0.5)
+            .unwrap_err()
+            .contains("different sloop/sleep"));
+    }
+
+    #[test]
     fn minimal_block_and_defaults() {
         let s = parse_str("{\nloop = 1000\n}\n", "t.scn").unwrap();
         assert_eq!(s.tasks.len(), 1);
@@ -851,7 +894,12 @@ mod tests {
             err("{\n  loop = 1\n"),
             "t.scn:1:1: this block is never closed (missing `}` before the end of the file)"
         );
-        assert_eq!(err("}\n"), "t.scn:1:1: `}` without a matching `{`");
+        assert!(err("}\n").starts_with("t.scn:1:1: `}` without a matching `{`; hint: a stray `}`"));
+        assert_eq!(
+            err("loops_per_us = 1\n}\n"),
+            "t.scn:2:1: `}` without a matching `{`",
+            "no hint after a key: not page-break debris"
+        );
         assert_eq!(
             err("{ loop = 1\n { }"),
             "t.scn:2:2: `{` inside a block: the block opened at line 1 is not closed"

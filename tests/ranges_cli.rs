@@ -69,6 +69,11 @@ fn simulate_options_out_of_range_are_refused() {
         (&["--cpus", "2", "--rt-cpus", "3"], "--rt-cpus"),
         (&["--loops-per-us", "1e308"], "--loops-per-us"),
         (&["--loops-per-us", "0"], "--loops-per-us"),
+        (&["--max-events", "0"], "--max-events"),
+        (&["--max-events", "999"], "--max-events"),
+        (&["--max-events", "100000000001"], "--max-events"),
+        (&["--max-events", "18446744073709551616"], "--max-events"),
+        (&["--max-events", "many"], "--max-events"),
     ] {
         let mut args = vec!["simulate", s, "--json", j];
         args.extend_from_slice(extra);

@@ -191,3 +191,18 @@ fn docs_key_reference_is_the_generated_one() {
         "docs/config.md is out of date: paste `rtshield run --keys` into its key reference"
     );
 }
+
+#[test]
+fn run_check_refuses_a_timer_histogram_of_more_than_10_million_buckets() {
+    // Adversary round 2, B7: `measure` refused this, `run` allocated 8 GB.
+    let d = tempfile::tempdir().unwrap();
+    let cfg = d.path().join("v.cfg");
+    std::fs::write(
+        &cfg,
+        "timer_thread[0]\n{\n  cpu_affinity 0\n  sched.policy OTHER\n  histo.resolution 1 ns\n  stats.histo_size 1 s\n  lifetime.duration 1 s\n}\n",
+    )
+    .unwrap();
+    let o = run(&["run", "--check", cfg.to_str().unwrap()]);
+    let err = refused(&o, "more than 10 million histogram buckets");
+    assert!(err.contains("v.cfg:6:"), "{err}");
+}

@@ -34,20 +34,14 @@ fn kill_9_leaves_complete_parseable_results() {
     child.wait().unwrap();
     // What is on disk parses with the project's own reader.
     let r = rtshield_results::read_json(out.join("results.json")).expect("checkpoint parses");
-    assert_eq!(r.end_reason, "checkpoint");
-    assert!(r.threads[0].samples >= 400, "{}", r.threads[0].samples);
-    let h: u64 = r.threads[0]
-        .histogram
-        .counts
-        .iter()
-        .map(|c| c[1])
-        .sum::<u64>()
-        + r.threads[0].histogram.overflow;
-    assert_eq!(
-        h,
-        r.threads[0].samples - r.threads[0].lost,
-        "histogram holds every sample"
-    );
+    assert_eq!(r.end_reason.as_deref(), Some("checkpoint"));
+    // rtshield's own runs know every count.
+    let t0 = &r.threads[0];
+    let (samples, lost) = (t0.samples.unwrap(), t0.lost.unwrap());
+    assert!(samples >= 400, "{samples}");
+    let th = t0.histogram.as_ref().unwrap();
+    let h: u64 = th.counts.iter().map(|c| c[1]).sum::<u64>() + th.overflow;
+    assert_eq!(h, samples - lost, "histogram holds every sample");
     let txt = std::fs::read_to_string(out.join("timer_thread00.txt")).unwrap();
     assert!(txt.contains("SUMMARY"), "{txt}");
     // No temp file left half-written in place of a result.
@@ -325,13 +319,14 @@ fn kill_9_then_resume_counts_no_sample_twice() {
     let out = d.path().join("out");
     let mut child = spawn_quiet(&cfg, &out);
     wait_until(Duration::from_secs(20), "no checkpoint written", || {
-        rtshield_results::read_json(out.join("results.json"))
-            .is_ok_and(|r| r.end_reason == "checkpoint" && r.threads[0].samples >= 500)
+        rtshield_results::read_json(out.join("results.json")).is_ok_and(|r| {
+            r.end_reason.as_deref() == Some("checkpoint") && r.threads[0].samples >= Some(500)
+        })
     });
     child.kill().unwrap(); // SIGKILL
     child.wait().unwrap();
     let ck = rtshield_results::read_json(out.join("results.json")).unwrap();
-    let s0 = ck.threads[0].samples;
+    let s0 = ck.threads[0].samples.unwrap();
     let copy = d.path().join("copy");
     std::fs::create_dir(&copy).unwrap();
     std::fs::copy(out.join("results.json"), copy.join("results.json")).unwrap();
@@ -346,23 +341,20 @@ fn kill_9_then_resume_counts_no_sample_twice() {
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let r = rtshield_results::read_json(out.join("results.json")).unwrap();
     let t = &r.threads[0];
-    assert_eq!(r.end_reason, "duration");
+    assert_eq!(r.end_reason.as_deref(), Some("duration"));
     assert_eq!(r.tags["resumed"], "1");
-    assert!(t.samples > s0, "{} after {s0}", t.samples);
+    let (samples, missed, lost) = (
+        t.samples.unwrap(),
+        t.missed_periods.unwrap(),
+        t.lost.unwrap(),
+    );
+    assert!(samples > s0, "{samples} after {s0}");
     // 3 s at 1 ms: 3000 periods in all; a sample counted twice (or the lost
     // time measured again) would exceed them.
-    assert!(
-        t.samples + t.missed_periods <= 3000 + 2,
-        "{} + {}",
-        t.samples,
-        t.missed_periods
-    );
-    let h: u64 = t.histogram.counts.iter().map(|c| c[1]).sum::<u64>() + t.histogram.overflow;
-    assert_eq!(
-        h,
-        t.samples - t.lost,
-        "the histogram holds every sample once"
-    );
+    assert!(samples + missed <= 3000 + 2, "{samples} + {missed}");
+    let th = t.histogram.as_ref().unwrap();
+    let h: u64 = th.counts.iter().map(|c| c[1]).sum::<u64>() + th.overflow;
+    assert_eq!(h, samples - lost, "the histogram holds every sample once");
     // The timeline: rows up to the checkpoint, one `down` row with its
     // count, then rows counting on from it; time never goes back.
     let text_tl = std::fs::read_to_string(out.join("timeline.csv")).unwrap();
@@ -386,7 +378,7 @@ fn kill_9_then_resume_counts_no_sample_twice() {
                 && w[0].samples.unwrap() <= w[1].samples.unwrap()),
         "{text_tl}"
     );
-    assert_eq!(recs.last().unwrap().samples, Some(t.samples));
+    assert_eq!(recs.last().unwrap().samples, t.samples);
     // A finished run has nothing to resume; another configuration is refused.
     let o = run(&[
         "run",
@@ -431,8 +423,9 @@ fn resume_continues_a_rotated_run_in_its_part() {
     let p2 = d.path().join("out-2");
     let mut child = spawn_quiet(&cfg, &out);
     wait_until(Duration::from_secs(20), "no checkpoint in part 2", || {
-        rtshield_results::read_json(p2.join("results.json"))
-            .is_ok_and(|r| r.end_reason == "checkpoint" && r.threads[0].samples >= 200)
+        rtshield_results::read_json(p2.join("results.json")).is_ok_and(|r| {
+            r.end_reason.as_deref() == Some("checkpoint") && r.threads[0].samples >= Some(200)
+        })
     });
     child.kill().unwrap();
     child.wait().unwrap();
@@ -451,27 +444,27 @@ fn resume_continues_a_rotated_run_in_its_part() {
         part1
     );
     let r2 = rtshield_results::read_json(p2.join("results.json")).unwrap();
-    assert_eq!(r2.end_reason, "rotate");
+    assert_eq!(r2.end_reason.as_deref(), Some("rotate"));
     assert_eq!(r2.tags["part"], "2");
     assert_eq!(r2.tags["resumed"], "1");
-    assert!(r2.threads[0].samples > ck.threads[0].samples);
+    assert!(r2.threads[0].samples.unwrap() > ck.threads[0].samples.unwrap());
     let r3 = rtshield_results::read_json(d.path().join("out-3/results.json")).unwrap();
-    assert_eq!(r3.end_reason, "duration");
+    assert_eq!(r3.end_reason.as_deref(), Some("duration"));
     assert_eq!(r3.label.as_deref(), Some("out-3"));
     assert!(!d.path().join("out-4").exists());
     // Three parts of one second at 1 ms: 3000 periods; nothing counted twice.
     let r1 = rtshield_results::read_json(d.path().join("out-1/results.json")).unwrap();
     let n: u64 = [&r1, &r2, &r3]
         .iter()
-        .map(|r| r.threads[0].samples + r.threads[0].missed_periods)
+        .map(|r| r.threads[0].samples.unwrap() + r.threads[0].missed_periods.unwrap())
         .sum();
     assert!(n <= 3000 + 3, "{n}");
     // Part 2 was completed to its length, not restarted: about 1 s of it.
-    assert!(
-        (r2.threads[0].samples + r2.threads[0].missed_periods) <= 1000 + 2,
-        "{}",
-        r2.threads[0].samples
+    let (s2, m2) = (
+        r2.threads[0].samples.unwrap(),
+        r2.threads[0].missed_periods.unwrap(),
     );
+    assert!(s2 + m2 <= 1000 + 2, "{s2}");
 }
 
 /// A run stopped by SIGTERM before its end resumes like a killed one: its
@@ -491,7 +484,7 @@ fn a_run_stopped_by_sigterm_resumes() {
     unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
     child.wait().unwrap();
     let first = rtshield_results::read_json(out.join("results.json")).unwrap();
-    assert_eq!(first.end_reason, "sigterm");
+    assert_eq!(first.end_reason.as_deref(), Some("sigterm"));
     let o = run(&[
         "run",
         "-q",
@@ -501,10 +494,11 @@ fn a_run_stopped_by_sigterm_resumes() {
     ]);
     assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
     let r = rtshield_results::read_json(out.join("results.json")).unwrap();
-    assert_eq!(r.end_reason, "duration");
+    assert_eq!(r.end_reason.as_deref(), Some("duration"));
     let t = &r.threads[0];
-    assert!(t.samples > first.threads[0].samples);
-    assert!(t.samples + t.missed_periods <= 2000 + 2, "{}", t.samples);
+    let (samples, missed) = (t.samples.unwrap(), t.missed_periods.unwrap());
+    assert!(samples > first.threads[0].samples.unwrap());
+    assert!(samples + missed <= 2000 + 2, "{samples}");
 }
 
 /// `--resume DIR` where `results.json` is a FIFO nobody writes (or a huge

@@ -1,7 +1,7 @@
 //! `rtshield runs`: import real result files, list, select, show, export
 //! and compare them, all from a private store.
 
-use crate::util::ok;
+use crate::util::{command, ok, refused};
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
@@ -53,9 +53,11 @@ fn import_list_show_export_and_compare() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1);
 
-    // What `show --json` gives back is the results.json that was imported.
-    let original: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(idle.join("results.json")).unwrap()).unwrap();
+    // What `show --json` gives back is the results.json that was imported
+    // (as rtshield reads it: the fixture is a version-1 file, upgraded).
+    let original =
+        serde_json::to_value(rtshield_results::read_json(idle.join("results.json")).unwrap())
+            .unwrap();
     let out = ok(rtshield(&db, &["show", "1", "--json"]));
     let shown: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(shown["threads"], original["threads"]);
@@ -121,4 +123,77 @@ fn bad_selectors_and_unknown_runs_are_exit_2() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("selects no run"));
     let o = rtshield(&db, &["compare", "host=a", "host=b", "--stat", "p100"]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn a_store_spec_with_a_password_never_becomes_a_file_or_is_shown() {
+    // Adversary round 2, B2: an upper-case scheme is a PostgreSQL URL; a
+    // libpq key=value string with a password is refused; neither shows it.
+    let d = tempfile::tempdir().unwrap();
+    for spec in [
+        "POSTGRES://u:PW1SECRET@127.0.0.1:9/db",
+        "PostgreSQL://u:PW1SECRET@127.0.0.1:9/db",
+    ] {
+        let o = command()
+            .current_dir(d.path())
+            .args(["runs", "--store", spec, "list"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success(), "{spec}: {err}");
+        assert!(err.contains("127.0.0.1") && err.contains("***"), "{err}");
+        assert!(!err.contains("PW1SECRET"), "{err}");
+    }
+    let o = command()
+        .current_dir(d.path())
+        .args([
+            "runs",
+            "--store",
+            "host=127.0.0.1 port=9 password='PA SS2' dbname=x",
+            "list",
+        ])
+        .output()
+        .unwrap();
+    let err = refused(&o, "only a postgres:// URL may hold a password");
+    assert!(!err.contains("PA SS2"), "{err}");
+    let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "files created in the current directory: {left:?}"
+    );
+}
+
+#[test]
+fn no_absolute_home_means_no_default_store_and_nothing_created() {
+    // Adversary round 2, B4: a relative XDG_DATA_HOME is ignored (XDG base
+    // directory spec); with an empty or relative HOME there is no default
+    // store, and `runs list` creates nothing in the current directory.
+    let d = tempfile::tempdir().unwrap();
+    for (xdg, home) in [("rel", ""), ("", ""), ("rel", "relhome"), ("", "relhome")] {
+        let o = command()
+            .current_dir(d.path())
+            .env("XDG_DATA_HOME", xdg)
+            .env("HOME", home)
+            .args(["runs", "list"])
+            .output()
+            .unwrap();
+        refused(&o, "no default store");
+        let left: Vec<_> = std::fs::read_dir(d.path()).unwrap().collect();
+        assert!(
+            left.is_empty(),
+            "XDG_DATA_HOME={xdg:?} HOME={home:?}: {left:?}"
+        );
+    }
+    // A relative XDG_DATA_HOME falls back to an absolute HOME.
+    let home = tempfile::tempdir().unwrap();
+    let o = command()
+        .current_dir(d.path())
+        .env("XDG_DATA_HOME", "rel")
+        .env("HOME", home.path())
+        .args(["runs", "list"])
+        .output()
+        .unwrap();
+    ok(o);
+    assert!(home.path().join(".local/share/rtshield/runs.db").exists());
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }

@@ -192,13 +192,21 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__audit)
-            opts="-h -V --watch --json --sysroot --help --version"
+            opts="-h -V --watch --json --follow --period --parent --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --watch)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --period)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --parent)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1020,7 +1028,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__simulate)
-            opts="-h -V --cpus --rt-cpus --balancer --compare --seed --duration --tick --artis-k --artis-c --mask-len --migration-cost --lock-cost --fifo-cost --cache-decay --loops-per-us --placement --start-jitter --json --force-unsafe-dir --trace --gantt --timing --sysroot --help --version"
+            opts="-h -V --cpus --rt-cpus --balancer --compare --seed --duration --tick --artis-k --artis-c --mask-len --migration-cost --lock-cost --fifo-cost --cache-decay --loops-per-us --placement --start-jitter --json --force-unsafe-dir --trace --gantt --max-events --timing --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1103,6 +1111,10 @@ _rtshield() {
                     return 0
                     ;;
                 --gantt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-events)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -156,8 +156,11 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l watch -d 'Count interrupts, IPIs, softirqs and context switches over this window (`10s`, `500ms`); `0s` uses the counts since boot' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l period -d 'With --follow: how often to look (`1s`, `200ms`; at least 100 ms)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l parent -d 'With --follow: the `--parent` of the partition shielding CPUS (default: the partition covering them, if any)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l json -d 'Print JSON instead of text'
+complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l follow -d 'Print every change to what shields CPUS (IRQ affinities, rt tasks, cpusets, workqueues, knobs, governors, idle states, hotplug) as it is seen, until Ctrl-C or SIGTERM (exit 0). The events `measure` and `run` record in results.json'
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand stat" -l interval -d 'Time between samples (`1s`, `200ms`)' -r
@@ -309,6 +312,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l start-jit
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l json -d 'Write the report(s) as JSON (an array with --compare)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l trace -d 'Write the event trace as CSV (with --compare: one file per balancer, FILE-NAME.csv)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l gantt -d 'Write a Gantt chart (SVG, one row per CPU); one per balancer with --compare' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l max-events -d 'Refuse the run (exit 2) once it needs more than N events (1000..=10^11). The default allows one simulated hour of 128 CPUs running 1000 tasks' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l force-unsafe-dir -d 'Write FILE (and --out DIR) even if its directory is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand simulate" -l timing -d 'Print the wall time and events per second to stderr'

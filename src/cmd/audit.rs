@@ -1,8 +1,9 @@
-//! `rtshield audit [CPUS] [--watch 10s] [--json]`.
+//! `rtshield audit [CPUS] [--watch 10s] [--json]`, and `--follow`: the
+//! drift watch's events, live, until SIGINT/SIGTERM.
 
 use crate::cli::Global;
 use rtshield_audit::{audit, render_audit, AuditOptions};
-use rtshield_text::out;
+use rtshield_text::{out, outln};
 use rtshield_vocab::Dur;
 use rtshield_vocab::{CpuSet, InputError};
 
@@ -18,6 +19,24 @@ pub(crate) struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
     pub(crate) json: bool,
+    /// Print every change to what shields CPUS (IRQ affinities, rt tasks,
+    /// cpusets, workqueues, knobs, governors, idle states, hotplug) as it
+    /// is seen, until Ctrl-C or SIGTERM (exit 0). The events `measure`
+    /// and `run` record in results.json.
+    #[arg(long, conflicts_with = "json")]
+    pub(crate) follow: bool,
+    /// With --follow: how often to look (`1s`, `200ms`; at least 100 ms).
+    #[arg(
+        long,
+        value_name = "DURATION",
+        default_value = "1s",
+        requires = "follow"
+    )]
+    pub(crate) period: Dur,
+    /// With --follow: the `--parent` of the partition shielding CPUS
+    /// (default: the partition covering them, if any).
+    #[arg(long, value_name = "PARENT", requires = "follow")]
+    pub(crate) parent: Option<String>,
 }
 
 pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
@@ -27,6 +46,9 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         .map(CpuSet::parse)
         .transpose()
         .map_err(|e| InputError::new(e.to_string()))?;
+    if args.follow {
+        return follow(cpus, &args, g);
+    }
     let a = audit(
         &g.root(),
         &AuditOptions {
@@ -38,6 +60,55 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&a)?);
     } else {
         out!("{}", render_audit(&a));
+    }
+    Ok(0)
+}
+
+/// `--follow`: the drift watch in the foreground, one line per event.
+fn follow(cpus: Option<CpuSet>, args: &Args, g: &Global) -> anyhow::Result<i32> {
+    use std::io::Write as _;
+    let root = g.root();
+    let cpus = match cpus {
+        Some(c) => c,
+        None => rtshield_sys::online_cpus(&root)?,
+    };
+    let period = args
+        .period
+        .as_std()
+        .max(std::time::Duration::from_millis(100));
+    let stop = rtshield_measure::install_signals();
+    let zero = std::time::Instant::now();
+    let mut w = rtshield_drift::Watch::new(
+        rtshield_drift::WatchSpec {
+            root,
+            cpus: cpus.clone(),
+            parent: args.parent.clone(),
+            own_pid: std::process::id(),
+        },
+        0,
+    );
+    outln!(
+        "Following what shields CPU {} every {} (Ctrl-C stops); times since now.",
+        cpus.to_list(),
+        args.period
+    );
+    for u in &w.info().unwatched {
+        outln!("not watched: {u}");
+    }
+    let _ = std::io::stdout().flush();
+    let mut next = zero + period;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let now = std::time::Instant::now();
+        if now < next {
+            std::thread::sleep((next - now).min(std::time::Duration::from_millis(50)));
+            continue;
+        }
+        next += period;
+        let mut out = std::io::stdout().lock();
+        for e in w.tick(zero.elapsed().as_nanos() as u64) {
+            writeln!(out, "{}", rtshield_text::terminal::lines(&e.line()))?;
+        }
+        out.flush()?;
     }
     Ok(0)
 }

@@ -5,12 +5,12 @@
 
 use crate::cli::Global;
 use rtshield_load::LoadArg;
-use rtshield_measure::{display_units, display_units_avg, render_table};
+use rtshield_measure::{display_units, display_units_avg};
 use rtshield_measure::{IntervalStats, LiveDisplay, Mode, Observer};
 use rtshield_results::{RunResult, DEEP_PERCENTILES, PERCENTILES};
 use rtshield_run::{MeasureRequest, PartitionRequest, Plan, Printer, Summary, EXIT_FILES_MISSING};
 use rtshield_sys::SysInfo;
-use rtshield_text::{out, outln};
+use rtshield_text::outln;
 use rtshield_vocab::InputError;
 use rtshield_vocab::Policy;
 use rtshield_vocab::{format_duration_ns, Dur};
@@ -253,6 +253,14 @@ impl Printer for TextPrinter {
 
     fn summary(&mut self, s: &Summary<'_>) {
         print_summary(s.measurement, s.result, s.out, s.json, s.missing);
+        // What un-shielded the measured CPUs during the run (nothing
+        // printed when nothing changed: results.json says it was watched).
+        if !s.result.drift.events().is_empty() {
+            outln!("{}", s.result.drift.summary());
+            for e in s.result.drift.events() {
+                outln!("  {}", e.line());
+            }
+        }
         if s.files_missing {
             outln!(
                 "WARNING: some result files are not in {} (see the messages above; exit status {})",
@@ -423,17 +431,12 @@ fn print_summary(
 ) {
     let res = r.settings.resolution_ns;
     let unit = if res == 1 { "ns" } else { "us" };
-    let stats = rtshield_measure::IntervalStats {
-        resolution_ns: res,
-        threads: r
-            .threads
-            .iter()
-            .map(rtshield_measure::ThreadStats::from)
-            .collect(),
-        ..Default::default()
-    };
     outln!();
-    out!("{}", render_table(&stats));
+    // The live table's layout, `?` where the result does not say.
+    outln!("{}", rtshield_measure::TABLE_HEADER);
+    for t in &r.threads {
+        outln!("{}", rtshield_measure::result_row(t, res));
+    }
     outln!();
     // The deep percentiles only when a thread had the samples for them.
     let keys: Vec<&str> = PERCENTILES
@@ -469,30 +472,39 @@ fn print_summary(
     }
     outln!();
     for t in &r.threads {
-        let h = &t.hist_stats;
+        let (Some(h), Some(hist), Some(c)) = (&t.hist_stats, &t.histogram, &t.corrected) else {
+            continue;
+        };
         outln!(
             "thread {}: histogram 0..{} {unit}: Samples_H {} L_avg_H {} L_med_H {} L_std_H {} L_mode_H {}, overflow {}",
             t.index,
-            t.histogram.buckets.saturating_sub(1),
+            hist.buckets.saturating_sub(1),
             h.samples,
             display_units_avg(h.avg_ns, res),
             display_units(h.median_ns, res),
             display_units_avg(h.std_ns, res),
             display_units(h.mode_ns, res),
-            t.histogram.overflow
+            hist.overflow
         );
+        // "-": too few samples for the percentile.
+        let cp = |k: &str| {
+            c.percentiles
+                .get(k)
+                .map_or("-".into(), |v| display_units(*v, res).to_string())
+        };
+        let q = |v: Option<u64>| rtshield_results::or_unknown(v, "?");
         outln!(
             "          overruns {} (missed periods {}), lost {}; corrected for missed periods: {} samples, p99.9 {} {unit}, p99.99 {} {unit}",
-            t.overruns,
-            t.missed_periods,
-            t.lost,
-            t.corrected.samples,
-            display_units(t.corrected.percentiles["99.9"], res),
-            display_units(t.corrected.percentiles["99.99"], res),
+            q(t.overruns),
+            q(t.missed_periods),
+            q(t.lost),
+            c.samples,
+            cp("99.9"),
+            cp("99.99"),
         );
         outln!(
             "          policy {}{}",
-            t.policy,
+            rtshield_results::or_unknown(t.policy, "?"),
             t.requested_policy
                 .as_ref()
                 .map_or(String::new(), |p| format!(" (asked {p}: FALLBACK)"))
@@ -517,6 +529,6 @@ fn print_summary(
         "Total elapsed time: {} s, {} nanoseconds (ended by {})",
         secs,
         m.elapsed_ns % 1_000_000_000,
-        r.end_reason
+        rtshield_results::or_unknown(r.end_reason.as_ref(), "?")
     );
 }

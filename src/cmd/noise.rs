@@ -5,7 +5,7 @@ use crate::cli::Global;
 use rtshield_noise::{render_summary, EndReason, NoiseSpec, DEFAULT_PERIOD_NS};
 use rtshield_safefs::{check_name, split_file_path};
 use rtshield_safefs::{DirPolicy, SafeDir};
-use rtshield_text::{errln, out};
+use rtshield_text::{errln, out, outln};
 use rtshield_vocab::Dur;
 use rtshield_vocab::{CpuSet, InputError};
 use std::path::PathBuf;
@@ -128,7 +128,19 @@ pub(crate) fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
                 .map_or("until stopped".into(), |d| format!("for {}", Dur(d))),
         );
     }
-    let (mut run, end) = rtshield_noise::run(&g.root(), &spec, stop)?;
+    // The drift watch beside the spinning threads, off their CPUs.
+    let watcher = rtshield_drift::Watcher::start(
+        rtshield_drift::WatchSpec {
+            root: g.root(),
+            cpus: spec.cpus.clone(),
+            parent: None,
+            own_pid: std::process::id(),
+        },
+        std::time::Duration::from_secs(1),
+    );
+    let ran = rtshield_noise::run(&g.root(), &spec, stop);
+    let drift = watcher.finish();
+    let (mut run, end) = ran?;
     if end == EndReason::Stopped {
         if let Some(sig) = rtshield_measure::signal_received() {
             run.end_reason = rtshield_measure::EndReason::Signal(sig).name();
@@ -138,8 +150,20 @@ pub(crate) fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
         errln!("rtshield: warning: {w}");
     }
     out!("{}", render_summary(&run, a.top));
+    outln!("{}", drift.summary());
+    for e in drift.events() {
+        outln!("  {}", e.line());
+    }
     if let Some((dir, name)) = json {
-        let text = serde_json::to_string_pretty(&run)?;
+        // The drift keys beside the noise document's own (results.json's
+        // spelling: `drift`, `drift_watch`).
+        let mut doc = serde_json::to_value(&run)?;
+        if let (Some(o), serde_json::Value::Object(d)) =
+            (doc.as_object_mut(), serde_json::to_value(&drift)?)
+        {
+            o.extend(d);
+        }
+        let text = serde_json::to_string_pretty(&doc)?;
         dir.write(&name, format!("{text}\n").as_bytes())?;
     }
     Ok(0)

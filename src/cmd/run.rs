@@ -193,7 +193,12 @@ impl ConfigPrinter for TextPrinter {
             print_summary(cfg, dir, res, parts > 1);
         }
         if parts > 1 {
-            let total: f64 = outcome.results.iter().map(|(_, r)| r.duration_s).sum();
+            // rtshield's own parts: every duration is known.
+            let total: f64 = outcome
+                .results
+                .iter()
+                .map(|(_, r)| r.duration_s.unwrap_or(0.0))
+                .sum();
             outln!(
                 "\n{}",
                 elapsed_line("Total elapsed time", total, &outcome.end_reason)
@@ -259,7 +264,12 @@ fn print_summary(cfg: &Config, dir: &Path, res: &RunResult, one_of_parts: bool) 
     } else {
         "Total elapsed time"
     };
-    outln!("\n{}", elapsed_line(what, res.duration_s, &res.end_reason));
+    // rtshield's own run: its duration and end are known.
+    let end = res.end_reason.as_deref().unwrap_or("?");
+    outln!(
+        "\n{}",
+        elapsed_line(what, res.duration_s.unwrap_or(0.0), end)
+    );
 }
 
 /// systress's closing line: `Total elapsed time: 1 minutes, 2000 nanoseconds (end: duration)`.

@@ -188,7 +188,7 @@ fn show(spec: Option<&str>, id: String, json: bool) -> anyhow::Result<i32> {
         println!("{}", serde_json::to_string_pretty(&full[0])?);
         return Ok(0);
     }
-    out!("{}", rtshield_report::show_text(&r, &full[0].command));
+    out!("{}", rtshield_report::show_text(&r, &full[0]));
     Ok(0)
 }
 

@@ -80,6 +80,10 @@ pub(crate) struct Args {
     /// Write a Gantt chart (SVG, one row per CPU); one per balancer with --compare.
     #[arg(long, value_name = "FILE.svg")]
     pub(crate) gantt: Option<PathBuf>,
+    /// Refuse the run (exit 2) once it needs more than N events (1000..=10^11). The
+    /// default allows one simulated hour of 128 CPUs running 1000 tasks.
+    #[arg(long, value_name = "N", default_value_t = rtshield_sim::DEFAULT_MAX_EVENTS)]
+    pub(crate) max_events: u64,
     /// Print the wall time and events per second to stderr.
     #[arg(long)]
     pub(crate) timing: bool,
@@ -173,6 +177,8 @@ fn config(a: &Args) -> anyhow::Result<(SimConfig, Vec<BalancerKind>)> {
         // Range checked by validate() below.
         cfg.loops_per_us = l;
     }
+    // Range checked by validate() below.
+    cfg.max_events = a.max_events;
     cfg.record_trace = a.trace.is_some();
     cfg.record_segments = a.gantt.is_some();
     for &k in &kinds {

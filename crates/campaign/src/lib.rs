@@ -366,7 +366,7 @@ mod tests {
         r.threads = vec![rtshield_results::thread_from_histogram(
             0,
             Some(1),
-            200_000,
+            Some(200_000),
             n,
             min,
             max,
@@ -416,9 +416,10 @@ mod tests {
         let m = merge(&[&a, &b]).unwrap();
         assert_eq!(m.threads.len(), 1);
         let t = &m.threads[0];
-        assert_eq!(t.histogram.counts, vec![[10, 4], [11, 4], [12, 1]]);
-        assert_eq!(t.histogram.overflow, 2);
-        assert_eq!((t.samples, t.min_ns, t.max_ns), (11, 9_000, 500_000));
+        let h = t.histogram.as_ref().unwrap();
+        assert_eq!(h.counts, vec![[10, 4], [11, 4], [12, 1]]);
+        assert_eq!(h.overflow, 2);
+        assert_eq!((t.samples, t.min_ns, t.max_ns), (Some(11), 9_000, 500_000));
         // (20 µs × 5 + 30 µs × 6) / 11
         assert!((t.avg_ns - 280_000.0 / 11.0).abs() < 1e-6);
         assert_eq!(sanitize("cmd:stress-ng --cpu 1"), "cmd_stress-ng_--cpu_1");

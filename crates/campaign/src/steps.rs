@@ -206,11 +206,12 @@ impl Steps<'_, '_> {
         )?;
         let sig = process::stopped_by();
         // A run ends by its duration or, with `samples`, by its count.
-        if sig != 0 || !["duration", "samples"].contains(&r.end_reason.as_str()) {
+        let end = r.end_reason.as_deref().unwrap_or("?");
+        if sig != 0 || !["duration", "samples"].contains(&end) {
             let why = if sig != 0 {
                 rtshield_signals::end_reason(sig)
             } else {
-                r.end_reason.clone()
+                end.to_string()
             };
             self.say(i, st, &format!("interrupted ({why})"));
             return Ok(Flow::Stop);

@@ -87,7 +87,7 @@ impl Cx<'_> {
             if out.resolution_ns > out.histo_size_ns {
                 return Err(self.bad(en, "a resolution coarser than stats.histo_size"));
             }
-            if out.histo_size_ns / out.resolution_ns > limits::MAX_BUCKETS {
+            if limits::too_many_buckets(out.histo_size_ns, out.resolution_ns) {
                 return Err(self.bad(en, "more than 10 million histogram buckets"));
             }
         }
@@ -212,6 +212,13 @@ impl Cx<'_> {
                 .copied();
             if let Some(en) = en {
                 return Err(self.bad(en, "a histogram smaller than its resolution"));
+            }
+        }
+        // The timer's own keys (main's values were checked with main).
+        if limits::too_many_buckets(t.histo_size_ns, t.resolution_ns) {
+            let en = m.get("stats.histo_size").or(m.get("histo.resolution"));
+            if let Some(en) = en {
+                return Err(self.bad(en, "more than 10 million histogram buckets"));
             }
         }
         Ok(t)

@@ -762,3 +762,21 @@ fn trace_keys_parse_with_ranges_and_positions() {
     let e = parse(&format!("timer_thread[1] {{\n  trace.split\n}}\n{TIMER}")).unwrap_err();
     assert!(e.contains("not allowed in timer_thread"), "{e}");
 }
+
+#[test]
+fn a_timer_with_more_than_10_million_buckets_is_refused_at_its_key() {
+    // Adversary round 2, B7: 1 s at 1 ns per bucket is 10^9 buckets (8 GB);
+    // main's stanza was checked, a timer's own keys were not.
+    let e = parse(
+        "timer_thread[0]\n{\n  cpu_affinity 1\n  histo.resolution 1 ns\n  stats.histo_size 1 s\n}\n",
+    )
+    .unwrap_err();
+    assert!(
+        e.starts_with("t.cfg:5:") && e.contains("more than 10 million histogram buckets"),
+        "{e}"
+    );
+    assert!(parse(
+        "timer_thread[0]\n{\n  cpu_affinity 1\n  histo.resolution 100 ns\n  stats.histo_size 1 s\n}\n"
+    )
+    .is_ok());
+}

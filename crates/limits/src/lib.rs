@@ -59,6 +59,12 @@ pub const SAMPLES: Range<u64> = Range {
 pub const HISTO_SIZE_NS: Range<u64> = Range { min: 1, max: S };
 /// The most histogram buckets (`histo_size / resolution`) a thread may have.
 pub const MAX_BUCKETS: u64 = 10_000_000;
+/// Whether a histogram of `size_ns` at `resolution_ns` per bucket has more
+/// than [`MAX_BUCKETS`] buckets: the one check `measure`'s options and a
+/// `run` configuration's stanzas share (8 bytes a bucket, allocated up front).
+pub fn too_many_buckets(size_ns: u64, resolution_ns: u64) -> bool {
+    size_ns / resolution_ns.max(1) > MAX_BUCKETS
+}
 /// `histo.resolution`: a whole number of nanoseconds, 1 ns .. 1 ms.
 pub const RESOLUTION_NS: Range<u64> = Range { min: 1, max: MS };
 /// `--stats-period`, `stats.period`: 10 ms .. 1 h.
@@ -154,5 +160,13 @@ mod tests {
         assert!(CAMPAIGN_HISTO_SIZE_NS.contains(1_000) && !CAMPAIGN_HISTO_SIZE_NS.contains(999));
         assert!(LOAD_SIZE_BYTES.contains(4096) && !LOAD_SIZE_BYTES.contains(4095));
         assert!(LOAD_SIZE_BYTES.contains(64 << 30) && !LOAD_SIZE_BYTES.contains((64 << 30) + 1));
+    }
+
+    #[test]
+    fn ten_million_buckets_at_most() {
+        assert!(!too_many_buckets(10_000_000, 1));
+        assert!(too_many_buckets(10_000_001, 1));
+        assert!(too_many_buckets(S, 1));
+        assert!(!too_many_buckets(S, 100));
     }
 }

@@ -23,52 +23,48 @@ pub fn display_units_avg(ns: f64, res: u64) -> i64 {
 pub fn table_row(t: &ThreadStats, res: u64) -> String {
     row(
         t.index,
-        t.tid,
-        t.samples,
-        [t.min_ns, t.max_ns, t.cur_ns],
+        Some(t.tid),
+        Some(t.samples),
+        [t.min_ns, t.max_ns],
+        Some(t.cur_ns),
         t.avg_ns,
         res,
     )
 }
 
-/// The same row for a finished thread read from a result file.
+/// The same row for a finished thread read from a result file (`?`
+/// where the file does not say: an import's unknown TID, sample count or
+/// last sample is never shown as 0).
 pub fn result_row(t: &rtshield_results::ThreadResult, res: u64) -> String {
-    table_row(&ThreadStats::from(t), res)
-}
-
-/// The table's figures of a finished thread (the interval figures, CPU and
-/// policy are not in a result's row: left at their defaults).
-impl From<&rtshield_results::ThreadResult> for ThreadStats {
-    fn from(t: &rtshield_results::ThreadResult) -> ThreadStats {
-        ThreadStats {
-            index: t.index,
-            tid: t.tid,
-            samples: t.samples,
-            min_ns: t.min_ns,
-            max_ns: t.max_ns,
-            cur_ns: t.cur_ns,
-            avg_ns: t.avg_ns,
-            ..ThreadStats::default()
-        }
-    }
+    row(
+        t.index,
+        t.tid,
+        t.samples,
+        [t.min_ns, t.max_ns],
+        t.cur_ns,
+        t.avg_ns,
+        res,
+    )
 }
 
 fn row(
     index: u32,
-    tid: i32,
-    samples: u64,
-    [min, max, cur]: [i64; 3],
+    tid: Option<i32>,
+    samples: Option<u64>,
+    [min, max]: [i64; 2],
+    cur: Option<i64>,
     avg: f64,
     res: u64,
 ) -> String {
+    use rtshield_results::or_unknown as q;
     format!(
         "{:>5} {:>7} {:>8} {:>8} {:>8} {:>8} {:>8}",
         index,
-        tid,
-        samples,
+        q(tid, "?"),
+        q(samples, "?"),
         display_units(min, res),
         display_units(max, res),
-        display_units(cur, res),
+        q(cur.map(|c| display_units(c, res)), "?"),
         display_units_avg(avg, res)
     )
 }

@@ -26,6 +26,9 @@ pub struct ResultContext {
     /// The limits the run is judged against (`--max-latency`): recorded
     /// with the verdict in the result when any is given.
     pub limits: rtshield_results::Limits,
+    /// The drift watch's events and figures (`rtshield-run` watches;
+    /// default: not watched).
+    pub drift: rtshield_results::Drift,
 }
 
 impl Measurement {
@@ -39,27 +42,27 @@ impl Measurement {
                 let h = &t.hist;
                 ThreadResult {
                     index: t.spec.index,
-                    tid: t.tid,
+                    tid: Some(t.tid),
                     cpu: t.cpu,
-                    policy: t.policy.name().to_string(),
-                    priority: t.priority,
-                    requested_policy: (t.policy != t.spec.policy)
-                        .then(|| t.spec.policy.name().to_string()),
-                    period_ns: t.spec.period_ns,
-                    samples: t.exact.lat.count,
+                    policy: Some(t.policy),
+                    priority: Some(t.priority),
+                    requested_policy: (t.policy != t.spec.policy).then_some(t.spec.policy),
+                    period_ns: Some(t.spec.period_ns),
+                    samples: Some(t.exact.lat.count),
                     min_ns: t.exact.min_or0(),
                     max_ns: t.exact.max_or0(),
-                    cur_ns: t.exact.cur,
+                    // No sample yet: no last sample.
+                    cur_ns: (t.exact.lat.count > 0).then_some(t.exact.cur),
                     avg_ns: t.exact.avg(),
-                    overruns: t.exact.overruns,
-                    missed_periods: t.exact.missed,
-                    lost: t.exact.lost,
-                    histogram: h.to_histogram(),
-                    hist_stats: h.hist_stats(),
+                    overruns: Some(t.exact.overruns),
+                    missed_periods: Some(t.exact.missed),
+                    lost: Some(t.exact.lost),
+                    histogram: Some(h.to_histogram()),
+                    hist_stats: Some(h.hist_stats()),
                     percentiles: h.percentiles(),
-                    corrected: h.corrected(),
+                    percentile_bounds: Default::default(),
+                    corrected: Some(h.corrected()),
                     worst_cases: h.worst.clone(),
-                    unknown: Vec::new(),
                     split: t.split.clone(),
                     le_counts: Some(h.le.cumulative()),
                     // A lost sample shifts every later number: unknown then.
@@ -75,25 +78,25 @@ impl Measurement {
             schema: SCHEMA.to_string(),
             tool: format!("rtshield {}", env!("CARGO_PKG_VERSION")),
             label: ctx.label.clone(),
-            started_at: self.started_at.clone(),
-            duration_s: self.elapsed_ns as f64 / 1e9,
+            started_at: Some(self.started_at.clone()),
+            duration_s: Some(self.elapsed_ns as f64 / 1e9),
             // Redacted again here, whoever built the context: every
             // result file and stored run is made from this.
             command: rtshield_text::secret::redact_args(&ctx.command),
             config: ctx.config.as_deref().map(|c| redact(c).into_owned()),
             settings: Settings {
-                mode: spec.mode.name().to_string(),
+                mode: Some(spec.mode.name().to_string()),
                 resolution_ns: spec.resolution_ns,
-                histo_buckets: spec.histo_size_ns / spec.resolution_ns.max(1) + 1,
-                stats_period_ns: spec.stats_period_ns,
+                histo_buckets: Some(spec.histo_size_ns / spec.resolution_ns.max(1) + 1),
+                stats_period_ns: Some(spec.stats_period_ns),
                 requested_duration_ns: spec.duration_ns,
                 requested_samples: spec.samples,
-                memlock: self.memlocked,
+                memlock: Some(self.memlocked),
                 cpu_dma_latency: self.cpu_dma_latency,
             },
             sysinfo: ctx.sysinfo.clone(),
             warnings,
-            end_reason: self.end.name(),
+            end_reason: Some(self.end.name()),
             threads,
             programs: ctx
                 .programs
@@ -106,6 +109,7 @@ impl Measurement {
             tags: ctx.tags.clone(),
             trace: self.trace.clone(),
             verdict,
+            drift: ctx.drift.clone(),
         }
     }
 }
@@ -166,24 +170,23 @@ mod tests {
         let r = m.to_result(&ResultContext::default());
         let t = &r.threads[0];
         // Exact figures over all nine: sum 222 299 ns.
-        assert_eq!((t.samples, t.min_ns, t.max_ns), (9, 2_400, 100_300));
+        assert_eq!((t.samples, t.min_ns, t.max_ns), (Some(9), 2_400, 100_300));
         assert!((t.avg_ns - 222_299.0 / 9.0).abs() < 1e-9);
-        assert_eq!(t.histogram.overflow, 2);
-        assert_eq!(
-            t.histogram.counts,
-            vec![[2, 1], [3, 1], [17, 3], [18, 1], [20, 1]]
-        );
+        let th = t.histogram.as_ref().unwrap();
+        assert_eq!(th.overflow, 2);
+        assert_eq!(th.counts, vec![[2, 1], [3, 1], [17, 3], [18, 1], [20, 1]]);
         // Over the histogram: buckets 2 3 17 17 17 18 20 (us): n 7, mean
         // 94/7 = 13.43, lower median (rank 4) 17, mode 17, population
         // variance 1604/7 - (94/7)^2 = 48.82 -> std 6.99.
-        let h = &t.hist_stats;
+        let h = t.hist_stats.as_ref().unwrap();
         assert_eq!(h.samples, 7);
         assert!((h.avg_ns - 94_000.0 / 7.0).abs() < 1e-6);
         assert_eq!((h.median_ns, h.mode_ns), (17_000, 17_000));
         let var = 1604.0 / 7.0 - (94.0f64 / 7.0).powi(2);
         assert!((h.std_ns - var.sqrt() * 1000.0).abs() < 1e-6);
-        // The overflowed maximum is in the percentiles, exactly.
-        assert_eq!(t.percentiles["99.9999"], 100_300);
+        // Nine samples support p50 only: p99.9999 is "not enough
+        // samples" (it would only repeat the maximum).
+        assert_eq!(t.percentiles.keys().collect::<Vec<_>>(), ["50"]);
         // The systress SUMMARY line: L_avg 24.7 -> 25 (with the overflow;
         // 13 without), L_avg_H 13, L_std_H 7.
         let txt = rtshield_results::to_systress_txt(&r, t);

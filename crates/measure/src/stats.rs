@@ -235,25 +235,19 @@ pub(crate) fn quantile(key: &str) -> f64 {
     key.parse::<f64>().unwrap_or(0.0) / 100.0
 }
 
-/// [`PERCENTILES`] always, [`DEEP_PERCENTILES`] when the sample count
-/// supports them.
+/// [`PERCENTILES`] and [`DEEP_PERCENTILES`] the sample count supports
+/// (a percentile q needs 1/(1 − q) samples, else it only repeats the
+/// maximum: "not enough samples", no value).
 fn percentiles(h: &hdrhistogram::Histogram<u64>, max_ns: i64) -> BTreeMap<String, i64> {
     let n = h.len();
     PERCENTILES
         .iter()
-        .chain(
-            DEEP_PERCENTILES
-                .iter()
-                .filter(|k| percentile_supported(k, n)),
-        )
+        .chain(DEEP_PERCENTILES)
+        .filter(|k| percentile_supported(k, n))
         .map(|k| {
-            let v = if h.is_empty() {
-                0
-            } else {
-                // The HDR answer is the top of an equivalence range: never
-                // report more than the exact maximum.
-                (h.value_at_quantile(quantile(k)) as i64).min(max_ns.max(0))
-            };
+            // The HDR answer is the top of an equivalence range: never
+            // report more than the exact maximum.
+            let v = (h.value_at_quantile(quantile(k)) as i64).min(max_ns.max(0));
             (k.to_string(), v)
         })
         .collect()
@@ -352,9 +346,12 @@ mod tests {
         assert_eq!(hist.counts, vec![[2, 1], [20, 2]]);
         assert_eq!(hist.overflow, 2);
         assert_eq!(hist.underflow, 1);
-        // Overflowed samples still reach the percentiles and the maximum.
+        // Overflowed samples still reach the maximum; six samples support
+        // p50 only (a percentile q needs 1/(1 − q) samples): p99.9999 is
+        // "not enough samples", not the maximum again.
         let p = h.percentiles();
-        assert_eq!(p["99.9999"], 100_000);
+        assert!(p.contains_key("50") && !p.contains_key("90"), "{p:?}");
+        assert!(!p.contains_key("99.9999"));
         assert_eq!(h.max_ns, 100_000);
     }
 
@@ -378,8 +375,15 @@ mod tests {
         near("90", 900_000);
         near("99", 990_000);
         near("99.9", 999_000);
-        assert_eq!(p["99.99"], 1_000_000);
-        assert_eq!(p["99.9999"], 1_000_000);
+        // 1000 samples support p99.9, not p99.99 (10 000) and beyond.
+        assert!(!p.contains_key("99.99") && !p.contains_key("99.9999"));
+        // Overflowed samples (past the 2 ms histogram) reach the
+        // percentiles: 10 000 more at 5 ms make p99.99 that.
+        for _ in 0..10_000 {
+            h.record(5_000_000, 0, 1_000_000);
+        }
+        let p = h.percentiles();
+        assert!((p["99.99"] - 5_000_000).abs() <= 5_000, "{p:?}");
     }
 
     proptest::proptest! {
@@ -450,11 +454,13 @@ mod tests {
             h.record(v * 10, 0, 100_000);
         }
         let p = h.percentiles();
-        assert!(p.contains_key("99.9999") && !p.contains_key("99.99999"));
+        assert!(p.contains_key("99.9") && !p.contains_key("99.99"));
+        assert!(!p.contains_key("99.9999") && !p.contains_key("99.99999"));
         // 10⁷ samples support p99.99999, not p99.999999.
         h.hdr.record_n(5, 10_000_000 - 1000).unwrap();
         let p = h.percentiles();
-        assert!(p.contains_key("99.99999") && !p.contains_key("99.999999"));
+        assert!(p.contains_key("99.9999") && p.contains_key("99.99999"));
+        assert!(!p.contains_key("99.999999"));
     }
 
     #[test]

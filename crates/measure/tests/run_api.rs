@@ -41,10 +41,18 @@ impl Observer for Recorder {
     fn snapshot(&mut self, m: &Measurement) {
         let r = m.to_result(&ResultContext::default());
         let t = &r.threads[0];
-        let h = &t.histogram;
+        let h = t
+            .histogram
+            .as_ref()
+            .expect("a measured thread has a histogram");
         let held = h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow + h.underflow;
-        self.snapshots
-            .push((m.partial, r.end_reason.clone(), t.samples, held + t.lost));
+        let n = |v: Option<u64>| v.expect("a measured thread counts it");
+        self.snapshots.push((
+            m.partial,
+            r.end_reason.clone().unwrap_or_default(),
+            n(t.samples),
+            held + n(t.lost),
+        ));
     }
 }
 
@@ -76,9 +84,9 @@ fn runs_to_the_sample_count_with_snapshots() {
         label: Some("x".into()),
         ..Default::default()
     });
-    assert_eq!(r.end_reason, "samples");
-    assert_eq!(r.threads[0].samples, 500);
-    assert_eq!(r.settings.histo_buckets, 1001);
+    assert_eq!(r.end_reason.as_deref(), Some("samples"));
+    assert_eq!(r.threads[0].samples, Some(500));
+    assert_eq!(r.settings.histo_buckets, Some(1001));
     assert_eq!(r.threads[0].requested_policy, None);
 }
 

@@ -15,7 +15,7 @@
 
 use crate::runs::{row_cells, us};
 use crate::series::{fmt_us, fmt_us_frac};
-use crate::table::{modes, unknown};
+use crate::table::{modes, q};
 use rtshield_results::{kernel_id, pool_threads, RunResult, ThreadResult};
 use rtshield_store::{compare, default_stats};
 use rtshield_text::{markdown_cell as cell, markup_attribute as attr, markup_text as esc};
@@ -200,59 +200,64 @@ impl CampaignView<'_> {
     }
 }
 
-/// Whether any thread did not record `field`.
-fn any_unknown(ts: &[&ThreadResult], field: &str) -> bool {
-    ts.iter().any(|t| unknown(t, field))
-}
-
 /// A figure-11 row: the SUMMARY statistics over every run of a group.
 /// `Samples`, `L_min`, `L_max`, `L_avg` are exact over every sample; the
 /// `_H` statistics come from the group's summed histogram (threads with
-/// another histogram shape are left out: `†`). Unknown values are `?`.
+/// another histogram shape are left out: `†`). Unknown values are `?`:
+/// a sample count any thread did not record, and every `_H` statistic
+/// when any thread has no histogram (cyclictest without `-h`).
 pub(crate) fn fig11_row(load: &str, group: &[&RunResult]) -> [String; 12] {
     let ts: Vec<&ThreadResult> = group.iter().flat_map(|r| &r.threads).collect();
-    let res = ts.first().map_or(1000, |t| t.histogram.resolution_ns);
-    let n: u64 = ts.iter().map(|t| t.samples).sum();
-    let q = |field: &str, v: String| {
-        if ts.is_empty() || any_unknown(&ts, field) {
-            "?".to_string()
-        } else {
-            v
-        }
-    };
+    let res = group
+        .iter()
+        .find_map(|r| {
+            let t = r.threads.first()?;
+            Some(t.resolution_ns(r.settings.resolution_ns))
+        })
+        .unwrap_or(1000);
+    // Unknown as soon as one thread did not record its count.
+    let n: Option<u64> = ts.iter().map(|t| t.samples).sum();
+    let known = |v: String| (!ts.is_empty()).then_some(v);
     let min = ts.iter().map(|t| t.min_ns).min().unwrap_or(0);
     let max = ts.iter().map(|t| t.max_ns).max().unwrap_or(0);
-    let avg = if n == 0 {
-        0.0
-    } else {
-        ts.iter().map(|t| t.avg_ns * t.samples as f64).sum::<f64>() / n as f64
+    // The mean over every sample weighs each thread by its count: without
+    // every count (or without a sample) no mean is known (never 0).
+    let avg = match (n, ts.as_slice()) {
+        (Some(0), _) => None,
+        (Some(n), _) => {
+            let sum: f64 = ts
+                .iter()
+                .map(|t| t.avg_ns * t.samples.unwrap_or(0) as f64)
+                .sum();
+            Some(sum / n as f64)
+        }
+        (None, [t]) => Some(t.avg_ns),
+        (None, _) => None,
     };
     let pooled = pool_threads(ts.iter().copied());
-    let shape = |t: &ThreadResult| (t.histogram.resolution_ns, t.histogram.buckets);
+    let shape = |t: &ThreadResult| t.histogram.as_ref().map(|h| (h.resolution_ns, h.buckets));
     let left_out = ts.iter().filter(|t| shape(t) != shape(ts[0])).count();
     let mark = if left_out > 0 { " †" } else { "" };
-    let h = |f: &dyn Fn(&ThreadResult) -> String| match &pooled {
-        Some(p) if !any_unknown(&ts, "histogram") => f(p),
-        _ => "?".to_string(),
-    };
+    // The summed histogram stands for the group only when every thread
+    // has one and its count: else each `_H` statistic is unknown.
+    let whole = ts
+        .iter()
+        .all(|t| t.histogram.is_some() && t.samples.is_some());
+    let p = pooled.as_ref().filter(|_| whole);
+    let hs = p.and_then(|p| p.hist_stats.as_ref());
     [
         load.to_string(),
         group.len().to_string(),
-        q("samples", n.to_string()),
-        q("min", fmt_us(min as f64, res)),
-        q("max", fmt_us(max as f64, res)),
-        // No sample: no mean was measured (unknown, never 0).
-        if n == 0 {
-            "?".to_string()
-        } else {
-            q("avg", fmt_us_frac(avg, res))
-        },
-        h(&|p| format!("{}{mark}", p.hist_stats.samples)),
-        h(&|p| fmt_us_frac(p.hist_stats.avg_ns, res)),
-        h(&|p| fmt_us(p.hist_stats.median_ns as f64, res)),
-        h(&|p| fmt_us_frac(p.hist_stats.std_ns, res)),
-        h(&|p| modes(p, 8)),
-        h(&|p| p.histogram.overflow.to_string()),
+        q(n),
+        q(known(fmt_us(min as f64, res))),
+        q(known(fmt_us(max as f64, res))),
+        q(avg.map(|a| fmt_us_frac(a, res))),
+        q(hs.map(|h| format!("{}{mark}", h.samples))),
+        q(hs.map(|h| fmt_us_frac(h.avg_ns, res))),
+        q(hs.map(|h| fmt_us(h.median_ns as f64, res))),
+        q(hs.map(|h| fmt_us_frac(h.std_ns, res))),
+        p.map_or_else(|| "?".to_string(), |p| modes(p, 8)),
+        q(p.and_then(|p| p.histogram.as_ref()).map(|h| h.overflow)),
     ]
 }
 
@@ -287,7 +292,8 @@ const STAT_KEYS: [&str; 4] = ["50", "99", "99.9", "99.99"];
 /// campaign has more than one.
 fn matrix_row(load: &str, iso: &str, set: Option<&str>, group: &[&RunResult]) -> String {
     let threads = || group.iter().flat_map(|r| &r.threads);
-    let samples: u64 = threads().map(|t| t.samples).sum();
+    let samples =
+        rtshield_results::or_unknown(threads().map(|t| t.samples).sum::<Option<u64>>(), "?");
     let worst = |k: &str| {
         threads()
             .filter_map(|t| t.percentiles.get(k).copied())
@@ -595,8 +601,9 @@ mod tests {
         assert_eq!(row[3], format!("{}", min / 1000));
         assert_eq!(row[4], format!("{}", max / 1000));
         let pooled = rtshield_results::pool_threads(t.iter().copied()).unwrap();
-        assert_eq!(row[6], pooled.hist_stats.samples.to_string());
-        assert_eq!(row[7], format!("{:.2}", pooled.hist_stats.avg_ns / 1000.0));
+        let hs = pooled.hist_stats.as_ref().unwrap();
+        assert_eq!(row[6], hs.samples.to_string());
+        assert_eq!(row[7], format!("{:.2}", hs.avg_ns / 1000.0));
         assert!(md.contains(&format!("| {} |", row.join(" | "))), "{md}");
     }
 }

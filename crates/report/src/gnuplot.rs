@@ -48,8 +48,15 @@ fn latency_files(series: &[Series], title: &str, x_max: Option<f64>) -> Vec<(Str
                 d.push_str(&format!("{x} {c}\n"));
             }
         }
+        // A curve without a point (a source without a histogram) keeps
+        // its key entry: gnuplot refuses an empty data file, not NaN.
+        let data = if s.points.is_empty() {
+            "NaN".to_string()
+        } else {
+            format!("\"{name}\" using 1:2")
+        };
         plots.push(format!(
-            "  \"{name}\" using 1:2 with linespoints pt 7 ps 0.4 lw 2 lc rgb \"{}\" title {}",
+            "  {data} with linespoints pt 7 ps 0.4 lw 2 lc rgb \"{}\" title {}",
             s.css_color(),
             quoted(&format!("{}: {note}", s.label)),
         ));

@@ -38,22 +38,23 @@ pub(crate) fn render(inp: &Inputs) -> String {
         "series": inp.series.iter().map(|s| json!({
             "label": s.label,
             "color": s.css_color(),
-            "res_us": s.thread.histogram.resolution_ns as f64 / 1000.0,
+            "res_us": s.res_ns as f64 / 1000.0,
             "points": s.points.iter().map(|p| json!([p.0, p.1])).collect::<Vec<_>>(),
             // Runs of adjacent buckets [first, end) into `points`: the
             // curve breaks at empty buckets.
             "segments": s.segments.iter().map(|r| json!([r.start, r.end])).collect::<Vec<_>>(),
-            "overflow": s.overflow(),
+            // No histogram: null (no overflow count), not 0.
+            "overflow": s.has_histogram().then(|| s.overflow()),
             // Samples past the axis end (overflow included): the marker's count.
             "beyond": s.beyond(x_end),
             "hist_end_us": s.hist_end_us,
             "max_us": s.max_us(),
             "note": s.note(x_end),
             // What the source did not record is null, not a made-up 0.
-            "samples": known(s, "samples", json!(s.thread.samples)),
-            "overruns": known(s, "overruns", json!(s.thread.overruns)),
-            "policy": known(s, "policy", json!(s.thread.policy)),
-            "priority": known(s, "priority", json!(s.thread.priority)),
+            "samples": s.thread.samples,
+            "overruns": s.thread.overruns,
+            "policy": s.thread.policy.map(|p| p.name()),
+            "priority": s.thread.priority,
         })).collect::<Vec<_>>(),
     });
     // `<` only occurs inside JSON strings, where \u003c is the same text:
@@ -103,15 +104,6 @@ pub(crate) fn render(inp: &Inputs) -> String {
     h
 }
 
-/// `v`, or null when the curve's source did not record `field`.
-fn known(s: &Series, field: &str, v: Value) -> Value {
-    if crate::table::unknown(s.thread, field) {
-        Value::Null
-    } else {
-        v
-    }
-}
-
 /// Everything the run file says about where it came from.
 fn run_details(run: &Run) -> String {
     let r = &run.result;
@@ -129,38 +121,29 @@ fn run_details(run: &Run) -> String {
         ));
     };
     kv("tool", r.tool.clone());
-    kv("started", r.started_at.clone());
-    kv("duration", format!("{:.1} s", r.duration_s));
-    kv("end", r.end_reason.clone());
+    use crate::table::q;
+    kv("started", q(r.started_at.as_ref()));
+    kv("duration", q(r.duration_s.map(|d| format!("{d:.1} s"))));
+    kv("end", q(r.end_reason.as_ref()));
     kv("command", r.command.join(" "));
-    kv("mode", r.settings.mode.clone());
+    kv("mode", q(r.settings.mode.as_ref()));
     kv("resolution", format!("{} ns", r.settings.resolution_ns));
     for (k, v) in &r.tags {
         kv(&format!("tag {k}"), v.clone());
     }
     for t in &r.threads {
-        kv(&format!("thread {}", t.index), {
-            let q = |f: &str, v: String| {
-                if t.unknown.iter().any(|u| u == f) {
-                    "?".to_string()
-                } else {
-                    v
-                }
-            };
+        kv(
+            &format!("thread {}", t.index),
             format!(
                 "cpu {} · {} {} · period {} µs · lost {} · missed periods {}",
                 t.cpu.map_or("-".into(), |c| c.to_string()),
-                q("policy", t.policy.clone()),
-                q("priority", t.priority.to_string()),
-                if t.period_ns == 0 {
-                    "?".to_string()
-                } else {
-                    (t.period_ns as f64 / 1000.0).to_string()
-                },
-                q("lost", t.lost.to_string()),
-                q("missed_periods", t.missed_periods.to_string())
-            )
-        });
+                q(t.policy),
+                q(t.priority),
+                q(t.period_ns.map(|p| p as f64 / 1000.0)),
+                q(t.lost),
+                q(t.missed_periods)
+            ),
+        );
     }
     for p in &r.programs {
         kv(

@@ -2,7 +2,9 @@
 //! groups, and the CSV export. The store answers; this module only
 //! renders what it answered.
 
-use rtshield_store::{Comparison, Group, Method, Put, Row, RunSummary};
+use crate::table::q;
+use rtshield_results::RunResult;
+use rtshield_store::{Comparison, Group, Method, Put, Row, RunSummary, ThreadSummary};
 use rtshield_text::terminal::value as v;
 use std::fmt::Write as _;
 
@@ -45,12 +47,12 @@ pub fn list_table(runs: &[RunSummary], location: &str) -> String {
             "{:>5}  {:<8}  {:<20}  {:<12}  {:<16}  {:<10}  {:<8}  {:>10}  {:>8}  {:>8}  {}",
             r.id,
             v(r.uuid.get(..8).unwrap_or(&r.uuid)),
-            v(&r.started),
+            v(&q(r.started.as_ref())),
             v(&r.host),
             v(&r.kernel),
             v(&tag(r, "isolation")),
             v(&tag(r, "load")),
-            r.samples(),
+            q(r.samples()),
             us(r.worst_percentile("99.9")),
             us(r.worst_max()),
             v(&r.label)
@@ -60,9 +62,24 @@ pub fn list_table(runs: &[RunSummary], location: &str) -> String {
     s
 }
 
-/// `runs show`: everything stored about one run; `command` is its
-/// command line (from the full result).
-pub fn show_text(r: &RunSummary, command: &[String]) -> String {
+/// Percentile `k` of a stored thread in µs: the value, `≥N` for a
+/// bound, `-` when its sample count is too small, `?` when unknown.
+fn summary_pct(t: &ThreadSummary, k: &str) -> String {
+    if let Some(v) = t.percentiles.get(k) {
+        return us(Some(*v));
+    }
+    if let Some(b) = t.percentile_bounds.get(k) {
+        return format!("≥{}", us(Some(*b)));
+    }
+    match t.samples {
+        Some(n) if !rtshield_results::percentile_supported(k, n) => "-".into(),
+        _ => "?".into(),
+    }
+}
+
+/// `runs show`: everything stored about one run; `full` is its stored
+/// result (command line, preemption as `report` prints it).
+pub fn show_text(r: &RunSummary, full: &RunResult) -> String {
     let mut s = format!("run {}  uuid {}\n", r.id, v(&r.uuid));
     let _ = writeln!(
         s,
@@ -70,7 +87,7 @@ pub fn show_text(r: &RunSummary, command: &[String]) -> String {
         v(&r.host),
         v(&r.kernel),
         v(&r.kernel_version),
-        v(&r.preempt),
+        v(&crate::table::preemption(&full.sysinfo)),
         v(&r.arch)
     );
     let machine = if r.machine_id.is_empty() {
@@ -82,15 +99,15 @@ pub fn show_text(r: &RunSummary, command: &[String]) -> String {
     let _ = writeln!(s, "cpu {}", v(&r.cpu_model));
     let _ = writeln!(
         s,
-        "started {}  duration {:.1} s  end {}  mode {}  tool {}",
-        v(&r.started),
-        r.duration_s,
-        v(&r.end),
-        v(&r.mode),
+        "started {}  duration {}  end {}  mode {}  tool {}",
+        v(&q(r.started.as_ref())),
+        q(r.duration_s.map(|d| format!("{d:.1} s"))),
+        v(&q(r.end.as_ref())),
+        v(&q(r.mode.as_ref())),
         v(&r.tool)
     );
     // A run stored by an older rtshield may hold a password.
-    let command = rtshield_text::secret::redact_args(command);
+    let command = rtshield_text::secret::redact_args(&full.command);
     let command: Vec<_> = command.iter().map(|a| v(a)).collect();
     let _ = writeln!(s, "command {}", command.join(" "));
     for (k, val) in &r.tags {
@@ -112,13 +129,13 @@ pub fn show_text(r: &RunSummary, command: &[String]) -> String {
         "overrun"
     );
     for (i, t) in r.threads.iter().enumerate() {
-        let p = |k: &str| us(t.percentiles.get(k).copied());
+        let p = |k: &str| summary_pct(t, k);
         let _ = writeln!(
             s,
             "{:>6} {:>4} {:>12} {:>8} {:>8.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
             i,
             t.cpu.map_or("-".into(), |c| c.to_string()),
-            t.samples,
+            q(t.samples),
             us(Some(t.min_ns)),
             t.avg_ns / 1000.0,
             p("50"),
@@ -126,7 +143,7 @@ pub fn show_text(r: &RunSummary, command: &[String]) -> String {
             p("99.9"),
             p("99.99"),
             us(Some(t.max_ns)),
-            t.overruns
+            q(t.overruns)
         );
     }
     s
@@ -243,30 +260,33 @@ pub fn import_text(puts: &[Put], sources: &[&str], location: &str) -> String {
     s
 }
 
-/// `runs export --format csv`: one row per thread of each run.
+/// `runs export --format csv`: one row per thread of each run (RFC 4180
+/// through the one CSV writer). An unknown value is an empty cell; a
+/// percentile only bounded is `>=N`.
 pub fn runs_csv(runs: &[RunSummary]) -> String {
     const HEADER: &str = "id,uuid,host,kernel,preempt,started,label,isolation,load,thread,cpu,samples,min_ns,avg_ns,p50_ns,p99_ns,p99.9_ns,p99.99_ns,max_ns,overruns,missed_periods,lost";
     let mut rows: Vec<Vec<String>> = vec![HEADER.split(',').map(str::to_string).collect()];
     for r in runs {
         for (i, t) in r.threads.iter().enumerate() {
-            let p = |k: &str| {
-                t.percentiles
-                    .get(k)
-                    .map_or(String::new(), |v| v.to_string())
+            let p = |k: &str| match (t.percentiles.get(k), t.percentile_bounds.get(k)) {
+                (Some(v), _) => v.to_string(),
+                (None, Some(b)) => format!(">={b}"),
+                (None, None) => String::new(),
             };
+            let e = |v: Option<u64>| rtshield_results::or_unknown(v, "");
             rows.push(vec![
                 r.id.to_string(),
                 r.uuid.clone(),
                 r.host.clone(),
                 r.kernel.clone(),
                 r.preempt.clone(),
-                r.started.clone(),
+                r.started.clone().unwrap_or_default(),
                 r.label.clone(),
                 tag(r, "isolation"),
                 tag(r, "load"),
                 i.to_string(),
                 t.cpu.map_or(String::new(), |c| c.to_string()),
-                t.samples.to_string(),
+                e(t.samples),
                 t.min_ns.to_string(),
                 format!("{:.1}", t.avg_ns),
                 p("50"),
@@ -274,9 +294,9 @@ pub fn runs_csv(runs: &[RunSummary]) -> String {
                 p("99.9"),
                 p("99.99"),
                 t.max_ns.to_string(),
-                t.overruns.to_string(),
-                t.missed_periods.to_string(),
-                t.lost.to_string(),
+                e(t.overruns),
+                e(t.missed_periods),
+                e(t.lost),
             ]);
         }
     }
@@ -291,7 +311,7 @@ mod tests {
     fn a_started_value_with_commas_stays_in_its_column() {
         // cyclictest's start_time reads "Sun, 22 Nov 2026 05:49:01 +0000".
         let mut r = crate::synth::synth_run_result("a,b", 1, &[1], 1_000, 50.0, 0.5, 200);
-        r.started_at = "Sun, 22 Nov 2026 05:49:01 +0000".into();
+        r.started_at = Some("Sun, 22 Nov 2026 05:49:01 +0000".into());
         let csv = runs_csv(&[RunSummary::of(&r)]);
         let mut rd = ::csv::ReaderBuilder::new().from_reader(csv.as_bytes());
         let head: Vec<String> = rd.headers().unwrap().iter().map(str::to_string).collect();

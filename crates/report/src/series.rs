@@ -45,8 +45,11 @@ pub(crate) struct Series<'a> {
     /// of being drawn across the gap (OSADL plots do the same), and a
     /// bucket with empty neighbours on both sides is a lone dot.
     pub segments: Vec<std::ops::Range<usize>>,
-    /// Where the histogram ends (start of the overflow), in µs.
+    /// Where the histogram ends (start of the overflow), in µs; 0
+    /// without a histogram.
     pub hist_end_us: f64,
+    /// The thread's resolution (its histogram's, else the run's), ns.
+    pub res_ns: u64,
 }
 
 impl Series<'_> {
@@ -57,8 +60,15 @@ impl Series<'_> {
     pub(crate) fn max_us(&self) -> f64 {
         self.thread.max_ns as f64 / 1000.0
     }
+    /// Samples beyond the histogram (0 without one: see
+    /// [`Series::has_histogram`]).
     pub(crate) fn overflow(&self) -> u64 {
-        self.thread.histogram.overflow
+        self.thread.histogram.as_ref().map_or(0, |h| h.overflow)
+    }
+    /// Whether the source kept a histogram (cyclictest `--json` without
+    /// `-h` did not: no bucket, no overflow count).
+    pub(crate) fn has_histogram(&self) -> bool {
+        self.thread.histogram.is_some()
     }
     /// Samples the plot cannot show on an axis ending at `x_end` µs: the
     /// overflow, and the buckets starting past the axis end.
@@ -79,12 +89,18 @@ impl Series<'_> {
         } else {
             ""
         };
-        let res = self.thread.histogram.resolution_ns;
-        format!("max {} µs{beyond}", fmt_us(self.thread.max_ns as f64, res))
+        format!(
+            "max {} µs{beyond}",
+            fmt_us(self.thread.max_ns as f64, self.res_ns)
+        )
     }
     /// `181 overflow ≥ 401 µs` when samples fell beyond the histogram,
-    /// and `12 past the axis` when buckets lie beyond the axis end.
+    /// `no histogram` when the source kept none, and `12 past the axis`
+    /// when buckets lie beyond the axis end.
     pub(crate) fn overflow_note(&self, x_end: f64) -> Option<String> {
+        if !self.has_histogram() {
+            return Some("no histogram".into());
+        }
         let past = self.beyond(x_end) - self.overflow();
         let mut parts = Vec::new();
         if self.overflow() > 0 {
@@ -122,8 +138,9 @@ pub(crate) fn build(runs: &[Run]) -> Vec<Series<'_>> {
     let mut slugs: Vec<String> = Vec::new();
     for (ri, run) in runs.iter().enumerate() {
         for t in &run.result.threads {
-            let h = &t.histogram;
-            let res_us = h.resolution_ns as f64 / 1000.0;
+            let res_ns = t.resolution_ns(run.result.settings.resolution_ns);
+            let h = t.histogram.clone().unwrap_or_default();
+            let res_us = res_ns as f64 / 1000.0;
             let label = thread_label(&run.label, t);
             let mut slug = slugify(&label);
             let base = slug.clone();
@@ -147,6 +164,7 @@ pub(crate) fn build(runs: &[Run]) -> Vec<Series<'_>> {
                     .collect(),
                 segments: adjacent_runs(&nonzero),
                 hist_end_us: h.buckets as f64 * res_us,
+                res_ns,
             });
         }
     }

@@ -12,6 +12,33 @@ fn us(ns: i64) -> String {
     format!("{:.1}", ns as f64 / 1000.0)
 }
 
+/// The spike's verdict, followed by the drift events that may have
+/// happened within [`DRIFT_SPIKE_WINDOW_NS`](rtshield_results::DRIFT_SPIKE_WINDOW_NS)
+/// before it (`after drift: irq_affinity irq 36 (eth0): 0 → 0-1`), so a
+/// spike names the change that may have caused it.
+fn verdict(r: &RunResult, expected_ns: u64, verdict: &str) -> String {
+    use rtshield_results::{
+        drift_before_spike as before_spike, DRIFT_SPIKE_WINDOW_NS as SPIKE_WINDOW_NS,
+    };
+    let near = before_spike(&r.drift, expected_ns, SPIKE_WINDOW_NS);
+    if near.is_empty() {
+        return verdict.to_string();
+    }
+    let named: Vec<String> = near
+        .iter()
+        .map(|e| {
+            format!(
+                "{} {}: {} → {}",
+                e.kind,
+                e.object,
+                e.before.as_deref().unwrap_or("(absent)"),
+                e.after.as_deref().unwrap_or("(absent)")
+            )
+        })
+        .collect();
+    format!("{verdict}; after drift: {}", named.join("; "))
+}
+
 fn traced(runs: &[Run]) -> impl Iterator<Item = (&Run, &rtshield_results::TraceResult)> {
     runs.iter()
         .filter_map(|r| r.result.trace.as_ref().map(|t| (r, t)))
@@ -86,7 +113,7 @@ pub(crate) fn html(runs: &[Run]) -> String {
                     us(s.latency_ns as i64),
                     s.irq_latency_ns.map_or("-".into(), us),
                     s.thread_latency_ns.map_or("-".into(), |v| us(v as i64)),
-                    esc(&s.verdict)
+                    esc(&verdict(&run.result, s.expected_ns, &s.verdict))
                 ));
             }
             h.push_str("</table>\n");
@@ -129,7 +156,7 @@ pub(crate) fn markdown(runs: &[Run]) -> String {
                     markdown_cell(&s.comm),
                     s.pid,
                     us(s.latency_ns as i64),
-                    markdown_cell(&s.verdict)
+                    markdown_cell(&verdict(&run.result, s.expected_ns, &s.verdict))
                 ));
             }
         }
@@ -152,6 +179,7 @@ pub(crate) fn markdown(runs: &[Run]) -> String {
 mod tests {
     use super::*;
     use crate::synth::{synth_run_result, write_synth_run_dir};
+    use rtshield_results::{Drift, DriftEffect as Effect, DriftEvent, DriftWatch};
 
     #[test]
     fn no_traced_run_no_section() {
@@ -162,5 +190,36 @@ mod tests {
         let runs = crate::load::load_all(&[a], &[]).unwrap();
         assert_eq!(html(&runs), "");
         assert_eq!(markdown(&runs), "");
+    }
+
+    #[test]
+    fn a_spike_names_the_drift_just_before_it() {
+        let mut r = synth_run_result("r", 1, &[1], 100, 10.0, 0.0, 100);
+        assert_eq!(verdict(&r, 5_000_000_000, "thread"), "thread");
+        let zero = 1_000_000_000;
+        r.drift = Drift {
+            drift: Some(vec![DriftEvent {
+                at_ns: 3_000_000_000,
+                since_ns: 2_000_000_000,
+                kind: "irq_affinity".into(),
+                object: "irq 36 (eth0)".into(),
+                before: Some("0".into()),
+                after: Some("0-1".into()),
+                effect: Effect::Exposes,
+                cpus: "1".into(),
+            }]),
+            drift_watch: Some(DriftWatch {
+                mono_zero_ns: Some(zero),
+                ..Default::default()
+            }),
+        };
+        // 10 s into the run: 7 s after the change.
+        assert_eq!(
+            verdict(&r, zero + 10_000_000_000, "irq"),
+            "irq; after drift: irq_affinity irq 36 (eth0): 0 → 0-1"
+        );
+        // Before the change, or long after it: not named.
+        assert_eq!(verdict(&r, zero + 1_000_000_000, "irq"), "irq");
+        assert_eq!(verdict(&r, zero + 100_000_000_000, "irq"), "irq");
     }
 }

@@ -76,15 +76,18 @@ pub fn synth_run_result(
             let mut t = thread_from_histogram(
                 i as u32,
                 Some(cpu),
-                200_000,
+                Some(200_000),
                 samples,
                 min,
                 max,
                 sum / samples.max(1) as f64,
                 h,
             );
-            t.tid = 1000 + i as i32;
-            t.priority = 98;
+            // What a measured run records beside its histogram.
+            t.tid = Some(1000 + i as i32);
+            t.policy = Some(rtshield_vocab::Policy::Fifo);
+            t.priority = Some(98);
+            (t.overruns, t.missed_periods, t.lost) = (Some(0), Some(0), Some(0));
             t
         })
         .collect();
@@ -92,8 +95,8 @@ pub fn synth_run_result(
         schema: rtshield_results::SCHEMA.into(),
         tool: "rtshield 0.1.0".into(),
         label: Some(label.into()),
-        started_at: "2026-11-22T06:00:00Z".into(),
-        duration_s: samples as f64 * 200e-6,
+        started_at: Some("2026-11-22T06:00:00Z".into()),
+        duration_s: Some(samples as f64 * 200e-6),
         command: vec![
             "rtshield".into(),
             "measure".into(),
@@ -102,13 +105,13 @@ pub fn synth_run_result(
         ],
         config: Some("main {\n  stats.period = 5 s\n}\n".into()),
         settings: rtshield_results::Settings {
-            mode: "nanosleep".into(),
+            mode: Some("nanosleep".into()),
             resolution_ns: 1000,
-            histo_buckets: buckets,
-            stats_period_ns: 5_000_000_000,
+            histo_buckets: Some(buckets),
+            stats_period_ns: Some(5_000_000_000),
             requested_duration_ns: None,
             requested_samples: Some(samples),
-            memlock: true,
+            memlock: Some(true),
             cpu_dma_latency: None,
         },
         sysinfo: SysInfo {
@@ -120,7 +123,7 @@ pub fn synth_run_result(
             ..Default::default()
         },
         warnings: vec![],
-        end_reason: "samples".into(),
+        end_reason: Some("samples".into()),
         threads,
         programs: vec![],
         tags: BTreeMap::from([(
@@ -129,6 +132,7 @@ pub fn synth_run_result(
         )]),
         trace: None,
         verdict: None,
+        drift: Default::default(),
     }
 }
 

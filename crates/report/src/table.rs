@@ -4,7 +4,7 @@
 
 use crate::load::Run;
 use crate::series::{fmt_us, fmt_us_frac, Series};
-use rtshield_results::{RunResult, ThreadResult};
+use rtshield_results::{Pct, RunResult, ThreadResult};
 use rtshield_text::{markdown, markdown_cell, markup_text};
 
 /// The summary table: one column per curve, one row per statistic, then
@@ -36,7 +36,7 @@ pub struct Worst {
 }
 
 /// Under every summary table: what the row names mean.
-pub(crate) const NOTE: &str = "p50 … p99.999999: over every sample (a percentile needs at least 1/(1 − q) samples: 10⁶ for p99.9999, else \"not enough samples\"). `_H` rows (the systress article's names): over the samples inside the histogram only, at bucket values; the mode lists every fullest bucket. `?`: not recorded by the source.";
+pub(crate) const NOTE: &str = "p50 … p99.999999: over every sample (a percentile needs at least 1/(1 − q) samples: 10⁶ for p99.9999, else \"not enough samples\"); `≥N`: beyond the histogram, only known to be at least N. `_H` rows (the systress article's names): over the samples inside the histogram only, at bucket values; the mode lists every fullest bucket. `?`: not recorded by the source.";
 
 /// Statistics rows, in order. Latencies in µs. `_H` rows (the systress
 /// article's names) are over the samples inside the histogram only, at
@@ -73,9 +73,11 @@ fn row_percentile(row: &str) -> Option<&str> {
 pub(crate) const NOT_ENOUGH: &str = "not enough samples";
 
 /// Every mode of a histogram (all the fullest buckets, in µs), at most
-/// `limit` of them then `… (N modes)`.
+/// `limit` of them then `… (N modes)`; `?` without a histogram.
 pub(crate) fn modes(t: &ThreadResult, limit: usize) -> String {
-    let h = &t.histogram;
+    let Some(h) = &t.histogram else {
+        return "?".into();
+    };
     let best = h.counts.iter().map(|c| c[1]).max().unwrap_or(0);
     if best == 0 {
         return "-".into();
@@ -93,9 +95,26 @@ pub(crate) fn modes(t: &ThreadResult, limit: usize) -> String {
     }
 }
 
-/// Whether thread `t` did not record `field` (an import): shown as `?`.
-pub(crate) fn unknown(t: &ThreadResult, field: &str) -> bool {
-    t.unknown.iter().any(|u| u == field)
+/// `v`, or `?` when unknown.
+pub(crate) fn q<T: std::fmt::Display>(v: Option<T>) -> String {
+    rtshield_results::or_unknown(v, "?")
+}
+
+/// Percentile `key` of `t` as a table cell (µs at resolution `res`): the
+/// value, `≥N` when only a bound is known, [`NOT_ENOUGH`], or `?`.
+pub(crate) fn pct_cell(t: &ThreadResult, key: &str, res: u64) -> String {
+    pct_text(t, key, |v| fmt_us(v as f64, res))
+}
+
+/// Percentile `key` of `t` as a cell, its values written by `us`: the
+/// value, `≥N` when only a bound is known, [`NOT_ENOUGH`], or `?`.
+pub(crate) fn pct_text(t: &ThreadResult, key: &str, us: impl Fn(i64) -> String) -> String {
+    match t.pct(key) {
+        Pct::Exact(v) => us(v),
+        Pct::AtLeast(v, _) => format!("≥{}", us(v)),
+        Pct::NotEnoughSamples => NOT_ENOUGH.to_string(),
+        Pct::Unknown => "?".to_string(),
+    }
 }
 
 /// A provenance cell: (run, index of the thread in the run) → text.
@@ -108,50 +127,23 @@ pub(crate) fn build(runs: &[Run], series: &[Series]) -> Table {
         .collect();
     for s in series {
         let t = s.thread;
-        let res = t.histogram.resolution_ns;
-        let imported = runs[s.run].result.tags.contains_key("imported");
-        let no_hist = unknown(t, "histogram");
-        let end_ns = (t.histogram.buckets * res) as i64;
-        let pct = |k: &str| {
-            if no_hist && !t.percentiles.contains_key(k) {
-                return "?".to_string();
-            }
-            if !rtshield_results::percentile_supported(k, t.samples) {
-                return NOT_ENOUGH.to_string();
-            }
-            match t.percentiles.get(k) {
-                None => NOT_ENOUGH.to_string(),
-                // An import keeps no samples beyond its histogram: the
-                // percentile is only known to be at least the histogram end.
-                Some(v) if imported && *v >= end_ns && t.histogram.overflow > 0 => {
-                    format!("≥{}", fmt_us(end_ns as f64, res))
-                }
-                Some(v) => fmt_us(*v as f64, res),
-            }
-        };
-        let h_cell = |f: &dyn Fn() -> String| if no_hist { "?".to_string() } else { f() };
-        let q = |field: &str, v: String| {
-            if unknown(t, field) {
-                "?".to_string()
-            } else {
-                v
-            }
-        };
+        let res = t.resolution_ns(runs[s.run].result.settings.resolution_ns);
+        let hs = t.hist_stats.as_ref();
         let cells: Vec<String> = STAT_ROWS
             .iter()
             .map(|row| match *row {
-                "samples" => q("samples", t.samples.to_string()),
+                "samples" => q(t.samples),
                 "min (µs)" => fmt_us(t.min_ns as f64, res),
                 "avg (µs)" => fmt_us_frac(t.avg_ns, res),
                 "max (µs)" => fmt_us(t.max_ns as f64, res),
-                "Samples_H" => h_cell(&|| t.hist_stats.samples.to_string()),
-                "L_avg_H (µs)" => h_cell(&|| fmt_us_frac(t.hist_stats.avg_ns, res)),
-                "L_med_H (µs)" => h_cell(&|| fmt_us(t.hist_stats.median_ns as f64, res)),
-                "L_std_H (µs)" => h_cell(&|| fmt_us_frac(t.hist_stats.std_ns, res)),
-                "L_mode_H (µs)" => h_cell(&|| modes(t, 8)),
-                "overflows" => h_cell(&|| t.histogram.overflow.to_string()),
-                "overruns" => q("overruns", t.overruns.to_string()),
-                r => pct(row_percentile(r).unwrap_or(r)),
+                "Samples_H" => q(hs.map(|h| h.samples)),
+                "L_avg_H (µs)" => q(hs.map(|h| fmt_us_frac(h.avg_ns, res))),
+                "L_med_H (µs)" => q(hs.map(|h| fmt_us(h.median_ns as f64, res))),
+                "L_std_H (µs)" => q(hs.map(|h| fmt_us_frac(h.std_ns, res))),
+                "L_mode_H (µs)" => modes(t, 8),
+                "overflows" => q(t.histogram.as_ref().map(|h| h.overflow)),
+                "overruns" => q(t.overruns),
+                r => pct_cell(t, row_percentile(r).unwrap_or(r), res),
             })
             .collect();
         for (row, c) in rows.iter_mut().zip(cells) {
@@ -168,26 +160,17 @@ pub(crate) fn build(runs: &[Run], series: &[Series]) -> Table {
     let prov: Vec<(&str, Cell)> = vec![
         ("host", |r, _| opt(&r.sysinfo.hostname)),
         ("kernel", |r, _| opt(&r.sysinfo.kernel_release)),
-        ("preemption", |r, _| preemption(r)),
+        ("preemption", |r, _| preemption(&r.sysinfo)),
         ("isolation", |r, _| isolation(r)),
         ("load", |r, _| load(r)),
         ("policy", |r, i| {
             let t = &r.threads[i];
-            let pol = if unknown(t, "policy") {
-                "?".to_string()
-            } else {
-                t.policy.clone()
-            };
-            let pri = if unknown(t, "priority") {
-                "?".to_string()
-            } else {
-                t.priority.to_string()
-            };
-            format!("{pol} {pri}")
+            format!("{} {}", q(t.policy), q(t.priority))
         }),
-        ("period (µs)", |r, i| match r.threads[i].period_ns {
-            0 => "?".into(),
-            p => fmt_us(p as f64, r.threads[i].histogram.resolution_ns),
+        ("period (µs)", |r, i| {
+            let t = &r.threads[i];
+            let res = t.resolution_ns(r.settings.resolution_ns);
+            q(t.period_ns.map(|p| fmt_us(p as f64, res)))
         }),
         ("tool", |r, _| r.tool.clone()),
     ];
@@ -232,7 +215,7 @@ pub(crate) fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<W
                 at_s: w.at_ns as f64 / 1e9,
                 us: w.latency_ns as f64 / 1000.0,
                 before: false,
-                res_ns: t.histogram.resolution_ns,
+                res_ns: t.resolution_ns(runs[s.run].result.settings.resolution_ns),
             })
             .collect();
         if v.is_empty() {
@@ -252,7 +235,7 @@ pub(crate) fn worst_cases(runs: &[Run], series: &[Series]) -> Vec<(String, Vec<W
                                 at_s: *ts,
                                 us: *mm,
                                 before: m < mm,
-                                res_ns: t.histogram.resolution_ns,
+                                res_ns: t.resolution_ns(runs[s.run].result.settings.resolution_ns),
                             });
                             prev = *mm;
                         }
@@ -349,16 +332,22 @@ fn opt(s: &Option<String>) -> String {
     s.clone().unwrap_or_else(|| "?".into())
 }
 
-fn preemption(r: &RunResult) -> String {
-    let si = &r.sysinfo;
-    let mode = si
-        .preempt_mode
-        .clone()
-        .or(si.preempt_dynamic.then(|| "dynamic".to_string()));
+/// The preemption model and the mode in force, as `report` and `runs
+/// show` both print it: `PREEMPT_DYNAMIC (full)`, `PREEMPT_RT`; a kernel
+/// that can switch models at boot whose mode the source did not record
+/// (cyclictest's `uname -v` says `PREEMPT_DYNAMIC` only) is
+/// `dynamic (mode ?)`, and `?` when nothing is known.
+pub(crate) fn preemption(si: &rtshield_sys::SysInfo) -> String {
+    let mode = match (&si.preempt_mode, si.preempt_dynamic) {
+        (Some(d), _) => Some(d.as_str()),
+        (None, true) => Some("dynamic, mode ?"),
+        (None, false) => None,
+    };
     match (&si.preempt_model, mode) {
         (Some(m), Some(d)) => format!("{m} ({d})"),
         (Some(m), None) => m.clone(),
-        (None, Some(d)) => d,
+        (None, Some(_)) if si.preempt_mode.is_none() => "dynamic (mode ?)".into(),
+        (None, Some(d)) => d.to_string(),
         (None, None) => "?".into(),
     }
 }

@@ -5,7 +5,7 @@
 //! own samples), each at 99.999 % and maximum. docs/trace.md gives the
 //! mapping and its limits.
 
-use crate::table::NOT_ENOUGH;
+use crate::table::{pct_text, q, NOT_ENOUGH};
 use rtshield_results::{percentile_supported, RunResult};
 use rtshield_text::{markdown_cell, markup_text};
 
@@ -61,9 +61,9 @@ pub(crate) fn rows<'a>(
                 config,
                 p99999(&sp.irq.percentiles, sp.samples),
                 kmax,
-                p99999(&t.percentiles, t.samples),
+                pct_text(t, "99.999", us),
                 us(t.max_ns),
-                format!("{} / {}", sp.samples, t.samples),
+                format!("{} / {}", sp.samples, q(t.samples)),
             ]);
         }
     }
@@ -111,4 +111,55 @@ pub(crate) fn html(rows: &[[String; 6]], heading: &str) -> String {
         markup_text(NOTE)
     ));
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{rows, us, NOT_ENOUGH};
+    use rtshield_results::{LatencyPart, PercentileBound, SplitResult, BEYOND_HISTOGRAM};
+
+    /// The user side follows the report table's rule for a value the
+    /// source did not record: `?` (never 0, never the maximum), `≥N` for
+    /// a bound, "not enough samples" only when the count is known.
+    #[test]
+    fn the_user_side_shows_unknown_bounded_and_not_enough_as_the_report_table() {
+        let mut r = crate::synth_run_result("x", 1, &[1], 2000, 10.0, 0.1, 200);
+        let t = &mut r.threads[0];
+        let part = LatencyPart {
+            min_ns: 1000,
+            max_ns: 33_000,
+            avg_ns: 2000.0,
+            histogram: t.histogram.clone().unwrap(),
+            percentiles: t.percentiles.clone(),
+        };
+        t.split = Some(SplitResult {
+            samples: 1990,
+            irq: part.clone(),
+            thread: part,
+        });
+        let max = us(t.max_ns);
+        let row = |r: &rtshield_results::RunResult| rows([("cfg".to_string(), r)]).remove(0);
+        assert_eq!(row(&r)[3], NOT_ENOUGH, "2000 samples: no p99.999");
+        // No histogram, no count: unknown.
+        let t = &mut r.threads[0];
+        (t.samples, t.histogram, t.hist_stats) = (None, None, None);
+        t.percentiles.clear();
+        let cells = row(&r);
+        assert_eq!(cells[3], "?");
+        assert_eq!(cells[4], max, "the maximum is exact");
+        assert_eq!(cells[5], "1990 / ?");
+        // Only a bound: at least it.
+        let t = &mut r.threads[0];
+        t.samples = Some(200_000);
+        t.percentile_bounds.insert(
+            "99.999".into(),
+            PercentileBound {
+                at_least_ns: 41_000,
+                reason: BEYOND_HISTOGRAM.into(),
+            },
+        );
+        let cells = row(&r);
+        assert_eq!(cells[3], "≥41.0");
+        assert_eq!(cells[5], "1990 / 200000");
+    }
 }

@@ -13,8 +13,8 @@
 //! `phase` names the load phase (`load`, `rest`, …) if any.
 
 use rtshield_results::{
-    TIMELINE_CPU, TIMELINE_ELAPSED_S, TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS, TIMELINE_PHASE,
-    TIMELINE_THREAD,
+    TIMELINE_CPU, TIMELINE_DRIFT, TIMELINE_ELAPSED_S, TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS,
+    TIMELINE_PHASE, TIMELINE_THREAD,
 };
 use rtshield_vocab::InputError;
 use std::path::Path;
@@ -42,6 +42,10 @@ pub struct Phase {
 pub struct Timeline {
     pub threads: Vec<ThreadLine>,
     pub phases: Vec<Phase>,
+    /// The intervals in which the drift watch saw a change (the `drift`
+    /// column: end of the interval, s, and the kinds, `;`-separated), in
+    /// time order, once per interval.
+    pub drift: Vec<(f64, String)>,
 }
 
 /// One line of a timeline CSV, split, with what its errors must name.
@@ -152,10 +156,11 @@ impl Timeline {
             find_us(&[(TIMELINE_IVAL_MAX_NS, 1000.0), ("max_us", 1.0)]),
         )?;
         let c_mm = find_us(&[(TIMELINE_MAX_MAX_NS, 1000.0), ("maxmax_us", 1.0)]);
-        let (c_thread, c_cpu, c_phase) = (
+        let (c_thread, c_cpu, c_phase, c_drift) = (
             find(TIMELINE_THREAD),
             find(TIMELINE_CPU),
             find(TIMELINE_PHASE),
+            find(TIMELINE_DRIFT),
         );
 
         let mut tl = Timeline::default();
@@ -214,6 +219,13 @@ impl Timeline {
                     None => "",
                 };
                 phase_rows.push((t, ph));
+                // Every thread's row has the same cell: the first's.
+                let cell = c_drift
+                    .and_then(|c| f.fields.get(c))
+                    .map_or("", |v| v.trim());
+                if !cell.is_empty() {
+                    tl.drift.push((t, cell.to_string()));
+                }
             }
         }
         tl.threads.sort_by_key(|s| s.thread);
@@ -247,6 +259,7 @@ impl Timeline {
         Timeline {
             threads: vec![line],
             phases,
+            drift: Vec::new(),
         }
     }
 
@@ -300,6 +313,22 @@ fn phases(rows: &[(f64, &str)]) -> Vec<Phase> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_drift_column_marks_its_intervals_once() {
+        let h = rtshield_results::timeline_header_with_drift(&[]);
+        let csv = format!(
+            "{h}\n1.000,none,0,1,10,10,1,2,3,3,0,0,,,,,,,\n1.000,none,1,2,10,10,1,2,3,3,0,0,,,,,,,\n\
+             2.000,none,0,1,20,10,1,2,3,3,0,0,,,,,,,irq_affinity;rt_task\n\
+             2.000,none,1,2,20,10,1,2,3,3,0,0,,,,,,,irq_affinity;rt_task\n"
+        );
+        let tl = Timeline::parse(&csv, "timeline.csv").unwrap();
+        assert_eq!(tl.drift, vec![(2.0, "irq_affinity;rt_task".to_string())]);
+        assert_eq!(tl.threads.len(), 2);
+        // Files without the column: no marker.
+        let tl = Timeline::parse(CSV, "t.csv").unwrap();
+        assert!(tl.drift.is_empty());
+    }
 
     const CSV: &str = "t_s,thread,cpu,samples,min_us,avg_us,max_us,maxmax_us,phase\n\
         5,0,1,50000,2,3.5,20,20,load\n\

@@ -20,8 +20,8 @@ pub fn example_result() -> RunResult {
         schema: SCHEMA.into(),
         tool: "rtshield 0.1.0".into(),
         label: Some("example".into()),
-        started_at: "2026-11-22T05:47:39Z".into(),
-        duration_s: 0.002,
+        started_at: Some("2026-11-22T05:47:39Z".into()),
+        duration_s: Some(0.002),
         command: vec![
             "rtshield".into(),
             "measure".into(),
@@ -30,13 +30,13 @@ pub fn example_result() -> RunResult {
         ],
         config: None,
         settings: Settings {
-            mode: "nanosleep".into(),
+            mode: Some("nanosleep".into()),
             resolution_ns: 1000,
-            histo_buckets: 101,
-            stats_period_ns: 1_000_000_000,
+            histo_buckets: Some(101),
+            stats_period_ns: Some(1_000_000_000),
             requested_duration_ns: None,
             requested_samples: Some(10),
-            memlock: true,
+            memlock: Some(true),
             cpu_dma_latency: Some(0),
         },
         sysinfo: rtshield_sys::SysInfo {
@@ -47,47 +47,49 @@ pub fn example_result() -> RunResult {
             ..Default::default()
         },
         warnings: vec![],
-        end_reason: "samples".into(),
+        end_reason: Some("samples".into()),
         threads: vec![ThreadResult {
             index: 0,
-            tid: 4242,
+            tid: Some(4242),
             cpu: Some(1),
-            policy: "fifo".into(),
-            priority: 98,
+            policy: Some(rtshield_vocab::Policy::Fifo),
+            priority: Some(98),
             requested_policy: None,
-            period_ns: 200_000,
-            samples: 10,
+            period_ns: Some(200_000),
+            samples: Some(10),
             min_ns: 2_100,
             max_ns: 150_400,
-            cur_ns: 150_400,
+            cur_ns: Some(150_400),
             avg_ns: 20_650.0,
-            overruns: 0,
-            missed_periods: 0,
-            lost: 0,
-            histogram: Histogram {
+            overruns: Some(0),
+            missed_periods: Some(0),
+            lost: Some(0),
+            histogram: Some(Histogram {
                 resolution_ns: 1000,
                 buckets: 101,
                 counts: vec![[2, 1], [3, 3], [4, 1], [5, 2], [6, 1], [20, 1]],
                 overflow: 1,
                 underflow: 0,
-            },
-            hist_stats: HistStats {
+            }),
+            hist_stats: Some(HistStats {
                 samples: 9,
                 avg_ns: 5666.666666666667,
                 median_ns: 4000,
                 std_ns: 5206.833117271102,
                 mode_ns: 3000,
-            },
+            }),
             // HDR answers are the top of their 3-digit equivalence range
-            // (4.7 µs -> 4703 ns), capped at the exact maximum.
-            percentiles: pct(&[4_703, 20_911, 150_400, 150_400, 150_400, 150_400, 150_400]),
-            corrected: Corrected {
+            // (4.7 µs -> 4703 ns), capped at the exact maximum. Ten
+            // samples support p50 and p90 only (a percentile q needs
+            // 1/(1 − q) samples).
+            percentiles: pct(&[4_703, 20_911]),
+            percentile_bounds: BTreeMap::new(),
+            corrected: Some(Corrected {
                 samples: 10,
                 max_ns: 150_400,
-                percentiles: pct(&[4_703, 20_911, 150_400, 150_400, 150_400, 150_400, 150_400]),
-            },
+                percentiles: pct(&[4_703, 20_911]),
+            }),
             worst_cases: vec![],
-            unknown: vec![],
             split: None,
             le_counts: Some(
                 LE_BOUNDS_NS
@@ -106,5 +108,6 @@ pub fn example_result() -> RunResult {
         tags: BTreeMap::new(),
         trace: None,
         verdict: None,
+        drift: Default::default(),
     }
 }

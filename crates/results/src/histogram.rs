@@ -3,7 +3,10 @@
 //! it, resumed runs and campaign overlays merge it, readers and reports
 //! derive from it.
 
-use crate::{Corrected, HistStats, Histogram, ThreadResult, LE_BOUNDS_NS, PERCENTILES};
+use crate::{
+    percentile_supported, HistStats, Histogram, PercentileBound, ThreadResult, BEYOND_HISTOGRAM,
+    DEEP_PERCENTILES, LE_BOUNDS_NS, PERCENTILES,
+};
 use std::collections::BTreeMap;
 
 impl Histogram {
@@ -124,27 +127,30 @@ impl LeCounter {
 
 /// Threads pooled into one, as a campaign overlay shows a group of runs:
 /// the histograms summed (a thread whose buckets differ from the first
-/// thread's is left out), samples added, minimum and maximum exact, the
-/// mean weighted by samples; percentiles from the summed histogram. The
-/// first thread gives the CPU and period. None when no sample is left.
+/// thread's is left out, and so is one without a histogram), samples
+/// added, minimum and maximum exact, the mean weighted by samples;
+/// percentiles from the summed histogram. The first thread gives the CPU
+/// and period. None when no sample is left.
 pub fn pool_threads<'a>(
     threads: impl IntoIterator<Item = &'a ThreadResult>,
 ) -> Option<ThreadResult> {
-    let mut it = threads.into_iter();
+    let mut it = threads
+        .into_iter()
+        .filter(|t| t.histogram.is_some() && t.samples.is_some());
     let t0 = it.next()?;
-    let (mut h, mut n, mut sum) = (
-        t0.histogram.clone(),
-        t0.samples,
-        t0.avg_ns * t0.samples as f64,
-    );
+    let (mut h, mut n) = (t0.histogram.clone()?, t0.samples?);
+    let mut sum = t0.avg_ns * n as f64;
     let (mut min, mut max) = (t0.min_ns, t0.max_ns);
     for t in it {
-        let Ok(m) = h.merge(&t.histogram) else {
+        let (Some(th), Some(tn)) = (&t.histogram, t.samples) else {
+            continue;
+        };
+        let Ok(m) = h.merge(th) else {
             continue;
         };
         h = m;
-        n += t.samples;
-        sum += t.avg_ns * t.samples as f64;
+        n += tn;
+        sum += t.avg_ns * tn as f64;
         min = min.min(t.min_ns);
         max = max.max(t.max_ns);
     }
@@ -165,50 +171,75 @@ pub fn pool_threads<'a>(
 
 /// Build a thread result from a histogram and the exact min/max/avg the
 /// tool reported: `_H` statistics and percentiles are computed from the
-/// histogram (bucket lower edges); a percentile that falls into the
-/// overflow is reported as the exact maximum.
+/// histogram (bucket lower edges); a percentile whose rank falls into the
+/// overflow is only a bound ([`hist_percentiles`]). Everything a
+/// histogram does not say (tid, policy, priority, last sample, overruns,
+/// missed periods, lost samples, the corrected view) is unknown: the
+/// reader fills in what its file records.
 #[allow(clippy::too_many_arguments)]
 pub fn thread_from_histogram(
     index: u32,
     cpu: Option<u32>,
-    period_ns: u64,
+    period_ns: Option<u64>,
     samples: u64,
     min_ns: i64,
     max_ns: i64,
     avg_ns: f64,
     h: Histogram,
 ) -> ThreadResult {
-    let percentiles = hist_percentiles(&h, max_ns);
+    let (percentiles, percentile_bounds) = hist_percentiles(&h);
     ThreadResult {
         index,
-        tid: 0,
+        tid: None,
         cpu,
-        policy: "FIFO".into(),
-        priority: 0,
+        policy: None,
+        priority: None,
         requested_policy: None,
         period_ns,
-        samples,
+        samples: Some(samples),
         min_ns,
         max_ns,
-        cur_ns: 0,
+        cur_ns: None,
         avg_ns,
-        overruns: 0,
-        missed_periods: 0,
-        lost: 0,
-        hist_stats: hist_stats(&h),
-        corrected: Corrected {
-            samples,
-            max_ns,
-            percentiles: percentiles.clone(),
-        },
+        overruns: None,
+        missed_periods: None,
+        lost: None,
+        hist_stats: Some(hist_stats(&h)),
+        corrected: None,
         percentiles,
-        histogram: h,
+        percentile_bounds,
+        histogram: Some(h),
         worst_cases: Vec::new(),
-        unknown: Vec::new(),
         split: None,
         le_counts: None,
         overflow_cycles: None,
     }
+}
+
+/// A thread of which only the exact figures are known (no histogram: no
+/// percentile, no `_H` statistics, no overflow count).
+pub(crate) fn thread_without_histogram(
+    index: u32,
+    cpu: Option<u32>,
+    samples: Option<u64>,
+    min_ns: i64,
+    max_ns: i64,
+    avg_ns: f64,
+) -> ThreadResult {
+    let h = Histogram {
+        resolution_ns: 1000,
+        buckets: 0,
+        counts: Vec::new(),
+        overflow: 0,
+        underflow: 0,
+    };
+    let mut t = thread_from_histogram(index, cpu, None, 0, min_ns, max_ns, avg_ns, h);
+    t.samples = samples;
+    t.histogram = None;
+    t.hist_stats = None;
+    t.percentiles.clear();
+    t.percentile_bounds.clear();
+    t
 }
 
 /// The systress article's `_H` statistics over the samples inside the histogram.
@@ -216,30 +247,54 @@ pub fn hist_stats(h: &Histogram) -> HistStats {
     HistStats::from_buckets(h.counts.iter().map(|c| (c[0], c[1])), h.resolution_ns)
 }
 
-/// Percentiles over all samples (histogram + overflow): the lower edge of
-/// the bucket holding the p-th sample, or `max_ns` when it is an overflow.
-pub fn hist_percentiles(h: &Histogram, max_ns: i64) -> BTreeMap<String, i64> {
-    let total: u64 = h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow;
-    let mut out = BTreeMap::new();
-    if total == 0 {
-        return out;
-    }
-    for key in PERCENTILES {
+/// Exact percentiles and bounds over the samples the histogram holds
+/// (underflow, buckets, overflow): the lower edge of the bucket holding the
+/// sample of rank ⌈q·n⌉ when that bucket is in the histogram; a bound (at
+/// least the histogram's end) when the rank falls among the overflow;
+/// nothing for a percentile the sample count does not support
+/// ([`percentile_supported`]) or whose rank is an underflow (below zero:
+/// a clock anomaly, not a latency).
+pub fn hist_percentiles(
+    h: &Histogram,
+) -> (BTreeMap<String, i64>, BTreeMap<String, PercentileBound>) {
+    let (mut exact, mut bounds) = (BTreeMap::new(), BTreeMap::new());
+    let samples = h.underflow + h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow;
+    let end_ns = (h.buckets * h.resolution_ns) as i64;
+    for key in PERCENTILES.iter().chain(DEEP_PERCENTILES) {
+        if !percentile_supported(key, samples) {
+            continue;
+        }
         let p: f64 = key.parse().unwrap_or(100.0);
-        // Rank of the sample: ceil(p% of total), at least 1.
-        let rank = ((p / 100.0 * total as f64).ceil() as u64).max(1);
-        let mut acc = 0;
-        let mut v = max_ns;
+        // Rank of the sample: ceil(p% of samples), at least 1.
+        let rank = ((p / 100.0 * samples as f64).ceil() as u64).max(1);
+        if rank <= h.underflow {
+            continue;
+        }
+        let mut acc = h.underflow;
+        let mut v = None;
         for c in &h.counts {
             acc += c[1];
             if acc >= rank {
-                v = (c[0] * h.resolution_ns) as i64;
+                v = Some((c[0] * h.resolution_ns) as i64);
                 break;
             }
         }
-        out.insert((*key).to_string(), v);
+        match v {
+            Some(v) => {
+                exact.insert((*key).to_string(), v);
+            }
+            None => {
+                bounds.insert(
+                    (*key).to_string(),
+                    PercentileBound {
+                        at_least_ns: end_ns,
+                        reason: BEYOND_HISTOGRAM.to_string(),
+                    },
+                );
+            }
+        }
     }
-    out
+    (exact, bounds)
 }
 
 #[cfg(test)]
@@ -272,7 +327,7 @@ mod tests {
         let a = thread_from_histogram(
             0,
             Some(1),
-            200_000,
+            Some(200_000),
             5,
             10_000,
             90_000,
@@ -282,21 +337,30 @@ mod tests {
         let b = thread_from_histogram(
             1,
             Some(2),
-            200_000,
+            Some(200_000),
             4,
             9_000,
             80_000,
             30_000.0,
             h(vec![[10, 1], [12, 1]], 100),
         );
-        let other =
-            thread_from_histogram(2, Some(3), 200_000, 7, 1, 999_999, 1.0, h(vec![[1, 5]], 50));
+        let other = thread_from_histogram(
+            2,
+            Some(3),
+            Some(200_000),
+            7,
+            1,
+            999_999,
+            1.0,
+            h(vec![[1, 5]], 50),
+        );
         let p = pool_threads([&a, &other, &b]).unwrap();
-        assert_eq!(p.histogram.counts, vec![[10, 4], [12, 1]]);
-        assert_eq!((p.histogram.overflow, p.histogram.underflow), (2, 2));
+        let ph = p.histogram.as_ref().unwrap();
+        assert_eq!(ph.counts, vec![[10, 4], [12, 1]]);
+        assert_eq!((ph.overflow, ph.underflow), (2, 2));
         assert_eq!(
             (p.samples, p.min_ns, p.max_ns, p.cpu),
-            (9, 9_000, 90_000, Some(1))
+            (Some(9), 9_000, 90_000, Some(1))
         );
         assert!((p.avg_ns - 220_000.0 / 9.0).abs() < 1e-6);
         assert!(pool_threads([]).is_none());

@@ -17,6 +17,7 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod drift;
 #[cfg(any(test, feature = "testing"))]
 mod example;
 mod export;
@@ -26,41 +27,50 @@ mod merge;
 mod read;
 mod schema;
 mod statrec;
+mod unknown;
 mod verdict;
 
+pub use crate::drift::{
+    before_spike as drift_before_spike, kind as drift_kind, timeline_cell as drift_timeline_cell,
+    Drift, DriftEvent, DriftWatch, Effect as DriftEffect, SPIKE_WINDOW_NS as DRIFT_SPIKE_WINDOW_NS,
+};
 /// Fixtures for tests of this and other crates (feature `testing`, never
 /// in the release binary).
 #[cfg(any(test, feature = "testing"))]
 pub use crate::example::example_result;
 pub use crate::export::{
     by_name, csv_header, csv_split_header, file_names, format_timeline_host, format_timeline_row,
-    read_timeline, spikes_summary, systress_file_name, timeline_header, timeline_header_with_host,
-    to_csv, to_cyclictest_hist, to_cyclictest_json, to_json, to_junit, to_kcidb, to_openmetrics,
-    to_prometheus_text, to_spikes_json, to_spikes_txt, to_systress_txt, write_all, write_json,
-    write_text, CiOptions, Csv, CyclictestHist, CyclictestJson, ExportManager, Exporter, Failure,
-    Json, Junit, Kcidb, OpenMetrics, PrometheusText, Spikes, SystressTxt, TimelineHost,
-    TimelineRecord, TimelineRow, TimelineWriter, Timestamps, CI_FORMATS, CSV_FILE,
-    CYCLICTEST_JSON_FILE, HIST_FILE, JSON_FILE, JUNIT_FILE, KCIDB_FILE, OPENMETRICS_FILE,
-    SPIKES_JSON, SPIKES_TXT, TIMELINE_CPU, TIMELINE_ELAPSED_S, TIMELINE_FILE, TIMELINE_HEADER,
-    TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS, TIMELINE_PHASE, TIMELINE_THREAD, TRACE_TXT,
+    read_timeline, spikes_summary, systress_file_name, timeline_header, timeline_header_with_drift,
+    timeline_header_with_host, to_csv, to_cyclictest_hist, to_cyclictest_json, to_json, to_junit,
+    to_kcidb, to_openmetrics, to_prometheus_text, to_spikes_json, to_spikes_txt, to_systress_txt,
+    write_all, write_json, write_text, CiOptions, Csv, CyclictestHist, CyclictestJson,
+    ExportManager, Exporter, Failure, Json, Junit, Kcidb, OpenMetrics, PrometheusText, Spikes,
+    SystressTxt, TimelineHost, TimelineRecord, TimelineRow, TimelineWriter, Timestamps, CI_FORMATS,
+    CSV_FILE, CYCLICTEST_JSON_FILE, HIST_FILE, JSON_FILE, JUNIT_FILE, KCIDB_FILE, OPENMETRICS_FILE,
+    SPIKES_JSON, SPIKES_TXT, TIMELINE_CPU, TIMELINE_DRIFT, TIMELINE_ELAPSED_S, TIMELINE_FILE,
+    TIMELINE_HEADER, TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS, TIMELINE_PHASE, TIMELINE_THREAD,
+    TRACE_TXT,
 };
 pub use crate::histogram::{
     hist_percentiles, hist_stats, pool_threads, thread_from_histogram, LeCounter, MinMaxSum,
 };
 pub use crate::import::{
     read_cyclictest_hist, read_cyclictest_json, read_fluctuation_log, read_systress_txt, sniff,
-    CyclictestArgs, FluctLog, FluctRow, InputFormat,
+    FluctLog, FluctRow, InputFormat,
 };
 pub use crate::merge::merge_resumed;
-pub use crate::read::{parse_json, read_json, ReadError, SCHEMA_MAJOR};
+pub use crate::read::{
+    from_stored_json, parse_json, read_json, ReadError, OLDEST_MAJOR, SCHEMA_MAJOR,
+};
 pub use crate::schema::{
-    kernel_id, percentile_supported, Corrected, HistStats, Histogram, LatencyPart, ProgramResult,
-    RunResult, Settings, SplitResult, ThreadResult, TraceResult, WorstCase, DEEP_PERCENTILES,
-    LE_BOUNDS_NS, PERCENTILES, SCHEMA,
+    kernel_id, percentile_supported, Corrected, HistStats, Histogram, LatencyPart, Pct,
+    PercentileBound, ProgramResult, RunResult, Settings, SplitResult, ThreadResult, TraceResult,
+    WorstCase, BEYOND_HISTOGRAM, DEEP_PERCENTILES, LE_BOUNDS_NS, PERCENTILES, SCHEMA,
 };
 pub use crate::statrec::{
     compare_stat_records, stat_ratio, Metric, StatRecord, ThreadMean, STAT_SCHEMA,
 };
+pub use crate::unknown::or as or_unknown;
 pub use crate::verdict::{
     effective_verdict, LimitFailure, Limits, ThreadVerdict, Verdict, EXIT_LIMIT_EXCEEDED,
 };

@@ -12,44 +12,60 @@
 use crate::histogram::{hist_percentiles, hist_stats};
 use crate::{RunResult, ThreadResult};
 
+/// Two counts of the same thing added up; unknown when either is.
+fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    Some(a? + b?)
+}
+
 fn merge_thread(a: &ThreadResult, b: &ThreadResult) -> Result<ThreadResult, String> {
-    let histogram = a
-        .histogram
-        .merge(&b.histogram)
-        .map_err(|e| format!("thread {}: {e}", a.index))?;
-    let samples = a.samples + b.samples;
-    let pick = |x: i64, y: i64, f: fn(i64, i64) -> i64| match (a.samples, b.samples) {
+    let histogram = match (&a.histogram, &b.histogram) {
+        (Some(x), Some(y)) => Some(x.merge(y).map_err(|e| format!("thread {}: {e}", a.index))?),
+        _ => None,
+    };
+    let samples = add(a.samples, b.samples);
+    let (na, nb) = (a.samples.unwrap_or(0), b.samples.unwrap_or(0));
+    let pick = |x: i64, y: i64, f: fn(i64, i64) -> i64| match (na, nb) {
         (0, _) => y,
         (_, 0) => x,
         _ => f(x, y),
     };
     let min_ns = pick(a.min_ns, b.min_ns, i64::min);
     let max_ns = pick(a.max_ns, b.max_ns, i64::max);
-    let avg_ns = if samples == 0 {
-        0.0
-    } else {
-        (a.avg_ns * a.samples as f64 + b.avg_ns * b.samples as f64) / samples as f64
+    let avg_ns = match samples {
+        Some(n) if n > 0 => (a.avg_ns * na as f64 + b.avg_ns * nb as f64) / n as f64,
+        _ => 0.0,
     };
-    let mut corrected = b.corrected.clone();
-    corrected.samples = a.corrected.samples + b.corrected.samples;
-    corrected.max_ns = a.corrected.max_ns.max(b.corrected.max_ns);
-    for (k, v) in &a.corrected.percentiles {
-        let e = corrected.percentiles.entry(k.clone()).or_insert(*v);
-        *e = (*e).max(*v);
-    }
+    let corrected = match (&a.corrected, &b.corrected) {
+        (Some(ac), Some(bc)) => {
+            let mut c = bc.clone();
+            c.samples = ac.samples + bc.samples;
+            c.max_ns = ac.max_ns.max(bc.max_ns);
+            for (k, v) in &ac.percentiles {
+                let e = c.percentiles.entry(k.clone()).or_insert(*v);
+                *e = (*e).max(*v);
+            }
+            Some(c)
+        }
+        _ => None,
+    };
+    let (percentiles, percentile_bounds) =
+        histogram.as_ref().map(hist_percentiles).unwrap_or_default();
     Ok(ThreadResult {
         samples,
         min_ns,
         max_ns,
         avg_ns,
-        cur_ns: if b.samples > 0 { b.cur_ns } else { a.cur_ns },
-        overruns: a.overruns + b.overruns,
-        missed_periods: a.missed_periods + b.missed_periods,
-        lost: a.lost + b.lost,
-        hist_stats: hist_stats(&histogram),
-        percentiles: hist_percentiles(&histogram, max_ns),
+        cur_ns: if nb > 0 { b.cur_ns } else { a.cur_ns },
+        overruns: add(a.overruns, b.overruns),
+        missed_periods: add(a.missed_periods, b.missed_periods),
+        lost: add(a.lost, b.lost),
+        hist_stats: histogram.as_ref().map(hist_stats),
+        percentiles,
+        percentile_bounds,
         le_counts: merge_le(a.le_counts.as_deref(), b.le_counts.as_deref()),
-        overflow_cycles: merge_cycles(a, b, histogram.buckets.saturating_sub(1)),
+        overflow_cycles: histogram
+            .as_ref()
+            .and_then(|h| merge_cycles(a, b, h.buckets.saturating_sub(1))),
         histogram,
         corrected,
         ..b.clone()
@@ -68,10 +84,11 @@ fn merge_le(a: Option<&[[u64; 2]]>, b: Option<&[[u64; 2]]>) -> Option<Vec<[u64; 
 /// `n` in all, as cyclictest keeps them. Unknown when either part's are.
 fn merge_cycles(a: &ThreadResult, b: &ThreadResult, n: u64) -> Option<Vec<u64>> {
     let (x, y) = (a.overflow_cycles.as_ref()?, b.overflow_cycles.as_ref()?);
+    let na = a.samples?;
     Some(
         x.iter()
             .copied()
-            .chain(y.iter().map(|c| c + a.samples))
+            .chain(y.iter().map(|c| c + na))
             .take(n as usize)
             .collect(),
     )
@@ -119,7 +136,8 @@ pub fn merge_resumed(prev: &RunResult, cur: &RunResult, gap_s: f64) -> Result<Ru
     let mut warnings = prev.warnings.clone();
     warnings.push(format!(
         "resumed from a checkpoint at {:.3} s after {:.1} s down: samples of the down time and of the time between the last checkpoint and the interruption are not in these results; percentiles are from the merged histogram",
-        prev.duration_s, gap_s
+        prev.duration_s.unwrap_or(0.0),
+        gap_s
     ));
     for w in &cur.warnings {
         if !warnings.contains(w) {
@@ -137,7 +155,7 @@ pub fn merge_resumed(prev: &RunResult, cur: &RunResult, gap_s: f64) -> Result<Ru
     let verdict = limits.map(|l| crate::Verdict::judge(&threads, l));
     Ok(RunResult {
         started_at: prev.started_at.clone(),
-        duration_s: prev.duration_s + cur.duration_s,
+        duration_s: prev.duration_s.zip(cur.duration_s).map(|(a, b)| a + b),
         command: prev.command.clone(),
         config: prev.config.clone(),
         label: prev.label.clone(),
@@ -148,6 +166,7 @@ pub fn merge_resumed(prev: &RunResult, cur: &RunResult, gap_s: f64) -> Result<Ru
         programs,
         tags,
         verdict,
+        drift: crate::drift::Drift::merged(&prev.drift, &cur.drift),
         ..cur.clone()
     })
 }
@@ -161,49 +180,49 @@ mod tests {
     fn counts_add_up_exactly() {
         let a = example_result();
         let mut b = example_result();
-        b.threads[0].samples = 5;
-        b.threads[0].min_ns = 1_000;
-        b.threads[0].max_ns = 90_000;
-        b.threads[0].avg_ns = 8_000.0;
-        b.threads[0].overruns = 2;
-        b.threads[0].missed_periods = 3;
-        b.threads[0].histogram.counts = vec![[1, 2], [3, 3]];
-        b.threads[0].histogram.overflow = 0;
-        b.duration_s = 1.0;
+        let bt = &mut b.threads[0];
+        bt.samples = Some(5);
+        bt.min_ns = 1_000;
+        bt.max_ns = 90_000;
+        bt.avg_ns = 8_000.0;
+        bt.overruns = Some(2);
+        bt.missed_periods = Some(3);
+        let bh = bt.histogram.as_mut().unwrap();
+        bh.counts = vec![[1, 2], [3, 3]];
+        bh.overflow = 0;
+        b.duration_s = Some(1.0);
         let m = merge_resumed(&a, &b, 12.5).unwrap();
         let t = &m.threads[0];
         let at = &a.threads[0];
-        assert_eq!(t.samples, at.samples + 5);
+        let n = |x: Option<u64>| x.unwrap();
+        assert_eq!(n(t.samples), n(at.samples) + 5);
         assert_eq!((t.min_ns, t.max_ns), (1_000, at.max_ns));
-        assert_eq!(t.overruns, at.overruns + 2);
-        assert_eq!(t.missed_periods, at.missed_periods + 3);
+        assert_eq!(n(t.overruns), n(at.overruns) + 2);
+        assert_eq!(n(t.missed_periods), n(at.missed_periods) + 3);
         // Bucket 3 held 3 samples before, 3 more now; bucket 1 is new.
-        assert!(
-            t.histogram.counts.contains(&[3, 6]),
-            "{:?}",
-            t.histogram.counts
-        );
-        assert!(t.histogram.counts.contains(&[1, 2]));
-        let h: u64 = t.histogram.counts.iter().map(|c| c[1]).sum::<u64>() + t.histogram.overflow;
-        assert_eq!(h, t.samples - t.lost, "every sample once");
-        assert_eq!(t.hist_stats.samples, h - t.histogram.overflow);
-        let want = (at.avg_ns * at.samples as f64 + 8_000.0 * 5.0) / t.samples as f64;
+        let th = t.histogram.as_ref().unwrap();
+        assert!(th.counts.contains(&[3, 6]), "{:?}", th.counts);
+        assert!(th.counts.contains(&[1, 2]));
+        let h: u64 = th.counts.iter().map(|c| c[1]).sum::<u64>() + th.overflow;
+        assert_eq!(h, n(t.samples) - n(t.lost), "every sample once");
+        assert_eq!(t.hist_stats.as_ref().unwrap().samples, h - th.overflow);
+        let want = (at.avg_ns * n(at.samples) as f64 + 8_000.0 * 5.0) / n(t.samples) as f64;
         assert!((t.avg_ns - want).abs() < 1e-6);
-        assert_eq!(m.duration_s, a.duration_s + 1.0);
+        assert_eq!(m.duration_s, Some(a.duration_s.unwrap() + 1.0));
         assert_eq!(m.tags["resumed"], "1");
         assert_eq!(m.tags["down_s"], "12.500");
         // A second resume accumulates.
         let m2 = merge_resumed(&m, &b, 1.0).unwrap();
         assert_eq!(m2.tags["resumed"], "2");
         assert_eq!(m2.tags["down_s"], "13.500");
-        assert_eq!(m2.threads[0].samples, at.samples + 10);
+        assert_eq!(n(m2.threads[0].samples), n(at.samples) + 10);
     }
 
     #[test]
     fn different_histograms_are_refused() {
         let a = example_result();
         let mut b = example_result();
-        b.threads[0].histogram.buckets = 2001;
+        b.threads[0].histogram.as_mut().unwrap().buckets = 2001;
         let e = merge_resumed(&a, &b, 0.0).unwrap_err();
         assert!(e.contains("histograms differ"), "{e}");
     }

@@ -3,10 +3,16 @@
 use crate::RunResult;
 use rtshield_text::excerpt::{withhold, Quote};
 use rtshield_vocab::InputError;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-/// The schema major version this build reads and writes.
-pub const SCHEMA_MAJOR: u32 = 1;
+/// The schema major version this build writes. It reads this one and
+/// [`OLDEST_MAJOR`]..: older files are upgraded as they are read.
+pub const SCHEMA_MAJOR: u32 = 2;
+
+/// The oldest major version this build reads (version 1: placeholders
+/// for unknown values, listed in each thread's `unknown`).
+pub const OLDEST_MAJOR: u32 = 1;
 const SCHEMA_PREFIX: &str = "rtshield.results/";
 
 /// Why a `results.json` could not be read.
@@ -33,8 +39,9 @@ fn invalid(path: &Path, line: usize, col: usize, msg: impl std::fmt::Display) ->
 
 /// Read a `results.json` (a regular file of at most
 /// [`INPUT_LIMIT`](rtshield_safefs::INPUT_LIMIT) bytes). Refuses a file without a `schema`, another
-/// tool's schema, or a major version other than [`SCHEMA_MAJOR`] (minor
-/// additions are fields this reader ignores or defaults).
+/// tool's schema, or a major version it does not know (minor additions
+/// are fields this reader ignores or defaults); a version-1 file is
+/// upgraded ([`upgrade_v1`]).
 pub fn read_json(path: impl AsRef<Path>) -> Result<RunResult, ReadError> {
     let path = path.as_ref();
     // Bounded, regular files only: a FIFO or /dev/zero planted where a
@@ -128,21 +135,34 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
             ),
         ));
     }
-    if major != SCHEMA_MAJOR {
+    if !(OLDEST_MAJOR..=SCHEMA_MAJOR).contains(&major) {
         return Err(invalid(
             path,
             1,
             1,
             format!(
-                "schema \"{schema}\" has major version {major}; this rtshield reads version {SCHEMA_MAJOR} only"
+                "schema \"{schema}\" has major version {major}; this rtshield reads versions {OLDEST_MAJOR} to {SCHEMA_MAJOR}"
             ),
         ));
     }
-    let mut r: RunResult = serde_json::from_str(text)
-        .map_err(|e| invalid(path, e.line(), e.column(), format!("bad results file: {e}")))?;
+    let mut r: RunResult = if major == 1 {
+        // Version 1 is upgraded as a tree: files of that age are small
+        // (and the thread count was bounded above).
+        let mut v: Value = serde_json::from_str(text)
+            .map_err(|e| invalid(path, e.line(), e.column(), format!("not valid JSON: {e}")))?;
+        upgrade_v1(&mut v);
+        serde_json::from_value(v)
+            .map_err(|e| invalid(path, 1, 1, format!("bad results file (version 1): {e}")))?
+    } else {
+        serde_json::from_str(text)
+            .map_err(|e| invalid(path, e.line(), e.column(), format!("bad results file: {e}")))?
+    };
     // A file written by an older rtshield may hold a store's password in
     // its command line: it goes no further (report, export, store).
     r.command = rtshield_text::secret::redact_args(&r.command);
+    for p in &mut r.programs {
+        p.command = rtshield_text::secret::redact(&p.command).into_owned();
+    }
     if let Some(c) = &mut r.config {
         *c = rtshield_text::secret::redact(c).into_owned();
     }
@@ -166,4 +186,134 @@ fn count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<usize, D::Error> {
         }
     }
     d.deserialize_seq(Count)
+}
+
+/// A result stored as JSON text (the store keeps them): any version this
+/// build reads, upgraded.
+pub fn from_stored_json(text: &str) -> Result<RunResult, String> {
+    parse_json(text, Path::new("stored result")).map_err(|e| e.to_string())
+}
+
+/// Thread fields version 1 wrote placeholders for when a thread's
+/// `unknown` list named them.
+const V1_UNKNOWABLE: &[&str] = &[
+    "tid",
+    "policy",
+    "priority",
+    "overruns",
+    "missed_periods",
+    "lost",
+    "samples",
+];
+
+/// A version-1 result as version 2 writes it: the placeholders of
+/// unknown values become null, and what version-1 readers of other
+/// tools' files invented becomes unknown again (an import's end reason,
+/// its duration computed as samples × period, its live-table period, its
+/// `mode` and `memlock` when the file had no provenance, its last sample
+/// and coordinated-omission view, a period of 0). An import's percentiles
+/// are taken again from its histogram, so a rank beyond the histogram is
+/// a bound and no longer the maximum; every thread's percentiles its
+/// sample count does not support are dropped.
+pub(crate) fn upgrade_v1(v: &mut Value) {
+    v["schema"] = Value::from(crate::SCHEMA);
+    let kind = v["tags"]["imported"].as_str().map(str::to_string);
+    let tool = v["tool"].as_str().unwrap_or_default().to_string();
+    if v["started_at"].as_str() == Some("") {
+        v["started_at"] = Value::Null;
+    }
+    if let Some(kind) = &kind {
+        if kind != "fluctuation-log" {
+            v["duration_s"] = Value::Null;
+        }
+        v["end_reason"] = Value::Null;
+        let Some(st) = v.get_mut("settings").filter(|s| s.is_object()) else {
+            return;
+        };
+        st["stats_period_ns"] = Value::Null;
+        if st["histo_buckets"].as_u64() == Some(0) {
+            st["histo_buckets"] = Value::Null;
+        }
+        // Only a cyclictest command line (-m) said whether memory was locked.
+        if !tool.starts_with("cyclictest ") {
+            st["memlock"] = Value::Null;
+        }
+        // Text without rtshield's provenance: the mode was a default.
+        if tool == "cyclictest" || tool == "systress" {
+            st["mode"] = Value::Null;
+        }
+    }
+    let Some(threads) = v.get_mut("threads").and_then(Value::as_array_mut) else {
+        return;
+    };
+    for t in threads {
+        upgrade_v1_thread(t, kind.is_some());
+    }
+}
+
+fn upgrade_v1_thread(t: &mut Value, imported: bool) {
+    let unknown: Vec<String> = t["unknown"]
+        .as_array()
+        .map(|u| {
+            u.iter()
+                .filter_map(|x| x.as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(o) = t.as_object_mut() {
+        o.remove("unknown");
+    }
+    for f in V1_UNKNOWABLE {
+        if unknown.iter().any(|u| u == f) {
+            t[*f] = Value::Null;
+        }
+    }
+    if t["period_ns"].as_u64() == Some(0) {
+        t["period_ns"] = Value::Null;
+    }
+    let no_hist = unknown.iter().any(|u| u == "histogram");
+    if no_hist {
+        t["histogram"] = Value::Null;
+        t["hist_stats"] = Value::Null;
+        t["percentiles"] = Value::Object(Default::default());
+    }
+    if imported {
+        t["cur_ns"] = Value::Null;
+        t["corrected"] = Value::Null;
+        if !no_hist {
+            rebound_from_histogram(t);
+        }
+    }
+    let n = t["samples"].as_u64();
+    let keep = |k: &String| n.is_some_and(|n| crate::percentile_supported(k, n));
+    if let Some(p) = t["percentiles"].as_object_mut() {
+        p.retain(|k, _| keep(k));
+    }
+    let n = t["corrected"]["samples"].as_u64();
+    if let Some(p) = t["corrected"]["percentiles"].as_object_mut() {
+        p.retain(|k, _| n.is_some_and(|n| crate::percentile_supported(k, n)));
+    }
+}
+
+/// Version 1 stored a percentile whose rank fell beyond an import's
+/// histogram as the maximum: where the histogram says so (and the value
+/// is that maximum), it becomes the bound it is.
+fn rebound_from_histogram(t: &mut Value) {
+    let Ok(h) = serde_json::from_value::<crate::Histogram>(t["histogram"].clone()) else {
+        return;
+    };
+    let max = t["max_ns"].as_i64();
+    let (_, bounds) = crate::histogram::hist_percentiles(&h);
+    let mut out = serde_json::Map::new();
+    if let Some(p) = t["percentiles"].as_object_mut() {
+        for (k, b) in bounds {
+            if p.get(&k).and_then(Value::as_i64) == max {
+                p.remove(&k);
+                out.insert(k, serde_json::to_value(b).unwrap_or(Value::Null));
+            }
+        }
+    }
+    if !out.is_empty() {
+        t["percentile_bounds"] = Value::Object(out);
+    }
 }

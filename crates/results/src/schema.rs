@@ -1,12 +1,17 @@
-//! `results.json`, schema `rtshield.results/1`. Fields are only ever added;
-//! a reader refuses a major version it does not know.
+//! `results.json`, schema `rtshield.results/2`. Fields are only ever added
+//! within a major version; a reader refuses a major version it does not
+//! know. Version 2 made every value a source may not record optional
+//! (`null` in the file: unknown, never 0 or a guess) and added
+//! `percentile_bounds`; version-1 files are read and upgraded
+//! ([`crate::read`]).
 
 use rtshield_sys::SysInfo;
+use rtshield_vocab::Policy;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The schema identifier written in every `results.json`.
-pub const SCHEMA: &str = "rtshield.results/1";
+pub const SCHEMA: &str = "rtshield.results/2";
 
 /// One measurement run: one or more measuring threads.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -18,10 +23,13 @@ pub struct RunResult {
     /// A short label for reports (defaults to the output directory name).
     #[serde(default)]
     pub label: Option<String>,
-    /// RFC 3339, UTC.
-    pub started_at: String,
-    /// Wall time actually measured, in seconds (main thread's view).
-    pub duration_s: f64,
+    /// When the run started: RFC 3339, UTC for rtshield's runs; as the
+    /// source wrote it for an import (cyclictest's `Tue, 24 Nov 2026
+    /// 21:07:05 +0000`); unknown when the source does not say.
+    pub started_at: Option<String>,
+    /// Wall time actually measured, in seconds (main thread's view), or
+    /// the source's own start and end times; unknown when it records none.
+    pub duration_s: Option<f64>,
     /// argv of the command that produced this run.
     pub command: Vec<String>,
     /// The configuration file's text, when run from one.
@@ -37,8 +45,9 @@ pub struct RunResult {
     pub warnings: Vec<String>,
     /// Why the run ended: `duration`, `samples`, `sigint`, `sigterm`, `sighup`, `sigquit`, `stop`
     /// (a program's STOP policy), `trace-stop` (`--trace-stop`), or
-    /// `running` in a checkpoint of a run still going.
-    pub end_reason: String,
+    /// `running` in a checkpoint of a run still going; unknown for a
+    /// source that does not record it.
+    pub end_reason: Option<String>,
     /// One entry per measuring thread, in index order.
     pub threads: Vec<ThreadResult>,
     /// Load programs and built-in loads that ran beside the measurement.
@@ -56,6 +65,11 @@ pub struct RunResult {
     /// Every CI export derives its pass/fail from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::Verdict>,
+    /// Isolation drift seen during the run: the top-level `drift` array
+    /// and `drift_watch` object ([`crate::drift`]; docs/formats.md), both
+    /// absent when the run was not watched.
+    #[serde(flatten)]
+    pub drift: crate::drift::Drift,
 }
 
 /// What kernel tracing found (`--trace-on`, `--trace-stop`, `--split`).
@@ -131,82 +145,99 @@ pub struct LatencyPart {
 /// The measurement settings common to the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Settings {
-    /// `nanosleep`, `posix-timer` or `interval`.
-    pub mode: String,
+    /// `nanosleep`, `posix-timer` or `interval`; unknown for a source
+    /// that does not record it.
+    pub mode: Option<String>,
     /// Histogram bucket width in ns (1000 = µs resolution, 1 = ns).
     pub resolution_ns: u64,
     /// Number of histogram buckets: histo_size / resolution + 1 (bucket
     /// `histo_size/res` still holds a sample equal to the histogram size,
-    /// as in the systress article where `20 us` lists 0..=20).
-    pub histo_buckets: u64,
-    /// How often the live statistics (and `timeline.csv` rows) were taken, ns.
-    pub stats_period_ns: u64,
+    /// as in the systress article where `20 us` lists 0..=20); unknown
+    /// without a histogram.
+    pub histo_buckets: Option<u64>,
+    /// How often the live statistics (and `timeline.csv` rows) were
+    /// taken, ns; unknown for an import.
+    pub stats_period_ns: Option<u64>,
     /// The duration asked for (`--duration`, `lifetime.duration`), ns; `None` when the run was bounded otherwise.
     pub requested_duration_ns: Option<u64>,
     /// The sample count asked for per thread (`--samples`); `None` when not bounded by samples.
     pub requested_samples: Option<u64>,
-    /// Whether the process ran with `mlockall(MCL_CURRENT|MCL_FUTURE)` (no page faults in the loop).
-    pub memlock: bool,
-    /// The value held in `/dev/cpu_dma_latency` during the run (0: no deep C-state), `None` when it was not held.
+    /// Whether the process ran with `mlockall(MCL_CURRENT|MCL_FUTURE)`
+    /// (no page faults in the loop); unknown when the source does not say.
+    pub memlock: Option<bool>,
+    /// The value held in `/dev/cpu_dma_latency` during the run (0: no
+    /// deep C-state), `None` when it was not held (or, for an import, not
+    /// recorded).
     pub cpu_dma_latency: Option<i32>,
 }
 
-/// One measuring thread's results.
+/// One measuring thread's results. A field that is `None` was not
+/// recorded by the source (an import from another tool's file): unknown,
+/// shown as `?`, never 0 and never a guess.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadResult {
     /// The thread's index (the `NN` of `timer_threadNN.txt`), from 0.
     pub index: u32,
-    /// The kernel thread id it ran as (0 when imported from a file that does not say).
-    pub tid: i32,
-    /// The CPU it was pinned to; `None` when it kept the inherited affinity.
+    /// The kernel thread id it ran as; unknown when imported from a file
+    /// that does not say.
+    pub tid: Option<i32>,
+    /// The CPU it was pinned to; `None` when it kept the inherited
+    /// affinity or the source does not say.
     pub cpu: Option<u32>,
     /// Policy actually in force (after any fallback).
-    pub policy: String,
+    #[serde(with = "policy_name")]
+    pub policy: Option<Policy>,
     /// Real-time priority in force, 1..=99 for FIFO/RR, 0 otherwise.
-    pub priority: i32,
+    pub priority: Option<i32>,
     /// Policy that was asked for, when it differs (fallback).
-    #[serde(default)]
-    pub requested_policy: Option<String>,
+    #[serde(default, with = "policy_name")]
+    pub requested_policy: Option<Policy>,
     /// Wake-up period, ns.
-    pub period_ns: u64,
-    /// Wake-ups measured.
-    pub samples: u64,
+    pub period_ns: Option<u64>,
+    /// Wake-ups measured (unknown for a source that keeps only minima,
+    /// means and maxima).
+    pub samples: Option<u64>,
     /// Smallest latency measured, ns (exact, not from the histogram).
     pub min_ns: i64,
     /// Largest latency measured, ns (exact: also counts samples past the histogram).
     pub max_ns: i64,
     /// Last sample.
-    pub cur_ns: i64,
+    pub cur_ns: Option<i64>,
     /// Mean latency over every sample, ns.
     pub avg_ns: f64,
     /// Overrun events: wake-ups later than the following period.
-    pub overruns: u64,
+    pub overruns: Option<u64>,
     /// Periods skipped because of overruns (cyclictest hides these).
-    pub missed_periods: u64,
+    pub missed_periods: Option<u64>,
     /// Samples the ring could not take (still in min/max/avg/samples).
-    pub lost: u64,
-    /// Every sample in [`Settings::resolution_ns`] buckets (samples past the last bucket in `overflow`).
-    pub histogram: Histogram,
-    /// Over the histogram only (the systress article's `_H` columns).
-    pub hist_stats: HistStats,
-    /// p50 ... p99.9999 from a high-dynamic-range histogram, in ns.
-    /// Keys: "50", "90", "99", "99.9", "99.99", "99.999", "99.9999", then
-    /// "99.99999" and "99.999999" only when the sample count supports them
-    /// ([`percentile_supported`]).
+    pub lost: Option<u64>,
+    /// Every sample in [`Settings::resolution_ns`] buckets (samples past
+    /// the last bucket in `overflow`); None when the source kept none
+    /// (cyclictest without `-h`).
+    pub histogram: Option<Histogram>,
+    /// Over the histogram only (the systress article's `_H` columns);
+    /// None without a histogram.
+    pub hist_stats: Option<HistStats>,
+    /// Exact percentiles, in ns: from a high-dynamic-range histogram
+    /// (measured runs) or from the linear histogram when the percentile's
+    /// rank falls inside it (imports). Keys among [`PERCENTILES`] and
+    /// [`DEEP_PERCENTILES`], only when the sample count supports them
+    /// ([`percentile_supported`]): absent otherwise ("not enough
+    /// samples"), and absent when unknown or only bounded.
     pub percentiles: BTreeMap<String, i64>,
+    /// Percentiles only known to lie at or above a value (their rank
+    /// falls beyond the source's histogram). Never also in `percentiles`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentile_bounds: BTreeMap<String, PercentileBound>,
     /// Coordinated-omission-corrected view: each missed period counted as
-    /// a sample with the latency it would have had.
-    pub corrected: Corrected,
+    /// a sample with the latency it would have had. None when the source
+    /// does not record missed periods (no correction is possible).
+    pub corrected: Option<Corrected>,
     /// Each new maximum of the run and when it happened (the torture
     /// article's "946 µs after 156 s … 3173 µs after 16718 s"), oldest
     /// first. Absent in files written before it was recorded.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub worst_cases: Vec<WorstCase>,
-    /// Fields of this thread the source did not record (an import from
-    /// another tool): `policy`, `priority`, `overruns`, `histogram`…
-    /// Their values in this file are placeholders; readers show `?`.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unknown: Vec<String>,
     /// `--split`: IRQ latency and thread latency of the same wake-ups.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub split: Option<SplitResult>,
@@ -225,6 +256,79 @@ pub struct ThreadResult {
     pub overflow_cycles: Option<Vec<u64>>,
 }
 
+/// A percentile known only as a lower bound: every sample from its rank
+/// up lies at or above `at_least_ns` (and at or below the maximum).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PercentileBound {
+    /// The percentile is at least this, in ns.
+    pub at_least_ns: i64,
+    /// Why only a bound is known ([`BEYOND_HISTOGRAM`]).
+    pub reason: String,
+}
+
+/// The reason of a bound whose rank falls among the samples beyond the
+/// histogram (the overflow).
+pub const BEYOND_HISTOGRAM: &str = "beyond the histogram";
+
+/// What a reader knows of one percentile of a thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pct<'a> {
+    /// The value, in ns.
+    Exact(i64),
+    /// At least this many ns, and why only that is known.
+    AtLeast(i64, &'a str),
+    /// Too few samples for this percentile to differ from the maximum.
+    NotEnoughSamples,
+    /// The source did not record it.
+    Unknown,
+}
+
+impl ThreadResult {
+    /// Percentile `key` (`"99.9"`): not enough samples when the sample
+    /// count is known and does not support it (whatever a file holds),
+    /// else exact, bounded, or unknown.
+    pub fn pct(&self, key: &str) -> Pct<'_> {
+        if self.samples.is_some_and(|n| !percentile_supported(key, n)) {
+            return Pct::NotEnoughSamples;
+        }
+        if let Some(v) = self.percentiles.get(key) {
+            return Pct::Exact(*v);
+        }
+        if let Some(b) = self.percentile_bounds.get(key) {
+            return Pct::AtLeast(b.at_least_ns, &b.reason);
+        }
+        Pct::Unknown
+    }
+
+    /// The histogram's bucket width, else `fallback` (the run's
+    /// resolution) for a thread without a histogram.
+    pub fn resolution_ns(&self, fallback: u64) -> u64 {
+        self.histogram
+            .as_ref()
+            .map_or(fallback, |h| h.resolution_ns)
+    }
+}
+
+/// `policy` as one lowercase word (`fifo`, `rr`, `other` …); any spelling
+/// `Policy::parse` knows is read (`FIFO`, `SCHED_FIFO`, files written
+/// before the vocabulary was one), and a name it does not know reads as
+/// unknown.
+mod policy_name {
+    use super::Policy;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub(super) fn serialize<S: Serializer>(p: &Option<Policy>, s: S) -> Result<S::Ok, S::Error> {
+        match p {
+            Some(p) => s.serialize_str(p.name()),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Policy>, D::Error> {
+        Ok(Option::<String>::deserialize(d)?.and_then(|n| Policy::parse(&n)))
+    }
+}
+
 /// A new maximum: `latency_ns`, `at_ns` after the start of the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WorstCase {
@@ -236,7 +340,7 @@ pub struct WorstCase {
 
 /// Histogram of latencies in `resolution_ns` buckets; bucket `i` counts
 /// samples in `[i*res, (i+1)*res)`. Only non-zero buckets are stored.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
 pub struct Histogram {
     /// Bucket width, ns (1000 for µs resolution, 1 for ns).
     pub resolution_ns: u64,
@@ -381,7 +485,8 @@ pub const LE_BOUNDS_NS: [u64; 22] = [
     10_000_000_000,
 ];
 
-/// The percentile keys, in order: always in `percentiles`.
+/// The percentile keys, in order: in `percentiles` when exact and the
+/// sample count supports them ([`percentile_supported`]).
 pub const PERCENTILES: &[&str] = &["50", "90", "99", "99.9", "99.99", "99.999", "99.9999"];
 
 /// Deeper percentiles (the ARTiS thesis quotes 99.999999 %): in

@@ -95,7 +95,7 @@ impl Verdict {
             .map(|t| {
                 let mut failures = Vec::new();
                 if let Some(l) = limits.max_latency_ns {
-                    let measured = (t.samples > 0).then_some(t.max_ns);
+                    let measured = (t.samples != Some(0)).then_some(t.max_ns);
                     if measured.is_none_or(|m| m > l as i64) {
                         failures.push(LimitFailure {
                             limit: "max_latency_ns".into(),
@@ -166,7 +166,7 @@ mod tests {
     #[test]
     fn a_thread_that_measured_nothing_fails_a_limit() {
         let mut r = example_result();
-        r.threads[0].samples = 0;
+        r.threads[0].samples = Some(0);
         let v = Verdict::judge(
             &r.threads,
             Limits {

@@ -93,7 +93,7 @@ pub fn run_config(
     crate::tracing::remove_leftovers(root);
     let outcome = match &resume {
         Some(r) => {
-            printer.resuming(&r.dir, r.prev.duration_s, r.gap_s);
+            printer.resuming(&r.dir, r.prev.duration_s.unwrap_or(0.0), r.gap_s);
             runner::execute_resume(&cfg, &opts, stop, r, printer)?
         }
         None => runner::execute(&cfg, &opts, stop, printer)?,

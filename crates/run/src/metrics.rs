@@ -60,6 +60,7 @@ impl MetricsFile {
             warnings: Vec::new(),
             sysinfo: Default::default(),
             limits: Default::default(),
+            drift: Default::default(),
         };
         let res = m.to_result(&ctx);
         match self.dir.write(&self.name, to_openmetrics(&res).as_bytes()) {

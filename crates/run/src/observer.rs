@@ -62,6 +62,8 @@ pub(crate) struct RunObserver<'a> {
     pub(crate) total_ns: Option<u64>,
     pub(crate) exports: ExportManager,
     pub(crate) writer: ResultWriter,
+    /// The drift watch's events so far, for each checkpoint.
+    pub(crate) drift: Option<rtshield_drift::Feed>,
     /// The load/rest phase of the timeline row being gathered (None until
     /// the first drain): a row is cut when the supervisor's phase differs
     /// and labelled with this one.
@@ -176,6 +178,9 @@ impl Observer for RunObserver<'_> {
     fn snapshot(&mut self, m: &Measurement) {
         let Some(c) = &self.checkpoint else { return };
         let mut ctx = c.ctx.clone();
+        if let Some(f) = &self.drift {
+            ctx.drift = f.so_far();
+        }
         if let Some(sh) = &self.shared {
             let stats = sh.lock().unwrap_or_else(|p| p.into_inner()).stats.clone();
             ctx.programs = program_results(self.cfg, &stats);
@@ -187,7 +192,7 @@ impl Observer for RunObserver<'_> {
                 Err(e) => self.writer.note(format!("checkpoint: --resume: {e}")),
             }
         }
-        res.end_reason = "checkpoint".into();
+        res.end_reason = Some("checkpoint".into());
         // What a kill -9 leaves says how hot it was at the last checkpoint.
         res.sysinfo.thermal_end = rtshield_sys::thermal_zones(&self.root);
         let dir = c.dir.clone();

@@ -483,7 +483,7 @@ impl MeasureRequest {
             1_000_000
         };
         let size = self.histo_size_ns.unwrap_or(default);
-        if size / resolution_ns > limits::MAX_BUCKETS {
+        if limits::too_many_buckets(size, resolution_ns) {
             return Err(Refusal::value(
                 Setting::HistoSize,
                 format_duration_ns(size),

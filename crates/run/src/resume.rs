@@ -38,7 +38,8 @@ pub(crate) struct Resume {
 impl Resume {
     /// Measured before the interruption (ns), in this part.
     pub(crate) fn measured_ns(&self) -> u64 {
-        (self.prev.duration_s * 1e9) as u64
+        // A checkpoint is rtshield's own file: its duration is known.
+        (self.prev.duration_s.unwrap_or(0.0) * 1e9) as u64
     }
 
     /// The `down` rows: one per thread at the end of the gap, with the
@@ -53,11 +54,12 @@ impl Resume {
                 phase: "down",
                 thread: t.index,
                 cpu: t.cpu,
-                samples: t.samples,
+                // A checkpoint is rtshield's own: every count is known.
+                samples: t.samples.unwrap_or(0),
                 ival_samples: 0,
                 max_max_ns: t.max_ns,
-                overruns: t.overruns,
-                lost: t.lost,
+                overruns: t.overruns.unwrap_or(0),
+                lost: t.lost.unwrap_or(0),
                 ..Default::default()
             })
             .collect()
@@ -75,16 +77,14 @@ pub(crate) fn prepare(dir: &Path, cfg: &Config) -> anyhow::Result<Resume> {
     let prev = rtshield_results::read_json(&json).map_err(|e| refused(dir, e))?;
     // A checkpoint (kill -9, power cut), or a run stopped by Ctrl-C or
     // SIGTERM before its end: its final files are a checkpoint too.
+    let end = prev.end_reason.as_deref().unwrap_or("?");
     if !matches!(
-        prev.end_reason.as_str(),
+        end,
         "checkpoint" | "sigint" | "sigterm" | "sighup" | "sigquit"
     ) {
         return Err(refused(
             dir,
-            format!(
-                "the run there ended normally (end_reason {}): nothing to resume",
-                prev.end_reason
-            ),
+            format!("the run there ended normally (end_reason {end}): nothing to resume"),
         ));
     }
     if prev.config.as_deref() != Some(cfg.text.as_str()) {
@@ -148,7 +148,7 @@ fn kept_rows(path: &Path, prev: &RunResult) -> anyhow::Result<(String, f64)> {
         let Some(t) = prev.threads.iter().find(|t| t.index == r.thread) else {
             continue;
         };
-        if r.samples.is_some_and(|s| s <= t.samples) {
+        if r.samples.is_some_and(|s| s <= t.samples.unwrap_or(0)) {
             body.push_str(&r.line);
             body.push('\n');
             last = last.max(r.elapsed_s);
@@ -165,7 +165,7 @@ mod tests {
     fn rows_after_the_checkpoint_are_dropped() {
         let d = tempfile::tempdir().unwrap();
         let mut prev = rtshield_results::example_result();
-        prev.threads[0].samples = 500;
+        prev.threads[0].samples = Some(500);
         let p = d.path().join("timeline.csv");
         let h = rtshield_results::timeline_header_with_host(&[]);
         std::fs::write(

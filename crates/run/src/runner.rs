@@ -195,10 +195,11 @@ pub(crate) fn proc_specs(cfg: &Config) -> anyhow::Result<Vec<Supervised>> {
     Ok(out)
 }
 
-/// The command a program runs, for results and messages.
+/// The command a program runs, for results and messages, its passwords
+/// masked (docs/security.md: program commands a run records are redacted).
 pub(crate) fn describe_action(a: &Action) -> String {
     match a {
-        Action::Command(w) => w.join(" "),
+        Action::Command(w) => rtshield_text::secret::redact(&w.join(" ")).into_owned(),
         Action::Builtin { kind, .. } => format!("builtin:{kind}"),
     }
 }
@@ -430,4 +431,29 @@ pub(crate) fn program_results(cfg: &Config, stats: &[(String, ProcStats)]) -> Ve
             }
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_command_is_recorded_with_its_passwords_masked() {
+        // Adversary round 2, B8: results.json's programs[].command kept them.
+        let a = Action::Command(
+            [
+                "sh",
+                "-c",
+                "true postgres://rt:DBSECRET@db.lab/rt; true sslpassword=KEYSECRET",
+            ]
+            .map(String::from)
+            .to_vec(),
+        );
+        let d = describe_action(&a);
+        assert!(!d.contains("DBSECRET") && !d.contains("KEYSECRET"), "{d}");
+        assert!(
+            d.contains("postgres://rt:***@db.lab/rt") && d.contains("sslpassword=***"),
+            "{d}"
+        );
+    }
 }

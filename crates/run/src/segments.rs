@@ -165,6 +165,9 @@ pub(crate) struct Run<'a> {
     base: Option<(RunResult, f64)>,
     /// Each part's start temperatures are the previous part's end ones.
     part_thermal: Vec<rtshield_sys::ThermalZone>,
+    /// The drift watch, the whole run long (every part's result holds
+    /// the events so far).
+    watcher: Option<rtshield_drift::Watcher>,
 }
 
 impl<'a> Run<'a> {
@@ -215,8 +218,19 @@ impl<'a> Run<'a> {
         let online_cpus: Vec<u32> = rtshield_sys::StatSnapshot::read(&opts.root)
             .map(|s| s.cpus.keys().copied().collect())
             .unwrap_or_default();
-        let obs = observer(cfg, opts, &sup, total, printer);
+        let mut obs = observer(cfg, opts, &sup, total, printer);
+        let watcher = Some(rtshield_drift::Watcher::start(
+            rtshield_drift::WatchSpec {
+                root: opts.root.clone(),
+                cpus: spec.threads.iter().filter_map(|t| t.cpu).collect(),
+                parent: None,
+                own_pid: std::process::id(),
+            },
+            Duration::from_nanos(spec.stats_period_ns),
+        ));
+        obs.drift = watcher.as_ref().map(|w| w.feed());
         let mut run = Run {
+            watcher,
             cfg,
             opts,
             spec,
@@ -246,6 +260,7 @@ impl<'a> Run<'a> {
     /// The first part's timeline (continued on resume), and on resume the
     /// counts the run goes on from.
     fn open_timeline(&mut self, resume: Option<&crate::resume::Resume>) {
+        let feed = self.watcher.as_ref().map(|w| w.feed());
         let (w, root) = (&mut self.obs.writer, &self.opts.root);
         self.obs.timeline = match resume {
             Some(r) => self
@@ -255,7 +270,7 @@ impl<'a> Run<'a> {
             None => self
                 .dir
                 .as_ref()
-                .and_then(|d| open_timeline(w, d, &self.online_cpus, root)),
+                .and_then(|d| open_timeline(w, d, &self.online_cpus, root, feed)),
         };
         let Some(r) = resume else { return };
         // The timeline goes on after the gap; the display counts from the checkpoint.
@@ -264,7 +279,10 @@ impl<'a> Run<'a> {
             .prev
             .threads
             .iter()
-            .map(|t| (t.index, t.samples, t.max_ns, t.overruns, t.lost))
+            .map(|t| {
+                let n = |v: Option<u64>| v.unwrap_or(0);
+                (t.index, n(t.samples), t.max_ns, n(t.overruns), n(t.lost))
+            })
             .collect();
         // Earlier parts each ran their full rotation length.
         let before = match (r.part, self.rotate) {
@@ -272,7 +290,13 @@ impl<'a> Run<'a> {
             _ => 0,
         };
         self.done_ns = before + r.measured_ns();
-        self.samples_done = r.prev.threads.iter().map(|t| t.samples).min().unwrap_or(0);
+        self.samples_done = r
+            .prev
+            .threads
+            .iter()
+            .map(|t| t.samples.unwrap_or(0))
+            .min()
+            .unwrap_or(0);
         self.base = Some((r.prev.clone(), r.gap_s));
     }
 
@@ -327,6 +351,11 @@ impl<'a> Run<'a> {
             warnings: self.warnings.clone(),
             sysinfo: self.sysinfo.clone(),
             limits: opts.limits,
+            drift: self
+                .watcher
+                .as_ref()
+                .map(|w| w.so_far())
+                .unwrap_or_default(),
         }
     }
 
@@ -354,7 +383,9 @@ impl<'a> Run<'a> {
         if let Some(r) = self.rotate {
             // A resumed part only has what is left of its rotation length.
             let left = match &self.base {
-                Some((prev, _)) => r.saturating_sub((prev.duration_s * 1e9) as u64).max(1),
+                Some((prev, _)) => r
+                    .saturating_sub((prev.duration_s.unwrap_or(0.0) * 1e9) as u64)
+                    .max(1),
                 None => r,
             };
             seg = Some(seg.map_or(left, |s| s.min(left)));
@@ -432,9 +463,9 @@ impl<'a> Run<'a> {
         // Only a rotation ends a segment without ending the run.
         res.end_reason = if finished {
             break_out(&mut self.sup, &mut res, cfg);
-            end_reason.clone()
+            Some(end_reason.clone())
         } else {
-            "rotate".into()
+            Some("rotate".into())
         };
         let (ex, w) = (&self.obs.exports, &mut self.obs.writer);
         w.write(ex, &res, self.dir.clone(), &self.dir_path);
@@ -465,11 +496,12 @@ impl<'a> Run<'a> {
                 self.dir = None;
             }
         }
+        let feed = self.watcher.as_ref().map(|w| w.feed());
         let (w, root) = (&mut self.obs.writer, &opts.root);
         self.obs.timeline = self
             .dir
             .as_ref()
-            .and_then(|d| open_timeline(w, d, &self.online_cpus, root));
+            .and_then(|d| open_timeline(w, d, &self.online_cpus, root, feed));
     }
 }
 
@@ -499,6 +531,7 @@ fn observer<'a>(
         total_ns: total,
         exports: exports(cfg),
         writer: ResultWriter::new(),
+        drift: None,
         row_phase: None,
     }
 }
@@ -549,8 +582,13 @@ fn open_timeline(
     dir: &SafeDir,
     cpus: &[u32],
     root: &Root,
+    drift: Option<rtshield_drift::Feed>,
 ) -> Option<Timeline> {
-    match Timeline::create(dir, cpus.to_vec()) {
+    let made = match drift {
+        Some(f) => Timeline::create_watched(dir, cpus.to_vec(), f),
+        None => Timeline::create(dir, cpus.to_vec()),
+    };
+    match made {
         Ok(t) => Some(t.with_host(root.clone())),
         Err(e) => {
             w.note(format!("{e}; no timeline for this part"));

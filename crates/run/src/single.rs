@@ -66,6 +66,11 @@ pub fn measure(
             limits: Limits {
                 max_latency_ns: request.max_latency_ns,
             },
+            // The demo's figures are an illustration, not a shielded run.
+            watch: plan
+                .request
+                .identify
+                .then(|| request.partition.as_ref().and_then(|p| p.parent.clone())),
         },
         root,
         stop,
@@ -143,6 +148,10 @@ pub(crate) struct Single<'a> {
     pub command: Vec<String>,
     /// The limits the run is judged against (recorded with its verdict).
     pub limits: Limits,
+    /// Run the drift watch beside the measurement, with the `--parent` of
+    /// the partition it was asked to join (`Some(None)`: the partition
+    /// covering the measured CPUs, if any); `None`: no watch.
+    pub watch: Option<Option<String>>,
 }
 
 /// What exists before the measurement starts (so the command can print
@@ -221,8 +230,20 @@ pub(crate) fn measure_opened(
         .label
         .clone()
         .or_else(|| out.file_name().map(|n| n.to_string_lossy().into_owned()));
+    let watcher = s.watch.clone().map(|parent| {
+        rtshield_drift::Watcher::start(
+            rtshield_drift::WatchSpec {
+                root: root.clone(),
+                cpus: s.spec.threads.iter().filter_map(|t| t.cpu).collect(),
+                parent,
+                own_pid: std::process::id(),
+            },
+            std::time::Duration::from_nanos(s.spec.stats_period_ns),
+        )
+    });
     // timeline.csv: per-interval min/avg/max and the host, as `run` writes it.
-    let mut timeline = WithTimeline::new(display, &dir, root, s.load.is_some());
+    let feed = watcher.as_ref().map(|w| w.feed());
+    let mut timeline = WithTimeline::new(display, &dir, root, s.load.is_some(), feed);
     let mut with_metrics;
     let obs: &mut dyn Observer = match metrics.as_mut() {
         Some(f) => {
@@ -250,6 +271,7 @@ pub(crate) fn measure_opened(
             warnings: vec![],
             sysinfo,
             limits: s.limits,
+            drift: watcher.map(|w| w.finish()).unwrap_or_default(),
         },
         rtshield_json,
     );

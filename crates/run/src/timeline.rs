@@ -3,6 +3,7 @@
 //! the format `rtshield_results::timeline` owns, appended through a
 //! [`SafeDir`].
 
+use rtshield_drift::Feed;
 use rtshield_load::{CpuLoad, CpuLoadMeter};
 use rtshield_measure::{IntervalStats, Measurement, Observer};
 use rtshield_results::{TimelineHost, TimelineRow, TimelineWriter};
@@ -15,6 +16,9 @@ pub(crate) struct Timeline {
     cpus: Vec<u32>,
     /// Where the host columns are read (None: left empty).
     root: Option<Root>,
+    /// The drift watch's events, one `drift` cell per interval (None: the
+    /// file has no such column).
+    drift: Option<Feed>,
 }
 
 /// The machine now: `/proc/uptime`, `/proc/loadavg`, the hottest thermal
@@ -34,6 +38,22 @@ impl Timeline {
             out: TimelineWriter::create(dir, &cpus)?,
             cpus,
             root: None,
+            drift: None,
+        })
+    }
+
+    /// Create `dir/timeline.csv` with the `drift` column, filled at each
+    /// interval from `feed` (the kinds of the events seen in it).
+    pub(crate) fn create_watched(
+        dir: &SafeDir,
+        cpus: Vec<u32>,
+        feed: Feed,
+    ) -> Result<Timeline, SafeError> {
+        Ok(Timeline {
+            out: TimelineWriter::create_watched(dir, &cpus)?,
+            cpus,
+            root: None,
+            drift: Some(feed),
         })
     }
 
@@ -49,6 +69,7 @@ impl Timeline {
             out: TimelineWriter::create_with(dir, header, body)?,
             cpus,
             root: None,
+            drift: None,
         })
     }
 
@@ -98,7 +119,12 @@ impl Timeline {
             })
             .collect();
         let host = self.root.as_ref().map(host_now).unwrap_or_default();
-        self.out.append_host(&rows, &host)
+        let cell = self
+            .drift
+            .as_ref()
+            .map(|f| rtshield_results::drift_timeline_cell(&f.take_new()))
+            .unwrap_or_default();
+        self.out.append_drift(&rows, &host, &cell)
     }
 }
 
@@ -114,18 +140,24 @@ pub(crate) struct WithTimeline<'a> {
 }
 
 impl<'a> WithTimeline<'a> {
-    /// `timeline.csv` in `dir`, with the host columns read from `root`;
-    /// a directory where it cannot be created gives no timeline (said).
+    /// `timeline.csv` in `dir`, with the host columns read from `root`
+    /// and, with `drift`, the drift watch's column; a directory where it
+    /// cannot be created gives no timeline (said).
     pub(crate) fn new(
         inner: &'a mut dyn Observer,
         dir: &SafeDir,
         root: &Root,
         loaded: bool,
+        drift: Option<Feed>,
     ) -> WithTimeline<'a> {
         let cpus: Vec<u32> = rtshield_sys::StatSnapshot::read(root)
             .map(|s| s.cpus.keys().copied().collect())
             .unwrap_or_default();
-        let timeline = match Timeline::create(dir, cpus) {
+        let made = match drift {
+            Some(f) => Timeline::create_watched(dir, cpus, f),
+            None => Timeline::create(dir, cpus),
+        };
+        let timeline = match made {
             Ok(t) => Some(t.with_host(root.clone())),
             Err(e) => {
                 rtshield_text::errln!("rtshield: {e}; no timeline");

@@ -161,6 +161,16 @@ fn step(cur: &OwnedFd, name: &[u8], path: &Path, p: &Parsed, i: usize) -> Result
         Err(Errno::NOTDIR) if is_link(cur, name) || is_dir(cur, name) => {
             Err(link_refusal(path, p, i))
         }
+        // Not a directory (a file, or swapped again since): the path is
+        // not one of directories, refused like a link (exit 2, nothing
+        // opened), never an I/O error.
+        Err(Errno::NOTDIR) => Err(SafeError::BadPath {
+            path: path.to_path_buf(),
+            why: format!(
+                "{} exists and is not a directory",
+                p.prefix(i + 1).display()
+            ),
+        }),
         Err(e) => Err(io_err(&p.prefix(i + 1), e)),
     }
 }

@@ -140,6 +140,9 @@ pub struct SimConfig {
     pub record_trace: bool,
     /// Record per-CPU run segments (for the Gantt chart and the invariant tests).
     pub record_segments: bool,
+    /// The most events the run may handle (`--max-events`); beyond it the run is
+    /// refused rather than left spinning.
+    pub max_events: u64,
 }
 
 /// Default iterations per µs when the scenario does not say: 0.1, i.e. one
@@ -151,9 +154,14 @@ pub(crate) const DEFAULT_LOOPS_PER_US: f64 = 0.1;
 /// The longest simulated time (1 h): a run stops there even without
 /// `--duration`, so no input makes the simulator spin for hours of wall time.
 pub(crate) const MAX_SIM_NS: u64 = 3_600_000_000_000;
-/// The most events one simulation may handle (tens of seconds of wall time):
-/// beyond it the run is refused rather than left spinning.
-pub(crate) const MAX_EVENTS: u64 = 50_000_000;
+/// Default `--max-events`: one simulated hour of 128 CPUs running 1 000 tasks
+/// (`bench/sim-speed.sh`'s large case) needs about 120-150 million events
+/// (extrapolated from 3 simulated minutes, docs/scale.md); this leaves room for
+/// busier scenarios of that size while still refusing a runaway input.
+pub const DEFAULT_MAX_EVENTS: u64 = 500_000_000;
+/// Accepted `--max-events`: at least enough for a small run, at most what a few
+/// hours of wall time process (about 5-10 million events per second).
+pub const MAX_EVENTS_RANGE: (u64, u64) = (1_000, 100_000_000_000);
 /// Accepted `loops_per_us` (`--loops-per-us`, the scenario key).
 pub(crate) const LOOPS_PER_US_RANGE: (f64, f64) = (1e-3, 1e6);
 
@@ -197,6 +205,7 @@ impl SimConfig {
             start_jitter_ns: 10_000,
             record_trace: false,
             record_segments: false,
+            max_events: DEFAULT_MAX_EVENTS,
         }
     }
 
@@ -222,6 +231,13 @@ impl SimConfig {
         in_range("--tick", self.tick_ns, 100_000, 100 * MS, "100us..100ms")?;
         if let Some(d) = self.duration_ns {
             in_range("--duration", d, 1, MAX_SIM_NS, "> 0, at most 1h")?;
+        }
+        let (lo, hi) = MAX_EVENTS_RANGE;
+        if !(lo..=hi).contains(&self.max_events) {
+            return Err(SimError::Config(format!(
+                "--max-events {} is out of range ({lo}..={hi})",
+                self.max_events
+            )));
         }
         let (lo, hi) = LOOPS_PER_US_RANGE;
         if !(self.loops_per_us.is_finite() && (lo..=hi).contains(&self.loops_per_us)) {

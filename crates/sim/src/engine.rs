@@ -543,10 +543,10 @@ impl<'a> Engine<'a> {
             .min(crate::config::MAX_SIM_NS);
         let tick = self.cfg.tick_ns;
         loop {
-            if self.events > crate::config::MAX_EVENTS {
+            if self.events > self.cfg.max_events {
                 return Err(SimError::Config(format!(
-                    "the simulation needs more than {} events (at {} simulated): shorten --duration or the scenario, or raise irq_period/sloop",
-                    crate::config::MAX_EVENTS,
+                    "the simulation needs more than {} events (--max-events, at {} simulated): raise --max-events, shorten --duration or the scenario, or raise irq_period/sloop",
+                    self.cfg.max_events,
                     rtshield_vocab::format_duration_ns(self.now)
                 )));
             }

@@ -28,7 +28,9 @@ mod stats;
 mod table;
 mod trace;
 
-pub use config::{BalancerKind, Placement, SimConfig, SimError};
+pub use config::{
+    BalancerKind, Placement, SimConfig, SimError, DEFAULT_MAX_EVENTS, MAX_EVENTS_RANGE,
+};
 pub use engine::{simulate, slice_ms as linux26_slice_ms, SimOutcome};
 pub use gantt::render_svg as render_gantt_svg;
 pub use stats::SimExtra;

@@ -18,7 +18,7 @@ fn main() {
     let t0 = Instant::now();
     for i in 0..n {
         let mut r = template.clone();
-        r.started_at = format!("run-{i}");
+        r.started_at = Some(format!("run-{i}"));
         r.tags
             .insert("isolation".into(), ["none", "partition"][i % 2].into());
         r.tags
@@ -26,7 +26,7 @@ fn main() {
         // 500 campaigns of 20 runs: compare picks one campaign's cells.
         r.tags.insert("campaign".into(), format!("c{}", i / 20));
         for t in &mut r.threads {
-            t.histogram = Histogram {
+            t.histogram = Some(Histogram {
                 resolution_ns: 1000,
                 buckets: 1000,
                 counts: (0..1000u64)
@@ -34,7 +34,7 @@ fn main() {
                     .collect(),
                 overflow: 0,
                 underflow: 0,
-            };
+            });
         }
         st.put(&r, None).unwrap();
     }

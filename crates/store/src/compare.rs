@@ -32,7 +32,7 @@
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use rand_distr::{Distribution, Poisson};
-use rtshield_results::RunResult;
+use rtshield_results::{Histogram, RunResult, ThreadResult};
 use serde::Serialize;
 
 /// Runs needed on each side to resample runs rather than samples.
@@ -171,6 +171,14 @@ pub struct Comparison {
     pub rows: Vec<Row>,
 }
 
+/// The threads of `r` that have a histogram, with it.
+fn hists(r: &RunResult) -> Vec<(&ThreadResult, &Histogram)> {
+    r.threads
+        .iter()
+        .filter_map(|t| t.histogram.as_ref().map(|h| (t, h)))
+        .collect()
+}
+
 /// A run reduced to counts on a value grid shared by both sides.
 struct Dense {
     counts: Vec<u64>,
@@ -179,12 +187,13 @@ struct Dense {
 /// Build the shared grid (sorted distinct values, ns) and each run's counts.
 /// Also returns the values that stand for samples beyond a histogram
 /// (each run's maximum when it has overflow) and the widest bucket (ns).
+/// A thread without a histogram (an import of cyclictest without `-h`)
+/// has no distribution to resample: it is left out.
 #[allow(clippy::type_complexity)]
 fn densify(a: &[RunResult], b: &[RunResult]) -> (Vec<i64>, Vec<Dense>, Vec<Dense>, Vec<i64>, i64) {
     let pairs = |r: &RunResult| -> Vec<(i64, u64)> {
         let mut v = Vec::new();
-        for t in &r.threads {
-            let h = &t.histogram;
+        for (t, h) in hists(r) {
             for c in &h.counts {
                 v.push(((c[0].saturating_mul(h.resolution_ns)) as i64, c[1]));
             }
@@ -198,17 +207,17 @@ fn densify(a: &[RunResult], b: &[RunResult]) -> (Vec<i64>, Vec<Dense>, Vec<Dense
     let mut beyond: Vec<i64> = a
         .iter()
         .chain(b)
-        .flat_map(|r| &r.threads)
-        .filter(|t| t.histogram.overflow > 0)
-        .map(|t| t.max_ns)
+        .flat_map(hists)
+        .filter(|(_, h)| h.overflow > 0)
+        .map(|(t, _)| t.max_ns)
         .collect();
     beyond.sort_unstable();
     beyond.dedup();
     let widest = a
         .iter()
         .chain(b)
-        .flat_map(|r| &r.threads)
-        .map(|t| t.histogram.resolution_ns as i64)
+        .flat_map(hists)
+        .map(|(_, h)| h.resolution_ns as i64)
         .max()
         .unwrap_or(1);
     let mut grid: Vec<i64> = all.iter().flatten().map(|p| p.0).collect();

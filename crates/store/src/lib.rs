@@ -159,13 +159,24 @@ pub trait Store {
 }
 
 /// The default store path: `$XDG_DATA_HOME/rtshield/runs.db`, else
-/// `$HOME/.local/share/rtshield/runs.db`.
+/// `$HOME/.local/share/rtshield/runs.db`. Only absolute directories count:
+/// the XDG base directory spec says a relative `XDG_DATA_HOME` is invalid
+/// and ignored, and an empty or relative `HOME` (`sudo -E`) would put
+/// root's store under whatever the current directory is. None without one.
 pub fn default_path() -> Option<PathBuf> {
-    let base = std::env::var_os("XDG_DATA_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
-    Some(base.join("rtshield").join("runs.db"))
+    Some(data_home()?.0.join("rtshield").join("runs.db"))
+}
+
+/// The absolute data directory and the variable it came from.
+fn data_home() -> Option<(PathBuf, &'static str)> {
+    let absolute = |v: &str| {
+        std::env::var_os(v)
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    absolute("XDG_DATA_HOME")
+        .map(|p| (p, "XDG_DATA_HOME"))
+        .or_else(|| absolute("HOME").map(|h| (h.join(".local/share"), "HOME")))
 }
 
 /// A store path from [`STORE_ENV`]: the environment may be another
@@ -198,16 +209,27 @@ pub fn open(spec: Option<&str>) -> Result<Box<dyn Store>, StoreError> {
     };
     let (path, source) = match spec {
         Some(s) if is_pg_url(&s) => return Ok(Box::new(PgStore::connect(&s)?)),
+        // A password anywhere else (a libpq `key=value` string, another
+        // scheme's URL) would become a file name and be printed: refused.
+        Some(s) if rtshield_text::secret::redact(&s) != s => {
+            return Err(StoreError::bad_input(format!(
+                "{source} {}: not a store: only a postgres:// URL may hold a password \
+                 (libpq key=value strings are not accepted; put the password in \
+                 ~/.pgpass or PGPASSWORD)",
+                rtshield_text::secret::redact(&s)
+            )))
+        }
         Some(s) if source == STORE_ENV => (env_path(&s)?, source),
         Some(s) => (PathBuf::from(s), source),
         None => {
-            let from_xdg = std::env::var_os("XDG_DATA_HOME").is_some_and(|v| !v.is_empty());
-            let p = default_path().ok_or_else(|| {
-                StoreError::new(
-                    "no store path: set RTSHIELD_STORE, XDG_DATA_HOME or HOME, or give --store",
+            let (home, from) = data_home().ok_or_else(|| {
+                StoreError::bad_input(
+                    "no default store: neither XDG_DATA_HOME nor HOME is an absolute \
+                     directory (a relative or empty one is ignored, as the XDG base \
+                     directory spec says); give --store or set RTSHIELD_STORE",
                 )
             })?;
-            (p, if from_xdg { "XDG_DATA_HOME" } else { "HOME" })
+            (home.join("rtshield").join("runs.db"), from)
         }
     };
     Ok(Box::new(SqliteStore::open_from(&path, source)?))

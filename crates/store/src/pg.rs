@@ -30,9 +30,28 @@ use std::time::Duration;
 /// the schema ("rtshield" in ASCII).
 const SCHEMA_LOCK: i64 = 0x7274_7368_6965_6c64;
 
-/// Whether `spec` names a PostgreSQL store.
+/// Whether `spec` names a PostgreSQL store: a `postgres://` or
+/// `postgresql://` URL, the scheme in any case (RFC 3986: schemes are
+/// case-insensitive; `POSTGRES://u:PW@db` is never a SQLite path).
 pub fn is_pg_url(spec: &str) -> bool {
-    spec.starts_with("postgres://") || spec.starts_with("postgresql://")
+    pg_scheme_len(spec).is_some()
+}
+
+/// The length of `spec`'s `postgres://` / `postgresql://` prefix, any case.
+fn pg_scheme_len(spec: &str) -> Option<usize> {
+    ["postgres://", "postgresql://"].iter().find_map(|p| {
+        spec.get(..p.len())
+            .filter(|h| h.eq_ignore_ascii_case(p))
+            .map(|_| p.len())
+    })
+}
+
+/// `url` with its scheme in lower case, as the driver expects it.
+fn lower_scheme(url: &str) -> String {
+    match pg_scheme_len(url) {
+        Some(n) => format!("{}{}", url[..n].to_ascii_lowercase(), &url[n..]),
+        None => url.to_string(),
+    }
 }
 
 /// A store on a PostgreSQL server.
@@ -79,6 +98,7 @@ fn describe(e: &postgres::Error) -> String {
 impl PgStore {
     /// Connect to the server `url` names and create or migrate the schema.
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        let url = &lower_scheme(url);
         let location = redact(url);
         let bad = |m: String| StoreError::new(format!("{location}: {m}"));
         let (url, tls_params) = tls::take_params(url)
@@ -131,12 +151,7 @@ impl PgStore {
             &mut client,
             "INSERT INTO tags (run_id, key, value) VALUES ($1, $2, $3)",
         )?;
-        let ins_thread = prep(
-            &mut client,
-            "INSERT INTO threads (run_id, idx, cpu, samples, min_ns, avg_ns, max_ns, p50_ns, p99_ns,
-                p999_ns, p9999_ns, overruns, missed_periods, lost)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
-        )?;
+        let ins_thread = prep(&mut client, INSERT_THREAD)?;
         Ok(PgStore {
             client,
             location,
@@ -183,14 +198,11 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
     };
     let steps = schema::pending(v, "").map_err(StoreError::new)?;
     for m in steps {
-        // Every PostgreSQL store was created at version 2 or later: the
-        // rebuild of version 2 only ever runs on a new, empty database.
-        if m.rebuild_from_results && v > 0 {
-            return Err(StoreError::new(format!(
-                "schema: a version-{v} PostgreSQL store cannot be migrated (none was ever written)"
-            )));
-        }
         tx.batch_execute(&m.sql(Dialect::Postgres)).map_err(e)?;
+    }
+    // Once, with the final schema (as SQLite does).
+    if steps.iter().any(|m| m.rebuild_from_results) {
+        rebuild_children(&mut tx)?;
     }
     if !steps.is_empty() {
         tx.execute(
@@ -201,6 +213,91 @@ fn migrate(client: &mut Client) -> Result<(), StoreError> {
     }
     tx.commit().map_err(e)
 }
+
+/// Tags, threads and the summary columns of every stored run, rebuilt
+/// from its result upgraded to the results schema this build writes (the
+/// version-4 step; a new database has no run). The UUID stays.
+fn rebuild_children(tx: &mut postgres::Transaction) -> Result<(), StoreError> {
+    let e = |e: postgres::Error| StoreError::new(format!("schema: {}", describe(&e)));
+    let rows: Vec<(i64, String)> = tx
+        .query("SELECT id, result FROM runs ORDER BY id", &[])
+        .map_err(e)?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    tx.batch_execute("DELETE FROM tags; DELETE FROM threads;")
+        .map_err(e)?;
+    let ins_tag = tx
+        .prepare("INSERT INTO tags (run_id, key, value) VALUES ($1, $2, $3)")
+        .map_err(e)?;
+    let ins_thread = tx.prepare(INSERT_THREAD).map_err(e)?;
+    for (id, text) in rows {
+        let r = rtshield_results::from_stored_json(&text)
+            .map_err(|m| StoreError::new(format!("run {id}: stored result unreadable: {m}")))?;
+        let s = RunSummary::of(&r);
+        let summary = serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
+        let result = serde_json::to_string(&r).map_err(StoreError::json)?;
+        tx.execute(
+            "UPDATE runs SET summary = $1, result = $2, started = $3, duration_s = $4,
+                end_reason = $5, mode = $6 WHERE id = $7",
+            &[
+                &summary,
+                &result,
+                &s.started,
+                &s.duration_s,
+                &s.end,
+                &s.mode,
+                &id,
+            ],
+        )
+        .map_err(e)?;
+        insert_children(tx, &ins_tag, &ins_thread, id, &s).map_err(e)?;
+    }
+    Ok(())
+}
+
+/// A run's tags and threads (NULL where unknown).
+fn insert_children(
+    tx: &mut postgres::Transaction,
+    ins_tag: &Statement,
+    ins_thread: &Statement,
+    id: i64,
+    s: &RunSummary,
+) -> Result<(), postgres::Error> {
+    for (k, v) in &s.tags {
+        tx.execute(ins_tag, &[&id, k, v])?;
+    }
+    for (i, t) in s.threads.iter().enumerate() {
+        let p = |k: &str| t.percentiles.get(k).copied();
+        let n = |v: Option<u64>| v.map(|v| v as i64);
+        tx.execute(
+            ins_thread,
+            &[
+                &id,
+                &(i as i64),
+                &t.cpu.map(i64::from),
+                &n(t.samples),
+                &t.min_ns,
+                &t.avg_ns,
+                &t.max_ns,
+                &p("50"),
+                &p("99"),
+                &p("99.9"),
+                &p("99.99"),
+                &n(t.overruns),
+                &n(t.missed_periods),
+                &n(t.lost),
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// One thread row.
+const INSERT_THREAD: &str =
+    "INSERT INTO threads (run_id, idx, cpu, samples, min_ns, avg_ns, max_ns, p50_ns, p99_ns,
+        p999_ns, p9999_ns, overruns, missed_periods, lost)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)";
 
 /// Connect with the TLS `p` asks for (module `tls`: libpq's `sslmode`,
 /// `prefer` on this machine and `require` elsewhere by default).
@@ -374,32 +471,7 @@ impl PgStore {
             return Ok(Put::AlreadyStored { id, uuid: s.uuid });
         };
         let id: i64 = row.get(0);
-        for (k, v) in &s.tags {
-            tx.execute(&*ins_tag, &[&id, k, v]).map_err(e)?;
-        }
-        for (i, t) in s.threads.iter().enumerate() {
-            let p = |k: &str| t.percentiles.get(k).copied();
-            tx.execute(
-                &*ins_thread,
-                &[
-                    &id,
-                    &(i as i64),
-                    &t.cpu.map(i64::from),
-                    &(t.samples as i64),
-                    &t.min_ns,
-                    &t.avg_ns,
-                    &t.max_ns,
-                    &p("50"),
-                    &p("99"),
-                    &p("99.9"),
-                    &p("99.99"),
-                    &(t.overruns as i64),
-                    &(t.missed_periods as i64),
-                    &(t.lost as i64),
-                ],
-            )
-            .map_err(e)?;
-        }
+        insert_children(&mut tx, ins_tag, ins_thread, id, &s).map_err(e)?;
         tx.commit().map_err(e)?;
         Ok(Put::Stored { id, uuid: s.uuid })
     }
@@ -476,7 +548,7 @@ impl Store for PgStore {
                 let text = by_id
                     .get(id)
                     .ok_or_else(|| StoreError::new(format!("{}: no run {id}", self.location)))?;
-                serde_json::from_str(text).map_err(|e| {
+                rtshield_results::from_stored_json(text).map_err(|e| {
                     StoreError::new(format!("run {id}: stored result unreadable: {e}"))
                 })
             })
@@ -547,6 +619,17 @@ mod tests {
 
     #[test]
     fn passwords_are_redacted() {
+        assert_eq!(
+            redact("postgres://u:secret@db/rt"),
+            "postgres://u:***@db/rt"
+        );
+        // Adversary round 2, B2: the scheme in any case is a URL.
+        assert!(is_pg_url("POSTGRES://u:PW@db/rt") && is_pg_url("PostgreSQL://db/rt"));
+        assert!(!is_pg_url("postgres:/x") && !is_pg_url("runs.db"));
+        assert_eq!(
+            lower_scheme("POSTGRESQL://U:PW@db/rt"),
+            "postgresql://U:PW@db/rt"
+        );
         assert_eq!(
             redact("postgres://u:secret@db/rt"),
             "postgres://u:***@db/rt"

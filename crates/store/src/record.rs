@@ -5,27 +5,32 @@ use rtshield_results::RunResult;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-/// One measuring thread, as `runs list`/`show` print it (ns).
+/// One measuring thread, as `runs list`/`show` print it (ns). `None`:
+/// the source did not record it (NULL in the SQL tables).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ThreadSummary {
     /// The CPU it measured, `None` when not pinned.
     pub cpu: Option<u32>,
     /// Wake-ups measured.
-    pub samples: u64,
+    pub samples: Option<u64>,
     /// Smallest latency, ns.
     pub min_ns: i64,
     /// Mean latency, ns.
     pub avg_ns: f64,
     /// Largest latency, ns.
     pub max_ns: i64,
-    /// Percentiles by key ("50", "99.9", …), as in `results.json`.
+    /// Exact percentiles by key ("50", "99.9", …), as in `results.json`.
     pub percentiles: BTreeMap<String, i64>,
+    /// Percentiles only known to be at least this (ns): beyond the
+    /// histogram.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub percentile_bounds: BTreeMap<String, i64>,
     /// Wake-ups later than the following period.
-    pub overruns: u64,
+    pub overruns: Option<u64>,
     /// Periods skipped because of overruns.
-    pub missed_periods: u64,
+    pub missed_periods: Option<u64>,
     /// Samples the thread's ring could not take.
-    pub lost: u64,
+    pub lost: Option<u64>,
 }
 
 /// A stored run without its histograms.
@@ -53,14 +58,17 @@ pub struct RunSummary {
     pub tool: String,
     /// The run's label, empty when it has none.
     pub label: String,
-    /// Start time, RFC 3339 UTC as in `results.json`.
-    pub started: String,
-    /// Wall time measured, seconds.
-    pub duration_s: f64,
-    /// Why the run ended (`duration`, `sigint`, ...: `results.json`'s `end_reason`).
-    pub end: String,
-    /// Measuring method (`nanosleep`, `posix-timer`, `interval`).
-    pub mode: String,
+    /// Start time as the run's file wrote it (RFC 3339 UTC for
+    /// rtshield's runs); `None` when it does not say.
+    pub started: Option<String>,
+    /// Wall time measured, seconds; `None` when the source records none.
+    pub duration_s: Option<f64>,
+    /// Why the run ended (`duration`, `sigint`, ...: `results.json`'s
+    /// `end_reason`); `None` when the source does not say.
+    pub end: Option<String>,
+    /// Measuring method (`nanosleep`, `posix-timer`, `interval`); `None`
+    /// when the source does not say.
+    pub mode: Option<String>,
     /// The run's tags; `isolation` falls back to `isolation_detected` when the run has no `isolation` tag.
     pub tags: BTreeMap<String, String>,
     /// One summary per measuring thread, in index order.
@@ -112,6 +120,11 @@ impl RunSummary {
                     avg_ns: t.avg_ns,
                     max_ns: t.max_ns,
                     percentiles: t.percentiles.clone(),
+                    percentile_bounds: t
+                        .percentile_bounds
+                        .iter()
+                        .map(|(k, b)| (k.clone(), b.at_least_ns))
+                        .collect(),
                     overruns: t.overruns,
                     missed_periods: t.missed_periods,
                     lost: t.lost,
@@ -120,7 +133,8 @@ impl RunSummary {
         }
     }
 
-    /// The value of a selector key: a field, else a tag.
+    /// The value of a selector key: a field, else a tag; None when the
+    /// run does not have it (a tag not set, a field not recorded).
     pub fn field(&self, key: &str) -> Option<String> {
         let v = match key {
             "id" => self.id.to_string(),
@@ -134,9 +148,9 @@ impl RunSummary {
             "cpu_model" => self.cpu_model.clone(),
             "tool" => self.tool.clone(),
             "label" => self.label.clone(),
-            "started" => self.started.clone(),
-            "end" => self.end.clone(),
-            "mode" => self.mode.clone(),
+            "started" => return self.started.clone(),
+            "end" => return self.end.clone(),
+            "mode" => return self.mode.clone(),
             // Runs stored before tags existed: say "?" rather than guess
             // (`isolation` falls back to `isolation_detected` when stored).
             _ => return self.tags.get(key).cloned(),
@@ -144,11 +158,15 @@ impl RunSummary {
         Some(v)
     }
 
-    /// The worst value of percentile `key` over the threads (ns).
+    /// The worst value of percentile `key` over the threads (ns), when
+    /// every thread knows it exactly (one unknown or bounded thread makes
+    /// the worst unknown).
     pub fn worst_percentile(&self, key: &str) -> Option<i64> {
         self.threads
             .iter()
-            .filter_map(|t| t.percentiles.get(key).copied())
+            .map(|t| t.percentiles.get(key).copied())
+            .collect::<Option<Vec<i64>>>()?
+            .into_iter()
             .max()
     }
 
@@ -157,8 +175,8 @@ impl RunSummary {
         self.threads.iter().map(|t| t.max_ns).max()
     }
 
-    /// Samples over all threads.
-    pub fn samples(&self) -> u64 {
+    /// Samples over all threads; unknown when a thread's count is.
+    pub fn samples(&self) -> Option<u64> {
         self.threads.iter().map(|t| t.samples).sum()
     }
 }
@@ -216,7 +234,7 @@ mod tests {
         assert_eq!(a, run_uuid(&r.clone()));
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "8");
-        r.duration_s += 1.0;
+        r.duration_s = r.duration_s.map(|d| d + 1.0);
         assert_ne!(a, run_uuid(&r));
         r.tags.insert("uuid".into(), "x-y".into());
         assert_eq!(run_uuid(&r), "x-y");

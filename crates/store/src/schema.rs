@@ -12,7 +12,7 @@ use crate::sql::Dialect;
 /// The schema version this build writes. Older databases are migrated
 /// forward when opened; a newer one is refused (an older rtshield must not
 /// write into a schema it does not know).
-pub const SCHEMA_VERSION: i64 = 3;
+pub const SCHEMA_VERSION: i64 = 4;
 
 /// One step of the ladder.
 #[derive(Debug)]
@@ -24,12 +24,14 @@ pub(crate) struct Migration {
     /// everywhere an integer is stored, so a value round-trips as i64 in
     /// both backends).
     ddl: &'static str,
-    /// Data moved into what the DDL made, per dialect (their JSON
-    /// functions differ).
+    /// SQL after the DDL, per dialect: data moved into what the DDL made
+    /// (their JSON functions differ), or what only one dialect can say
+    /// (SQLite cannot drop a NOT NULL: it rebuilds the table).
     fill_sqlite: &'static str,
     fill_postgres: &'static str,
-    /// The step's new tables are rebuilt from every stored result (Rust
-    /// code: the backend does it after the SQL).
+    /// The rows derived from each stored result (its summary columns,
+    /// tags and threads) are rebuilt from it (Rust code: the backend does
+    /// it once, after the last step's SQL, with the final schema).
     pub rebuild_from_results: bool,
 }
 
@@ -118,6 +120,89 @@ UPDATE runs SET machine_id = COALESCE(result::jsonb -> 'sysinfo' ->> 'machine_id
 ",
         rebuild_from_results: false,
     },
+    // Version 4: unknown is NULL, never a placeholder. A run's start,
+    // duration, end reason and mode, and a thread's sample count,
+    // overruns, missed periods and lost samples may be NULL (a source
+    // that does not record them). SQLite cannot drop NOT NULL: the tables
+    // are made again and filled from the stored results, which are
+    // upgraded to results schema 2 on the way (placeholders of version 1
+    // become unknown, a percentile beyond an import's histogram a bound,
+    // one spelling of the policy).
+    Migration {
+        to: 4,
+        ddl: "",
+        fill_sqlite: "
+CREATE TABLE runs_v4 (
+    id INTEGER PRIMARY KEY,
+    uuid TEXT NOT NULL UNIQUE,
+    host TEXT NOT NULL,
+    kernel TEXT NOT NULL,
+    kernel_version TEXT NOT NULL,
+    preempt TEXT NOT NULL,
+    arch TEXT NOT NULL,
+    cpu_model TEXT NOT NULL,
+    tool TEXT NOT NULL,
+    label TEXT NOT NULL,
+    started TEXT,
+    duration_s REAL,
+    end_reason TEXT,
+    mode TEXT,
+    source TEXT,
+    stored_at INTEGER NOT NULL,
+    summary TEXT NOT NULL,
+    result TEXT NOT NULL,
+    machine_id TEXT NOT NULL DEFAULT ''
+);
+INSERT INTO runs_v4 (id, uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
+    label, started, duration_s, end_reason, mode, source, stored_at, summary, result, machine_id)
+SELECT id, uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
+    label, started, duration_s, end_reason, mode, source, stored_at, summary, result, machine_id
+FROM runs;
+DROP TABLE threads;
+DROP TABLE tags;
+DROP TABLE runs;
+ALTER TABLE runs_v4 RENAME TO runs;
+CREATE INDEX runs_host_kernel ON runs (host, kernel);
+CREATE INDEX runs_machine_id ON runs (machine_id);
+CREATE TABLE tags (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    key TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (run_id, key)
+);
+CREATE INDEX tags_key_value ON tags (key, value);
+CREATE TABLE threads (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    cpu INTEGER,
+    samples INTEGER,
+    min_ns INTEGER NOT NULL,
+    avg_ns REAL NOT NULL,
+    max_ns INTEGER NOT NULL,
+    p50_ns INTEGER,
+    p99_ns INTEGER,
+    p999_ns INTEGER,
+    p9999_ns INTEGER,
+    overruns INTEGER,
+    missed_periods INTEGER,
+    lost INTEGER,
+    PRIMARY KEY (run_id, idx)
+);
+",
+        fill_postgres: "
+ALTER TABLE runs ALTER COLUMN started DROP NOT NULL,
+    ALTER COLUMN duration_s DROP NOT NULL,
+    ALTER COLUMN end_reason DROP NOT NULL,
+    ALTER COLUMN mode DROP NOT NULL;
+ALTER TABLE threads ALTER COLUMN samples DROP NOT NULL,
+    ALTER COLUMN overruns DROP NOT NULL,
+    ALTER COLUMN missed_periods DROP NOT NULL,
+    ALTER COLUMN lost DROP NOT NULL;
+DELETE FROM threads;
+DELETE FROM tags;
+",
+        rebuild_from_results: true,
+    },
 ];
 
 impl Migration {
@@ -174,8 +259,9 @@ mod tests {
             assert_eq!(m.to, i as i64 + 1);
         }
         assert_eq!(MIGRATIONS.last().map(|m| m.to), Some(SCHEMA_VERSION));
-        assert_eq!(pending(0, "").unwrap().len(), 3);
+        assert_eq!(pending(0, "").unwrap().len(), 4);
         assert_eq!(pending(2, "").unwrap()[0].to, 3);
+        assert_eq!(pending(3, "").unwrap()[0].to, 4);
         assert!(pending(SCHEMA_VERSION, "").unwrap().is_empty());
         assert!(pending(99, "x: ")
             .unwrap_err()

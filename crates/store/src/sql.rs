@@ -50,6 +50,13 @@ pub(crate) fn column(key: &str) -> Option<&'static str> {
     })
 }
 
+/// Fields that are NULL when the run's source did not record them: a
+/// missing value matches as a missing tag does (`=` to nothing, `!=`,
+/// `!~`), as in [`Selector::matches`].
+fn nullable(key: &str) -> bool {
+    matches!(key, "started" | "end" | "mode")
+}
+
 /// ` WHERE …` and its bound values for a selector (empty when it selects
 /// everything). Tags are matched through the tags table; a missing tag
 /// matches `!=` and `!~` only, as in [`Selector::matches`].
@@ -69,6 +76,13 @@ fn conditions(sel: &Selector, d: Dialect, binds: &mut Vec<String>) -> Vec<String
         binds.push(c.value.clone());
         let n = d.param(binds.len());
         let part = match column(&c.key) {
+            Some(col) if nullable(&c.key) => match c.op {
+                Op::Eq if c.value.is_empty() => format!("({col} IS NULL OR {col} = {n})"),
+                Op::Eq => format!("{col} = {n}"),
+                Op::Ne => format!("({col} IS NULL OR {col} <> {n})"),
+                Op::Contains => d.contains(col, &n),
+                Op::NotContains => format!("({col} IS NULL OR NOT ({}))", d.contains(col, &n)),
+            },
             Some(col) => match c.op {
                 Op::Eq => format!("{col} = {n}"),
                 Op::Ne => format!("{col} <> {n}"),
@@ -118,6 +132,8 @@ pub(crate) fn group_query(sel: &Selector, by: &[String], d: Dialect) -> (String,
     let mut keys = Vec::new();
     for (i, k) in by.iter().enumerate() {
         let expr = match column(k) {
+            // An unknown value is grouped under `?`, as a missing tag is.
+            Some(col) if nullable(k) => format!("COALESCE({col}, '?')"),
             Some(col) => col.to_string(),
             None => {
                 binds.push(k.clone());

@@ -166,9 +166,10 @@ impl SqliteStore {
         for m in steps {
             tx.execute_batch(&m.sql(Dialect::Sqlite))
                 .map_err(StoreError::db)?;
-            if m.rebuild_from_results {
-                rebuild_children(&tx)?;
-            }
+        }
+        // Once, with the final schema: the rows are what this build writes.
+        if steps.iter().any(|m| m.rebuild_from_results) {
+            rebuild_children(&tx)?;
         }
         if !steps.is_empty() {
             tx.execute(
@@ -230,8 +231,9 @@ impl SqliteStore {
     }
 }
 
-/// Tags, threads and the summary row of every stored run, rebuilt from
-/// its lossless result (the version-2 step).
+/// Tags, threads and the summary columns of every stored run, rebuilt
+/// from its lossless result, which is upgraded to the results schema this
+/// build writes (the version-2 and version-4 steps). The UUID stays.
 fn rebuild_children(tx: &rusqlite::Transaction) -> Result<(), StoreError> {
     let rows: Vec<(i64, String)> = {
         let mut st = tx
@@ -242,17 +244,21 @@ fn rebuild_children(tx: &rusqlite::Transaction) -> Result<(), StoreError> {
             .map_err(StoreError::db)?;
         it.collect::<Result<_, _>>().map_err(StoreError::db)?
     };
+    tx.execute_batch("DELETE FROM tags; DELETE FROM threads;")
+        .map_err(StoreError::db)?;
     for (id, text) in rows {
-        let r: RunResult = serde_json::from_str(&text)
+        let r = rtshield_results::from_stored_json(&text)
             .map_err(|e| StoreError::new(format!("run {id}: stored result unreadable: {e}")))?;
         let s = RunSummary::of(&r);
         insert_children(tx, id, &s)?;
         // The summary row is rebuilt from the lossless result too, so
         // selection by tags and the summary agree.
         let summary = serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
+        let result = serde_json::to_string(&r).map_err(StoreError::json)?;
         tx.execute(
-            "UPDATE runs SET summary = ?1 WHERE id = ?2",
-            params![summary, id],
+            "UPDATE runs SET summary = ?1, result = ?2, started = ?3, duration_s = ?4,
+                end_reason = ?5, mode = ?6 WHERE id = ?7",
+            params![summary, result, s.started, s.duration_s, s.end, s.mode, id],
         )
         .map_err(StoreError::db)?;
     }
@@ -275,11 +281,12 @@ fn insert_children(tx: &rusqlite::Transaction, id: i64, s: &RunSummary) -> Resul
         .map_err(StoreError::db)?;
     for (i, t) in s.threads.iter().enumerate() {
         let p = |k: &str| t.percentiles.get(k).copied();
+        let n = |v: Option<u64>| v.map(|v| v as i64);
         th.execute(params![
             id,
             i as i64,
             t.cpu.map(i64::from),
-            t.samples as i64,
+            n(t.samples),
             t.min_ns,
             t.avg_ns,
             t.max_ns,
@@ -287,9 +294,9 @@ fn insert_children(tx: &rusqlite::Transaction, id: i64, s: &RunSummary) -> Resul
             p("99"),
             p("99.9"),
             p("99.99"),
-            t.overruns as i64,
-            t.missed_periods as i64,
-            t.lost as i64
+            n(t.overruns),
+            n(t.missed_periods),
+            n(t.lost)
         ])
         .map_err(StoreError::db)?;
     }
@@ -379,7 +386,7 @@ impl Store for SqliteStore {
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
             let text: String = st.query_row([id], |r| r.get(0)).map_err(StoreError::db)?;
-            out.push(serde_json::from_str(&text).map_err(|e| {
+            out.push(rtshield_results::from_stored_json(&text).map_err(|e| {
                 StoreError::new(format!("run {id}: stored result unreadable: {e}"))
             })?);
         }

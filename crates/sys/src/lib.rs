@@ -31,6 +31,7 @@ mod power;
 mod procstat;
 mod root;
 mod sched;
+mod shield;
 mod sysinfo;
 mod task;
 mod tracefs;
@@ -62,12 +63,19 @@ pub use procstat::{
 };
 pub use root::{os_code, OsErrorAt, Root};
 pub use sched::{current_cpu, get_affinity, gettid, is_root, set_affinity, set_scheduler};
+// The drift watch's per-tick readers.
+pub use shield::{
+    governor as cpufreq_governor_of, idle_disable as cpuidle_disable_flags,
+    members as cgroup_members, partition_state as cpuset_partition_state, rt_throttling,
+    tgid as task_tgid, timer_migration,
+};
 pub use sysinfo::{
     caller_rt_runtime_us, cmd_cpus, fifo_refusal_reason, isolation_params, KernelConfig, SysInfo,
 };
 pub use task::{
     comm as task_comm, exists as task_exists, own_tids, parse_ids as parse_task_ids, pids,
-    stat as task_stat, threads as all_threads, threads_of, tids, ProcStat, TaskInfo, ThreadSched,
+    stat as task_stat, status as task_status, threads as all_threads, threads_of, tids, ProcStat,
+    ProcStatus, TaskInfo, ThreadSched,
 };
 pub use tracefs::{
     find as find_tracefs, instance_dir as trace_instance_dir, instance_pid as trace_instance_pid,

@@ -68,18 +68,24 @@ impl ProcStat {
 /// The fields of `/proc/PID/status` rtshield uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ProcStatus {
+    /// `Name:` (the comm).
     pub name: String,
+    /// `State:`'s letter.
     pub state: Option<char>,
+    /// `PPid:`.
     pub ppid: Option<u32>,
     /// `Kthread:` (kernels from 6.x); `None` on older ones.
     pub kthread: Option<bool>,
     /// `Cpus_allowed_list` as the kernel wrote it (list syntax).
     pub cpus_allowed_list: Option<String>,
+    /// `voluntary_ctxt_switches:`.
     pub voluntary_ctxt_switches: Option<u64>,
+    /// `nonvoluntary_ctxt_switches:`.
     pub nonvoluntary_ctxt_switches: Option<u64>,
 }
 
 impl ProcStatus {
+    /// Parse the text of `/proc/PID/status` (unknown lines ignored).
     pub fn parse(text: &str) -> ProcStatus {
         let mut s = ProcStatus::default();
         for line in text.lines() {
@@ -108,7 +114,7 @@ pub fn stat(root: &Root, pid: u32) -> Option<ProcStat> {
 }
 
 /// `/proc/PID/status`. `None` once it exited.
-pub(crate) fn status(root: &Root, pid: u32) -> Option<ProcStatus> {
+pub fn status(root: &Root, pid: u32) -> Option<ProcStatus> {
     Some(ProcStatus::parse(
         &root.read(format!("{}/status", kpath::proc_dir(pid))).ok()?,
     ))

@@ -87,6 +87,8 @@ def parse_cmdline(cmd):
 def pct_expect(hist, cycles, q, n):
     """('exact', us) / ('beyond', n) / ('unknown',) for a nearest-rank
     percentile over every cycle, from a {us: count} histogram."""
+    if cycles < round(1 / (1 - q)):
+        return ("not_enough",)  # q needs 1/(1 - q) samples, else it repeats the max
     if not hist and not n:
         return ("unknown",)
     r = math.ceil(q * cycles)
@@ -132,7 +134,7 @@ def expect_own_cyclictest_json(path, result):
     d = json.load(open(path, encoding="utf-8"))
     hist = {int(k): v for k, v in d["thread"]["0"]["histogram"].items()}
     e["pct"] = {k: pct_expect(hist, t["samples"], float(k) / 100, n) for k in PCT}
-    e["true_pct_us"] = {k: t["percentiles"][k] / 1000 for k in PCT}
+    e["true_pct_us"] = true_pct(t)
     return e
 
 
@@ -156,7 +158,7 @@ def expect_hist_text(path, result=None):
                  priority=t["priority"], period_ns=t["period_ns"],
                  duration_s=(result["duration_s"], 0.01), overruns=t["overruns"],
                  mode=result["settings"]["mode"], end_reason=result["end_reason"])
-        e["true_pct_us"] = {k: t["percentiles"][k] / 1000 for k in PCT}
+        e["true_pct_us"] = true_pct(t)
         e["guess_duration"] = t["samples"] * t["period_ns"] / 1e9
     return e
 
@@ -171,8 +173,15 @@ def expect_result(result):
                 overflow=t["histogram"]["overflow"], hist_samples=t["hist_stats"]["samples"],
                 overruns=t["overruns"], mode=result["settings"]["mode"],
                 end_reason=result["end_reason"],
-                pct={k: ("exact", t["percentiles"][k] / 1000) for k in PCT},
-                true_pct_us={k: t["percentiles"][k] / 1000 for k in PCT})
+                pct={k: ("exact", v) if v is not None else ("not_enough",)
+                     for k, v in true_pct(t).items()},
+                true_pct_us=true_pct(t))
+
+
+def true_pct(t):
+    """A thread's own percentiles in us; None where results.json has none
+    (too few samples for it)."""
+    return {k: (t["percentiles"][k] / 1000 if k in t["percentiles"] else None) for k in PCT}
 
 
 # --- what rtshield says ----------------------------------------------------------
@@ -211,7 +220,11 @@ def _num(text):
 
 def _pct_findings(v, where, key, got_text, got_num, exp, true_us, issue_unknown):
     kind = exp[0]
-    if kind == "unknown":
+    if kind == "not_enough":
+        if got_text is not None and got_text not in UNKNOWN_TEXT:
+            v.add(Finding(f"{where} p{key}", got_text, "absent (not enough samples)",
+                          "a percentile q needs 1/(1 - q) samples, else it repeats the max"))
+    elif kind == "unknown":
         if got_text not in UNKNOWN_TEXT:
             v.add(Finding(f"{where} p{key}", got_text, "unknown (?)",
                           "no histogram: a percentile is not known; never the max, never >=0",
@@ -275,13 +288,14 @@ def compare_report(rep, e, subject):
 def compare_store(st, e, subject):
     v = Verdict("rtshield runs import / show / export reads it back", subject)
     r, t = st["run"], st["run"]["threads"][0]
-    unknown = set(t.get("unknown") or [])
-    if e["policy"] is not None and (t["policy"].lower(), t["priority"]) != (e["policy"],
-                                                                            e["priority"]):
+    # Schema 1 listed placeholders in `unknown`; schema 2 writes null.
+    unknown = set(t.get("unknown") or []) | {k for k, x in t.items() if x is None}
+    pol = (t["policy"] or "?").lower()
+    if e["policy"] is not None and (pol, t["priority"]) != (e["policy"], e["priority"]):
         v.add(Finding("stored policy", f"{t['policy']} {t['priority']}",
                       f"{e['policy']} {e['priority']}", "cyclictest -p N: SCHED_FIFO N", issue=1))
-    if e["policy"] is not None and t["policy"] != t["policy"].lower() and \
-            t["policy"].lower() == e["policy"]:
+    if e["policy"] is not None and t["policy"] is not None and \
+            t["policy"] != t["policy"].lower() and t["policy"].lower() == e["policy"]:
         v.add(Finding("stored policy spelling", t["policy"], t["policy"].lower(),
                       "measured runs store `fifo`; one vocabulary in the store"))
     if e["period_ns"] is not None and t["period_ns"] != e["period_ns"]:
@@ -323,13 +337,14 @@ def compare_store(st, e, subject):
         if row and row[0][-1] not in ("?", "-"):
             v.add(Finding("runs show overrun", row[0][-1], "?", "not recorded: unknown, never 0",
                           issue=4))
-    h = t["histogram"]
+    h = t["histogram"] or {}
     if e["overflow"] is None and "histogram" not in unknown:
         v.add(Finding("stored histogram overflow", h["overflow"], "unknown (no histogram)",
                       "cyclictest without -h writes no histogram", issue=2))
     elif e["overflow"] is not None and h["overflow"] != e["overflow"]:
         v.add(Finding("stored histogram overflow", h["overflow"], e["overflow"], "the file"))
-    if e["hist_samples"] is None and t["hist_stats"]["samples"] == 0 and "histogram" not in unknown:
+    if e["hist_samples"] is None and (t["hist_stats"] or {}).get("samples") == 0 and \
+            "histogram" not in unknown:
         v.add(Finding("stored hist_stats (Samples_H, L_med_H, L_std_H)", t["hist_stats"],
                       "unknown", "no histogram", issue=2))
     for k in PCT:

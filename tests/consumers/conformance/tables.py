@@ -68,12 +68,13 @@ def runs_export_csv(text, stored, subject):
         if len(r) != len(header):
             continue
         rec = dict(zip(header, r))
-        if rec.get("started") != runobj["started_at"]:
+        if rec.get("started") != (runobj["started_at"] or ""):
             v.add(Finding("started", rec.get("started"), runobj["started_at"], "the stored run"))
         if rec.get("label") != (runobj.get("label") or ""):
             v.add(Finding("label", rec.get("label"), runobj.get("label"), "the stored run"))
         for k in ("overruns", "missed_periods", "lost"):
-            if k in (t.get("unknown") or []) and rec.get(k) not in UNKNOWN:
+            # Schema 1 listed placeholders in `unknown`; schema 2 writes null.
+            if (k in (t.get("unknown") or []) or t.get(k) is None) and rec.get(k) not in UNKNOWN:
                 v.add(Finding(f"{k} (not recorded by the source)", rec.get(k), "empty or ?",
                               "unknown is never 0", issue=4))
     v.detail = f"{len(header)} columns, {len(rows)} records"

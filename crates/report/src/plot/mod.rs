@@ -67,7 +67,7 @@ pub(crate) fn x_range(series: &[Series], x_max: Option<f64>) -> f64 {
     }
     let mut x: f64 = 0.0;
     for s in series {
-        let res = s.thread.histogram.resolution_ns as f64 / 1000.0;
+        let res = s.res_ns as f64 / 1000.0;
         match s.points.last() {
             Some(p) => x = x.max(p.0 + res),
             None => x = x.max(s.max_us()),
@@ -173,8 +173,7 @@ where
             rgb(s.color).filled(),
         ))
         .map_err(err)?;
-        let res = s.thread.histogram.resolution_ns;
-        let max = fmt_us(s.thread.max_ns as f64, res);
+        let max = fmt_us(s.thread.max_ns as f64, s.res_ns);
         let ovf = s.overflow();
         let text: Vec<(String, &TextStyle, i32)> = match lines {
             3 => [

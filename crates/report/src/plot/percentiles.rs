@@ -13,11 +13,11 @@ use super::*;
 fn tail_points(s: &Series) -> Vec<(f64, f64)> {
     let t = s.thread;
     let n = s.points.iter().map(|p| p.1).sum::<u64>() + s.overflow();
-    let n = n.max(t.samples);
+    let n = n.max(t.samples.unwrap_or(0));
     if n == 0 {
         return Vec::new();
     }
-    let res = t.histogram.resolution_ns as f64 / 1000.0;
+    let res = s.res_ns as f64 / 1000.0;
     let nf = n as f64;
     let mut rem = n;
     let mut out: Vec<(f64, f64)> = Vec::new();
@@ -181,7 +181,8 @@ where
         legend
             .draw_text(&truncate(&s.label, 34), &label_style, (42, y))
             .map_err(err)?;
-        let note = format!("{} samples · {}", s.thread.samples, s.max_note(f64::MAX));
+        let samples = rtshield_results::or_unknown(s.thread.samples, "?");
+        let note = format!("{samples} samples · {}", s.max_note(f64::MAX));
         legend
             .draw_text(&truncate(&note, 44), &small, (42, y + 18))
             .map_err(err)?;

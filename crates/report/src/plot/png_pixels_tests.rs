@@ -45,7 +45,7 @@ fn spiky(buckets: u64) -> Run {
     r.threads = vec![thread_from_histogram(
         0,
         Some(1),
-        1_000_000,
+        Some(1_000_000),
         n,
         10_000,
         last * 1000 + 500,
@@ -128,7 +128,7 @@ fn overflow_markers_do_not_hide_each_other() {
     let mut a = spiky(100);
     let mut b = spiky(100);
     for r in [&mut a, &mut b] {
-        r.result.threads[0].histogram.overflow = 5;
+        r.result.threads[0].histogram.as_mut().unwrap().overflow = 5;
     }
     b.label = "other".into();
     let runs = vec![a, b];

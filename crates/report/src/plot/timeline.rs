@@ -65,6 +65,9 @@ pub(crate) fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) 
     }
 }
 
+/// The drift markers' colour (a magenta that no thread colour uses).
+const DRIFT_COLOR: RGBColor = RGBColor(230, 0, 160);
+
 /// The torture article's plot: per-interval maximum as points, running maximum as a
 /// line, one colour per thread; load phases shaded. PNG bytes.
 pub(crate) fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>> {
@@ -117,6 +120,16 @@ pub(crate) fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>
             .bold_line_style(RGBColor(205, 205, 205))
             .draw()
             .map_err(err)?;
+        // Drift markers: a vertical line at the end of each interval in
+        // which what shields the measured CPUs changed (behind the points).
+        for (t, _) in &tl.drift {
+            chart
+                .draw_series(LineSeries::new(
+                    [(t / scale, 0.0), (t / scale, ymax)],
+                    DRIFT_COLOR.stroke_width(2),
+                ))
+                .map_err(err)?;
+        }
         let n = tl.threads.len();
         for (i, s) in tl.threads.iter().enumerate() {
             let (dot, line) = timeline_colors(i, n);
@@ -135,51 +148,77 @@ pub(crate) fn timeline_png(tl: &Timeline, title: &str) -> anyhow::Result<Vec<u8>
                 ))
                 .map_err(err)?;
         }
-        // Legend row: `● cpu1 max per interval  ━ cpu1 running max  ▇ load`.
-        let st = TextStyle::from((FONT, 14)).color(&BLACK);
-        let width = |t: &str| {
-            legend
-                .estimate_text_size(t, &st)
-                .map_or(t.chars().count() as i32 * 8, |s| s.0 as i32)
-        };
-        let right = w as i32 - 20;
-        let mut x = 90;
-        for (i, s) in tl.threads.iter().enumerate() {
-            let who = match s.cpu {
-                Some(c) => format!("cpu{c}"),
-                None => format!("t{}", s.thread),
-            };
-            let (dot, line) = timeline_colors(i, n);
-            let a = format!("{who} max per interval");
-            let b = format!("{who} running max");
-            if x + 30 + width(&a) + 40 + width(&b) > right {
-                break;
-            }
-            legend
-                .draw(&Circle::new((x + 8, 15), 3, dot.filled()))
-                .map_err(err)?;
-            legend.draw_text(&a, &st, (x + 20, 7)).map_err(err)?;
-            x += 20 + width(&a) + 22;
-            legend
-                .draw(&Rectangle::new([(x, 14), (x + 20, 16)], line.filled()))
-                .map_err(err)?;
-            legend.draw_text(&b, &st, (x + 26, 7)).map_err(err)?;
-            x += 26 + width(&b) + 22;
-        }
-        for p in &names {
-            let t = format!("{p} phase");
-            if x + 28 + width(&t) > right {
-                break;
-            }
-            legend
-                .draw(&Rectangle::new([(x, 7), (x + 22, 23)], fill(p).filled()))
-                .map_err(err)?;
-            legend.draw_text(&t, &st, (x + 28, 7)).map_err(err)?;
-            x += 28 + width(&t) + 22;
-        }
+        draw_legend(&legend, tl, &names, w)?;
         root.present().map_err(err)?;
     }
     encode_png(&buf, w, h)
+}
+
+/// The legend row: `● cpu1 max per interval  ━ cpu1 running max  ▮
+/// isolation drift  ▇ load`, as much of it as fits in the width `w`.
+fn draw_legend(
+    legend: &DrawingArea<BitMapBackend<'_>, Shift>,
+    tl: &Timeline,
+    names: &[String],
+    w: u32,
+) -> anyhow::Result<()> {
+    let fill = |n: &str| rgb(phase_fill(names, n));
+    let n = tl.threads.len();
+    let st = TextStyle::from((FONT, 14)).color(&BLACK);
+    let width = |t: &str| {
+        legend
+            .estimate_text_size(t, &st)
+            .map_or(t.chars().count() as i32 * 8, |s| s.0 as i32)
+    };
+    let right = w as i32 - 20;
+    let mut x = 90;
+    for (i, s) in tl.threads.iter().enumerate() {
+        let who = match s.cpu {
+            Some(c) => format!("cpu{c}"),
+            None => format!("t{}", s.thread),
+        };
+        let (dot, line) = timeline_colors(i, n);
+        let a = format!("{who} max per interval");
+        let b = format!("{who} running max");
+        if x + 30 + width(&a) + 40 + width(&b) > right {
+            break;
+        }
+        legend
+            .draw(&Circle::new((x + 8, 15), 3, dot.filled()))
+            .map_err(err)?;
+        legend.draw_text(&a, &st, (x + 20, 7)).map_err(err)?;
+        x += 20 + width(&a) + 22;
+        legend
+            .draw(&Rectangle::new([(x, 14), (x + 20, 16)], line.filled()))
+            .map_err(err)?;
+        legend.draw_text(&b, &st, (x + 26, 7)).map_err(err)?;
+        x += 26 + width(&b) + 22;
+    }
+    if !tl.drift.is_empty() {
+        let t = "isolation drift";
+        if x + 14 + width(t) <= right {
+            legend
+                .draw(&Rectangle::new(
+                    [(x + 3, 5), (x + 5, 25)],
+                    DRIFT_COLOR.filled(),
+                ))
+                .map_err(err)?;
+            legend.draw_text(t, &st, (x + 14, 7)).map_err(err)?;
+            x += 14 + width(t) + 22;
+        }
+    }
+    for p in names {
+        let t = format!("{p} phase");
+        if x + 28 + width(&t) > right {
+            break;
+        }
+        legend
+            .draw(&Rectangle::new([(x, 7), (x + 22, 23)], fill(p).filled()))
+            .map_err(err)?;
+        legend.draw_text(&t, &st, (x + 28, 7)).map_err(err)?;
+        x += 28 + width(&t) + 22;
+    }
+    Ok(())
 }
 
 /// The running maximum holds until the interval that raises it: a

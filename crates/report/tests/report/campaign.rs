@@ -103,7 +103,7 @@ fn campaign_report_html_holds_matrix_verdicts_figure12_and_table11() {
         min_ns: 1000,
         max_ns: 33_000,
         avg_ns: 2000.0,
-        histogram: t.histogram.clone(),
+        histogram: t.histogram.clone().expect("a measured run has a histogram"),
         percentiles: t.percentiles.clone(),
     };
     rs[0].threads[0].split = Some(SplitResult {
@@ -140,5 +140,64 @@ fn campaign_report_html_holds_matrix_verdicts_figure12_and_table11() {
             "| isolation=none,period=300us,load=idle r1 · 6.18 NONE | not enough samples | 33.0 | not enough samples | {user_max} | 1990 / 2000 |"
         )),
         "{md}"
+    );
+}
+
+/// A run imported from a file with no histogram (a real `cyclictest
+/// --json` without `-h`, see tests/unknown_values.rs) has no `_H`
+/// statistic: its figure-11 row shows `?` there (never 0, never the
+/// statistics of the other runs of its group), and its exact SUMMARY
+/// values as the file gave them.
+#[test]
+fn a_run_without_a_histogram_has_unknown_h_statistics_in_figure_11() {
+    let fx = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/fixtures/report/cyclictest-no-h.json");
+    let text = std::fs::read_to_string(fx).unwrap();
+    let imported = |iso: &str| {
+        let mut r = rtshield_results::read_cyclictest_json(&text, "no-h.json").unwrap();
+        assert!(r.threads[0].histogram.is_none(), "the fixture has no -h");
+        for (k, v) in [
+            ("isolation", iso),
+            ("period", "300us"),
+            ("load", "idle"),
+            ("kernel_id", "6.18 NONE"),
+            ("campaign", "c"),
+        ] {
+            r.tags.insert(k.into(), v.into());
+        }
+        r
+    };
+    // `none`: the import alone; `partition`: the import and a measured
+    // run with a histogram in the same group.
+    let rs = vec![
+        imported("none"),
+        imported("partition"),
+        run(1, "partition", "300us", "idle", "6.18 NONE"),
+    ];
+    let ax = axes();
+    let v = CampaignView {
+        name: "c",
+        axes: &ax,
+        pool: &[],
+        runs: &rs,
+    };
+    let md = summary_markdown(&v);
+    let unknown_h = "? | ? | ? | ? | ? | ? |";
+    assert!(
+        md.contains(&format!(
+            "| idle | 1 | 9923 | 9 | 2190 | 21.41 | {unknown_h}"
+        )),
+        "{md}"
+    );
+    let n = 9923 + rs[2].threads[0].samples.unwrap();
+    assert!(
+        md.contains(&format!("| idle | 2 | {n} | ")) && md.contains(&format!(" | {unknown_h}\n")),
+        "{md}"
+    );
+    assert_eq!(md.matches(unknown_h).count(), 2, "{md}");
+    let h = summary_html(&v, &[]);
+    assert!(
+        h.contains("<td>21.41</td><td>?</td><td>?</td><td>?</td><td>?</td><td>?</td><td>?</td>"),
+        "{h}"
     );
 }

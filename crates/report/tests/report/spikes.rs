@@ -24,7 +24,7 @@ fn traced_run() -> rtshield_results::RunResult {
         min_ns: 1000,
         max_ns: max,
         avg_ns: 2000.0,
-        histogram: r.threads[0].histogram.clone(),
+        histogram: r.threads[0].histogram.clone().unwrap(),
         percentiles: r.threads[0].percentiles.clone(),
     };
     r.threads[0].split = Some(SplitResult {
@@ -81,7 +81,7 @@ fn a_split_run_gets_table_1_1_with_the_thesis_columns() {
     let a = d.path().join("a");
     let mut r = traced_run();
     // 200 000 samples: enough for a p99.999.
-    r.threads[0].samples = 200_000;
+    r.threads[0].samples = Some(200_000);
     r.threads[0].percentiles.insert("99.999".into(), 41_000);
     let sp = r.threads[0].split.as_mut().unwrap();
     sp.samples = 150_000;

@@ -1,6 +1,7 @@
 //! `results.csv`: one row per thread, provenance repeated on each row.
 
 use super::Exporter;
+use crate::unknown::{or, pct_csv};
 use crate::{RunResult, PERCENTILES};
 
 /// The name of the CSV file.
@@ -94,48 +95,46 @@ pub fn to_csv(res: &RunResult) -> String {
     let mut rows = vec![header];
     let si = &res.sysinfo;
     for t in &res.threads {
-        let hs = &t.hist_stats;
+        // Unknown values are empty cells; a percentile bound is `>=N`.
+        let hs = t.hist_stats.as_ref();
+        let h = t.histogram.as_ref();
         let mut row: Vec<String> = vec![
             res.label.clone().unwrap_or_default(),
             t.index.to_string(),
-            t.tid.to_string(),
-            t.cpu.map_or(String::new(), |c| c.to_string()),
-            t.policy.clone(),
-            t.priority.to_string(),
-            t.requested_policy.clone().unwrap_or_default(),
-            t.period_ns.to_string(),
-            res.settings.mode.clone(),
-            t.samples.to_string(),
+            or(t.tid, ""),
+            or(t.cpu, ""),
+            or(t.policy, ""),
+            or(t.priority, ""),
+            or(t.requested_policy, ""),
+            or(t.period_ns, ""),
+            or(res.settings.mode.as_ref(), ""),
+            or(t.samples, ""),
             t.min_ns.to_string(),
             t.max_ns.to_string(),
             format!("{:.1}", t.avg_ns),
-            t.cur_ns.to_string(),
-            hs.samples.to_string(),
-            format!("{:.1}", hs.avg_ns),
-            hs.median_ns.to_string(),
-            format!("{:.1}", hs.std_ns),
-            hs.mode_ns.to_string(),
-            t.histogram.overflow.to_string(),
-            t.histogram.underflow.to_string(),
-            t.overruns.to_string(),
-            t.missed_periods.to_string(),
-            t.lost.to_string(),
+            or(t.cur_ns, ""),
+            or(hs.map(|s| s.samples), ""),
+            or(hs.map(|s| format!("{:.1}", s.avg_ns)), ""),
+            or(hs.map(|s| s.median_ns), ""),
+            or(hs.map(|s| format!("{:.1}", s.std_ns)), ""),
+            or(hs.map(|s| s.mode_ns), ""),
+            or(h.map(|h| h.overflow), ""),
+            or(h.map(|h| h.underflow), ""),
+            or(t.overruns, ""),
+            or(t.missed_periods, ""),
+            or(t.lost, ""),
         ];
-        row.extend(PERCENTILES.iter().map(|k| {
-            t.percentiles
-                .get(*k)
-                .map_or(String::new(), |v| v.to_string())
-        }));
-        row.push(t.corrected.samples.to_string());
-        row.extend(PERCENTILES.iter().map(|k| {
-            t.corrected
-                .percentiles
-                .get(*k)
-                .map_or(String::new(), |v| v.to_string())
-        }));
-        row.push(res.started_at.clone());
-        row.push(format!("{:.3}", res.duration_s));
-        row.push(res.end_reason.clone());
+        row.extend(PERCENTILES.iter().map(|k| pct_csv(t, k)));
+        let c = t.corrected.as_ref();
+        row.push(or(c.map(|c| c.samples), ""));
+        row.extend(
+            PERCENTILES
+                .iter()
+                .map(|k| or(c.and_then(|c| c.percentiles.get(*k)), "")),
+        );
+        row.push(or(res.started_at.as_ref(), ""));
+        row.push(or(res.duration_s.map(|d| format!("{d:.3}")), ""));
+        row.push(or(res.end_reason.as_ref(), ""));
         row.push(si.kernel_release.clone().unwrap_or_default());
         row.push(
             si.preempt_mode

@@ -2,7 +2,7 @@
 
 use super::{provenance, units, Exporter};
 // --split figures go in as `#` lines before `# Histogram` (readers skip them).
-use crate::{RunResult, ThreadResult};
+use crate::{Histogram, RunResult, ThreadResult};
 use std::fmt::Write as _;
 
 /// The name of the cyclictest histogram file.
@@ -30,21 +30,32 @@ impl Exporter for CyclictestHist {
 /// sample of N units or more (rtshield's last bucket and beyond) is an
 /// overflow, listed by its sample number (the first N of them, then
 /// `# NNNNN others`) when the result records the numbers.
+///
+/// A thread without a histogram (an import of `cyclictest` without `-h`)
+/// has no column: cyclictest's text has no way to say "unknown", and a
+/// column of zeros would be read as counts.
 pub fn to_cyclictest_hist(res: &RunResult) -> String {
     let mut s = provenance(res);
+    let (with, without): (Vec<&ThreadResult>, Vec<&ThreadResult>) =
+        res.threads.iter().partition(|t| t.histogram.is_some());
     // `#` lines: skipped by cyclictest's readers, read back by rtshield's.
-    for t in &res.threads {
+    for t in &with {
         s.push_str(&super::systress_txt::thread_line(t));
         s.push_str(&super::split_lines(t));
     }
+    for t in &without {
+        let _ = writeln!(s, "# thread {}: no histogram (not in this file)", t.index);
+    }
+    let hist = |t: &ThreadResult| t.histogram.clone().unwrap_or_default();
+    let res_ns = |t: &ThreadResult| t.resolution_ns(res.settings.resolution_ns);
     s.push_str("# Histogram\n");
-    let rows = res.threads.iter().map(rows_of).max().unwrap_or(0);
-    let per_thread: Vec<Vec<u64>> = res
-        .threads
+    let rows = with.iter().map(|t| rows_of(&hist(t))).max().unwrap_or(0);
+    let per_thread: Vec<Vec<u64>> = with
         .iter()
         .map(|t| {
+            let h = hist(t);
             let mut v = vec![0u64; rows as usize];
-            for [b, c] in t.histogram.counts.iter().filter(|b| b[0] < rows_of(t)) {
+            for [b, c] in h.counts.iter().filter(|b| b[0] < rows_of(&h)) {
                 // try_from: an index past usize (32-bit) is out of range,
                 // not wrapped into a low row.
                 if let Some(x) = usize::try_from(*b).ok().and_then(|b| v.get_mut(b)) {
@@ -60,36 +71,34 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
     }
     let line = |s: &mut String, name: &str, f: &dyn Fn(&ThreadResult) -> String| {
         s.push_str(name);
-        for t in &res.threads {
+        for t in &with {
             s.push(' ');
             s.push_str(&f(t));
         }
         s.push('\n');
     };
     line(&mut s, "# Total:", &|t| {
+        let h = hist(t);
         format!(
             "{:09}",
-            t.histogram.counts.iter().map(|c| c[1]).sum::<u64>() - at_or_past_n(t)
+            h.counts.iter().map(|c| c[1]).sum::<u64>() - at_or_past_n(&h)
         )
     });
     line(&mut s, "# Min Latencies:", &|t| {
-        format!("{:05}", units(t.min_ns, t.histogram.resolution_ns))
+        format!("{:05}", units(t.min_ns, res_ns(t)))
     });
     // cyclictest truncates the average.
     line(&mut s, "# Avg Latencies:", &|t| {
-        format!(
-            "{:05}",
-            (t.avg_ns / t.histogram.resolution_ns.max(1) as f64) as i64
-        )
+        format!("{:05}", (t.avg_ns / res_ns(t).max(1) as f64) as i64)
     });
     line(&mut s, "# Max Latencies:", &|t| {
-        format!("{:05}", units(t.max_ns, t.histogram.resolution_ns))
+        format!("{:05}", units(t.max_ns, res_ns(t)))
     });
     line(&mut s, "# Histogram Overflows:", &|t| {
-        format!("{:05}", overflows(t))
+        format!("{:05}", overflows(&hist(t)))
     });
     s.push_str("# Histogram Overflow at cycle number:\n");
-    for (i, t) in res.threads.iter().enumerate() {
+    for (i, t) in with.iter().enumerate() {
         let _ = write!(s, "# Thread {i}:");
         let listed = t.overflow_cycles.as_deref().unwrap_or_default();
         for c in listed {
@@ -97,7 +106,7 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
         }
         // As cyclictest: the overflows not listed (all of them when the
         // numbers are unknown).
-        let others = overflows(t).saturating_sub(listed.len() as u64);
+        let others = overflows(&hist(t)).saturating_sub(listed.len() as u64);
         if others > 0 {
             let _ = write!(s, " # {others:05} others");
         }
@@ -110,22 +119,17 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
 
 /// The rows of a thread's `-h N` histogram: N, the histogram size in
 /// resolution units (rtshield's buckets hold `0..=N`).
-fn rows_of(t: &ThreadResult) -> u64 {
-    t.histogram.buckets.saturating_sub(1)
+fn rows_of(h: &Histogram) -> u64 {
+    h.buckets.saturating_sub(1)
 }
 
 /// Samples in rtshield's last bucket (N units): past `cyclictest -h N`'s rows.
-fn at_or_past_n(t: &ThreadResult) -> u64 {
-    let n = rows_of(t);
-    t.histogram
-        .counts
-        .iter()
-        .filter(|b| b[0] >= n)
-        .map(|b| b[1])
-        .sum()
+fn at_or_past_n(h: &Histogram) -> u64 {
+    let n = rows_of(h);
+    h.counts.iter().filter(|b| b[0] >= n).map(|b| b[1]).sum()
 }
 
 /// cyclictest's overflows: samples of N units or more.
-fn overflows(t: &ThreadResult) -> u64 {
-    t.histogram.overflow + at_or_past_n(t)
+fn overflows(h: &Histogram) -> u64 {
+    h.overflow + at_or_past_n(h)
 }

@@ -66,9 +66,12 @@ fn unit_ns(res: &RunResult) -> u64 {
 /// minus the histogram's total), so rtshield's last bucket (N) is left out.
 fn histogram(t: &ThreadResult, unit: u64) -> BTreeMap<u64, u64> {
     let mut h = BTreeMap::new();
-    let n = t.histogram.buckets.saturating_sub(1);
-    for &[i, c] in t.histogram.counts.iter().filter(|b| b[0] < n) {
-        *h.entry(i * t.histogram.resolution_ns / unit).or_insert(0) += c;
+    // No histogram: `{}`, as cyclictest without -h writes it.
+    if let Some(th) = &t.histogram {
+        let n = th.buckets.saturating_sub(1);
+        for &[i, c] in th.counts.iter().filter(|b| b[0] < n) {
+            *h.entry(i * th.resolution_ns / unit).or_insert(0) += c;
+        }
     }
     h
 }
@@ -77,11 +80,12 @@ fn histogram(t: &ThreadResult, unit: u64) -> BTreeMap<u64, u64> {
 /// exits with) when the run failed its limits (`extra` given at export
 /// time replace the recorded ones of the same kind), else `1` when a
 /// thread measured nothing (cyclictest's status for a run that could not
+/// measure; a thread whose sample count is unknown but has figures did
 /// measure), else `0`: cyclictest's `return_code` is its exit status.
 pub(crate) fn return_code(res: &RunResult, extra: &Limits) -> i32 {
     if effective_verdict(res, *extra).is_some_and(|v| !v.passed) {
         crate::EXIT_LIMIT_EXCEEDED
-    } else if !res.threads.is_empty() && res.threads.iter().all(|t| t.samples > 0) {
+    } else if !res.threads.is_empty() && res.threads.iter().all(|t| t.samples != Some(0)) {
         0
     } else {
         1
@@ -92,7 +96,7 @@ pub(crate) fn return_code(res: &RunResult, extra: &Limits) -> i32 {
 pub fn to_cyclictest_json(res: &RunResult, extra: &Limits) -> String {
     let unit = unit_ns(res);
     let si = &res.sysinfo;
-    let (start, end) = times(&res.started_at, res.duration_s);
+    let (start, end) = times(res.started_at.as_deref(), res.duration_s);
     let rt = si.preempt_model.as_deref() == Some("PREEMPT_RT")
         || si
             .kernel_version
@@ -124,7 +128,9 @@ pub fn to_cyclictest_json(res: &RunResult, extra: &Limits) -> String {
         let body: Vec<String> = h.iter().map(|(b, c)| format!("\"{b}\": {c}")).collect();
         s.push_str(&body.join(", "));
         s.push_str("},\n");
-        let _ = writeln!(s, "      \"cycles\": {},", t.samples);
+        // A source without a sample count (a fluctuation log): null.
+        let cycles = t.samples.map_or("null".into(), |n| n.to_string());
+        let _ = writeln!(s, "      \"cycles\": {cycles},");
         let _ = writeln!(s, "      \"min\": {},", t.min_ns.div_euclid(unit as i64));
         let _ = writeln!(s, "      \"max\": {},", t.max_ns.div_euclid(unit as i64));
         let _ = writeln!(s, "      \"avg\": {:.2},", t.avg_ns / unit as f64);
@@ -140,15 +146,15 @@ pub fn to_cyclictest_json(res: &RunResult, extra: &Limits) -> String {
 }
 
 /// cyclictest's time stamps (`strftime("%a, %d %b %Y %T %z")`, UTC) of
-/// the start and of start + duration; the text as it is when `started` is
-/// not RFC 3339.
-fn times(started: &str, duration_s: f64) -> (String, String) {
-    match parse_rfc3339(started) {
-        Some(t) => (
-            format_2822(t),
-            format_2822(t + duration_s.max(0.0).round() as i64),
-        ),
-        None => (started.to_string(), started.to_string()),
+/// the start and of start + duration (rounded to the second); the text as
+/// it is when `started` is not RFC 3339; empty when unknown (and the end
+/// too when the duration is).
+fn times(started: Option<&str>, duration_s: Option<f64>) -> (String, String) {
+    let started = started.unwrap_or_default();
+    match (parse_rfc3339(started), duration_s) {
+        (Some(t), Some(d)) => (format_2822(t), format_2822(t + d.max(0.0).round() as i64)),
+        (Some(t), None) => (format_2822(t), String::new()),
+        (None, _) => (started.to_string(), started.to_string()),
     }
 }
 
@@ -241,7 +247,7 @@ mod tests {
             "offsets and fractions"
         );
         assert_eq!(parse_rfc3339("yesterday"), None);
-        let (a, b) = times("2024-02-29T23:59:30Z", 45.0);
+        let (a, b) = times(Some("2024-02-29T23:59:30Z"), Some(45.0));
         assert_eq!(a, "Thu, 29 Feb 2024 23:59:30 +0000");
         assert_eq!(b, "Fri, 01 Mar 2024 00:00:15 +0000");
     }

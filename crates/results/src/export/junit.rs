@@ -14,6 +14,7 @@
 //! properties in a test case) and a text summary in `<system-out>`.
 
 use super::Exporter;
+use crate::unknown::or;
 use crate::{effective_verdict, Limits, RunResult, ThreadResult, Verdict, PERCENTILES};
 use rtshield_text::{markup_attribute as esc, markup_text as esc_text};
 use std::fmt::Write as _;
@@ -47,7 +48,7 @@ fn failure(t: &ThreadResult, verdict: Option<&Verdict>) -> Option<String> {
     if !failed.is_empty() {
         return Some(failed.join("; "));
     }
-    (t.samples == 0).then(|| "no sample measured".into())
+    (t.samples == Some(0)).then(|| "no sample measured".into())
 }
 
 fn prop(s: &mut String, k: &str, v: &str) {
@@ -80,22 +81,22 @@ fn ant_timestamp(started: &str) -> Option<String> {
     ))
 }
 
-/// Whether the result lists `field` of `t` as not recorded by its source.
-fn known(t: &ThreadResult, field: &str) -> bool {
-    !t.unknown.iter().any(|u| u == field)
-}
-
 /// The thread's figures as `thread<N>.<name>` properties (ns); a figure
 /// the source did not record has none.
 fn thread_props(s: &mut String, t: &ThreadResult) {
     let k = |name: &str| format!("thread{}.{name}", t.index);
     prop(s, &k("cpu"), &t.cpu.map_or("-".into(), |c| c.to_string()));
-    if known(t, "policy") && known(t, "priority") {
-        prop(s, &k("policy"), &format!("{} {}", t.policy, t.priority));
+    if t.policy.is_some() || t.priority.is_some() {
+        let policy = format!("{} {}", or(t.policy, "?"), or(t.priority, "?"));
+        prop(s, &k("policy"), &policy);
     }
-    prop(s, &k("period_ns"), &t.period_ns.to_string());
-    prop(s, &k("samples"), &t.samples.to_string());
-    if t.samples > 0 {
+    for (name, v) in [("period_ns", t.period_ns), ("samples", t.samples)] {
+        if let Some(v) = v {
+            prop(s, &k(name), &v.to_string());
+        }
+    }
+    // Unknown sample count (a fluctuation log): the figures are still known.
+    if t.samples != Some(0) {
         prop(s, &k("min_ns"), &t.min_ns.to_string());
         prop(s, &k("avg_ns"), &format!("{:.1}", t.avg_ns));
         prop(s, &k("max_ns"), &t.max_ns.to_string());
@@ -110,7 +111,7 @@ fn thread_props(s: &mut String, t: &ThreadResult) {
         ("missed_periods", t.missed_periods),
         ("lost", t.lost),
     ] {
-        if known(t, name) {
+        if let Some(v) = v {
             prop(s, &k(name), &v.to_string());
         }
     }
@@ -128,27 +129,38 @@ pub fn to_junit(res: &RunResult, extra: &Limits) -> String {
         .iter()
         .filter(|t| failure(t, verdict.as_ref()).is_some())
         .count();
-    let time = format!("{:.3}", res.duration_s.max(0.0));
+    // Unknown duration (an import of a `-h` text): no `time` attribute
+    // (Jenkins reads the file; Ant's schema wants one, but never a 0).
+    let time = res
+        .duration_s
+        .map(|d| format!(" time=\"{:.3}\"", d.max(0.0)))
+        .unwrap_or_default();
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n");
     let _ = write!(
         s,
-        "  <testsuite name=\"{}\" package=\"rtshield.latency\" id=\"0\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\" time=\"{time}\"",
+        "  <testsuite name=\"{}\" package=\"rtshield.latency\" id=\"0\" tests=\"{n}\" failures=\"{failures}\" errors=\"0\" skipped=\"0\"{time}",
         esc(&format!("rtshield latency {host} {kernel}")),
     );
-    if let Some(ts) = ant_timestamp(&res.started_at) {
+    if let Some(ts) = res.started_at.as_deref().and_then(ant_timestamp) {
         let _ = write!(s, " timestamp=\"{ts}\"");
     }
     let _ = writeln!(s, " hostname=\"{}\">", esc(host));
     s.push_str("    <properties>\n");
     let o = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
     prop(&mut s, "tool", &res.tool);
-    prop(&mut s, "started_at", &res.started_at);
+    // An unknown value: no property.
+    let known = |s: &mut String, k: &str, v: &Option<String>| {
+        if let Some(v) = v {
+            prop(s, k, v);
+        }
+    };
+    known(&mut s, "started_at", &res.started_at);
     prop(&mut s, "kernel", kernel);
     prop(&mut s, "kernel_version", &o(&si.kernel_version));
     prop(&mut s, "preempt", &o(&si.preempt_model));
     prop(&mut s, "arch", &si.arch);
-    prop(&mut s, "mode", &res.settings.mode);
-    prop(&mut s, "end_reason", &res.end_reason);
+    known(&mut s, "mode", &res.settings.mode);
+    known(&mut s, "end_reason", &res.end_reason);
     if let Some(v) = &verdict {
         if let Some(l) = v.limits.max_latency_ns {
             prop(&mut s, "max_latency_ns", &l.to_string());
@@ -166,7 +178,7 @@ pub fn to_junit(res: &RunResult, extra: &Limits) -> String {
     for t in &res.threads {
         let _ = write!(
             s,
-            "    <testcase name=\"{}\" classname=\"rtshield.latency\" time=\"{time}\"",
+            "    <testcase name=\"{}\" classname=\"rtshield.latency\"{time}",
             esc(&thread_name(t))
         );
         let summary = summary(t);
@@ -190,13 +202,13 @@ pub fn to_junit(res: &RunResult, extra: &Limits) -> String {
 
 /// `thread 0 (cpu 1): 10 samples, min 2100 ns, avg 20650.0 ns, max 150400 ns`.
 fn summary(t: &ThreadResult) -> String {
-    if t.samples == 0 {
+    if t.samples == Some(0) {
         return format!("{}: no sample", thread_name(t));
     }
     format!(
         "{}: {} samples, min {} ns, avg {:.1} ns, max {} ns",
         thread_name(t),
-        t.samples,
+        or(t.samples, "?"),
         t.min_ns,
         t.avg_ns,
         t.max_ns

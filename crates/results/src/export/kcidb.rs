@@ -13,6 +13,7 @@
 //! `rtshield:<kernel release>`.
 
 use super::Exporter;
+use crate::unknown::or;
 use crate::{effective_verdict, Limits, RunResult, ThreadResult};
 use serde_json::{json, Value};
 
@@ -65,7 +66,7 @@ fn run_id(res: &RunResult) -> String {
     res.tags
         .get("uuid")
         .cloned()
-        .unwrap_or_else(|| token(&res.started_at))
+        .unwrap_or_else(|| token(res.started_at.as_deref().unwrap_or("unknown")))
 }
 
 /// The default build id: `rtshield:<kernel release>`.
@@ -77,10 +78,11 @@ pub(crate) fn default_build_id(res: &RunResult) -> String {
 }
 
 /// (statistic, value, is a latency in ns): the figures the result knows;
-/// min, avg and max have no value when the thread measured nothing.
+/// min, avg and max have no value when the thread measured nothing; a
+/// statistic the source did not record (or only bounded) has no test.
 fn stats(t: &ThreadResult) -> Vec<(String, Option<f64>, bool)> {
-    let known = |f: &str| !t.unknown.iter().any(|u| u == f);
-    let some = t.samples > 0;
+    // An unknown sample count (a fluctuation log): min/avg/max are known.
+    let some = t.samples != Some(0);
     let mut v = vec![
         ("min".to_string(), some.then_some(t.min_ns as f64), true),
         ("avg".to_string(), some.then_some(t.avg_ns), true),
@@ -89,13 +91,13 @@ fn stats(t: &ThreadResult) -> Vec<(String, Option<f64>, bool)> {
     for (k, p) in &t.percentiles {
         v.push((format!("p{}", k.replace('.', "_")), Some(*p as f64), true));
     }
-    v.push(("samples".into(), Some(t.samples as f64), false));
     for (name, n) in [
+        ("samples", t.samples),
         ("overruns", t.overruns),
         ("missed_periods", t.missed_periods),
         ("lost", t.lost),
     ] {
-        if known(name) {
+        if let Some(n) = n {
             v.push((name.into(), Some(n as f64), false));
         }
     }
@@ -134,10 +136,10 @@ pub fn to_kcidb(res: &RunResult, extra: &Limits, build_id: Option<&str>) -> Stri
             };
             let mut misc = json!({
                 "thread": t.index,
-                "policy": t.policy,
-                "priority": t.priority,
-                "period_ns": t.period_ns,
                 // KCIDB allows no null anywhere: unknown is "?".
+                "policy": or(t.policy, "?"),
+                "priority": t.priority.map_or(json!("?"), |p| json!(p)),
+                "period_ns": t.period_ns.map_or(json!("?"), |p| json!(p)),
                 "kernel_release": si.kernel_release.as_deref().unwrap_or("?"),
                 "preempt": si.preempt_model.as_deref().unwrap_or("?"),
                 "tool": res.tool,
@@ -155,16 +157,23 @@ pub fn to_kcidb(res: &RunResult, extra: &Limits, build_id: Option<&str>) -> Stri
                 "build_id": build,
                 "path": format!("rtshield.latency.t{}.{stat}", t.index),
                 "status": status,
-                "start_time": res.started_at,
-                "duration": res.duration_s.max(0.0),
                 "environment": {
                     "comment": format!("{host} ({} {})", si.arch, si.cpu_model.as_deref().unwrap_or("?")),
                     "misc": {"host": host, "tags": res.tags},
                 },
                 "misc": misc,
             });
-            if let (Some(n), Value::Object(m)) = (number, &mut test) {
-                m.insert("number".into(), n);
+            if let Value::Object(m) = &mut test {
+                if let Some(n) = number {
+                    m.insert("number".into(), n);
+                }
+                // Unknown start or duration: the optional key is left out.
+                if let Some(st) = &res.started_at {
+                    m.insert("start_time".into(), json!(st));
+                }
+                if let Some(d) = res.duration_s {
+                    m.insert("duration".into(), json!(d.max(0.0)));
+                }
             }
             tests.push(test);
         }

@@ -30,6 +30,7 @@ mod spikes;
 mod systress_txt;
 mod timeline;
 
+use crate::unknown::or;
 use crate::RunResult;
 use rtshield_safefs::SafeDir;
 use std::fmt::Write as _;
@@ -49,9 +50,9 @@ pub use spikes::{
 pub use systress_txt::{systress_file_name, to_systress_txt, SystressTxt};
 pub use timeline::{
     format_timeline_host, format_timeline_row, read_timeline, timeline_header,
-    timeline_header_with_host, TimelineHost, TimelineRecord, TimelineRow, TimelineWriter,
-    TIMELINE_CPU, TIMELINE_ELAPSED_S, TIMELINE_FILE, TIMELINE_HEADER, TIMELINE_IVAL_MAX_NS,
-    TIMELINE_MAX_MAX_NS, TIMELINE_PHASE, TIMELINE_THREAD,
+    timeline_header_with_drift, timeline_header_with_host, TimelineHost, TimelineRecord,
+    TimelineRow, TimelineWriter, TIMELINE_CPU, TIMELINE_DRIFT, TIMELINE_ELAPSED_S, TIMELINE_FILE,
+    TIMELINE_HEADER, TIMELINE_IVAL_MAX_NS, TIMELINE_MAX_MAX_NS, TIMELINE_PHASE, TIMELINE_THREAD,
 };
 
 /// One result file format.
@@ -272,14 +273,15 @@ pub(crate) fn split_lines(t: &crate::ThreadResult) -> String {
 pub(crate) fn provenance(res: &RunResult) -> String {
     let si = &res.sysinfo;
     let mut s = String::new();
+    // `?`: unknown (an import's file did not record it).
     let _ = writeln!(
         s,
-        "# {} ({}), started {}, {:.3} s, ended by {}",
+        "# {} ({}), started {}, {} s, ended by {}",
         res.tool,
         crate::SCHEMA,
-        res.started_at,
-        res.duration_s,
-        res.end_reason
+        or(res.started_at.as_ref(), "?"),
+        or(res.duration_s.map(|d| format!("{d:.3}")), "?"),
+        or(res.end_reason.as_ref(), "?")
     );
     if !res.command.is_empty() {
         let _ = writeln!(s, "# command: {}", res.command.join(" "));
@@ -309,10 +311,10 @@ pub(crate) fn provenance(res: &RunResult) -> String {
     let _ = writeln!(
         s,
         "# settings: mode={} resolution={}ns buckets={} memlock={} cpu_dma_latency={}",
-        st.mode,
+        or(st.mode.as_ref(), "?"),
         st.resolution_ns,
-        st.histo_buckets,
-        st.memlock,
+        or(st.histo_buckets, "?"),
+        or(st.memlock, "?"),
         st.cpu_dma_latency.map_or("off".into(), |v| v.to_string())
     );
     if let Some(t) = temperatures(si) {

@@ -115,10 +115,14 @@ fn labels(t: &ThreadResult) -> String {
     format!("cpu=\"{}\",thread=\"{}\"", label(&cpu), t.index)
 }
 
-/// Every sample the histogram holds: its buckets, overflow and underflow.
-fn total(t: &ThreadResult) -> u64 {
-    let h = &t.histogram;
-    h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow + h.underflow
+/// Every sample the histogram holds: its buckets, overflow and underflow;
+/// without a histogram (cyclictest without `-h`), the sample count, when
+/// known. None: the thread has no histogram line at all.
+fn total(t: &ThreadResult) -> Option<u64> {
+    match &t.histogram {
+        Some(h) => Some(h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow + h.underflow),
+        None => t.samples,
+    }
 }
 
 /// The count at each of [`BOUNDS_NS`], None where the result cannot say.
@@ -129,16 +133,23 @@ fn cumulative(t: &ThreadResult) -> Vec<Option<u64>> {
             .map(|b| le.iter().find(|p| p[0] == *b).map(|p| p[1]))
             .collect();
     }
-    let h = &t.histogram;
+    let all = total(t);
+    let some = t.samples != Some(0);
+    let Some(h) = &t.histogram else {
+        // No histogram: only the bounds at or above the maximum are known.
+        return BOUNDS_NS
+            .iter()
+            .map(|&le| all.filter(|_| some && le as i64 >= t.max_ns))
+            .collect();
+    };
     let res = h.resolution_ns.max(1);
     // Overflow samples are at or above this, at most the maximum.
     let overflow_from = h.buckets.saturating_mul(res);
-    let all = total(t);
     BOUNDS_NS
         .iter()
         .map(|&le| {
-            if t.samples > 0 && le as i64 >= t.max_ns {
-                Some(all)
+            if some && le as i64 >= t.max_ns {
+                all
             } else if le < overflow_from || h.overflow == 0 {
                 // Bucket i holds [i·res, (i+1)·res - 1] ns.
                 Some(
@@ -164,11 +175,6 @@ fn sum_ns(t: &ThreadResult, count: u64) -> i128 {
 /// A metric family: name, help, and its value for a thread (None: unknown).
 type Family<T> = (&'static str, &'static str, fn(&ThreadResult) -> Option<T>);
 
-/// Whether the result lists `field` of `t` as not recorded by its source.
-fn known(t: &ThreadResult, field: &str) -> bool {
-    !t.unknown.iter().any(|u| u == field)
-}
-
 /// The file's text, without timestamps.
 pub fn to_openmetrics(res: &RunResult) -> String {
     to_openmetrics_with(res, Timestamps::None)
@@ -185,20 +191,28 @@ pub fn to_prometheus_text(res: &RunResult) -> String {
     render(res, Timestamps::None, Dialect::Text004)
 }
 
-fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
-    let stamp = match ts {
+/// The timestamp put after every sample (` <seconds>`), or nothing.
+fn end_stamp(res: &RunResult, ts: Timestamps) -> String {
+    match ts {
         Timestamps::None => String::new(),
-        Timestamps::At => super::cyclictest_json::parse_rfc3339(&res.started_at)
-            .map(|t| {
+        // The end of the run: unknown (no timestamp) when either is.
+        Timestamps::At => res
+            .started_at
+            .as_deref()
+            .and_then(super::cyclictest_json::parse_rfc3339)
+            .zip(res.duration_s)
+            .map(|(t, d)| {
                 format!(
                     " {}",
-                    secs_exact(
-                        t as i128 * 1_000_000_000 + (res.duration_s.max(0.0) * 1e9).round() as i128
-                    )
+                    secs_exact(t as i128 * 1_000_000_000 + (d.max(0.0) * 1e9).round() as i128)
                 )
             })
             .unwrap_or_default(),
-    };
+    }
+}
+
+fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
+    let stamp = end_stamp(res, ts);
     let mut s = String::new();
     let th = &res.threads;
     family(
@@ -209,7 +223,9 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
     );
     for t in th {
         let l = labels(t);
-        let all = total(t);
+        let Some(all) = total(t) else {
+            continue;
+        };
         for (b, c) in BOUNDS_NS.iter().zip(cumulative(t)) {
             if let Some(c) = c {
                 let _ = writeln!(
@@ -239,12 +255,12 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
         (
             "rtshield_latency_max_seconds",
             "Largest wake-up latency of each thread.",
-            |t| (t.samples > 0).then_some(t.max_ns),
+            |t| (t.samples != Some(0)).then_some(t.max_ns),
         ),
         (
             "rtshield_latency_min_seconds",
             "Smallest wake-up latency of each thread.",
-            |t| (t.samples > 0).then_some(t.min_ns),
+            |t| (t.samples != Some(0)).then_some(t.min_ns),
         ),
         (
             "rtshield_latency_p99_9_seconds",
@@ -261,23 +277,21 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
         }
     }
     let counters: [Family<u64>; 4] = [
-        ("rtshield_samples", "Wake-ups measured.", |t| {
-            known(t, "samples").then_some(t.samples)
-        }),
+        ("rtshield_samples", "Wake-ups measured.", |t| t.samples),
         (
             "rtshield_overruns",
             "Wake-ups later than the following period.",
-            |t| known(t, "overruns").then_some(t.overruns),
+            |t| t.overruns,
         ),
         (
             "rtshield_missed_periods",
             "Periods skipped because of overruns.",
-            |t| known(t, "missed_periods").then_some(t.missed_periods),
+            |t| t.missed_periods,
         ),
         (
             "rtshield_lost_samples",
             "Samples the measuring ring could not take.",
-            |t| known(t, "lost").then_some(t.lost),
+            |t| t.lost,
         ),
     ];
     for (name, help, f) in counters {
@@ -300,11 +314,14 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
     );
     // In whole ns (as measured), so a float read back from results.json
     // prints the same digits as the measurement's own.
-    let _ = writeln!(
-        s,
-        "rtshield_run_duration_seconds {}{stamp}",
-        secs_exact((res.duration_s.max(0.0) * 1e9).round() as i128)
-    );
+    // Unknown (an import of a `-h` text): no sample line.
+    if let Some(d) = res.duration_s {
+        let _ = writeln!(
+            s,
+            "rtshield_run_duration_seconds {}{stamp}",
+            secs_exact((d.max(0.0) * 1e9).round() as i128)
+        );
+    }
     if dialect == Dialect::OpenMetrics {
         s.push_str("# EOF\n");
     }

@@ -1,7 +1,8 @@
 //! The systress article's `timer_threadNN.txt`, one file per thread.
 
 use super::{provenance, units, units_round, Exporter};
-use crate::{RunResult, ThreadResult, DEEP_PERCENTILES, PERCENTILES};
+use crate::unknown::or;
+use crate::{Pct, RunResult, ThreadResult, DEEP_PERCENTILES, PERCENTILES};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
@@ -42,10 +43,12 @@ impl Exporter for SystressTxt {
 
 /// The systress article's `timer_threadNN.txt`: the two-column histogram (every bucket
 /// from 0), then (as `#` comments) the provenance and the SUMMARY block
-/// exactly as systress prints it, in resolution units.
+/// exactly as systress prints it, in resolution units. A value the source
+/// did not record is `?` (no histogram: no bucket line, `?` in the `_H`
+/// columns); a percentile beyond the histogram is `pK>=N`.
 pub fn to_systress_txt(res: &RunResult, t: &ThreadResult) -> String {
-    let h = &t.histogram;
-    let r = h.resolution_ns;
+    let h = t.histogram.clone().unwrap_or_default();
+    let r = t.resolution_ns(res.settings.resolution_ns);
     let mut s = String::new();
     let mut counts = h.counts.iter().peekable();
     for i in 0..h.buckets {
@@ -62,35 +65,36 @@ pub fn to_systress_txt(res: &RunResult, t: &ThreadResult) -> String {
     s.push('\n');
     s.push_str(&provenance(res));
     s.push_str(&thread_line(t));
-    // The deep percentiles only when the run had the samples for them.
+    // Only the percentiles the run had the samples for.
     let pct: Vec<String> = PERCENTILES
         .iter()
-        .map(|k| format!("p{k}={}", t.percentiles.get(*k).map_or(0, |v| units(*v, r))))
-        .chain(DEEP_PERCENTILES.iter().filter_map(|k| {
-            t.percentiles
-                .get(*k)
-                .map(|v| format!("p{k}={}", units(*v, r)))
-        }))
+        .chain(DEEP_PERCENTILES)
+        .filter_map(|k| match t.pct(k) {
+            Pct::Exact(v) => Some(format!("p{k}={}", units(v, r))),
+            Pct::AtLeast(v, _) => Some(format!("p{k}>={}", units(v, r))),
+            Pct::Unknown => Some(format!("p{k}=?")),
+            Pct::NotEnoughSamples => None,
+        })
         .collect();
     let _ = writeln!(s, "# percentiles ({}): {}", unit_name(r), pct.join(" "));
     s.push_str(&super::split_lines(t));
     s.push_str("#                            SUMMARY\n#\n");
     s.push_str("# Index    TID  Samples  L_min  L_max  L_avg  Samples_H  L_avg_H  L_med_H  L_std_H  L_mode_H\n#\n");
-    let hs = &t.hist_stats;
+    let hs = t.hist_stats.as_ref();
     let _ = writeln!(
         s,
         "#{:>7} {:>5} {:>8} {:>6} {:>6} {:>6} {:>10} {:>8} {:>8} {:>8} {:>9}",
         t.index,
-        t.tid,
-        t.samples,
+        or(t.tid, "?"),
+        or(t.samples, "?"),
         units(t.min_ns, r),
         units(t.max_ns, r),
         units_round(t.avg_ns, r),
-        hs.samples,
-        units_round(hs.avg_ns, r),
-        units(hs.median_ns, r),
-        units_round(hs.std_ns, r),
-        units(hs.mode_ns, r)
+        or(hs.map(|h| h.samples), "?"),
+        or(hs.map(|h| units_round(h.avg_ns, r)), "?"),
+        or(hs.map(|h| units(h.median_ns, r)), "?"),
+        or(hs.map(|h| units_round(h.std_ns, r)), "?"),
+        or(hs.map(|h| units(h.mode_ns, r)), "?")
     );
     s
 }
@@ -98,21 +102,22 @@ pub fn to_systress_txt(res: &RunResult, t: &ThreadResult) -> String {
 /// `# thread 0: tid 4242 cpu 1 policy FIFO priority 98 period 200000 ns;
 /// overflow 1 underflow 0 overruns 0 missed_periods 0 lost 0` (read back
 /// by the importers: what a histogram alone cannot say).
+/// An unknown value is `?`.
 pub(crate) fn thread_line(t: &ThreadResult) -> String {
-    let h = &t.histogram;
+    let h = t.histogram.as_ref();
     format!(
         "# thread {}: tid {} cpu {} policy {} priority {} period {} ns; overflow {} underflow {} overruns {} missed_periods {} lost {}\n",
         t.index,
-        t.tid,
+        or(t.tid, "?"),
         t.cpu.map_or("-".into(), |c| c.to_string()),
-        t.policy,
-        t.priority,
-        t.period_ns,
-        h.overflow,
-        h.underflow,
-        t.overruns,
-        t.missed_periods,
-        t.lost
+        or(t.policy, "?"),
+        or(t.priority, "?"),
+        or(t.period_ns, "?"),
+        or(h.map(|h| h.overflow), "?"),
+        or(h.map(|h| h.underflow), "?"),
+        or(t.overruns, "?"),
+        or(t.missed_periods, "?"),
+        or(t.lost, "?")
     )
 }
 

@@ -67,6 +67,17 @@ pub fn timeline_header_with_host(cpus: &[u32]) -> String {
     h
 }
 
+/// The drift watch's column, after the host columns, in the files of a
+/// watched run: the kinds of the drift events seen in the row's interval
+/// (`crate::drift::timeline_cell`), empty when none. Optional for readers.
+pub const TIMELINE_DRIFT: &str = "drift";
+
+/// [`timeline_header_with_host`] and the [`TIMELINE_DRIFT`] column: what a watched run's
+/// [`TimelineWriter`] writes.
+pub fn timeline_header_with_drift(cpus: &[u32]) -> String {
+    format!("{},{TIMELINE_DRIFT}", timeline_header_with_host(cpus))
+}
+
 /// The machine at the end of an interval: the same for every thread's row.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub struct TimelineHost {
@@ -163,6 +174,8 @@ pub fn format_timeline_row(r: &TimelineRow) -> String {
 /// planted file) in a [`SafeDir`], a header, then rows appended and flushed.
 pub struct TimelineWriter {
     file: std::fs::File,
+    /// The header has the [`TIMELINE_DRIFT`] column: every row gets its cell.
+    drift: bool,
 }
 
 impl TimelineWriter {
@@ -170,6 +183,14 @@ impl TimelineWriter {
     /// run in the same directory) with the header for `cpus`.
     pub fn create(dir: &SafeDir, cpus: &[u32]) -> Result<TimelineWriter, SafeError> {
         Self::create_with(dir, &timeline_header_with_host(cpus), "")
+    }
+
+    /// Create `dir/timeline.csv` with the header for `cpus` and the
+    /// [`TIMELINE_DRIFT`] column (a run the drift watch follows).
+    pub fn create_watched(dir: &SafeDir, cpus: &[u32]) -> Result<TimelineWriter, SafeError> {
+        let mut w = Self::create_with(dir, &timeline_header_with_drift(cpus), "")?;
+        w.drift = true;
+        Ok(w)
     }
 
     /// Create `dir/timeline.csv` with `header` and then `body` (already
@@ -184,7 +205,8 @@ impl TimelineWriter {
             path: dir.display_path(TIMELINE_FILE),
             err: e,
         })?;
-        Ok(TimelineWriter { file })
+        let drift = header.trim_end().ends_with(&format!(",{TIMELINE_DRIFT}"));
+        Ok(TimelineWriter { file, drift })
     }
 
     /// Append rows (one write), host columns empty.
@@ -194,11 +216,27 @@ impl TimelineWriter {
 
     /// Append rows (one write), each with the host columns `host`.
     pub fn append_host(&mut self, rows: &[TimelineRow], host: &TimelineHost) -> io::Result<()> {
+        self.append_drift(rows, host, "")
+    }
+
+    /// Append rows (one write) with the host columns `host` and, when the
+    /// header has the [`TIMELINE_DRIFT`] column, the cell `drift` (kinds only: no
+    /// comma).
+    pub fn append_drift(
+        &mut self,
+        rows: &[TimelineRow],
+        host: &TimelineHost,
+        drift: &str,
+    ) -> io::Result<()> {
         let mut s = String::new();
         let h = format_timeline_host(host);
         for r in rows {
             s.push_str(&format_timeline_row(r));
             s.push_str(&h);
+            if self.drift {
+                s.push(',');
+                s.push_str(drift);
+            }
             s.push('\n');
         }
         self.file.write_all(s.as_bytes())

@@ -2,7 +2,7 @@
 //! `histogram.txt`, the same layout with `#` provenance lines).
 
 use super::provenance::Provenance;
-use super::{col_of, imported, NOT_IN_CYCLICTEST};
+use super::{col_of, Imported};
 use crate::histogram::{hist_stats, thread_from_histogram};
 use crate::{Histogram, RunResult};
 use rtshield_vocab::InputError;
@@ -33,7 +33,9 @@ pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, Input
         )));
     }
     // rtshield's own histogram.txt: its provenance says what it is, the
-    // resolution its numbers are in, and each thread's counters.
+    // resolution its numbers are in, and each thread's counters. A
+    // cyclictest -h text says none of it: no time, period, policy, mode or
+    // end reason (unknown, never a default).
     let prov = Provenance::parse(text);
     let res = prov.resolution_ns.unwrap_or(1000);
     let mut threads = Vec::new();
@@ -58,43 +60,40 @@ pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, Input
         let avg_ns = col("Avg Latencies", i).map_or(hs.avg_ns, |a| (a * res) as f64);
         let min_ns = col("Min Latencies", i).map_or(0, |m| (m * res) as i64);
         let max_ns = (col("Max Latencies", i).unwrap_or(0) * res) as i64;
-        let mut t = thread_from_histogram(i as u32, None, 0, samples, min_ns, max_ns, avg_ns, h);
-        match tl {
-            Some(l) => l.apply(&mut t),
-            None => t
-                .unknown
-                .extend(NOT_IN_CYCLICTEST.iter().map(|s| s.to_string())),
+        let mut t = thread_from_histogram(i as u32, None, None, samples, min_ns, max_ns, avg_ns, h);
+        if let Some(l) = tl {
+            l.apply(&mut t);
         }
         threads.push(t);
     }
     let buckets = rows.last().map(|r| r.0 + 1);
-    let (tool, tag, warning) = match &prov.tool {
+    let (tool, kind, warning) = match &prov.tool {
         Some(t) => (
             t.clone(),
             "rtshield-histogram",
-            "read from rtshield's histogram.txt: min/avg/max in whole resolution units; percentiles, median, mode and std from the histogram",
+            "read from rtshield's histogram.txt: min/avg/max in whole resolution units; percentiles, median, mode and std from the histogram; a percentile beyond it is a bound",
         ),
         None => (
             "cyclictest".to_string(),
             "cyclictest",
-            "imported from cyclictest histogram text: no CPU, period or system information",
+            "imported from cyclictest histogram text: no time, CPU, period, policy, mode or system information; percentiles from the histogram",
         ),
     };
-    let mut r = imported(
+    let mut r = Imported {
         tool,
-        prov.started.clone().unwrap_or_default(),
-        prov.command.clone(),
-        res,
+        started_at: prov.started.clone(),
+        duration_s: prov.duration_s,
+        command: prov.command.clone(),
+        res_ns: res,
         buckets,
-        0,
-        prov.sysinfo.clone(),
-        vec![warning.into()],
-        threads,
-    );
-    r.tags.insert("imported".into(), tag.into());
-    if let Some(m) = &prov.mode {
-        r.settings.mode = m.clone();
+        mode: prov.mode.clone(),
+        sysinfo: prov.sysinfo.clone(),
+        warnings: vec![warning.into()],
+        kind,
     }
+    .into_result(threads);
+    r.end_reason = prov.end_reason.clone();
+    r.settings.memlock = prov.memlock;
     Ok(r)
 }
 

@@ -1,9 +1,8 @@
 //! The torture article's fluctuation log.
 
-use super::{imported, NOT_IN_CYCLICTEST};
-use crate::histogram::thread_from_histogram;
-use crate::{Histogram, RunResult};
-use rtshield_sys::SysInfo;
+use super::Imported;
+use crate::histogram::thread_without_histogram;
+use crate::RunResult;
 use rtshield_vocab::InputError;
 
 /// One line of the torture article's fluctuation log.
@@ -104,48 +103,28 @@ pub fn read_fluctuation_log(text: &str, source: &str) -> Result<FluctLog, InputE
         .map(|r| r.max_us.max(r.maxmax_us))
         .fold(0.0, f64::max);
     let avg = rows.iter().map(|r| r.avg_us).sum::<f64>() / rows.len() as f64;
-    let h = Histogram {
-        resolution_ns: 1000,
-        buckets: 0,
-        counts: Vec::new(),
-        overflow: 0,
-        underflow: 0,
-    };
-    let mut t = thread_from_histogram(
+    // Minima, means and maxima only: no sample count, no histogram.
+    let t = thread_without_histogram(
         0,
         None,
-        0,
-        0,
+        None,
         (min * 1000.0) as i64,
         (max * 1000.0) as i64,
         avg * 1000.0,
-        h,
-    );
-    t.unknown.extend(
-        ["samples", "histogram"]
-            .iter()
-            .chain(NOT_IN_CYCLICTEST)
-            .map(|s| s.to_string()),
     );
     let end = rel(rows.last().map_or(first.t, |r| r.t));
-    let mut result = imported(
-        "fluctuations-timer".into(),
-        String::new(),
-        Vec::new(),
-        1000,
-        None,
-        0,
-        SysInfo::default(),
-        vec![
+    let result = Imported {
+        tool: "fluctuations-timer".into(),
+        duration_s: Some(end),
+        res_ns: 1000,
+        mode: Some("interval".into()),
+        warnings: vec![
             "read from a fluctuation log: intervals between timer signals (µs), 5 s minima, means and maxima only; avg is the mean of the 5 s means".into(),
         ],
-        vec![t],
-    );
-    result.duration_s = end;
-    result.settings.mode = "interval".into();
-    result
-        .tags
-        .insert("imported".into(), "fluctuation-log".into());
+        kind: "fluctuation-log",
+        ..Imported::default()
+    }
+    .into_result(vec![t]);
     Ok(FluctLog {
         rows: rows.iter().map(|r| (rel(r.t), *r)).collect(),
         marks: marks.into_iter().map(|(t, m)| (rel(t), m)).collect(),

@@ -5,14 +5,17 @@
 //! on one graph. [`sniff`] tells which reader a file needs.
 //!
 //! cyclictest gives less than rtshield measures: no percentiles beyond the
-//! histogram, no overrun count, often no CPU number. What it does not give
-//! is derived from the histogram (percentiles, median, mode, std) or left
-//! at zero, and a warning on the run says so.
+//! histogram, no overrun count, often no CPU number. What can be derived
+//! from what the file holds is (percentiles, median, mode, std from the
+//! histogram; a percentile past the histogram only as a bound); what it
+//! does not hold is unknown (`None`), never 0 and never a guess, and a
+//! warning on the run says what was derived.
 
 use crate::{RunResult, Settings, ThreadResult, SCHEMA};
 use rtshield_sys::SysInfo;
 use std::collections::BTreeMap;
 
+mod cmdline;
 mod cyclictest_hist;
 mod cyclictest_json;
 mod fluctuation_log;
@@ -22,7 +25,7 @@ mod systress_txt;
 mod tests;
 
 pub use cyclictest_hist::read_cyclictest_hist;
-pub use cyclictest_json::{read_cyclictest_json, CyclictestArgs};
+pub use cyclictest_json::read_cyclictest_json;
 use fluctuation_log::parse_fluct_line;
 pub use fluctuation_log::{read_fluctuation_log, FluctLog, FluctRow};
 pub use systress_txt::read_systress_txt;
@@ -80,85 +83,57 @@ fn is_summary_header(l: &str) -> bool {
         .is_some_and(|r| r.starts_with("Index") && r.contains("Samples_H"))
 }
 
-/// The thread fields cyclictest's text outputs (and the fluctuation log)
-/// do not record: unknown unless rtshield's own `#` lines give them.
-const NOT_IN_CYCLICTEST: &[&str] = &[
-    "policy",
-    "priority",
-    "tid",
-    "overruns",
-    "missed_periods",
-    "lost",
-];
-
 /// 1-based column of `word` (a sub-slice of `line`).
 fn col_of(line: &str, word: &str) -> usize {
     (word.as_ptr() as usize).saturating_sub(line.as_ptr() as usize) + 1
 }
 
-/// `-i 200`, `-i200`, `--interval=200`, `--interval 200`.
-fn arg_value(args: &[String], short: &str, long: &str) -> Option<u64> {
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let v = if a == short || a == long {
-            it.next().map(String::as_str)
-        } else if let Some(v) = a.strip_prefix(&format!("{long}=")) {
-            Some(v)
-        } else if a.starts_with(short) && !a.starts_with("--") && a.len() > short.len() {
-            Some(&a[short.len()..])
-        } else {
-            None
-        };
-        if let Some(n) = v.and_then(|v| v.trim_start_matches('=').parse().ok()) {
-            return Some(n);
-        }
-    }
-    None
-}
-
-#[allow(clippy::too_many_arguments)]
-fn imported(
+/// What an imported file says about the run as a whole; what it does not
+/// say stays unknown.
+#[derive(Debug, Clone, Default)]
+struct Imported {
     tool: String,
-    started_at: String,
+    started_at: Option<String>,
+    duration_s: Option<f64>,
     command: Vec<String>,
     res_ns: u64,
     buckets: Option<u64>,
-    period_us: u64,
+    mode: Option<String>,
     sysinfo: SysInfo,
     warnings: Vec<String>,
-    threads: Vec<ThreadResult>,
-) -> RunResult {
-    RunResult {
-        schema: SCHEMA.to_string(),
-        tool,
-        label: None,
-        started_at,
-        duration_s: threads
-            .iter()
-            .map(|t| t.samples as f64 * t.period_ns as f64 / 1e9)
-            .fold(0.0, f64::max),
-        command,
-        config: None,
-        settings: Settings {
-            mode: "nanosleep".into(),
-            resolution_ns: res_ns,
-            histo_buckets: buckets.unwrap_or(0),
-            stats_period_ns: 0,
-            requested_duration_ns: None,
-            requested_samples: None,
-            memlock: false,
-            cpu_dma_latency: None,
-        },
-        sysinfo,
-        warnings,
-        end_reason: "duration".into(),
-        threads,
-        programs: Vec::new(),
-        tags: BTreeMap::from([("imported".to_string(), "cyclictest".to_string())])
-            .into_iter()
-            .chain((period_us > 0).then(|| ("period".to_string(), format!("{period_us}us"))))
-            .collect(),
-        trace: None,
-        verdict: None,
+    /// The `imported` tag: which reader made it.
+    kind: &'static str,
+}
+
+impl Imported {
+    fn into_result(self, threads: Vec<ThreadResult>) -> RunResult {
+        RunResult {
+            schema: SCHEMA.to_string(),
+            tool: self.tool,
+            label: None,
+            started_at: self.started_at.filter(|s| !s.is_empty()),
+            duration_s: self.duration_s,
+            command: self.command,
+            config: None,
+            settings: Settings {
+                mode: self.mode,
+                resolution_ns: self.res_ns,
+                histo_buckets: self.buckets,
+                stats_period_ns: None,
+                requested_duration_ns: None,
+                requested_samples: None,
+                memlock: None,
+                cpu_dma_latency: None,
+            },
+            sysinfo: self.sysinfo,
+            warnings: self.warnings,
+            end_reason: None,
+            threads,
+            programs: Vec::new(),
+            tags: BTreeMap::from([("imported".to_string(), self.kind.to_string())]),
+            trace: None,
+            verdict: None,
+            drift: Default::default(),
+        }
     }
 }

@@ -1,7 +1,8 @@
 //! The `#` lines rtshield writes above its text files, read back.
 
-use crate::ThreadResult;
+use crate::{PercentileBound, ThreadResult, BEYOND_HISTOGRAM};
 use rtshield_sys::SysInfo;
+use rtshield_vocab::Policy;
 use std::collections::BTreeMap;
 
 /// What rtshield writes as `#` comments above its text files (see
@@ -12,14 +13,21 @@ pub(super) struct Provenance {
     /// `rtshield 0.1.0` when the file is rtshield's.
     pub(super) tool: Option<String>,
     pub(super) started: Option<String>,
+    /// `…, 5.017 s, …` on the first line: the run's measured duration.
+    pub(super) duration_s: Option<f64>,
+    /// `…, ended by duration`.
+    pub(super) end_reason: Option<String>,
     pub(super) command: Vec<String>,
     pub(super) sysinfo: SysInfo,
     pub(super) mode: Option<String>,
     pub(super) resolution_ns: Option<u64>,
+    pub(super) memlock: Option<bool>,
     /// `# thread N: …` lines, in order.
     pub(super) threads: Vec<ThreadLine>,
-    /// `# percentiles (us): p50=3 …` in resolution units.
+    /// `# percentiles (us): p50=3 … p99.99>=1000 …` in resolution units:
+    /// exact values, and bounds.
     pub(super) percentiles: BTreeMap<String, u64>,
+    pub(super) bounds: BTreeMap<String, u64>,
 }
 
 /// `# thread 0: tid 4242 cpu 1 policy FIFO priority 98 period 200000 ns;
@@ -28,7 +36,7 @@ pub(super) struct Provenance {
 pub(super) struct ThreadLine {
     pub(super) tid: Option<i32>,
     pub(super) cpu: Option<u32>,
-    pub(super) policy: Option<String>,
+    pub(super) policy: Option<Policy>,
     pub(super) priority: Option<i32>,
     pub(super) period_ns: Option<u64>,
     pub(super) underflow: Option<u64>,
@@ -54,7 +62,7 @@ impl ThreadLine {
         ThreadLine {
             tid: get("tid").and_then(|v| v.parse().ok()),
             cpu: get("cpu").and_then(|v| v.parse().ok()),
-            policy: get("policy").map(str::to_string),
+            policy: get("policy").and_then(Policy::parse),
             priority: get("priority").and_then(|v| v.parse().ok()),
             period_ns: num("period"),
             underflow: num("underflow"),
@@ -64,29 +72,17 @@ impl ThreadLine {
         }
     }
 
-    /// Fill `t` with what the line says; what it lacks is unknown.
+    /// Fill `t` with what the line says; what it lacks (or writes as
+    /// `?`) is unknown.
     pub(super) fn apply(&self, t: &mut ThreadResult) {
-        let mut unknown = |f: &str, known: bool| {
-            if !known {
-                t.unknown.push(f.to_string());
-            }
-        };
-        unknown("tid", self.tid.is_some());
-        unknown("policy", self.policy.is_some());
-        unknown("priority", self.priority.is_some());
-        unknown("overruns", self.overruns.is_some());
-        unknown("missed_periods", self.missed.is_some());
-        unknown("lost", self.lost.is_some());
-        t.tid = self.tid.unwrap_or(0);
+        t.tid = self.tid;
         t.cpu = self.cpu.or(t.cpu);
-        if let Some(p) = &self.policy {
-            t.policy = p.clone();
-        }
-        t.priority = self.priority.unwrap_or(0);
-        t.period_ns = self.period_ns.unwrap_or(t.period_ns);
-        t.overruns = self.overruns.unwrap_or(0);
-        t.missed_periods = self.missed.unwrap_or(0);
-        t.lost = self.lost.unwrap_or(0);
+        t.policy = self.policy;
+        t.priority = self.priority;
+        t.period_ns = self.period_ns.or(t.period_ns);
+        t.overruns = self.overruns;
+        t.missed_periods = self.missed;
+        t.lost = self.lost;
     }
 }
 
@@ -98,13 +94,7 @@ impl Provenance {
             if let Some(rest) = l.strip_prefix("rtshield ") {
                 // `rtshield 0.1.0 (rtshield.results/1), started T, 1.0 s, ended by X`
                 if rest.contains("(rtshield.results/") && p.tool.is_none() {
-                    let version = rest.split_whitespace().next().unwrap_or("?");
-                    p.tool = Some(format!("rtshield {version}"));
-                    p.started = rest
-                        .split(", started ")
-                        .nth(1)
-                        .and_then(|r| r.split(',').next())
-                        .map(str::to_string);
+                    p.first_line(rest);
                 }
             } else if let Some(c) = l.strip_prefix("command:") {
                 p.command = c.split_whitespace().map(str::to_string).collect();
@@ -121,10 +111,12 @@ impl Provenance {
                 p.sysinfo.cmdline = Some(c.trim().to_string());
             } else if let Some(st) = l.strip_prefix("settings:") {
                 for kv in st.split_whitespace() {
-                    if let Some(m) = kv.strip_prefix("mode=") {
+                    if let Some(m) = kv.strip_prefix("mode=").filter(|m| *m != "?") {
                         p.mode = Some(m.to_string());
                     } else if let Some(r) = kv.strip_prefix("resolution=") {
                         p.resolution_ns = r.trim_end_matches("ns").parse().ok().filter(|r| *r > 0);
+                    } else if let Some(m) = kv.strip_prefix("memlock=") {
+                        p.memlock = m.parse().ok();
                     }
                 }
             } else if let Some(rest) = l.strip_prefix("thread ") {
@@ -133,7 +125,14 @@ impl Provenance {
                 }
             } else if let Some(rest) = l.strip_prefix("percentiles") {
                 for kv in rest.split_whitespace() {
-                    if let Some((k, v)) = kv.strip_prefix('p').and_then(|x| x.split_once('=')) {
+                    let Some(kv) = kv.strip_prefix('p') else {
+                        continue;
+                    };
+                    if let Some((k, v)) = kv.split_once(">=") {
+                        if let Ok(v) = v.parse() {
+                            p.bounds.insert(k.to_string(), v);
+                        }
+                    } else if let Some((k, v)) = kv.split_once('=') {
                         if let Ok(v) = v.parse() {
                             p.percentiles.insert(k.to_string(), v);
                         }
@@ -142,5 +141,41 @@ impl Provenance {
             }
         }
         p
+    }
+
+    /// `rtshield 0.1.0 (rtshield.results/2), started T, 5.017 s, ended by
+    /// duration` (`rest`: after `rtshield `); `?` is unknown.
+    fn first_line(&mut self, rest: &str) {
+        let version = rest.split_whitespace().next().unwrap_or("?");
+        self.tool = Some(format!("rtshield {version}"));
+        let mut parts = rest.split(", ").skip(1);
+        for part in parts.by_ref() {
+            if let Some(t) = part.strip_prefix("started ") {
+                self.started = Some(t.to_string()).filter(|t| t != "?");
+            } else if let Some(d) = part.strip_suffix(" s") {
+                self.duration_s = d.parse().ok().filter(|d: &f64| d.is_finite() && *d >= 0.0);
+            } else if let Some(e) = part.strip_prefix("ended by ") {
+                self.end_reason = Some(e.trim().to_string()).filter(|e| e != "?");
+            }
+        }
+    }
+
+    /// The `# percentiles` line's values (resolution units) into `t`, in
+    /// ns: what rtshield measured, finer than the histogram.
+    pub(super) fn apply_percentiles(&self, t: &mut ThreadResult, res: u64) {
+        for (k, v) in &self.percentiles {
+            t.percentile_bounds.remove(k);
+            t.percentiles.insert(k.clone(), (*v * res) as i64);
+        }
+        for (k, v) in &self.bounds {
+            t.percentiles.remove(k);
+            t.percentile_bounds.insert(
+                k.clone(),
+                PercentileBound {
+                    at_least_ns: (*v * res) as i64,
+                    reason: BEYOND_HISTOGRAM.to_string(),
+                },
+            );
+        }
     }
 }

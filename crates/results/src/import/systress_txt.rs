@@ -1,8 +1,8 @@
 //! The systress article's `timer_threadNN.txt`.
 
 use super::provenance::Provenance;
-use super::{col_of, imported, is_summary_header};
-use crate::histogram::thread_from_histogram;
+use super::{col_of, is_summary_header, Imported};
+use crate::histogram::{thread_from_histogram, thread_without_histogram};
 use crate::{Histogram, RunResult};
 use rtshield_vocab::InputError;
 
@@ -18,7 +18,7 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
     let res = prov.resolution_ns.unwrap_or(1000);
     let mut counts: Vec<[u64; 2]> = Vec::new();
     let mut last_bucket: Option<u64> = None;
-    let mut summary: Option<Vec<u64>> = None;
+    let mut summary: Option<Vec<Option<u64>>> = None;
     let mut after_header = false;
     for (ln, line) in text.lines().enumerate() {
         let lno = ln + 1;
@@ -60,38 +60,44 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
     let [index, tid, samples, l_min, l_max, l_avg, samples_h, ..] = sm[..] else {
         unreachable!("11 values checked above")
     };
-    let tl = prov.threads.first();
-    let overflow = samples.saturating_sub(samples_h);
-    let underflow = tl.and_then(|t| t.underflow).unwrap_or(0);
-    let h = Histogram {
-        resolution_ns: res,
-        buckets: last_bucket.map_or(0, |b| b + 1),
-        counts,
-        overflow: overflow.saturating_sub(underflow),
-        underflow,
+    let need = |v: Option<u64>, what: &str| {
+        v.ok_or_else(|| InputError::new(format!("{source}: SUMMARY: {what} is `?`")))
     };
-    let mut t = thread_from_histogram(
-        index as u32,
-        None,
-        0,
-        samples,
+    let (index, l_min, l_max, l_avg) = (
+        need(index, "Index")?,
+        need(l_min, "L_min")?,
+        need(l_max, "L_max")?,
+        need(l_avg, "L_avg")?,
+    );
+    let tl = prov.threads.first();
+    let (min_ns, max_ns, avg_ns) = (
         (l_min * res) as i64,
         (l_max * res) as i64,
         (l_avg * res) as f64,
-        h,
     );
-    match tl {
-        Some(l) => l.apply(&mut t),
-        None => t.unknown.extend(
-            ["policy", "priority", "overruns", "missed_periods", "lost"]
-                .iter()
-                .map(|s| s.to_string()),
-        ),
+    // `Samples_H ?`: rtshield wrote a thread without a histogram.
+    let mut t = match (samples, samples_h) {
+        (Some(samples), Some(samples_h)) => {
+            let overflow = samples.saturating_sub(samples_h);
+            let underflow = tl.and_then(|t| t.underflow).unwrap_or(0);
+            let h = Histogram {
+                resolution_ns: res,
+                buckets: last_bucket.map_or(0, |b| b + 1),
+                counts,
+                overflow: overflow.saturating_sub(underflow),
+                underflow,
+            };
+            thread_from_histogram(index as u32, None, None, samples, min_ns, max_ns, avg_ns, h)
+        }
+        (samples, _) => {
+            thread_without_histogram(index as u32, None, samples, min_ns, max_ns, avg_ns)
+        }
+    };
+    if let Some(l) = tl {
+        l.apply(&mut t);
     }
-    t.tid = tid as i32;
-    for (k, v) in &prov.percentiles {
-        t.percentiles.insert(k.clone(), (*v * res) as i64);
-    }
+    t.tid = tid.and_then(|t| i32::try_from(t).ok()).or(t.tid);
+    prov.apply_percentiles(&mut t, res);
     let mut warnings = vec![format!(
         "read from a systress text file: L_min/L_max/L_avg in whole {} units",
         if res == 1000 {
@@ -100,47 +106,52 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
             format!("{res} ns")
         }
     )];
-    if t.hist_stats.samples != samples_h {
+    let in_hist = t.hist_stats.as_ref().map(|h| h.samples);
+    if let (Some(in_hist), Some(samples_h)) = (in_hist, samples_h.filter(|h| Some(*h) != in_hist)) {
         warnings.push(format!(
-            "the histogram holds {} samples, its SUMMARY says Samples_H {samples_h} (lines left out?)",
-            t.hist_stats.samples
+            "the histogram holds {in_hist} samples, its SUMMARY says Samples_H {samples_h} (lines left out?)"
         ));
     }
-    let mut r = imported(
-        prov.tool.clone().unwrap_or_else(|| "systress".into()),
-        prov.started.clone().unwrap_or_default(),
-        prov.command.clone(),
-        res,
-        last_bucket.map(|b| b + 1),
-        0,
-        prov.sysinfo.clone(),
+    let mut r = Imported {
+        tool: prov.tool.clone().unwrap_or_else(|| "systress".into()),
+        started_at: prov.started.clone(),
+        duration_s: prov.duration_s,
+        command: prov.command.clone(),
+        res_ns: res,
+        buckets: last_bucket.map(|b| b + 1),
+        mode: prov.mode.clone(),
+        sysinfo: prov.sysinfo.clone(),
         warnings,
-        vec![t],
-    );
-    r.tags.insert("imported".into(), "systress-txt".into());
-    if let Some(m) = &prov.mode {
-        r.settings.mode = m.clone();
+        kind: "systress-txt",
     }
+    .into_result(vec![t]);
+    r.end_reason = prov.end_reason.clone();
+    r.settings.memlock = prov.memlock;
     Ok(r)
 }
 
-/// The 11 numbers of the SUMMARY line (`rest`: after its `#`).
+/// The 11 values of the SUMMARY line (`rest`: after its `#`): numbers,
+/// or `?` for a value rtshield's source did not record.
 fn summary_values(
     line: &str,
     rest: &str,
     lno: usize,
     source: &str,
-) -> Result<Vec<u64>, InputError> {
+) -> Result<Vec<Option<u64>>, InputError> {
     let mut vals = Vec::new();
     for w in rest.split_whitespace().take(11) {
-        vals.push(w.parse::<u64>().map_err(|_| {
+        if w == "?" {
+            vals.push(None);
+            continue;
+        }
+        vals.push(Some(w.parse::<u64>().map_err(|_| {
             InputError::at(
                 source,
                 lno,
                 col_of(line, w),
                 format!("`{w}` is not a number in the SUMMARY line"),
             )
-        })?);
+        })?));
     }
     if vals.len() < 11 {
         return Err(InputError::at(

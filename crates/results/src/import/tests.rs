@@ -1,8 +1,8 @@
 //! The readers on real and hand-made files of each format.
 
 use super::*;
-use crate::histogram::*;
-use crate::Histogram;
+use crate::Pct;
+use rtshield_vocab::Policy;
 
 const JSON: &str = r##"{
   "file_version": 1,
@@ -31,24 +31,31 @@ fn json_threads_histogram_and_stats() {
     let t = &r.threads[0];
     assert_eq!(t.index, 2);
     assert_eq!(t.cpu, Some(1));
-    assert_eq!(t.period_ns, 200_000);
-    assert_eq!(t.samples, 10);
+    // -h: every thread at the same interval (no -d spread).
+    assert_eq!(t.period_ns, Some(200_000));
+    assert_eq!(r.threads[1].period_ns, Some(200_000));
+    assert_eq!(t.samples, Some(10));
     assert_eq!((t.min_ns, t.max_ns), (10_000, 250_000));
     assert_eq!(t.avg_ns, 34_500.0);
-    assert_eq!(t.histogram.counts, vec![[10, 6], [11, 2], [12, 1]]);
-    assert_eq!(t.histogram.buckets, 100);
+    let h = t.histogram.as_ref().unwrap();
+    assert_eq!(h.counts, vec![[10, 6], [11, 2], [12, 1]]);
+    assert_eq!(h.buckets, 100);
     // 10 cycles, 9 in the histogram: one overflow.
-    assert_eq!(t.histogram.overflow, 1);
+    assert_eq!(h.overflow, 1);
     // Median of 6×10, 2×11, 1×12 is 10; mode 10; mean 10.444 µs.
-    assert_eq!(t.hist_stats.median_ns, 10_000);
-    assert_eq!(t.hist_stats.mode_ns, 10_000);
-    assert!((t.hist_stats.avg_ns - 94_000.0 / 9.0).abs() < 1e-6);
-    // p90 = 9th of 10 samples = 12 µs; p99 = 10th = the overflow = max.
+    let hs = t.hist_stats.as_ref().unwrap();
+    assert_eq!(hs.median_ns, 10_000);
+    assert_eq!(hs.mode_ns, 10_000);
+    assert!((hs.avg_ns - 94_000.0 / 9.0).abs() < 1e-6);
+    // p90 = 9th of 10 samples = 12 µs; p99 needs 100 samples.
     assert_eq!(t.percentiles["90"], 12_000);
-    assert_eq!(t.percentiles["99"], 250_000);
+    assert_eq!(t.pct("99"), Pct::NotEnoughSamples);
     assert_eq!(r.sysinfo.kernel_release.as_deref(), Some("6.18.44"));
     assert!(r.sysinfo.preempt_dynamic);
-    assert_eq!(r.tags["period"], "200us");
+    // end_time − start_time; the mode of cyclictest 2.x without -x.
+    assert_eq!(r.duration_s, Some(2.0));
+    assert_eq!(r.settings.mode.as_deref(), Some("nanosleep"));
+    assert_eq!(r.end_reason, None);
 }
 
 /// `cyclictest --nsecs`: `resolution_in_ns: 1`, every value and the
@@ -63,10 +70,11 @@ fn json_nsecs() {
     assert_eq!(r.settings.resolution_ns, 1);
     assert_eq!((t.min_ns, t.max_ns), (11_294, 767_870));
     assert_eq!(t.avg_ns, 35_143.87);
-    assert_eq!(t.histogram.counts, vec![[11294, 1], [35000, 2]]);
-    assert_eq!(t.histogram.overflow, 1);
-    assert_eq!(t.hist_stats.median_ns, 35_000);
-    assert_eq!(t.period_ns, 500_000);
+    let h = t.histogram.as_ref().unwrap();
+    assert_eq!(h.counts, vec![[11294, 1], [35000, 2]]);
+    assert_eq!(h.overflow, 1);
+    assert_eq!(t.hist_stats.as_ref().unwrap().median_ns, 35_000);
+    assert_eq!(t.period_ns, Some(500_000));
 }
 
 #[test]
@@ -96,15 +104,16 @@ fn hist_text_two_threads() {
     let r = read_cyclictest_hist(HIST, "h.txt").unwrap();
     assert_eq!(r.threads.len(), 2);
     let t0 = &r.threads[0];
-    assert_eq!(t0.histogram.counts, vec![[1, 4], [2, 1]]);
-    assert_eq!(t0.histogram.overflow, 2);
-    assert_eq!(t0.histogram.buckets, 4);
-    assert_eq!(t0.samples, 7);
+    let h0 = t0.histogram.as_ref().unwrap();
+    assert_eq!(h0.counts, vec![[1, 4], [2, 1]]);
+    assert_eq!(h0.overflow, 2);
+    assert_eq!(h0.buckets, 4);
+    assert_eq!(t0.samples, Some(7));
     assert_eq!((t0.min_ns, t0.max_ns), (1000, 9000));
     let t1 = &r.threads[1];
-    assert_eq!(t1.histogram.counts, vec![[2, 3], [3, 1]]);
-    assert_eq!(t1.samples, 4);
-    assert_eq!(t1.hist_stats.mode_ns, 2000);
+    assert_eq!(t1.histogram.as_ref().unwrap().counts, vec![[2, 3], [3, 1]]);
+    assert_eq!(t1.samples, Some(4));
+    assert_eq!(t1.hist_stats.as_ref().unwrap().mode_ns, 2000);
 }
 
 #[test]
@@ -157,13 +166,16 @@ fn systress_txt_from_the_article() {
     assert_eq!(r.tool, "systress");
     assert_eq!(r.tags["imported"], "systress-txt");
     let t = &r.threads[0];
-    assert_eq!((t.index, t.tid, t.samples), (0, 13029, 60000));
+    assert_eq!((t.index, t.tid, t.samples), (0, Some(13029), Some(60000)));
     assert_eq!((t.min_ns, t.max_ns, t.avg_ns), (2000, 100_000, 17_000.0));
-    assert_eq!(t.histogram.buckets, 21);
-    assert_eq!(t.histogram.overflow, 4569);
-    assert_eq!(t.histogram.counts[0], [2, 8]);
-    assert_eq!(t.hist_stats.mode_ns, 17_000);
-    assert!(t.unknown.contains(&"overruns".to_string()));
+    let h = t.histogram.as_ref().unwrap();
+    assert_eq!(h.buckets, 21);
+    assert_eq!(h.overflow, 4569);
+    assert_eq!(h.counts[0], [2, 8]);
+    assert_eq!(t.hist_stats.as_ref().unwrap().mode_ns, 17_000);
+    assert_eq!(t.overruns, None);
+    // systress records no time, mode or end reason.
+    assert_eq!((r.duration_s, r.end_reason.as_deref()), (None, None));
     // The elided lines: the histogram holds fewer than Samples_H.
     assert!(
         r.warnings.iter().any(|w| w.contains("Samples_H 55431")),
@@ -187,30 +199,51 @@ fn systress_txt_errors_name_line_and_column() {
 #[test]
 fn rtshield_text_files_read_back() {
     let mut res = crate::example::example_result();
-    res.threads[0].overruns = 3;
-    res.threads[0].missed_periods = 5;
+    res.threads[0].overruns = Some(3);
+    res.threads[0].missed_periods = Some(5);
     let hist = crate::to_cyclictest_hist(&res);
     let r = read_cyclictest_hist(&hist, "histogram.txt").unwrap();
     assert_eq!(r.tool, res.tool);
     assert_eq!(r.tags["imported"], "rtshield-histogram");
     let (t, e) = (&r.threads[0], &res.threads[0]);
-    assert_eq!((t.overruns, t.missed_periods), (3, 5));
-    assert_eq!((t.policy.as_str(), t.priority, t.tid), ("fifo", 98, 4242));
+    assert_eq!((t.overruns, t.missed_periods), (Some(3), Some(5)));
+    assert_eq!(
+        (t.policy, t.priority, t.tid),
+        (Some(Policy::Fifo), Some(98), Some(4242))
+    );
     assert_eq!(t.cpu, Some(1));
-    assert_eq!(t.histogram.counts, e.histogram.counts);
-    assert_eq!(t.histogram.overflow, e.histogram.overflow);
-    assert!(t.unknown.is_empty(), "{:?}", t.unknown);
+    // The text has `cyclictest -h N`'s rows (0..N-1): rtshield's last
+    // bucket (N) is an overflow there, and reads back as one.
+    let mut want = e.histogram.clone().unwrap();
+    want.buckets -= 1;
+    want.overflow += want
+        .counts
+        .iter()
+        .filter(|c| c[0] >= want.buckets)
+        .map(|c| c[1])
+        .sum::<u64>();
+    want.counts.retain(|c| c[0] < want.buckets);
+    assert_eq!(t.histogram, Some(want));
+    assert_eq!(t.lost, Some(0));
     assert_eq!(r.sysinfo.kernel_release.as_deref(), Some("6.18.0"));
+    // The first line's duration and end reason, not samples × period.
+    assert_eq!(
+        (r.duration_s, r.end_reason.as_deref()),
+        (Some(0.002), Some("samples"))
+    );
 
     let txt = crate::to_systress_txt(&res, &res.threads[0]);
     assert_eq!(sniff(&txt), InputFormat::SystressTxt);
     let r = read_systress_txt(&txt, "timer_thread00.txt").unwrap();
     let t = &r.threads[0];
     assert_eq!(r.tool, res.tool);
-    assert_eq!((t.overruns, t.tid, t.samples), (3, 4242, 10));
-    assert_eq!(t.histogram.counts, e.histogram.counts);
-    assert_eq!(t.histogram.overflow, 1);
+    assert_eq!(
+        (t.overruns, t.tid, t.samples),
+        (Some(3), Some(4242), Some(10))
+    );
+    assert_eq!(t.histogram, e.histogram);
     assert_eq!(t.max_ns, 150_000);
+    assert_eq!(r.duration_s, Some(0.002));
     assert!(r.warnings.len() == 1, "{:?}", r.warnings);
 }
 
@@ -220,67 +253,12 @@ fn histofall_column_is_not_a_thread() {
     let text = "# Histogram\n000000 000000\t000000\t000000\n000001 000004\t000002\t000006\n000002 000001\t000003\t000004\n# Total: 000000005 000000005 000000010\n# Min Latencies: 00001 00001\n# Avg Latencies: 00001 00001\n# Max Latencies: 00002 00002 00002\n# Histogram Overflows: 00000 00000 00000\n# Histogram Overflow at cycle number:\n# Thread 0:\n# Thread 1:\n";
     let r = read_cyclictest_hist(text, "h.txt").unwrap();
     assert_eq!(r.threads.len(), 2);
-    assert_eq!(r.threads[1].histogram.counts, vec![[1, 2], [2, 3]]);
+    assert_eq!(
+        r.threads[1].histogram.as_ref().unwrap().counts,
+        vec![[1, 2], [2, 3]]
+    );
     assert_eq!(r.tool, "cyclictest");
-    assert!(r.threads[0].unknown.contains(&"overruns".to_string()));
-}
-
-#[test]
-fn cyclictest_command_line() {
-    let a = |s: &str| {
-        CyclictestArgs::parse(&s.split_whitespace().map(str::to_string).collect::<Vec<_>>())
-    };
-    let c = a("cyclictest -m -p98 -a 1 -t 1 -i 200 -h 100 -q");
-    assert_eq!(
-        c,
-        CyclictestArgs {
-            priority: Some(98),
-            policy: None,
-            interval_us: 200,
-            affinity: Some("1".into()),
-            mlock: true,
-            histogram: Some(100),
-            duration_ns: None,
-            loops: None,
-        }
-    );
-    let c = a("cyclictest -D 2m -l 5000");
-    assert_eq!(
-        (c.duration_ns, c.loops),
-        (Some(120_000_000_000), Some(5000))
-    );
-    assert_eq!(
-        a("cyclictest --duration=90").duration_ns,
-        Some(90_000_000_000)
-    );
-    let c = a("cyclictest --policy=rr --priority=80 -a -H 50 --interval=500");
-    assert_eq!(c.policy.as_deref(), Some("rr"));
-    assert_eq!(
-        (c.priority, c.interval_us, c.histogram),
-        (Some(80), 500, Some(50))
-    );
-    assert_eq!(c.affinity.as_deref(), Some("all"));
-    assert!(!c.mlock);
-    let mut t = thread_from_histogram(
-        0,
-        None,
-        0,
-        0,
-        0,
-        0,
-        0.0,
-        Histogram {
-            resolution_ns: 1000,
-            buckets: 0,
-            counts: vec![],
-            overflow: 0,
-            underflow: 0,
-        },
-    );
-    c.apply(&mut t, true);
-    assert_eq!((t.policy.as_str(), t.priority), ("RR", 80));
-    a("cyclictest -i 100").apply(&mut t, true);
-    assert_eq!((t.policy.as_str(), t.priority), ("OTHER", 0));
+    assert_eq!(r.threads[0].overruns, None);
 }
 
 /// The cmdline's `-p98` is the priority (not `FIFO 0`); the counters
@@ -289,16 +267,17 @@ fn cyclictest_command_line() {
 fn json_priority_and_unknowns() {
     let r = read_cyclictest_json(JSON, "one.json").unwrap();
     let t = &r.threads[0];
-    assert_eq!((t.policy.as_str(), t.priority), ("FIFO", 98));
-    for f in ["overruns", "missed_periods", "lost", "tid"] {
-        assert!(t.unknown.contains(&f.to_string()), "{f}");
-    }
-    assert!(!t.unknown.contains(&"policy".to_string()));
-    assert!(r.settings.memlock);
+    assert_eq!((t.policy, t.priority), (Some(Policy::Fifo), Some(98)));
+    assert_eq!(
+        (t.overruns, t.missed_periods, t.lost, t.tid, t.cur_ns),
+        (None, None, None, None, None)
+    );
+    assert_eq!(r.settings.memlock, Some(true));
     assert_eq!(r.tags["affinity"], "1");
-    // Serialised, the list says which values are placeholders.
+    // Serialised, unknown is null (never 0).
     let j = serde_json::to_value(t).unwrap();
-    assert_eq!(j["unknown"][0], "tid");
+    assert!(j["tid"].is_null() && j["overruns"].is_null(), "{j}");
+    assert_eq!(j["policy"], "fifo");
 }
 
 /// Without `-h` the JSON has no histogram: min/avg/max only, not a
@@ -309,11 +288,11 @@ fn json_without_histogram() {
         "thread": {"0": {"cycles": 5000, "min": 3, "max": 80, "avg": 6.5, "cpu": 0}}}"#;
     let r = read_cyclictest_json(text, "nohist.json").unwrap();
     let t = &r.threads[0];
-    assert_eq!(t.histogram.overflow, 0);
-    assert!(t.histogram.counts.is_empty());
-    assert!(t.percentiles.is_empty());
-    assert!(t.unknown.contains(&"histogram".to_string()));
-    assert_eq!((t.samples, t.min_ns, t.max_ns), (5000, 3000, 80_000));
+    assert_eq!(t.histogram, None);
+    assert_eq!(t.hist_stats, None);
+    assert!(t.percentiles.is_empty() && t.percentile_bounds.is_empty());
+    assert_eq!(t.pct("50"), Pct::Unknown);
+    assert_eq!((t.samples, t.min_ns, t.max_ns), (Some(5000), 3000, 80_000));
 }
 
 /// The torture article's fluctuation logs, verbatim.
@@ -337,8 +316,8 @@ fn fluctuation_logs_from_the_article() {
     assert_eq!(log.marks, vec![(29257.0, "Periode de charge".to_string())]);
     let t = &log.result.threads[0];
     assert_eq!((t.min_ns, t.max_ns), (0, 6_072_000));
-    assert_eq!(log.result.settings.mode, "interval");
-    assert!(t.unknown.contains(&"samples".to_string()));
+    assert_eq!(log.result.settings.mode.as_deref(), Some("interval"));
+    assert_eq!((t.samples, &t.histogram), (None, &None));
 
     // The first run printed time(NULL): epoch times become seconds
     // from the start (the first line closes the first 5 s).

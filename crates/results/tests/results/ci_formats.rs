@@ -19,16 +19,23 @@ fn two_threads() -> RunResult {
     r.sysinfo.kernel_version = Some("#1 SMP PREEMPT_RT".into());
     r.sysinfo.preempt_model = Some("PREEMPT_RT".into());
     r.tags.insert("uuid".into(), "0b8e-42".into());
+    // Enough samples for a p99.9 (1000; the example's ten support p90
+    // at most), so every writer carries one.
+    let t0 = &mut r.threads[0];
+    t0.samples = Some(1000);
+    t0.percentiles.insert("99".into(), 150_400);
+    t0.percentiles.insert("99.9".into(), 150_400);
     let mut t: ThreadResult = r.threads[0].clone();
     t.index = 1;
     t.cpu = Some(3);
     t.max_ns = 1_250_000;
-    t.overruns = 2;
-    t.missed_periods = 5;
-    t.histogram.counts = vec![[1, 4], [7, 2], [99, 1]];
-    t.histogram.underflow = 1;
-    t.histogram.overflow = 2;
-    t.samples = 10;
+    t.overruns = Some(2);
+    t.missed_periods = Some(5);
+    let h = t.histogram.as_mut().unwrap();
+    h.counts = vec![[1, 4], [7, 2], [99, 1]];
+    h.underflow = 1;
+    h.overflow = 2;
+    t.samples = Some(10);
     // Not counted for this thread's samples: unknown (the linear histogram
     // then gives what it can).
     t.le_counts = None;
@@ -590,9 +597,10 @@ fn issue22_6_openmetrics_buckets_count_the_overflow_samples() {
 fn issue22_new4_openmetrics_sum_is_the_exact_ns_sum() {
     let mut r = example_result();
     let t = &mut r.threads[0];
-    t.samples = 24970;
-    t.histogram.counts = vec![[20, 24970]];
-    t.histogram.overflow = 0;
+    t.samples = Some(24970);
+    let h = t.histogram.as_mut().unwrap();
+    h.counts = vec![[20, 24970]];
+    h.overflow = 0;
     t.avg_ns = 504_031_722.0 / 24970.0;
     // As read back from results.json, perhaps one unit in the last place off.
     let avg_read: f64 = serde_json::from_str(&serde_json::to_string(&t.avg_ns).unwrap()).unwrap();

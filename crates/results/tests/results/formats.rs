@@ -70,10 +70,11 @@ fn cyclictest_histogram_tail_byte_for_byte() {
     // thread without overflow (cyclictest then lists no cycle numbers).
     let mut r = example_result();
     let t = &mut r.threads[0];
-    t.histogram.overflow = 0;
+    let h = t.histogram.as_mut().unwrap();
+    h.overflow = 0;
     // `-h 50` is a 50 us histogram: rtshield's buckets 0..=50.
-    t.histogram.buckets = 51;
-    t.histogram.counts = vec![[14, 3], [49, 1509]];
+    h.buckets = 51;
+    h.counts = vec![[14, 3], [49, 1509]];
     t.overflow_cycles = Some(vec![]);
     t.min_ns = 14_200;
     t.avg_ns = 39_999.0;
@@ -94,18 +95,18 @@ fn systress_summary_reproduces_the_systress_article() {
     //   #      0 13029    60000      2    100     17      55431       16       17        3        17
     let mut r = example_result();
     let t = &mut r.threads[0];
-    t.tid = 13029;
-    t.samples = 60000;
+    t.tid = Some(13029);
+    t.samples = Some(60000);
     t.min_ns = 2_000;
     t.max_ns = 100_000;
     t.avg_ns = 17_000.0;
-    t.hist_stats = HistStats {
+    t.hist_stats = Some(HistStats {
         samples: 55431,
         avg_ns: 16_000.0,
         median_ns: 17_000,
         std_ns: 3_000.0,
         mode_ns: 17_000,
-    };
+    });
     let s = to_systress_txt(&r, &r.threads[0]);
     let tail: Vec<&str> = s.lines().rev().take(5).collect();
     assert_eq!(
@@ -125,7 +126,7 @@ fn cyclictest_histogram_two_threads_tab_separated() {
     let mut r = example_result();
     let mut t = r.threads[0].clone();
     t.index = 1;
-    t.histogram.counts = vec![[0, 7]];
+    t.histogram.as_mut().unwrap().counts = vec![[0, 7]];
     // Cycle numbers not recorded (an import): all overflows are "others".
     t.overflow_cycles = None;
     r.threads.push(t);
@@ -149,7 +150,10 @@ fn csv_one_row_per_thread() {
     assert_eq!(col("samples"), "10");
     assert_eq!(col("max_ns"), "150400");
     assert_eq!(col("overflow"), "1");
-    assert_eq!(col("p99.9_ns"), "150400");
+    // Ten samples support p50 and p90 only: p99.9 is "not enough
+    // samples", an empty cell (it used to repeat the maximum).
+    assert_eq!(col("p90_ns"), "20911");
+    assert_eq!(col("p99.9_ns"), "");
     assert_eq!(col("median_h_ns"), "4000");
     assert_eq!(col("kernel_release"), "6.18.0");
     assert_eq!(col("command"), "rtshield measure --cpus 1");
@@ -205,8 +209,8 @@ fn read_errors_name_file_line_column() {
         e.starts_with("x/results.json:1:1: not an rtshield results file"),
         "{e}"
     );
-    let e = err_of("{\"schema\": \"rtshield.results/2\"}");
-    assert!(e.contains("major version 2"), "{e}");
+    let e = err_of("{\"schema\": \"rtshield.results/3\"}");
+    assert!(e.contains("major version 3"), "{e}");
     let e = err_of("{\"schema\": \"cyclictest\"}");
     assert!(e.contains("unknown schema \"cyclictest\""), "{e}");
     let e = err_of("{\"schema\": \"rtshield.results/1\"}");
@@ -231,10 +235,10 @@ fn invalid_is_an_input_error_in_the_chain() {
 #[test]
 fn minor_additions_are_accepted() {
     let mut v = serde_json::to_value(example_result()).unwrap();
-    v["schema"] = "rtshield.results/1.3".into();
+    v["schema"] = "rtshield.results/2.3".into();
     v["future_field"] = 7.into();
     let r = parse_json(&v.to_string(), Path::new("f")).unwrap();
-    assert_eq!(r.threads[0].samples, 10);
+    assert_eq!(r.threads[0].samples, Some(10));
 }
 
 proptest::proptest! {
@@ -307,7 +311,7 @@ fn histogram_txt_reads_in_osadl_rteval_and_numpy() {
     t.index = 1;
     t.cpu = Some(3);
     t.max_ns = 87_000;
-    t.histogram.counts = vec![[0, 7], [40, 2]];
+    t.histogram.as_mut().unwrap().counts = vec![[0, 7], [40, 2]];
     r.threads.push(t);
     r.warnings.push("a warning # with a hash".into());
     let text = to_cyclictest_hist(&r);
@@ -316,11 +320,13 @@ fn histogram_txt_reads_in_osadl_rteval_and_numpy() {
     std::fs::write(&f, &text).unwrap();
     // What every reader must find: bucket, count per thread, for the
     // rows of `cyclictest -h N` (0..N-1, N = 100 us: buckets 0..=100).
-    let want: Vec<(u64, u64, u64)> = (0..r.threads[0].histogram.buckets - 1)
+    let want: Vec<(u64, u64, u64)> = (0..r.threads[0].histogram.as_ref().unwrap().buckets - 1)
         .map(|b| {
             let c = |t: usize| {
                 r.threads[t]
                     .histogram
+                    .as_ref()
+                    .unwrap()
                     .counts
                     .iter()
                     .find(|c| c[0] == b)
@@ -439,4 +445,25 @@ except ImportError:
             "{out}"
         );
     }
+}
+
+#[test]
+fn a_results_file_read_back_has_its_program_commands_redacted() {
+    // Adversary round 2, B8: a file written before program commands were
+    // redacted goes no further (report, export, `runs import`) in clear.
+    let mut r = example_result();
+    r.programs.push(ProgramResult {
+        index: 0,
+        command: "sh -c true postgres://rt:DBSECRET@db.lab/rt sslpassword=KEYSECRET".into(),
+        cpus: None,
+        spawns: 1,
+        exits_ok: 1,
+        exits_ko: 0,
+    });
+    let back = parse_json(&to_json(&r), Path::new("r.json")).unwrap();
+    let c = &back.programs[0].command;
+    assert_eq!(
+        c, "sh -c true postgres://rt:***@db.lab/rt sslpassword=***",
+        "{c}"
+    );
 }

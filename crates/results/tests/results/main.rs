@@ -6,4 +6,5 @@
 
 mod ci_formats;
 mod formats;
+mod round_trip;
 mod trace;

@@ -36,6 +36,9 @@ fn configuration_values_out_of_range_name_their_option() {
         ("--loops-per-us", Box::new(|c| c.loops_per_us = 1e308)),
         ("--loops-per-us", Box::new(|c| c.loops_per_us = 0.0)),
         ("--cpus", Box::new(|c| c.ncpus = 0)),
+        ("--max-events 0", Box::new(|c| c.max_events = 0)),
+        ("--max-events 999", Box::new(|c| c.max_events = 999)),
+        ("--max-events", Box::new(|c| c.max_events = u64::MAX)),
     ];
     for (needle, set) in cases {
         let mut c = base.clone();
@@ -87,4 +90,25 @@ fn task_work_out_of_range_is_refused_with_its_line() {
         let e = simulate(&sc, &c).expect_err(needle).to_string();
         assert!(e.starts_with(needle), "{e}");
     }
+}
+
+/// The event limit is `--max-events`: a run needing more is refused with an
+/// error naming the option (it used to be a fixed 50 million, which stopped one
+/// simulated hour of 128 CPUs x 1000 tasks after about 20 minutes), and the
+/// same run within a larger limit completes.
+#[test]
+fn the_event_limit_is_an_option_and_its_error_names_it() {
+    let sc = parse_str("{\nloop = 100000\nsloop = 1\nsleep = 100\n}\n", "s.scn").unwrap();
+    let mut c = SimConfig::new(1, BalancerKind::Linux26);
+    c.duration_ns = Some(1_000_000_000);
+    assert_eq!(c.max_events, rtshield_sim::DEFAULT_MAX_EVENTS);
+    c.max_events = 1_000;
+    let e = simulate(&sc, &c).expect_err("over the limit").to_string();
+    assert!(
+        e.contains("--max-events") && e.contains("1000 events"),
+        "{e}"
+    );
+    c.max_events = 1_000_000;
+    let out = simulate(&sc, &c).unwrap();
+    assert!(out.extra.events > 1_000 && out.extra.events <= 1_000_000);
 }

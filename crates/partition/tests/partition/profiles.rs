@@ -47,6 +47,7 @@ fn opts(cpus: &str, profile: Profile, move_init: bool) -> CreateOptions {
         .with_profile(profile, &[]);
     knobs.move_init = move_init;
     CreateOptions {
+        names: Default::default(),
         cpus: CpuSet::parse(cpus).unwrap(),
         parent: None,
         knobs,

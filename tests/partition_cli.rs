@@ -445,3 +445,91 @@ fn run_and_move_take_a_cpu_subset_of_the_partition() {
     // (No undo: the fake rt cgroup still lists the `run` child, which the
     // emulation does not reap, so its rmdir would be EBUSY.)
 }
+
+/// `--rt-name`/`--nrt-name` (partrt's `-r`/`-n`): create makes the cpusets
+/// under those names and records them; run, move, status, list and undo
+/// find them from the state file, and `rt`/`nrt` keep naming the roles.
+#[test]
+fn create_names_the_cpusets_and_later_commands_find_them() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let before = snapshot_tree(d.path());
+    let cg = |p: &str| d.path().join("sys/fs/cgroup/cpuset").join(p);
+    let o = rtshield(
+        d.path(),
+        &[
+            "partition",
+            "create",
+            "3",
+            "--rt-name",
+            "rt1",
+            "--nrt-name",
+            "nrt1",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("/sys/fs/cgroup/cpuset/rt1"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(fs::read_to_string(cg("rt1/cpuset.cpus")).unwrap(), "3\n");
+    assert_eq!(fs::read_to_string(cg("nrt1/cpuset.cpus")).unwrap(), "0-2\n");
+    assert!(!cg("rt").exists() && !cg("nrt").exists());
+    let o = rtshield(d.path(), &["partition", "list", "--profile", "partrt"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "Name:rt1 CPUs: 3\nName:nrt1 CPUs: 0-2\n"
+    );
+    let o = rtshield(d.path(), &["partition", "status"]);
+    assert!(
+        text(&o).contains("/sys/fs/cgroup/cpuset/rt1"),
+        "{}",
+        text(&o)
+    );
+    // By role or by name; anything else is refused naming both.
+    for (which, pid) in [("rt1", "101"), ("nrt", "101"), ("rt", "102")] {
+        let o = rtshield(d.path(), &["partition", "move", pid, which]);
+        assert!(o.status.success(), "{which}: {}", text(&o));
+    }
+    assert_eq!(fs::read_to_string(cg("rt1/tasks")).unwrap(), "102\n");
+    let o = rtshield(d.path(), &["partition", "move", "101", "fast"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = rtshield(d.path(), &["partition", "run", "nrt2", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("unknown partition 'nrt2' (expected rt or nrt, or rt1 / nrt1 as this partition names them)"),
+        "{}",
+        text(&o)
+    );
+    let o = rtshield(d.path(), &["partition", "undo"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(before, snapshot_tree(d.path()));
+    for (args, needle) in [
+        (
+            vec!["--rt-name", "a/b"],
+            "--rt-name 'a/b': a partition name is",
+        ),
+        (
+            vec!["--rt-name", "fast", "--nrt-name", "rt"],
+            "swapping them",
+        ),
+        (
+            vec!["--nrt-name", "rt"],
+            "both partitions would be named 'rt'",
+        ),
+        (
+            vec!["--rt-name", "x", "--nrt-name", "x"],
+            "both partitions would be named 'x'",
+        ),
+    ] {
+        let mut a = vec!["partition", "create", "3"];
+        a.extend(args);
+        let o = rtshield(d.path(), &a);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(needle), "{}", text(&o));
+        assert_eq!(before, snapshot_tree(d.path()));
+    }
+}

@@ -256,24 +256,18 @@ fn chosen_parent(
 }
 
 /// `rt|nrt PID…` (the order) or `PID… rt|nrt` (SPEC §1's): the
-/// partition name is the first or the last word, every other one a PID.
+/// partition is the first or the last word that is not a number (`rt`,
+/// `nrt`, or the name create gave it), every other one a PID.
 fn move_args(args: &[String]) -> Result<(String, Vec<u32>), InputError> {
-    let is_part = |s: &String| s == "rt" || s == "nrt";
+    let is_part = |s: &String| s.parse::<u32>().is_err();
     let (part, rest) = match (args.first(), args.last()) {
         (Some(f), _) if is_part(f) => (f, &args[1..]),
         (_, Some(l)) if is_part(l) => (l, &args[..args.len() - 1]),
         _ => {
-            return Err(InputError::new(
-                match args.iter().find(|a| a.parse::<u32>().is_err()) {
-                    Some(w) => format!(
-                        "partition move: unknown partition '{w}' (expected rt or nrt, first or last)"
-                    ),
-                    None => format!(
-                        "partition move: no partition named in '{}' (expected `move rt|nrt PID…` or `move PID… rt|nrt`)",
-                        args.join(" ")
-                    ),
-                },
-            ))
+            return Err(InputError::new(format!(
+                "partition move: no partition named in '{}' (expected `move rt|nrt PID…` or `move PID… rt|nrt`)",
+                args.join(" ")
+            )))
         }
     };
     let pids = rest

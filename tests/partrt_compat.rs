@@ -42,6 +42,7 @@ const NCPUS: u32 = 2;
 const LOOP_PID: u32 = 4242;
 
 type Case = Result<(), String>;
+type CaseFn = fn(&mut Suite) -> Case;
 
 /// A command the suite started (`subprocess.Popen(cmd, shell=True,
 /// preexec_fn=os.setsid, stdout=PIPE, stderr=STDOUT)`).
@@ -838,7 +839,7 @@ fn nopart_tc_4(s: &mut Suite) -> Case {
 }
 
 /// The suite's cases in its order.
-const CASES: &[(&str, fn(&mut Suite) -> Case)] = &[
+const CASES: &[(&str, CaseFn)] = &[
     ("PART_TC_0_1", part_tc_0_1),
     ("PART_TC_1_1", part_tc_1_1),
     ("PART_TC_1_2", part_tc_1_2),

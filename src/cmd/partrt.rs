@@ -75,6 +75,9 @@ list:
         Name:<partition> CPUs: <list>, one line per partition
 ";
 
+/// One option letter and its value.
+type Opt = (char, Option<String>);
+
 /// partrt's getopts over `args`: the letters of `spec` that take a value
 /// end with `:`. Stops at the first word that is not an option (or after
 /// `--`); returns the options in order and the rest.
@@ -82,7 +85,7 @@ fn getopts<'a>(
     args: &'a [String],
     spec: &str,
     cmd: &str,
-) -> Result<(Vec<(char, Option<String>)>, &'a [String]), InputError> {
+) -> Result<(Vec<Opt>, &'a [String]), InputError> {
     let takes = |c: char| spec.find(c).map(|i| spec[i + 1..].starts_with(':'));
     let mut out = vec![];
     let mut i = 0;

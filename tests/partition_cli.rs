@@ -442,8 +442,12 @@ fn run_and_move_take_a_cpu_subset_of_the_partition() {
     assert_eq!(tasks(), "101\n");
     let st = fs::read_to_string(d.path().join("proc/101/status")).unwrap();
     assert!(st.contains("Cpus_allowed_list:\t3\n"), "{st}");
-    // (No undo: the fake rt cgroup still lists the `run` child, which the
-    // emulation does not reap, so its rmdir would be EBUSY.)
+    // The `run` child (a host process, now exited) is still listed in the
+    // fake rt cgroup; the emulation drops it as the kernel drops an exited
+    // task, so undo can remove the cgroups.
+    let o = rtshield(d.path(), &["partition", "undo"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!d.path().join("sys/fs/cgroup/cpuset/rt").exists());
 }
 
 /// `--rt-name`/`--nrt-name` (partrt's `-r`/`-n`): create makes the cpusets

@@ -368,7 +368,7 @@ fn write_ids(f: &Path, ids: &[u32]) -> io::Result<()> {
 /// process of the host (a `partition run` child writes its real PID into
 /// the fake tree, then exits). The host's `/proc` is only looked at.
 fn gone(root: &Root, tid: u32) -> bool {
-    !root.path(kpath::proc_dir(tid)).exists() && !Path::new(&format!("/proc/{tid}")).exists()
+    !root.path(kpath::proc_dir(tid)).exists() && !Path::new(&kpath::proc_dir(tid)).exists()
 }
 
 /// The kernel applies a cpuset's CPUs to a task that joins it; when that

@@ -499,6 +499,12 @@ fn create_names_the_cpusets_and_later_commands_find_them() {
         assert!(o.status.success(), "{which}: {}", text(&o));
     }
     assert_eq!(fs::read_to_string(cg("rt1/tasks")).unwrap(), "102\n");
+    // Every other command finds the partition too (one discovery, from
+    // the state file): audit audits rt1 as the rt partition.
+    let o = rtshield(d.path(), &["audit", "--watch", "0s", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["selection"], "CPUs 3 (the rt partition)", "{v}");
     let o = rtshield(d.path(), &["partition", "move", "101", "fast"]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     let o = rtshield(d.path(), &["partition", "run", "nrt2", "--", "true"]);
@@ -535,5 +541,51 @@ fn create_names_the_cpusets_and_later_commands_find_them() {
         assert_eq!(o.status.code(), Some(2), "{}", text(&o));
         assert!(text(&o).contains(needle), "{}", text(&o));
         assert_eq!(before, snapshot_tree(d.path()));
+    }
+}
+
+/// A partition whose sets were renamed (`--rt-name`) is still found by the
+/// one discovery every other command uses: a run on its CPU is tagged with
+/// it, a run elsewhere is not.
+#[test]
+fn a_renamed_partition_still_tags_a_run_on_its_cpu() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let o = rtshield(
+        d.path(),
+        &[
+            "partition",
+            "create",
+            "1",
+            "--rt-name",
+            "fast",
+            "--nrt-name",
+            "slow",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for (cpu, want) in [("0", "none"), ("1", "partition")] {
+        let out = d.path().join(format!("out-{cpu}"));
+        let o = rtshield(
+            d.path(),
+            &[
+                "measure",
+                "--cpus",
+                cpu,
+                "--period",
+                "1ms",
+                "--samples",
+                "20",
+                "-q",
+                "--out",
+                out.to_str().unwrap(),
+                "--no-store",
+            ],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let r = crate::util::json(&out.join("results.json"));
+        assert_eq!(r["tags"]["isolation"], want, "CPU {cpu}");
     }
 }

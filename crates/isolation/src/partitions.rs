@@ -129,19 +129,24 @@ impl Partitions {
         let mut list = Vec::new();
         if let Ok(h) = &hierarchy {
             let root_state = state_files.iter().any(|n| n == "partition.json");
+            let named = state_names(root, &state_files);
             for parent in candidate_parents(&rtshield_parents) {
                 let owner = match parent {
                     None if !root_state => Owner::Partrt,
                     _ => Owner::Rtshield,
                 };
-                let p = find(root, h, owner, parent);
+                let names = named
+                    .iter()
+                    .find(|(p, _)| p.as_deref() == parent)
+                    .map(|(_, n)| (n.0.as_str(), n.1.as_str()));
+                let p = find(root, h, owner, parent, names);
                 // The root is a candidate even without a state file; it
                 // is a partition only when its cpusets exist.
                 if p.owner == Owner::Rtshield || p.rt.is_some() || p.nrt.is_some() {
                     list.push(p);
                 }
             }
-            let cset = find(root, h, Owner::Cset, None);
+            let cset = find(root, h, Owner::Cset, None, None);
             if cset.rt.is_some() || cset.nrt.is_some() {
                 list.push(cset);
             }
@@ -268,9 +273,16 @@ fn candidate_parents(state_parents: &[Option<String>]) -> Vec<Option<&str>> {
 }
 
 /// The partition of `owner`'s layout under `parent`, with whichever of its
-/// sets exist.
-fn find(root: &Root, h: &Hierarchy, owner: Owner, parent: Option<&str>) -> Partition {
-    let (rt, nrt) = owner.set_names();
+/// sets exist; `names` overrides the layout's set names (a create given
+/// `--rt-name`/`--nrt-name`, read from its state file).
+fn find(
+    root: &Root,
+    h: &Hierarchy,
+    owner: Owner,
+    parent: Option<&str>,
+    names: Option<(&str, &str)>,
+) -> Partition {
+    let (rt, nrt) = names.unwrap_or(owner.set_names());
     let set = |name: &str| {
         h.find_cpuset(root, parent, name).map(|dir| Set {
             cpus: h.cpus(root, &dir),
@@ -283,4 +295,22 @@ fn find(root: &Root, h: &Hierarchy, owner: Owner, parent: Option<&str>) -> Parti
         rt: set(rt),
         nrt: set(nrt),
     }
+}
+
+/// The set names each readable state file records, by parent, when they
+/// are not `rt`/`nrt`. Reading needs root (the files are root's): another
+/// user finds the default names only.
+fn state_names(root: &Root, files: &[String]) -> Vec<(Option<String>, (String, String))> {
+    let last = |d: &str| d.rsplit('/').next().unwrap_or(d).to_string();
+    files
+        .iter()
+        .filter_map(|f| {
+            let parent = state::parents(std::slice::from_ref(f)).pop()?;
+            let s = state::State::load(root, &format!("{}/{f}", state::STATE_DIR))
+                .ok()
+                .flatten()?;
+            let names = (last(&s.rt_dir), last(&s.nrt_dir));
+            (names.0 != "rt" || names.1 != "nrt").then_some((parent, names))
+        })
+        .collect()
 }

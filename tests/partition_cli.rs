@@ -589,3 +589,63 @@ fn a_renamed_partition_still_tags_a_run_on_its_cpu() {
         assert_eq!(r["tags"]["isolation"], want, "CPU {cpu}");
     }
 }
+
+/// `measure --partition --partition-parent lab` finds a partition made
+/// under `lab` with renamed sets (`Partitions::under`).
+#[test]
+fn measure_joins_a_renamed_partition_under_a_parent() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let lab = d.path().join("sys/fs/cgroup/cpuset/lab");
+    fs::create_dir_all(&lab).unwrap();
+    for (f, v) in [
+        ("cpuset.cpus", "0-3\n"),
+        ("cpuset.mems", "0\n"),
+        ("tasks", ""),
+    ] {
+        fs::write(lab.join(f), v).unwrap();
+    }
+    let o = rtshield(
+        d.path(),
+        &[
+            "partition",
+            "create",
+            "1",
+            "--parent",
+            "lab",
+            "--rt-name",
+            "fast",
+            "--nrt-name",
+            "slow",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let out = d.path().join("out");
+    let o = rtshield(
+        d.path(),
+        &[
+            "measure",
+            "--partition",
+            "--partition-parent",
+            "lab",
+            "--policy",
+            "other",
+            "--cpus",
+            "1",
+            "--samples",
+            "20",
+            "-q",
+            "--no-store",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let tasks = fs::read_to_string(lab.join("fast/tasks")).unwrap();
+    assert!(
+        !tasks.trim().is_empty(),
+        "the measuring threads joined fast"
+    );
+}

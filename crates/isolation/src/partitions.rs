@@ -116,6 +116,8 @@ pub struct Partitions {
     /// In lookup order: rtshield's under each parent with a state file,
     /// then the root's (rtshield's or partrt's), then cset's.
     list: Vec<Partition>,
+    /// The set names of state files that record others than `rt`/`nrt`.
+    named: Vec<(Option<String>, (String, String))>,
 }
 
 impl Partitions {
@@ -127,9 +129,9 @@ impl Partitions {
         let rtshield_parents = state::parents(&state_files);
         let hierarchy = Hierarchy::detect(root).map_err(|e| e.to_string());
         let mut list = Vec::new();
+        let named = state_names(root, &state_files);
         if let Ok(h) = &hierarchy {
             let root_state = state_files.iter().any(|n| n == "partition.json");
-            let named = state_names(root, &state_files);
             for parent in candidate_parents(&rtshield_parents) {
                 let owner = match parent {
                     None if !root_state => Owner::Partrt,
@@ -156,6 +158,7 @@ impl Partitions {
             state_files,
             rtshield_parents,
             list,
+            named,
         }
     }
 
@@ -230,15 +233,24 @@ impl Partitions {
     }
 
     /// The `rt` and `nrt` directories directly under `parent` (resolved as
-    /// `--parent` is), whether or not a state file names that parent.
+    /// `--parent` is), whether or not a state file names that parent; a
+    /// pair named by a state file (`--rt-name`) when there is no `rt`/`nrt`.
     pub fn under(&self, root: &Root, parent: &str) -> (Option<String>, Option<String>) {
-        match self.hierarchy() {
-            Some(h) => (
-                h.find_cpuset(root, Some(parent), "rt"),
-                h.find_cpuset(root, Some(parent), "nrt"),
-            ),
-            None => (None, None),
+        let Some(h) = self.hierarchy() else {
+            return (None, None);
+        };
+        let pairs = std::iter::once(("rt", "nrt"))
+            .chain(self.named.iter().map(|(_, n)| (n.0.as_str(), n.1.as_str())));
+        for (rt, nrt) in pairs {
+            let found = (
+                h.find_cpuset(root, Some(parent), rt),
+                h.find_cpuset(root, Some(parent), nrt),
+            );
+            if found.0.is_some() || found.1.is_some() {
+                return found;
+            }
         }
+        (None, None)
     }
 
     /// The cpuset cgroup directory the calling process is in (its threads

@@ -3,7 +3,8 @@
 //! percentile plots in PNG and SVG, an HTML page, Markdown and CSV
 //! summaries, gnuplot scripts, timelines, spike sections; [`generate`]),
 //! the `rtshield runs` tables ([`list_table`], [`compare_table`] ...) and
-//! a campaign's summary ([`campaign_summary_markdown`]).
+//! a campaign's report in the articles' shape ([`campaign_summary_markdown`],
+//! [`campaign_summary_html`] over a [`CampaignView`]).
 //!
 //! It may not measure, store or decide: it reads result files through
 //! `rtshield-results`, gets stored runs and comparisons from
@@ -36,9 +37,13 @@ mod spikes;
 #[cfg(any(test, feature = "testing"))]
 mod synth;
 mod table;
+mod table11;
 mod timeline;
 
-pub use crate::campaign::campaign_summary_markdown;
+pub use crate::campaign::{
+    campaign_summary_html, campaign_summary_markdown, CampaignView, ColumnSet,
+    KERNEL_TAG as CAMPAIGN_KERNEL_TAG,
+};
 pub use crate::load::read_result;
 pub use crate::plot::{HEIGHT as PLOT_HEIGHT, WIDTH as PLOT_WIDTH};
 pub use crate::runs::{compare_table, groups_table, import_text, list_table, runs_csv, show_text};

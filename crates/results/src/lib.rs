@@ -63,9 +63,9 @@ pub use crate::read::{
     from_stored_json, parse_json, read_json, ReadError, OLDEST_MAJOR, SCHEMA_MAJOR,
 };
 pub use crate::schema::{
-    percentile_supported, Corrected, HistStats, Histogram, LatencyPart, Pct, PercentileBound,
-    ProgramResult, RunResult, Settings, SplitResult, ThreadResult, TraceResult, WorstCase,
-    BEYOND_HISTOGRAM, DEEP_PERCENTILES, LE_BOUNDS_NS, PERCENTILES, SCHEMA,
+    kernel_id, percentile_supported, Corrected, HistStats, Histogram, LatencyPart, Pct,
+    PercentileBound, ProgramResult, RunResult, Settings, SplitResult, ThreadResult, TraceResult,
+    WorstCase, BEYOND_HISTOGRAM, DEEP_PERCENTILES, LE_BOUNDS_NS, PERCENTILES, SCHEMA,
 };
 pub use crate::statrec::{
     compare_stat_records, stat_ratio, Metric, StatRecord, ThreadMean, STAT_SCHEMA,

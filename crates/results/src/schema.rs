@@ -503,3 +503,19 @@ pub fn percentile_supported(key: &str, n: u64) -> bool {
         _ => false,
     }
 }
+
+/// The kernel a run was measured on, as one label: release, preemption
+/// model and (for a dynamic-preemption kernel) the mode in force, e.g.
+/// `6.18.44 NONE (dynamic: none)`. What a campaign keeps apart (the
+/// systress article's figure 11 has one column set per kernel) and what
+/// `campaign --resume` compares: a run made on another kernel is not done
+/// on this one. Unknown parts are `?`.
+pub fn kernel_id(si: &SysInfo) -> String {
+    let release = si.kernel_release.as_deref().unwrap_or("?");
+    let model = si.preempt_model.as_deref().unwrap_or("?");
+    match (&si.preempt_mode, si.preempt_dynamic) {
+        (Some(m), _) => format!("{release} {model} (dynamic: {m})"),
+        (None, true) => format!("{release} {model} (dynamic)"),
+        (None, false) => format!("{release} {model}"),
+    }
+}

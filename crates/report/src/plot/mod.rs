@@ -22,7 +22,7 @@ mod timeline;
 
 pub(crate) use latency::{latency_png, latency_svg};
 pub(crate) use percentiles::{percentile_png, percentile_svg};
-pub(crate) use timeline::{phase_fill, phase_names, timeline_colors, timeline_png};
+pub(crate) use timeline::{phase_fill, phase_names, timeline_colors, timeline_png, DRIFT_COLOR};
 // What only the tests below and `png_pixels_tests` look at.
 #[cfg(test)]
 use {latency::latency_rgb, timeline::merge_close};

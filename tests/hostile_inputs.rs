@@ -557,3 +557,96 @@ fn e_term_stat_thread_name_is_escaped() {
         describe(&o)
     );
 }
+
+/// Round-2 finding B1 (repro-B1-overflow-panic.sh): numbers near 2^64 in
+/// a results.json, a cyclictest --json or a cyclictest -h text made
+/// `report` and `export` panic (exit 101), and `runs import` stored such
+/// a run so every later `runs report` over it panicked. Now every reader
+/// refuses them (exit 2, naming the file and the field, or FILE:LINE:COL
+/// in a text format) and the store never holds one.
+#[test]
+fn b1_numbers_near_2_64_are_refused_by_every_reader() {
+    let d = tempfile::tempdir().unwrap();
+    let max = u64::MAX;
+    let cases: Vec<(&str, Box<dyn FnOnce(&mut Value)>, &str)> = vec![
+        (
+            "idx",
+            Box::new(move |v| v["threads"][0]["histogram"]["counts"] = json!([[max, 1]])),
+            "threads[0].histogram.counts[0]",
+        ),
+        (
+            "cnt",
+            Box::new(move |v| v["threads"][0]["histogram"]["counts"] = json!([[1, max], [2, max]])),
+            "threads[0].histogram.counts[0]",
+        ),
+        (
+            "res",
+            Box::new(move |v| {
+                v["threads"][0]["histogram"]["resolution_ns"] = json!(max);
+                v["settings"]["resolution_ns"] = json!(max);
+            }),
+            "resolution_ns",
+        ),
+        (
+            "dur",
+            Box::new(|v| {
+                v["duration_s"] = json!(1e308);
+                v["settings"]["stats_period_ns"] = json!(0);
+            }),
+            "duration_s",
+        ),
+    ];
+    let st = d.path().join("st/runs.db");
+    let st = st.to_str().unwrap();
+    for (name, edit, field) in cases {
+        let dir = run_dir(&d.path().join(name), "idle", edit);
+        let f = dir.join("results.json");
+        let f = f.to_str().unwrap();
+        let out = d.path().join(format!("o-{name}"));
+        for args in [
+            vec!["report", f, "-o", out.to_str().unwrap()],
+            vec!["export", "--format", "openmetrics", f],
+            vec!["export", "--format", "cyclictest-json", f],
+            vec!["runs", "import", f, "--store", st],
+        ] {
+            let e = refused(&rtshield(&args), field);
+            assert!(e.contains(f), "{args:?}: {e}");
+        }
+        assert!(!out.exists());
+    }
+    // Nothing was stored: `runs report` over the store has nothing to
+    // panic on.
+    let o = rtshield(&["runs", "list", "--store", st]);
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("idle"),
+        "{}",
+        describe(&o)
+    );
+    let ct1 = d.path().join("ct1.json");
+    std::fs::write(
+        &ct1,
+        r#"{"file_version":1,"cmdline":"cyclictest -p 99 -h 18446744073709551615 -i 1000","rt_test_version":"2.5","num_threads":1,"resolution_in_ns":0,"thread":{"0":{"histogram":{"0":1,"18446744073709551614":5},"cycles":10,"min":0,"max":18446744073709551615,"avg":1.5,"cpu":0,"node":0}}}"#,
+    )
+    .unwrap();
+    let ct2 = d.path().join("ct2.txt");
+    std::fs::write(
+        &ct2,
+        "# Histogram\n000000 000001\n18446744073709551615 000005\n# Total: 000000006\n\
+         # Min Latencies: 00000\n# Max Latencies: 99999999999999\n",
+    )
+    .unwrap();
+    let o = rtshield(&[
+        "report",
+        ct1.to_str().unwrap(),
+        "-o",
+        d.path().join("o-ct1").to_str().unwrap(),
+    ]);
+    refused(&o, "out of range");
+    let o = rtshield(&[
+        "report",
+        ct2.to_str().unwrap(),
+        "-o",
+        d.path().join("o-ct2").to_str().unwrap(),
+    ]);
+    refused(&o, &format!("{}:3:1: ", ct2.display()));
+}

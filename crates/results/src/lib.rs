@@ -24,6 +24,7 @@ mod export;
 mod histogram;
 mod import;
 mod merge;
+mod ranges;
 mod read;
 mod schema;
 mod statrec;
@@ -59,6 +60,10 @@ pub use crate::import::{
     FluctLog, FluctRow, InputFormat,
 };
 pub use crate::merge::merge_resumed;
+pub use crate::ranges::{
+    check_histogram, check_result, sum_counts, MAX_BUCKETS, MAX_COUNT, MAX_DURATION_S,
+    MAX_RESOLUTION_NS, MAX_SPAN_NS,
+};
 pub use crate::read::{
     from_stored_json, parse_json, read_json, ReadError, OLDEST_MAJOR, SCHEMA_MAJOR,
 };

@@ -650,3 +650,66 @@ fn b1_numbers_near_2_64_are_refused_by_every_reader() {
     ]);
     refused(&o, &format!("{}:3:1: ", ct2.display()));
 }
+
+/// Round-2 finding B3 (repro-B3-timeline-slug-collision.sh): two runs
+/// labelled `lab/run` and `lab?run` (a label comes from the results file)
+/// have the same slug. Their timeline data files and timeline plots are
+/// now de-duplicated like `latency-*.dat` (`SLUG`, `SLUG-2`): each curve
+/// has its own file holding its own data, and the manifest lists each
+/// name once. (Before: one `timeline-lab_run_cpu0.dat`, the first run's
+/// overwritten, listed twice.)
+#[test]
+fn b3_timeline_files_of_labels_with_the_same_slug_are_distinct() {
+    let d = tempfile::tempdir().unwrap();
+    let a = run_dir(&d.path().join("a"), "cycle", |v| {
+        v["label"] = json!("lab/run")
+    });
+    let b = run_dir(&d.path().join("b"), "cycle", |v| {
+        v["label"] = json!("lab?run")
+    });
+    let rep = d.path().join("rep");
+    let o = rtshield(&[
+        "report",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        rep.to_str().unwrap(),
+        "--format",
+        "gnuplot,png",
+    ]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let mut tl_dat: Vec<String> = std::fs::read_dir(&rep)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("timeline-") && n.ends_with(".dat"))
+        .collect();
+    tl_dat.sort();
+    assert!(tl_dat.len() >= 2 && tl_dat.len() % 2 == 0, "{tl_dat:?}");
+    let heads: Vec<String> = tl_dat
+        .iter()
+        .map(|n| {
+            let t = std::fs::read_to_string(rep.join(n)).unwrap();
+            t.lines().next().unwrap().to_string()
+        })
+        .collect();
+    let of = |l: &str| {
+        heads
+            .iter()
+            .filter(|h| h.starts_with(&format!("# {l}:")))
+            .count()
+    };
+    assert_eq!(of("lab/run"), tl_dat.len() / 2, "{heads:?}");
+    assert_eq!(of("lab?run"), tl_dat.len() / 2, "{heads:?}");
+    for png in ["timeline-lab_run.png", "timeline-lab_run-2.png"] {
+        assert!(rep.join(png).is_file(), "{png} missing");
+    }
+    let manifest = std::fs::read_to_string(rep.join(".rtshield-report")).unwrap();
+    let mut names: Vec<&str> = manifest
+        .lines()
+        .filter(|l| l.starts_with("timeline-"))
+        .collect();
+    let n = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), n, "{manifest}");
+}

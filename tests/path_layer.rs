@@ -477,7 +477,15 @@ fn an_existing_directory_another_user_could_have_renamed_into_place_is_refused()
             failures.push(format!("{opt}: root's directory changed: {}", describe(&o)));
         } else if is_root() {
             let text = describe(&o);
-            let named = text.contains(&format!("{}, is owned by uid {ATTACKER}", lab.display()));
+            // The option (a program's output: its stanza; the store: the
+            // option and its value).
+            let flag = match opt.rsplit(' ').next().unwrap_or(opt) {
+                "output.out" => "program[0]: ".to_string(),
+                "--store" => "--store ".to_string(),
+                f => format!("{f}: "),
+            };
+            let named = text.contains(&format!("{}, is owned by uid {ATTACKER}", lab.display()))
+                && text.contains(&flag);
             if o.status.code() != Some(2) || !named {
                 failures.push(format!("{opt}: not refused as expected: {text}"));
             }

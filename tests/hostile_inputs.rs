@@ -558,6 +558,9 @@ fn e_term_stat_thread_name_is_escaped() {
     );
 }
 
+/// How a case changes the fixture.
+type Edit = Box<dyn FnOnce(&mut Value)>;
+
 /// Round-2 finding B1 (repro-B1-overflow-panic.sh): numbers near 2^64 in
 /// a results.json, a cyclictest --json or a cyclictest -h text made
 /// `report` and `export` panic (exit 101), and `runs import` stored such
@@ -568,7 +571,7 @@ fn e_term_stat_thread_name_is_escaped() {
 fn b1_numbers_near_2_64_are_refused_by_every_reader() {
     let d = tempfile::tempdir().unwrap();
     let max = u64::MAX;
-    let cases: Vec<(&str, Box<dyn FnOnce(&mut Value)>, &str)> = vec![
+    let cases: Vec<(&str, Edit, &str)> = vec![
         (
             "idx",
             Box::new(move |v| v["threads"][0]["histogram"]["counts"] = json!([[max, 1]])),

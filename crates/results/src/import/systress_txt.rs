@@ -70,15 +70,7 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
         need(l_avg, "L_avg")?,
     );
     let tl = prov.threads.first();
-    // Each value is at most MAX_COUNT units of at most a second: i128
-    // holds the product, i64 the nanoseconds of any real run.
-    let ns = |v: u64, what: &str| {
-        i64::try_from(i128::from(v) * i128::from(res)).map_err(|_| {
-            InputError::new(format!(
-                "{source}: SUMMARY: {what} {v} is out of range (docs/ranges.md)"
-            ))
-        })
-    };
+    let ns = |v: u64, what: &str| units_ns(v, res, what, source);
     let (min_ns, max_ns, avg_ns) = (
         ns(l_min, "L_min")?,
         ns(l_max, "L_max")?,
@@ -139,6 +131,17 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
     r.end_reason = prov.end_reason.clone();
     r.settings.memlock = prov.memlock;
     Ok(r)
+}
+
+/// `v` resolution units in ns. Each value is at most MAX_COUNT units of
+/// at most a second: i128 holds the product, i64 the nanoseconds of any
+/// real run; beyond that, an input error.
+fn units_ns(v: u64, res: u64, what: &str, source: &str) -> Result<i64, InputError> {
+    i64::try_from(i128::from(v) * i128::from(res)).map_err(|_| {
+        InputError::new(format!(
+            "{source}: SUMMARY: {what} {v} is out of range (docs/ranges.md)"
+        ))
+    })
 }
 
 /// The 11 values of the SUMMARY line (`rest`: after its `#`): numbers,

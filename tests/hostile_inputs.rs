@@ -557,3 +557,162 @@ fn e_term_stat_thread_name_is_escaped() {
         describe(&o)
     );
 }
+
+/// How a case changes the fixture.
+type Edit = Box<dyn FnOnce(&mut Value)>;
+
+/// Round-2 finding B1 (repro-B1-overflow-panic.sh): numbers near 2^64 in
+/// a results.json, a cyclictest --json or a cyclictest -h text made
+/// `report` and `export` panic (exit 101), and `runs import` stored such
+/// a run so every later `runs report` over it panicked. Now every reader
+/// refuses them (exit 2, naming the file and the field, or FILE:LINE:COL
+/// in a text format) and the store never holds one.
+#[test]
+fn b1_numbers_near_2_64_are_refused_by_every_reader() {
+    let d = tempfile::tempdir().unwrap();
+    let max = u64::MAX;
+    let cases: Vec<(&str, Edit, &str)> = vec![
+        (
+            "idx",
+            Box::new(move |v| v["threads"][0]["histogram"]["counts"] = json!([[max, 1]])),
+            "threads[0].histogram.counts[0]",
+        ),
+        (
+            "cnt",
+            Box::new(move |v| v["threads"][0]["histogram"]["counts"] = json!([[1, max], [2, max]])),
+            "threads[0].histogram.counts[0]",
+        ),
+        (
+            "res",
+            Box::new(move |v| {
+                v["threads"][0]["histogram"]["resolution_ns"] = json!(max);
+                v["settings"]["resolution_ns"] = json!(max);
+            }),
+            "resolution_ns",
+        ),
+        (
+            "dur",
+            Box::new(|v| {
+                v["duration_s"] = json!(1e308);
+                v["settings"]["stats_period_ns"] = json!(0);
+            }),
+            "duration_s",
+        ),
+    ];
+    let st = d.path().join("st/runs.db");
+    let st = st.to_str().unwrap();
+    for (name, edit, field) in cases {
+        let dir = run_dir(&d.path().join(name), "idle", edit);
+        let f = dir.join("results.json");
+        let f = f.to_str().unwrap();
+        let out = d.path().join(format!("o-{name}"));
+        for args in [
+            vec!["report", f, "-o", out.to_str().unwrap()],
+            vec!["export", "--format", "openmetrics", f],
+            vec!["export", "--format", "cyclictest-json", f],
+            vec!["runs", "import", f, "--store", st],
+        ] {
+            let e = refused(&rtshield(&args), field);
+            assert!(e.contains(f), "{args:?}: {e}");
+        }
+        assert!(!out.exists());
+    }
+    // Nothing was stored: `runs report` over the store has nothing to
+    // panic on.
+    let o = rtshield(&["runs", "list", "--store", st]);
+    assert!(
+        !String::from_utf8_lossy(&o.stdout).contains("idle"),
+        "{}",
+        describe(&o)
+    );
+    let ct1 = d.path().join("ct1.json");
+    std::fs::write(
+        &ct1,
+        r#"{"file_version":1,"cmdline":"cyclictest -p 99 -h 18446744073709551615 -i 1000","rt_test_version":"2.5","num_threads":1,"resolution_in_ns":0,"thread":{"0":{"histogram":{"0":1,"18446744073709551614":5},"cycles":10,"min":0,"max":18446744073709551615,"avg":1.5,"cpu":0,"node":0}}}"#,
+    )
+    .unwrap();
+    let ct2 = d.path().join("ct2.txt");
+    std::fs::write(
+        &ct2,
+        "# Histogram\n000000 000001\n18446744073709551615 000005\n# Total: 000000006\n\
+         # Min Latencies: 00000\n# Max Latencies: 99999999999999\n",
+    )
+    .unwrap();
+    let o = rtshield(&[
+        "report",
+        ct1.to_str().unwrap(),
+        "-o",
+        d.path().join("o-ct1").to_str().unwrap(),
+    ]);
+    refused(&o, "out of range");
+    let o = rtshield(&[
+        "report",
+        ct2.to_str().unwrap(),
+        "-o",
+        d.path().join("o-ct2").to_str().unwrap(),
+    ]);
+    refused(&o, &format!("{}:3:1: ", ct2.display()));
+}
+
+/// Round-2 finding B3 (repro-B3-timeline-slug-collision.sh): two runs
+/// labelled `lab/run` and `lab?run` (a label comes from the results file)
+/// have the same slug. Their timeline data files and timeline plots are
+/// now de-duplicated like `latency-*.dat` (`SLUG`, `SLUG-2`): each curve
+/// has its own file holding its own data, and the manifest lists each
+/// name once. (Before: one `timeline-lab_run_cpu0.dat`, the first run's
+/// overwritten, listed twice.)
+#[test]
+fn b3_timeline_files_of_labels_with_the_same_slug_are_distinct() {
+    let d = tempfile::tempdir().unwrap();
+    let a = run_dir(&d.path().join("a"), "cycle", |v| {
+        v["label"] = json!("lab/run")
+    });
+    let b = run_dir(&d.path().join("b"), "cycle", |v| {
+        v["label"] = json!("lab?run")
+    });
+    let rep = d.path().join("rep");
+    let o = rtshield(&[
+        "report",
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "-o",
+        rep.to_str().unwrap(),
+        "--format",
+        "gnuplot,png",
+    ]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let mut tl_dat: Vec<String> = std::fs::read_dir(&rep)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("timeline-") && n.ends_with(".dat"))
+        .collect();
+    tl_dat.sort();
+    assert!(tl_dat.len() >= 2 && tl_dat.len() % 2 == 0, "{tl_dat:?}");
+    let heads: Vec<String> = tl_dat
+        .iter()
+        .map(|n| {
+            let t = std::fs::read_to_string(rep.join(n)).unwrap();
+            t.lines().next().unwrap().to_string()
+        })
+        .collect();
+    let of = |l: &str| {
+        heads
+            .iter()
+            .filter(|h| h.starts_with(&format!("# {l}:")))
+            .count()
+    };
+    assert_eq!(of("lab/run"), tl_dat.len() / 2, "{heads:?}");
+    assert_eq!(of("lab?run"), tl_dat.len() / 2, "{heads:?}");
+    for png in ["timeline-lab_run.png", "timeline-lab_run-2.png"] {
+        assert!(rep.join(png).is_file(), "{png} missing");
+    }
+    let manifest = std::fs::read_to_string(rep.join(".rtshield-report")).unwrap();
+    let mut names: Vec<&str> = manifest
+        .lines()
+        .filter(|l| l.starts_with("timeline-"))
+        .collect();
+    let n = names.len();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), n, "{manifest}");
+}

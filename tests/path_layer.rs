@@ -438,3 +438,74 @@ fn a_directory_swapped_for_a_link_while_root_writes_redirects_nothing() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Round-2 finding B6: the attacker owns `lab` (a lab share, their
+/// directory under `/tmp`) and renamed root's earlier directory to the
+/// name root now writes to. Every writing option refuses an existing
+/// directory there (exit 2, naming `lab` and its owner), and root's files
+/// in it are unchanged; a new directory under `lab` is still created and
+/// written (it is root's own, held by descriptor).
+#[test]
+fn an_existing_directory_another_user_could_have_renamed_into_place_is_refused() {
+    let w = World::new();
+    let mut failures = Vec::new();
+    let cases = DIR_OPTS
+        .iter()
+        .map(|o| (*o, None))
+        .chain(FILE_OPTS.iter().map(|(o, f)| (*o, Some(*f))));
+    for (i, (opt, file)) in cases.enumerate() {
+        let lab = w.work.join(format!("lab-{i}"));
+        let sub = lab.join("sub");
+        std::fs::create_dir_all(&sub).unwrap();
+        if opt.ends_with("report -o") {
+            std::fs::remove_dir(&sub).unwrap();
+            let o = run(&["report", &fixture("hell"), "-o", sub.to_str().unwrap()]);
+            assert!(o.status.success(), "{}", describe(&o));
+        } else {
+            for name in ["results.json", "summary.md", file.unwrap_or("x")] {
+                std::fs::write(sub.join(name), "precious").unwrap();
+            }
+        }
+        give_away(&lab);
+        let path = match file {
+            Some(f) => sub.join(f),
+            None => sub.clone(),
+        };
+        let before = snapshot(&lab);
+        let o = w.write_with(opt, &format!("b6-{i}"), path.to_str().unwrap());
+        if snapshot(&lab) != before {
+            failures.push(format!("{opt}: root's directory changed: {}", describe(&o)));
+        } else if is_root() {
+            let text = describe(&o);
+            // The option (a program's output: its stanza; the store: the
+            // option and its value).
+            let flag = match opt.rsplit(' ').next().unwrap_or(opt) {
+                "output.out" => "program[0]: ".to_string(),
+                "--store" => "--store ".to_string(),
+                f => format!("{f}: "),
+            };
+            let named = text.contains(&format!("{}, is owned by uid {ATTACKER}", lab.display()))
+                && text.contains(&flag);
+            if o.status.code() != Some(2) || !named {
+                failures.push(format!("{opt}: not refused as expected: {text}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    // A new directory there is root's own: accepted; and a relative path
+    // (from a current directory below `lab`) is checked from `/` too.
+    let lab = w.work.join("lab-new");
+    std::fs::create_dir(&lab).unwrap();
+    give_away(&lab);
+    let new = lab.join("new");
+    let o = run(&["report", &fixture("idle"), "-o", new.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let o = command()
+        .args(["report", &fixture("idle"), "-o", "new"])
+        .current_dir(&lab)
+        .output()
+        .unwrap();
+    if is_root() {
+        assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    }
+}

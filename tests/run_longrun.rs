@@ -543,3 +543,49 @@ fn resume_refuses_a_fifo_instead_of_blocking() {
     assert_eq!(status.code(), Some(2), "{err}");
     assert!(err.contains("not a regular file"), "{err}");
 }
+
+/// Round-2 finding B5 (repro-B5-resume-overflow.sh): a checkpoint whose
+/// counts are near 2^64 (copied from elsewhere, or edited) was accepted,
+/// the run measured the time left, then panicked adding the counts
+/// (observer.rs, exit 101) and the resumed part was lost. Now the
+/// checkpoint is read with every range checked (docs/ranges.md): refused
+/// with exit 2 before anything is measured, the directory untouched.
+#[test]
+fn resume_refuses_a_checkpoint_whose_counts_overflow() {
+    let d = tempfile::tempdir().unwrap();
+    let cfg = write_cfg(
+        d.path(),
+        "o.cfg",
+        "main\n{\n  stats.period 250 ms\n  stats.checkpoint 500 ms\n}\ntimer_thread[0]\n{\n  \
+         cpu_affinity 0\n  sched.policy OTHER\n  period 1 ms\n  lifetime.duration 2 s\n}\n",
+    );
+    let out = d.path().join("out");
+    let o = run_quiet(&cfg, &out);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    // The finished run made a checkpoint of its first second, with
+    // counts an attacker chose.
+    let mut v = results(&out);
+    v["end_reason"] = "checkpoint".into();
+    v["duration_s"] = 1.0.into();
+    v["threads"][0]["samples"] = u64::MAX.into();
+    v["threads"][0]["histogram"]["counts"] = serde_json::json!([[5, u64::MAX]]);
+    let ck = serde_json::to_string_pretty(&v).unwrap();
+    std::fs::write(out.join("results.json"), &ck).unwrap();
+    let o = run(&[
+        "run",
+        "-q",
+        cfg.to_str().unwrap(),
+        "--resume",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&o).1;
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("--resume") && err.contains("threads[0].samples") && !err.contains("resuming"),
+        "{err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(out.join("results.json")).unwrap(),
+        ck
+    );
+}

@@ -476,3 +476,36 @@ fn several_partitions_are_named_not_guessed() {
     );
     assert!(!procs.unwrap().trim().is_empty(), "measure joined lab/nrt");
 }
+
+/// Round-2 note N3: as root, a configuration with program commands in a
+/// file another user owns is run (the administrator chose it) but `run
+/// --check` and `run` warn, naming the file and its owner. Root's own file
+/// draws no warning. (Before: no warning at all.)
+#[test]
+fn n3_root_is_warned_that_another_users_config_chooses_its_commands() {
+    if !require_root("the file is given to another uid") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let text = "main\n{\n  stats.period 100 ms\n}\ntimer_thread[0]\n{\n  cpu_affinity 0\n  \
+                sched.policy OTHER\n  period 1 ms\n  lifetime.duration 1 s\n}\n\
+                program[0]\n{\n  cmdline /bin/true\n  cpu_affinity 0\n}\n";
+    let mine = write_cfg(d.path(), "mine.cfg", text);
+    let theirs = write_cfg(d.path(), "theirs.cfg", text);
+    std::os::unix::fs::chown(&theirs, Some(2345), Some(2345)).unwrap();
+    let warning = |cfg: &std::path::Path| {
+        let o = run(&["run", "--check", cfg.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
+        text_of(&o)
+    };
+    let e = warning(&theirs);
+    assert!(
+        e.contains("its program commands run as root") && e.contains("owned by uid 2345"),
+        "{e}"
+    );
+    assert!(!warning(&mine).contains("program commands run as root"));
+}
+
+fn text_of(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

@@ -153,7 +153,7 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
             } else {
                 DirPolicy::Strict
             };
-            write_text(&out, p, policy).map_err(rtshield_run::refusal)?;
+            write_text(&out, p, policy).map_err(|e| rtshield_run::refusal(e.for_option("-o")))?;
             errln!("wrote {} ({})", p.display(), args.format.name());
         }
     }

@@ -159,10 +159,12 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let pol = policy(args.force_unsafe_dir);
     use rtshield_run::refusal;
     if let Some(p) = &args.json {
-        rtshield_safefs::write_file(p, json.as_bytes(), pol).map_err(refusal)?;
+        rtshield_safefs::write_file(p, json.as_bytes(), pol)
+            .map_err(|e| refusal(e.for_option("--json")))?;
     }
     if let Some(d) = &args.out {
-        let dir = rtshield_safefs::SafeDir::open_or_create(d, 0o755, pol).map_err(refusal)?;
+        let dir = rtshield_safefs::SafeDir::open_or_create(d, 0o755, pol)
+            .map_err(|e| refusal(e.for_option("--out")))?;
         for (name, body) in [("balance.json", &json), ("balance.txt", &text)] {
             dir.write(name, body.as_bytes()).map_err(refusal)?;
         }

@@ -222,7 +222,8 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         }
         if let (Some(p), Some(rows)) = (&args.trace, &out.trace) {
             let p = per_balancer(p, k.name(), many);
-            write_file(&p, trace_to_csv(rows).as_bytes(), pol).map_err(refusal)?;
+            write_file(&p, trace_to_csv(rows).as_bytes(), pol)
+                .map_err(|e| refusal(e.for_option("--trace")))?;
         }
         if let (Some(p), Some(segs)) = (&args.gantt, &out.segments) {
             let p = per_balancer(p, k.name(), many);
@@ -240,7 +241,7 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
                 c.seed
             );
             let svg = render_gantt_svg(segs, c.ncpus, &rt, out.extra.simulated_ns, &title);
-            write_file(&p, svg.as_bytes(), pol).map_err(refusal)?;
+            write_file(&p, svg.as_bytes(), pol).map_err(|e| refusal(e.for_option("--gantt")))?;
         }
         runs.push(out);
     }
@@ -253,7 +254,7 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         } else {
             runs[0].to_json()
         };
-        write_file(p, text.as_bytes(), pol).map_err(refusal)?;
+        write_file(p, text.as_bytes(), pol).map_err(|e| refusal(e.for_option("--json")))?;
     }
     if many {
         out!("{}", render_comparison(&runs));

@@ -189,7 +189,7 @@ fn write_record(
             .collect(),
     };
     rec.write(file, rtshield_safefs::DirPolicy::Strict)
-        .map_err(rtshield_run::refusal)?;
+        .map_err(|e| rtshield_run::refusal(e.for_option("--record")))?;
     errln!(
         "rtshield: recorded {} sample(s) to {} (compare with `rtshield stat --compare A B`)",
         rec.samples,

@@ -7,7 +7,7 @@
 //! in an interactive gnuplot, where clicking a key entry toggles its curve.
 
 use crate::load::Run;
-use crate::series::{slugify, Series};
+use crate::series::{Series, Slugs};
 use rtshield_text::gnuplot::{comment, single_quoted as quoted};
 
 /// (file name, contents) pairs.
@@ -134,6 +134,7 @@ fn timeline_files(runs: &[Run], title: &str) -> Vec<(String, String)> {
         shading.push_str(&drift_markers(tl));
     }
     let n_threads: usize = with_tl.iter().map(|t| t.threads.len()).sum();
+    let mut slugs = Slugs::default();
     for run in runs {
         let Some(tl) = &run.timeline else { continue };
         for t in &tl.threads {
@@ -142,7 +143,7 @@ fn timeline_files(runs: &[Run], title: &str) -> Vec<(String, String)> {
                 None => format!("t{}", t.thread),
             };
             let label = format!("{}:{who}", run.label);
-            let name = format!("timeline-{}.dat", slugify(&label));
+            let name = format!("timeline-{}.dat", slugs.unique(&label));
             let mut d = format!("# {}\n# t_s max_us maxmax_us\n", comment(&label));
             for i in 0..t.t_s.len() {
                 d.push_str(&format!(

@@ -249,11 +249,12 @@ fn timeline_pngs(runs: &[load::Run], title: &str) -> anyhow::Result<Vec<output::
         plot::timeline_png(tl, &format!("Per-interval maximum — {}", r.label))
     });
     let mut out = Vec::new();
+    let mut slugs = series::Slugs::default();
     for (r, png) in with_tl.iter().zip(pngs) {
         let file = if with_tl.len() == 1 {
             "timeline.png".to_string()
         } else {
-            format!("timeline-{}.png", series::slugify(&r.label))
+            format!("timeline-{}.png", slugs.unique(&r.label))
         };
         out.push(output::TimelinePng {
             file,

@@ -136,6 +136,10 @@ pub(crate) fn load_one(p: &Path) -> anyhow::Result<Run> {
     if result.threads.is_empty() {
         return Err(InputError::new(format!("{fname}: the run has no measuring thread")).into());
     }
+    // Every reader checks its numbers; this holds for any format added
+    // later too: nothing out of range reaches a renderer or the store.
+    rtshield_results::check_result(&result)
+        .map_err(|m| InputError::new(format!("{fname}: {m} (docs/ranges.md)")))?;
     // Only rtshield run directories carry a timeline; a cyclictest file
     // lying in some directory must not pick up a stranger's timeline.csv.
     let timeline = match (&dir, format) {

@@ -135,21 +135,14 @@ pub(crate) fn thread_label(run: &str, t: &ThreadResult) -> String {
 
 pub(crate) fn build(runs: &[Run]) -> Vec<Series<'_>> {
     let mut out = Vec::new();
-    let mut slugs: Vec<String> = Vec::new();
+    let mut slugs = Slugs::default();
     for (ri, run) in runs.iter().enumerate() {
         for t in &run.result.threads {
             let res_ns = t.resolution_ns(run.result.settings.resolution_ns);
             let h = t.histogram.clone().unwrap_or_default();
             let res_us = res_ns as f64 / 1000.0;
             let label = thread_label(&run.label, t);
-            let mut slug = slugify(&label);
-            let base = slug.clone();
-            let mut k = 2;
-            while slugs.contains(&slug) {
-                slug = format!("{base}-{k}");
-                k += 1;
-            }
-            slugs.push(slug.clone());
+            let slug = slugs.unique(&label);
             // Defensive: the schema stores non-zero buckets only.
             let nonzero: Vec<[u64; 2]> = h.counts.iter().filter(|c| c[1] > 0).copied().collect();
             out.push(Series {
@@ -182,6 +175,28 @@ pub(crate) fn adjacent_runs(counts: &[[u64; 2]]) -> Vec<std::ops::Range<usize>> 
         }
     }
     out
+}
+
+/// The slugs given so far to one kind of file (`latency-SLUG.dat`,
+/// `timeline-SLUG.dat`, `timeline-SLUG.png`): two labels with the same
+/// slug (`lab/run`, `lab?run`) get `SLUG` and `SLUG-2`, never one file
+/// for both curves (round-2 finding B3).
+#[derive(Default)]
+pub(crate) struct Slugs(Vec<String>);
+
+impl Slugs {
+    /// The slug of `label`, made unique among those given before.
+    pub(crate) fn unique(&mut self, label: &str) -> String {
+        let base = slugify(label);
+        let mut slug = base.clone();
+        let mut k = 2;
+        while self.0.contains(&slug) {
+            slug = format!("{base}-{k}");
+            k += 1;
+        }
+        self.0.push(slug.clone());
+        slug
+    }
 }
 
 /// The longest slug: `timeline-SLUG.png` stays far below the 255 bytes

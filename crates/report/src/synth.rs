@@ -182,16 +182,19 @@ pub fn synth_timeline_csv(seed: u64, intervals: usize, cpus: &[u32]) -> String {
     s
 }
 
-/// Write `results.json` (and `timeline.csv`) into `dir`.
+/// Write `results.json` (and `timeline.csv`) into `dir` (created with its
+/// missing parents), through the path layer like every file rtshield
+/// writes.
 pub fn write_synth_run_dir(
     dir: &Path,
     r: &RunResult,
     timeline: Option<&str>,
 ) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("results.json"), serde_json::to_string_pretty(r)?)?;
+    use rtshield_safefs::{DirPolicy, SafeDir};
+    let d = SafeDir::open_or_create(dir, 0o755, DirPolicy::Strict)?;
+    d.write("results.json", serde_json::to_string_pretty(r)?.as_bytes())?;
     if let Some(t) = timeline {
-        std::fs::write(dir.join(TIMELINE_FILE), t)?;
+        d.write(TIMELINE_FILE, t.as_bytes())?;
     }
     Ok(())
 }

@@ -86,7 +86,7 @@ pub(crate) fn modes(t: &ThreadResult, limit: usize) -> String {
         .counts
         .iter()
         .filter(|c| c[1] == best)
-        .map(|c| fmt_us((c[0] * h.resolution_ns) as f64, h.resolution_ns))
+        .map(|c| fmt_us(c[0] as f64 * h.resolution_ns as f64, h.resolution_ns))
         .collect();
     if all.len() > limit {
         format!("{} … ({} modes)", all[..limit].join(", "), all.len())

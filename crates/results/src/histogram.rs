@@ -21,7 +21,8 @@ impl Histogram {
         }
         let mut m: BTreeMap<u64, u64> = BTreeMap::new();
         for [i, c] in self.counts.iter().chain(&other.counts) {
-            *m.entry(*i).or_insert(0) += c;
+            let e = m.entry(*i).or_insert(0);
+            *e = e.saturating_add(*c);
         }
         Ok(Histogram {
             resolution_ns: self.resolution_ns,
@@ -31,8 +32,8 @@ impl Histogram {
                 .filter(|(_, c)| *c > 0)
                 .map(|(i, c)| [i, c])
                 .collect(),
-            overflow: self.overflow + other.overflow,
-            underflow: self.underflow + other.underflow,
+            overflow: self.overflow.saturating_add(other.overflow),
+            underflow: self.underflow.saturating_add(other.underflow),
         })
     }
 }
@@ -242,6 +243,11 @@ pub(crate) fn thread_without_histogram(
     t
 }
 
+/// The lower edge of bucket `i`, ns, saturating at `i64::MAX`.
+pub(crate) fn edge_ns(i: u64, res_ns: u64) -> i64 {
+    i64::try_from(i.saturating_mul(res_ns)).unwrap_or(i64::MAX)
+}
+
 /// The systress article's `_H` statistics over the samples inside the histogram.
 pub fn hist_stats(h: &Histogram) -> HistStats {
     HistStats::from_buckets(h.counts.iter().map(|c| (c[0], c[1])), h.resolution_ns)
@@ -258,8 +264,15 @@ pub fn hist_percentiles(
     h: &Histogram,
 ) -> (BTreeMap<String, i64>, BTreeMap<String, PercentileBound>) {
     let (mut exact, mut bounds) = (BTreeMap::new(), BTreeMap::new());
-    let samples = h.underflow + h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow;
-    let end_ns = (h.buckets * h.resolution_ns) as i64;
+    // Saturating: a histogram read from a file is in range (docs/ranges.md),
+    // one built by other code must not make this wrap either.
+    let samples = h
+        .counts
+        .iter()
+        .map(|c| c[1])
+        .chain([h.underflow, h.overflow])
+        .fold(0u64, u64::saturating_add);
+    let end_ns = edge_ns(h.buckets, h.resolution_ns);
     for key in PERCENTILES.iter().chain(DEEP_PERCENTILES) {
         if !percentile_supported(key, samples) {
             continue;
@@ -273,9 +286,9 @@ pub fn hist_percentiles(
         let mut acc = h.underflow;
         let mut v = None;
         for c in &h.counts {
-            acc += c[1];
+            acc = acc.saturating_add(c[1]);
             if acc >= rank {
-                v = Some((c[0] * h.resolution_ns) as i64);
+                v = Some(edge_ns(c[0], h.resolution_ns));
                 break;
             }
         }

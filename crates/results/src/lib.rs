@@ -25,6 +25,7 @@ mod histogram;
 mod import;
 mod merge;
 mod noise;
+mod ranges;
 mod read;
 mod schema;
 mod statrec;
@@ -62,6 +63,10 @@ pub use crate::import::{
 pub use crate::merge::merge_resumed;
 pub use crate::noise::{
     CpuNoise, LongEvent, NoiseResult, NoiseTrace, Offender, RunKind, NOISE_COLUMNS,
+};
+pub use crate::ranges::{
+    check_histogram, check_result, sum_counts, MAX_BUCKETS, MAX_COUNT, MAX_DURATION_S,
+    MAX_RESOLUTION_NS, MAX_SPAN_NS,
 };
 pub use crate::read::{
     from_stored_json, parse_json, read_json, ReadError, OLDEST_MAJOR, SCHEMA_MAJOR,

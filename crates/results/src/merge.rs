@@ -14,7 +14,9 @@ use crate::{RunResult, ThreadResult};
 
 /// Two counts of the same thing added up; unknown when either is.
 fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
-    Some(a? + b?)
+    // Saturating: both parts are in range (docs/ranges.md); a merge must
+    // never be what loses the resumed part of a run.
+    Some(a?.saturating_add(b?))
 }
 
 fn merge_thread(a: &ThreadResult, b: &ThreadResult) -> Result<ThreadResult, String> {
@@ -38,7 +40,7 @@ fn merge_thread(a: &ThreadResult, b: &ThreadResult) -> Result<ThreadResult, Stri
     let corrected = match (&a.corrected, &b.corrected) {
         (Some(ac), Some(bc)) => {
             let mut c = bc.clone();
-            c.samples = ac.samples + bc.samples;
+            c.samples = ac.samples.saturating_add(bc.samples);
             c.max_ns = ac.max_ns.max(bc.max_ns);
             for (k, v) in &ac.percentiles {
                 let e = c.percentiles.entry(k.clone()).or_insert(*v);
@@ -75,8 +77,12 @@ fn merge_thread(a: &ThreadResult, b: &ThreadResult) -> Result<ThreadResult, Stri
 /// Both parts' exact `le` counts added up; unknown when either is.
 fn merge_le(a: Option<&[[u64; 2]]>, b: Option<&[[u64; 2]]>) -> Option<Vec<[u64; 2]>> {
     let (a, b) = (a?, b?);
-    (a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x[0] == y[0]))
-        .then(|| a.iter().zip(b).map(|(x, y)| [x[0], x[1] + y[1]]).collect())
+    (a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x[0] == y[0])).then(|| {
+        a.iter()
+            .zip(b)
+            .map(|(x, y)| [x[0], x[1].saturating_add(y[1])])
+            .collect()
+    })
 }
 
 /// The first part's overflow cycle numbers, then the second's numbered on
@@ -88,7 +94,7 @@ fn merge_cycles(a: &ThreadResult, b: &ThreadResult, n: u64) -> Option<Vec<u64>> 
     Some(
         x.iter()
             .copied()
-            .chain(y.iter().map(|c| c + na))
+            .chain(y.iter().map(|c| c.saturating_add(na)))
             .take(n as usize)
             .collect(),
     )
@@ -117,9 +123,9 @@ pub fn merge_resumed(prev: &RunResult, cur: &RunResult, gap_s: f64) -> Result<Ru
     let mut programs = cur.programs.clone();
     for p in &mut programs {
         if let Some(a) = prev.programs.iter().find(|a| a.index == p.index) {
-            p.spawns += a.spawns;
-            p.exits_ok += a.exits_ok;
-            p.exits_ko += a.exits_ko;
+            p.spawns = p.spawns.saturating_add(a.spawns);
+            p.exits_ok = p.exits_ok.saturating_add(a.exits_ok);
+            p.exits_ko = p.exits_ko.saturating_add(a.exits_ko);
         }
     }
     let mut tags = prev.tags.clone();

@@ -157,6 +157,14 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
         serde_json::from_str(text)
             .map_err(|e| invalid(path, e.line(), e.column(), format!("bad results file: {e}")))?
     };
+    // Every number in range (docs/ranges.md): nothing downstream (report,
+    // export, store, a resumed run) can overflow on it.
+    crate::ranges::check_result(&r).map_err(|m| {
+        ReadError::Invalid(InputError::new(format!(
+            "{}: {m} (docs/ranges.md)",
+            path.display()
+        )))
+    })?;
     // A file written by an older rtshield may hold a store's password in
     // its command line: it goes no further (report, export, store).
     r.command = rtshield_text::secret::redact_args(&r.command);

@@ -390,7 +390,7 @@ impl HistStats {
         I::IntoIter: Clone,
     {
         let it = buckets.into_iter();
-        let n: u64 = it.clone().map(|(_, c)| c).sum();
+        let n: u64 = it.clone().map(|(_, c)| c).fold(0, u64::saturating_add);
         if n == 0 {
             return HistStats {
                 samples: 0,
@@ -411,7 +411,7 @@ impl HistStats {
         let mut cum = 0;
         let mut median = 0;
         for (i, c) in it.clone() {
-            cum += c;
+            cum = u64::saturating_add(cum, c);
             if cum >= rank {
                 median = i;
                 break;
@@ -426,9 +426,9 @@ impl HistStats {
         HistStats {
             samples: n,
             avg_ns: mean * r,
-            median_ns: (median * res_ns) as i64,
+            median_ns: crate::histogram::edge_ns(median, res_ns),
             std_ns: var.sqrt() * r,
-            mode_ns: (mode * res_ns) as i64,
+            mode_ns: crate::histogram::edge_ns(mode, res_ns),
         }
     }
 }

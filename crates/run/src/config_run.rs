@@ -75,15 +75,13 @@ pub fn run_config(
         ))
         .into());
     }
+    let mut warnings = check_warnings(&cfg);
+    warnings.extend(trust_warning(&req.config, &cfg));
     if req.check {
-        printer.checked(
-            &cfg,
-            &check_warnings(&cfg),
-            req.duration_ns.or(cfg.duration_ns()),
-        );
+        printer.checked(&cfg, &warnings, req.duration_ns.or(cfg.duration_ns()));
         return Ok(0);
     }
-    printer.warnings(&check_warnings(&cfg));
+    printer.warnings(&warnings);
     // Checked before anything starts: nothing to resume is bad input (exit 2).
     let resume = match &req.resume {
         Some(dir) => Some(crate::resume::prepare(dir, &cfg)?),
@@ -184,6 +182,29 @@ pub fn check_warnings(cfg: &Config) -> Vec<String> {
         }
     }
     w
+}
+
+/// Round-2 note N3: as root, a configuration whose programs root will
+/// run, in a file another user could have written (owned by them, or
+/// writable by others, or below a directory they can change): a warning
+/// naming why, before anything runs. A warning, not a refusal: running a
+/// colleague's configuration with `sudo` is what the file is for, and the
+/// administrator chose it; the warning says whose commands root runs
+/// (docs/security.md, "Configuration files").
+pub(crate) fn trust_warning(path: &Path, cfg: &Config) -> Option<String> {
+    let commands = cfg
+        .programs
+        .iter()
+        .any(|p| matches!(p.action, Action::Command(_)));
+    if !commands || !rtshield_sys::is_root() {
+        return None;
+    }
+    let why = rtshield_safefs::trusted_path(path).err()?;
+    Some(format!(
+        "{}: its program commands run as root, but {why}: whoever can change it chooses \
+         what root runs (check the file, or keep it in a directory only root can write)",
+        cfg.file
+    ))
 }
 
 /// Whether `prog` would be found: a path that exists, or a name in `$PATH`.

@@ -73,13 +73,16 @@ pub(crate) struct RunObserver<'a> {
 impl RunObserver<'_> {
     fn adjust(&self, s: &IntervalStats) -> IntervalStats {
         let mut s = s.clone();
-        s.elapsed_ns += self.offset_ns;
+        s.elapsed_ns = s.elapsed_ns.saturating_add(self.offset_ns);
         for t in &mut s.threads {
             if let Some(&(_, n, max, ov, lost)) = self.base.iter().find(|b| b.0 == t.index) {
-                t.samples += n;
+                // Saturating: the checkpoint's counts are in range (its
+                // reader checks them, docs/ranges.md), and a display must
+                // never be what loses a run.
+                t.samples = t.samples.saturating_add(n);
                 t.max_ns = t.max_ns.max(max);
-                t.overruns += ov;
-                t.lost += lost;
+                t.overruns = t.overruns.saturating_add(ov);
+                t.lost = t.lost.saturating_add(lost);
             }
         }
         // The whole run's duration, not the segment's (progress, time left).

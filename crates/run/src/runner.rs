@@ -320,7 +320,7 @@ pub(crate) fn write_results(res: &RunResult, cfg: &Config, dir: &Path) -> anyhow
 pub(crate) fn open_part(opts: &RunOptions, n: Option<u32>) -> anyhow::Result<SafeDir> {
     match &opts.out {
         Some(out) => SafeDir::open_or_create(&rotated_dir(out, n), 0o755, opts.policy)
-            .map_err(pipeline::refusal),
+            .map_err(|e| pipeline::refusal(e.for_option("--out"))),
         None => {
             let name = rotated_dir(Path::new(&opts.stamp), n);
             pipeline::open_output(None, &name.to_string_lossy(), opts.policy)

@@ -198,9 +198,8 @@ impl<'a> Run<'a> {
             .map(|p| crate::metrics::MetricsFile::open(p, opts.policy))
             .transpose()?;
         let first = Rc::new(match resume {
-            Some(r) => {
-                SafeDir::open_or_create(&r.dir, 0o755, opts.policy).map_err(pipeline::refusal)?
-            }
+            Some(r) => SafeDir::open_or_create(&r.dir, 0o755, opts.policy)
+                .map_err(|e| pipeline::refusal(e.for_option("--resume")))?,
             None => open_part(opts, rot_n)?,
         });
         join_partitions(cfg, opts, &mut spec, &mut warnings)?;

@@ -105,14 +105,29 @@ pub(crate) fn check_fd(fd: impl AsFd, path: &Path, policy: DirPolicy) -> Result<
     Ok(())
 }
 
+/// The directories above an existing directory, under the strict policy
+/// and as root only (see `ancestors`).
+fn check_above(fd: impl AsFd, path: &Path, policy: DirPolicy) -> Result<()> {
+    if policy == DirPolicy::Strict && crate::ancestors::applies() {
+        crate::ancestors::check(fd, path)?;
+    }
+    Ok(())
+}
+
 impl SafeDir {
     /// Open an existing directory through the path layer: no symbolic
     /// link followed anywhere in `path` (a trailing `/` or `/.` names the
     /// last component itself), `..` refused; then its ownership and mode
     /// are checked according to `policy`.
+    ///
+    /// As root, under [`DirPolicy::Strict`], the directories above it are
+    /// checked too: each must be root's (or the caller's) and writable by
+    /// nobody else, or sticky — else another user could have renamed one of
+    /// root's directories to this name (see `ancestors`).
     pub fn open(path: &Path, policy: DirPolicy) -> Result<SafeDir> {
         let fd = resolve::open_dir(path)?;
         check_fd(&fd, path, policy)?;
+        check_above(&fd, path, policy)?;
         Ok(SafeDir {
             fd,
             path: path.to_path_buf(),
@@ -143,10 +158,14 @@ impl SafeDir {
     /// Open `path` if it is a directory, or create it (and missing parents,
     /// each with `mode`) if it does not exist, through the path layer (no
     /// link followed, `..` refused). The final directory is checked against
-    /// `policy` (one just created is the caller's own and passes).
+    /// `policy` (one just created is the caller's own and passes); one that
+    /// existed has the directories above it checked as in [`SafeDir::open`].
     pub fn open_or_create(path: &Path, mode: u32, policy: DirPolicy) -> Result<SafeDir> {
-        let fd = resolve::open_or_create_dir(path, mode)?;
+        let (fd, created) = resolve::open_or_create_dir(path, mode)?;
         check_fd(&fd, path, policy)?;
+        if !created {
+            check_above(&fd, path, policy)?;
+        }
         Ok(SafeDir {
             fd,
             path: path.to_path_buf(),

@@ -315,3 +315,62 @@ fn long_names_are_refused_without_echoing_them_whole() {
     assert!(msg.len() < 200, "{} bytes", msg.len());
     assert!(msg.contains("100000 bytes"), "{msg}");
 }
+
+/// Round-2 finding B6: root's earlier directory `r0`, renamed to `r1` by
+/// the user who owns the directory above it, is not reused by root: an
+/// existing directory under a directory another user may write (owned by
+/// them, or group/world-writable without the sticky bit) is refused, for
+/// `open`, `open_or_create` and a file's directory; a new one is created
+/// there as before, and a sticky parent (`/tmp`) is fine.
+#[test]
+fn an_existing_directory_below_a_directory_others_can_write_is_refused_as_root() {
+    let t = tempfile::tempdir().unwrap();
+    let lab = t.path().join("lab");
+    std::fs::create_dir_all(lab.join("r1")).unwrap();
+    std::fs::write(lab.join("r1/results.json"), "precious").unwrap();
+    let root = rustix::process::geteuid().is_root();
+    for mode in [0o777, 0o775] {
+        std::fs::set_permissions(&lab, std::fs::Permissions::from_mode(mode)).unwrap();
+        let opened = [
+            SafeDir::open(&lab.join("r1"), DirPolicy::Strict).map(|_| ()),
+            SafeDir::open_or_create(&lab.join("r1"), 0o755, DirPolicy::Strict).map(|_| ()),
+            write_file(&lab.join("r1/results.json"), b"new", DirPolicy::Strict),
+            output_dir(Some(&lab.join("r1")), t.path(), "s", DirPolicy::Strict).map(|_| ()),
+        ];
+        for r in opened {
+            if root {
+                let e = r.unwrap_err();
+                assert!(e.is_refusal(), "{e}");
+                let m = e.to_string();
+                assert!(m.contains("already exists") && m.contains(&format!("mode {mode:o}")));
+                assert!(m.contains(&lab.display().to_string()), "{m}");
+            } else {
+                // The rule is root's: only a root process turns another
+                // user's rename into a loss of data that user could not
+                // touch.
+                r.unwrap();
+                std::fs::write(lab.join("r1/results.json"), "precious").unwrap();
+            }
+        }
+        assert_eq!(
+            std::fs::read_to_string(lab.join("r1/results.json")).unwrap(),
+            "precious"
+        );
+        // Allowed: a new directory (root's own, held by descriptor), and
+        // `--force-unsafe-dir`.
+        let new = lab.join(format!("new-{mode:o}"));
+        SafeDir::open_or_create(&new, 0o755, DirPolicy::Strict).unwrap();
+        SafeDir::open(&lab.join("r1"), DirPolicy::AllowUnsafe).unwrap();
+    }
+    // Sticky (like /tmp): others cannot rename root's entries.
+    std::fs::set_permissions(&lab, std::fs::Permissions::from_mode(0o1777)).unwrap();
+    SafeDir::open(&lab.join("r1"), DirPolicy::Strict).unwrap();
+    // Owned by another user, even 0755.
+    std::fs::set_permissions(&lab, std::fs::Permissions::from_mode(0o755)).unwrap();
+    SafeDir::open(&lab.join("r1"), DirPolicy::Strict).unwrap();
+    if root {
+        rustix::fs::chown(&lab, Some(rustix::fs::Uid::from_raw(2345)), None).unwrap();
+        let e = SafeDir::open(&lab.join("r1"), DirPolicy::Strict).unwrap_err();
+        assert!(e.to_string().contains("owned by uid 2345"), "{e}");
+    }
+}

@@ -25,6 +25,7 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod ancestors;
 mod dir;
 mod error;
 mod file;

@@ -208,17 +208,21 @@ fn explain(path: &Path, p: &Parsed, e: Errno) -> SafeError {
 /// following a link, from its parent's descriptor. A directory created
 /// here that is found replaced by someone else's before it was opened is
 /// refused (the caller checks the final one against its policy anyway).
-pub(crate) fn open_or_create_dir(path: &Path, mode: u32) -> Result<OwnedFd> {
+/// Also says whether the last directory was created here (else it existed,
+/// or someone else created it meanwhile).
+pub(crate) fn open_or_create_dir(path: &Path, mode: u32) -> Result<(OwnedFd, bool)> {
     match open_dir(path) {
         Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
-        r => return r,
+        r => return r.map(|fd| (fd, false)),
     }
     let p = parse(path)?;
     let mut cur = start(&p, path)?;
+    let mut made_last = false;
     for (i, name) in p.names.iter().enumerate() {
         match step(&cur, name, path, &p, i) {
             Ok(fd) => {
                 cur = fd;
+                made_last = false;
                 continue;
             }
             Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
@@ -236,9 +240,10 @@ pub(crate) fn open_or_create_dir(path: &Path, mode: u32) -> Result<OwnedFd> {
             set_own_dir_mode(&fd, &p.prefix(i + 1), mode)?;
             let _ = rfs::fsync(&cur);
         }
+        made_last = made;
         cur = fd;
     }
-    Ok(cur)
+    Ok((cur, made_last))
 }
 
 /// Give a directory this process just made exactly `mode` (mkdir applies

@@ -249,7 +249,8 @@ fn densify(a: &[RunResult], b: &[RunResult]) -> (Vec<i64>, Vec<Dense>, Vec<Dense
 
 /// The statistic over counts on the grid; 0 for no samples.
 fn stat_of(stat: Stat, grid: &[i64], counts: &[u64]) -> i64 {
-    let n: u64 = counts.iter().sum();
+    // Saturating: many runs of huge (in-range) counts must not wrap.
+    let n: u64 = counts.iter().fold(0, |a, c| a.saturating_add(*c));
     if n == 0 {
         return 0;
     }
@@ -303,7 +304,11 @@ fn poisson(rng: &mut ChaCha8Rng, lambda: f64) -> u64 {
 pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> Comparison {
     let (grid, da, db, beyond, widest) = densify(a, b);
     let g = grid.len();
-    let samples = |d: &[Dense]| d.iter().map(|x| x.counts.iter().sum::<u64>()).sum::<u64>();
+    let samples = |d: &[Dense]| {
+        d.iter()
+            .flat_map(|x| x.counts.iter())
+            .fold(0u64, |a, c| a.saturating_add(*c))
+    };
     let method = if a.len() >= MIN_RUNS && b.len() >= MIN_RUNS {
         Method::Runs
     } else {

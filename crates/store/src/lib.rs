@@ -56,6 +56,19 @@ pub struct StoreError {
     pub bad_input: bool,
 }
 
+/// The store refuses what the reader refuses (docs/ranges.md): a run with
+/// a number out of range is never stored, so no later `runs report` can
+/// be made to fail on it (round-2 finding B1g).
+fn check_in_range(r: &RunResult) -> Result<(), StoreError> {
+    rtshield_results::check_result(r).map_err(|m| {
+        let label = r.label.as_deref().unwrap_or("?");
+        StoreError::bad_input(format!(
+            "run {}: {m} (docs/ranges.md); not stored",
+            rtshield_text::terminal::value(label)
+        ))
+    })
+}
+
 impl StoreError {
     /// A failure of the store itself (exit 1).
     pub fn new(msg: impl Into<String>) -> StoreError {

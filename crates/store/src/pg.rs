@@ -422,6 +422,7 @@ fn params(binds: &[String]) -> Params<'_> {
 
 impl PgStore {
     fn put_one(&mut self, r: &RunResult, source: Option<&str>) -> Result<Put, StoreError> {
+        crate::check_in_range(r)?;
         let s = RunSummary::of(r);
         let summary = serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
         let result = serde_json::to_string(r).map_err(StoreError::json)?;

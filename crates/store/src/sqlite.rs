@@ -186,6 +186,7 @@ impl SqliteStore {
         r: &RunResult,
         source: Option<&str>,
     ) -> Result<Put, StoreError> {
+        crate::check_in_range(r)?;
         let s = RunSummary::of(r);
         let exists: Option<i64> = tx
             .query_row("SELECT id FROM runs WHERE uuid = ?1", [&s.uuid], |row| {

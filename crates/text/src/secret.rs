@@ -5,9 +5,12 @@
 //! not reach a file, a store or a terminal: [`redact`] replaces it with
 //! [`MASK`] where the command line is captured, before anything is
 //! written. What is a password: the password of a URL's user information
-//! (`scheme://user:PW@host`, any scheme), and the value of a `password=`
-//! or `sslpassword=` parameter (a URL's query, libpq's `key=value`
-//! connection strings). Over-redaction is preferred to a leak: in a URL
+//! (`scheme://user:PW@host`, any scheme); the value of a parameter named
+//! `password`, `sslpassword`, `pgpassword`, `passwd` or `pass` (any case)
+//! after `=` or `:` (a URL's query, libpq's `key=value` connection
+//! strings, `PGPASSWORD=X cmd` in a program's command, `pass:X`); and the
+//! value of such an option given as the next word (`--password X`, `-pass
+//! X`). Over-redaction is preferred to a leak: in a URL
 //! everything from the user's `:` to the last `@` before the query is
 //! masked, so a password holding an unencoded `/` or `@` is masked whole.
 
@@ -16,8 +19,10 @@ use std::borrow::Cow;
 /// What a password is replaced with.
 pub const MASK: &str = "***";
 
-/// The parameters whose value is a password.
-const PASSWORD_KEYS: [&str; 2] = ["password", "sslpassword"];
+/// The parameters whose value is a password (round-2 note H22 added
+/// `pgpassword`, `passwd`, `pass`). Longest first: `password` is tried
+/// before `pass`.
+const PASSWORD_KEYS: [&str; 5] = ["sslpassword", "pgpassword", "password", "passwd", "pass"];
 
 /// `s` with every password in it replaced by [`MASK`].
 pub fn redact(s: &str) -> Cow<'_, str> {
@@ -32,14 +37,33 @@ pub fn redact(s: &str) -> Cow<'_, str> {
 }
 
 /// A command line with every argument through [`redact`].
+/// The argument after a password option (`--password`, `-pass`, …,
+/// without a value of its own) is masked whole.
 pub fn redact_args<I, S>(args: I) -> Vec<String>
 where
     I: IntoIterator<Item = S>,
     S: AsRef<str>,
 {
+    let mut after_option = false;
     args.into_iter()
-        .map(|a| redact(a.as_ref()).into_owned())
+        .map(|a| {
+            let a = a.as_ref();
+            let out = if after_option {
+                MASK.to_string()
+            } else {
+                redact(a).into_owned()
+            };
+            after_option = is_password_option(a);
+            out
+        })
         .collect()
+}
+
+/// `--password`, `-pass`, `--PGPASSWORD`…: an option naming a password,
+/// whose value is the next argument.
+fn is_password_option(a: &str) -> bool {
+    let name = a.trim_start_matches('-');
+    name.len() < a.len() && PASSWORD_KEYS.iter().any(|k| name.eq_ignore_ascii_case(k))
 }
 
 fn contains_ignore_case(s: &str, needle: &str) -> bool {
@@ -83,11 +107,23 @@ fn redact_params(s: &str) -> String {
     let mut i = 0;
     while i < s.len() {
         let hit = PASSWORD_KEYS.iter().find_map(|k| {
-            let starts_word = i == 0 || !lower.as_bytes()[i - 1].is_ascii_alphanumeric();
+            let before = (i > 0).then(|| lower.as_bytes()[i - 1]);
+            let starts_word = before.is_none_or(|b| !b.is_ascii_alphanumeric());
             let rest = &lower[i..];
             let after = rest.strip_prefix(k)?;
+            // The key is a whole word: `passport=` is no `pass`.
+            if !starts_word || after.starts_with(|c: char| c.is_ascii_alphanumeric()) {
+                return None;
+            }
             let eq = after.len() - after.trim_start().len();
-            (starts_word && after[eq..].starts_with('=')).then_some(k.len() + eq + 1)
+            if after[eq..].starts_with(['=', ':']) {
+                return Some(k.len() + eq + 1);
+            }
+            // `--password VALUE`: an option, its value the next word
+            // (not another option).
+            let next = after[eq..].chars().next();
+            let option = before == Some(b'-') && eq > 0 && next.is_some_and(|c| c != '-');
+            option.then_some(k.len())
         });
         let Some(key_len) = hit else {
             let c = s[i..].chars().next().expect("within the string");
@@ -98,7 +134,7 @@ fn redact_params(s: &str) -> String {
         out.push_str(&s[i..i + key_len]);
         i += key_len;
         let value = &s[i..];
-        let skip = value.len() - value.trim_start_matches(' ').len();
+        let skip = value.len() - value.trim_start_matches([' ', '\t']).len();
         out.push_str(&value[..skip]);
         let value = &value[skip..];
         let len = if let Some(q) = value.strip_prefix('\'') {
@@ -179,6 +215,19 @@ mod tests {
             ),
             ("sslpassword=k", "sslpassword=***"),
             ("mypassword=fine", "mypassword=fine"),
+            // Round-2 note H22.
+            ("PGPASSWORD=S3cret psql -h db", "PGPASSWORD=*** psql -h db"),
+            ("env PGPASSWORD=S3cret psql", "env PGPASSWORD=*** psql"),
+            ("tool --password S3cret -v", "tool --password *** -v"),
+            ("tool --password=S3cret -v", "tool --password=*** -v"),
+            ("tool -pass S3cret", "tool -pass ***"),
+            ("login pass=S3cret user=u", "login pass=*** user=u"),
+            ("login password:S3cret", "login password:***"),
+            ("passwd=S3cret", "passwd=***"),
+            (
+                "passport=fine bypass=fine --pass --x",
+                "passport=fine bypass=fine --pass --x",
+            ),
             (
                 "passwords are not named here",
                 "passwords are not named here",
@@ -189,6 +238,10 @@ mod tests {
         assert_eq!(
             redact_args(["rtshield", "measure", "--store", "postgres://u:PW@h/d"]),
             ["rtshield", "measure", "--store", "postgres://u:***@h/d"]
+        );
+        assert_eq!(
+            redact_args(["tool", "--password", "S3 cret", "-v"]),
+            ["tool", "--password", "***", "-v"]
         );
     }
 

@@ -81,7 +81,11 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
         let h = hist(t);
         format!(
             "{:09}",
-            h.counts.iter().map(|c| c[1]).sum::<u64>() - at_or_past_n(&h)
+            h.counts
+                .iter()
+                .map(|c| c[1])
+                .fold(0, u64::saturating_add)
+                .saturating_sub(at_or_past_n(&h))
         )
     });
     line(&mut s, "# Min Latencies:", &|t| {

@@ -70,7 +70,10 @@ fn histogram(t: &ThreadResult, unit: u64) -> BTreeMap<u64, u64> {
     if let Some(th) = &t.histogram {
         let n = th.buckets.saturating_sub(1);
         for &[i, c] in th.counts.iter().filter(|b| b[0] < n) {
-            *h.entry(i * th.resolution_ns / unit).or_insert(0) += c;
+            let e = h
+                .entry(i.saturating_mul(th.resolution_ns) / unit)
+                .or_insert(0);
+            *e = u64::saturating_add(*e, c);
         }
     }
     h
@@ -152,7 +155,10 @@ pub fn to_cyclictest_json(res: &RunResult, extra: &Limits) -> String {
 fn times(started: Option<&str>, duration_s: Option<f64>) -> (String, String) {
     let started = started.unwrap_or_default();
     match (parse_rfc3339(started), duration_s) {
-        (Some(t), Some(d)) => (format_2822(t), format_2822(t + d.max(0.0).round() as i64)),
+        (Some(t), Some(d)) => (
+            format_2822(t),
+            format_2822(t.saturating_add(d.max(0.0).round() as i64)),
+        ),
         (Some(t), None) => (format_2822(t), String::new()),
         (None, _) => (started.to_string(), started.to_string()),
     }

@@ -120,7 +120,13 @@ fn labels(t: &ThreadResult) -> String {
 /// known. None: the thread has no histogram line at all.
 fn total(t: &ThreadResult) -> Option<u64> {
     match &t.histogram {
-        Some(h) => Some(h.counts.iter().map(|c| c[1]).sum::<u64>() + h.overflow + h.underflow),
+        Some(h) => Some(
+            h.counts
+                .iter()
+                .map(|c| c[1])
+                .chain([h.overflow, h.underflow])
+                .fold(0, u64::saturating_add),
+        ),
         None => t.samples,
     }
 }
@@ -153,12 +159,16 @@ fn cumulative(t: &ThreadResult) -> Vec<Option<u64>> {
             } else if le < overflow_from || h.overflow == 0 {
                 // Bucket i holds [i·res, (i+1)·res - 1] ns.
                 Some(
-                    h.underflow
-                        + h.counts
-                            .iter()
-                            .filter(|c| (c[0] + 1) * res - 1 <= le)
-                            .map(|c| c[1])
-                            .sum::<u64>(),
+                    h.counts
+                        .iter()
+                        .filter(|c| {
+                            (c[0].saturating_add(1))
+                                .saturating_mul(res)
+                                .saturating_sub(1)
+                                <= le
+                        })
+                        .map(|c| c[1])
+                        .fold(h.underflow, u64::saturating_add),
                 )
             } else {
                 None

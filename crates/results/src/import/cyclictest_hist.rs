@@ -4,6 +4,7 @@
 use super::provenance::Provenance;
 use super::{col_of, Imported};
 use crate::histogram::{hist_stats, thread_from_histogram};
+use crate::ranges::{check_histogram, sum_counts, MAX_COUNT};
 use crate::{Histogram, RunResult};
 use rtshield_vocab::InputError;
 use std::collections::BTreeMap;
@@ -45,7 +46,12 @@ pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, Input
             .filter(|r| r.1[i] > 0)
             .map(|r| [r.0, r.1[i]])
             .collect();
-        let in_hist: u64 = counts.iter().map(|c| c[1]).sum();
+        let too_many = || {
+            InputError::new(format!(
+                "{source}: thread {i} holds more than {MAX_COUNT} samples (docs/ranges.md)"
+            ))
+        };
+        let in_hist = sum_counts(counts.iter().map(|c| c[1])).ok_or_else(too_many)?;
         let tl = prov.threads.get(i);
         let overflow = col("Histogram Overflows", i).unwrap_or(0);
         let h = Histogram {
@@ -55,11 +61,28 @@ pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, Input
             overflow,
             underflow: tl.and_then(|t| t.underflow).unwrap_or(0),
         };
-        let samples = in_hist + overflow + h.underflow;
+        let samples = sum_counts([in_hist, overflow, h.underflow]).ok_or_else(too_many)?;
+        check_histogram(&format!("thread {i}'s histogram"), &h)
+            .map_err(|m| InputError::new(format!("{source}: {m} (docs/ranges.md)")))?;
         let hs = hist_stats(&h);
-        let avg_ns = col("Avg Latencies", i).map_or(hs.avg_ns, |a| (a * res) as f64);
-        let min_ns = col("Min Latencies", i).map_or(0, |m| (m * res) as i64);
-        let max_ns = (col("Max Latencies", i).unwrap_or(0) * res) as i64;
+        // Each value is at most MAX_COUNT units of at most a second:
+        // i128 holds the product, i64 the nanoseconds of any real run.
+        let ns = |key: &str, v: u64| {
+            i64::try_from(i128::from(v) * i128::from(res)).map_err(|_| {
+                InputError::new(format!(
+                    "{source}: `# {key}:` {v} is out of range (docs/ranges.md)"
+                ))
+            })
+        };
+        let avg_ns = match col("Avg Latencies", i) {
+            Some(a) => ns("Avg Latencies", a)? as f64,
+            None => hs.avg_ns,
+        };
+        let min_ns = match col("Min Latencies", i) {
+            Some(m) => ns("Min Latencies", m)?,
+            None => 0,
+        };
+        let max_ns = ns("Max Latencies", col("Max Latencies", i).unwrap_or(0))?;
         let mut t = thread_from_histogram(i as u32, None, None, samples, min_ns, max_ns, avg_ns, h);
         if let Some(l) = tl {
             l.apply(&mut t);
@@ -125,13 +148,8 @@ fn read_table(text: &str, source: &str) -> Result<Table, InputError> {
                 if let Some(v) = rest.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
                     let mut vals = Vec::new();
                     for w in v.split_whitespace() {
-                        let n = w.parse().map_err(|_| {
-                            InputError::at(
-                                source,
-                                lno,
-                                col_of(line, w),
-                                format!("`{w}` is not a count in `# {key}:`"),
-                            )
+                        let n = number(w, line, lno, source, || {
+                            format!("`{w}` is not a count in `# {key}:`")
                         })?;
                         vals.push(n);
                     }
@@ -145,23 +163,13 @@ fn read_table(text: &str, source: &str) -> Result<Table, InputError> {
         }
         let mut words = t.split_whitespace();
         let first = words.next().unwrap_or_default();
-        let bucket: u64 = first.parse().map_err(|_| {
-            InputError::at(
-                source,
-                lno,
-                col_of(line, first),
-                format!("`{first}` is not a bucket number"),
-            )
+        let bucket = number(first, line, lno, source, || {
+            format!("`{first}` is not a bucket number")
         })?;
         let mut counts = Vec::new();
         for w in words {
-            counts.push(w.parse().map_err(|_| {
-                InputError::at(
-                    source,
-                    lno,
-                    col_of(line, w),
-                    format!("`{w}` is not a sample count"),
-                )
+            counts.push(number(w, line, lno, source, || {
+                format!("`{w}` is not a sample count")
             })?);
         }
         match ncols {
@@ -190,4 +198,24 @@ fn read_table(text: &str, source: &str) -> Result<Table, InputError> {
         rows.push((bucket, counts));
     }
     Ok((rows, summary, ncols))
+}
+
+/// The number `w` (a word of `line`, line `lno`): a whole number at most
+/// [`MAX_COUNT`] (docs/ranges.md), else an error at its LINE:COL (`what`
+/// says what it should have been).
+fn number(
+    w: &str,
+    line: &str,
+    lno: usize,
+    source: &str,
+    what: impl Fn() -> String,
+) -> Result<u64, InputError> {
+    let at = |m: String| InputError::at(source, lno, col_of(line, w), m);
+    let n: u64 = w.parse().map_err(|_| at(what()))?;
+    if n > MAX_COUNT {
+        return Err(at(format!(
+            "`{w}` is out of range (at most {MAX_COUNT}, docs/ranges.md)"
+        )));
+    }
+    Ok(n)
 }

@@ -154,7 +154,14 @@ fn read_thread(
             .and_then(|x| x.as_f64())
             .ok_or_else(|| bad(&format!("thread {key}: missing number `{k}`")))
     };
-    let cycles = num("cycles")? as u64;
+    let cycles = num("cycles")?;
+    if !(0.0..=crate::MAX_COUNT as f64).contains(&cycles) {
+        return Err(bad(&format!(
+            "thread {key}: `cycles` {cycles} is out of range (0 ..= {}, docs/ranges.md)",
+            crate::MAX_COUNT
+        )));
+    }
+    let cycles = cycles as u64;
     let scale = res_ns as f64;
     let min_ns = (num("min")? * scale) as i64;
     let max_ns = (num("max")? * scale) as i64;
@@ -198,8 +205,10 @@ fn read_thread(
             avg_ns,
         ));
     }
-    let in_hist: u64 = counts.iter().map(|c| c[1]).sum();
-    let last = counts.last().map_or(0, |c| c[0] + 1);
+    let range = |m: String| bad(&format!("thread {key}: {m} (docs/ranges.md)"));
+    let in_hist = crate::ranges::sum_counts(counts.iter().map(|c| c[1]))
+        .ok_or_else(|| range(format!("more than {} samples", crate::MAX_COUNT)))?;
+    let last = counts.last().map_or(0, |c| c[0].saturating_add(1));
     let h = Histogram {
         resolution_ns: res_ns,
         // The size the command line gave (never less than the keys
@@ -211,6 +220,7 @@ fn read_thread(
         overflow: cycles.saturating_sub(in_hist),
         underflow: 0,
     };
+    crate::ranges::check_histogram("histogram", &h).map_err(range)?;
     Ok(thread_from_histogram(
         idx, cpu, None, cycles, min_ns, max_ns, avg_ns, h,
     ))

@@ -114,7 +114,11 @@ impl Provenance {
                     if let Some(m) = kv.strip_prefix("mode=").filter(|m| *m != "?") {
                         p.mode = Some(m.to_string());
                     } else if let Some(r) = kv.strip_prefix("resolution=") {
-                        p.resolution_ns = r.trim_end_matches("ns").parse().ok().filter(|r| *r > 0);
+                        p.resolution_ns = r
+                            .trim_end_matches("ns")
+                            .parse()
+                            .ok()
+                            .filter(|r| (1..=crate::MAX_RESOLUTION_NS).contains(r));
                     } else if let Some(m) = kv.strip_prefix("memlock=") {
                         p.memlock = m.parse().ok();
                     }
@@ -165,17 +169,23 @@ impl Provenance {
     pub(super) fn apply_percentiles(&self, t: &mut ThreadResult, res: u64) {
         for (k, v) in &self.percentiles {
             t.percentile_bounds.remove(k);
-            t.percentiles.insert(k.clone(), (*v * res) as i64);
+            t.percentiles.insert(k.clone(), ns(*v, res));
         }
         for (k, v) in &self.bounds {
             t.percentiles.remove(k);
             t.percentile_bounds.insert(
                 k.clone(),
                 PercentileBound {
-                    at_least_ns: (*v * res) as i64,
+                    at_least_ns: ns(*v, res),
                     reason: BEYOND_HISTOGRAM.to_string(),
                 },
             );
         }
     }
+}
+
+/// `v` resolution units in ns, saturating (a comment line of the file
+/// cannot make the reader overflow).
+fn ns(v: u64, res: u64) -> i64 {
+    i64::try_from(v.saturating_mul(res)).unwrap_or(i64::MAX)
 }

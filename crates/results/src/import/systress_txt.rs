@@ -70,10 +70,11 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
         need(l_avg, "L_avg")?,
     );
     let tl = prov.threads.first();
+    let ns = |v: u64, what: &str| units_ns(v, res, what, source);
     let (min_ns, max_ns, avg_ns) = (
-        (l_min * res) as i64,
-        (l_max * res) as i64,
-        (l_avg * res) as f64,
+        ns(l_min, "L_min")?,
+        ns(l_max, "L_max")?,
+        ns(l_avg, "L_avg")? as f64,
     );
     // `Samples_H ?`: rtshield wrote a thread without a histogram.
     let mut t = match (samples, samples_h) {
@@ -87,6 +88,8 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
                 overflow: overflow.saturating_sub(underflow),
                 underflow,
             };
+            crate::ranges::check_histogram("histogram", &h)
+                .map_err(|m| InputError::new(format!("{source}: {m} (docs/ranges.md)")))?;
             thread_from_histogram(index as u32, None, None, samples, min_ns, max_ns, avg_ns, h)
         }
         (samples, _) => {
@@ -130,6 +133,17 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
     Ok(r)
 }
 
+/// `v` resolution units in ns. Each value is at most MAX_COUNT units of
+/// at most a second: i128 holds the product, i64 the nanoseconds of any
+/// real run; beyond that, an input error.
+fn units_ns(v: u64, res: u64, what: &str, source: &str) -> Result<i64, InputError> {
+    i64::try_from(i128::from(v) * i128::from(res)).map_err(|_| {
+        InputError::new(format!(
+            "{source}: SUMMARY: {what} {v} is out of range (docs/ranges.md)"
+        ))
+    })
+}
+
 /// The 11 values of the SUMMARY line (`rest`: after its `#`): numbers,
 /// or `?` for a value rtshield's source did not record.
 fn summary_values(
@@ -144,14 +158,17 @@ fn summary_values(
             vals.push(None);
             continue;
         }
-        vals.push(Some(w.parse::<u64>().map_err(|_| {
-            InputError::at(
-                source,
-                lno,
-                col_of(line, w),
-                format!("`{w}` is not a number in the SUMMARY line"),
-            )
-        })?));
+        let at = |m: String| InputError::at(source, lno, col_of(line, w), m);
+        let v = w
+            .parse::<u64>()
+            .map_err(|_| at(format!("`{w}` is not a number in the SUMMARY line")))?;
+        if v > crate::MAX_COUNT {
+            return Err(at(format!(
+                "`{w}` is out of range (at most {}, docs/ranges.md)",
+                crate::MAX_COUNT
+            )));
+        }
+        vals.push(Some(v));
     }
     if vals.len() < 11 {
         return Err(InputError::at(
@@ -176,9 +193,17 @@ fn bucket_line(line: &str, t: &str, lno: usize, source: &str) -> Result<(u64, u6
         ));
     };
     let num = |w: &str, what: &str| {
-        w.parse::<u64>().map_err(|_| {
-            InputError::at(source, lno, col_of(line, w), format!("`{w}` is not {what}"))
-        })
+        let at = |m: String| InputError::at(source, lno, col_of(line, w), m);
+        let v = w
+            .parse::<u64>()
+            .map_err(|_| at(format!("`{w}` is not {what}")))?;
+        if v > crate::MAX_COUNT {
+            return Err(at(format!(
+                "`{w}` is out of range (at most {}, docs/ranges.md)",
+                crate::MAX_COUNT
+            )));
+        }
+        Ok(v)
     };
     Ok((num(b, "a bucket number")?, num(c, "a sample count")?))
 }

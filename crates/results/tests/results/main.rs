@@ -6,5 +6,6 @@
 
 mod ci_formats;
 mod formats;
+mod ranges;
 mod round_trip;
 mod trace;

@@ -1,0 +1,210 @@
+//! Round-2 finding B1: numbers near 2^64 in a result file (counts,
+//! resolutions, bucket numbers, durations) made report and export panic
+//! (`attempt to multiply with overflow`, exit 101). Every reader now
+//! checks docs/ranges.md's ranges: a file with any value out of range is
+//! refused (an input error naming the file), and whatever a reader
+//! accepts renders in every format without panicking.
+
+use proptest::prelude::*;
+use rtshield_results::*;
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// The values an attacker tries: around 2^64, 2^63, 2^53, the limit.
+fn extreme() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(u64::MAX),
+        Just(u64::MAX - 1),
+        Just(1u64 << 63),
+        Just((1u64 << 53) + 1),
+        Just(MAX_COUNT + 1),
+        Just(MAX_COUNT),
+        Just(MAX_SPAN_NS),
+        Just(MAX_RESOLUTION_NS),
+        Just(0),
+        Just(1),
+        any::<u64>(),
+    ]
+}
+
+/// Every output of an accepted result: each file format, each CI format,
+/// the histogram's statistics.
+fn render_everything(r: &RunResult) {
+    let _ = ExportManager::all().render(r);
+    for f in CI_FORMATS {
+        let _ = by_name(f, &CiOptions::default()).unwrap().files(r);
+    }
+    for t in &r.threads {
+        if let Some(h) = &t.histogram {
+            let _ = hist_percentiles(h);
+            let _ = hist_stats(h);
+        }
+    }
+}
+
+/// The fields of results.json a hostile file sets, and how.
+const FIELDS: &[&str] = &[
+    "/threads/0/histogram/resolution_ns",
+    "/threads/0/histogram/buckets",
+    "/threads/0/histogram/overflow",
+    "/threads/0/histogram/underflow",
+    "/threads/0/histogram/counts index",
+    "/threads/0/histogram/counts two",
+    "/threads/0/samples",
+    "/threads/0/overruns",
+    "/threads/0/missed_periods",
+    "/threads/0/period_ns",
+    "/threads/0/hist_stats/samples",
+    "/settings/resolution_ns",
+    "/settings/stats_period_ns",
+    "/settings/histo_buckets",
+];
+
+fn hostile_json(field: &str, v: u64, also: Option<(usize, u64)>) -> String {
+    let mut j: Value = serde_json::to_value(example_result()).unwrap();
+    let mut set = |f: &str, v: u64| match f {
+        "/threads/0/histogram/counts index" => {
+            j["threads"][0]["histogram"]["counts"] = json!([[v, 1]]);
+        }
+        "/threads/0/histogram/counts two" => {
+            j["threads"][0]["histogram"]["counts"] = json!([[1, v], [2, v]]);
+        }
+        f => *j.pointer_mut(f).unwrap() = json!(v),
+    };
+    set(field, v);
+    if let Some((i, w)) = also {
+        set(FIELDS[i % FIELDS.len()], w);
+    }
+    j.to_string()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+    /// results.json: refused, or rendered.
+    #[test]
+    fn results_json_with_extreme_numbers_is_refused_or_renders(
+        f in 0..FIELDS.len(),
+        v in extreme(),
+        also in proptest::option::of((0..FIELDS.len(), extreme())),
+    ) {
+        let text = hostile_json(FIELDS[f], v, also);
+        if let Ok(r) = parse_json(&text, Path::new("x.json")) {
+            render_everything(&r);
+        }
+    }
+
+    /// A duration (with a statistics period of 0): refused out of
+    /// 0 ..= 10^9 s, rendered within.
+    #[test]
+    fn results_json_with_extreme_durations_is_refused_or_renders(
+        d in prop_oneof![Just(1e308), Just(-1e9), Just(1e300), Just(f64::MAX), Just(1e9), any::<f64>()],
+    ) {
+        let mut j: Value = serde_json::to_value(example_result()).unwrap();
+        j["duration_s"] = json!(d);
+        j["settings"]["stats_period_ns"] = json!(0);
+        let r = parse_json(&j.to_string(), Path::new("x.json"));
+        prop_assert_eq!(r.is_ok(), (0.0..=MAX_DURATION_S).contains(&d));
+        if let Ok(r) = r {
+            render_everything(&r);
+        }
+    }
+
+    /// cyclictest --json: `-h`, bucket numbers, counts, cycles.
+    #[test]
+    fn cyclictest_json_with_extreme_numbers_is_refused_or_renders(
+        h in extreme(), b in extreme(), c in extreme(), cycles in extreme(),
+    ) {
+        let text = json!({
+            "file_version": 1,
+            "cmdline": format!("cyclictest -p 99 -h {h} -i 1000"),
+            "rt_test_version": "2.5",
+            "num_threads": 1,
+            "resolution_in_ns": 0,
+            "thread": {"0": {
+                "histogram": {"0": 1, b.to_string(): c},
+                "cycles": cycles, "min": 0, "max": 18446744073709551615u64,
+                "avg": 1.5, "cpu": 0, "node": 0
+            }}
+        })
+        .to_string();
+        if let Ok(r) = read_cyclictest_json(&text, "ct.json") {
+            render_everything(&r);
+        }
+    }
+
+    /// cyclictest -h text and the systress text: bucket numbers, counts,
+    /// summary values.
+    #[test]
+    fn histogram_texts_with_extreme_numbers_are_refused_or_render(
+        b in extreme(), c in extreme(), m in extreme(),
+    ) {
+        let ct = format!(
+            "# Histogram\n000000 000001\n{b} {c}\n# Total: 000000006\n# Min Latencies: 00000\n\
+             # Avg Latencies: {m}\n# Max Latencies: {m}\n# Histogram Overflows: {c}\n"
+        );
+        if let Ok(r) = read_cyclictest_hist(&ct, "ct.txt") {
+            render_everything(&r);
+        }
+        let st = format!(
+            "0 1\n{b} {c}\n# Index TID Samples L_min L_max L_avg Samples_H a b c d\n\
+             # 0 100 {c} 0 {m} {m} {c} 0 0 0 0\n"
+        );
+        if let Ok(r) = read_systress_txt(&st, "st.txt") {
+            render_everything(&r);
+        }
+    }
+}
+
+/// The finding's files, one by one: refused, naming the file and field.
+#[test]
+fn b1_files_are_refused_naming_the_field() {
+    for (field, v, names) in [
+        (
+            "/threads/0/histogram/counts index",
+            u64::MAX,
+            "threads[0].histogram.counts[0]",
+        ),
+        (
+            "/threads/0/histogram/counts two",
+            u64::MAX,
+            "threads[0].histogram.counts[0]",
+        ),
+        (
+            "/threads/0/histogram/resolution_ns",
+            u64::MAX,
+            "threads[0].histogram.resolution_ns",
+        ),
+    ] {
+        let e = parse_json(&hostile_json(field, v, None), Path::new("x.json"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("x.json: ") && e.contains(names), "{e}");
+    }
+    let e = read_cyclictest_hist(
+        "# Histogram\n000000 000001\n18446744073709551615 000005\n# Total: 000000006\n\
+         # Min Latencies: 00000\n# Max Latencies: 99999999999999\n",
+        "ct2.txt",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("ct2.txt:3:1: "), "{e}");
+}
+
+/// The templates above are files the readers accept when the numbers are
+/// ordinary (so the properties exercise the renderers, not just errors).
+#[test]
+fn the_hostile_templates_are_valid_files() {
+    let (b, c, m) = (5, 3, 7);
+    let ct = format!(
+        "# Histogram\n000000 000001\n{b} {c}\n# Total: 000000006\n# Min Latencies: 00000\n\
+         # Avg Latencies: {m}\n# Max Latencies: {m}\n# Histogram Overflows: {c}\n"
+    );
+    read_cyclictest_hist(&ct, "ct.txt").unwrap();
+    let st = format!(
+        "0 1\n{b} {c}\n# Index TID Samples L_min L_max L_avg Samples_H a b c d\n\
+         # 0 100 {c} 0 {m} {m} {c} 0 0 0 0\n"
+    );
+    read_systress_txt(&st, "st.txt").unwrap();
+    parse_json(&hostile_json(FIELDS[0], 1000, None), Path::new("x.json")).unwrap();
+}

@@ -204,8 +204,9 @@ impl NoiseResult {
     /// all CPUs pooled: `100 × (Σ runtime − Σ noise) / Σ runtime`; None
     /// when nothing was spun.
     pub fn available_pct(&self) -> Option<f64> {
-        let runtime: u64 = self.cpus.iter().map(|c| c.runtime_ns).sum();
-        let noise: u64 = self.cpus.iter().map(|c| c.noise_ns).sum();
+        // u128: 8192 CPUs of 10^18 ns each do not fit a u64.
+        let runtime: u128 = self.cpus.iter().map(|c| u128::from(c.runtime_ns)).sum();
+        let noise: u128 = self.cpus.iter().map(|c| u128::from(c.noise_ns)).sum();
         (runtime > 0).then(|| 100.0 * runtime.saturating_sub(noise) as f64 / runtime as f64)
     }
 }

@@ -11,7 +11,7 @@
 //! an `i64`, and a format that lists every bucket stays bounded), a period
 //! at most [`MAX_SPAN_NS`], a duration at most [`MAX_DURATION_S`].
 
-use crate::{Histogram, RunResult, ThreadResult};
+use crate::{Histogram, NoiseResult, RunResult, ThreadResult};
 
 /// Largest count of samples (or events) one thread, one histogram or one
 /// bucket may hold: 10^15, 31 years at a sample every microsecond.
@@ -166,6 +166,91 @@ pub fn check_result(r: &RunResult) -> Result<(), String> {
     if let Some(t) = &r.trace {
         count("trace.spikes_seen", t.spikes_seen)?;
         count("trace.spikes_not_analysed", t.spikes_not_analysed)?;
+    }
+    if let Some(n) = &r.noise {
+        check_noise(n)?;
+    }
+    Ok(())
+}
+
+fn span(field: &str, v: u64) -> Result<(), String> {
+    if v > MAX_SPAN_NS {
+        return Err(format!(
+            "{field} = {v} is out of range (at most {MAX_SPAN_NS} ns)"
+        ));
+    }
+    Ok(())
+}
+
+fn share(field: &str, v: Option<f64>, max: f64) -> Result<(), String> {
+    match v {
+        Some(x) if !(0.0..=max).contains(&x) => {
+            Err(format!("{field} = {x} is out of range (0 ..= {max})"))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A noise run's ranges (`rtshield noise`): durations at most
+/// [`MAX_SPAN_NS`], counts at most [`MAX_COUNT`], at most
+/// `RESULT_MAX_THREADS` CPUs, `available_pct` 0 ..= 100.
+fn check_noise(n: &NoiseResult) -> Result<(), String> {
+    if n.cpus.len() > rtshield_limits::RESULT_MAX_THREADS {
+        return Err(format!(
+            "noise.cpus: {} CPUs is out of range (at most {})",
+            n.cpus.len(),
+            rtshield_limits::RESULT_MAX_THREADS
+        ));
+    }
+    span("noise.threshold_ns", n.threshold_ns)?;
+    span("noise.runtime_ns", n.runtime_ns)?;
+    span("noise.period_ns", n.period_ns)?;
+    if let Some(t) = &n.trace {
+        count("noise.trace.lost_events", t.lost_events)?;
+        count("noise.trace.bad_lines", t.bad_lines)?;
+    }
+    for (i, c) in n.cpus.iter().enumerate() {
+        let f = |name: &str| format!("noise.cpus[{i}].{name}");
+        for (name, v) in [
+            ("runtime_ns", Some(c.runtime_ns)),
+            ("noise_ns", Some(c.noise_ns)),
+            ("max_single_ns", Some(c.max_single_ns)),
+            ("min_gap_ns", c.min_gap_ns),
+            ("steal_ns", c.steal_ns),
+            ("unexplained_ns", c.unexplained_ns),
+        ] {
+            v.map_or(Ok(()), |v| span(&f(name), v))?;
+        }
+        for (name, v) in [
+            ("events", c.events),
+            ("lost", c.lost),
+            ("iterations", c.iterations),
+            ("windows", c.windows),
+            ("windows_missed", c.windows_missed),
+        ] {
+            count(&f(name), v)?;
+        }
+        share(&f("available_pct"), c.available_pct, 100.0)?;
+        share(&f("iterations_per_us"), c.iterations_per_us, 1e12)?;
+        for (k, v) in c.classes.iter().flatten() {
+            count(&f(&format!("classes.{k}")), *v)?;
+        }
+        for v in c.by_class.iter().flat_map(|m| m.values()) {
+            count(&f("by_class"), *v)?;
+        }
+        for v in c.class_ns.iter().flat_map(|m| m.values()) {
+            span(&f("class_ns"), *v)?;
+        }
+        for (j, o) in c.offenders.iter().flatten().enumerate() {
+            let g = f(&format!("offenders[{j}]"));
+            span(&format!("{g}.ns"), o.total.ns)?;
+            span(&format!("{g}.max_ns"), o.total.max_ns)?;
+            count(&format!("{g}.runs"), o.total.runs)?;
+            count(&format!("{g}.gaps"), o.total.gaps)?;
+        }
+        for (j, e) in c.longest.iter().enumerate() {
+            span(&f(&format!("longest[{j}].len_ns")), e.event.len_ns)?;
+        }
     }
     Ok(())
 }

@@ -50,7 +50,7 @@ struct RunNoise {
 
 fn run_noise(r: &RunResult) -> Option<RunNoise> {
     let n = r.noise.as_ref()?;
-    let runtime: u64 = n.cpus.iter().map(|c| c.runtime_ns).sum();
+    let runtime: u128 = n.cpus.iter().map(|c| u128::from(c.runtime_ns)).sum();
     if runtime == 0 {
         return None;
     }
@@ -71,7 +71,7 @@ fn run_noise(r: &RunResult) -> Option<RunNoise> {
     let events_ns = events.iter().map(|(v, c)| v * *c as f64).sum();
     Some(RunNoise {
         runtime_ns: runtime as f64,
-        noise_ns: n.cpus.iter().map(|c| c.noise_ns).sum::<u64>() as f64,
+        noise_ns: n.cpus.iter().map(|c| u128::from(c.noise_ns)).sum::<u128>() as f64,
         events,
         events_ns,
     })

@@ -208,3 +208,81 @@ fn the_hostile_templates_are_valid_files() {
     read_systress_txt(&st, "st.txt").unwrap();
     parse_json(&hostile_json(FIELDS[0], 1000, None), Path::new("x.json")).unwrap();
 }
+
+/// A noise run (`rtshield noise`) of `n` CPUs whose every duration is `ns`
+/// and every count `c`.
+fn noise_json(n: usize, ns: u64, c: u64) -> String {
+    let mut r = example_result();
+    r.kind = RunKind::Noise;
+    let cpu = |i: u32| CpuNoise {
+        cpu: i,
+        tid: 9,
+        policy: "other".into(),
+        priority: None,
+        runtime_ns: ns,
+        noise_ns: ns,
+        available_pct: Some(50.0),
+        max_single_ns: ns,
+        events: c,
+        lost: c,
+        iterations: c,
+        iterations_per_us: Some(1.0),
+        min_gap_ns: Some(ns),
+        windows: c,
+        windows_missed: c,
+        steal_ns: Some(ns),
+        classes: None,
+        by_class: None,
+        unexplained_ns: Some(ns),
+        class_ns: None,
+        offenders: Some(vec![]),
+        longest: vec![],
+    };
+    r.noise = Some(NoiseResult {
+        threshold_ns: 1_000,
+        runtime_ns: ns,
+        period_ns: 1_000_000_000,
+        cpus: (0..n as u32).map(cpu).collect(),
+        trace: None,
+    });
+    serde_json::to_string(&r).unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+
+    /// A noise run's durations and counts: refused out of range, and what
+    /// is accepted renders (and pools its CPUs) without overflowing, even
+    /// with 8192 CPUs at the largest duration.
+    #[test]
+    fn noise_results_with_extreme_numbers_are_refused_or_render(
+        ns in extreme(), c in extreme(), many in any::<bool>(),
+    ) {
+        let text = noise_json(if many { 8192 } else { 3 }, ns, c);
+        let r = parse_json(&text, Path::new("n.json"));
+        prop_assert_eq!(r.is_ok(), ns <= MAX_SPAN_NS && c <= MAX_COUNT);
+        if let Ok(r) = r {
+            let _ = r.noise.as_ref().unwrap().available_pct();
+            render_everything(&r);
+        }
+    }
+}
+
+/// The noise fields the merge of `rtshield noise` brought in are checked
+/// like the latency ones (round-2 finding B1 was fixed before they came).
+#[test]
+fn a_noise_run_out_of_range_is_refused_naming_the_field() {
+    let e = parse_json(&noise_json(1, u64::MAX, 1), Path::new("n.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("n.json: ") && e.contains("noise."), "{e}");
+    let e = parse_json(&noise_json(1, 1, u64::MAX), Path::new("n.json"))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("noise.cpus[0].events"), "{e}");
+    parse_json(
+        &noise_json(8192, MAX_SPAN_NS, MAX_COUNT),
+        Path::new("n.json"),
+    )
+    .unwrap();
+}

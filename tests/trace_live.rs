@@ -302,14 +302,31 @@ fn trace_stop_ends_the_run_at_the_first_spike_and_keeps_the_trace() {
     assert_eq!(r["end_reason"], "trace-stop");
     let sp = spikes(&out);
     assert_eq!(sp.len(), 1, "only the first spike: {sp:?}");
-    assert!(sp[0]["latency_ns"].as_u64().unwrap() >= 3_000_000);
     let trace = std::fs::read_to_string(out.join("trace.txt")).unwrap();
+    assert!(
+        sp[0]["latency_ns"].as_u64().unwrap() >= 3_000_000,
+        "the spike explained is not the one that stopped the run: {}\n{}",
+        sp[0],
+        trace_around(&trace, sp[0]["expected_ns"].as_u64().unwrap())
+    );
     assert!(trace.contains("sched_switch"));
     // Usually the first spike is ours (the VM's own stalls are rarer):
     // then it falls in the burst; it is never blamed outside it.
     if blames(&sp[0], busy.tid) {
         assert!(overlaps(&sp[0], &busy.bursts), "{}", sp[0]);
     }
+}
+
+/// The lines of `trace` from 0.5 ms before `expected_ns` to 10 ms after
+/// (a failure message: what the analysis had to work with).
+fn trace_around(trace: &str, expected_ns: u64) -> String {
+    let lo = expected_ns.saturating_sub(500_000);
+    let hi = expected_ns + 10_000_000;
+    trace
+        .lines()
+        .filter(|l| rtshield_trace::parse_line(l).is_ok_and(|r| r.ts_ns >= lo && r.ts_ns <= hi))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 #[test]

@@ -205,11 +205,7 @@ pub fn run_traced(
             ival: vec![IvalAcc::default(); n],
             mark_rx: mark_rx.into_iter().flatten().collect(),
             marks,
-            times: spec
-                .trace
-                .as_ref()
-                .is_some_and(|t| t.split)
-                .then(|| vec![Vec::new(); n]),
+            times: keeps_times(spec).then(|| vec![Vec::new(); n]),
             inner_stop: &inner_stop,
             trace_stopped: &trace_stopped,
             t0,
@@ -259,6 +255,11 @@ pub fn run_traced(
         dma,
         memlocked,
     ))
+}
+
+/// `--split`: the main side hands each sample's time to the observer.
+fn keeps_times(spec: &MeasureSpec) -> bool {
+    spec.trace.as_ref().is_some_and(|t| t.split)
 }
 
 /// What the threads left when the run ended.

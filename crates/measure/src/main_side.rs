@@ -96,8 +96,8 @@ impl Setup {
 }
 
 /// One sample ring per thread: room for 10 s of samples (the main thread
-/// drains every 20 ms; 10 s covers a main thread starved by a load), 1 MiB
-/// to 16 MiB per thread. Not locked memory: every slot touched now.
+/// drains every 20 ms; 10 s covers a main thread starved by a load), 1.5
+/// MiB to 24 MiB per thread (24-byte samples). Not locked memory: every slot touched now.
 pub(crate) fn rings(
     spec: &MeasureSpec,
     memlocked: bool,

@@ -205,6 +205,7 @@ pub fn run_traced(
             ival: vec![IvalAcc::default(); n],
             mark_rx: mark_rx.into_iter().flatten().collect(),
             marks,
+            times: keeps_times(spec).then(|| vec![Vec::new(); n]),
             inner_stop: &inner_stop,
             trace_stopped: &trace_stopped,
             t0,
@@ -254,6 +255,11 @@ pub fn run_traced(
         dma,
         memlocked,
     ))
+}
+
+/// `--split`: the main side hands each sample's time to the observer.
+fn keeps_times(spec: &MeasureSpec) -> bool {
+    spec.trace.as_ref().is_some_and(|t| t.split)
 }
 
 /// What the threads left when the run ended.
@@ -583,6 +589,21 @@ mod tests {
         assert!(a.lat.min >= 0, "absolute sleep never wakes early");
         assert_eq!(a.lat.max, v.iter().map(|s| s.value).max().unwrap());
         assert_eq!(a.lat.sum, v.iter().map(|s| s.value as i128).sum::<i128>());
+    }
+
+    /// Issue 22 item 10: each sample carries the deadline it slept until,
+    /// on the period grid (skipped periods skipped), so `--split` can pair
+    /// it with its own trace events.
+    #[test]
+    fn each_sample_carries_its_expected_wake_up() {
+        let (_, v) = quick(Mode::Nanosleep, 40);
+        let first = v[0].expected;
+        let mut k = 0;
+        for s in &v {
+            assert_eq!(s.expected, first + k * 200_000, "{s:?}");
+            k += 1 + s.missed as i64;
+        }
+        assert!(v.iter().all(|s| s.value >= 0));
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub(crate) struct Sample {
     pub value: i64,
     /// Periods skipped just before this wake-up (overrun).
     pub missed: u64,
+    /// The absolute expected wake-up it slept until (CLOCK_MONOTONIC ns):
+    /// `--split` pairs the sample with its own trace events by it.
+    pub expected: i64,
 }
 
 /// CLOCK_MONOTONIC in ns (a vDSO call: no system call).
@@ -261,7 +264,14 @@ pub(crate) fn hot_loop_traced(
         }
         let missed = counted;
         acc.add(value);
-        if tx.push(Sample { value, missed }).is_err() {
+        if tx
+            .push(Sample {
+                value,
+                missed,
+                expected,
+            })
+            .is_err()
+        {
             acc.lost += 1;
         }
         live.publish(&acc);

@@ -235,9 +235,11 @@ pub trait Observer {
 
     /// Called on the main thread after every drain of the rings (every
     /// 20 ms) with the spikes the measuring threads flagged since the last
-    /// call (see [`SpikeTrigger`]; often none) and the threads' tids (0 for
-    /// a thread not started). The default does nothing.
-    fn drained(&mut self, _marks: &[SpikeMark], _tids: &[i32]) {}
+    /// call (see [`SpikeTrigger`]; often none), the threads' tids (0 for
+    /// a thread not started) and, with `--split` only (empty otherwise),
+    /// per thread the expected wake-up and latency of every sample drained
+    /// since the last call, in order. The default does nothing.
+    fn drained(&mut self, _marks: &[SpikeMark], _tids: &[i32], _times: &[Vec<SampleTime>]) {}
 
     /// Asked after every drain (every 20 ms) with the time since the start
     /// of the measurement: return true to end the current interval now (an
@@ -247,6 +249,18 @@ pub trait Observer {
     fn cut_due(&mut self, _elapsed_ns: u64) -> bool {
         false
     }
+}
+
+/// One sample's time, as the measuring loop knew it: handed to the
+/// observer with `--split` so it can pair the sample with its own trace
+/// events (the main thread copies it out of the ring; the loop only stores
+/// one word more per sample).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SampleTime {
+    /// The absolute expected wake-up, CLOCK_MONOTONIC ns.
+    pub expected_ns: i64,
+    /// Its latency, ns; `None` in interval mode (the sample is an interval).
+    pub latency_ns: Option<i64>,
 }
 
 /// An observer that watches nothing.

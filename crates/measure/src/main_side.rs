@@ -9,7 +9,8 @@ use crate::hotloop::{now_ns, Live, Sample};
 use crate::spike::SpikeMark;
 use crate::stats::{Accum, ThreadHistograms};
 use crate::{
-    rt, signals, EndReason, IntervalStats, MeasureSpec, Measurement, Observer, ThreadStats,
+    rt, signals, EndReason, IntervalStats, MeasureSpec, Measurement, Observer, SampleTime,
+    ThreadStats,
 };
 use rtshield_sys::set_affinity;
 use rtshield_vocab::CpuSet;
@@ -95,8 +96,8 @@ impl Setup {
 }
 
 /// One sample ring per thread: room for 10 s of samples (the main thread
-/// drains every 20 ms; 10 s covers a main thread starved by a load), 1 MiB
-/// to 16 MiB per thread. Not locked memory: every slot touched now.
+/// drains every 20 ms; 10 s covers a main thread starved by a load), 1.5
+/// MiB to 24 MiB per thread (24-byte samples). Not locked memory: every slot touched now.
 pub(crate) fn rings(
     spec: &MeasureSpec,
     memlocked: bool,
@@ -143,6 +144,9 @@ pub(crate) struct MainSide<'a> {
     pub(crate) ival: Vec<IvalAcc>,
     pub(crate) mark_rx: Vec<rtrb::Consumer<SpikeMark>>,
     pub(crate) marks: Vec<SpikeMark>,
+    /// `--split`: per thread, the times of the samples drained since the
+    /// observer last had them (`None` without `--split`).
+    pub(crate) times: Option<Vec<Vec<SampleTime>>>,
     pub(crate) inner_stop: &'a AtomicBool,
     pub(crate) trace_stopped: &'a AtomicBool,
     pub(crate) t0: i64,
@@ -195,7 +199,13 @@ impl MainSide<'_> {
 
     /// Every ring into its thread's histograms.
     pub(crate) fn drain(&mut self) {
-        drain(&mut self.rings, &mut self.hists, &mut self.ival, self.spec);
+        drain(
+            &mut self.rings,
+            &mut self.hists,
+            &mut self.ival,
+            self.times.as_deref_mut(),
+            self.spec,
+        );
     }
 
     /// The spike marks queued since the last call, to the observer.
@@ -206,7 +216,11 @@ impl MainSide<'_> {
                 self.marks.push(m);
             }
         }
-        obs.drained(&self.marks, &self.tids);
+        let times = self.times.as_deref().unwrap_or(&[]);
+        obs.drained(&self.marks, &self.tids, times);
+        for t in self.times.iter_mut().flatten() {
+            t.clear();
+        }
     }
 
     /// The figures of this stats period.
@@ -221,6 +235,7 @@ impl MainSide<'_> {
             &mut self.rings,
             &mut self.hists,
             &mut self.ival,
+            self.times.as_deref_mut(),
             self.spec,
         );
         Snapshot {
@@ -314,6 +329,7 @@ fn consistent_figures(
     rings: &mut [rtrb::Consumer<Sample>],
     hists: &mut [ThreadHistograms],
     ival: &mut [IvalAcc],
+    mut times: Option<&mut [Vec<SampleTime>]>,
     spec: &MeasureSpec,
 ) -> Vec<Accum> {
     let mut exact = read_live(lives);
@@ -321,7 +337,12 @@ fn consistent_figures(
         for (i, c) in rings.iter_mut().enumerate() {
             let want = exact[i].lat.count.saturating_sub(exact[i].lost);
             let k = want.saturating_sub(hists[i].samples).min(c.slots() as u64) as usize;
-            take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
+            let to = Taken {
+                hist: &mut hists[i],
+                ival: &mut ival[i],
+                times: times.as_deref_mut().map(|t| &mut t[i]),
+            };
+            take(c, k, to, spec, i);
         }
         let agree = exact
             .iter()
@@ -336,22 +357,38 @@ fn consistent_figures(
     exact
 }
 
-/// Move `k` samples from a ring into the thread's histograms.
-fn take(
-    c: &mut rtrb::Consumer<Sample>,
-    k: usize,
-    hist: &mut ThreadHistograms,
-    v: &mut IvalAcc,
-    period: u64,
-) {
+/// Where one thread's samples go when taken from its ring.
+struct Taken<'a> {
+    hist: &'a mut ThreadHistograms,
+    ival: &'a mut IvalAcc,
+    /// `--split`: the samples' times, for the observer.
+    times: Option<&'a mut Vec<SampleTime>>,
+}
+
+/// Move `k` samples from thread `i`'s ring into its histograms (and their
+/// times into `to.times`, when kept).
+fn take(c: &mut rtrb::Consumer<Sample>, k: usize, to: Taken, spec: &MeasureSpec, i: usize) {
     if k == 0 {
         return;
     }
+    let period = spec.threads[i].period_ns;
+    let is_latency = !spec.mode.is_interval();
+    let Taken {
+        hist,
+        ival,
+        mut times,
+    } = to;
     if let Ok(chunk) = c.read_chunk(k) {
         let (a, b) = chunk.as_slices();
         for s in a.iter().chain(b) {
             hist.record(s.value, s.missed, period);
-            v.add(s.value);
+            ival.add(s.value);
+            if let Some(t) = times.as_deref_mut() {
+                t.push(SampleTime {
+                    expected_ns: s.expected,
+                    latency_ns: is_latency.then_some(s.value),
+                });
+            }
         }
         chunk.commit_all();
     }
@@ -361,11 +398,17 @@ fn drain(
     rings: &mut [rtrb::Consumer<Sample>],
     hists: &mut [ThreadHistograms],
     ival: &mut [IvalAcc],
+    mut times: Option<&mut [Vec<SampleTime>]>,
     spec: &MeasureSpec,
 ) {
     for (i, c) in rings.iter_mut().enumerate() {
         let k = c.slots();
-        take(c, k, &mut hists[i], &mut ival[i], spec.threads[i].period_ns);
+        let to = Taken {
+            hist: &mut hists[i],
+            ival: &mut ival[i],
+            times: times.as_deref_mut().map(|t| &mut t[i]),
+        };
+        take(c, k, to, spec, i);
     }
 }
 
@@ -468,12 +511,12 @@ mod tests {
                 .collect();
             // Drain while they run, as MainSide::watch does.
             while !handles.iter().all(|h| h.is_finished()) {
-                drain(&mut rings, &mut hists, &mut ival, &spec);
+                drain(&mut rings, &mut hists, &mut ival, None, &spec);
                 std::thread::sleep(Duration::from_millis(1));
             }
             handles.into_iter().map(|h| h.join().unwrap()).collect()
         });
-        drain(&mut rings, &mut hists, &mut ival, &spec);
+        drain(&mut rings, &mut hists, &mut ival, None, &spec);
         for i in 0..N {
             let a = &accs[i];
             assert_eq!(a.lat.count, K, "thread {i}");
@@ -511,7 +554,7 @@ mod tests {
             &live,
             &stop,
         );
-        drain(&mut rings, &mut hists, &mut ival, &spec);
+        drain(&mut rings, &mut hists, &mut ival, None, &spec);
         assert_eq!(a.lat.count, 200);
         assert_eq!(a.lost, 136);
         assert_eq!(

@@ -134,6 +134,7 @@ mod tests {
         };
         t.split = Some(SplitResult {
             samples: 1990,
+            unsplit: None,
             irq: part.clone(),
             thread: part,
         });

@@ -115,19 +115,43 @@ pub struct TraceResult {
     /// included), ms.
     #[serde(default)]
     pub analysis_max_ms: Option<f64>,
+    /// `--split`: events the trace buffer reported lost on the measured
+    /// CPUs (`CPU:N [LOST k EVENTS]` in `trace_pipe`), summed; absent when
+    /// the pipe was not read. The wake-ups in a stretch with lost events
+    /// are not split (`threads[].split.unsplit.lost_events`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lost_events: Option<u64>,
+    /// `--split`: `LOST EVENTS` notes without a count (the kernel could
+    /// not say how many): `lost_events` is then a lower bound.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub lost_notes_uncounted: u64,
     /// The trace buffer as read at a `--trace-stop` (written to
     /// `trace.txt`, not to results.json).
     #[serde(skip)]
     pub raw: Option<String>,
 }
 
+fn is_zero(v: &u64) -> bool {
+    *v == 0
+}
+
 /// One latency split in two (`--split`): from the same kernel events,
 /// timer IRQ latency (timer expiry − requested expiry) and thread latency
-/// (switch-in − wake-up) of every wake-up whose events were all traced.
+/// (switch-in − wake-up) of each measured sample, paired one to one with
+/// its own wake-up's events (docs/trace.md: the pairing rule); samples
+/// whose events are not all there are counted in `unsplit`, not guessed.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SplitResult {
-    /// Wake-ups split.
+    /// Samples split.
     pub samples: u64,
+    /// Samples whose split is unknown, by reason: `lost_events` (the
+    /// buffer lost events in the wake-up's stretch), `not_traced` (no
+    /// complete wake-up in the trace: outside its window, or an event not
+    /// recorded), `overrun` (the thread armed its sleep late: nothing to
+    /// split), `inconsistent` (events contradicting the sample). Absent in
+    /// files written before it (unknown).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unsplit: Option<BTreeMap<String, u64>>,
     /// Timer IRQ latency: hardware timer expiry minus the requested expiry.
     pub irq: LatencyPart,
     /// Thread latency: switch-in of the measuring thread minus its wake-up.

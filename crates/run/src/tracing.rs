@@ -12,8 +12,11 @@
 //!   ends; the buffer is read and explained at the end, and kept
 //!   (`trace.txt`).
 //! - `--split`: the main thread reads `trace_pipe` (consuming) after each
-//!   drain and splits every wake-up into IRQ and thread latency; spikes are
-//!   then explained from the records kept in memory (the last 2 s).
+//!   drain and splits each measured sample into IRQ and thread latency,
+//!   paired one to one with its own wake-up's events by CPU, TID and
+//!   expected time (`rtshield_trace::Pairer`), or counts it as unsplit;
+//!   spikes are then explained from the records kept in memory (the last
+//!   2 s).
 //!
 //! When tracing is impossible (not root, lockdown, no tracefs, the instance
 //! cannot be made) the reason is printed once and the run measures without
@@ -21,13 +24,14 @@
 
 use rtshield_measure::ThreadHistograms;
 use rtshield_measure::{
-    IntervalStats, MeasureSpec, Measurement, Observer, SpikeMark, SpikeTrigger, TraceSpec,
+    IntervalStats, MeasureSpec, Measurement, Observer, SampleTime, SpikeMark, SpikeTrigger,
+    TraceSpec,
 };
 use rtshield_results::{LatencyPart, SplitResult, TraceResult};
 use rtshield_sys::Root;
 use rtshield_sys::{steal_ns_between, StatSnapshot};
 use rtshield_sys::{tracing_unavailable, TraceConfig, TraceInstance, TracePipe};
-use rtshield_trace::{Record, Splitter};
+use rtshield_trace::{EngineSample, Paired, Pairer, Record};
 use rtshield_vocab::CpuSet;
 use std::collections::VecDeque;
 use std::os::unix::io::AsRawFd;
@@ -116,9 +120,16 @@ pub(crate) struct Session {
     pipe: Option<TracePipe>,
     /// `--split`: the recent records, for spike analysis.
     kept: VecDeque<Record>,
-    /// Per measuring thread (index in `spec.threads`).
-    splitters: Vec<Option<Splitter>>,
+    /// Per measuring thread (index in `spec.threads`): its pairer, made
+    /// once its tid is known.
+    pairers: Vec<Option<Pairer>>,
+    /// Per measuring thread: its CPU.
+    thread_cpus: Vec<Option<u32>>,
     parts: Vec<(Part, Part)>,
+    /// Per measuring thread: samples not split, by reason.
+    unsplit: Vec<std::collections::BTreeMap<String, u64>>,
+    /// Reused for the pairers' answers.
+    paired: Vec<Paired>,
     pending: Vec<SpikeMark>,
     result: TraceResult,
     cpus: CpuSet,
@@ -140,7 +151,10 @@ impl Session {
             spike_file: None,
             pipe: None,
             kept: VecDeque::new(),
-            splitters: vec![None; spec.threads.len()],
+            pairers: vec![None; spec.threads.len()],
+            thread_cpus: spec.threads.iter().map(|t| t.cpu).collect(),
+            unsplit: vec![Default::default(); spec.threads.len()],
+            paired: Vec::new(),
             parts: spec
                 .threads
                 .iter()
@@ -223,12 +237,28 @@ impl Session {
     }
 
     /// After each drain: read the pipe (`--split`), explain new spikes.
-    pub(crate) fn on_drain(&mut self, marks: &[SpikeMark], tids: &[i32]) {
+    pub(crate) fn on_drain(
+        &mut self,
+        marks: &[SpikeMark],
+        tids: &[i32],
+        times: &[Vec<SampleTime>],
+    ) {
         if self.inst.is_none() {
             return;
         }
         if self.pipe.is_some() {
-            self.read_pipe(tids);
+            self.make_pairers(tids);
+            self.queue_samples(times);
+            self.read_pipe();
+            self.pair();
+        } else if self.spec.split {
+            // The pipe failed (said in `errors`): no trace for these.
+            for (un, ts) in self.unsplit.iter_mut().zip(times) {
+                if !ts.is_empty() {
+                    *un.entry(rtshield_trace::Unsplit::NotTraced.as_str().into())
+                        .or_default() += ts.len() as u64;
+                }
+            }
         }
         self.pending.extend_from_slice(marks);
         if !self.pending.is_empty() && !self.spec.stop {
@@ -246,14 +276,52 @@ impl Session {
         }
     }
 
-    fn read_pipe(&mut self, tids: &[i32]) {
+    fn make_pairers(&mut self, tids: &[i32]) {
         for (i, t) in tids.iter().enumerate() {
-            if *t > 0 && self.splitters[i].is_none() {
-                self.splitters[i] = Some(Splitter::new(*t as u32));
+            if let (true, None, Some(cpu)) = (*t > 0, &self.pairers[i], self.thread_cpus[i]) {
+                self.pairers[i] = Some(Pairer::new(*t as u32, cpu));
             }
         }
+    }
+
+    /// The samples drained, each to its thread's pairer (a thread without
+    /// one, not pinned or not started, has no split).
+    fn queue_samples(&mut self, times: &[Vec<SampleTime>]) {
+        for (p, ts) in self.pairers.iter_mut().zip(times) {
+            let Some(p) = p else { continue };
+            for t in ts {
+                p.sample(EngineSample {
+                    expected_ns: t.expected_ns.max(0) as u64,
+                    latency_ns: t.latency_ns,
+                });
+            }
+        }
+    }
+
+    /// Every sample whose trace is in: its split into the histograms, or
+    /// its reason into the unsplit counts.
+    fn pair(&mut self) {
+        for (i, p) in self.pairers.iter_mut().enumerate() {
+            let Some(p) = p else { continue };
+            self.paired.clear();
+            p.resolved(&mut self.paired);
+            for (_, got) in &self.paired {
+                match got {
+                    Ok(x) => {
+                        let (irq, thread) = &mut self.parts[i];
+                        irq.add(x.irq_latency_ns);
+                        thread.add(x.thread_latency_ns.min(i64::MAX as u64) as i64);
+                    }
+                    Err(why) => *self.unsplit[i].entry(why.as_str().into()).or_default() += 1,
+                }
+            }
+        }
+    }
+
+    /// Read what waits in `trace_pipe` (one chunk); returns its length.
+    fn read_pipe(&mut self) -> usize {
         let Some(pipe) = self.pipe.as_mut() else {
-            return;
+            return 0;
         };
         let text = match pipe.read_lines(PIPE_CHUNK) {
             Ok(t) => t,
@@ -262,11 +330,23 @@ impl Session {
                     .errors
                     .push(format!("trace_pipe: {e}; no more split figures"));
                 self.pipe = None;
-                return;
+                return 0;
             }
         };
         for line in text.lines() {
             let l = line.trim();
+            if let Some((cpu, n)) = rtshield_trace::lost_marker(l) {
+                // Never silent: counted, and the pairers of that CPU leave
+                // the wake-ups around it unsplit.
+                match n {
+                    Some(n) => *self.result.lost_events.get_or_insert(0) += n,
+                    None => self.result.lost_notes_uncounted += 1,
+                }
+                for p in self.pairers.iter_mut().flatten() {
+                    p.lost(cpu);
+                }
+                continue;
+            }
             if l.is_empty() || l.starts_with('#') || l.starts_with("CPU:") {
                 continue;
             }
@@ -274,14 +354,8 @@ impl Session {
                 self.unparsed_lines += 1;
                 continue;
             };
-            for (i, sp) in self.splitters.iter_mut().enumerate() {
-                if let Some(sp) = sp {
-                    if let Some(x) = sp.feed(&r) {
-                        let (irq, thread) = &mut self.parts[i];
-                        irq.add(x.irq_latency_ns);
-                        thread.add(x.thread_latency_ns.min(i64::MAX as u64) as i64);
-                    }
-                }
+            for p in self.pairers.iter_mut().flatten() {
+                p.feed(&r);
             }
             // Kept only to explain spikes.
             if self.spec.on_latency_ns.is_some() {
@@ -297,6 +371,7 @@ impl Session {
                 self.kept.pop_front();
             }
         }
+        text.len()
     }
 
     /// Explain the pending spikes from `text` (the buffer read at the end)
@@ -392,8 +467,20 @@ impl Session {
                 let _ = i.stop();
             }
             if self.pipe.is_some() {
-                self.read_pipe(&tids);
+                self.make_pairers(&tids);
+                // To its end (bounded: tracing is stopped).
+                for _ in 0..64 {
+                    if self.read_pipe() == 0 {
+                        break;
+                    }
+                }
             }
+            // Tracing is stopped and the pipe read: what is not matched
+            // now never will be.
+            for p in self.pairers.iter_mut().flatten() {
+                p.finish();
+            }
+            self.pair();
             if self.spec.stop && self.pipe.is_none() {
                 match self.inst.as_ref().map(TraceInstance::read) {
                     Some(Ok(text)) => {
@@ -428,9 +515,11 @@ impl Session {
             ));
         }
         if self.spec.split && self.inst.is_some() {
-            for (t, (irq, thr)) in m.threads.iter_mut().zip(&self.parts) {
+            self.result.lost_events.get_or_insert(0);
+            for ((t, (irq, thr)), un) in m.threads.iter_mut().zip(&self.parts).zip(&self.unsplit) {
                 t.split = Some(SplitResult {
                     samples: irq.exact.count,
+                    unsplit: Some(un.clone()),
                     irq: irq.result(),
                     thread: thr.result(),
                 });
@@ -471,9 +560,9 @@ impl Observer for Traced<'_> {
     fn snapshot(&mut self, m: &Measurement) {
         self.inner.snapshot(m)
     }
-    fn drained(&mut self, marks: &[SpikeMark], tids: &[i32]) {
-        self.inner.drained(marks, tids);
-        self.session.on_drain(marks, tids);
+    fn drained(&mut self, marks: &[SpikeMark], tids: &[i32], times: &[Vec<SampleTime>]) {
+        self.inner.drained(marks, tids, times);
+        self.session.on_drain(marks, tids, times);
     }
 }
 

@@ -292,7 +292,7 @@ pub fn analyse_until(
             && matches!(&r.event,
                 Event::SchedWaking { pid: p, .. } | Event::SchedWakeup { pid: p, .. } if *p == pid)
     });
-    let (sw_idx, sw) = switch_in(records, cpu, pid, expected_ns, lo, wake, running_ns)?;
+    let (sw_idx, sw, prio_idx) = switch_in(records, cpu, pid, expected_ns, lo, wake, running_ns)?;
     let switch_in = sw.ts_ns.max(expected_ns);
     let expiry = timer_expiry(records, cpu, lo, wake.map_or(sw.ts_ns, |w| w.ts_ns))
         // The kernel does not always record the expiry (on this VM, for
@@ -304,7 +304,7 @@ pub fn analyse_until(
         prios
             .iter()
             .rev()
-            .find(|(i, q, _)| *q == p && *i < sw_idx)
+            .find(|(i, q, _)| *q == p && *i < prio_idx)
             .or_else(|| prios.iter().find(|(_, q, _)| *q == p))
             .map(|x| x.2)
     };
@@ -363,7 +363,9 @@ pub fn analyse_until(
 }
 
 /// The switch-in of the late thread (its index and record): the first
-/// switch to it on `cpu` after its wake-up (or `lo` without one).
+/// switch to it on `cpu` after its wake-up (or `lo` without one), or the
+/// last one before its clock reading `running_ns` when known; and the
+/// index of the first, where the blockers' priorities are read.
 fn switch_in<'r>(
     records: &'r [Record],
     cpu: u32,
@@ -372,8 +374,26 @@ fn switch_in<'r>(
     lo: u64,
     wake: Option<&Record>,
     running_ns: Option<u64>,
-) -> Result<(usize, &'r Record), AnalyseError> {
+) -> Result<(usize, &'r Record, usize), AnalyseError> {
     let from = wake.map_or(lo, |w| w.ts_ns);
+    // Knowing when the thread read its clock: it may have been switched
+    // in, preempted before that reading (by a higher-priority thread woken
+    // meanwhile) and switched in again; the last switch-in before the
+    // reading ends the latency it measured, not the first (issue 22: the
+    // first gave a 26 us "spike" for a 5 ms wake-up under --trace-stop).
+    let is_switch_in = |r: &Record| {
+        r.cpu == cpu
+            && r.ts_ns >= from
+            && matches!(&r.event, Event::SchedSwitch { next_pid, .. } if *next_pid == pid)
+    };
+    let last = running_ns.and_then(|until| {
+        records
+            .iter()
+            .enumerate()
+            .take_while(|(_, r)| r.ts_ns <= until)
+            .filter(|(_, r)| is_switch_in(r))
+            .last()
+    });
     // This kernel does not trace the switch out of the idle task: after a
     // wake-up from idle the thread's first own event is its switch-in.
     let woken_by_other = wake.is_some_and(|w| w.pid != pid);
@@ -391,13 +411,17 @@ fn switch_in<'r>(
             .enumerate()
             .rfind(|(_, r)| r.cpu == cpu && r.ts_ns >= w.ts_ns && r.ts_ns <= until)
     };
-    found
-        .or_else(|| if woken_by_other { fallback() } else { None })
-        .ok_or_else(|| {
-            AnalyseError(format!(
-                "no switch to pid {pid} on CPU {cpu} after {expected_ns} ns in the trace"
-            ))
-        })
+    let first = found.or_else(|| if woken_by_other { fallback() } else { None });
+    match (first, last) {
+        // Priorities are read at the first switch-in (the blockers' as
+        // they blocked; one that lowers its priority is switched out by
+        // that very call), the window ends at the last.
+        (Some((i, _)), Some((j, r))) if j > i => Ok((j, r, i)),
+        (Some((i, r)), _) | (None, Some((i, r))) => Ok((i, r, i)),
+        (None, None) => Err(AnalyseError(format!(
+            "no switch to pid {pid} on CPU {cpu} after {expected_ns} ns in the trace"
+        ))),
+    }
 }
 
 /// The late thread's name: from its switch-in, else its own line, else
@@ -778,6 +802,63 @@ mod tests {
         );
         // A running time before the wake-up explains nothing.
         assert!(analyse_until(&r, 1, 5, 200_000_000_000, Some(200_000_200_000)).is_err());
+    }
+
+    /// The `--trace-stop` flake of issue 22 (lines recorded under load,
+    /// shortened): the measuring thread is switched in 26 us late, then a
+    /// FIFO 99 thread woken in its context preempts it before it reads its
+    /// clock and spins for 5 ms. The spike it measured ends at the second
+    /// switch-in; the first explained a 26 us wake-up.
+    #[test]
+    fn a_thread_preempted_before_its_clock_reading_is_explained_to_the_reading() {
+        let t = "\
+ rustc-2087 [001] d.h.. 24223.063529: local_timer_entry: vector=236
+ rustc-2087 [001] d.h.. 24223.063530: hrtimer_expire_entry: hrtimer=0000000047734927 function=hrtimer_wakeup now=24223063529263
+ rustc-2087 [001] d.h2. 24223.063530: sched_waking: comm=rtshield-m0 pid=2220 prio=49 target_cpu=001
+ rustc-2087 [001] dNh.. 24223.063536: local_timer_exit: vector=236
+ rustc-2087 [001] d..2. 24223.063545: sched_switch: prev_comm=rustc prev_pid=2087 prev_prio=120 prev_state=R ==> next_comm=rtshield-m0 next_pid=2220 next_prio=49
+ rtshield-m0-2220 [001] d.h3. 24223.063552: sched_waking: comm=rtsh-busy2ms pid=2217 prio=0 target_cpu=001
+ rtshield-m0-2220 [001] d..2. 24223.063560: sched_switch: prev_comm=rtshield-m0 prev_pid=2220 prev_prio=49 prev_state=R ==> next_comm=rtsh-busy2ms next_pid=2217 next_prio=0
+ rtsh-busy2ms-2217 [001] d..2. 24223.068570: sched_switch: prev_comm=rtsh-busy2ms prev_pid=2217 prev_prio=0 prev_state=S ==> next_comm=rtshield-m0 next_pid=2220 next_prio=49
+";
+        let r = crate::parse(t).unwrap();
+        let e = 24_223_063_519_075;
+        // Read at .068575: 5.056 ms late.
+        let s = analyse_until(&r, 1, 2220, e, Some(e + 5_056_000)).unwrap();
+        assert_eq!(s.switch_in_ns, 24_223_068_570_000);
+        assert!(s.latency_ns >= 5_000_000, "{}", s.latency_ns);
+        assert_eq!(s.thread_latency_ns, Some(5_040_000));
+        assert!(
+            s.verdict
+                .starts_with("blocked 5.01 ms by thread `rtsh-busy2ms` (pid 2217"),
+            "{}",
+            s.verdict
+        );
+        // The hog drops to SCHED_OTHER as it ends (switched out by that
+        // very call: prev_prio 120), then a stop-class thread preempts the
+        // measuring thread once more before its reading: the window ends
+        // at the last switch-in, the hog is named at the priority it
+        // blocked with.
+        let dropped = t.replace(
+            "prev_comm=rtsh-busy2ms prev_pid=2217 prev_prio=0",
+            "prev_comm=rtsh-busy2ms prev_pid=2217 prev_prio=120",
+        ) + " rtshield-m0-2220 [001] d..2. 24223.068575: sched_switch: prev_comm=rtshield-m0 prev_pid=2220 prev_prio=49 prev_state=R+ ==> next_comm=migration/1 next_pid=23 next_prio=0
+ migration/1-23 [001] d..2. 24223.068580: sched_switch: prev_comm=migration/1 prev_pid=23 prev_prio=0 prev_state=S ==> next_comm=rtshield-m0 next_pid=2220 next_prio=49
+";
+        let r2 = crate::parse(&dropped).unwrap();
+        let s = analyse_until(&r2, 1, 2220, e, Some(e + 5_066_000)).unwrap();
+        assert_eq!(s.switch_in_ns, 24_223_068_580_000);
+        assert!(
+            s.verdict
+                .starts_with("blocked 5.01 ms by thread `rtsh-busy2ms` (pid 2217, RT 99)"),
+            "{}",
+            s.verdict
+        );
+        // Without the reading, the first switch-in (the old answer).
+        assert_eq!(
+            analyse(&r, 1, 2220, e).unwrap().switch_in_ns,
+            24_223_063_545_000
+        );
     }
 
     #[test]

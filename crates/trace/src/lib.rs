@@ -4,7 +4,9 @@
 //! events into answers. It parses the text ([`parse`], or [`parse_from`] a
 //! time on), explains one late wake-up ([`analyse`], [`analyse_until`]),
 //! splits every wake-up into IRQ and thread latency ([`split`], or
-//! [`Splitter`] for a trace read as a stream), and names the cause of each
+//! [`Splitter`] for a trace read as a stream), pairs each sample of the
+//! measuring engine with its own wake-up's events ([`Pairer`]: the split
+//! of `--split`, or why it is unknown), and names the cause of each
 //! gap a spinning thread saw ([`NoiseTimeline`], [`NoiseTally`]).
 //! See docs/trace.md.
 //!
@@ -18,6 +20,7 @@
 
 mod analyse;
 mod noise;
+mod pair;
 mod parse;
 mod replay;
 mod split;
@@ -31,5 +34,6 @@ pub use noise::{
     Explained, NoiseEvent, Options as NoiseOptions, Source as NoiseSource, SourceTotal,
     Tally as NoiseTally, Timeline as NoiseTimeline,
 };
+pub use pair::{lost_marker, EngineSample, Paired, Pairer, Unsplit};
 pub use parse::{parse, parse_from, parse_line, Event, ParseError, Record};
 pub use split::{split, Splitter};

@@ -38,8 +38,12 @@ pub enum Event {
         hrtimer: String,
         /// The callback it runs (`hrtimer_wakeup` for a sleeping thread).
         function: String,
-        /// Absolute expiry in the timer's clock base, ns.
+        /// Absolute expiry in the timer's clock base, ns (with the
+        /// task's timer slack added).
         expires_ns: Option<u64>,
+        /// The requested expiry (`softexpires=`), ns: exactly the
+        /// deadline a sleeping thread asked for.
+        softexpires_ns: Option<u64>,
     },
     /// `timer:hrtimer_expire_entry`: a timer's callback starts.
     HrtimerExpireEntry {
@@ -432,6 +436,7 @@ fn event(name: &str, fields: &str) -> Result<Event, String> {
             hrtimer: req(&f, "hrtimer")?.to_string(),
             function: get(&f, "function").unwrap_or("").to_string(),
             expires_ns: get(&f, "expires").and_then(|v| v.parse().ok()),
+            softexpires_ns: get(&f, "softexpires").and_then(|v| v.parse().ok()),
         },
         "hrtimer_expire_entry" => Event::HrtimerExpireEntry {
             hrtimer: req(&f, "hrtimer")?.to_string(),
@@ -617,7 +622,8 @@ mod tests {
             Event::HrtimerStart {
                 hrtimer: "00ff".into(),
                 function: "hrtimer_wakeup".into(),
-                expires_ns: Some(1000)
+                expires_ns: Some(1000),
+                softexpires_ns: Some(1000)
             }
         );
         assert!(matches!(

@@ -86,6 +86,7 @@ impl Splitter {
                 hrtimer,
                 function,
                 expires_ns: Some(exp),
+                ..
             } if r.pid == pid && function == "hrtimer_wakeup" => {
                 self.st = St::Armed {
                     timer: hrtimer.clone(),

@@ -108,6 +108,7 @@ fn campaign_report_html_holds_matrix_verdicts_figure12_and_table11() {
     };
     rs[0].threads[0].split = Some(SplitResult {
         samples: 1990,
+        unsplit: None,
         irq: part.clone(),
         thread: part,
     });

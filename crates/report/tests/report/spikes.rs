@@ -28,6 +28,7 @@ fn traced_run() -> rtshield_results::RunResult {
         percentiles: r.threads[0].percentiles.clone(),
     };
     r.threads[0].split = Some(SplitResult {
+        unsplit: None,
         samples: 990,
         irq: part(33_000),
         thread: part(1_899_000),

@@ -66,14 +66,39 @@ fn traced() -> RunResult {
         spikes: vec![spike()],
         errors: vec!["thread 0 (tid 100) on CPU 1: no switch".into()],
         steal_ns: Some(20_000_000),
+        lost_events: Some(37),
         ..Default::default()
     });
     r.threads[0].split = Some(SplitResult {
         samples: 9,
+        unsplit: Some([("lost_events".to_string(), 2), ("overrun".to_string(), 1)].into()),
         irq: part(&[(2, 5), (3, 3)], -500, 3_900),
         thread: part(&[(1, 8), (150, 1)], 600, 150_100),
     });
     r
+}
+
+/// Issue 22 item 10: results.json says how many samples were not split
+/// and why, and how many events the buffer lost; a file without them
+/// reads back as unknown, not 0.
+#[test]
+fn unsplit_samples_and_lost_events_are_written_and_read_back() {
+    let r = traced();
+    let j = serde_json::to_value(&r).unwrap();
+    assert_eq!(j["trace"]["lost_events"], 37);
+    assert_eq!(j["threads"][0]["split"]["unsplit"]["lost_events"], 2);
+    assert_eq!(j["threads"][0]["split"]["unsplit"]["overrun"], 1);
+    let back: rtshield_results::RunResult = serde_json::from_value(j.clone()).unwrap();
+    assert_eq!(back, r);
+    let mut old = j;
+    old["trace"].as_object_mut().unwrap().remove("lost_events");
+    old["threads"][0]["split"]
+        .as_object_mut()
+        .unwrap()
+        .remove("unsplit");
+    let back: rtshield_results::RunResult = serde_json::from_value(old).unwrap();
+    assert_eq!(back.trace.unwrap().lost_events, None);
+    assert_eq!(back.threads[0].split.as_ref().unwrap().unsplit, None);
 }
 
 #[test]

@@ -1,12 +1,14 @@
 //! The trace crate's tests, one binary: the analyser on hand-written
 //! traces (`analyse`) and on traces recorded on the development VM
 //! (`recorded`), the noise attribution (`noise`), parsers that never panic
-//! (`never_panics`), and a live tracing session (`live`, root).
+//! (`never_panics`), the pairing of engine samples with their wake-ups
+//! (`pair`), and a live tracing session (`live`, root).
 
 mod analyse;
 mod live;
 mod never_panics;
 mod noise;
+mod pair;
 mod recorded;
 
 use rtshield_trace::{parse, Record};

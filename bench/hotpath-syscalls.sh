@@ -60,9 +60,13 @@ if [ -z "$(rtshield_trace_off)" ]; then
     b=$(count nanosleep 3000 --trace-on 1us)
     echo "== nanosleep --trace-on 1us (every wake-up a spike): measuring thread, 1000 vs 3000 samples"
     join -a1 -a2 -e0 -o 0,1.2,2.2 <(echo "$a") <(echo "$b") |
-        awk '{ d = $3 - $2; printf "  %-20s %6d %6d   %s\n", $1, $2, $3,
-               ($1 == "write" && $2 <= 1000 && $3 <= 3000 ? "<- the marker: at most one per spike (none while the 1024-mark ring is full)" :
-               (d == 2000 ? "<- one per sample (the wait)" : (d == 0 ? "fixed (set-up/exit)" : "GROWS: not expected"))) }'
+        awk '{ d = $3 - $2
+               # (POSIX awk allows no line break after ?: hence if/else)
+               if ($1 == "write" && $2 <= 1000 && $3 <= 3000) w = "<- the marker: at most one per spike (none while the 1024-mark ring is full)"
+               else if (d == 2000) w = "<- one per sample (the wait)"
+               else if (d == 0) w = "fixed (set-up/exit)"
+               else w = "GROWS: not expected"
+               printf "  %-20s %6d %6d   %s\n", $1, $2, $3, w }'
 fi
 
 # The whole process, strace -c style, for scale: the main thread's calls

@@ -7,7 +7,7 @@
 # machine can stand in for 128 measuring CPUs.
 #
 #   bench/collect-scale.sh                       # N = 1 8 32 128, 1 ms / 100 us / 50 us
-#   THREADS="128" PERIODS_US="100" SECONDS=20 bench/collect-scale.sh
+#   THREADS="128" PERIODS_US="100" DURATION=20 bench/collect-scale.sh
 #   EMULATORS=1                                  # OS threads driving the rings
 #
 # One line per case: lost samples, main-thread CPU (steady state, between
@@ -18,7 +18,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 THREADS=${THREADS:-1 8 32 128}
 PERIODS_US=${PERIODS_US:-1000 100 50}
-SECONDS_=${SECONDS:-10}
+DURATION=${DURATION:-10}
 EMULATORS=${EMULATORS:-1}
 OUT=${OUT:-$(mktemp -d "${TMPDIR:-/tmp}/rtshield-collect-scale.XXXXXX")}
 trap 'rm -rf "$OUT"' EXIT
@@ -26,13 +26,13 @@ trap 'rm -rf "$OUT"' EXIT
 cd "$here"
 cargo bench -q -p rtshield-run --bench collect_scale --no-run 2>/dev/null ||
     cargo bench -p rtshield-run --bench collect_scale --no-run
-echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; ${SECONDS_}s per case; $EMULATORS emulating thread(s)"
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; ${DURATION}s per case; $EMULATORS emulating thread(s)"
 printf '%7s %9s %11s %11s %6s %10s %13s %10s %11s\n' \
     threads period_us samples/s samples lost main_cpu% main_ns/sample emul_cpu% load1
 for p in $PERIODS_US; do
     for n in $THREADS; do
         line=$(cargo bench -q -p rtshield-run --bench collect_scale -- \
-            --threads "$n" --period-us "$p" --seconds "$SECONDS_" --emulators "$EMULATORS" \
+            --threads "$n" --period-us "$p" --seconds "$DURATION" --emulators "$EMULATORS" \
             --out "$OUT/n$n-p$p")
         load=$(cut -d' ' -f1 /proc/loadavg)
         # key=value -> fields

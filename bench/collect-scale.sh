@@ -11,7 +11,9 @@
 #   EMULATORS=1                                  # OS threads driving the rings
 #
 # One line per case: lost samples, main-thread CPU (steady state, between
-# the first and the last stats period) per sample and as % of one CPU, and
+# the first and the last stats period) per sample drained and as % of one
+# CPU, the largest backlog at a stats period (as ms of samples: about 20
+# when the main thread keeps up; up to 10 000 before the rings lose), and
 # the emulating threads' CPU. Ring memory: 16 B x 10 s of samples per
 # thread (1-16 MiB each), i.e. 205 MB at 128 x 100 us, 410 MB at 50 us.
 set -euo pipefail
@@ -27,8 +29,8 @@ cd "$here"
 cargo bench -q -p rtshield-run --bench collect_scale --no-run 2>/dev/null ||
     cargo bench -p rtshield-run --bench collect_scale --no-run
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; ${DURATION}s per case; $EMULATORS emulating thread(s)"
-printf '%7s %9s %11s %11s %6s %10s %13s %10s %11s\n' \
-    threads period_us samples/s samples lost main_cpu% main_ns/sample emul_cpu% load1
+printf '%7s %9s %11s %11s %6s %10s %13s %11s %10s %6s\n' \
+    threads period_us samples/s samples lost main_cpu% main_ns/sample backlog_ms emul_cpu% load1
 for p in $PERIODS_US; do
     for n in $THREADS; do
         line=$(cargo bench -q -p rtshield-run --bench collect_scale -- \
@@ -37,9 +39,9 @@ for p in $PERIODS_US; do
         load=$(cut -d' ' -f1 /proc/loadavg)
         # key=value -> fields
         echo "$line" | tr ' ' '\n' | awk -F= -v load="$load" '{ v[$1] = $2 } END {
-            printf "%7s %9s %11s %11s %6s %10s %13s %10s %11s\n", v["threads"], v["period_us"],
+            printf "%7s %9s %11s %11s %6s %10s %13s %11s %10s %6s\n", v["threads"], v["period_us"],
                 v["rate_per_s"], v["samples"], v["lost"], v["main_cpu_pct"], v["main_ns_per_sample"],
-                v["emulators_cpu_pct"], load }'
+                v["max_backlog_ms"], v["emulators_cpu_pct"], load }'
         echo "$line" >> "$OUT/raw.txt"
         rm -rf "$OUT/n$n-p$p"
     done

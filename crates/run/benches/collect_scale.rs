@@ -12,7 +12,9 @@
 //!
 //! Prints one line of `key=value` figures: the samples, the lost ones,
 //! the main thread's CPU (steady state between the first and the last
-//! stats period, per sample and as a share of one CPU), its set-up (ring
+//! stats period, per sample *drained* and as a share of one CPU), the
+//! largest backlog seen at a stats period (samples handed over but not
+//! yet drained, and as milliseconds of samples), its set-up (ring
 //! allocation and touching) and end (last drain, result files) CPU, and
 //! the emulating threads' CPU.
 //!
@@ -62,14 +64,20 @@ fn args() -> Args {
 /// The main thread's CPU and the samples counted at each stats period.
 #[derive(Default)]
 struct Probe {
-    /// (main-thread CPU ns, wall ns, samples handed over) at each interval.
+    /// (main-thread CPU ns, wall ns, samples drained so far) at each interval.
     points: Vec<(u64, i64, u64)>,
+    drained: u64,
+    /// Most samples handed over but not yet drained, at a stats period:
+    /// the rings' backlog (a main thread that keeps up has a 20 ms one).
+    max_backlog: u64,
 }
 
 impl Observer for Probe {
     fn interval(&mut self, s: &IntervalStats) -> bool {
-        let samples = s.threads.iter().map(|t| t.samples).sum();
-        self.points.push((thread_cpu_ns(), now_ns(), samples));
+        let handed: u64 = s.threads.iter().map(|t| t.samples).sum();
+        self.drained += s.threads.iter().map(|t| t.ival_samples).sum::<u64>();
+        self.max_backlog = self.max_backlog.max(handed.saturating_sub(self.drained));
+        self.points.push((thread_cpu_ns(), now_ns(), self.drained));
         true
     }
 }
@@ -161,7 +169,8 @@ fn main() -> anyhow::Result<()> {
     println!(
         "threads={} period_us={} rate_per_s={} samples={} in_histograms={} lost={} \
          main_cpu_pct={:.2} main_ns_per_sample={:.1} main_start_cpu_ms={:.0} main_end_cpu_ms={:.0} \
-         main_cpu_total_ms={:.0} wall_ms={:.0} emulators={} emulators_cpu_pct={:.1} files_missing={}",
+         main_cpu_total_ms={:.0} wall_ms={:.0} emulators={} emulators_cpu_pct={:.1} files_missing={} \
+         max_backlog={} max_backlog_ms={:.0}",
         a.threads,
         a.period_ns / 1000,
         a.threads as u64 * 1_000_000_000 / a.period_ns,
@@ -177,6 +186,8 @@ fn main() -> anyhow::Result<()> {
         emulators,
         emul_cpu.load(Relaxed) as f64 * 100.0 / wall_total as f64,
         c.missing.len(),
+        probe.max_backlog,
+        probe.max_backlog as f64 * 1e3 * a.period_ns as f64 / 1e9 / a.threads as f64,
     );
     Ok(())
 }

@@ -203,7 +203,11 @@ mod tests {
                         for k in 0..K {
                             for (i, src) in mine.iter_mut().enumerate() {
                                 // A 2 ms wake-up now and then: 19 missed periods.
-                                let v = if k % 5000 == 4999 { 2_000_000 } else { 1_000 + i as i64 };
+                                let v = if k % 5000 == 4999 {
+                                    2_000_000
+                                } else {
+                                    1_000 + i as i64
+                                };
                                 src.emit(v, if v > 100_000 { 19 } else { 0 });
                             }
                         }
@@ -216,13 +220,27 @@ mod tests {
         for (i, t) in m.threads.iter().enumerate() {
             assert_eq!(t.exact.lat.count, K, "thread {i}");
             assert_eq!(t.exact.lost, 0, "thread {i}");
-            assert_eq!(t.hist.samples, K, "thread {i}: every sample in the histograms");
+            assert_eq!(
+                t.hist.samples, K,
+                "thread {i}: every sample in the histograms"
+            );
             assert_eq!(t.hist.overflow, K / 5000, "thread {i}: the 2 ms samples");
             assert_eq!(t.hist.max_ns, 2_000_000, "thread {i}");
-            assert_eq!(t.hist.hdr.len(), K, "thread {i}: the percentiles see them all");
+            assert_eq!(
+                t.hist.hdr.len(),
+                K,
+                "thread {i}: the percentiles see them all"
+            );
             assert_eq!(t.hist.corrected_samples, K + 19 * (K / 5000), "thread {i}");
-            assert_eq!(t.exact.missed, 0, "emit does not count overruns, the loop does");
+            assert_eq!(
+                t.exact.missed, 0,
+                "emit does not count overruns, the loop does"
+            );
         }
-        assert!(m.warnings.iter().all(|w| !w.contains("lost")), "{:?}", m.warnings);
+        assert!(
+            m.warnings.iter().all(|w| !w.contains("lost")),
+            "{:?}",
+            m.warnings
+        );
     }
 }

@@ -160,7 +160,10 @@ fn main() -> anyhow::Result<()> {
     // Steady state: from the first stats period to the last full one
     // (the very last call follows the final drain).
     let pts = &probe.points;
-    assert!(pts.len() >= 3, "run for at least 2 stats periods (--seconds 2)");
+    assert!(
+        pts.len() >= 3,
+        "run for at least 2 stats periods (--seconds 2)"
+    );
     let (first, last) = (pts[0], pts[pts.len() - 2]);
     let cpu = last.0 - first.0;
     let wall = (last.1 - first.1).max(1) as u64;

@@ -46,12 +46,7 @@ where
     let measurement = measurement?;
     let result = to_result(&measurement, &ResultContext::default());
     let mut w = ResultWriter::new();
-    w.write(
-        &ExportManager::all(),
-        &result,
-        Some(Rc::new(dir)),
-        out,
-    );
+    w.write(&ExportManager::all(), &result, Some(Rc::new(dir)), out);
     let missing = w.finish();
     Ok(Collected {
         measurement,

@@ -86,8 +86,20 @@ fn synthesize(a: &Args) -> (String, usize, Vec<(u32, u64)>) {
             lines.push((prev + 1_000, format!("{me} {}: sched_switch: prev_comm=m{c} prev_pid={pid} prev_prio=1 prev_state=S ==> next_comm=swapper/{c} next_pid=0 next_prio=120", ts(prev + 1_000))));
             let e = t + lat / 3;
             lines.push((e, format!("{idle} {}: hrtimer_expire_entry: hrtimer={timer} function=hrtimer_wakeup now={e}", ts(e))));
-            lines.push((e + 1_000, format!("{idle} {}: sched_waking: comm=m{c} pid={pid} prio=1 target_cpu={c:03}", ts(e + 1_000))));
-            lines.push((e + 2_000, format!("{idle} {}: sched_wakeup: comm=m{c} pid={pid} prio=1 target_cpu={c:03}", ts(e + 2_000))));
+            lines.push((
+                e + 1_000,
+                format!(
+                    "{idle} {}: sched_waking: comm=m{c} pid={pid} prio=1 target_cpu={c:03}",
+                    ts(e + 1_000)
+                ),
+            ));
+            lines.push((
+                e + 2_000,
+                format!(
+                    "{idle} {}: sched_wakeup: comm=m{c} pid={pid} prio=1 target_cpu={c:03}",
+                    ts(e + 2_000)
+                ),
+            ));
             let sw = t + lat;
             lines.push((sw, format!("<idle>-0 [{c:03}] d..2. {}: sched_switch: prev_comm=swapper/{c} prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=m{c} next_pid={pid} next_prio=1", ts(sw))));
         }
@@ -108,7 +120,11 @@ struct Cpu(u64);
 impl Cpu {
     fn now() -> Cpu {
         let s = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
-        Cpu(s.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap_or(0))
+        Cpu(s
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0))
     }
 
     fn elapsed(&self) -> std::time::Duration {
@@ -151,7 +167,12 @@ fn main() {
     let split_s = t.elapsed().as_secs_f64();
 
     let step = (spikes.len() / a.spikes.max(1)).max(1);
-    let chosen: Vec<(u32, u64)> = spikes.iter().step_by(step).take(a.spikes).copied().collect();
+    let chosen: Vec<(u32, u64)> = spikes
+        .iter()
+        .step_by(step)
+        .take(a.spikes)
+        .copied()
+        .collect();
     let t = Cpu::now();
     let mut explained = 0;
     for &(c, at) in &chosen {

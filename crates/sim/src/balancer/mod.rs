@@ -109,7 +109,12 @@ pub(crate) fn candidates_where(
     normal_first: bool,
     keep: impl Fn(usize) -> bool,
 ) -> Vec<usize> {
-    let mut v: Vec<usize> = e.cpus[src].queue.iter().copied().filter(|&t| keep(t)).collect();
+    let mut v: Vec<usize> = e.cpus[src]
+        .queue
+        .iter()
+        .copied()
+        .filter(|&t| keep(t))
+        .collect();
     v.sort_by_key(|&t| {
         let task = &e.tasks[t];
         (

@@ -12,8 +12,9 @@
 #
 # One line per case: lost samples, main-thread CPU (steady state, between
 # the first and the last stats period) per sample drained and as % of one
-# CPU, the largest backlog at a stats period (as ms of samples: about 20
-# when the main thread keeps up; up to 10 000 before the rings lose), and
+# CPU, the largest backlog at a stats period (as ms of samples; a stats
+# period follows a drain, so about 0 when the main thread keeps up, up to
+# 10 000 before the rings lose), and
 # the emulating threads' CPU. Ring memory: 16 B x 10 s of samples per
 # thread (1-16 MiB each), i.e. 205 MB at 128 x 100 us, 410 MB at 50 us.
 set -euo pipefail

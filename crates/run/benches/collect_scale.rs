@@ -68,7 +68,8 @@ struct Probe {
     points: Vec<(u64, i64, u64)>,
     drained: u64,
     /// Most samples handed over but not yet drained, at a stats period:
-    /// the rings' backlog (a main thread that keeps up has a 20 ms one).
+    /// the rings' backlog (a stats period follows a drain: about 0 when the
+    /// main thread keeps up).
     max_backlog: u64,
 }
 

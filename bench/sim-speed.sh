@@ -8,12 +8,17 @@
 #   bench/sim-speed.sh [small|large|all] [BALANCER...]
 #       (default: all linux26 ule artis artis-2005)
 #
-# Builds the release binary first (honours CARGO_TARGET_DIR). Needs nothing
+# Builds the release binary first (honours CARGO_TARGET_DIR; RTSHIELD=PATH
+# uses that binary instead). Prints the load average. Needs nothing
 # but the rtshield binary (no farm-bench, no root).
 set -eu
 cd "$(dirname "$0")/.."
-cargo build --release -q -p rtshield
-bin="${CARGO_TARGET_DIR:-target}/release/rtshield"
+if [ -n "${RTSHIELD:-}" ]; then
+  bin="$RTSHIELD"
+else
+  cargo build --release -q -p rtshield
+  bin="${CARGO_TARGET_DIR:-target}/release/rtshield"
+fi
 dir="$(mktemp -d "${TMPDIR:-/tmp}/sim-speed.XXXXXX")"
 trap 'rm -rf "$dir"' EXIT
 
@@ -53,6 +58,7 @@ timed() {
   fi
 }
 
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs" >&2
 for b in ${@:-linux26 ule artis artis-2005}; do
   if [ "$size" != large ]; then
     echo "small (32 CPUs, 200 tasks), $b:" >&2

@@ -263,17 +263,17 @@ fn keeps_times(spec: &MeasureSpec) -> bool {
 }
 
 /// What the threads left when the run ended.
-struct Ended {
-    ready: Vec<Option<Ready>>,
-    exact: Vec<Accum>,
-    end: EndReason,
-    elapsed: u64,
-    hists: Vec<ThreadHistograms>,
+pub(crate) struct Ended {
+    pub(crate) ready: Vec<Option<Ready>>,
+    pub(crate) exact: Vec<Accum>,
+    pub(crate) end: EndReason,
+    pub(crate) elapsed: u64,
+    pub(crate) hists: Vec<ThreadHistograms>,
 }
 
 impl Ended {
     /// The outcome of the run, with the warnings its end calls for.
-    fn measurement(
+    pub(crate) fn measurement(
         self,
         spec: &MeasureSpec,
         started_at: String,

@@ -262,19 +262,7 @@ pub(crate) fn hot_loop_traced(
             acc.overruns += 1;
             acc.missed += counted;
         }
-        let missed = counted;
-        acc.add(value);
-        if tx
-            .push(Sample {
-                value,
-                missed,
-                expected,
-            })
-            .is_err()
-        {
-            acc.lost += 1;
-        }
-        live.publish(&acc);
+        hand_over(&mut acc, tx, live, value, counted, expected);
         if latency > threshold {
             acc.spikes += 1;
             if let Some(s) = spiker.as_deref_mut() {
@@ -285,6 +273,33 @@ pub(crate) fn hot_loop_traced(
         }
     }
     acc
+}
+
+/// A sample's way out of the loop: into the exact figures, into the
+/// ring (a full ring loses it, counted in `lost`), then published live.
+/// One function so that the collecting-side bench's emulated threads
+/// (`crate::emulate`) hand their samples over exactly as the loop does.
+#[inline(always)]
+pub(crate) fn hand_over(
+    acc: &mut Accum,
+    tx: &mut rtrb::Producer<Sample>,
+    live: &Live,
+    value: i64,
+    missed: u64,
+    expected: i64,
+) {
+    acc.add(value);
+    if tx
+        .push(Sample {
+            value,
+            missed,
+            expected,
+        })
+        .is_err()
+    {
+        acc.lost += 1;
+    }
+    live.publish(acc);
 }
 
 /// Overrun: how many periods starting at `next` (every `period`) lie

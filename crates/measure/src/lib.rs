@@ -31,6 +31,8 @@
 use rtshield_vocab::Policy;
 
 mod display;
+#[doc(hidden)]
+pub mod emulate;
 mod engine;
 mod hotloop;
 mod main_side;

@@ -299,7 +299,7 @@ pub(crate) type IvalAcc = rtshield_results::MinMaxSum;
 
 /// The live atomics of every thread, `count` first (Acquire): the other
 /// figures are at least that fresh.
-fn read_live(lives: &[Live]) -> Vec<Accum> {
+pub(crate) fn read_live(lives: &[Live]) -> Vec<Accum> {
     lives
         .iter()
         .map(|l| Accum {

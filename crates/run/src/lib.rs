@@ -22,6 +22,8 @@
 #![warn(unreachable_pub)]
 
 mod config_run;
+#[doc(hidden)]
+pub mod emulated;
 mod metrics;
 mod observer;
 mod pipeline;

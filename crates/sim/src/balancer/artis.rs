@@ -378,6 +378,11 @@ impl<R: Rules> Artis<R> {
             return;
         };
         let want = self.tasks_to_move(e, src, dst);
+        if want == 0 {
+            // Nothing to move: skip sorting the queue (artis-2005 calls
+            // this on every tick of every NRT CPU).
+            return;
+        }
         let mut moved = 0;
         for t in candidates(e, src, true) {
             if moved >= want {

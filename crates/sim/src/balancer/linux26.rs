@@ -1,7 +1,7 @@
 //! Linux 2.6.4's O(1) balancer (the ARTiS thesis §2.2): every CPU pulls
 //! from the busiest one, at once when idle, every 200 ms when busy.
 
-use super::{after_pull, cache_hot, candidates, Balancer};
+use super::{after_pull, cache_hot, candidates_where, Balancer};
 use crate::config::{BalancerKind, SimConfig};
 use crate::engine::{Class, Engine};
 
@@ -96,16 +96,17 @@ pub(crate) fn load_balance(e: &mut Engine, c: usize, idle: bool, scope: Scope) -
     }
     e.lock_pair(c, b);
     let mut moved = 0;
-    for t in candidates(e, b, false) {
+    // A task's eligibility does not change with the moves below.
+    let eligible = |t: usize| {
+        let task = &e.tasks[t];
+        task.mask[c]
+            && !task.mask_pending
+            && !(nrt_only && task.class == Class::Rt0)
+            && (idle || !cache_hot(e, t))
+    };
+    for t in candidates_where(e, b, false, eligible) {
         if moved >= want {
             break;
-        }
-        let task = &e.tasks[t];
-        if !task.mask[c] || task.mask_pending || (nrt_only && task.class == Class::Rt0) {
-            continue;
-        }
-        if !idle && cache_hot(e, t) {
-            continue;
         }
         let kind = e.kind_between(b, c);
         e.move_queued(t, b, c, kind);

@@ -96,7 +96,25 @@ pub(crate) fn after_pull(e: &mut Engine, c: usize) {
 /// balancer walks each priority list from its tail). `normal_first` puts
 /// normal tasks before RT ones (ARTiS RT→NRT).
 pub(crate) fn candidates(e: &Engine, src: usize, normal_first: bool) -> Vec<usize> {
-    let mut v: Vec<usize> = e.cpus[src].queue.clone();
+    candidates_where(e, src, normal_first, |_| true)
+}
+
+/// [`candidates`] restricted to the tasks `keep` accepts, filtered before
+/// sorting: the caller's test must not depend on the moves it makes (a
+/// balancer's per-task conditions do not), and at 128 CPUs sorting whole
+/// queues to skip most of their tasks was most of a simulation's time.
+pub(crate) fn candidates_where(
+    e: &Engine,
+    src: usize,
+    normal_first: bool,
+    keep: impl Fn(usize) -> bool,
+) -> Vec<usize> {
+    let mut v: Vec<usize> = e.cpus[src]
+        .queue
+        .iter()
+        .copied()
+        .filter(|&t| keep(t))
+        .collect();
     v.sort_by_key(|&t| {
         let task = &e.tasks[t];
         (

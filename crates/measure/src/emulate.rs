@@ -133,6 +133,8 @@ where
             inner_stop: &inner_stop,
             trace_stopped: &trace_stopped,
             t0,
+            // No `--split`: emulated samples are never paired with a trace.
+            times: None,
         };
         let snap = SnapshotInfo {
             started_at: &started_at,

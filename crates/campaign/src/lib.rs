@@ -33,7 +33,7 @@ pub use crate::model::{parse_checked, Campaign, Cell, Step};
 use process::PartitionGuard;
 use rtshield_results::RunResult;
 use rtshield_safefs::{DirPolicy, SafeDir};
-use rtshield_store::{Selector, Store};
+use rtshield_store::{RunSummary, Selector, Store};
 use rtshield_sys::Root;
 use rtshield_vocab::InputError;
 use std::collections::BTreeSet;
@@ -84,11 +84,21 @@ pub struct Outcome {
     pub undo_failed: Option<String>,
 }
 
-/// Runs already stored for this very campaign (by fingerprint).
-fn done(store: &mut dyn Store, c: &Campaign) -> Result<BTreeSet<(String, u64)>, String> {
+/// The runs of this very campaign (by fingerprint) that a campaign
+/// measured: a run that came in by `runs import` or `runs push` may carry
+/// the same tags (anyone can write them into a results.json) and is never
+/// taken as the campaign's own measurement.
+fn own_runs(store: &mut dyn Store, c: &Campaign) -> Result<Vec<RunSummary>, String> {
     let sel =
         Selector::parse(&format!("campaign_id = {}", c.fingerprint)).map_err(|e| e.to_string())?;
-    let runs = store.list(&sel).map_err(|e| e.to_string())?;
+    let mut runs = store.list(&sel).map_err(|e| e.to_string())?;
+    runs.retain(|r| !r.is_imported());
+    Ok(runs)
+}
+
+/// Runs already stored for this very campaign, measured by it.
+fn done(store: &mut dyn Store, c: &Campaign) -> Result<BTreeSet<(String, u64)>, String> {
+    let runs = own_runs(store, c)?;
     Ok(runs
         .iter()
         .filter_map(|r| {
@@ -202,14 +212,12 @@ pub fn run(
     Ok(out)
 }
 
-/// The campaign report: `report.html` and plots over every stored run of
-/// the campaign, and `summary.md` with the matrix (rows load × isolation,
+/// The campaign report: `report.html` and plots over every stored run the
+/// campaign measured (imported ones left out), and `summary.md` with the matrix (rows load × isolation,
 /// as figure 11 of the systress article) and the verdicts of `runs
 /// compare` between isolation methods within each load.
 pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Result<PathBuf> {
-    let sel =
-        Selector::parse(&format!("campaign_id = {}", c.fingerprint)).map_err(anyhow::Error::msg)?;
-    let sums = store.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let sums = own_runs(store, c).map_err(anyhow::Error::msg)?;
     if sums.is_empty() {
         return Err(InputError::new("the campaign has no stored run to report").into());
     }
@@ -345,6 +353,54 @@ mod tests {
             h,
         )];
         r
+    }
+
+    /// Adversary round 3 (C15): a run that came in by `runs import` (or
+    /// `runs push`) carrying this campaign's tags, copied from any run of
+    /// the same file, is not the campaign's measurement: `--resume` does
+    /// not skip its cell and the report leaves it out.
+    #[test]
+    fn an_imported_run_with_the_campaign_s_tags_is_not_its_own() {
+        let c = crate::model::parse_checked(
+            "name = \"c15\"\ncpus = \"0\"\nduration = \"1s\"\nrepeat = 2\n\
+             [measure]\nperiod = \"1ms\"\n[axes]\nload = [\"idle\"]\nisolation = [\"none\"]\n",
+            "c.toml",
+        )
+        .unwrap();
+        let cell = c.cells[0].id.clone();
+        let tagged = |repeat: u64, max: i64| {
+            let mut r = run(&[[1, 998]], 1_000, max, 1_100.0);
+            r.tags.insert("uuid".into(), rtshield_store::new_uuid());
+            r.tags.insert("campaign".into(), c.name.clone());
+            r.tags.insert("campaign_id".into(), c.fingerprint.clone());
+            r.tags.insert("cell".into(), cell.clone());
+            r.tags.insert("repeat".into(), repeat.to_string());
+            r
+        };
+        let mut st = rtshield_store::SqliteStore::memory().unwrap();
+        // Repeat 1 measured by the campaign; repeat 2 and a second repeat 1
+        // forged and imported.
+        st.put(&tagged(1, 40_000), Some("/out/001/results.json"))
+            .unwrap();
+        for repeat in [1, 2] {
+            let mut forged = tagged(repeat, 1_234);
+            rtshield_store::mark_imported(&mut forged, "/home/other/r/results.json");
+            st.put(&forged, Some("/home/other/r/results.json")).unwrap();
+        }
+        assert_eq!(
+            done(&mut st, &c).unwrap(),
+            BTreeSet::from([(cell.clone(), 1)]),
+            "only the measured repeat is done"
+        );
+        let own = own_runs(&mut st, &c).unwrap();
+        assert_eq!(own.len(), 1);
+        assert_eq!(own[0].worst_max(), Some(40_000));
+        // Whatever the file says of its origin, the import says where it
+        // came from.
+        let mut forged = tagged(2, 1_234);
+        forged.tags.insert("imported_from".into(), "nowhere".into());
+        rtshield_store::mark_imported(&mut forged, "/x/results.json");
+        assert_eq!(forged.tags["imported_from"], "/x/results.json");
     }
 
     #[test]

@@ -185,3 +185,18 @@ fn interval_posix_mode_and_the_measure_timeline() {
     assert!(last.host.uptime_s.is_some_and(|u| u > 0.0), "{t}");
     assert!(last.host.loadavg.is_some(), "{t}");
 }
+
+/// Adversary round 3 (C11): `--partition-parent` with a `.` or `..`
+/// component is refused at parse time (exit 2 naming the option): measure
+/// wrote its PID and TIDs into the `tasks` files of `../../tmp/X/fake/rt`,
+/// ordinary files outside the cgroup tree. `/` (the whole machine's
+/// partition, which a campaign passes) stays accepted by the parser.
+#[test]
+fn partition_parent_with_dot_dot_is_refused() {
+    for p in ["..", "../../../../tmp/x/fake", "a/../b", "./a", "a\nb"] {
+        measure_refused(
+            &["--partition", "--partition-parent", p],
+            "--partition-parent",
+        );
+    }
+}

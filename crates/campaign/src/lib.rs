@@ -48,6 +48,7 @@ pub const TAGS: &[&str] = &[
     "step",
     "isolation",
     "load",
+    "kernel_id",
 ];
 
 /// Options of a campaign run.
@@ -84,6 +85,11 @@ pub struct Outcome {
     pub undo_failed: Option<String>,
 }
 
+/// This machine's kernel as a campaign records it ([`rtshield_results::kernel_id`]).
+fn this_kernel(root: &Root) -> String {
+    rtshield_results::kernel_id(&rtshield_sys::SysInfo::collect(root, false))
+}
+
 /// The runs of this very campaign (by fingerprint) that a campaign
 /// measured: a run that came in by `runs import` or `runs push` may carry
 /// the same tags (anyone can write them into a results.json) and is never
@@ -96,11 +102,22 @@ fn own_runs(store: &mut dyn Store, c: &Campaign) -> Result<Vec<RunSummary>, Stri
     Ok(runs)
 }
 
-/// Runs already stored for this very campaign, measured by it.
-fn done(store: &mut dyn Store, c: &Campaign) -> Result<BTreeSet<(String, u64)>, String> {
+/// Runs already stored for this very campaign, measured by it, on kernel
+/// `kernel`: a run made on another kernel (the campaign run again after
+/// booting another one) is not done on this one. A run stored before the
+/// kernel was recorded counts when its release and preemption model match.
+fn done(
+    store: &mut dyn Store,
+    c: &Campaign,
+    kernel: &str,
+) -> Result<BTreeSet<(String, u64)>, String> {
     let runs = own_runs(store, c)?;
     Ok(runs
         .iter()
+        .filter(|r| match r.tags.get(rtshield_report::CAMPAIGN_KERNEL_TAG) {
+            Some(k) => k == kernel,
+            None => kernel.starts_with(&format!("{} {}", r.kernel, r.preempt)),
+        })
         .filter_map(|r| {
             Some((
                 r.tags.get("cell")?.clone(),
@@ -162,7 +179,7 @@ pub fn run(
     rtshield_signals::install(rtshield_signals::Second::Waits);
     let root = Root::host();
     let already = if opts.resume {
-        done(opts.store.as_mut(), c).map_err(anyhow::Error::msg)?
+        done(opts.store.as_mut(), c, &this_kernel(&root)).map_err(anyhow::Error::msg)?
     } else {
         BTreeSet::new()
     };
@@ -212,10 +229,13 @@ pub fn run(
     Ok(out)
 }
 
-/// The campaign report: `report.html` and plots over every stored run the
-/// campaign measured (imported ones left out), and `summary.md` with the matrix (rows load × isolation,
-/// as figure 11 of the systress article) and the verdicts of `runs
-/// compare` between isolation methods within each load.
+/// The campaign report, in `report/`: `report.html` (one page: the
+/// figure-11 tables, the verdicts, figure 12 and Table 1.1) and
+/// `summary.md` (the same tables), `plots/` (every run's own report), and
+/// per load the overlay of figure 12 (`load-LOAD/latency.{png,svg}`: one
+/// curve per isolation method and column set). Nothing is pooled that
+/// the campaign did not name in `pool`; runs of another kernel stay apart;
+/// runs that came in by `runs import`/`runs push` are left out.
 pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Result<PathBuf> {
     let sums = own_runs(store, c).map_err(anyhow::Error::msg)?;
     if sums.is_empty() {
@@ -245,48 +265,68 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
         policy: DirPolicy::Strict,
         x_max_us: None,
     })?;
-    // One overlay per load, one curve per isolation method (the systress
-    // article's figure 12): the runs of a method are merged into one
-    // histogram so the curves compare methods, not repeats.
-    let loads_seen: Vec<String> = dedup(c.cells.iter().map(Cell::load))
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    for l in &loads_seen {
+    let axes = c.axes();
+    let view = rtshield_report::CampaignView {
+        name: &c.name,
+        axes: &axes,
+        pool: &c.pool,
+        runs: &runs,
+    };
+    let figure12 = overlays(c, &view, &rdir, &data)?;
+    let md = rtshield_report::campaign_summary_markdown(&view);
+    rdir.write("summary.md", md.as_bytes())?;
+    let html = rtshield_report::campaign_summary_html(&view, &figure12);
+    rdir.write("report.html", html.as_bytes())?;
+    Ok(rdir.path().to_path_buf())
+}
+
+/// Figure 12 (the systress article): per load, one overlay with one curve
+/// per isolation method and column set, the runs of a curve merged into
+/// one histogram so the curves compare methods, not repeats. Returns
+/// (load, picture path relative to the report) for `report.html`.
+fn overlays(
+    c: &Campaign,
+    view: &rtshield_report::CampaignView,
+    rdir: &SafeDir,
+    data: &SafeDir,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let sets = view.column_sets();
+    for (li, l) in view.loads().iter().enumerate() {
         let mut inputs = Vec::new();
         let mut names = Vec::new();
-        for iso in dedup(c.cells.iter().map(Cell::isolation)) {
-            let group: Vec<&RunResult> = runs
-                .iter()
-                .filter(|r| {
-                    r.tags.get("load") == Some(l)
-                        && r.tags.get("isolation").map(String::as_str) == Some(iso)
-                })
-                .collect();
-            if let Some(merged) = merge(&group) {
-                let n = format!("load-{}-{iso}.json", sanitize(l));
-                data.write(&n, serde_json::to_string(&merged)?.as_bytes())?;
-                inputs.push(data.path().join(n));
-                names.push(format!("{iso} ({} runs)", group.len()));
+        for iso in view.isolations() {
+            for (si, set) in sets.iter().enumerate() {
+                let group = view.group(&iso, l, set);
+                if let Some(merged) = merge(&group) {
+                    let n = format!("load-{li}-{}-{iso}-{si}.json", sanitize(l));
+                    data.write(&n, serde_json::to_string(&merged)?.as_bytes())?;
+                    inputs.push(data.path().join(n));
+                    let what = if sets.len() > 1 {
+                        format!("{iso} · {}", set.label)
+                    } else {
+                        iso.clone()
+                    };
+                    names.push(format!("{what} ({} runs)", group.len()));
+                }
             }
         }
-        if !inputs.is_empty() {
-            rtshield_report::generate(&rtshield_report::Options {
-                inputs,
-                names,
-                out_dir: rdir.path().join(format!("load-{}", sanitize(l))),
-                formats: vec![rtshield_report::Format::Png, rtshield_report::Format::Svg],
-                title: format!("Campaign {}: load {l}", c.name),
-                policy: DirPolicy::Strict,
-                x_max_us: None,
-            })?;
+        if inputs.is_empty() {
+            continue;
         }
+        let dir = format!("load-{}", sanitize(l));
+        rtshield_report::generate(&rtshield_report::Options {
+            inputs,
+            names,
+            out_dir: rdir.path().join(&dir),
+            formats: vec![rtshield_report::Format::Png, rtshield_report::Format::Svg],
+            title: format!("Campaign {}: load {l}", c.name),
+            policy: DirPolicy::Strict,
+            x_max_us: None,
+        })?;
+        out.push((l.clone(), format!("{dir}/latency.svg")));
     }
-    let loads: Vec<&str> = dedup(c.cells.iter().map(Cell::load));
-    let isos: Vec<&str> = dedup(c.cells.iter().map(Cell::isolation));
-    let md = rtshield_report::campaign_summary_markdown(&c.name, &loads, &isos, &runs);
-    rdir.write("summary.md", md.as_bytes())?;
-    Ok(rdir.path().to_path_buf())
+    Ok(out)
 }
 
 /// A file-name-safe form of a load name (`cmd:stress-ng --cpu 1`).
@@ -316,16 +356,6 @@ fn merge(group: &[&RunResult]) -> Option<RunResult> {
     m.threads = vec![t];
     m.label = None;
     Some(m)
-}
-
-fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut v: Vec<&str> = Vec::new();
-    for x in it {
-        if !v.contains(&x) {
-            v.push(x);
-        }
-    }
-    v
 }
 
 #[cfg(test)]
@@ -387,20 +417,54 @@ mod tests {
             rtshield_store::mark_imported(&mut forged, "/home/other/r/results.json");
             st.put(&forged, Some("/home/other/r/results.json")).unwrap();
         }
-        assert_eq!(
-            done(&mut st, &c).unwrap(),
-            BTreeSet::from([(cell.clone(), 1)]),
-            "only the measured repeat is done"
-        );
         let own = own_runs(&mut st, &c).unwrap();
         assert_eq!(own.len(), 1);
         assert_eq!(own[0].worst_max(), Some(40_000));
+        let kernel = format!("{} {}", own[0].kernel, own[0].preempt);
+        assert_eq!(
+            done(&mut st, &c, &kernel).unwrap(),
+            BTreeSet::from([(cell.clone(), 1)]),
+            "only the measured repeat is done"
+        );
         // Whatever the file says of its origin, the import says where it
         // came from.
         let mut forged = tagged(2, 1_234);
         forged.tags.insert("imported_from".into(), "nowhere".into());
         rtshield_store::mark_imported(&mut forged, "/x/results.json");
         assert_eq!(forged.tags["imported_from"], "/x/results.json");
+    }
+
+    /// The same campaign file run again after booting another kernel:
+    /// `--resume` on the second kernel measures every cell (the runs of
+    /// the first are not done on this one), and on the first skips them.
+    #[test]
+    fn resume_skips_only_the_runs_of_this_kernel() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("runs.db");
+        let mut store = rtshield_store::open(Some(db.to_str().unwrap())).unwrap();
+        let c = model::parse(
+            "name = \"k\"\ncpus = \"1\"\nduration = \"2s\"\n[axes]\nload = [\"idle\"]\n",
+            "k.toml",
+        )
+        .unwrap();
+        let mut r = run(&[[10, 3]], 10_000, 500_000, 20_000.0);
+        for (k, v) in [
+            ("campaign_id", c.fingerprint.as_str()),
+            ("cell", "load=idle"),
+            ("repeat", "1"),
+            ("kernel_id", "6.6.1 PREEMPT_RT"),
+        ] {
+            r.tags.insert(k.into(), v.into());
+        }
+        store.put(&r, None).unwrap();
+        let on_a = done(store.as_mut(), &c, "6.6.1 PREEMPT_RT").unwrap();
+        assert_eq!(
+            on_a.into_iter().collect::<Vec<_>>(),
+            [("load=idle".to_string(), 1)]
+        );
+        assert!(done(store.as_mut(), &c, "6.12.3 PREEMPT_RT")
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

@@ -204,3 +204,60 @@ fn warns_about_a_scaling_governor_and_deep_idle_on_the_rt_cpu() {
     );
     assert!(t.contains("processor.max_cstate=1"), "{t}");
 }
+
+/// `audit ARGS` on tree `d`, killed after 10 s if it is still watching:
+/// (exit status, None when it had to be killed; all its text).
+fn follow_at(d: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let mut c = command();
+    c.env("RTSHIELD_FAKE_KERNEL", "1")
+        .arg("--sysroot")
+        .arg(d)
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut ch = c.spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while ch.try_wait().unwrap().is_none() {
+        if t0.elapsed() > std::time::Duration::from_secs(10) {
+            ch.kill().unwrap();
+            let o = ch.wait_with_output().unwrap();
+            return (None, text(&o));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = ch.wait_with_output().unwrap();
+    (o.status.code(), text(&o))
+}
+
+/// Adversary round 3 (C8, C11): `audit --follow` refuses, before watching
+/// (exit 2 naming the option), a `--period` outside 100 ms ..= 1 h (it
+/// printed `every 1ns` and read every 100 ms) and a `--parent` that is not
+/// a cgroup below the hierarchy (`..` made it read ordinary files outside
+/// cgroupfs as "the partition"; `''` and `/` are the root, which leaving
+/// --parent out means), as `partition --parent` does.
+#[test]
+fn follow_refuses_a_period_or_parent_out_of_range() {
+    let d = tree(FakeStyle::V1Prefix);
+    for p in ["1ns", "0s", "99ms", "2h"] {
+        let (code, t) = follow_at(d.path(), &["audit", "1", "--follow", "--period", p]);
+        assert_eq!(code, Some(2), "--period {p}: {t}");
+        assert!(
+            t.contains("--period") && t.contains("between 100ms and 1h"),
+            "{p}: {t}"
+        );
+    }
+    for (p, why) in [
+        ("..", "without `.` or `..`"),
+        ("../../../../tmp/x/fake", "without `.` or `..`"),
+        ("a/./b", "without `.` or `..`"),
+        ("", "not the root itself"),
+        ("/", "not the root itself"),
+        ("/sys/fs/cgroup/cpuset", "not the root itself"),
+        ("nope", "does not exist"),
+    ] {
+        let (code, t) = follow_at(d.path(), &["audit", "1", "--follow", "--parent", p]);
+        assert_eq!(code, Some(2), "--parent {p:?}: {t}");
+        assert!(t.contains("--parent") && t.contains(why), "{p:?}: {t}");
+        assert!(!t.contains("Following"), "{p:?} watched: {t}");
+    }
+}

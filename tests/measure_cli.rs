@@ -185,3 +185,71 @@ fn interval_posix_mode_and_the_measure_timeline() {
     assert!(last.host.uptime_s.is_some_and(|u| u > 0.0), "{t}");
     assert!(last.host.loadavg.is_some(), "{t}");
 }
+
+/// Adversary round 3 (N3): `noise --json FILE/` and `measure
+/// --metrics-file FILE/` name a directory, as `measure --json FILE/` does:
+/// refused (exit 2, naming the option), the existing FILE untouched (its
+/// `/` was dropped and FILE overwritten).
+#[test]
+fn a_file_option_ending_in_a_slash_names_no_file() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("precious");
+    std::fs::write(&f, "precious\n").unwrap();
+    let slashed = format!("{}/", f.display());
+    let out = d.path().join("m");
+    for (args, opt) in [
+        (
+            vec![
+                "noise",
+                "--cpus",
+                "0",
+                "--duration",
+                "1s",
+                "--json",
+                &slashed,
+            ],
+            "--json",
+        ),
+        (
+            vec![
+                "measure",
+                "--samples",
+                "1",
+                "--out",
+                out.to_str().unwrap(),
+                "--metrics-file",
+                &slashed,
+            ],
+            "--metrics-file",
+        ),
+    ] {
+        let o = rtshield(&args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(opt) && err.contains("it names a directory, not a file"),
+            "{err}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&f).unwrap(),
+            "precious\n",
+            "{args:?}"
+        );
+    }
+    assert!(!out.exists(), "measure started");
+}
+
+/// Adversary round 3 (C11): `--partition-parent` with a `.` or `..`
+/// component is refused at parse time (exit 2 naming the option): measure
+/// wrote its PID and TIDs into the `tasks` files of `../../tmp/X/fake/rt`,
+/// ordinary files outside the cgroup tree. `/` (the whole machine's
+/// partition, which a campaign passes) stays accepted by the parser.
+#[test]
+fn partition_parent_with_dot_dot_is_refused() {
+    for p in ["..", "../../../../tmp/x/fake", "a/../b", "./a", "a\nb"] {
+        measure_refused(
+            &["--partition", "--partition-parent", p],
+            "--partition-parent",
+        );
+    }
+}

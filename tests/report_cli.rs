@@ -285,6 +285,43 @@ fn rewrite_keeps_only_the_new_report() {
     assert_eq!(left.len(), 1);
 }
 
+/// Adversary round 3 (N2): a run directory whose timeline.csv is a FIFO or
+/// a directory is reported without its timeline, and the report says so,
+/// naming the file (it was left out silently); nothing blocks on the FIFO.
+#[test]
+fn a_timeline_that_is_not_a_regular_file_is_left_out_with_a_warning() {
+    let d = tempfile::tempdir().unwrap();
+    for kind in ["fifo", "dir"] {
+        let run = d.path().join(kind);
+        std::fs::create_dir(&run).unwrap();
+        std::fs::copy(fixture("real/cycle/results.json"), run.join("results.json")).unwrap();
+        let tl = run.join("timeline.csv");
+        if kind == "fifo" {
+            let c = std::ffi::CString::new(tl.as_os_str().as_encoded_bytes()).unwrap();
+            assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        } else {
+            std::fs::create_dir(&tl).unwrap();
+        }
+        let out = d.path().join(format!("r-{kind}"));
+        let o = rtshield(&["report", s(&run), "-o", s(&out)]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(o.status.success(), "{kind}: {err}");
+        let what = if kind == "fifo" {
+            "a FIFO"
+        } else {
+            "a directory"
+        };
+        assert!(
+            err.contains(&format!(
+                "warning: {}: not a regular file ({what}); the run's timeline is left out of the report",
+                tl.display()
+            )),
+            "{kind}: {err}"
+        );
+        assert!(!out.join("timeline.png").exists());
+    }
+}
+
 /// A real `rtshield run` directory (load.cycle 20 s / 10 s, stats every
 /// second): its timeline.csv becomes timeline.png and gnuplot data.
 #[test]

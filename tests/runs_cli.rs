@@ -197,3 +197,40 @@ fn no_absolute_home_means_no_default_store_and_nothing_created() {
     assert!(home.path().join(".local/share/rtshield/runs.db").exists());
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
 }
+
+/// Adversary round 3 (C15): every run `runs import` or `runs push` stores
+/// is tagged `imported_from` (the file or store it came from), whatever
+/// the file says, so a campaign never takes it for its own measurement;
+/// importing it again is still the same run.
+#[test]
+fn imported_and_pushed_runs_are_marked_whatever_the_file_says() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("a/runs.db");
+    let run = d.path().join("lab/r");
+    std::fs::create_dir_all(&run).unwrap();
+    let mut v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("real/idle/results.json")).unwrap())
+            .unwrap();
+    v["tags"]["imported_from"] = "measured here, honest".into();
+    v["tags"]["campaign_id"] = "0123456789abcdef".into();
+    std::fs::write(run.join("results.json"), v.to_string()).unwrap();
+    let out = ok(rtshield(&db, &["import", run.to_str().unwrap()]));
+    assert!(out.contains("1 stored"), "{out}");
+    let out = ok(rtshield(&db, &["import", run.to_str().unwrap()]));
+    assert!(out.contains("0 stored, 1 already there"), "{out}");
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(rtshield(&db, &["list", "--json"]))).unwrap();
+    let file = std::fs::canonicalize(run.join("results.json")).unwrap();
+    assert_eq!(
+        list[0]["tags"]["imported_from"].as_str(),
+        Some(file.to_str().unwrap()),
+        "{list}"
+    );
+    // Pushed on: marked with the store it came from.
+    let db2 = d.path().join("b/runs.db");
+    ok(rtshield(&db, &["push", "--to", db2.to_str().unwrap()]));
+    let list: serde_json::Value =
+        serde_json::from_str(&ok(rtshield(&db2, &["list", "--json"]))).unwrap();
+    let from = list[0]["tags"]["imported_from"].as_str().unwrap_or("");
+    assert!(from.ends_with("a/runs.db#1"), "{list}");
+}

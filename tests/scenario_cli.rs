@@ -122,6 +122,67 @@ fn rt_share_sizes_annex_b_to_the_thesis_share_and_is_range_checked() {
     assert_eq!(o.status.code(), Some(2), "one or the other");
 }
 
+/// Adversary round 3 (C6): `sloop` beyond `loop` (done before the first
+/// sleep) or a 1 ns sleep after long work holds the CPU as a task without
+/// `sloop` does: refused at its line, exit 2, unless --force; `--check`
+/// too, before anything runs.
+#[test]
+fn fifo_99_that_hardly_sleeps_on_every_cpu_is_refused() {
+    let d = tempfile::tempdir().unwrap();
+    let f = write(
+        d.path(),
+        "hog.scn",
+        "loops_per_us = 1\n{\nsched = FIFO\npriority = 99\nloop = 3600000000\nsloop = 1000000000000\nsleep = 1ns\n}\n",
+    );
+    for args in [vec!["scenario", &f, "--check"], vec!["scenario", &f]] {
+        let o = rtshield(&args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            err.contains(&format!(
+                "{f}:2:1: task fifo99.1 is FIFO priority 99, never sleeps (sloop 1000000000000 is not less than its loop 3600000000"
+            )),
+            "{err}"
+        );
+    }
+    let f = write(
+        d.path(),
+        "nap.scn",
+        "loops_per_us = 1\n{\nsched = FIFO\npriority = 99\nloop = 3600000000\nsloop = 1000000\nsleep = 1ns\n}\n",
+    );
+    let o = rtshield(&["scenario", &f, "--check"]);
+    assert_eq!(o.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{f}:2:1: task fifo99.1 is FIFO priority 99, works 100.0 % of the time (sloop 1000000 at 1.0 loops/µs is 1.0 s, then a 1 ns sleep")),
+        "{err}"
+    );
+    // --loops-per-us decides the work's length as the run would: 1 µs of
+    // work per 1 ns sleep is still the whole CPU.
+    let o = rtshield(&["scenario", &f, "--check", "--loops-per-us", "1000000"]);
+    assert_eq!(o.status.code(), Some(2));
+    // A second of work per second of sleep is half the CPU: fine.
+    let f2 = write(
+        d.path(),
+        "half.scn",
+        "loops_per_us = 1\n{\nsched = FIFO\npriority = 99\nloop = 3600000000\nsloop = 1000000\nsleep = 1s\n}\n",
+    );
+    let o = rtshield(&["scenario", &f2, "--check"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let o = rtshield(&["scenario", &f, "--check", "--force"]);
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
 #[test]
 fn fifo_99_spinning_on_every_cpu_is_refused() {
     let d = tempfile::tempdir().unwrap();

@@ -160,7 +160,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partrt" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l watch -d 'Count interrupts, IPIs, softirqs and context switches over this window (`10s`, `500ms`); `0s` uses the counts since boot' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l period -d 'With --follow: how often to look (`1s`, `200ms`; at least 100 ms)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l period -d 'With --follow: how often to look (`1s`, `200ms`; 100 ms to 1 h)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l parent -d 'With --follow: the `--parent` of the partition shielding CPUS (default: the partition covering them, if any)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l json -d 'Print JSON instead of text'

@@ -25,18 +25,29 @@ pub(crate) struct Args {
     /// and `run` record in results.json.
     #[arg(long, conflicts_with = "json")]
     pub(crate) follow: bool,
-    /// With --follow: how often to look (`1s`, `200ms`; at least 100 ms).
+    /// With --follow: how often to look (`1s`, `200ms`; 100 ms to 1 h).
     #[arg(
         long,
         value_name = "DURATION",
         default_value = "1s",
-        requires = "follow"
+        requires = "follow",
+        value_parser = parse_period
     )]
     pub(crate) period: Dur,
     /// With --follow: the `--parent` of the partition shielding CPUS
     /// (default: the partition covering them, if any).
-    #[arg(long, value_name = "PARENT", requires = "follow")]
+    #[arg(long, value_name = "PARENT", requires = "follow", value_parser = super::parse_parent)]
     pub(crate) parent: Option<String>,
+}
+
+/// `--period`: the watch reads every file each time, so not more often
+/// than every 100 ms; at most 1 h (a longer one would say nothing).
+fn parse_period(s: &str) -> Result<Dur, String> {
+    let d: Dur = s.parse().map_err(|e| format!("{e}"))?;
+    if !(100_000_000..=3_600_000_000_000).contains(&d.as_std().as_nanos()) {
+        return Err(format!("must be between 100ms and 1h, got {s}"));
+    }
+    Ok(d)
 }
 
 pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
@@ -72,10 +83,23 @@ fn follow(cpus: Option<CpuSet>, args: &Args, g: &Global) -> anyhow::Result<i32> 
         Some(c) => c,
         None => rtshield_sys::online_cpus(&root)?,
     };
-    let period = args
-        .period
-        .as_std()
-        .max(std::time::Duration::from_millis(100));
+    let period = args.period.as_std();
+    if let Some(p) = &args.parent {
+        // The one parent rule (`partition --parent`'s): below the
+        // hierarchy, not its root (leave --parent out for that), existing.
+        let found = rtshield_isolation::Partitions::discover(&root);
+        let h = found
+            .hierarchy_or_why()
+            .map_err(|e| InputError::new(format!("--parent: no cpuset hierarchy: {e}")))?;
+        rtshield_isolation::parent_dir(
+            &root,
+            h,
+            "--parent",
+            p,
+            rtshield_isolation::RootParent::Refused,
+            true,
+        )?;
+    }
     let stop = rtshield_measure::install_signals();
     let zero = std::time::Instant::now();
     let mut w = rtshield_drift::Watch::new(

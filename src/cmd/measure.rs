@@ -101,7 +101,7 @@ pub(crate) struct Args {
     #[arg(long)]
     pub(crate) partition: bool,
     /// With --partition: the rt/nrt sets under this parent cgroup (as `partition create --parent`).
-    #[arg(long, value_name = "PATH", requires = "partition")]
+    #[arg(long, value_name = "PATH", requires = "partition", value_parser = super::parse_parent)]
     pub(crate) partition_parent: Option<String>,
     /// Label of the run in reports [default: the output directory name].
     #[arg(long)]

@@ -17,6 +17,18 @@ pub(crate) mod simulate;
 pub(crate) mod stat;
 pub(crate) mod sysinfo;
 
+/// A parent cgroup option (`measure --partition-parent`, `audit --parent`):
+/// the one rule of [`rtshield_isolation::parent_syntax_error`], at parse
+/// time (exit 2 naming the option, before anything is read or written).
+pub(crate) fn parse_parent(s: &str) -> Result<String, String> {
+    match rtshield_isolation::parent_syntax_error(s) {
+        Some(why) => Err(format!(
+            "must name a cgroup below the cpuset hierarchy's mount, {why}"
+        )),
+        None => Ok(s.to_string()),
+    }
+}
+
 /// Where a finished run is stored, and its tags (`measure`, `run`).
 #[derive(clap::Args, Debug, Clone, Default)]
 pub(crate) struct StoreArgs {

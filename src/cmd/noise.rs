@@ -4,7 +4,6 @@
 use crate::cli::Global;
 use rtshield_noise::{EndReason, NoiseSpec, DEFAULT_PERIOD_NS};
 use rtshield_results::{Csv, CyclictestHist, ExportManager};
-use rtshield_safefs::{check_name, split_file_path};
 use rtshield_safefs::{DirPolicy, SafeDir};
 use rtshield_text::{errln, out, outln};
 use rtshield_vocab::Dur;
@@ -105,9 +104,9 @@ impl Args {
 /// The `--json` target, checked before anything starts.
 fn json_target(a: &Args) -> anyhow::Result<Option<(SafeDir, String)>> {
     let Some(p) = &a.json else { return Ok(None) };
-    let (dir, name) = split_file_path(p);
-    check_name(&name).map_err(|e| InputError::new(format!("--json {}: {e}", p.display())))?;
-    let d = SafeDir::open(&dir, a.dir_policy())
+    // The path layer's one cut: `FILE/` names no file (refused, as
+    // `measure --json FILE/` is), `..` refused.
+    let (d, name) = rtshield_safefs::open_file_dir(p, a.dir_policy())
         .map_err(|e| InputError::new(format!("--json {}: {e}", p.display())))?;
     Ok(Some((d, name)))
 }

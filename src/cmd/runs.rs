@@ -248,8 +248,11 @@ fn compare_cmd(
 fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
     let mut batch = Vec::new();
     for p in &paths {
-        let (path, result) = rtshield_report::read_result(p)?;
+        let (path, mut result) = rtshield_report::read_result(p)?;
         let src = std::fs::canonicalize(&path).unwrap_or(path.clone());
+        // Whatever tags the file carries, the store knows it was imported
+        // (a campaign never counts it as its own measurement).
+        rtshield_store::mark_imported(&mut result, &src.display().to_string());
         batch.push((result, Some(src.display().to_string())));
     }
     let mut st = open(spec)?;
@@ -374,7 +377,9 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
         let full = src.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
         for (sum, r) in chunk.iter().zip(&full) {
             let from = format!("{}#{}", src.location(), sum.id);
-            match dst.put(r, Some(&from)) {
+            let mut r = r.clone();
+            rtshield_store::mark_imported(&mut r, &from);
+            match dst.put(&r, Some(&from)) {
                 Ok(rtshield_store::Put::Stored { .. }) => new += 1,
                 Ok(rtshield_store::Put::AlreadyStored { .. }) => old += 1,
                 Err(e) => {

@@ -121,6 +121,7 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         PlanOptions {
             scale: args.scale,
             force: args.force,
+            loops_per_us: loops_per_us.or(scenario.globals.loops_per_us),
         },
     )?;
 

@@ -33,7 +33,7 @@ pub use crate::model::{parse_checked, Campaign, Cell, Step};
 use process::PartitionGuard;
 use rtshield_results::RunResult;
 use rtshield_safefs::{DirPolicy, SafeDir};
-use rtshield_store::{Selector, Store};
+use rtshield_store::{RunSummary, Selector, Store};
 use rtshield_sys::Root;
 use rtshield_vocab::InputError;
 use std::collections::BTreeSet;
@@ -90,7 +90,19 @@ fn this_kernel(root: &Root) -> String {
     rtshield_results::kernel_id(&rtshield_sys::SysInfo::collect(root, false))
 }
 
-/// Runs already stored for this very campaign (by fingerprint) on kernel
+/// The runs of this very campaign (by fingerprint) that a campaign
+/// measured: a run that came in by `runs import` or `runs push` may carry
+/// the same tags (anyone can write them into a results.json) and is never
+/// taken as the campaign's own measurement.
+fn own_runs(store: &mut dyn Store, c: &Campaign) -> Result<Vec<RunSummary>, String> {
+    let sel =
+        Selector::parse(&format!("campaign_id = {}", c.fingerprint)).map_err(|e| e.to_string())?;
+    let mut runs = store.list(&sel).map_err(|e| e.to_string())?;
+    runs.retain(|r| !r.is_imported());
+    Ok(runs)
+}
+
+/// Runs already stored for this very campaign, measured by it, on kernel
 /// `kernel`: a run made on another kernel (the campaign run again after
 /// booting another one) is not done on this one. A run stored before the
 /// kernel was recorded counts when its release and preemption model match.
@@ -99,9 +111,7 @@ fn done(
     c: &Campaign,
     kernel: &str,
 ) -> Result<BTreeSet<(String, u64)>, String> {
-    let sel =
-        Selector::parse(&format!("campaign_id = {}", c.fingerprint)).map_err(|e| e.to_string())?;
-    let runs = store.list(&sel).map_err(|e| e.to_string())?;
+    let runs = own_runs(store, c)?;
     Ok(runs
         .iter()
         .filter(|r| match r.tags.get(rtshield_report::CAMPAIGN_KERNEL_TAG) {
@@ -224,11 +234,10 @@ pub fn run(
 /// `summary.md` (the same tables), `plots/` (every run's own report), and
 /// per load the overlay of figure 12 (`load-LOAD/latency.{png,svg}`: one
 /// curve per isolation method and column set). Nothing is pooled that
-/// the campaign did not name in `pool`; runs of another kernel stay apart.
+/// the campaign did not name in `pool`; runs of another kernel stay apart;
+/// runs that came in by `runs import`/`runs push` are left out.
 pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Result<PathBuf> {
-    let sel =
-        Selector::parse(&format!("campaign_id = {}", c.fingerprint)).map_err(anyhow::Error::msg)?;
-    let sums = store.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+    let sums = own_runs(store, c).map_err(anyhow::Error::msg)?;
     if sums.is_empty() {
         return Err(InputError::new("the campaign has no stored run to report").into());
     }
@@ -374,6 +383,55 @@ mod tests {
             h,
         )];
         r
+    }
+
+    /// Adversary round 3 (C15): a run that came in by `runs import` (or
+    /// `runs push`) carrying this campaign's tags, copied from any run of
+    /// the same file, is not the campaign's measurement: `--resume` does
+    /// not skip its cell and the report leaves it out.
+    #[test]
+    fn an_imported_run_with_the_campaign_s_tags_is_not_its_own() {
+        let c = crate::model::parse_checked(
+            "name = \"c15\"\ncpus = \"0\"\nduration = \"1s\"\nrepeat = 2\n\
+             [measure]\nperiod = \"1ms\"\n[axes]\nload = [\"idle\"]\nisolation = [\"none\"]\n",
+            "c.toml",
+        )
+        .unwrap();
+        let cell = c.cells[0].id.clone();
+        let tagged = |repeat: u64, max: i64| {
+            let mut r = run(&[[1, 998]], 1_000, max, 1_100.0);
+            r.tags.insert("uuid".into(), rtshield_store::new_uuid());
+            r.tags.insert("campaign".into(), c.name.clone());
+            r.tags.insert("campaign_id".into(), c.fingerprint.clone());
+            r.tags.insert("cell".into(), cell.clone());
+            r.tags.insert("repeat".into(), repeat.to_string());
+            r
+        };
+        let mut st = rtshield_store::SqliteStore::memory().unwrap();
+        // Repeat 1 measured by the campaign; repeat 2 and a second repeat 1
+        // forged and imported.
+        st.put(&tagged(1, 40_000), Some("/out/001/results.json"))
+            .unwrap();
+        for repeat in [1, 2] {
+            let mut forged = tagged(repeat, 1_234);
+            rtshield_store::mark_imported(&mut forged, "/home/other/r/results.json");
+            st.put(&forged, Some("/home/other/r/results.json")).unwrap();
+        }
+        let own = own_runs(&mut st, &c).unwrap();
+        assert_eq!(own.len(), 1);
+        assert_eq!(own[0].worst_max(), Some(40_000));
+        let kernel = format!("{} {}", own[0].kernel, own[0].preempt);
+        assert_eq!(
+            done(&mut st, &c, &kernel).unwrap(),
+            BTreeSet::from([(cell.clone(), 1)]),
+            "only the measured repeat is done"
+        );
+        // Whatever the file says of its origin, the import says where it
+        // came from.
+        let mut forged = tagged(2, 1_234);
+        forged.tags.insert("imported_from".into(), "nowhere".into());
+        rtshield_store::mark_imported(&mut forged, "/x/results.json");
+        assert_eq!(forged.tags["imported_from"], "/x/results.json");
     }
 
     /// The same campaign file run again after booting another kernel:

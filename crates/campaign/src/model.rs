@@ -281,10 +281,10 @@ pub fn parse_checked(text: &str, file: &str) -> Result<Campaign, InputError> {
     // `partition create --parent` refuses these too, but only once a cell
     // runs (and the start-up undo would fail first, less clearly).
     if let Some(p) = &c.partition.parent {
-        if p.trim_matches('/').is_empty() || p.split('/').any(|x| x == "." || x == "..") {
+        if p.trim_matches('/').is_empty() || rtshield_isolation::parent_syntax_error(p).is_some() {
             return Err(pos.whole(format!(
                 "[partition] parent = {p:?}: must name a cgroup below the cpuset hierarchy's \
-                 root, without `.` or `..` (leave it out to partition the whole machine)"
+                 root, without `.` or `..` or control characters (leave it out to partition the whole machine)"
             )));
         }
     }

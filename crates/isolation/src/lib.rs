@@ -20,12 +20,14 @@
 
 mod advice;
 mod detect;
+mod parent;
 mod partitions;
 mod state;
 mod tag;
 
 pub use advice::{boot_advice, manager_warnings, BootParam};
 pub use detect::{foreign_partition, ForeignPartition, Found, Isolation};
+pub use parent::{parent_dir, parent_syntax_error, RootParent};
 pub use partitions::{Owner, Partition, Partitions, Set};
 pub use state::{state_path, FileChange, Knob, Phase, State, TaskMove, STATE_DIR, STATE_VERSION};
 pub use tag::Placement;

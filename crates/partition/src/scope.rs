@@ -40,36 +40,14 @@ pub(crate) fn parent_dir(
     let Some(p) = given else {
         return Ok(h.mount.clone());
     };
-    let why = if p.split('/').any(|c| c == "." || c == "..") {
-        Some("without `.` or `..`")
-    } else if p.chars().any(char::is_control) {
-        Some("without control characters")
-    } else if h.resolve(Some(p)) == h.mount {
-        Some("not the root itself: leave --parent out to partition the whole machine")
-    } else {
-        None
-    };
-    if let Some(why) = why {
-        return Err(InputError::new(format!(
-            "--parent: {} must name a cgroup below {}, {why}",
-            quoted(p),
-            h.mount
-        )));
-    }
-    let dir = h.resolve(Some(p));
-    if must == MustExist::Yes && !k.root.path(&dir).is_dir() {
-        return Err(InputError::new(format!(
-            "--parent: cgroup {dir} does not exist in the {} hierarchy at {}",
-            h.label(),
-            h.mount
-        )));
-    }
-    Ok(dir)
-}
-
-/// `'x'`, with an empty value visible.
-fn quoted(p: &str) -> String {
-    format!("'{}'", p.escape_debug())
+    rtshield_isolation::parent_dir(
+        &k.root,
+        h,
+        "--parent",
+        p,
+        rtshield_isolation::RootParent::Refused,
+        must == MustExist::Yes,
+    )
 }
 
 /// Every TID (v1) or PID (v2) listed in the task files of `dir` and of

@@ -145,10 +145,23 @@ pub(crate) fn load_one(p: &Path) -> anyhow::Result<Run> {
     let timeline = match (&dir, format) {
         (Some(d), Format::Rtshield) => {
             let tp = d.join("timeline.csv");
-            if tp.is_file() {
-                Some(Timeline::read(&tp)?)
-            } else {
-                None
+            match std::fs::metadata(&tp) {
+                Ok(m) if m.is_file() => Some(Timeline::read(&tp)?),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+                // A FIFO, directory or device (or an unreadable entry) is
+                // not read, and the report says so rather than silently
+                // showing no timeline.
+                other => {
+                    let why = match other {
+                        Ok(m) => format!("not a regular file ({})", file_kind(&m)),
+                        Err(e) => e.to_string(),
+                    };
+                    rtshield_text::errln!(
+                        "rtshield: warning: {}: {why}; the run's timeline is left out of the report",
+                        tp.display()
+                    );
+                    None
+                }
             }
         }
         _ => log_timeline,
@@ -165,6 +178,23 @@ pub(crate) fn load_one(p: &Path) -> anyhow::Result<Run> {
         result,
         timeline,
     })
+}
+
+/// What a file that is not a regular one is, in words.
+fn file_kind(m: &std::fs::Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    let t = m.file_type();
+    if t.is_dir() {
+        "a directory"
+    } else if t.is_fifo() {
+        "a FIFO"
+    } else if t.is_char_device() || t.is_block_device() {
+        "a device"
+    } else if t.is_socket() {
+        "a socket"
+    } else {
+        "another kind of file"
+    }
 }
 
 /// Directory name for a run directory, file stem otherwise; `results`

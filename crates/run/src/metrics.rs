@@ -26,19 +26,9 @@ impl MetricsFile {
     /// Open the directory of `path` now, so a bad path is refused before
     /// the measurement starts (exit 2).
     pub(crate) fn open(path: &Path, policy: DirPolicy) -> anyhow::Result<MetricsFile> {
-        let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .filter(|n| !n.is_empty())
-            .ok_or_else(|| {
-                InputError::new(format!(
-                    "--metrics-file {}: not a file name",
-                    path.display()
-                ))
-            })?
-            .to_string();
-        let (parent, _) = rtshield_safefs::split_file_path(path);
-        let dir = SafeDir::open(&parent, policy)
+        // The path layer's one cut: `FILE/` names no file (refused, as
+        // `--json FILE/` is), `..` refused.
+        let (dir, name) = rtshield_safefs::open_file_dir(path, policy)
             .map_err(|e| anyhow::Error::from(InputError::new(format!("--metrics-file: {e}"))))?;
         Ok(MetricsFile {
             dir,

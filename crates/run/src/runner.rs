@@ -257,6 +257,19 @@ pub(crate) fn measure_partition_files(
              use `rtshield partition run rt -- rtshield measure ...` (without --load) instead"
             .into());
     }
+    if let Some(p) = parent {
+        // The one parent rule: a `..` would turn the task files written
+        // below into ordinary files outside the hierarchy.
+        rtshield_isolation::parent_dir(
+            root,
+            h,
+            "--partition-parent",
+            p,
+            rtshield_isolation::RootParent::Allowed,
+            true,
+        )
+        .map_err(|e| e.to_string())?;
+    }
     let (rt, nrt) = match parent {
         Some(p) => found.under(root, p),
         None => {

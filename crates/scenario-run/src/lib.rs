@@ -8,7 +8,8 @@
 //!
 //! What it may not do: parse the scenario or shape the report (the pure
 //! `rtshield-scenario` does, shared with the simulator), or let real-time
-//! tasks that never sleep hold every CPU (the plan refuses them unless
+//! tasks that never sleep, or work more than [`MAX_RT_DUTY`] of the time
+//! between their sleeps, hold every CPU (the plan refuses them unless
 //! `--force`).
 
 #![deny(missing_docs)]
@@ -18,5 +19,5 @@ mod busy;
 mod plan;
 mod runner;
 
-pub use plan::{plan, Plan, PlanOptions, PlannedTask};
+pub use plan::{plan, Plan, PlanOptions, PlannedTask, MAX_RT_DUTY};
 pub use runner::{run, RunOptions, RunOutcome};

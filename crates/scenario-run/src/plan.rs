@@ -34,6 +34,11 @@ pub struct PlanOptions {
     pub scale: f64,
     /// Run a FIFO/RR 99 task that never sleeps on every CPU anyway.
     pub force: bool,
+    /// Iterations per microsecond the run will use (`--loops-per-us`,
+    /// `--rt-share` or the file's `loops_per_us`); `None`: measured here
+    /// (the runner measures it the same way at start), to know how long a
+    /// task works before it sleeps.
+    pub loops_per_us: Option<f64>,
 }
 
 impl Default for PlanOptions {
@@ -41,7 +46,55 @@ impl Default for PlanOptions {
         PlanOptions {
             scale: 1.0,
             force: false,
+            loops_per_us: None,
         }
+    }
+}
+
+/// The largest share of its CPU a real-time task may work, between its
+/// sleeps, before it counts as holding the CPU: the kernel's default RT
+/// throttling share (`sched_rt_runtime_us` 950000 of 1000000). Above it,
+/// only throttling (which may be off) lets anything else run there.
+pub const MAX_RT_DUTY: f64 = 0.95;
+
+/// Why a real-time task holds its CPU (`None`: it leaves it often enough),
+/// from what it will do: `loops` iterations, a sleep of `sleep_ns` after
+/// every `sloop` of them. `lpu` gives the time of the work between sleeps.
+fn holds_cpu(t: &TaskSpec, loops: u64, lpu: &mut dyn FnMut() -> f64) -> Option<String> {
+    if !t.policy.is_rt() {
+        return None;
+    }
+    let Some(sloop) = t.sloop.filter(|_| t.sleep_ns > 0) else {
+        return Some("never sleeps".into());
+    };
+    if sloop >= loops {
+        // The runner sleeps after every `sloop` iterations: none before
+        // the work is done.
+        return Some(format!(
+            "never sleeps (sloop {sloop} is not less than its loop {loops}: the work is done before the first sleep)"
+        ));
+    }
+    let l = lpu();
+    let work_ns = sloop as f64 * 1_000.0 / l;
+    let duty = work_ns / (work_ns + t.sleep_ns as f64);
+    (duty > MAX_RT_DUTY).then(|| {
+        format!(
+            "works {:.1} % of the time (sloop {sloop} at {l:.1} loops/µs is {}, then a {} sleep; at most {} % allowed)",
+            duty * 100.0,
+            human_ns(work_ns),
+            human_ns(t.sleep_ns as f64),
+            MAX_RT_DUTY * 100.0
+        )
+    })
+}
+
+/// `1.5 ms`, `20 ns`.
+fn human_ns(ns: f64) -> String {
+    match ns {
+        n if n >= 1e9 => format!("{:.1} s", n / 1e9),
+        n if n >= 1e6 => format!("{:.1} ms", n / 1e6),
+        n if n >= 1e3 => format!("{:.1} µs", n / 1e3),
+        n => format!("{n:.0} ns"),
     }
 }
 
@@ -91,8 +144,9 @@ pub(crate) const MAX_SCALE: f64 = 1e6;
 
 /// The plan of scenario `s` on the `online` CPUs: masks trimmed to them, `--scale`
 /// applied (refused outside 1e-6..1e6 or past the parser's iteration limit), and
-/// real-time tasks that never sleep and could hold every CPU refused unless
-/// `o.force`.
+/// real-time tasks that hold their CPU (never sleep, reach their first sleep only
+/// once their work is done, or work more than [`MAX_RT_DUTY`] of the time) and
+/// could hold every CPU refused unless `o.force`.
 pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, InputError> {
     if !(o.scale.is_finite() && (MIN_SCALE..=MAX_SCALE).contains(&o.scale)) {
         return Err(InputError::new(format!(
@@ -104,6 +158,15 @@ pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, Input
     let mut tasks = Vec::with_capacity(s.tasks.len());
     // Trimming notes are the same for every copy of a mask: say it once.
     let mut said: Vec<String> = Vec::new();
+    // The tasks that hold their CPU (indexes into `tasks`).
+    let mut hogs = Vec::new();
+    // Measured once, and only if a sleeping real-time task needs it.
+    let mut measured = None;
+    let mut lpu = || {
+        o.loops_per_us
+            .or(s.globals.loops_per_us)
+            .unwrap_or_else(|| *measured.get_or_insert_with(crate::busy::calibrate))
+    };
     for t in &s.tasks {
         let (mask, why) = match &t.cpu_mask {
             Some(m) => trim_mask(m, online),
@@ -121,29 +184,6 @@ pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, Input
                 said.push(why);
             }
         }
-        if t.policy.is_rt() && t.sloop.is_none() {
-            if t.priority == 99 && mask == *online && !o.force {
-                return Err(InputError::at(
-                    &s.source,
-                    t.line,
-                    1,
-                    format!(
-                        "task {} is {} priority 99, never sleeps and may run on every CPU: it would \
-                         starve this machine (give it `sloop`/`sleep`, a smaller cpu_mask, or pass --force)",
-                        t.name,
-                        t.policy.name().to_uppercase()
-                    ),
-                ));
-            }
-            notes.push(format!(
-                "task {} is {} {} and never sleeps: it holds CPU {} until its loop is done; only the \
-                 kernel's RT throttling (sched_rt_runtime_us) lets other tasks run there",
-                t.name,
-                t.policy.name().to_uppercase(),
-                t.priority,
-                mask.to_list()
-            ));
-        }
         // Checked: a scaled loop stays within the parser's range instead of
         // saturating at u64::MAX.
         let scaled = (t.loops as f64 * o.scale).round();
@@ -156,6 +196,30 @@ pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, Input
             )));
         }
         let loops = (scaled as u64).max(1);
+        if let Some(why) = holds_cpu(t, loops, &mut lpu) {
+            if t.priority == 99 && mask == *online && !o.force {
+                return Err(InputError::at(
+                    &s.source,
+                    t.line,
+                    1,
+                    format!(
+                        "task {} is {} priority 99, {why} and may run on every CPU: it would \
+                         starve this machine (give it `sloop`/`sleep`, a smaller cpu_mask, or pass --force)",
+                        t.name,
+                        t.policy.name().to_uppercase()
+                    ),
+                ));
+            }
+            notes.push(format!(
+                "task {} is {} {} and {why}: it holds CPU {} until its loop is done; only the \
+                 kernel's RT throttling (sched_rt_runtime_us) lets other tasks run there",
+                t.name,
+                t.policy.name().to_uppercase(),
+                t.priority,
+                mask.to_list()
+            ));
+            hogs.push((tasks.len(), why.starts_with("never sleeps")));
+        }
         tasks.push(PlannedTask {
             spec: t.clone(),
             mask,
@@ -163,7 +227,7 @@ pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, Input
         });
     }
     if !o.force {
-        refuse_rt_cover(s, &tasks, online)?;
+        refuse_rt_cover(s, &tasks, &hogs, online)?;
     }
     if o.scale != 1.0 {
         notes.push(format!(
@@ -174,17 +238,22 @@ pub fn plan(s: &Scenario, online: &CpuSet, o: PlanOptions) -> Result<Plan, Input
     Ok(Plan { tasks, notes })
 }
 
-/// Real-time tasks that never sleep each hold a CPU until their loop is
-/// done: as many of them as there are CPUs, with masks covering every CPU,
+/// Real-time tasks that never sleep (or work more than [`MAX_RT_DUTY`] of
+/// the time between their sleeps: `holding`, with whether they never sleep)
+/// each hold a CPU until their loop is done: as many of them as there are CPUs, with masks covering every CPU,
 /// can take the whole machine (only RT throttling would save it, and it may
 /// be off). Refused, naming the task that completes the cover, unless --force.
-fn refuse_rt_cover(s: &Scenario, tasks: &[PlannedTask], online: &CpuSet) -> Result<(), InputError> {
+fn refuse_rt_cover(
+    s: &Scenario,
+    tasks: &[PlannedTask],
+    holding: &[(usize, bool)],
+    online: &CpuSet,
+) -> Result<(), InputError> {
     let mut cover = CpuSet::new();
     let mut hogs: Vec<&str> = Vec::new();
-    for t in tasks {
-        if !(t.spec.policy.is_rt() && t.spec.sloop.is_none()) {
-            continue;
-        }
+    let mut all_never_sleep = true;
+    for (t, never) in holding.iter().map(|&(i, never)| (&tasks[i], never)) {
+        all_never_sleep &= never;
         cover = cover.union(&t.mask);
         hogs.push(&t.spec.name);
         if hogs.len() >= online.len() && online.is_subset(&cover) {
@@ -193,9 +262,14 @@ fn refuse_rt_cover(s: &Scenario, tasks: &[PlannedTask], online: &CpuSet) -> Resu
                 t.spec.line,
                 1,
                 format!(
-                    "tasks {} are real-time, never sleep and together can hold every CPU ({}): they \
+                    "tasks {} are real-time, {} and together can hold every CPU ({}): they \
                      would starve this machine (give them `sloop`/`sleep`, smaller cpu_masks, or pass --force)",
                     name_list(&hogs),
+                    if all_never_sleep {
+                        "never sleep".to_string()
+                    } else {
+                        format!("never sleep or work more than {} % of the time", MAX_RT_DUTY * 100.0)
+                    },
                     online.to_list()
                 ),
             ));
@@ -253,6 +327,7 @@ mod tests {
             PlanOptions {
                 scale: 0.001,
                 force: false,
+                ..Default::default()
             },
         )
         .unwrap();
@@ -293,12 +368,14 @@ mod tests {
             PlanOptions {
                 scale: 1.0,
                 force: true,
+                ..Default::default()
             },
         )
         .unwrap();
         assert!(forced.notes[0].contains("never sleeps"));
-        // Pinned to one CPU it is allowed (with a note), and so is a sleeping one.
-        let s = parse_str("{loop=1; sched=fifo; priority=99; cpu_mask=1}\n{loop=1; sched=fifo; priority=99; sloop=1; sleep=1}", "f")
+        // Pinned to one CPU it is allowed (with a note), and so is a sleeping
+        // one (that reaches its first sleep before its work is done).
+        let s = parse_str("{loop=1; sched=fifo; priority=99; cpu_mask=1}\n{loop=2; sched=fifo; priority=99; sloop=1; sleep=1}", "f")
             .unwrap();
         let p = plan(&s, &set("0-1"), PlanOptions::default()).unwrap();
         assert_eq!(p.notes.len(), 1);
@@ -317,6 +394,7 @@ mod tests {
         let forced = PlanOptions {
             scale: 1.0,
             force: true,
+            ..Default::default()
         };
         assert_eq!(plan(&s, &set("0-1"), forced).unwrap().tasks.len(), 2);
         // On a bigger machine the same two tasks leave CPUs free.
@@ -330,6 +408,73 @@ mod tests {
         assert!(plan(&s, &set("0-1"), PlanOptions::default()).is_ok());
     }
 
+    /// Round 3 (C6): a task that sleeps only once its work is done, or
+    /// sleeps a nanosecond between long stretches of work, holds its CPU as
+    /// much as one without `sloop`.
+    #[test]
+    fn rt_tasks_that_hardly_sleep_are_refused_like_those_that_never_do() {
+        let lpu = |l| PlanOptions {
+            loops_per_us: Some(l),
+            ..Default::default()
+        };
+        let fifo99 = |body: &str| {
+            parse_str(
+                &format!("{{sched=fifo; priority=99; {body}}}\n#2\n{{sched=fifo; priority=99; {body}}}\n"),
+                "h.scn",
+            )
+            .unwrap()
+        };
+        // sloop > loop: the task is done before its first sleep.
+        let s = fifo99("loop=3600000000; sloop=1000000000000; sleep=1ns");
+        let e = plan(&s, &set("0-1"), lpu(1.0)).unwrap_err().to_string();
+        assert!(
+            e.starts_with("h.scn:1:1: task fifo99.1 is FIFO priority 99, never sleeps (sloop 1000000000000 is not less than its loop 3600000000"),
+            "{e}"
+        );
+        // ... and when --scale shrinks the loop below sloop.
+        let s = fifo99("loop=1000000; sloop=1000; sleep=1ms");
+        assert!(plan(&s, &set("0-1"), lpu(1.0)).is_ok());
+        let scaled = PlanOptions {
+            scale: 0.001,
+            ..lpu(1.0)
+        };
+        assert!(plan(&s, &set("0-1"), scaled)
+            .unwrap_err()
+            .to_string()
+            .contains("never sleeps"));
+        // A 1 ns sleep after 1 ms of work: 99.9999 % of the CPU.
+        let s = fifo99("loop=1000000; sloop=1000; sleep=1ns");
+        let e = plan(&s, &set("0-1"), lpu(1.0)).unwrap_err().to_string();
+        assert!(e.contains("works 100.0 % of the time (sloop 1000 at 1.0 loops/µs is 1.0 ms, then a 1 ns sleep; at most 95 % allowed)"), "{e}");
+        // The same work with a 1 ms sleep is half the CPU: fine; faster
+        // loops (the file's or measured) shorten the work.
+        let s = fifo99("loop=1000000; sloop=1000; sleep=1ms");
+        assert!(plan(&s, &set("0-1"), lpu(1.0)).is_ok());
+        let s = fifo99("loop=1000000; sloop=100000; sleep=1ms");
+        assert!(plan(&s, &set("0-1"), lpu(1.0)).is_err());
+        assert!(plan(&s, &set("0-1"), lpu(1000.0)).is_ok());
+        // Lower priorities: refused once they cover every CPU, with the
+        // reason in the sentence; --force runs them.
+        let s = parse_str(
+            "{loop=1000000; sloop=1000; sleep=1ns; sched=fifo; priority=10; cpu_mask=0}\n\
+             {loop=1000000; sloop=1000; sleep=1ns; sched=rr; priority=5; cpu_mask=0x2}\n",
+            "c.scn",
+        )
+        .unwrap();
+        let e = plan(&s, &set("0-1"), lpu(1.0)).unwrap_err().to_string();
+        assert!(e.starts_with("c.scn:2:1: tasks fifo10.1, rr5.1 are real-time, never sleep or work more than 95 % of the time and together can hold every CPU (0-1)"), "{e}");
+        let forced = PlanOptions {
+            force: true,
+            ..lpu(1.0)
+        };
+        let p = plan(&s, &set("0-1"), forced).unwrap();
+        assert!(
+            p.notes[0].contains("works 100.0 % of the time"),
+            "{:?}",
+            p.notes
+        );
+    }
+
     #[test]
     fn bad_scale_is_input_error() {
         let s = parse_str("{loop=1}", "f").unwrap();
@@ -339,7 +484,7 @@ mod tests {
                 &set("0"),
                 PlanOptions {
                     scale,
-                    force: false,
+                    ..Default::default()
                 },
             )
             .unwrap_err();

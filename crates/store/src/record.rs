@@ -78,6 +78,23 @@ pub struct RunSummary {
 /// Tag keys the store knows by name.
 pub const TAG_UUID: &str = "uuid";
 
+/// The tag `runs import` and `runs push` put on every run they store (the
+/// file or store it came from), whatever the file says: a run measured
+/// here (`measure`, `run`, a campaign's cell) never has it. Anyone can
+/// write any tag into a results.json, a campaign's too: this one is what
+/// tells a campaign which stored runs it measured itself.
+pub const TAG_IMPORTED_FROM: &str = "imported_from";
+
+/// `r` as `runs import`/`runs push` store it: marked
+/// [`TAG_IMPORTED_FROM`] `from` (any value the file had is replaced), its
+/// identity kept (the `uuid` tag set to [`run_uuid`] first, so the mark
+/// does not change a content-derived UUID).
+pub fn mark_imported(r: &mut RunResult, from: &str) {
+    let uuid = run_uuid(r);
+    r.tags.insert(TAG_UUID.into(), uuid);
+    r.tags.insert(TAG_IMPORTED_FROM.into(), from.into());
+}
+
 /// A byte of a tag or field name: a letter, a digit, `_`, `.` or `-`.
 pub fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-'
@@ -131,6 +148,12 @@ impl RunSummary {
                 })
                 .collect(),
         }
+    }
+
+    /// Whether the run came in by `runs import` or `runs push`
+    /// ([`mark_imported`]) rather than being measured here.
+    pub fn is_imported(&self) -> bool {
+        self.tags.contains_key(TAG_IMPORTED_FROM)
     }
 
     /// The value of a selector key: a field, else a tag; None when the

@@ -252,23 +252,15 @@ pub fn parse_from(text: &str, from_ns: u64) -> Vec<Record> {
         .collect()
 }
 
+/// A command name's longest length in bytes (`TASK_COMM_LEN`, 16 with its
+/// NUL): what bounds where a name can hide a forged field.
+const COMM_MAX: usize = 15;
+
 /// Parse one event line; the error is (1-based column, message).
 pub fn parse_line(line: &str) -> Result<Record, (usize, String)> {
-    let (cpu_start, cpu_end, cpu) = find_cpu(line).ok_or((1, "no `[cpu]` field".to_string()))?;
-    let mut task = line[..cpu_start].trim_end();
-    // Optional TGID column `(  123)` or `(-------)`.
-    if task.ends_with(')') {
-        if let Some(open) = task.rfind('(') {
-            task = task[..open].trim_end();
-        }
-    }
-    let task = task.trim_start();
-    let (comm, pid) = task
-        .rsplit_once('-')
-        .ok_or((1, format!("`{task}` is not comm-pid")))?;
-    let pid: u32 = pid
-        .parse()
-        .map_err(|_| (1, format!("bad pid `{pid}` in `{task}`")))?;
+    let Some((comm, pid, cpu, cpu_end)) = find_task(line) else {
+        return Err(task_error(line));
+    };
     // After `[cpu]`: optional flags, then the `secs.frac:` timestamp.
     let rest = &line[cpu_end..];
     let mut pos = cpu_end;
@@ -304,6 +296,68 @@ pub fn parse_line(line: &str) -> Result<Record, (usize, String)> {
         ts_ns,
         event,
     })
+}
+
+/// `comm-pid [(tgid)] [cpu]` at the start of a line: (comm, pid, cpu, the
+/// byte after `]`). Any user names a thread, and a name may itself hold
+/// `x-1 [000]`: such a fake is left of the real one, so the task is the
+/// **rightmost** `-pid … [cpu]` whose comm fits in [`COMM_MAX`] bytes (the
+/// leftmost one on hand-written lines with longer names).
+fn find_task(line: &str) -> Option<(&str, u32, u32, usize)> {
+    let mut found = None;
+    for (d, _) in line.match_indices('-') {
+        let comm = line[..d].trim_start();
+        if comm.len() > COMM_MAX && found.is_some() {
+            break;
+        }
+        if let Some((pid, cpu, end)) = after_dash(&line[d + 1..]) {
+            found = Some((comm, pid, cpu, d + 1 + end));
+            if comm.len() > COMM_MAX {
+                break;
+            }
+        }
+    }
+    found
+}
+
+/// `pid [(tgid)] [cpu]` right after the comm's dash: (pid, cpu, the byte
+/// after `]` in `s`).
+fn after_dash(s: &str) -> Option<(u32, u32, usize)> {
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    let pid = s[..digits].parse().ok()?;
+    let mut rest = &s[digits..];
+    let t = rest.trim_start();
+    if let Some(after) = t.strip_prefix('(') {
+        rest = &after[after.find(')')? + 1..];
+    }
+    let t = rest.trim_start();
+    if t.len() == rest.len() {
+        return None;
+    }
+    let inner = &t.strip_prefix('[')?[..t[1..].find(']')?];
+    if inner.is_empty() || !inner.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let cpu = inner.parse().ok()?;
+    Some((pid, cpu, s.len() - t.len() + inner.len() + 2))
+}
+
+/// The error of a line whose task columns do not parse, in words.
+fn task_error(line: &str) -> (usize, String) {
+    let Some((cpu_start, _, _)) = find_cpu(line) else {
+        return (1, "no `[cpu]` field".to_string());
+    };
+    let mut task = line[..cpu_start].trim_end();
+    if task.ends_with(')') {
+        if let Some(open) = task.rfind('(') {
+            task = task[..open].trim_end();
+        }
+    }
+    let task = task.trim_start();
+    match task.rsplit_once('-') {
+        Some((_, pid)) => (1, format!("bad pid `{pid}` in `{task}`")),
+        None => (1, format!("`{task}` is not comm-pid")),
+    }
 }
 
 /// The `[NNN]` CPU field: the first bracketed number preceded by a space.
@@ -388,22 +442,109 @@ fn num<T: std::str::FromStr>(f: &[(&str, String)], k: &str) -> Result<T, String>
     v.parse().map_err(|_| format!("bad `{k}={v}`"))
 }
 
-/// `prev_... ==> next_...`; split first so that a command name holding
-/// `=` on one side cannot confuse the other.
+/// `prev_comm=P prev_pid=N prev_prio=N prev_state=S ==> next_comm=N
+/// next_pid=N next_prio=N`. Both names are any user's thread names and may
+/// hold spaces, `=`, `==>` or `next_pid=1`: the fields are read in the
+/// kernel's order, not by key. The previous name ends at the first
+/// ` prev_pid=` that starts the whole fixed run up to ` ==> next_comm=`
+/// (a name cannot hold that run, nor start it: the text after a name is the
+/// run itself), and the next name is what is left once the last two fields
+/// are taken from the right.
 fn sched_switch(fields: &str) -> Result<Event, String> {
-    let (p, n) = fields
-        .split_once("==>")
-        .ok_or_else(|| "no `==>`".to_string())?;
-    let (p, n) = (kv(p), kv(n));
+    let rest = fields
+        .strip_prefix("prev_comm=")
+        .ok_or_else(|| "no `prev_comm=` field".to_string())?;
+    let mut last = Err("no `prev_pid=` field".to_string());
+    for (at, _) in rest.match_indices(" prev_pid=") {
+        last = switch_after_prev_comm(&rest[..at], &rest[at + 1..]);
+        if last.is_ok() {
+            break;
+        }
+    }
+    last
+}
+
+/// The fields after `prev_comm=PREV `, in the kernel's order.
+fn switch_after_prev_comm(prev_comm: &str, run: &str) -> Result<Event, String> {
+    let (prev_pid, run) = field(run, "prev_pid")?;
+    let (prev_prio, run) = field(run, "prev_prio")?;
+    let (prev_state, run) = field(run, "prev_state")?;
+    let next = run
+        .strip_prefix("==> next_comm=")
+        .ok_or_else(|| "no `==> next_comm=`".to_string())?;
+    let (next, next_prio) = field_from_right(next, "next_prio")?;
+    let (next_comm, next_pid) = field_from_right(next, "next_pid")?;
     Ok(Event::SchedSwitch {
-        prev_comm: req(&p, "prev_comm")?.to_string(),
-        prev_pid: num(&p, "prev_pid")?,
-        prev_prio: num(&p, "prev_prio")?,
-        prev_state: get(&p, "prev_state").unwrap_or("").to_string(),
-        next_comm: req(&n, "next_comm")?.to_string(),
-        next_pid: num(&n, "next_pid")?,
-        next_prio: num(&n, "next_prio")?,
+        prev_comm: prev_comm.to_string(),
+        prev_pid: number("prev_pid", prev_pid)?,
+        prev_prio: number("prev_prio", prev_prio)?,
+        prev_state: prev_state.to_string(),
+        next_comm: next_comm.to_string(),
+        next_pid: number("next_pid", next_pid)?,
+        next_prio: number("next_prio", next_prio)?,
     })
+}
+
+/// `comm=NAME pid=N prio=N [success=N] [target_cpu=N]`: the known fields
+/// are taken from the right, each once and in the kernel's order, so that
+/// a name holding ` pid=1` or ` prio=0` stays the name.
+fn wakeup(name: &str, fields: &str) -> Result<Event, String> {
+    let mut rest = fields;
+    let mut target_cpu = None;
+    if let Ok((r, v)) = field_from_right(rest, "target_cpu") {
+        target_cpu = v.parse().ok();
+        rest = r;
+    }
+    if let Ok((r, _)) = field_from_right(rest, "success") {
+        rest = r;
+    }
+    let (rest, prio) = field_from_right(rest, "prio")?;
+    let (rest, pid) = field_from_right(rest, "pid")?;
+    let comm = rest
+        .strip_prefix("comm=")
+        .ok_or_else(|| "no `comm=` field".to_string())?
+        .to_string();
+    let (pid, prio) = (number("pid", pid)?, number("prio", prio)?);
+    Ok(if name == "sched_waking" {
+        Event::SchedWaking {
+            comm,
+            pid,
+            prio,
+            target_cpu,
+        }
+    } else {
+        Event::SchedWakeup {
+            comm,
+            pid,
+            prio,
+            target_cpu,
+        }
+    })
+}
+
+/// `KEY=VALUE REST` at the start of `s`: (VALUE, REST).
+fn field<'a>(s: &'a str, key: &str) -> Result<(&'a str, &'a str), String> {
+    let v = s
+        .strip_prefix(key)
+        .and_then(|v| v.strip_prefix('='))
+        .ok_or_else(|| format!("no `{key}=` field"))?;
+    Ok(v.split_once(' ').unwrap_or((v, "")))
+}
+
+/// `REST KEY=VALUE` at the end of `s`: (REST, VALUE).
+fn field_from_right<'a>(s: &'a str, key: &str) -> Result<(&'a str, &'a str), String> {
+    let (rest, last) = s
+        .rsplit_once(' ')
+        .ok_or_else(|| format!("no `{key}=` field"))?;
+    let v = last
+        .strip_prefix(key)
+        .and_then(|v| v.strip_prefix('='))
+        .ok_or_else(|| format!("no `{key}=` field"))?;
+    Ok((rest, v))
+}
+
+fn number<T: std::str::FromStr>(key: &str, v: &str) -> Result<T, String> {
+    v.parse().map_err(|_| format!("bad `{key}={v}`"))
 }
 
 /// `work struct 00000000abcd: function vmstat_update`
@@ -446,27 +587,7 @@ fn event(name: &str, fields: &str) -> Result<Event, String> {
         "hrtimer_expire_exit" => Event::HrtimerExpireExit {
             hrtimer: req(&f, "hrtimer")?.to_string(),
         },
-        "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => {
-            let comm = req(&f, "comm")?.to_string();
-            let pid = num(&f, "pid")?;
-            let prio = num(&f, "prio")?;
-            let target_cpu = get(&f, "target_cpu").and_then(|v| v.parse().ok());
-            if name == "sched_waking" {
-                Event::SchedWaking {
-                    comm,
-                    pid,
-                    prio,
-                    target_cpu,
-                }
-            } else {
-                Event::SchedWakeup {
-                    comm,
-                    pid,
-                    prio,
-                    target_cpu,
-                }
-            }
-        }
+        "sched_waking" | "sched_wakeup" | "sched_wakeup_new" => wakeup(name, fields)?,
         "sched_switch" => sched_switch(fields)?,
         "irq_handler_entry" => Event::IrqHandlerEntry {
             irq: num(&f, "irq")?,
@@ -645,5 +766,147 @@ mod tests {
         assert!(e.msg.contains("pid=zz"), "{}", e.msg);
         assert_eq!(parse_ts("1.5"), Some(1_500_000_000));
         assert_eq!(parse_ts("1.1234567891"), None);
+    }
+}
+
+/// Any user names their threads (`prctl(PR_SET_NAME)`, up to 15 bytes):
+/// a name must never move another field of the line it appears in.
+#[cfg(test)]
+mod hostile_comm_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A thread name made of the pieces that look like trace syntax, cut
+    /// to the kernel's 15 bytes.
+    fn comm() -> impl Strategy<Value = String> {
+        let piece = prop::sample::select(vec![
+            " ",
+            "=",
+            "==>",
+            "next_pid=1",
+            "next_prio=0",
+            "prev_pid=1",
+            " pid=1",
+            " prio=0",
+            "[003]",
+            ":",
+            "-",
+            "-1",
+            " 9.5:",
+            "(",
+            ")",
+            "comm=",
+            "next_comm=",
+            "x",
+            "é",
+            " target_cpu=7",
+            "sched_switch:",
+            " d..2.",
+        ]);
+        prop::collection::vec(piece, 0..6).prop_map(|v| {
+            let mut s = v.concat();
+            while s.len() > COMM_MAX {
+                s.pop();
+            }
+            s
+        })
+    }
+
+    /// The kernel's line prefix: the name right-aligned in 16 columns.
+    fn line(task: &str, pid: u32, tgid: bool, body: &str) -> String {
+        let tgid = if tgid {
+            format!("({pid:>7}) ")
+        } else {
+            String::new()
+        };
+        format!("{task:>16}-{pid:<7} {tgid}[001] d..2. 100.000001: {body}")
+    }
+
+    proptest! {
+        #[test]
+        fn no_name_shifts_a_field(
+            task in comm(), a in comm(), b in comm(),
+            pid in 1u32..4_194_304, tgid in any::<bool>(),
+        ) {
+            let check = |body: String, want: Event| -> Result<(), TestCaseError> {
+                let r = parse_line(&line(&task, pid, tgid, &body)).map_err(|e| TestCaseError::fail(e.1))?;
+                prop_assert_eq!(&r.comm, task.trim_start());
+                prop_assert_eq!((r.pid, r.cpu, r.ts_ns), (pid, 1, 100_000_001_000));
+                prop_assert_eq!(r.event, want);
+                Ok(())
+            };
+            check(
+                format!("sched_switch: prev_comm={a} prev_pid=77 prev_prio=120 prev_state=R+ ==> next_comm={b} next_pid=88 next_prio=49"),
+                Event::SchedSwitch {
+                    prev_comm: a.clone(), prev_pid: 77, prev_prio: 120, prev_state: "R+".into(),
+                    next_comm: b.clone(), next_pid: 88, next_prio: 49,
+                },
+            )?;
+            for ev in ["sched_waking", "sched_wakeup", "sched_wakeup_new"] {
+                let comm = a.clone();
+                let (pid, prio, target_cpu) = (88, 120, Some(3));
+                let want = if ev == "sched_waking" {
+                    Event::SchedWaking { comm, pid, prio, target_cpu }
+                } else {
+                    Event::SchedWakeup { comm, pid, prio, target_cpu }
+                };
+                check(format!("{ev}: comm={a} pid=88 prio=120 target_cpu=003"), want)
+                    ?;
+            }
+            // Events without a name in their fields: the prefix's name
+            // must not move them either.
+            check(
+                "irq_handler_entry: irq=11 name=virtio0".into(),
+                Event::IrqHandlerEntry { irq: 11, name: "virtio0".into() },
+            )?;
+            check(
+                "hrtimer_expire_entry: hrtimer=00ff now=99 function=hrtimer_wakeup".into(),
+                Event::HrtimerExpireEntry { hrtimer: "00ff".into(), function: "hrtimer_wakeup".into(), now_ns: Some(99) },
+            )?;
+            check(
+                "softirq_entry: vec=1 [action=TIMER]".into(),
+                Event::SoftirqEntry { vec: 1, action: "TIMER".into() },
+            )?;
+            check(
+                "local_timer_entry: vector=236".into(),
+                Event::VectorEntry { name: "local_timer".into(), vector: 236 },
+            )?;
+        }
+    }
+
+    /// The adversary's recipes (round 3, C1), as the kernel prints them.
+    #[test]
+    fn forged_fields_in_a_name_stay_in_the_name() {
+        let r = parse_line(&line("a next_pid=1", 4242, false,
+            "sched_switch: prev_comm=swapper/1 prev_pid=0 prev_prio=120 prev_state=R ==> next_comm=a next_pid=1 next_pid=4242 next_prio=120")).unwrap();
+        assert!(
+            matches!(r.event, Event::SchedSwitch { ref next_comm, next_pid: 4242, next_prio: 120, .. } if next_comm == "a next_pid=1"),
+            "{r:?}"
+        );
+        let r = parse_line(&line("x next_prio=0", 4242, false,
+            "sched_switch: prev_comm=x next_prio=0 prev_pid=4242 prev_prio=120 prev_state=R ==> next_comm=x next_prio=0 next_pid=4242 next_prio=120")).unwrap();
+        assert!(
+            matches!(r.event, Event::SchedSwitch { ref prev_comm, ref next_comm, prev_pid: 4242, next_pid: 4242, next_prio: 120, .. } if prev_comm == "x next_prio=0" && next_comm == "x next_prio=0"),
+            "{r:?}"
+        );
+        let r = parse_line(&line(
+            "==> next_comm=x",
+            4242,
+            false,
+            "sched_wakeup: comm===> next_comm=x pid=4242 prio=120 target_cpu=001",
+        ))
+        .unwrap();
+        assert!(
+            matches!(r.event, Event::SchedWakeup { ref comm, pid: 4242, prio: 120, .. } if comm == "==> next_comm=x"),
+            "{r:?}"
+        );
+        let r = parse_line(&line(
+            "a-1 [000] d.:",
+            4242,
+            false,
+            "local_timer_entry: vector=236",
+        ))
+        .unwrap();
+        assert_eq!((r.comm.as_str(), r.pid, r.cpu), ("a-1 [000] d.:", 4242, 1));
     }
 }

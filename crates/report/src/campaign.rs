@@ -79,7 +79,7 @@ pub fn campaign_summary_markdown(
                 }
                 let cmp = compare(&ra, &rb, &default_stats(), 0);
                 for row in &cmp.rows {
-                    let [stat, va, vb, ratio, lo, hi, verdict] = row_cells(row);
+                    let [stat, va, vb, ratio, lo, hi, verdict] = row_cells(row).map(|c| cell(&c));
                     let (l, a, b) = (markdown_cell(l), markdown_cell(a), markdown_cell(b));
                     let _ = writeln!(
                         md,

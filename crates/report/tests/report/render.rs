@@ -126,6 +126,34 @@ fn summary_carries_the_input_statistics() {
     assert!(md.contains("| max (µs) | 120 |"), "{md}");
 }
 
+/// Adversary round 3, C3: a title (`--title`) or a label holding
+/// controls XML 1.0 forbids (ESC, BEL: a campaign's load name reaches the
+/// title) went raw into the SVG files, which no XML parser then reads.
+/// Every SVG written parses with python3's XML parser.
+#[test]
+fn svg_files_are_well_formed_xml_whatever_the_title_and_labels() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let hostile = "T\x1b]0;X\x07 \u{1}<b>&amp;\"'\u{ffff}";
+    write_synth_run_dir(&a, &small_run(hostile, 1), None).unwrap();
+    let out = d.path().join("rep");
+    let mut o = opts(vec![a], &out);
+    o.title = hostile.into();
+    o.names = vec![format!("{hostile}\u{2}")];
+    o.formats = vec![Format::Svg];
+    generate(&o).unwrap();
+    for f in ["latency.svg", "percentiles.svg"] {
+        let p = out.join(f);
+        let st = std::process::Command::new("python3")
+            .args(["-c", "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])"])
+            .arg(&p)
+            .status()
+            .expect("python3 runs");
+        assert!(st.success(), "{f} is not well-formed XML: {}", read(&p));
+        assert!(read(&p).contains("T\u{FFFD}]0;X\u{FFFD}"), "{f}");
+    }
+}
+
 #[test]
 fn svg_has_one_curve_per_thread_with_its_points() {
     let d = tempfile::tempdir().unwrap();

@@ -25,6 +25,7 @@
 mod cells;
 mod model;
 mod process;
+mod report_dir;
 mod steps;
 
 pub use crate::cells::plan_text;
@@ -156,6 +157,9 @@ pub fn run(
     } else {
         BTreeSet::new()
     };
+    // DIR/report must take the campaign's report before anything is
+    // measured, not after (a refusal then lost nothing but time).
+    report_dir::check(&opts.out)?;
     let v2 = prepare(c, &opts, &root)?;
     let steps = c.steps();
     let mut s = steps::Steps {
@@ -216,12 +220,21 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
     let runs = store
         .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let rdir = out.subdir("report", 0o755)?;
+    // Only files an earlier campaign report wrote are replaced (checked
+    // again: the directory may have changed while the cells ran).
+    let mut written = report_dir::check(out)?;
+    let rdir = out.subdir(report_dir::REPORT, 0o755)?;
     let data = rdir.subdir("runs", 0o755)?;
-    let mut inputs = Vec::new();
+    // Listed before they are written: an interrupted report leaves no
+    // file the next one would refuse.
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for (s, r) in sums.iter().zip(&runs) {
-        let n = format!("run-{}.json", s.id);
-        data.write(&n, serde_json::to_string(r)?.as_bytes())?;
+        files.push((format!("run-{}.json", s.id), serde_json::to_vec(r)?));
+    }
+    let mut inputs = Vec::new();
+    list_files(&rdir, &mut written, files.iter().map(|f| f.0.as_str()))?;
+    for (n, bytes) in &files {
+        data.write(n, bytes)?;
         inputs.push(data.path().join(n));
     }
     let names: Vec<String> = runs
@@ -244,7 +257,10 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
         .into_iter()
         .map(str::to_string)
         .collect();
-    for l in &loads_seen {
+    // Two loads may differ only where `sanitize` puts `_` (`cmd:sleep 30
+    // #;` and `… #&`): each gets a directory of its own.
+    let slugs = unique_slugs(&loads_seen);
+    for (l, slug) in loads_seen.iter().zip(&slugs) {
         let mut inputs = Vec::new();
         let mut names = Vec::new();
         for iso in dedup(c.cells.iter().map(Cell::isolation)) {
@@ -256,7 +272,8 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
                 })
                 .collect();
             if let Some(merged) = merge(&group) {
-                let n = format!("load-{}-{iso}.json", sanitize(l));
+                let n = format!("load-{slug}-{}.json", sanitize(iso));
+                list_files(&rdir, &mut written, [n.as_str()])?;
                 data.write(&n, serde_json::to_string(&merged)?.as_bytes())?;
                 inputs.push(data.path().join(n));
                 names.push(format!("{iso} ({} runs)", group.len()));
@@ -266,7 +283,7 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
             rtshield_report::generate(&rtshield_report::Options {
                 inputs,
                 names,
-                out_dir: rdir.path().join(format!("load-{}", sanitize(l))),
+                out_dir: rdir.path().join(format!("load-{slug}")),
                 formats: vec![rtshield_report::Format::Png, rtshield_report::Format::Svg],
                 title: format!("Campaign {}: load {l}", c.name),
                 policy: DirPolicy::Strict,
@@ -277,8 +294,32 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
     let loads: Vec<&str> = dedup(c.cells.iter().map(Cell::load));
     let isos: Vec<&str> = dedup(c.cells.iter().map(Cell::isolation));
     let md = rtshield_report::campaign_summary_markdown(&c.name, &loads, &isos, &runs);
+    if !written.iter().any(|n| n == "summary.md") {
+        written.push("summary.md".into());
+        rdir.write(report_dir::MANIFEST, report_dir::manifest_text(&written).as_bytes())?;
+    }
     rdir.write("summary.md", md.as_bytes())?;
     Ok(rdir.path().to_path_buf())
+}
+
+/// Add `runs/NAME` of each of `names` to the manifest of `rdir` (kept in
+/// `listed`), rewritten when a name is new.
+fn list_files<'a>(
+    rdir: &SafeDir,
+    listed: &mut Vec<String>,
+    names: impl IntoIterator<Item = &'a str>,
+) -> anyhow::Result<()> {
+    let before = listed.len();
+    for n in names {
+        let n = format!("runs/{n}");
+        if !listed.contains(&n) {
+            listed.push(n);
+        }
+    }
+    if listed.len() != before || rdir.entry(report_dir::MANIFEST).is_none() {
+        rdir.write(report_dir::MANIFEST, report_dir::manifest_text(listed).as_bytes())?;
+    }
+    Ok(())
 }
 
 /// A file-name-safe form of a load name (`cmd:stress-ng --cpu 1`).
@@ -293,6 +334,24 @@ fn sanitize(s: &str) -> String {
         })
         .take(64)
         .collect()
+}
+
+/// One file-name-safe slug per load, in order, all different: a slug
+/// already taken (by an earlier load, or as a suffixed form) gets `-2`,
+/// `-3` … (adversary round 3, C5: one load's plots overwrote another's).
+fn unique_slugs(loads: &[String]) -> Vec<String> {
+    let mut taken: Vec<String> = Vec::new();
+    for l in loads {
+        let base = sanitize(l);
+        let mut slug = base.clone();
+        let mut n = 2;
+        while taken.contains(&slug) {
+            slug = format!("{base}-{n}");
+            n += 1;
+        }
+        taken.push(slug);
+    }
+    taken
 }
 
 /// The runs of one group as one run with one thread: the histograms of
@@ -323,6 +382,18 @@ fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loads_that_differ_only_in_punctuation_get_slugs_of_their_own() {
+        let loads: Vec<String> = ["cmd:sleep 30 #;", "cmd:sleep 30 #&", "cmd_sleep_30___-2", "idle"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let s = unique_slugs(&loads);
+        assert_eq!(s, ["cmd_sleep_30___", "cmd_sleep_30___-2", "cmd_sleep_30___-2-2", "idle"]);
+        let set: std::collections::BTreeSet<&String> = s.iter().collect();
+        assert_eq!(set.len(), s.len());
+    }
 
     fn run(counts: &[[u64; 2]], min: i64, max: i64, avg: f64) -> RunResult {
         let h = rtshield_results::Histogram {

@@ -844,3 +844,38 @@ fn isolation_falls_back_to_what_was_detected() {
     let csv = read(&out.join("summary.csv"));
     assert!(csv.lines().any(|l| l == "isolation,cset"), "{csv}");
 }
+
+/// Adversary round 3, C4: serde's message quotes the value it refused
+/// (`unknown variant `…``). From a file not every user may read (reached
+/// through a link another user planted) nothing of it is shown; from any
+/// file, a newline in the quoted value is escaped (no forged line).
+#[test]
+fn a_bad_value_is_quoted_only_from_a_public_file_and_never_with_a_raw_newline() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let mut v = serde_json::to_value(synth_run_result("r", 1, &[1], 100, 10.0, 0.0, 100)).unwrap();
+    v["drift"] = serde_json::json!([{"at_ns": 1, "since_ns": 0, "kind": "irq_affinity",
+        "object": "o", "before": null, "after": "1",
+        "effect": "TOPSECRET-hunter2\nrtshield: wrote report/ (max 12 us: PASS)", "cpus": "1"}]);
+    let text = serde_json::to_string(&v).unwrap();
+    for public in [false, true] {
+        let dir = d.path().join(if public { "pub" } else { "priv" });
+        std::fs::create_dir(&dir).unwrap();
+        let f = dir.join("results.json");
+        std::fs::write(&f, &text).unwrap();
+        let (dmode, fmode) = if public { (0o755, 0o644) } else { (0o700, 0o600) };
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(dmode)).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(fmode)).unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = generate(&opts(vec![f.clone()], &d.path().join("rep"))).unwrap_err();
+        let msg = input_error(&e);
+        assert!(!msg.contains('\n'), "{msg}");
+        assert!(msg.starts_with(&format!("{}:1:", f.display())), "{msg}");
+        if public {
+            assert!(msg.contains("TOPSECRET-hunter2\\nrtshield: wrote"), "{msg}");
+        } else {
+            assert!(!msg.contains("TOPSECRET"), "{msg}");
+            assert!(msg.contains("not readable by every user"), "{msg}");
+        }
+    }
+}

@@ -76,15 +76,21 @@ def stats(per_us, seconds, maxi, iters):
     return {"rate": total / seconds, "over": 100 * (total - total_in) / max(total, 1),
             **{k: pct(float(k)) for k in KEYS}, "max": maxi, "iter": iters}
 
+def noise(path):
+    """rtshield's results.json (kind noise): the CPU's noise figures and its
+    thread (the noise lengths' histogram and percentiles)."""
+    d = json.load(open(path))
+    return d["noise"]["cpus"][0], d["threads"][0]
+
 def rtshield(path):
-    c = json.load(open(path))["cpus"][0]
-    h = c["histogram"]  # 1 us buckets (index = floor(gap/1 us)) up to 10 ms
+    c, t = noise(path)
+    h = t["histogram"]  # 1 us buckets (index = floor(gap/1 us)) up to 10 ms
     per_us = {b: n for b, n in h["counts"]}
     per_us[CAP] = per_us.get(CAP, 0) + h["overflow"]
     v = stats(per_us, c["runtime_ns"] / 1e9, c["max_single_ns"] / 1000, c["iterations_per_us"])
     v.update(min=c["min_gap_ns"], avail=c["available_pct"],
              free=c["iterations"] / ((c["runtime_ns"] - c["noise_ns"]) / 1e3),
-             exact={k: c["percentiles"][k] / 1000 for k in KEYS})
+             exact={k: t["percentiles"][k] / 1000 for k in KEYS})
     return v
 
 def oslat(path):
@@ -129,10 +135,10 @@ for tool, vs in rows.items():
     print(f"  {tool:<9} {free:.1f} iterations/us ({1000 / free:.1f} ns each); % CPU available per round {avail}")
 print("\nSmallest gap each tells apart: oslat 1 us (every shorter gap is its \"1 us\" bucket);")
 print(f"rtshield the --threshold (100 ns..1 s), its loop reading the clock every {statistics.median(v['min'] for v in rs):.0f} ns at best.")
-c = json.load(open(f"{out}/rtshield-100ns.json"))["cpus"][0]
-sub = sum(n for b, n in c["histogram"]["counts"] if b == 0)
+c, t = noise(f"{out}/rtshield-100ns.json")
+sub = sum(n for b, n in t["histogram"]["counts"] if b == 0)
 print(f"With --threshold 100ns: {c['events']} gaps in {c['runtime_ns']/1e9:.1f} s, {sub} of them between 100 ns and 1 us "
-      f"(p50 {c['percentiles']['50']} ns), which oslat cannot tell from its loop.")
+      f"(p50 {t['percentiles']['50']} ns), which oslat cannot tell from its loop.")
 EOF
 
 # The spinning thread's system calls: 10 and 20 windows of 100 ms every
@@ -142,7 +148,7 @@ count() {
     strace -f -qq -o "$f.strace" "$RTSHIELD" noise --cpus "$CPU" --duration "$1" \
         --prio 10 --runtime 100ms --period 200ms -q --json "$f.json" >/dev/null
     local tid
-    tid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["cpus"][0]["tid"])' "$f.json")
+    tid=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["noise"]["cpus"][0]["tid"])' "$f.json")
     awk -v t="$tid" '$1==t && $2 !~ /^<\.\.\./ { sub(/\(.*/, "", $2); n[$2]++ }
         END { for (s in n) printf "%s %d\n", s, n[s] }' "$f.strace" | sort
 }

@@ -208,3 +208,67 @@ fn campaign_refuses_a_report_directory_holding_files_it_did_not_write() {
     let cells: Vec<_> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(cells, ["report"], "nothing measured");
 }
+
+/// Every example campaign parses and plans (`--dry-run` exits 0); the
+/// partitioning article's matrix is 18 cells of isolation × period × load.
+#[test]
+fn example_campaigns_plan() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/campaigns");
+    let mut seen = 0;
+    for e in fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_none_or(|x| x != "toml") {
+            continue;
+        }
+        let o = command()
+            .arg("campaign")
+            .arg(&p)
+            .arg("--dry-run")
+            .output()
+            .unwrap();
+        let out = ok(o);
+        seen += 1;
+        if p.ends_with("partitioning.toml") {
+            assert!(
+                out.starts_with("campaign partitioning (18 cells x "),
+                "{out}"
+            );
+            assert!(
+                out.contains("[isolation=partition,period=1000us,load=syncio]"),
+                "{out}"
+            );
+        }
+    }
+    assert!(seen >= 2, "{seen} example campaigns");
+}
+
+/// `samples = N` (cyclictest's `-l`) instead of a duration: each cell
+/// runs `measure --samples N`; the plan's time is samples × each period.
+#[test]
+fn campaign_samples_instead_of_duration() {
+    let (_d, _, o) = dry_run(
+        "name = \"x\"\ncpus = \"1\"\nsamples = 1000000\n[axes]\nperiod = [\"300us\", \"1000us\"]\n",
+    );
+    let out = ok(o);
+    assert!(
+        out.starts_with("campaign x (2 cells x 1 repeats = 2 runs of 1000000 samples (period x samples); measuring time 1300s)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("rtshield measure --cpus 1 --samples 1000000 --period 300us"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with("report: nothing pooled (every axis and the kernel kept apart)\n"),
+        "{out}"
+    );
+    let (_d, _, o) = dry_run(
+        "name = \"x\"\ncpus = \"1\"\nsamples = 1000000\npool = [\"period\"]\n[axes]\nperiod = [\"300us\", \"1000us\"]\n",
+    );
+    assert!(ok(o).ends_with("report: pooled as asked: period\n"));
+    let e = refused("name = \"x\"\ncpus = \"1\"\nsamples = 1000000\npool = [\"period\"]\n[axes]\nload = [\"idle\"]\n");
+    assert!(
+        e.contains("c.toml:4:9: pool `period` is not a declared axis"),
+        "{e}"
+    );
+}

@@ -277,3 +277,38 @@ fn links_outside_code_are_found_and_broken_ones_reported() {
     assert!(bad[1].contains("docs/b.md does not exist"), "{bad:#?}");
     assert!(bad[2].contains("../x.md"), "{bad:#?}");
 }
+
+/// docs/sources.md's table of headline results (issue 25): one row per
+/// source, each with a command and a result from this machine (no row
+/// left "to fill").
+#[test]
+fn sources_table_has_every_source_with_a_command_and_a_result() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let md = std::fs::read_to_string(root.join("docs/sources.md")).unwrap();
+    let head = "| source | headline result or figure | rtshield command that reproduces its shape | result on this machine | why it differs |";
+    let at = md.find(head).expect("the headline table");
+    let rows: Vec<&str> = md[at..]
+        .lines()
+        .skip(2)
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    for src in [
+        "the systress article",
+        "the torture article",
+        "the partitioning article",
+        "the PREEMPT_RT impact article",
+        "the ARTiS thesis",
+    ] {
+        let row = rows
+            .iter()
+            .find(|r| r.starts_with(&format!("| {src} |")))
+            .unwrap_or_else(|| panic!("no row for {src}"));
+        let cells: Vec<&str> = row.split(" | ").collect();
+        assert_eq!(cells.len(), 5, "{row}");
+        assert!(cells[2].contains("rtshield "), "{src}: no command");
+        assert!(
+            !cells[3].contains("to fill") && cells[3].chars().any(|c| c.is_ascii_digit()),
+            "{src}: no result from this machine"
+        );
+    }
+}

@@ -122,11 +122,32 @@ fn an_untraced_run_writes_what_it_measured_and_leaves_causes_unknown() {
     assert!(out.lines().next().unwrap().contains("MAX-SINGLE"), "{out}");
     assert!(out.contains("causes: run with --trace"), "{out}");
     let run = json(&file);
-    assert_eq!(run["schema"], "rtshield.noise/0");
+    // A results.json of kind noise.
+    assert_eq!(run["schema"], "rtshield.results/2");
+    assert_eq!(run["kind"], "noise");
     assert_eq!(run["end_reason"], "duration");
-    assert_eq!(run["threshold_ns"], 1000);
-    assert!(run["trace"].is_null());
-    let c = &run["cpus"][0];
+    // The drift watch ran beside the spinning threads and says so (in the
+    // file and on the terminal), whatever it saw.
+    assert!(run["drift"].is_array(), "{}", run["drift"]);
+    assert!(run["drift_watch"].is_object(), "{}", run["drift_watch"]);
+    assert!(out.contains("drift: "), "{out}");
+    let n = &run["noise"];
+    assert_eq!(n["threshold_ns"], 1000);
+    assert!(n["trace"].is_null());
+    let c = &n["cpus"][0];
+    let t = &run["threads"][0];
+    assert_eq!(t["cpu"], 0);
+    assert_eq!(t["samples"], c["events"]);
+    // Meaningless for a spinning thread: unknown (null), never 0.
+    for k in ["cur_ns", "overruns", "missed_periods", "corrected"] {
+        assert!(t[k].is_null(), "{k}: {}", t[k]);
+    }
+    // No internal "none yet" value reaches the file as a number.
+    let text = std::fs::read_to_string(&file).unwrap();
+    for sentinel in [u64::MAX.to_string(), i64::MAX.to_string()] {
+        assert!(!text.contains(&sentinel), "{sentinel} in {text}");
+    }
+    assert_eq!(t["max_ns"], c["max_single_ns"]);
     assert_eq!(c["cpu"], 0);
     assert_eq!(c["policy"], "other");
     assert!(c["priority"].is_null());
@@ -140,7 +161,7 @@ fn an_untraced_run_writes_what_it_measured_and_leaves_causes_unknown() {
     // Every event counted is in the histogram (none lost here) and the
     // longest list is sorted, led by the maximum.
     assert_eq!(c["lost"], 0);
-    let h = &c["histogram"];
+    let h = &t["histogram"];
     let inside: u64 = h["counts"]
         .as_array()
         .unwrap()
@@ -162,7 +183,13 @@ fn an_untraced_run_writes_what_it_measured_and_leaves_causes_unknown() {
         assert_eq!(*first, c["max_single_ns"].as_u64().unwrap());
     }
     // Not traced: no class counts, no offenders, no causes (unknown, not 0).
-    for k in ["classes", "by_class", "unexplained_ns", "offenders"] {
+    for k in [
+        "classes",
+        "by_class",
+        "unexplained_ns",
+        "class_ns",
+        "offenders",
+    ] {
         assert!(c[k].is_null(), "{k}: {}", c[k]);
     }
     assert!(c["longest"]
@@ -197,9 +224,212 @@ fn without_tracefs_the_reason_is_said_and_the_run_measures() {
     assert_eq!(err.matches("tracing off:").count(), 1, "{err}");
     let run = json(&file);
     assert!(
-        run["trace"]["unavailable"].as_str().is_some(),
+        run["noise"]["trace"]["unavailable"].as_str().is_some(),
         "{}",
-        run["trace"]
+        run["noise"]["trace"]
     );
-    assert!(run["cpus"][0]["classes"].is_null());
+    assert!(run["noise"]["cpus"][0]["classes"].is_null());
+}
+
+/// `rtshield ARGS` with the store on (`--store` names a file of the test's).
+fn storing(args: &[&str]) -> std::process::Output {
+    command()
+        .args(args)
+        .env_remove("RTSHIELD_NO_STORE")
+        .output()
+        .unwrap()
+}
+
+/// `noise --out DIR` writes the result family (results.json of kind
+/// noise, results.csv, histogram.txt); `export` turns it into JSON,
+/// OpenMetrics and Prometheus text that promtool accepts and refuses the
+/// latency formats; `report` renders the table, the histogram and the
+/// cause breakdown; the store keeps it and `runs compare` judges the share
+/// available (unknown against a latency run).
+#[test]
+fn a_noise_run_is_a_result_family_exported_reported_and_compared() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("n1");
+    let store = d.path().join("runs.db");
+    let o = storing(&[
+        "noise",
+        "--cpus",
+        "0",
+        "--duration",
+        "200ms",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--tag",
+        "side=a",
+    ]);
+    let (so, se) = text(&o);
+    assert!(o.status.success(), "{so} {se}");
+    assert!(so.contains("stored as run 1"), "{so}");
+    for f in ["results.json", "results.csv", "histogram.txt"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    let run = json(&out.join("results.json"));
+    assert_eq!(run["kind"], "noise");
+    assert_eq!(run["label"], "n1");
+    assert_eq!(run["tags"]["side"], "a");
+    let hist = std::fs::read_to_string(out.join("histogram.txt")).unwrap();
+    assert!(hist.contains("# Histogram"), "{hist}");
+    assert!(hist.contains("mode=noise"), "{hist}");
+    exports_of_a_noise_run(d.path(), &out, &run);
+    // The report: table, histogram, cause breakdown picture.
+    let rep = d.path().join("rep");
+    let r = rtshield(&["report", out.to_str().unwrap(), "-o", rep.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", describe(&r));
+    let nt = std::fs::read_to_string(rep.join("noise.txt")).unwrap();
+    assert!(nt.contains("MAX-SINGLE"), "{nt}");
+    assert!(nt.contains("# noise length histogram"), "{nt}");
+    let png = std::fs::read(rep.join("noise-causes.png")).unwrap();
+    assert!(png.starts_with(b"\x89PNG"));
+    compare_noise_runs(d.path(), &store);
+}
+
+/// `export` of the noise run in `out` (results.json `run`): JSON as it is,
+/// OpenMetrics and Prometheus text of the noise families (promtool accepts
+/// both), the latency formats refused.
+fn exports_of_a_noise_run(d: &std::path::Path, out: &std::path::Path, run: &serde_json::Value) {
+    // Exports.
+    let exp = |fmt: &str, extra: &[&str]| {
+        let mut a = vec!["export", "--format", fmt];
+        a.extend_from_slice(extra);
+        a.push(out.to_str().unwrap());
+        rtshield(&a)
+    };
+    let j = exp("json", &[]);
+    assert!(j.status.success());
+    let back: serde_json::Value = serde_json::from_slice(&j.stdout).unwrap();
+    assert_eq!(&back, run);
+    let om = exp("openmetrics", &[]);
+    let om = String::from_utf8(om.stdout).unwrap();
+    assert!(
+        om.contains("rtshield_noise_cpu_available_ratio{cpu=\"0\"}"),
+        "{om}"
+    );
+    assert!(
+        om.contains("rtshield_noise_seconds_bucket{cpu=\"0\",le=\"+Inf\"}"),
+        "{om}"
+    );
+    assert!(!om.contains("rtshield_latency"), "{om}");
+    assert!(om.ends_with("# EOF\n"));
+    let j = exp("junit", &[]);
+    assert_eq!(j.status.code(), Some(2));
+    assert!(text(&j).1.contains("a noise run"), "{}", text(&j).1);
+    if require_tool("promtool", "--version") {
+        let prom = d.join("n.prom");
+        std::fs::write(&prom, exp("prometheus", &[]).stdout).unwrap();
+        let c = std::process::Command::new("promtool")
+            .args(["check", "metrics"])
+            .stdin(std::fs::File::open(&prom).unwrap())
+            .output()
+            .unwrap();
+        assert!(
+            c.status.success(),
+            "promtool check metrics: {}",
+            describe(&c)
+        );
+        let om = d.join("n.om");
+        std::fs::write(&om, exp("openmetrics", &["--timestamps"]).stdout).unwrap();
+        let tsdb = d.join("tsdb");
+        let c = std::process::Command::new("promtool")
+            .args(["tsdb", "create-blocks-from", "openmetrics"])
+            .arg(&om)
+            .arg(&tsdb)
+            .output()
+            .unwrap();
+        assert!(c.status.success(), "promtool tsdb import: {}", describe(&c));
+    }
+}
+
+/// The store holds noise run `side=a`; add a second noise run and a latency
+/// run: the comparison has the share available, unknown against the
+/// latency run, and the table says it too.
+fn compare_noise_runs(d: &std::path::Path, store: &std::path::Path) {
+    // has the share available, unknown against the latency run.
+    let o = storing(&[
+        "noise",
+        "--cpus",
+        "0",
+        "--duration",
+        "200ms",
+        "-q",
+        "--store",
+        store.to_str().unwrap(),
+        "--tag",
+        "side=b",
+    ]);
+    assert!(o.status.success(), "{}", describe(&o));
+    let cmp = rtshield(&[
+        "runs",
+        "--store",
+        store.to_str().unwrap(),
+        "compare",
+        "side=a",
+        "side=b",
+        "--json",
+    ]);
+    assert!(cmp.status.success(), "{}", describe(&cmp));
+    let c: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
+    let av = &c["available"];
+    assert!(
+        av["a_pct"].as_f64().is_some() && av["b_pct"].as_f64().is_some(),
+        "{c}"
+    );
+    assert_ne!(av["verdict"], "unknown", "{c}");
+    assert!(
+        c["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["stat"] == "max"),
+        "{c}"
+    );
+    let lat = d.join("lat");
+    let m = storing(&[
+        "measure",
+        "--cpus",
+        "0",
+        "--period",
+        "1ms",
+        "--duration",
+        "200ms",
+        "-q",
+        "--out",
+        lat.to_str().unwrap(),
+        "--store",
+        store.to_str().unwrap(),
+        "--tag",
+        "side=lat",
+    ]);
+    assert!(m.status.success(), "{}", describe(&m));
+    let cmp = rtshield(&[
+        "runs",
+        "--store",
+        store.to_str().unwrap(),
+        "compare",
+        "side=a",
+        "side=lat",
+        "--json",
+    ]);
+    assert!(cmp.status.success(), "{}", describe(&cmp));
+    let c: serde_json::Value = serde_json::from_slice(&cmp.stdout).unwrap();
+    assert_eq!(c["available"]["verdict"], "unknown", "{c}");
+    assert!(c["available"]["b_pct"].is_null(), "{c}");
+    assert!(c["available"]["a_pct"].as_f64().is_some(), "{c}");
+    // The table says it too.
+    let t = rtshield(&[
+        "runs",
+        "--store",
+        store.to_str().unwrap(),
+        "compare",
+        "side=a",
+        "side=b",
+    ]);
+    assert!(text(&t).0.contains("% available"), "{}", text(&t).0);
 }

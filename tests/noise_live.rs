@@ -143,7 +143,8 @@ fn busy_bursts(bursts: usize, gap: Duration) -> Busy {
 }
 
 fn cpu1(run: &Value) -> &Value {
-    let c = &run["cpus"][0];
+    assert_eq!(run["kind"], "noise", "{run}");
+    let c = &run["noise"]["cpus"][0];
     assert_eq!(c["cpu"], 1, "{run}");
     c
 }

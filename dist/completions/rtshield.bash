@@ -281,7 +281,7 @@ _rtshield() {
             fi
             case "${prev}" in
                 --format)
-                    COMPREPLY=($(compgen -W "cyclictest-json junit openmetrics prometheus kcidb" -- "${cur}"))
+                    COMPREPLY=($(compgen -W "json cyclictest-json junit openmetrics prometheus kcidb" -- "${cur}"))
                     return 0
                     ;;
                 --output)
@@ -426,7 +426,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__noise)
-            opts="-q -h -V --cpus --duration --threshold --runtime --period --prio --trace --trace-buffer-kb --top --json --force-unsafe-dir --no-memlock --quiet --sysroot --help --version"
+            opts="-q -h -V --cpus --duration --threshold --runtime --period --prio --trace --trace-buffer-kb --top --json --out --label --force-unsafe-dir --no-memlock --tag --store --no-store --quiet --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -465,6 +465,22 @@ _rtshield() {
                     return 0
                     ;;
                 --json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --out)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --label)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tag)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --store)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

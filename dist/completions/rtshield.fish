@@ -189,7 +189,8 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand report" -l sysroot -d 
 complete -c rtshield -n "__fish_rtshield_using_subcommand report" -l force-unsafe-dir -d 'Write into an existing -o DIR even if it is owned by another user or writable by group/others without the sticky bit (anyone who can write there could redirect files)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand report" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c rtshield -n "__fish_rtshield_using_subcommand report" -s V -l version -d 'Print version'
-complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l format -r -f -a "cyclictest-json\t''
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l format -r -f -a "json\t'results.json itself (rtshield\'s schema), e.g. to copy a noise run\'s'
+cyclictest-json\t''
 junit\t''
 openmetrics\t''
 prometheus\t''
@@ -200,7 +201,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l build-id -d
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l timestamps -d 'openmetrics: a timestamp (the end of the run) on every sample, for `promtool tsdb create-blocks-from openmetrics` (node_exporter\'s textfile collector refuses timestamps)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -l force-unsafe-dir -d 'Write into a directory owned by another user or writable by others'
-complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s h -l help -d 'Print help'
+complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c rtshield -n "__fish_rtshield_using_subcommand export" -s V -l version -d 'Print version'
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l cpus -d 'CPUs to measure, one spinning thread each: `1`, `2-3`, `0,2-3` or a hex mask `0x8`' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l duration -d 'How long to measure (10ms..365d); without it, until Ctrl-C' -r
@@ -210,11 +211,16 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l period -d 'W
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l prio -d 'Spin at SCHED_FIFO with this priority (1..99), at most 95 % of each period [default: SCHED_OTHER]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l trace-buffer-kb -d 'Per-CPU trace buffer in KiB, 1..1048576 [default: 2048]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l top -d 'Top offenders shown per CPU (0..100)' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l json -d 'Also write the results as JSON to FILE (its directory must exist)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l json -d 'Also write results.json (kind `noise`) to FILE (its directory must exist)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l out -d 'Write the result files into DIR (created if needed): results.json, results.csv and histogram.txt (cyclictest -h text of the noise lengths)' -r -F
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l label -d 'A label for reports and the store [default: the --out directory name]' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l trace -d 'Name the cause of every gap from kernel trace events (a private tracefs instance; root)'
-complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l force-unsafe-dir -d 'Write --json FILE even if its directory is owned by another user or writable by others'
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l force-unsafe-dir -d 'Write --json FILE and --out DIR even if their directory is owned by another user or writable by others'
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l no-memlock -d 'Do not lock memory (mlockall)'
+complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -l no-store -d 'Do not add the run to the results store (the files are written as always)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -s q -l quiet -d 'No start line, only the summary'
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand noise" -s V -l version -d 'Print version'

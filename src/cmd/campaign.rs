@@ -9,7 +9,7 @@ use std::path::PathBuf;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
-The file is TOML: name, cpus, duration, repeat, [measure], [axes] (isolation = none|partition|isolcpus|existing,
+The file is TOML: name, cpus, duration and/or samples, repeat, pool (axes merged in the report), [measure], [axes] (isolation = none|partition|isolcpus|existing,
 load = idle|cpu|memory|io|syscall|fork|net|hell|timers|syncio|\"cmd:COMMAND\", and any of period, priority, policy, mode,
 histo_size, resolution as lists), [partition] (parent, with), [[exclude]], [[include]]. See docs/manual/campaign.md.
 
@@ -74,7 +74,7 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     // duration plus its start and stop), else the file's duration.
     let started = std::time::Instant::now();
     let mut made = 0u64;
-    let per_run = c.duration_ns;
+    let per_run = c.total_ns() / (total.max(1) as u64);
     let mut progress = |i: usize,
                         n: usize,
                         st: &rtshield_campaign::Step,
@@ -134,7 +134,7 @@ fn print_outcome(o: &rtshield_campaign::Outcome, file: &std::path::Path) -> i32 
     if let Some(e) = &o.undo_failed {
         if let Some(r) = &o.report {
             outln!(
-                "report: {}/summary.md, {}/plots/report.html",
+                "report: {}/report.html, {}/summary.md",
                 r.display(),
                 r.display()
             );
@@ -148,7 +148,7 @@ fn print_outcome(o: &rtshield_campaign::Outcome, file: &std::path::Path) -> i32 
     }
     if let Some(r) = &o.report {
         outln!(
-            "report: {}/summary.md, {}/plots/report.html",
+            "report: {}/report.html, {}/summary.md",
             r.display(),
             r.display()
         );

@@ -50,6 +50,8 @@ pub(crate) struct Args {
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Format {
+    /// results.json itself (rtshield's schema), e.g. to copy a noise run's.
+    Json,
     CyclictestJson,
     Junit,
     Openmetrics,
@@ -60,6 +62,7 @@ pub(crate) enum Format {
 impl Format {
     fn name(self) -> &'static str {
         match self {
+            Format::Json => "json",
             Format::CyclictestJson => "cyclictest-json",
             Format::Junit => "junit",
             Format::Openmetrics => "openmetrics",
@@ -123,6 +126,22 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         rtshield_results::ReadError::Invalid(i) => anyhow::Error::from(i),
         other => anyhow::anyhow!("{other}"),
     })?;
+    // A noise run's threads hold noise lengths, not wake-up latencies: the
+    // latency formats (cyclictest's keys, test cases judged on a latency
+    // limit) would mislabel them.
+    if res.kind == rtshield_results::RunKind::Noise
+        && !matches!(
+            args.format,
+            Format::Json | Format::Openmetrics | Format::Prometheus
+        )
+    {
+        return Err(InputError::new(format!(
+            "{}: a noise run (rtshield noise) exports as json, openmetrics or prometheus, not {}",
+            path.display(),
+            args.format.name()
+        ))
+        .into());
+    }
     let opts = CiOptions {
         limits: rtshield_results::Limits {
             max_latency_ns: args.max_latency.map(|d| d.ns()),

@@ -2,13 +2,14 @@
 //! with the cause of every gap from kernel trace events (`--trace`).
 
 use crate::cli::Global;
-use rtshield_noise::{render_summary, EndReason, NoiseSpec, DEFAULT_PERIOD_NS};
+use rtshield_noise::{EndReason, NoiseSpec, DEFAULT_PERIOD_NS};
+use rtshield_results::{Csv, CyclictestHist, ExportManager};
 use rtshield_safefs::{check_name, split_file_path};
 use rtshield_safefs::{DirPolicy, SafeDir};
 use rtshield_text::{errln, out, outln};
 use rtshield_vocab::Dur;
 use rtshield_vocab::{CpuSet, InputError};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct Args {
@@ -39,15 +40,24 @@ pub(crate) struct Args {
     /// Top offenders shown per CPU (0..100).
     #[arg(long, default_value_t = 5, value_name = "N")]
     pub(crate) top: usize,
-    /// Also write the results as JSON to FILE (its directory must exist).
+    /// Also write results.json (kind `noise`) to FILE (its directory must exist).
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
-    /// Write --json FILE even if its directory is owned by another user or writable by others.
+    /// Write the result files into DIR (created if needed): results.json, results.csv and
+    /// histogram.txt (cyclictest -h text of the noise lengths).
+    #[arg(long, value_name = "DIR")]
+    pub(crate) out: Option<PathBuf>,
+    /// A label for reports and the store [default: the --out directory name].
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) label: Option<String>,
+    /// Write --json FILE and --out DIR even if their directory is owned by another user or writable by others.
     #[arg(long)]
     pub(crate) force_unsafe_dir: bool,
     /// Do not lock memory (mlockall).
     #[arg(long)]
     pub(crate) no_memlock: bool,
+    #[command(flatten)]
+    pub(crate) store: super::StoreArgs,
     /// No start line, only the summary.
     #[arg(long, short)]
     pub(crate) quiet: bool,
@@ -102,9 +112,23 @@ fn json_target(a: &Args) -> anyhow::Result<Option<(SafeDir, String)>> {
     Ok(Some((d, name)))
 }
 
+/// The `--out` directory, opened (created) before anything starts.
+fn out_target(a: &Args) -> anyhow::Result<Option<SafeDir>> {
+    let Some(p) = &a.out else { return Ok(None) };
+    let d = rtshield_safefs::output_dir(Some(p), Path::new("."), "", a.dir_policy())
+        .map_err(|e| rtshield_run::refusal(e.for_option("--out")))?;
+    Ok(Some(d))
+}
+
+/// The files of `--out`: the noise run's result family.
+fn exporters() -> ExportManager {
+    ExportManager::new().with(Csv).with(CyclictestHist)
+}
+
 pub(crate) fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let spec = a.spec()?;
     let json = json_target(&a)?;
+    let out = out_target(&a)?;
     let stop = rtshield_measure::install_signals();
     if !a.quiet {
         errln!(
@@ -141,30 +165,58 @@ pub(crate) fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     let ran = rtshield_noise::run(&g.root(), &spec, stop);
     let drift = watcher.finish();
     let (mut run, end) = ran?;
+    // Into the result: results.json's `drift`/`drift_watch`, the store.
+    run.drift = drift;
     if end == EndReason::Stopped {
         if let Some(sig) = rtshield_measure::signal_received() {
-            run.end_reason = rtshield_measure::EndReason::Signal(sig).name();
+            run.end_reason = Some(rtshield_measure::EndReason::Signal(sig).name());
         }
     }
+    run.command = rtshield_text::secret::redact_args(std::env::args());
+    run.tags.extend(a.store.tags.iter().cloned());
+    run.label = a.label.clone().or_else(|| {
+        a.out
+            .as_ref()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+    });
     for w in &run.warnings {
         errln!("rtshield: warning: {w}");
     }
-    out!("{}", render_summary(&run, a.top));
-    outln!("{}", drift.summary());
-    for e in drift.events() {
+    out!("{}", rtshield_report::noise_summary(&run, a.top, false));
+    // Always said for a noise run, even `drift: no change seen`.
+    outln!("{}", run.drift.summary());
+    for e in run.drift.events() {
         outln!("  {}", e.line());
     }
-    if let Some((dir, name)) = json {
-        // The drift keys beside the noise document's own (results.json's
-        // spelling: `drift`, `drift_watch`).
-        let mut doc = serde_json::to_value(&run)?;
-        if let (Some(o), serde_json::Value::Object(d)) =
-            (doc.as_object_mut(), serde_json::to_value(&drift)?)
-        {
-            o.extend(d);
+    let mut failed = false;
+    if let Some(dir) = &out {
+        for f in exporters().write(&run, dir) {
+            errln!("rtshield: error: {}", f.error);
+            failed = true;
         }
-        let text = serde_json::to_string_pretty(&doc)?;
-        dir.write(&name, format!("{text}\n").as_bytes())?;
     }
-    Ok(0)
+    if let Some((dir, name)) = json {
+        if let Err(e) = dir.write(&name, rtshield_results::to_json(&run).as_bytes()) {
+            errln!("rtshield: error: {e}");
+            failed = true;
+        }
+    }
+    // Stored like a measure run (`runs list --where mode=noise`), with the
+    // file it was written to as its source.
+    let source = match (&a.out, &a.json) {
+        (Some(d), _) => d.clone(),
+        (None, Some(f)) => f.parent().map(Path::to_path_buf).unwrap_or_default(),
+        (None, None) => PathBuf::from("-"),
+    };
+    rtshield_run::store_runs(
+        a.store.store.as_deref(),
+        a.store.no_store,
+        &[(source.as_path(), &run)],
+    );
+    Ok(if failed {
+        rtshield_run::EXIT_FILES_MISSING
+    } else {
+        0
+    })
 }

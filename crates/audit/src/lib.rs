@@ -14,6 +14,7 @@
 #![warn(unreachable_pub)]
 
 mod audit;
+mod noise_fix;
 mod power;
 mod procfs;
 mod stat;
@@ -21,6 +22,7 @@ mod stat;
 pub use audit::{
     audit, render as render_audit, Audit, AuditOptions, Counts, CpuAudit, Fix, IrqOnCpu, Penalty,
 };
+pub use noise_fix::{noise_fix, NoiseCause};
 pub use stat::{
     render as render_sample, summarize, CpuRow, Sample, Sampler, Summary, ThreadRow, TimeRow,
 };

@@ -21,6 +21,7 @@ pub(crate) fn key_of(setting: Setting) -> Option<&'static str> {
         Setting::Cpus => "cpus",
         Setting::LoadCpus => "load_cpus",
         Setting::Duration => "duration",
+        Setting::Samples => "samples",
         Setting::MaxLatency => "max_latency",
         _ => return None,
     })
@@ -44,7 +45,8 @@ impl Campaign {
     pub fn request(&self, cell: &Cell) -> Result<MeasureRequest, Refusal> {
         let mut r = MeasureRequest::new(1_000_000);
         r.cpus = Some(self.cpus.clone());
-        r.duration_ns = Some(self.duration_ns);
+        r.duration_ns = self.duration_ns;
+        r.samples = self.samples;
         for (k, v) in self.settings(cell) {
             match k.as_str() {
                 "period" => r.period_ns = parse::<Dur>(Setting::Period, "DUR", &v)?.ns(),
@@ -135,13 +137,21 @@ impl Campaign {
 
 /// The plan as `--dry-run` prints it.
 pub fn plan_text(c: &Campaign) -> String {
+    let each = match (c.duration_ns, c.samples) {
+        (Some(d), None) => rtshield_vocab::format_duration_ns(d),
+        (Some(d), Some(n)) => format!(
+            "{} or {n} samples, whichever ends first",
+            rtshield_vocab::format_duration_ns(d)
+        ),
+        (None, Some(n)) => format!("{n} samples (period x samples)"),
+        (None, None) => "?".into(),
+    };
     let mut s = format!(
-        "campaign {} ({} cells x {} repeats = {} runs of {}; measuring time {})\n",
+        "campaign {} ({} cells x {} repeats = {} runs of {each}; measuring time {})\n",
         c.name,
         c.cells.len(),
         c.repeat,
         c.cells.len() as u64 * c.repeat,
-        rtshield_vocab::format_duration_ns(c.duration_ns),
         rtshield_vocab::format_duration_ns(c.total_ns())
     );
     s.push_str(&format!(
@@ -167,6 +177,12 @@ pub fn plan_text(c: &Campaign) -> String {
             args.join(" ")
         ));
     }
+    // What the report will keep apart: said before hours are spent.
+    s.push_str(&if c.pool.is_empty() {
+        "report: nothing pooled (every axis and the kernel kept apart)\n".to_string()
+    } else {
+        format!("report: pooled as asked: {}\n", c.pool.join(", "))
+    });
     s
 }
 

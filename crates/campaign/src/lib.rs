@@ -49,6 +49,7 @@ pub const TAGS: &[&str] = &[
     "step",
     "isolation",
     "load",
+    "kernel_id",
 ];
 
 /// Options of a campaign run.
@@ -85,13 +86,29 @@ pub struct Outcome {
     pub undo_failed: Option<String>,
 }
 
-/// Runs already stored for this very campaign (by fingerprint).
-fn done(store: &mut dyn Store, c: &Campaign) -> Result<BTreeSet<(String, u64)>, String> {
+/// This machine's kernel as a campaign records it ([`rtshield_results::kernel_id`]).
+fn this_kernel(root: &Root) -> String {
+    rtshield_results::kernel_id(&rtshield_sys::SysInfo::collect(root, false))
+}
+
+/// Runs already stored for this very campaign (by fingerprint) on kernel
+/// `kernel`: a run made on another kernel (the campaign run again after
+/// booting another one) is not done on this one. A run stored before the
+/// kernel was recorded counts when its release and preemption model match.
+fn done(
+    store: &mut dyn Store,
+    c: &Campaign,
+    kernel: &str,
+) -> Result<BTreeSet<(String, u64)>, String> {
     let sel =
         Selector::parse(&format!("campaign_id = {}", c.fingerprint)).map_err(|e| e.to_string())?;
     let runs = store.list(&sel).map_err(|e| e.to_string())?;
     Ok(runs
         .iter()
+        .filter(|r| match r.tags.get(rtshield_report::CAMPAIGN_KERNEL_TAG) {
+            Some(k) => k == kernel,
+            None => kernel.starts_with(&format!("{} {}", r.kernel, r.preempt)),
+        })
         .filter_map(|r| {
             Some((
                 r.tags.get("cell")?.clone(),
@@ -153,7 +170,7 @@ pub fn run(
     rtshield_signals::install(rtshield_signals::Second::Waits);
     let root = Root::host();
     let already = if opts.resume {
-        done(opts.store.as_mut(), c).map_err(anyhow::Error::msg)?
+        done(opts.store.as_mut(), c, &this_kernel(&root)).map_err(anyhow::Error::msg)?
     } else {
         BTreeSet::new()
     };
@@ -206,10 +223,12 @@ pub fn run(
     Ok(out)
 }
 
-/// The campaign report: `report.html` and plots over every stored run of
-/// the campaign, and `summary.md` with the matrix (rows load × isolation,
-/// as figure 11 of the systress article) and the verdicts of `runs
-/// compare` between isolation methods within each load.
+/// The campaign report, in `report/`: `report.html` (one page: the
+/// figure-11 tables, the verdicts, figure 12 and Table 1.1) and
+/// `summary.md` (the same tables), `plots/` (every run's own report), and
+/// per load the overlay of figure 12 (`load-LOAD/latency.{png,svg}`: one
+/// curve per isolation method and column set). Nothing is pooled that
+/// the campaign did not name in `pool`; runs of another kernel stay apart.
 pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Result<PathBuf> {
     let sel =
         Selector::parse(&format!("campaign_id = {}", c.fingerprint)).map_err(anyhow::Error::msg)?;
@@ -250,56 +269,84 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
         policy: DirPolicy::Strict,
         x_max_us: None,
     })?;
-    // One overlay per load, one curve per isolation method (the systress
-    // article's figure 12): the runs of a method are merged into one
-    // histogram so the curves compare methods, not repeats.
-    let loads_seen: Vec<String> = dedup(c.cells.iter().map(Cell::load))
-        .into_iter()
-        .map(str::to_string)
-        .collect();
-    // Two loads may differ only where `sanitize` puts `_` (`cmd:sleep 30
-    // #;` and `… #&`): each gets a directory of its own.
-    let slugs = unique_slugs(&loads_seen);
-    for (l, slug) in loads_seen.iter().zip(&slugs) {
-        let mut inputs = Vec::new();
-        let mut names = Vec::new();
-        for iso in dedup(c.cells.iter().map(Cell::isolation)) {
-            let group: Vec<&RunResult> = runs
-                .iter()
-                .filter(|r| {
-                    r.tags.get("load") == Some(l)
-                        && r.tags.get("isolation").map(String::as_str) == Some(iso)
-                })
-                .collect();
-            if let Some(merged) = merge(&group) {
-                let n = format!("load-{slug}-{}.json", sanitize(iso));
-                list_files(&rdir, &mut written, [n.as_str()])?;
-                data.write(&n, serde_json::to_string(&merged)?.as_bytes())?;
-                inputs.push(data.path().join(n));
-                names.push(format!("{iso} ({} runs)", group.len()));
-            }
-        }
-        if !inputs.is_empty() {
-            rtshield_report::generate(&rtshield_report::Options {
-                inputs,
-                names,
-                out_dir: rdir.path().join(format!("load-{slug}")),
-                formats: vec![rtshield_report::Format::Png, rtshield_report::Format::Svg],
-                title: format!("Campaign {}: load {l}", c.name),
-                policy: DirPolicy::Strict,
-                x_max_us: None,
-            })?;
+    let axes = c.axes();
+    let view = rtshield_report::CampaignView {
+        name: &c.name,
+        axes: &axes,
+        pool: &c.pool,
+        runs: &runs,
+    };
+    let figure12 = overlays(c, &view, &rdir, &data, &mut written)?;
+    let md = rtshield_report::campaign_summary_markdown(&view);
+    let html = rtshield_report::campaign_summary_html(&view, &figure12);
+    let before = written.len();
+    for n in ["summary.md", "report.html"] {
+        if !written.iter().any(|w| w == n) {
+            written.push(n.into());
         }
     }
-    let loads: Vec<&str> = dedup(c.cells.iter().map(Cell::load));
-    let isos: Vec<&str> = dedup(c.cells.iter().map(Cell::isolation));
-    let md = rtshield_report::campaign_summary_markdown(&c.name, &loads, &isos, &runs);
-    if !written.iter().any(|n| n == "summary.md") {
-        written.push("summary.md".into());
+    if written.len() != before {
         rdir.write(report_dir::MANIFEST, report_dir::manifest_text(&written).as_bytes())?;
     }
     rdir.write("summary.md", md.as_bytes())?;
+    rdir.write("report.html", html.as_bytes())?;
     Ok(rdir.path().to_path_buf())
+}
+
+/// Figure 12 (the systress article): per load, one overlay with one curve
+/// per isolation method and column set, the runs of a curve merged into
+/// one histogram so the curves compare methods, not repeats. Returns
+/// (load, picture path relative to the report) for `report.html`. Each
+/// file written in `data` is added to the manifest (`written`).
+fn overlays(
+    c: &Campaign,
+    view: &rtshield_report::CampaignView,
+    rdir: &SafeDir,
+    data: &SafeDir,
+    written: &mut Vec<String>,
+) -> anyhow::Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let sets = view.column_sets();
+    let loads = view.loads();
+    // Two loads may differ only where `sanitize` puts `_` (`cmd:sleep 30
+    // #;` and `… #&`): each gets a directory of its own.
+    let slugs = unique_slugs(&loads);
+    for (li, (l, slug)) in loads.iter().zip(&slugs).enumerate() {
+        let mut inputs = Vec::new();
+        let mut names = Vec::new();
+        for iso in view.isolations() {
+            for (si, set) in sets.iter().enumerate() {
+                let group = view.group(&iso, l, set);
+                if let Some(merged) = merge(&group) {
+                    let n = format!("load-{li}-{slug}-{}-{si}.json", sanitize(&iso));
+                    list_files(rdir, written, [n.as_str()])?;
+                    data.write(&n, serde_json::to_string(&merged)?.as_bytes())?;
+                    inputs.push(data.path().join(n));
+                    let what = if sets.len() > 1 {
+                        format!("{iso} · {}", set.label)
+                    } else {
+                        iso.clone()
+                    };
+                    names.push(format!("{what} ({} runs)", group.len()));
+                }
+            }
+        }
+        if inputs.is_empty() {
+            continue;
+        }
+        let dir = format!("load-{slug}");
+        rtshield_report::generate(&rtshield_report::Options {
+            inputs,
+            names,
+            out_dir: rdir.path().join(&dir),
+            formats: vec![rtshield_report::Format::Png, rtshield_report::Format::Svg],
+            title: format!("Campaign {}: load {l}", c.name),
+            policy: DirPolicy::Strict,
+            x_max_us: None,
+        })?;
+        out.push((l.clone(), format!("{dir}/latency.svg")));
+    }
+    Ok(out)
 }
 
 /// Add `runs/NAME` of each of `names` to the manifest of `rdir` (kept in
@@ -369,16 +416,6 @@ fn merge(group: &[&RunResult]) -> Option<RunResult> {
     Some(m)
 }
 
-fn dedup<'a>(it: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-    let mut v: Vec<&str> = Vec::new();
-    for x in it {
-        if !v.contains(&x) {
-            v.push(x);
-        }
-    }
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -416,6 +453,39 @@ mod tests {
             h,
         )];
         r
+    }
+
+    /// The same campaign file run again after booting another kernel:
+    /// `--resume` on the second kernel measures every cell (the runs of
+    /// the first are not done on this one), and on the first skips them.
+    #[test]
+    fn resume_skips_only_the_runs_of_this_kernel() {
+        let d = tempfile::tempdir().unwrap();
+        let db = d.path().join("runs.db");
+        let mut store = rtshield_store::open(Some(db.to_str().unwrap())).unwrap();
+        let c = model::parse(
+            "name = \"k\"\ncpus = \"1\"\nduration = \"2s\"\n[axes]\nload = [\"idle\"]\n",
+            "k.toml",
+        )
+        .unwrap();
+        let mut r = run(&[[10, 3]], 10_000, 500_000, 20_000.0);
+        for (k, v) in [
+            ("campaign_id", c.fingerprint.as_str()),
+            ("cell", "load=idle"),
+            ("repeat", "1"),
+            ("kernel_id", "6.6.1 PREEMPT_RT"),
+        ] {
+            r.tags.insert(k.into(), v.into());
+        }
+        store.put(&r, None).unwrap();
+        let on_a = done(store.as_mut(), &c, "6.6.1 PREEMPT_RT").unwrap();
+        assert_eq!(
+            on_a.into_iter().collect::<Vec<_>>(),
+            [("load=idle".to_string(), 1)]
+        );
+        assert!(done(store.as_mut(), &c, "6.12.3 PREEMPT_RT")
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

@@ -45,6 +45,12 @@ pub(crate) const SETTINGS: &[(&str, &str)] = &[
     ("max_latency", "--max-latency"),
 ];
 
+/// The implicit axis every campaign has: the kernel each run was measured
+/// on (release and preemption model, from the run's `sysinfo`). Runs of
+/// another kernel are never pooled (unless `pool = ["kernel"]`) and never
+/// count as done for `--resume`.
+pub(crate) const POOL_KERNEL: &str = "kernel";
+
 /// The isolation methods.
 pub(crate) const ISOLATIONS: &[&str] = &["none", "partition", "isolcpus", "existing"];
 
@@ -53,7 +59,12 @@ pub(crate) const ISOLATIONS: &[&str] = &["none", "partition", "isolcpus", "exist
 struct Raw {
     name: toml::Spanned<String>,
     cpus: toml::Spanned<String>,
-    duration: toml::Spanned<String>,
+    #[serde(default)]
+    duration: Option<toml::Spanned<String>>,
+    #[serde(default)]
+    samples: Option<toml::Spanned<u64>>,
+    #[serde(default)]
+    pool: Option<toml::Spanned<Vec<toml::Spanned<String>>>>,
     #[serde(default)]
     repeat: Option<toml::Spanned<u64>>,
     #[serde(default)]
@@ -144,8 +155,15 @@ pub struct Campaign {
     pub cpus: String,
     /// The built-in loads' CPUs, as written.
     pub load_cpus: Option<String>,
-    /// Each run's duration, ns.
-    pub duration_ns: u64,
+    /// Each run's duration, ns (None: each run ends after `samples`).
+    pub duration_ns: Option<u64>,
+    /// Each run's sample count per thread (`measure --samples`: the
+    /// partitioning article's `cyclictest -l1000000`), if given.
+    pub samples: Option<u64>,
+    /// Axes the report pools (`pool = ["period"]`): their values are
+    /// merged in the figure-11 tables and the comparisons. Every other
+    /// declared axis, and the kernel, is kept apart.
+    pub pool: Vec<String>,
     /// Runs per cell.
     pub repeat: u64,
     /// The order of the runs.
@@ -283,7 +301,8 @@ pub fn parse_checked(text: &str, file: &str) -> Result<Campaign, InputError> {
                 .or(match key {
                     "cpus" => Some(spans.cpus),
                     "load_cpus" => spans.load_cpus,
-                    "duration" => Some(spans.duration),
+                    "duration" => spans.duration,
+                    "samples" => spans.samples,
                     _ => None,
                 });
             let msg = format!("cell {}: `rtshield measure` refuses {r}", cell.id);
@@ -322,7 +341,8 @@ struct Spans {
     values: BTreeMap<(String, String), usize>,
     cpus: usize,
     load_cpus: Option<usize>,
-    duration: usize,
+    duration: Option<usize>,
+    samples: Option<usize>,
 }
 
 /// [`parse`], with where each value came from.
@@ -333,14 +353,17 @@ fn parse_with_spans(text: &str, file: &str) -> Result<(Campaign, Spans), InputEr
         pos.at(off, e.message().trim().to_string())
     })?;
     let (duration_ns, repeat, order) = header(&raw, &pos)?;
+    let samples = samples(&raw, &pos)?;
     let mut spans = Spans {
         values: BTreeMap::new(),
         cpus: raw.cpus.span().start,
         load_cpus: raw.load_cpus.as_ref().map(|l| l.span().start),
-        duration: raw.duration.span().start,
+        duration: raw.duration.as_ref().map(|d| d.span().start),
+        samples: raw.samples.as_ref().map(|d| d.span().start),
     };
     let measure = measure_settings(&raw, &pos, &mut spans)?;
     let axis_values = axes(&raw, &pos, &mut spans)?;
+    let pool = pool(&raw, &axis_values, &pos)?;
     let cells = matrix(&raw, &axis_values, &pos)?
         .into_iter()
         .map(|values| Cell {
@@ -357,6 +380,8 @@ fn parse_with_spans(text: &str, file: &str) -> Result<(Campaign, Spans), InputEr
         cpus: raw.cpus.get_ref().clone(),
         load_cpus: raw.load_cpus.as_ref().map(|l| l.get_ref().clone()),
         duration_ns,
+        samples,
+        pool,
         repeat,
         order,
         measure,
@@ -367,8 +392,73 @@ fn parse_with_spans(text: &str, file: &str) -> Result<(Campaign, Spans), InputEr
     Ok((c, spans))
 }
 
+/// `samples = N`: each run's sample count, measure's range.
+fn samples(raw: &Raw, pos: &Pos) -> Result<Option<u64>, InputError> {
+    let Some(s) = &raw.samples else {
+        return Ok(None);
+    };
+    let n = *s.get_ref();
+    if !limits::SAMPLES.contains(n) {
+        return Err(pos.at(
+            s.span().start,
+            format!(
+                "samples {n} out of range {}..{}",
+                limits::SAMPLES.min,
+                limits::SAMPLES.max
+            ),
+        ));
+    }
+    Ok(Some(n))
+}
+
+/// `pool = ["AXIS", ...]`: only declared axes other than isolation and
+/// load (the figure-11 tables' blocks and rows), or `kernel`.
+fn pool(
+    raw: &Raw,
+    axis_values: &[(String, Vec<String>)],
+    pos: &Pos,
+) -> Result<Vec<String>, InputError> {
+    let Some(p) = &raw.pool else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for a in p.get_ref() {
+        let name = a.get_ref();
+        let off = a.span().start;
+        if name == AXIS_ISOLATION || name == AXIS_LOAD {
+            return Err(pos.at(
+                off,
+                format!(
+                    "pool `{name}`: isolation and load are the figure-11 tables' blocks and rows, \
+                     they are never pooled"
+                ),
+            ));
+        }
+        if name != POOL_KERNEL && !axis_values.iter().any(|(k, _)| k == name) {
+            let declared: Vec<&str> = axis_values
+                .iter()
+                .map(|(k, _)| k.as_str())
+                .filter(|k| *k != AXIS_ISOLATION && *k != AXIS_LOAD)
+                .chain([POOL_KERNEL])
+                .collect();
+            return Err(pos.at(
+                off,
+                format!(
+                    "pool `{name}` is not a declared axis (expected one of: {})",
+                    declared.join(", ")
+                ),
+            ));
+        }
+        if out.contains(name) {
+            return Err(pos.at(off, format!("pool lists `{name}` twice")));
+        }
+        out.push(name.clone());
+    }
+    Ok(out)
+}
+
 /// The top-level keys: name, duration, repeat, cpus, order.
-fn header(raw: &Raw, pos: &Pos) -> Result<(u64, u64, Order), InputError> {
+fn header(raw: &Raw, pos: &Pos) -> Result<(Option<u64>, u64, Order), InputError> {
     let name = raw.name.get_ref();
     if name.trim().is_empty() || name.contains(['/', '\0']) {
         return Err(pos.at(
@@ -376,18 +466,25 @@ fn header(raw: &Raw, pos: &Pos) -> Result<(u64, u64, Order), InputError> {
             format!("name `{name}`: give a plain name (no `/`)"),
         ));
     }
-    let dur_at = raw.duration.span().start;
-    let duration_ns = parse_duration_ns(raw.duration.get_ref(), Some("s"))
-        .map_err(|e| pos.at(dur_at, format!("duration: {e}")))?;
-    if !limits::CAMPAIGN_DURATION_NS.contains(duration_ns) {
-        return Err(pos.at(
-            dur_at,
-            format!(
-                "duration `{}` out of range 1 s .. 7 d",
-                raw.duration.get_ref()
-            ),
-        ));
-    }
+    let duration_ns = match &raw.duration {
+        None if raw.samples.is_none() => return Err(pos.whole(
+            "give `duration` (each run's length) or `samples` (each run's sample count), or both"
+                .into(),
+        )),
+        None => None,
+        Some(d) => {
+            let dur_at = d.span().start;
+            let ns = parse_duration_ns(d.get_ref(), Some("s"))
+                .map_err(|e| pos.at(dur_at, format!("duration: {e}")))?;
+            if !limits::CAMPAIGN_DURATION_NS.contains(ns) {
+                return Err(pos.at(
+                    dur_at,
+                    format!("duration `{}` out of range 1 s .. 7 d", d.get_ref()),
+                ));
+            }
+            Some(ns)
+        }
+    };
     let repeat = raw.repeat.as_ref().map_or(1, |r| *r.get_ref());
     if !limits::CAMPAIGN_REPEAT.contains(repeat) {
         let off = raw.repeat.as_ref().map_or(0, |r| r.span().start);
@@ -590,6 +687,22 @@ fn fingerprint(text: &str) -> String {
 }
 
 impl Campaign {
+    /// The declared axes and their values (after exclude/include), in the
+    /// file's order: what the report keeps apart.
+    pub fn axes(&self) -> Vec<(String, Vec<String>)> {
+        let mut out: Vec<(String, Vec<String>)> = Vec::new();
+        for cell in &self.cells {
+            for (k, v) in &cell.values {
+                match out.iter_mut().find(|(a, _)| a == k) {
+                    Some((_, vals)) if !vals.contains(v) => vals.push(v.clone()),
+                    Some(_) => {}
+                    None => out.push((k.clone(), vec![v.clone()])),
+                }
+            }
+        }
+        out
+    }
+
     /// The runs in the order they are made.
     pub fn steps(&self) -> Vec<Step> {
         let mut out = Vec::new();
@@ -615,10 +728,32 @@ impl Campaign {
     /// Measuring time of the whole campaign, ns (checked: the ranges keep
     /// it far below u64::MAX, but say so rather than wrap).
     pub fn total_ns(&self) -> u64 {
-        (self.cells.len() as u64)
-            .checked_mul(self.repeat)
-            .and_then(|n| n.checked_mul(self.duration_ns))
+        self.cells
+            .iter()
+            .try_fold(0u64, |acc, c| {
+                self.run_ns(c)
+                    .checked_mul(self.repeat)
+                    .and_then(|n| acc.checked_add(n))
+            })
             .unwrap_or(u64::MAX)
+    }
+
+    /// Measuring time of one run of `cell`, ns: the duration, or with
+    /// `samples` only, samples × the cell's period (measure's 1 ms default).
+    pub fn run_ns(&self, cell: &Cell) -> u64 {
+        match (self.duration_ns, self.samples) {
+            (Some(d), _) => d,
+            (None, Some(n)) => {
+                let period = self
+                    .settings(cell)
+                    .iter()
+                    .find(|(k, _)| k == "period")
+                    .and_then(|(_, v)| parse_duration_ns(v, Some("us")).ok())
+                    .unwrap_or(1_000_000);
+                n.saturating_mul(period)
+            }
+            (None, None) => 0,
+        }
     }
 
     /// The measurement settings of a cell: `[measure]`'s, then the cell's
@@ -638,12 +773,13 @@ impl Campaign {
     /// [`Campaign::request`]), as `--dry-run` shows them and the results
     /// record them.
     pub fn measure_args(&self, cell: &Cell) -> Vec<String> {
-        let mut args = vec![
-            "--cpus".to_string(),
-            self.cpus.clone(),
-            "--duration".into(),
-            duration_arg(self.duration_ns),
-        ];
+        let mut args = vec!["--cpus".to_string(), self.cpus.clone()];
+        if let Some(d) = self.duration_ns {
+            args.extend(["--duration".into(), duration_arg(d)]);
+        }
+        if let Some(n) = self.samples {
+            args.extend(["--samples".into(), n.to_string()]);
+        }
         for (k, v) in self.settings(cell) {
             args.push(option_of(&k).into());
             args.push(v);
@@ -716,6 +852,7 @@ with = ["irq"]
             ]
         );
         assert_eq!(c.total_ns(), 8 * 2_000_000_000);
+        assert!(c.pool.is_empty() && c.samples.is_none());
         assert_eq!(c.partition.with, ["irq"]);
         let a = c.measure_args(&c.cells[2]);
         assert_eq!(
@@ -778,6 +915,52 @@ with = ["irq"]
         );
         let steps: Vec<(usize, u64)> = c.steps().iter().map(|s| (s.cell, s.repeat)).collect();
         assert_eq!(steps[..3], [(0, 1), (0, 2), (1, 1)]);
+    }
+
+    /// `samples` (the partitioning article's `-l1000000`) instead of or
+    /// with `duration`; `pool` names declared axes only, checked at parse
+    /// time with the value's line and column.
+    #[test]
+    fn samples_and_pool_are_checked_where_written() {
+        let t = FILE.replace("duration = \"2s\"", "samples = 1000") + "";
+        let t = t.replace("repeat = 2", "repeat = 2\npool = [\"period\"]");
+        let t = t
+            .replace("priority = 99", "priority = 99\n[axes.x]")
+            .replace("[axes.x]\n", "");
+        let t = t.replace(
+            "load = [\"idle\", \"hell\"]",
+            "load = [\"idle\", \"hell\"]\nperiod = [\"300us\", \"500us\"]",
+        );
+        let c = parse(&t, "c.toml").unwrap();
+        assert_eq!((c.duration_ns, c.samples), (None, Some(1000)));
+        assert_eq!(c.pool, ["period"]);
+        // 8 cells x 2 repeats x 1000 samples at 300 or 500 us.
+        assert_eq!(c.total_ns(), 2 * 1000 * (4 * 300_000 + 4 * 500_000));
+        let a = c.measure_args(&c.cells[0]);
+        assert_eq!(a[..4], ["--cpus", "1", "--samples", "1000"]);
+        let cases: &[(&str, &str, &str)] = &[
+            (
+                "pool = [\"period\"]",
+                "pool = [\"priority\"]",
+                "c.toml:5:9: pool `priority` is not a declared axis (expected one of: period, kernel)",
+            ),
+            (
+                "pool = [\"period\"]",
+                "pool = [\"period\", \"load\"]",
+                "c.toml:5:19: pool `load`: isolation and load",
+            ),
+            ("samples = 1000", "samples = 0", "c.toml:3:11: samples 0 out of range"),
+            ("samples = 1000", "", "c.toml:1:1: give `duration`"),
+        ];
+        for (from, to, want) in cases {
+            let e = parse(&t.replace(from, to), "c.toml")
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(want), "{to}: got {e}");
+        }
+        // The kernel can be pooled by name too.
+        let k = t.replace("pool = [\"period\"]", "pool = [\"kernel\"]");
+        assert_eq!(parse(&k, "c.toml").unwrap().pool, ["kernel"]);
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! `DIR/report`, the campaign's report directory, holds only what the
-//! campaign wrote there: `summary.md` and `runs/*.json` listed in its
+//! campaign wrote there: `summary.md`, `report.html` and `runs/*.json` listed in its
 //! manifest, and the `plots/` and `load-*/` report directories (each with
 //! `rtshield report`'s own manifest, [`rtshield_report::check_out_dir`]).
 //! Anything else (root's own notes, the summary of another experiment)
@@ -19,10 +19,11 @@ pub(crate) const REPORT: &str = "report";
 /// Largest manifest read (a campaign stores a few thousand runs at most).
 const MANIFEST_LIMIT: u64 = 4 << 20;
 
-/// Whether the campaign writes `n` (a manifest line): `summary.md`, or
-/// `runs/NAME` with a file-name-safe NAME.
+/// Whether the campaign writes `n` (a manifest line): `summary.md`,
+/// `report.html`, or `runs/NAME` with a file-name-safe NAME.
 fn is_campaign_file(n: &str) -> bool {
     n == "summary.md"
+        || n == "report.html"
         || n.strip_prefix("runs/").is_some_and(|f| {
             !f.is_empty()
                 && !f.starts_with('.')

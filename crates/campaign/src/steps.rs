@@ -184,6 +184,12 @@ impl Steps<'_, '_> {
             ("step", (i + 1).to_string()),
             ("isolation", cell.isolation().to_string()),
             ("load", cell.load().to_string()),
+            // The implicit axis: runs of another kernel are kept apart in
+            // the report and are not done for `--resume` on this one.
+            (
+                rtshield_report::CAMPAIGN_KERNEL_TAG,
+                rtshield_results::kernel_id(&r.sysinfo),
+            ),
         ];
         for (k, v) in tags {
             r.tags.insert(k.into(), v);
@@ -199,8 +205,9 @@ impl Steps<'_, '_> {
             (serde_json::to_string_pretty(&r)? + "\n").as_bytes(),
         )?;
         let sig = process::stopped_by();
+        // A run ends by its duration or, with `samples`, by its count.
         let end = r.end_reason.as_deref().unwrap_or("?");
-        if sig != 0 || end != "duration" {
+        if sig != 0 || !["duration", "samples"].contains(&end) {
             let why = if sig != 0 {
                 rtshield_signals::end_reason(sig)
             } else {

@@ -75,6 +75,8 @@ impl Measurement {
         let mut warnings = self.warnings.clone();
         warnings.extend(ctx.warnings.iter().cloned());
         RunResult {
+            kind: Default::default(),
+            noise: None,
             schema: SCHEMA.to_string(),
             tool: format!("rtshield {}", env!("CARGO_PKG_VERSION")),
             label: ctx.label.clone(),

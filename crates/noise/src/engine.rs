@@ -5,20 +5,24 @@
 //! SCHED_FIFO; each runs [`spin::run_windows`]. The main thread stays on
 //! the other CPUs, drains the rings every 20 ms into the histograms (and,
 //! traced, into the session that explains each event), and builds the
-//! [`NoiseRun`].
+//! run's [`RunResult`] of kind `noise`.
 
-use crate::report::{thread_priority, CpuNoise, NoiseRun, Offender, TopK, TraceSummary};
+use crate::result::{thread_priority, TopK};
 use crate::spin::{self, Counters, Live, Schedule};
 use crate::traced::{Outcome, Session, LONGEST};
 use crate::NoiseSpec;
 use anyhow::{bail, Context};
+use rtshield_audit::{noise_fix, NoiseCause};
 use rtshield_measure::now_ns;
 use rtshield_measure::ThreadHistograms;
 use rtshield_measure::{prefault_stack, MemLock};
+use rtshield_results::{
+    CpuNoise, NoiseResult, NoiseTrace, Offender, RunKind, RunResult, Settings, ThreadResult,
+};
 use rtshield_sys::{get_affinity, gettid, set_affinity, set_scheduler};
 use rtshield_sys::{steal_ns_between, StatSnapshot};
-use rtshield_sys::{task_comm, task_stat, Root};
-use rtshield_trace::{NoiseEvent, NoiseTally};
+use rtshield_sys::{task_comm, task_stat, Root, SysInfo};
+use rtshield_trace::{CauseKind, NoiseClass, NoiseEvent, NoiseSource, NoiseTally};
 use rtshield_vocab::Policy;
 use rtshield_vocab::{CpuSet, InputError};
 use std::collections::BTreeMap;
@@ -76,13 +80,15 @@ struct CpuAcc {
 }
 
 /// Measure noise on `spec.cpus` until `spec.duration_ns` or `stop`.
-/// `root` is where tracefs, `/proc/stat` and the live threads' policies
-/// are read.
+/// `root` is where tracefs, `/proc/stat`, the system description and the
+/// live threads' policies are read. The result has kind `noise`, no
+/// command, label or tags (the caller's), and `end_reason` `duration` or
+/// `stopped` (the caller may name the signal).
 pub fn run(
     root: &Root,
     spec: &NoiseSpec,
     stop: &AtomicBool,
-) -> anyhow::Result<(NoiseRun, EndReason)> {
+) -> anyhow::Result<(RunResult, EndReason)> {
     spec.check()?;
     let allowed = get_affinity(0).context("cannot read this process's CPU affinity")?;
     if let Some(bad) = spec.cpus.iter().find(|c| !allowed.contains(*c)) {
@@ -131,9 +137,9 @@ pub fn run(
             Ok(s) => session = Some(s),
             Err(why) => {
                 warnings.push(format!("tracing off: {why}; noise measured without causes"));
-                trace = Some(TraceSummary {
+                trace = Some(NoiseTrace {
                     unavailable: Some(why),
-                    ..TraceSummary::default()
+                    ..NoiseTrace::default()
                 });
             }
         }
@@ -143,19 +149,23 @@ pub fn run(
     let measured = measure(spec, stop, session.as_mut(), &mut warnings)?;
     let stat_after = StatSnapshot::read(root).ok();
     let outcome = session.map(Session::finish);
+    let memlocked = memlock.is_some();
     drop(memlock);
     let (mut run, end) = build(spec, measured, outcome.as_ref(), root, &mut warnings);
     if let Some(o) = &outcome {
         trace = Some(trace_summary(o, &mut warnings));
     }
-    for c in run.cpus.iter_mut() {
+    let noise = run.noise.as_mut().expect("built with its noise part");
+    for c in noise.cpus.iter_mut() {
         c.steal_ns = match (&stat_before, &stat_after) {
             (Some(a), Some(b)) => steal_ns_between(a, b, [c.cpu]),
             _ => None,
         };
     }
-    run.started_at = started_at;
-    run.trace = trace;
+    noise.trace = trace;
+    run.started_at = Some(started_at);
+    run.sysinfo = SysInfo::collect(root, false);
+    run.settings.memlock = Some(memlocked);
     run.warnings = warnings;
     Ok((run, end))
 }
@@ -379,16 +389,22 @@ fn drain(
     }
 }
 
-/// The run's results from what was measured (and explained).
+/// The run's results from what was measured (and explained); sysinfo,
+/// start time, steal time, trace summary and warnings are filled in by
+/// [`run`].
 fn build(
     spec: &NoiseSpec,
     m: Measured,
     outcome: Option<&Outcome>,
     root: &Root,
     warnings: &mut Vec<String>,
-) -> (NoiseRun, EndReason) {
+) -> (RunResult, EndReason) {
     let cpus: Vec<u32> = spec.cpus.iter().collect();
-    let mut out = Vec::with_capacity(cpus.len());
+    let housekeeping = get_affinity(0)
+        .map(|a| a.difference(&spec.cpus))
+        .unwrap_or_default();
+    let mut noise_cpus = Vec::with_capacity(cpus.len());
+    let mut threads = Vec::with_capacity(cpus.len());
     for (i, ((r, c), acc)) in m.ready.iter().zip(&m.counters).zip(m.accs).enumerate() {
         if c.lost > 0 {
             warnings.push(format!(
@@ -396,36 +412,118 @@ fn build(
                 cpus[i], c.lost
             ));
         }
-        let mut cpu = cpu_noise(cpus[i], r, c, acc, spec);
+        let (mut cpu, thread) = cpu_noise(i, cpus[i], r, c, acc, spec);
         if let Some(o) = outcome {
-            add_causes(&mut cpu, &o.tallies[i], &o.longest[i], root);
+            add_causes(&mut cpu, &o.tallies[i], &o.longest[i], root, &housekeeping);
         }
-        out.push(cpu);
+        noise_cpus.push(cpu);
+        threads.push(thread);
     }
-    let run = NoiseRun {
-        schema: "rtshield.noise/0".into(),
-        started_at: String::new(),
-        elapsed_ns: m.elapsed_ns,
-        end_reason: match m.end {
-            EndReason::Duration => "duration".into(),
-            EndReason::Stopped => "stopped".into(),
+    let run = RunResult {
+        schema: rtshield_results::SCHEMA.to_string(),
+        kind: RunKind::Noise,
+        tool: format!("rtshield {}", env!("CARGO_PKG_VERSION")),
+        label: None,
+        started_at: None,
+        duration_s: Some(m.elapsed_ns as f64 / 1e9),
+        command: Vec::new(),
+        config: None,
+        settings: Settings {
+            mode: Some("noise".into()),
+            resolution_ns: HIST_RESOLUTION_NS,
+            histo_buckets: Some(spec.histo_size_ns / HIST_RESOLUTION_NS + 1),
+            stats_period_ns: Some(spec.period_ns),
+            requested_duration_ns: spec.duration_ns,
+            requested_samples: None,
+            memlock: None,
+            cpu_dma_latency: None,
         },
-        threshold_ns: spec.threshold_ns,
-        runtime_ns: spec.runtime_ns,
-        period_ns: spec.period_ns,
-        cpus: out,
-        trace: None,
+        sysinfo: SysInfo::default(),
         warnings: Vec::new(),
+        end_reason: Some(
+            match m.end {
+                EndReason::Duration => "duration",
+                EndReason::Stopped => "stopped",
+            }
+            .into(),
+        ),
+        threads,
+        programs: Vec::new(),
+        tags: BTreeMap::new(),
+        trace: None,
+        verdict: None,
+        noise: Some(NoiseResult {
+            threshold_ns: spec.threshold_ns,
+            runtime_ns: spec.runtime_ns,
+            period_ns: spec.period_ns,
+            cpus: noise_cpus,
+            trace: None,
+        }),
+        drift: Default::default(),
     };
     (run, m.end)
 }
 
-fn cpu_noise(cpu: u32, r: &Ready, c: &Counters, acc: CpuAcc, spec: &NoiseSpec) -> CpuNoise {
+/// The noise lengths' histogram resolution: 1 µs, as oslat's buckets.
+const HIST_RESOLUTION_NS: u64 = 1_000;
+
+/// One CPU's noise figures and its thread (the noise lengths: histogram,
+/// percentiles, exact min/avg/max). What has no meaning for a spinning
+/// thread (no period to overrun, no last sample worth keeping, so no
+/// coordinated-omission view) is unknown: `null`, shown as `?`, never 0.
+fn cpu_noise(
+    index: usize,
+    cpu: u32,
+    r: &Ready,
+    c: &Counters,
+    acc: CpuAcc,
+    spec: &NoiseSpec,
+) -> (CpuNoise, ThreadResult) {
     let runtime = c.runtime_ns;
-    CpuNoise {
+    let h = &acc.hist;
+    let some = c.events > 0;
+    let thread = ThreadResult {
+        index: index as u32,
+        tid: Some(r.tid),
+        cpu: Some(cpu),
+        policy: Some(r.policy),
+        priority: Some(
+            spec.priority
+                .filter(|_| r.policy == Policy::Fifo)
+                .unwrap_or(0),
+        ),
+        requested_policy: (spec.priority.is_some() && r.policy != Policy::Fifo)
+            .then_some(Policy::Fifo),
+        period_ns: Some(spec.period_ns),
+        samples: Some(c.events),
+        // The thread's own exact extremes (lost events included); 0 with
+        // no event, as a measure run with no sample (`samples` says 0):
+        // `Counters::min_ns`'s "none yet" never reaches the file.
+        min_ns: if some { c.min_ns as i64 } else { 0 },
+        max_ns: c.max_ns as i64,
+        cur_ns: None,
+        avg_ns: if some {
+            c.noise_ns as f64 / c.events as f64
+        } else {
+            0.0
+        },
+        overruns: None,
+        missed_periods: None,
+        lost: Some(c.lost),
+        histogram: Some(h.to_histogram()),
+        hist_stats: Some(h.hist_stats()),
+        percentiles: h.percentiles(),
+        percentile_bounds: Default::default(),
+        corrected: None,
+        worst_cases: Vec::new(),
+        split: None,
+        le_counts: (c.lost == 0).then(|| h.le.cumulative()),
+        overflow_cycles: None,
+    };
+    let noise = CpuNoise {
         cpu,
         tid: r.tid,
-        policy: r.policy,
+        policy: r.policy.name().to_string(),
         priority: spec.priority.filter(|_| r.policy == Policy::Fifo),
         runtime_ns: runtime,
         noise_ns: c.noise_ns,
@@ -440,12 +538,10 @@ fn cpu_noise(cpu: u32, r: &Ready, c: &Counters, acc: CpuAcc, spec: &NoiseSpec) -
         windows: c.windows,
         windows_missed: c.windows_missed,
         steal_ns: None,
-        histogram: acc.hist.to_histogram(),
-        hist_stats: acc.hist.hist_stats(),
-        percentiles: acc.hist.percentiles(),
         classes: None,
         by_class: None,
         unexplained_ns: None,
+        class_ns: None,
         offenders: None,
         longest: acc
             .longest
@@ -453,7 +549,8 @@ fn cpu_noise(cpu: u32, r: &Ready, c: &Counters, acc: CpuAcc, spec: &NoiseSpec) -
             .into_iter()
             .map(Into::into)
             .collect(),
-    }
+    };
+    (noise, thread)
 }
 
 /// The traced figures of one CPU: class counts, offenders (threads with
@@ -463,16 +560,22 @@ fn add_causes(
     t: &NoiseTally,
     longest: &[rtshield_trace::Explained],
     root: &Root,
+    housekeeping: &CpuSet,
 ) {
-    let columns = ["HW", "NMI", "IRQ", "SIRQ", "THREAD"];
     c.classes = Some(
-        columns
+        rtshield_results::NOISE_COLUMNS
             .iter()
             .map(|k| (k.to_string(), t.column(k)))
             .collect(),
     );
     c.by_class = Some(t.by_class.clone());
     c.unexplained_ns = Some(t.unexplained_ns);
+    let mut class_ns = BTreeMap::new();
+    for (s, total) in &t.by_source {
+        *class_ns.entry(s.kind.class()).or_insert(0) += total.ns;
+    }
+    *class_ns.entry(NoiseClass::Unexplained).or_insert(0) += t.unexplained_ns;
+    c.class_ns = Some(class_ns);
     let top = t.top(OFFENDERS);
     let rt_pids: Vec<u32> = top
         .iter()
@@ -492,12 +595,25 @@ fn add_causes(
                     label,
                     source: s.clone(),
                     priority,
+                    fix: fix(s, c.cpu, housekeeping),
                     total: *total,
                 }
             })
             .collect(),
     );
     c.longest = longest.iter().cloned().map(Into::into).collect();
+}
+
+/// The audit's fix for one source of noise on `cpu`.
+fn fix(s: &NoiseSource, cpu: u32, housekeeping: &CpuSet) -> Option<String> {
+    let kind = match s.kind {
+        CauseKind::Nmi => NoiseCause::Nmi,
+        CauseKind::Irq => NoiseCause::Irq,
+        CauseKind::Tick => NoiseCause::Tick,
+        CauseKind::Softirq => NoiseCause::Softirq,
+        CauseKind::Thread => NoiseCause::Thread,
+    };
+    noise_fix(kind, &s.name, s.number, s.pid, cpu, housekeeping)
 }
 
 /// FIFO or RR, name and priority of the real-time threads `pids`, read
@@ -529,7 +645,7 @@ fn live_rt(root: &Root, pids: &[u32]) -> BTreeMap<u32, rtshield_trace::LiveRt> {
     out
 }
 
-fn trace_summary(o: &Outcome, warnings: &mut Vec<String>) -> TraceSummary {
+fn trace_summary(o: &Outcome, warnings: &mut Vec<String>) -> NoiseTrace {
     if !o.stale_removed.is_empty() {
         warnings.push(format!(
             "removed trace instances left by dead rtshield processes: {}",
@@ -551,12 +667,75 @@ fn trace_summary(o: &Outcome, warnings: &mut Vec<String>) -> TraceSummary {
     if let Some(e) = &o.close_error {
         warnings.push(e.clone());
     }
-    TraceSummary {
+    NoiseTrace {
         unavailable: None,
         events_enabled: o.enabled.clone(),
         events_missing: o.missing.clone(),
         stale_removed: o.stale_removed.clone(),
         lost_events: o.lost_events,
         bad_lines: o.bad_lines,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The JSON of a run built from `c`, one CPU, no event drained.
+    fn built(c: Counters) -> (CpuNoise, ThreadResult, String) {
+        let spec = NoiseSpec::new(CpuSet::parse("0").unwrap());
+        let ready = Ready {
+            index: 0,
+            tid: 7,
+            policy: Policy::Other,
+            refused: None,
+            fatal: None,
+        };
+        let acc = CpuAcc {
+            hist: ThreadHistograms::new(spec.histo_size_ns, HIST_RESOLUTION_NS),
+            longest: TopK::new(LONGEST),
+        };
+        let (n, t) = cpu_noise(0, 0, &ready, &c, acc, &spec);
+        let json = serde_json::to_string(&(&n, &t)).unwrap();
+        (n, t, json)
+    }
+
+    #[test]
+    fn a_cpu_without_gaps_writes_unknowns_not_the_sentinels() {
+        // Nothing spun, no gap seen: `min_gap_ns` and `min_ns` are still
+        // their internal u64::MAX.
+        let c = Counters::default();
+        assert_eq!((c.min_gap_ns, c.min_ns), (u64::MAX, u64::MAX));
+        let (n, t, json) = built(c);
+        assert_eq!(n.min_gap_ns, None);
+        assert_eq!(n.iterations_per_us, None);
+        assert_eq!(n.available_pct, None);
+        assert_eq!((t.samples, t.min_ns, t.max_ns), (Some(0), 0, 0));
+        for sentinel in [u64::MAX.to_string(), i64::MAX.to_string(), "-1".into()] {
+            assert!(!json.contains(&sentinel), "{sentinel} in {json}");
+        }
+        // What has no meaning for a spinning thread is unknown, not 0.
+        assert_eq!((t.cur_ns, t.overruns, t.missed_periods), (None, None, None));
+        assert!(t.corrected.is_none());
+    }
+
+    #[test]
+    fn a_cpu_with_gaps_writes_its_exact_extremes() {
+        let c = Counters {
+            iterations: 1_000,
+            runtime_ns: 1_000_000,
+            noise_ns: 7_000,
+            max_ns: 5_000,
+            min_ns: 2_000,
+            events: 2,
+            lost: 2,
+            min_gap_ns: 20,
+            ..Counters::default()
+        };
+        let (n, t, _) = built(c);
+        assert_eq!(n.min_gap_ns, Some(20));
+        // The lost events are in the thread's own extremes.
+        assert_eq!((t.min_ns, t.max_ns), (2_000, 5_000));
+        assert_eq!(t.le_counts, None);
     }
 }

@@ -13,9 +13,11 @@
 //!
 //! Its one job: measure what steals time from a CPU, and say why.
 //! Module map: `spin` (the hot loop and its windows), `engine` (threads,
-//! rings, the drain), `traced` (the tracing session), `report` (per-CPU
-//! results, the JSON document, the summary table), `limits` (every range
-//! of a [`NoiseSpec`]).
+//! rings, the drain, the run's [`RunResult`](rtshield_results::RunResult)
+//! of kind `noise`), `traced` (the tracing session), `result` (helpers of
+//! the result), `limits` (every range of a [`NoiseSpec`]). The file format
+//! is `rtshield-results`' (`NoiseResult`), the summary table and pictures
+//! `rtshield-report`'s.
 //!
 //! What it may not do: allocate, lock or make a system call while a
 //! window spins, besides the clock read (the `no_alloc` unit tests check
@@ -31,13 +33,12 @@ mod engine;
 mod limits;
 #[cfg(test)]
 mod no_alloc;
-mod report;
+mod result;
 mod spin;
 mod traced;
 
 pub use engine::{run, EndReason};
 pub use limits::{DEFAULT_PERIOD_NS, MAX_RT_SHARE_PCT};
-pub use report::{render_summary, CpuNoise, LongEvent, NoiseRun, Offender, TraceSummary};
 
 use rtshield_vocab::CpuSet;
 

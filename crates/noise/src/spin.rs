@@ -35,6 +35,9 @@ pub(crate) struct Counters {
     pub noise_ns: u64,
     /// The longest gap (0 before the first).
     pub max_ns: u64,
+    /// The shortest gap longer than the threshold (`u64::MAX` before the
+    /// first: never written as a number, see `engine::cpu_noise`).
+    pub min_ns: u64,
     /// Gaps longer than the threshold.
     pub events: u64,
     /// Events the ring could not take (counted in the figures above, not
@@ -56,6 +59,7 @@ impl Default for Counters {
             runtime_ns: 0,
             noise_ns: 0,
             max_ns: 0,
+            min_ns: u64::MAX,
             events: 0,
             lost: 0,
             min_gap_ns: u64::MAX,
@@ -74,6 +78,10 @@ impl Counters {
         self.events += 1;
         if gap > self.max_ns {
             self.max_ns = gap;
+        }
+        // Here and not in the drain: a lost event may be the shortest.
+        if gap < self.min_ns {
+            self.min_ns = gap;
         }
         let ev = NoiseEvent {
             start_ns: start as u64,
@@ -395,6 +403,17 @@ mod tests {
         spin(now_ns() + 2_000_000, 0, &mut tx, &mut c, &live, &stop);
         assert!(c.events > 8);
         assert_eq!(c.lost, c.events - 8);
+    }
+
+    #[test]
+    fn the_shortest_noise_is_the_thread_s_own_even_when_lost() {
+        let (mut tx, _rx) = rtrb::RingBuffer::new(1);
+        let mut c = Counters::default();
+        // The ring takes the first event only: the shortest is lost.
+        c.noise(0, 5_000, &mut tx);
+        c.noise(10_000, 2_000, &mut tx);
+        assert_eq!((c.events, c.lost), (2, 1));
+        assert_eq!((c.min_ns, c.max_ns), (2_000, 5_000));
     }
 
     #[test]

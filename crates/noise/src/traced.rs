@@ -5,7 +5,7 @@
 //! the trace has passed its end. Memory stays bounded: contexts no future
 //! gap can need are forgotten.
 
-use crate::report::TopK;
+use crate::result::TopK;
 use rtshield_sys::Root;
 use rtshield_sys::{tracing_unavailable, TraceConfig, TraceInstance, TracePipe};
 use rtshield_trace::{lost_events, Explained, NoiseEvent, NoiseOptions, NoiseTally, NoiseTimeline};

@@ -86,6 +86,25 @@ fn latency_files(series: &[Series], title: &str, x_max: Option<f64>) -> Vec<(Str
     out
 }
 
+/// The drift watch's changes as in timeline.png: a vertical line at the
+/// end of each interval in which what shields the measured CPUs changed,
+/// the kinds named in a comment (never in gnuplot's syntax).
+fn drift_markers(tl: &crate::timeline::Timeline) -> String {
+    let c = crate::plot::DRIFT_COLOR;
+    tl.drift
+        .iter()
+        .map(|(t, kinds)| {
+            format!(
+                "set arrow from {t}, graph 0 to {t}, graph 1 nohead lw 2 lc rgb \"#{:02x}{:02x}{:02x}\" back  # isolation drift: {}\n",
+                c.0,
+                c.1,
+                c.2,
+                comment(kinds)
+            )
+        })
+        .collect()
+}
+
 /// `timeline.gp` and one `timeline-SLUG.dat` per thread of the runs that
 /// have a timeline (nothing when none has).
 fn timeline_files(runs: &[Run], title: &str) -> Vec<(String, String)> {
@@ -112,6 +131,7 @@ fn timeline_files(runs: &[Run], title: &str) -> Vec<(String, String)> {
                 comment(&p.name)
             ));
         }
+        shading.push_str(&drift_markers(tl));
     }
     let n_threads: usize = with_tl.iter().map(|t| t.threads.len()).sum();
     for run in runs {
@@ -157,4 +177,36 @@ fn timeline_files(runs: &[Run], title: &str) -> Vec<(String, String)> {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::timeline::Timeline;
+
+    /// timeline.gp marks each drift interval as timeline.png does, and a
+    /// hostile drift cell stays inside the comment (one line, no command).
+    #[test]
+    fn timeline_gp_marks_each_drift_interval_as_a_comment_named_line() {
+        let h = rtshield_results::timeline_header_with_drift(&[]);
+        let csv = format!(
+            "{h}\n1.000,none,0,1,10,10,1,2,3,3,0,0,,,,,,,\n\
+             2.000,none,0,1,20,10,1,2,3,3,0,0,,,,,,,irq_affinity;rt_task\n\
+             3.000,none,0,1,30,10,1,2,3,3,0,0,,,,,,,x`touch /tmp/p`\\\n"
+        );
+        let tl = Timeline::parse(&csv, "timeline.csv").unwrap();
+        let m = drift_markers(&tl);
+        let lines: Vec<&str> = m.lines().collect();
+        assert_eq!(lines.len(), 2, "{m}");
+        assert!(
+            lines[0].starts_with("set arrow from 2, graph 0 to 2, graph 1 nohead")
+                && lines[0].ends_with("# isolation drift: irq_affinity;rt_task"),
+            "{m}"
+        );
+        // The trailing `\\` would continue the comment onto the next line.
+        assert!(
+            lines[1].ends_with("# isolation drift: x`touch /tmp/p`\\ "),
+            "{m}"
+        );
+    }
 }

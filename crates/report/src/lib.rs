@@ -3,7 +3,8 @@
 //! percentile plots in PNG and SVG, an HTML page, Markdown and CSV
 //! summaries, gnuplot scripts, timelines, spike sections; [`generate`]),
 //! the `rtshield runs` tables ([`list_table`], [`compare_table`] ...) and
-//! a campaign's summary ([`campaign_summary_markdown`]).
+//! a campaign's report in the articles' shape ([`campaign_summary_markdown`],
+//! [`campaign_summary_html`] over a [`CampaignView`]).
 //!
 //! It may not measure, store or decide: it reads result files through
 //! `rtshield-results`, gets stored runs and comparisons from
@@ -27,6 +28,7 @@ mod campaign;
 mod gnuplot;
 mod html;
 mod load;
+mod noise;
 mod output;
 mod plot;
 mod runs;
@@ -36,10 +38,15 @@ mod spikes;
 #[cfg(any(test, feature = "testing"))]
 mod synth;
 mod table;
+mod table11;
 mod timeline;
 
-pub use crate::campaign::campaign_summary_markdown;
+pub use crate::campaign::{
+    campaign_summary_html, campaign_summary_markdown, CampaignView, ColumnSet,
+    KERNEL_TAG as CAMPAIGN_KERNEL_TAG,
+};
 pub use crate::load::read_result;
+pub use crate::noise::summary as noise_summary;
 pub use crate::plot::{HEIGHT as PLOT_HEIGHT, WIDTH as PLOT_WIDTH};
 pub use crate::runs::{compare_table, groups_table, import_text, list_table, runs_csv, show_text};
 #[cfg(any(test, feature = "testing"))]
@@ -177,6 +184,55 @@ pub fn render(
     for f in Format::ALL.iter().filter(|f| want(**f)) {
         out.extend(output::renderer(*f).files(&inputs)?);
     }
+    out.extend(noise_files(runs, formats, title)?);
+    Ok(out)
+}
+
+/// The noise runs' own outputs (`rtshield noise` results): `noise.txt`
+/// (per-CPU table, details, top offenders with fixes, histogram text) and
+/// the cause breakdown picture (`noise-causes.png`/`.svg` with those
+/// formats). Nothing when no input is a noise run.
+fn noise_files(
+    runs: &[load::Run],
+    formats: &[Format],
+    title: &str,
+) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+    let mut out = Vec::new();
+    if !plot::has_noise(runs) {
+        return Ok(out);
+    }
+    let mut text = String::new();
+    for r in runs.iter().filter(|r| r.result.noise.is_some()) {
+        text.push_str(&format!(
+            "== {} ({})\n",
+            rtshield_text::terminal::value(&r.label),
+            rtshield_text::terminal::value(&r.path.display().to_string())
+        ));
+        text.push_str(&noise::summary(&r.result, 10, true));
+        text.push('\n');
+    }
+    out.push(("noise.txt".to_string(), text.into_bytes()));
+    // The report's title is about latency by default: the picture says
+    // what it shows and whose runs.
+    let _ = title;
+    let labels: Vec<&str> = runs
+        .iter()
+        .filter(|r| r.result.noise.is_some())
+        .map(|r| r.label.as_str())
+        .collect();
+    let pic_title = format!("Noise by cause — {}", labels.join(", "));
+    if formats.contains(&Format::Png) {
+        out.push((
+            "noise-causes.png".to_string(),
+            plot::noise_causes_png(runs, &pic_title)?,
+        ));
+    }
+    if formats.contains(&Format::Svg) {
+        out.push((
+            "noise-causes.svg".to_string(),
+            plot::noise_causes_svg(runs, &pic_title)?.into_bytes(),
+        ));
+    }
     Ok(out)
 }
 
@@ -247,6 +303,9 @@ pub fn is_report_file(n: &str) -> bool {
         "plot.gp",
         "timeline.gp",
         "timeline.png",
+        "noise.txt",
+        "noise-causes.png",
+        "noise-causes.svg",
     ];
     if FIXED.contains(&n) {
         return true;

@@ -189,6 +189,24 @@ pub fn compare_table(c: &Comparison, a: &str, b: &str, seed: u64) -> String {
             "{stat:<8} {a:>10} {b:>10} {ratio:>7}  [{lo:>5}, {hi:>5}]    {verdict}"
         );
     }
+    if let Some(av) = &c.available {
+        let pct = |v: Option<f64>| v.map_or("?".to_string(), |p| format!("{p:.4}"));
+        let ci = match (av.diff_low, av.diff_high) {
+            (Some(l), Some(h)) => format!("B-A in [{l:+.4}, {h:+.4}] points"),
+            _ => "no interval".to_string(),
+        };
+        let _ = writeln!(
+            s,
+            "\nnoise: % available  A {}  B {}  {ci}    {}",
+            pct(av.a_pct),
+            pct(av.b_pct),
+            av.verdict.as_str()
+        );
+        let _ = writeln!(
+            s,
+            "(the rows above are the noise lengths: max is the longest single noise)"
+        );
+    }
     s
 }
 

@@ -76,9 +76,22 @@ const SPLIT_HEAD: [&str; 10] = [
     "thread max",
 ];
 
+/// Table 1.1 (the ARTiS thesis) over the runs' split data.
+fn table11(runs: &[Run]) -> Vec<[String; 6]> {
+    crate::table11::rows(runs.iter().map(|r| (r.label.clone(), &r.result)))
+}
+
+/// Heading of Table 1.1 in a report.
+const TABLE11: &str = "Table 1.1 (the ARTiS thesis): kernel and user latency";
+
 /// The HTML section (empty when no run traced).
 pub(crate) fn html(runs: &[Run]) -> String {
     let mut h = String::new();
+    // Table 1.1 first: the thesis's view of the split, then the detail.
+    let t11 = crate::table11::html(
+        &table11(runs),
+        &format!("<h2 id=\"table11\">{}</h2>", esc(TABLE11)),
+    );
     for (run, t) in traced(runs) {
         if h.is_empty() {
             h.push_str("<h2 id=\"spikes\">Spikes</h2>\n<p class=\"hint\">Late wake-ups explained from kernel trace events; split: timer IRQ latency vs thread latency (µs). See docs/trace.md.</p>\n");
@@ -122,7 +135,7 @@ pub(crate) fn html(runs: &[Run]) -> String {
             h.push_str("</table>\n");
         }
     }
-    h
+    h + &t11
 }
 
 /// The Markdown section for `summary.md` (empty when no run traced).
@@ -166,7 +179,7 @@ pub(crate) fn markdown(runs: &[Run]) -> String {
             }
         }
     }
-    m
+    m + &crate::table11::markdown(&table11(runs), &format!("## {TABLE11}"))
 }
 
 #[cfg(test)]

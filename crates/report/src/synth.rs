@@ -92,6 +92,8 @@ pub fn synth_run_result(
         })
         .collect();
     RunResult {
+        kind: Default::default(),
+        noise: None,
         schema: rtshield_results::SCHEMA.into(),
         tool: "rtshield 0.1.0".into(),
         label: Some(label.into()),

@@ -56,6 +56,7 @@ pub(crate) const STAT_ROWS: &[&str] = &[
     "p99.99999 (µs)",
     "p99.999999 (µs)",
     "Samples_H",
+    "L_avg_H (µs)",
     "L_med_H (µs)",
     "L_std_H (µs)",
     "L_mode_H (µs)",
@@ -102,9 +103,15 @@ pub(crate) fn q<T: std::fmt::Display>(v: Option<T>) -> String {
 /// Percentile `key` of `t` as a table cell (µs at resolution `res`): the
 /// value, `≥N` when only a bound is known, [`NOT_ENOUGH`], or `?`.
 pub(crate) fn pct_cell(t: &ThreadResult, key: &str, res: u64) -> String {
+    pct_text(t, key, |v| fmt_us(v as f64, res))
+}
+
+/// Percentile `key` of `t` as a cell, its values written by `us`: the
+/// value, `≥N` when only a bound is known, [`NOT_ENOUGH`], or `?`.
+pub(crate) fn pct_text(t: &ThreadResult, key: &str, us: impl Fn(i64) -> String) -> String {
     match t.pct(key) {
-        Pct::Exact(v) => fmt_us(v as f64, res),
-        Pct::AtLeast(v, _) => format!("≥{}", fmt_us(v as f64, res)),
+        Pct::Exact(v) => us(v),
+        Pct::AtLeast(v, _) => format!("≥{}", us(v)),
         Pct::NotEnoughSamples => NOT_ENOUGH.to_string(),
         Pct::Unknown => "?".to_string(),
     }
@@ -130,6 +137,7 @@ pub(crate) fn build(runs: &[Run], series: &[Series]) -> Table {
                 "avg (µs)" => fmt_us_frac(t.avg_ns, res),
                 "max (µs)" => fmt_us(t.max_ns as f64, res),
                 "Samples_H" => q(hs.map(|h| h.samples)),
+                "L_avg_H (µs)" => q(hs.map(|h| fmt_us_frac(h.avg_ns, res))),
                 "L_med_H (µs)" => q(hs.map(|h| fmt_us(h.median_ns as f64, res))),
                 "L_std_H (µs)" => q(hs.map(|h| fmt_us_frac(h.std_ns, res))),
                 "L_mode_H (µs)" => modes(t, 8),

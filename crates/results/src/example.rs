@@ -17,6 +17,8 @@ pub fn example_result() -> RunResult {
             .collect()
     };
     RunResult {
+        kind: Default::default(),
+        noise: None,
         schema: SCHEMA.into(),
         tool: "rtshield 0.1.0".into(),
         label: Some("example".into()),

@@ -24,6 +24,7 @@ mod export;
 mod histogram;
 mod import;
 mod merge;
+mod noise;
 mod read;
 mod schema;
 mod statrec;
@@ -59,13 +60,16 @@ pub use crate::import::{
     FluctLog, FluctRow, InputFormat,
 };
 pub use crate::merge::merge_resumed;
+pub use crate::noise::{
+    CpuNoise, LongEvent, NoiseResult, NoiseTrace, Offender, RunKind, NOISE_COLUMNS,
+};
 pub use crate::read::{
     from_stored_json, parse_json, read_json, ReadError, OLDEST_MAJOR, SCHEMA_MAJOR,
 };
 pub use crate::schema::{
-    percentile_supported, Corrected, HistStats, Histogram, LatencyPart, Pct, PercentileBound,
-    ProgramResult, RunResult, Settings, SplitResult, ThreadResult, TraceResult, WorstCase,
-    BEYOND_HISTOGRAM, DEEP_PERCENTILES, LE_BOUNDS_NS, PERCENTILES, SCHEMA,
+    kernel_id, percentile_supported, Corrected, HistStats, Histogram, LatencyPart, Pct,
+    PercentileBound, ProgramResult, RunResult, Settings, SplitResult, ThreadResult, TraceResult,
+    WorstCase, BEYOND_HISTOGRAM, DEEP_PERCENTILES, LE_BOUNDS_NS, PERCENTILES, SCHEMA,
 };
 pub use crate::statrec::{
     compare_stat_records, stat_ratio, Metric, StatRecord, ThreadMean, STAT_SCHEMA,
@@ -74,3 +78,5 @@ pub use crate::unknown::or as or_unknown;
 pub use crate::verdict::{
     effective_verdict, LimitFailure, Limits, ThreadVerdict, Verdict, EXIT_LIMIT_EXCEEDED,
 };
+/// The class of a noise event (the trace's), as stored in [`CpuNoise`].
+pub use rtshield_trace::NoiseClass;

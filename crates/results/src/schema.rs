@@ -18,6 +18,10 @@ pub const SCHEMA: &str = "rtshield.results/2";
 pub struct RunResult {
     /// Always [`SCHEMA`].
     pub schema: String,
+    /// What was measured: wake-up latency (the default, not written) or
+    /// `noise` (`rtshield noise`: then [`RunResult::noise`] is present).
+    #[serde(default, skip_serializing_if = "crate::RunKind::is_latency")]
+    pub kind: crate::RunKind,
     /// `rtshield 0.1.0`.
     pub tool: String,
     /// A short label for reports (defaults to the output directory name).
@@ -65,6 +69,10 @@ pub struct RunResult {
     /// Every CI export derives its pass/fail from it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub verdict: Option<crate::Verdict>,
+    /// `rtshield noise`: per CPU the noise figures, causes and offenders
+    /// (the noise lengths' histograms are in `threads`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub noise: Option<crate::NoiseResult>,
     /// Isolation drift seen during the run: the top-level `drift` array
     /// and `drift_watch` object ([`crate::drift`]; docs/formats.md), both
     /// absent when the run was not watched.
@@ -501,5 +509,21 @@ pub fn percentile_supported(key: &str, n: u64) -> bool {
     match key.parse::<f64>() {
         Ok(p) if (0.0..100.0).contains(&p) => n as f64 * (1.0 - p / 100.0) >= 1.0 - 1e-6,
         _ => false,
+    }
+}
+
+/// The kernel a run was measured on, as one label: release, preemption
+/// model and (for a dynamic-preemption kernel) the mode in force, e.g.
+/// `6.18.44 NONE (dynamic: none)`. What a campaign keeps apart (the
+/// systress article's figure 11 has one column set per kernel) and what
+/// `campaign --resume` compares: a run made on another kernel is not done
+/// on this one. Unknown parts are `?`.
+pub fn kernel_id(si: &SysInfo) -> String {
+    let release = si.kernel_release.as_deref().unwrap_or("?");
+    let model = si.preempt_model.as_deref().unwrap_or("?");
+    match (&si.preempt_mode, si.preempt_dynamic) {
+        (Some(m), _) => format!("{release} {model} (dynamic: {m})"),
+        (None, true) => format!("{release} {model} (dynamic)"),
+        (None, false) => format!("{release} {model}"),
     }
 }

@@ -46,5 +46,5 @@ pub use crate::request::{
 };
 pub use crate::runner::RunOutcome;
 pub use crate::single::measure;
-pub use crate::store::parse_tag;
+pub use crate::store::{parse_tag, store_runs};
 pub use crate::tracing::remove_leftovers as remove_trace_leftovers;

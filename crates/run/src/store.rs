@@ -129,9 +129,9 @@ pub fn parse_tag(s: &str) -> Result<(String, String), String> {
     Ok((k.to_string(), v.to_string()))
 }
 
-/// Store `runs` (result directory, result) unless `no_store`; prints one
-/// line per run, or a warning.
-pub(crate) fn store_runs(spec: Option<&str>, no_store: bool, runs: &[(&Path, &RunResult)]) {
+/// Store `runs` (result directory, result) unless `no_store` (`measure`,
+/// `run`, `noise`); prints one line per run, or a warning.
+pub fn store_runs(spec: Option<&str>, no_store: bool, runs: &[(&Path, &RunResult)]) {
     if no_store || std::env::var_os(NO_STORE_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
         return;
     }

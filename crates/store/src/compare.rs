@@ -119,6 +119,10 @@ pub enum Verdict {
     /// interval can be drawn from it.
     #[serde(rename = "beyond the histogram")]
     Beyond,
+    /// A side has no value for the statistic (a run that did not record
+    /// it): no verdict can be drawn, and none is guessed.
+    #[serde(rename = "unknown")]
+    Unknown,
 }
 
 impl Verdict {
@@ -129,6 +133,7 @@ impl Verdict {
             Verdict::Better => "B better",
             Verdict::Same => "no significant difference",
             Verdict::Beyond => "beyond the histogram",
+            Verdict::Unknown => "unknown",
         }
     }
 }
@@ -169,6 +174,10 @@ pub struct Comparison {
     pub iterations: usize,
     /// One row per statistic asked for, in the order asked.
     pub rows: Vec<Row>,
+    /// Noise runs (`rtshield noise`): the share of the CPU available, B
+    /// against A; absent when neither side holds a noise run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub available: Option<crate::AvailableRow>,
 }
 
 /// The threads of `r` that have a histogram, with it.
@@ -407,6 +416,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> C
         method,
         iterations: ITERATIONS,
         rows,
+        available: crate::noise_compare::compare_available(a, b, method, seed),
     }
 }
 

@@ -16,6 +16,7 @@
 #![warn(unreachable_pub)]
 
 mod compare;
+mod noise_compare;
 mod pg;
 mod record;
 mod schema;
@@ -28,6 +29,7 @@ mod tls;
 pub use compare::{
     compare, default_stats, Comparison, Method, Row, Stat, Verdict, ITERATIONS, MIN_RUNS,
 };
+pub use noise_compare::{compare_available, AvailableRow};
 pub use pg::{is_pg_url, pgpass_lookup, PgStore};
 pub use record::{
     is_key_byte, is_tag_key, new_uuid, run_uuid, RunSummary, ThreadSummary, TAG_UUID,

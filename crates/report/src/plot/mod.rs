@@ -15,14 +15,16 @@ use plotters::prelude::*;
 use std::sync::Once;
 
 mod latency;
+mod noise;
 mod percentiles;
 #[cfg(test)]
 mod png_pixels_tests;
 mod timeline;
 
 pub(crate) use latency::{latency_png, latency_svg};
+pub(crate) use noise::{has_noise, noise_causes_png, noise_causes_svg};
 pub(crate) use percentiles::{percentile_png, percentile_svg};
-pub(crate) use timeline::{phase_fill, phase_names, timeline_colors, timeline_png};
+pub(crate) use timeline::{phase_fill, phase_names, timeline_colors, timeline_png, DRIFT_COLOR};
 // What only the tests below and `png_pixels_tests` look at.
 #[cfg(test)]
 use {latency::latency_rgb, timeline::merge_close};

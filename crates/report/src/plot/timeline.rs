@@ -66,7 +66,7 @@ pub(crate) fn timeline_colors(i: usize, threads: usize) -> (RGBColor, RGBColor) 
 }
 
 /// The drift markers' colour (a magenta that no thread colour uses).
-const DRIFT_COLOR: RGBColor = RGBColor(230, 0, 160);
+pub(crate) const DRIFT_COLOR: RGBColor = RGBColor(230, 0, 160);
 
 /// The torture article's plot: per-interval maximum as points, running maximum as a
 /// line, one colour per thread; load phases shaded. PNG bytes.

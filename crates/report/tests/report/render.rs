@@ -154,6 +154,27 @@ fn svg_files_are_well_formed_xml_whatever_the_title_and_labels() {
     }
 }
 
+/// The systress article's SUMMARY has `L_avg_H` (the mean inside the
+/// histogram) between `Samples_H` and `L_med_H`; so do report's tables.
+#[test]
+fn summary_has_l_avg_h_between_samples_h_and_l_med_h() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("rep");
+    generate(&opts(two_runs(d.path()), &out)).unwrap();
+    let csv = read(&out.join("summary.csv"));
+    let names: Vec<&str> = csv.lines().map(|l| l.split(',').next().unwrap()).collect();
+    let at = |n: &str| names.iter().position(|x| *x == n).unwrap_or(usize::MAX);
+    assert_eq!(at("L_avg_H (µs)"), at("Samples_H") + 1, "{csv}");
+    assert_eq!(at("L_med_H (µs)"), at("L_avg_H (µs)") + 1, "{csv}");
+    // 10,10,11×5,12,12,15 inside the histogram: mean 11.4.
+    assert!(
+        csv.lines().any(|l| l.starts_with("L_avg_H (µs),11.40,")),
+        "{csv}"
+    );
+    assert!(read(&out.join("summary.md")).contains("| L_avg_H (µs) | 11.40 |"));
+    assert!(read(&out.join("report.html")).contains("L_avg_H (µs)"));
+}
+
 #[test]
 fn svg_has_one_curve_per_thread_with_its_points() {
     let d = tempfile::tempdir().unwrap();

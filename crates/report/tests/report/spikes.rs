@@ -117,3 +117,44 @@ fn a_hostile_label_stays_inert_in_every_part_of_summary_md() {
         assert!(md.contains("**x\\n## INJECTED\\n\\| a \\| b \\|\\n\\<img"), "{md}");
     }
 }
+
+/// Table 1.1 of the ARTiS thesis from `--split`: kernel (the IRQ part)
+/// and user (the run's own latency) at p99.999 and maximum.
+#[test]
+fn a_split_run_gets_table_1_1_with_the_thesis_columns() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let mut r = traced_run();
+    // 200 000 samples: enough for a p99.999.
+    r.threads[0].samples = Some(200_000);
+    r.threads[0].percentiles.insert("99.999".into(), 41_000);
+    let sp = r.threads[0].split.as_mut().unwrap();
+    sp.samples = 150_000;
+    sp.irq.percentiles.insert("99.999".into(), 12_000);
+    let user_max = format!("{:.1}", r.threads[0].max_ns as f64 / 1000.0);
+    write_synth_run_dir(&a, &r, None).unwrap();
+    let out = d.path().join("rep");
+    generate(&Options {
+        inputs: vec![a],
+        names: vec!["cfg".into()],
+        out_dir: out.clone(),
+        formats: vec![Format::Html, Format::Md],
+        title: "t".into(),
+        policy: rtshield_safefs::DirPolicy::Strict,
+        x_max_us: None,
+    })
+    .unwrap();
+    let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+    assert!(md.contains("## Table 1.1 (the ARTiS thesis)"), "{md}");
+    assert!(
+        md.contains(&format!(
+            "| cfg | 12.0 | 33.0 | 41.0 | {user_max} | 150000 / 200000 |"
+        )),
+        "{md}"
+    );
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(
+        html.contains("<td>12.0</td><td>33.0</td><td>41.0</td>"),
+        "{html}"
+    );
+}

@@ -159,9 +159,12 @@ pub const CI_FORMATS: &[&str] = &[
     "kcidb",
 ];
 
-/// The exporter of a CI format by name (`rtshield export --format`).
+/// The exporter of a CI format by name (`rtshield export --format`),
+/// or `json` (results.json itself).
 pub fn by_name(name: &str, o: &CiOptions) -> Option<Box<dyn Exporter + Send + Sync>> {
     Some(match name {
+        // results.json itself (not a CI format: every run has it).
+        "json" => Box::new(Json),
         "cyclictest-json" => Box::new(CyclictestJson { limits: o.limits }),
         "junit" => Box::new(Junit { limits: o.limits }),
         "openmetrics" => Box::new(OpenMetrics {

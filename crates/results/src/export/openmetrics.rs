@@ -213,6 +213,9 @@ fn end_stamp(res: &RunResult, ts: Timestamps) -> String {
 
 fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
     let stamp = end_stamp(res, ts);
+    if let Some(n) = &res.noise {
+        return render_noise(res, n, &stamp, dialect);
+    }
     let mut s = String::new();
     let th = &res.threads;
     family(
@@ -328,6 +331,182 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
     s
 }
 
+/// A counter family's header: OpenMetrics names the family without
+/// `_total`, 0.0.4 with it.
+fn counter_family(s: &mut String, name: &str, help: &str, dialect: Dialect) {
+    match dialect {
+        Dialect::OpenMetrics => family(s, name, "counter", help),
+        Dialect::Text004 => family(s, &format!("{name}_total"), "counter", help),
+    }
+}
+
+/// A noise run (`rtshield noise`): per CPU the histogram of noise lengths
+/// (same fixed `le` scale), the share of the CPU available, the longest
+/// single noise, and counters for runtime, noise time, noise events, steal
+/// time and the events per osnoise class (`class` label, traced runs only).
+/// A figure the run does not know has no line.
+fn render_noise(res: &RunResult, n: &crate::NoiseResult, stamp: &str, dialect: Dialect) -> String {
+    let mut s = String::new();
+    noise_histograms(&mut s, res, n, stamp);
+    noise_figures(&mut s, n, stamp, dialect);
+    family(
+        &mut s,
+        "rtshield_run_duration_seconds",
+        "gauge",
+        "Time measured so far.",
+    );
+    if let Some(d) = res.duration_s {
+        let _ = writeln!(
+            s,
+            "rtshield_run_duration_seconds {}{stamp}",
+            secs_exact((d.max(0.0) * 1e9).round() as i128)
+        );
+    }
+    if dialect == Dialect::OpenMetrics {
+        s.push_str("# EOF\n");
+    }
+    s
+}
+
+/// The `cpu` label of a noise run's line.
+fn cpu_label(c: u32) -> String {
+    format!("cpu=\"{c}\"")
+}
+
+/// A noise run's histogram family: per CPU the noise lengths on the fixed
+/// `le` scale.
+fn noise_histograms(s: &mut String, res: &RunResult, n: &crate::NoiseResult, stamp: &str) {
+    family(
+        s,
+        "rtshield_noise_seconds",
+        "histogram",
+        "Length of each noise event (a gap in a spinning thread's clock reads above the threshold).",
+    );
+    for (t, c) in res.threads.iter().zip(&n.cpus) {
+        // Unknown count: no line (never a 0 or a guess).
+        let Some(all) = total(t) else {
+            continue;
+        };
+        let l = cpu_label(c.cpu);
+        for (b, v) in BOUNDS_NS.iter().zip(cumulative(t)) {
+            if let Some(v) = v {
+                let _ = writeln!(
+                    s,
+                    "rtshield_noise_seconds_bucket{{{l},le=\"{}\"}} {v}{stamp}",
+                    secs_exact(i128::from(*b))
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            "rtshield_noise_seconds_bucket{{{l},le=\"+Inf\"}} {all}{stamp}"
+        );
+        let _ = writeln!(s, "rtshield_noise_seconds_count{{{l}}} {all}{stamp}");
+        // The exact sum is the noise time of the events in the histogram:
+        // known exactly only when none was lost.
+        if c.lost == 0 {
+            let _ = writeln!(
+                s,
+                "rtshield_noise_seconds_sum{{{l}}} {}{stamp}",
+                secs_exact(i128::from(c.noise_ns))
+            );
+        }
+    }
+}
+
+/// A noise run's per-CPU figures: % available, longest noise, the
+/// counters and (traced runs) the events per osnoise class.
+fn noise_figures(s: &mut String, n: &crate::NoiseResult, stamp: &str, dialect: Dialect) {
+    family(
+        s,
+        "rtshield_noise_cpu_available_ratio",
+        "gauge",
+        "Share of the spinning time left to the thread: (runtime - noise) / runtime (osnoise's % CPU available / 100).",
+    );
+    for c in &n.cpus {
+        if let Some(p) = c.available_pct {
+            let _ = writeln!(
+                s,
+                "rtshield_noise_cpu_available_ratio{{{}}} {}{stamp}",
+                cpu_label(c.cpu),
+                p / 100.0
+            );
+        }
+    }
+    family(
+        s,
+        "rtshield_noise_max_single_seconds",
+        "gauge",
+        "Longest single noise event.",
+    );
+    for c in n.cpus.iter().filter(|c| c.events > 0) {
+        let _ = writeln!(
+            s,
+            "rtshield_noise_max_single_seconds{{{}}} {}{stamp}",
+            cpu_label(c.cpu),
+            secs_exact(i128::from(c.max_single_ns))
+        );
+    }
+    type Counter = (
+        &'static str,
+        &'static str,
+        fn(&crate::CpuNoise) -> Option<String>,
+    );
+    let counters: [Counter; 5] = [
+        (
+            "rtshield_noise_runtime_seconds",
+            "Time spent spinning.",
+            |c| Some(secs_exact(i128::from(c.runtime_ns))),
+        ),
+        (
+            "rtshield_noise_time_seconds",
+            "Time inside noise events.",
+            |c| Some(secs_exact(i128::from(c.noise_ns))),
+        ),
+        ("rtshield_noise_events", "Noise events.", |c| {
+            Some(c.events.to_string())
+        }),
+        (
+            "rtshield_noise_steal_seconds",
+            "VM steal time of the CPU over the run (/proc/stat).",
+            |c| c.steal_ns.map(|v| secs_exact(i128::from(v))),
+        ),
+        (
+            "rtshield_noise_lost_events",
+            "Noise events the ring could not take (in the totals, not in the histogram).",
+            |c| Some(c.lost.to_string()),
+        ),
+    ];
+    for (name, help, f) in counters {
+        counter_family(s, name, help, dialect);
+        for c in &n.cpus {
+            if let Some(v) = f(c) {
+                let _ = writeln!(s, "{name}_total{{{}}} {v}{stamp}", cpu_label(c.cpu));
+            }
+        }
+    }
+    let name = "rtshield_noise_class_events";
+    counter_family(
+        s,
+        name,
+        "Noise events per osnoise class (HW: no kernel event; traced runs only).",
+        dialect,
+    );
+    for c in &n.cpus {
+        let Some(classes) = &c.classes else { continue };
+        for k in crate::NOISE_COLUMNS {
+            if let Some(v) = classes.get(k) {
+                let _ = writeln!(
+                    s,
+                    "{name}_total{{{},class=\"{}\"}} {v}{stamp}",
+                    cpu_label(c.cpu),
+                    label(k)
+                );
+            }
+        }
+    }
+}
+
 /// A family's `# HELP` and `# TYPE` lines.
 fn family(s: &mut String, name: &str, kind: &str, help: &str) {
     let _ = writeln!(s, "# HELP {name} {help}");
@@ -345,5 +524,126 @@ mod tests {
         assert_eq!(secs_exact(1_000_000_001), "1.000000001");
         assert_eq!(secs_exact(-500_000_000), "-0.5");
         assert_eq!(secs_exact(0), "0");
+    }
+
+    /// A one-CPU noise run: 3 events (2, 5 and 40 µs), traced.
+    fn noise_run() -> RunResult {
+        let mut r = crate::example::example_result();
+        r.kind = crate::RunKind::Noise;
+        r.threads.truncate(1);
+        let t = &mut r.threads[0];
+        t.cpu = Some(1);
+        let h = t.histogram.as_mut().expect("the example has histograms");
+        h.resolution_ns = 1_000;
+        h.buckets = 31;
+        h.counts = vec![[2, 1], [5, 1]];
+        h.overflow = 1;
+        h.underflow = 0;
+        t.samples = Some(3);
+        t.max_ns = 40_000;
+        t.le_counts = None;
+        let mut classes = std::collections::BTreeMap::new();
+        for (k, v) in [
+            ("HW", 1),
+            ("NMI", 0),
+            ("IRQ", 2),
+            ("SIRQ", 0),
+            ("THREAD", 0),
+        ] {
+            classes.insert(k.to_string(), v);
+        }
+        r.noise = Some(crate::NoiseResult {
+            threshold_ns: 1_000,
+            runtime_ns: 1_000_000_000,
+            period_ns: 1_000_000_000,
+            cpus: vec![crate::CpuNoise {
+                cpu: 1,
+                tid: 9,
+                policy: "other".into(),
+                priority: None,
+                runtime_ns: 1_000_000_000,
+                noise_ns: 47_000,
+                available_pct: Some(99.9953),
+                max_single_ns: 40_000,
+                events: 3,
+                lost: 0,
+                iterations: 1_000,
+                iterations_per_us: Some(1.0),
+                min_gap_ns: Some(20),
+                windows: 1,
+                windows_missed: 0,
+                steal_ns: None,
+                classes: Some(classes),
+                by_class: None,
+                unexplained_ns: Some(40_000),
+                class_ns: None,
+                offenders: Some(vec![]),
+                longest: vec![],
+            }],
+            trace: None,
+        });
+        r
+    }
+
+    #[test]
+    fn a_noise_run_has_noise_families_and_no_latency_ones() {
+        let r = noise_run();
+        let t = to_openmetrics(&r);
+        assert!(!t.contains("rtshield_latency"), "{t}");
+        for line in [
+            "rtshield_noise_seconds_bucket{cpu=\"1\",le=\"0.00001\"} 2",
+            "rtshield_noise_seconds_bucket{cpu=\"1\",le=\"+Inf\"} 3",
+            "rtshield_noise_seconds_count{cpu=\"1\"} 3",
+            "rtshield_noise_seconds_sum{cpu=\"1\"} 0.000047",
+            "rtshield_noise_cpu_available_ratio{cpu=\"1\"} 0.999953",
+            "rtshield_noise_max_single_seconds{cpu=\"1\"} 0.00004",
+            "rtshield_noise_events_total{cpu=\"1\"} 3",
+            "rtshield_noise_class_events_total{cpu=\"1\",class=\"IRQ\"} 2",
+        ] {
+            assert!(t.lines().any(|l| l == line), "{line} missing:\n{t}");
+        }
+        // Steal time not read: no line (unknown), not 0.
+        assert!(!t.contains("rtshield_noise_steal_seconds_total{"), "{t}");
+        assert!(t.ends_with("# EOF\n"));
+        // 0.0.4: counter families named with _total.
+        let p = to_prometheus_text(&r);
+        assert!(
+            p.contains("# TYPE rtshield_noise_events_total counter"),
+            "{p}"
+        );
+        assert!(!p.contains("# EOF"));
+        // The JSON round trip keeps the kind and the noise part.
+        let back = crate::parse_json(&crate::to_json(&r), std::path::Path::new("r.json")).unwrap();
+        assert_eq!(back, r);
+    }
+
+    #[test]
+    fn a_noise_run_s_unknown_values_have_no_line() {
+        let mut r = noise_run();
+        let t = &mut r.threads[0];
+        t.histogram = None;
+        t.samples = None;
+        r.duration_s = None;
+        let n = r.noise.as_mut().unwrap();
+        n.cpus[0].available_pct = None;
+        for text in [to_openmetrics(&r), to_prometheus_text(&r)] {
+            for family in [
+                "rtshield_noise_seconds_bucket{",
+                "rtshield_noise_seconds_count{",
+                "rtshield_noise_seconds_sum{",
+                "rtshield_noise_cpu_available_ratio{",
+                "rtshield_run_duration_seconds ",
+            ] {
+                assert!(
+                    !text.lines().any(|l| l.starts_with(family)),
+                    "{family} has a sample line:\n{text}"
+                );
+            }
+            // What is known still is.
+            assert!(
+                text.contains("rtshield_noise_max_single_seconds{cpu=\"1\"} 0.00004"),
+                "{text}"
+            );
+        }
     }
 }

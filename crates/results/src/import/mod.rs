@@ -109,6 +109,7 @@ impl Imported {
     fn into_result(self, threads: Vec<ThreadResult>) -> RunResult {
         RunResult {
             schema: SCHEMA.to_string(),
+            kind: Default::default(),
             tool: self.tool,
             label: None,
             started_at: self.started_at.filter(|s| !s.is_empty()),
@@ -133,6 +134,7 @@ impl Imported {
             tags: BTreeMap::from([("imported".to_string(), self.kind.to_string())]),
             trace: None,
             verdict: None,
+            noise: None,
             drift: Default::default(),
         }
     }

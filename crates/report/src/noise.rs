@@ -1,0 +1,317 @@
+//! A noise run (`results.json` of kind `noise`, written by `rtshield
+//! noise`) for a person: the osnoise-shaped per-CPU table, each CPU's
+//! distribution, loop cost, steal time and top offenders with their fixes,
+//! and the histogram of noise lengths as text (what `rtshield noise`
+//! prints and `rtshield report` writes as `noise.txt`). The cause
+//! breakdown picture is `crate::plot::noise_causes_png`. Offender names
+//! (thread comm names, IRQ names: any process sets its own) and fixes go
+//! through the terminal encoder (`rtshield_text::terminal::value`): the
+//! text is printed on root's terminal and read with `cat`.
+
+use rtshield_results::{
+    CpuNoise, NoiseClass, NoiseResult, Pct, RunResult, ThreadResult, NOISE_COLUMNS,
+};
+use rtshield_text::terminal::value as v;
+use std::fmt::Write as _;
+
+/// `850 ns`, `12.3 us`, `1.71 ms`, `9.00 s`: three significant digits.
+pub(crate) fn fmt_dur(ns: u64) -> String {
+    let f = ns as f64;
+    if ns < 1_000 {
+        format!("{ns} ns")
+    } else if ns < 1_000_000 {
+        format!("{:.3} us", f / 1e3).replace(".000 ", " ")
+    } else if ns < 1_000_000_000 {
+        format!("{:.2} ms", f / 1e6)
+    } else {
+        format!("{:.2} s", f / 1e9)
+    }
+}
+
+/// The name of a class as the report writes it.
+pub(crate) fn class_name(c: NoiseClass) -> &'static str {
+    match c {
+        NoiseClass::Unexplained => "unexplained",
+        NoiseClass::Nmi => "NMI",
+        NoiseClass::Irq => "IRQ",
+        NoiseClass::Tick => "tick",
+        NoiseClass::Softirq => "softirq",
+        NoiseClass::Thread => "thread",
+    }
+}
+
+/// The classes in the order the breakdown stacks them.
+pub(crate) const CLASSES: [NoiseClass; 6] = [
+    NoiseClass::Unexplained,
+    NoiseClass::Nmi,
+    NoiseClass::Irq,
+    NoiseClass::Tick,
+    NoiseClass::Softirq,
+    NoiseClass::Thread,
+];
+
+/// The thread of CPU entry `i` (same index in `threads[]`).
+fn thread_of(run: &RunResult, i: usize) -> Option<&ThreadResult> {
+    run.threads.get(i)
+}
+
+/// The whole summary of a noise run: the table, then per CPU its details
+/// and (with `histogram`) the histogram of noise lengths. Empty for a run
+/// that is not a noise run.
+pub fn summary(run: &RunResult, top: usize, histogram: bool) -> String {
+    let Some(n) = &run.noise else {
+        return String::new();
+    };
+    let mut o = table(n);
+    for (i, c) in n.cpus.iter().enumerate() {
+        cpu_details(&mut o, n, c, thread_of(run, i), top);
+    }
+    if histogram {
+        o.push_str(&histogram_text(run));
+    }
+    o
+}
+
+/// The osnoise-shaped table: one row per CPU; `?` for a figure not
+/// measured (the class columns without `--trace`), never 0.
+pub(crate) fn table(n: &NoiseResult) -> String {
+    let mut o = String::new();
+    let _ = writeln!(
+        o,
+        "{:>4} {:>10} {:>10} {:>9} {:>10} {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "CPU", "RUNTIME", "NOISE", "%AVAIL", "MAX-SINGLE", "HW", "NMI", "IRQ", "SIRQ", "THREAD"
+    );
+    for c in &n.cpus {
+        let col = |name: &str| {
+            c.classes
+                .as_ref()
+                .and_then(|m| m.get(name))
+                .map_or("?".to_string(), |n| n.to_string())
+        };
+        let cols: Vec<String> = NOISE_COLUMNS.iter().map(|k| col(k)).collect();
+        let _ = writeln!(
+            o,
+            "{:>4} {:>10} {:>10} {:>9} {:>10} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            c.cpu,
+            fmt_dur(c.runtime_ns),
+            fmt_dur(c.noise_ns),
+            c.available_pct.map_or("?".into(), |p| format!("{p:.5}")),
+            fmt_dur(c.max_single_ns),
+            cols[0],
+            cols[1],
+            cols[2],
+            cols[3],
+            cols[4],
+        );
+    }
+    o
+}
+
+fn cpu_details(
+    o: &mut String,
+    n: &NoiseResult,
+    c: &CpuNoise,
+    t: Option<&ThreadResult>,
+    top: usize,
+) {
+    // As every renderer: exact, `≥N` (a bound), too few gaps, or `?`.
+    let p = |k: &str| match t.map_or(Pct::Unknown, |t| t.pct(k)) {
+        Pct::Exact(v) => fmt_dur(v.max(0) as u64),
+        Pct::AtLeast(v, _) => format!("≥{}", fmt_dur(v.max(0) as u64)),
+        Pct::NotEnoughSamples => crate::table::NOT_ENOUGH.into(),
+        Pct::Unknown => "?".into(),
+    };
+    let _ = writeln!(
+        o,
+        "CPU {}: {} gaps > {} ({} lost): p50 {}, p99 {}, p99.9 {}, max {}; loop {} iterations/us, smallest gap {}",
+        c.cpu,
+        c.events,
+        fmt_dur(n.threshold_ns),
+        c.lost,
+        p("50"),
+        p("99"),
+        p("99.9"),
+        fmt_dur(c.max_single_ns),
+        c.iterations_per_us.map_or("?".into(), |v| format!("{v:.1}")),
+        c.min_gap_ns.map_or("?".into(), fmt_dur),
+    );
+    let steal = c.steal_ns.map_or("not read".into(), fmt_dur);
+    let (Some(offenders), Some(unexplained)) = (&c.offenders, c.unexplained_ns) else {
+        let _ = writeln!(
+            o,
+            "       VM steal time over the run {steal}; causes: run with --trace"
+        );
+        return;
+    };
+    let _ = writeln!(
+        o,
+        "       unexplained (hardware, firmware, hypervisor) {}; VM steal time over the run {}",
+        fmt_dur(unexplained),
+        steal
+    );
+    if let Some(m) = &c.class_ns {
+        let parts: Vec<String> = CLASSES
+            .iter()
+            .filter_map(|k| m.get(k).filter(|v| **v > 0).map(|v| (k, v)))
+            .map(|(k, v)| format!("{} {}", class_name(*k), fmt_dur(*v)))
+            .collect();
+        let _ = writeln!(o, "       time by cause: {}", parts.join(", "));
+    }
+    let mut parts: Vec<(u64, String)> = offenders
+        .iter()
+        .map(|f| {
+            let text = format!(
+                "{} {} in {} gaps",
+                v(&f.label),
+                fmt_dur(f.total.ns),
+                f.total.gaps
+            );
+            (f.total.ns, text)
+        })
+        .collect();
+    parts.push((unexplained, format!("unexplained {}", fmt_dur(unexplained))));
+    parts.sort_by_key(|p| std::cmp::Reverse(p.0));
+    parts.truncate(top);
+    let list: Vec<String> = parts.into_iter().map(|(_, s)| s).collect();
+    let _ = writeln!(o, "       top: {}", list.join("; "));
+    for f in offenders.iter().take(top) {
+        if let Some(fix) = &f.fix {
+            let _ = writeln!(o, "       fix {}: {}", v(&f.label), v(fix));
+        }
+    }
+}
+
+/// The histogram of noise lengths of every CPU, cyclictest-like: one line
+/// per non-empty 1 µs bucket (`   12 us  CPU1 CPU2` counts), then the
+/// overflow and the maximum. A CPU whose histogram is unknown shows `?`.
+pub(crate) fn histogram_text(run: &RunResult) -> String {
+    let mut o = String::new();
+    let Some(n) = &run.noise else { return o };
+    let hists: Vec<Option<&rtshield_results::Histogram>> =
+        run.threads.iter().map(|t| t.histogram.as_ref()).collect();
+    let Some(res) = hists
+        .iter()
+        .flatten()
+        .map(|h| h.resolution_ns.max(1))
+        .next()
+    else {
+        return o;
+    };
+    let _ = write!(o, "# noise length histogram ({} ns buckets): bucket", res);
+    for c in &n.cpus {
+        let _ = write!(o, " CPU{}", c.cpu);
+    }
+    o.push('\n');
+    let mut buckets: Vec<u64> = hists
+        .iter()
+        .flatten()
+        .flat_map(|h| h.counts.iter().map(|c| c[0]))
+        .collect();
+    buckets.sort_unstable();
+    buckets.dedup();
+    for b in buckets {
+        let _ = write!(o, "{:>8}", b * res / 1000);
+        for h in &hists {
+            let v = h.map_or("?".into(), |h| {
+                let n = h.counts.iter().find(|c| c[0] == b).map_or(0, |c| c[1]);
+                n.to_string()
+            });
+            let _ = write!(o, " {v:>8}");
+        }
+        o.push('\n');
+    }
+    let _ = write!(o, "# overflow");
+    for h in &hists {
+        let _ = write!(o, " {}", h.map_or("?".into(), |h| h.overflow.to_string()));
+    }
+    let _ = write!(o, "\n# max (us)");
+    for t in &run.threads {
+        let _ = write!(o, " {}", t.max_ns / 1000);
+    }
+    o.push('\n');
+    o
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-CPU noise run that spun for nothing: no gap, no loop speed.
+    fn unmeasured() -> RunResult {
+        let mut r = crate::synth::synth_run_result("n", 1, &[1], 1_000, 20.0, 0.01, 100);
+        r.kind = rtshield_results::RunKind::Noise;
+        r.threads.truncate(1);
+        r.threads[0].histogram = None;
+        r.threads[0].samples = None;
+        r.threads[0].percentiles.clear();
+        r.noise = Some(NoiseResult {
+            threshold_ns: 1_000,
+            runtime_ns: 1_000_000,
+            period_ns: 1_000_000,
+            cpus: vec![CpuNoise {
+                cpu: 1,
+                tid: 7,
+                policy: "other".into(),
+                priority: None,
+                runtime_ns: 0,
+                noise_ns: 0,
+                available_pct: None,
+                max_single_ns: 0,
+                events: 0,
+                lost: 0,
+                iterations: 0,
+                iterations_per_us: None,
+                min_gap_ns: None,
+                windows: 0,
+                windows_missed: 0,
+                steal_ns: None,
+                classes: None,
+                by_class: None,
+                unexplained_ns: None,
+                class_ns: None,
+                offenders: None,
+                longest: vec![],
+            }],
+            trace: None,
+        });
+        r
+    }
+
+    #[test]
+    fn what_a_noise_run_did_not_measure_is_shown_as_unknown() {
+        let s = summary(&unmeasured(), 5, true);
+        assert!(s.contains("smallest gap ?"), "{s}");
+        assert!(s.contains("loop ? iterations/us"), "{s}");
+        assert!(s.contains("p50 ?, p99 ?, p99.9 ?"), "{s}");
+        // %AVAIL and the untraced class columns.
+        let row = s.lines().nth(1).unwrap();
+        assert_eq!(row.matches('?').count(), 6, "{row}");
+        assert!(!s.contains(&u64::MAX.to_string()), "{s}");
+        // No histogram known: no histogram text, not an empty one.
+        assert!(!s.contains("# noise length histogram"), "{s}");
+    }
+
+    #[test]
+    fn a_cpu_whose_histogram_is_unknown_shows_question_marks() {
+        let mut r = unmeasured();
+        let mut two = r.threads[0].clone();
+        two.histogram = crate::synth::synth_run_result("n", 1, &[1], 1_000, 20.0, 0.01, 100)
+            .threads[0]
+            .histogram
+            .clone();
+        r.threads.push(two);
+        let n = r.noise.as_mut().unwrap();
+        let mut c = n.cpus[0].clone();
+        c.cpu = 2;
+        n.cpus.push(c);
+        let h = histogram_text(&r);
+        assert!(h.contains("# overflow ? "), "{h}");
+        assert!(
+            h.lines()
+                .skip(1)
+                .take_while(|l| !l.starts_with('#'))
+                .all(|l| l.split_whitespace().nth(1) == Some("?")),
+            "{h}"
+        );
+    }
+}

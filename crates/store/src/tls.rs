@@ -220,9 +220,9 @@ fn default_rootcert(home: &Path, mode: SslMode) -> Result<PathBuf, String> {
     }
     rtshield_safefs::trusted_path(&file).map_err(|why| {
         format!(
-            "sslmode={}: refusing the default CA file {} (HOME comes from the environment): {why}; a trust anchor must be yours or root's and writable by no one else — give sslrootcert=FILE",
+            "sslmode={}: refusing the default CA file $HOME/.postgresql/root.crt (HOME={}, from the environment): {why}; a trust anchor must be yours or root's and writable by no one else — give sslrootcert=FILE",
             mode.name(),
-            file.display()
+            home.display()
         )
     })?;
     Ok(file)

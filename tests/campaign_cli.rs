@@ -200,12 +200,23 @@ fn campaign_refuses_a_report_directory_holding_files_it_did_not_write() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
     assert!(
-        err.contains("did not write") && err.contains("runs/run-1.json") && err.contains("summary.md"),
+        err.contains("did not write")
+            && err.contains("runs/run-1.json")
+            && err.contains("summary.md"),
         "{err}"
     );
-    assert_eq!(fs::read_to_string(out.join("report/summary.md")).unwrap(), "MY THESIS SUMMARY\n");
-    assert_eq!(fs::read_to_string(out.join("report/runs/run-1.json")).unwrap(), "MY RUN NOTES\n");
-    let cells: Vec<_> = fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(
+        fs::read_to_string(out.join("report/summary.md")).unwrap(),
+        "MY THESIS SUMMARY\n"
+    );
+    assert_eq!(
+        fs::read_to_string(out.join("report/runs/run-1.json")).unwrap(),
+        "MY RUN NOTES\n"
+    );
+    let cells: Vec<_> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
     assert_eq!(cells, ["report"], "nothing measured");
 }
 

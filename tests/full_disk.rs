@@ -204,7 +204,9 @@ fn a_timeline_that_could_not_be_written_is_lost_not_listed() {
     assert_eq!(o.status.code(), Some(4), "stdout {stdout}\nstderr {stderr}");
     let listed = stdout
         .lines()
-        .find(|l| l.contains("results in") || l.contains("Results in") || l.contains("No result file"))
+        .find(|l| {
+            l.contains("results in") || l.contains("Results in") || l.contains("No result file")
+        })
         .unwrap_or_else(|| panic!("no results line: {stdout}"));
     assert!(!listed.contains("timeline.csv"), "{listed}");
     assert!(stdout.contains("timeline.csv: LOST"), "{stdout}");

@@ -286,7 +286,10 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
         }
     }
     if written.len() != before {
-        rdir.write(report_dir::MANIFEST, report_dir::manifest_text(&written).as_bytes())?;
+        rdir.write(
+            report_dir::MANIFEST,
+            report_dir::manifest_text(&written).as_bytes(),
+        )?;
     }
     rdir.write("summary.md", md.as_bytes())?;
     rdir.write("report.html", html.as_bytes())?;
@@ -364,7 +367,10 @@ fn list_files<'a>(
         }
     }
     if listed.len() != before || rdir.entry(report_dir::MANIFEST).is_none() {
-        rdir.write(report_dir::MANIFEST, report_dir::manifest_text(listed).as_bytes())?;
+        rdir.write(
+            report_dir::MANIFEST,
+            report_dir::manifest_text(listed).as_bytes(),
+        )?;
     }
     Ok(())
 }
@@ -422,12 +428,25 @@ mod tests {
 
     #[test]
     fn loads_that_differ_only_in_punctuation_get_slugs_of_their_own() {
-        let loads: Vec<String> = ["cmd:sleep 30 #;", "cmd:sleep 30 #&", "cmd_sleep_30___-2", "idle"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let loads: Vec<String> = [
+            "cmd:sleep 30 #;",
+            "cmd:sleep 30 #&",
+            "cmd_sleep_30___-2",
+            "idle",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
         let s = unique_slugs(&loads);
-        assert_eq!(s, ["cmd_sleep_30___", "cmd_sleep_30___-2", "cmd_sleep_30___-2-2", "idle"]);
+        assert_eq!(
+            s,
+            [
+                "cmd_sleep_30___",
+                "cmd_sleep_30___-2",
+                "cmd_sleep_30___-2-2",
+                "idle"
+            ]
+        );
         let set: std::collections::BTreeSet<&String> = s.iter().collect();
         assert_eq!(set.len(), s.len());
     }

@@ -79,9 +79,15 @@ pub(crate) fn check(out: &SafeDir) -> anyhow::Result<Vec<String>> {
         return Ok(Vec::new());
     };
     if !e.is_dir {
-        return Err(InputError::new(format!("{}: exists and is not a directory", shown.display())).into());
+        return Err(InputError::new(format!(
+            "{}: exists and is not a directory",
+            shown.display()
+        ))
+        .into());
     }
-    let rdir = out.open_subdir(REPORT, DirPolicy::Strict).map_err(refusal)?;
+    let rdir = out
+        .open_subdir(REPORT, DirPolicy::Strict)
+        .map_err(refusal)?;
     let listed = read_manifest(&rdir);
     let mut foreign = Vec::new();
     for name in rdir.list().map_err(refusal)? {
@@ -91,9 +97,16 @@ pub(crate) fn check(out: &SafeDir) -> anyhow::Result<Vec<String>> {
             continue;
         }
         if name == "runs" && is_dir {
-            let runs = rdir.open_subdir("runs", DirPolicy::Strict).map_err(refusal)?;
+            let runs = rdir
+                .open_subdir("runs", DirPolicy::Strict)
+                .map_err(refusal)?;
             for n in runs.list().map_err(refusal)? {
-                if !ours(&listed, "runs/", &n, runs.entry(&n).is_some_and(|e| e.is_file)) {
+                if !ours(
+                    &listed,
+                    "runs/",
+                    &n,
+                    runs.entry(&n).is_some_and(|e| e.is_file),
+                ) {
                     foreign.push(format!("runs/{n}"));
                 }
             }
@@ -146,7 +159,10 @@ mod tests {
         std::fs::write(r.join("summary.md"), "MY THESIS SUMMARY").unwrap();
         std::fs::write(r.join("runs/run-1.json"), "MY RUN NOTES").unwrap();
         let e = input_error(check(&out).unwrap_err());
-        assert!(e.contains("runs/run-1.json") && e.contains("summary.md"), "{e}");
+        assert!(
+            e.contains("runs/run-1.json") && e.contains("summary.md"),
+            "{e}"
+        );
         // Listed by the manifest of an earlier campaign report: replaced.
         std::fs::write(
             r.join(MANIFEST),
@@ -177,7 +193,14 @@ mod tests {
         assert!(is_campaign_file("summary.md"));
         assert!(is_campaign_file("runs/run-12.json"));
         assert!(is_campaign_file("runs/load-idle-none.json"));
-        for bad in ["runs/", "runs/../x", "runs/.x", "notes.txt", "runs/a/b", "plots"] {
+        for bad in [
+            "runs/",
+            "runs/../x",
+            "runs/.x",
+            "notes.txt",
+            "runs/a/b",
+            "plots",
+        ] {
             assert!(!is_campaign_file(bad), "{bad}");
         }
     }

@@ -648,7 +648,10 @@ mod round3_tests {
         let runs = vec![tagged(HOSTILE, "none", 1), tagged(HOSTILE, HOSTILE, 2)];
         let axes = vec![
             ("load".to_string(), vec![HOSTILE.to_string()]),
-            ("isolation".to_string(), vec!["none".to_string(), HOSTILE.to_string()]),
+            (
+                "isolation".to_string(),
+                vec!["none".to_string(), HOSTILE.to_string()],
+            ),
         ];
         let md = campaign_summary_markdown(&view(HOSTILE, &axes, &runs));
         assert_no_injection(&md);
@@ -664,7 +667,11 @@ mod round3_tests {
                 assert!(md[..i].ends_with('\\'), "{bad} unescaped: {md}");
             }
         }
-        assert!(!md.chars().any(|c| c != '\n' && rtshield_text::terminal::is_control(c)), "{md:?}");
+        assert!(
+            !md.chars()
+                .any(|c| c != '\n' && rtshield_text::terminal::is_control(c)),
+            "{md:?}"
+        );
         assert!(md.contains("\\<img") && md.contains("\\[x]") && md.contains("\\`c\\`"));
     }
 
@@ -684,7 +691,10 @@ mod round3_tests {
         ];
         let runs = [a, b];
         let md = campaign_summary_markdown(&view("c", &axes, &runs));
-        let row = md.lines().find(|l| l.starts_with("| idle | none |")).unwrap();
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| idle | none |"))
+            .unwrap();
         let cells: Vec<&str> = row.split(" | ").collect();
         assert_eq!(cells[5], "374.0", "{row}");
         assert_eq!(cells[6], "?", "p99.9 unknown in one run: {row}");

@@ -164,14 +164,32 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
     let mut r: RunResult = if major == 1 {
         // Version 1 is upgraded as a tree: files of that age are small
         // (and the thread count was bounded above).
-        let mut v: Value = serde_json::from_str(text)
-            .map_err(|e| invalid(path, e.line(), e.column(), format!("not valid JSON: {}", json_error(&e))))?;
+        let mut v: Value = serde_json::from_str(text).map_err(|e| {
+            invalid(
+                path,
+                e.line(),
+                e.column(),
+                format!("not valid JSON: {}", json_error(&e)),
+            )
+        })?;
         upgrade_v1(&mut v);
-        serde_json::from_value(v)
-            .map_err(|e| invalid(path, 1, 1, format!("bad results file (version 1): {}", json_error(&e))))?
+        serde_json::from_value(v).map_err(|e| {
+            invalid(
+                path,
+                1,
+                1,
+                format!("bad results file (version 1): {}", json_error(&e)),
+            )
+        })?
     } else {
-        serde_json::from_str(text)
-            .map_err(|e| invalid(path, e.line(), e.column(), format!("bad results file: {}", json_error(&e))))?
+        serde_json::from_str(text).map_err(|e| {
+            invalid(
+                path,
+                e.line(),
+                e.column(),
+                format!("bad results file: {}", json_error(&e)),
+            )
+        })?
     };
     // A file written by an older rtshield may hold a store's password in
     // its command line: it goes no further (report, export, store).

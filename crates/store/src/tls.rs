@@ -380,11 +380,18 @@ mod tests {
         std::fs::write(home.join(".postgresql/root.crt"), "x").unwrap();
         std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
         let got = default_rootcert(&home, SslMode::VerifyFull).unwrap();
-        assert_eq!(got, home.join(".postgresql/root.crt"), "the caller's own HOME");
+        assert_eq!(
+            got,
+            home.join(".postgresql/root.crt"),
+            "the caller's own HOME"
+        );
         // Writable by others: anyone could have put the file there.
         std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
         let e = default_rootcert(&home, SslMode::VerifyFull).unwrap_err();
-        assert!(e.contains("refusing the default CA file") && e.contains("sslrootcert=FILE"), "{e}");
+        assert!(
+            e.contains("refusing the default CA file") && e.contains("sslrootcert=FILE"),
+            "{e}"
+        );
         std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
         if rustix::process::geteuid().is_root() {
             // Owned by another user (the attacker's HOME under sudo -E).

@@ -26,7 +26,8 @@ pub fn attribute(s: &str) -> String {
 /// Markup is untouched: only a control can change, and markup has none.
 pub fn xml_chars(doc: &str) -> std::borrow::Cow<'_, str> {
     let bad = |c: char| {
-        ((c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r')) || matches!(c, '\u{fffe}' | '\u{ffff}')
+        ((c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r'))
+            || matches!(c, '\u{fffe}' | '\u{ffff}')
     };
     if !doc.chars().any(bad) {
         return std::borrow::Cow::Borrowed(doc);
@@ -68,7 +69,10 @@ mod tests {
             xml_chars("<text>T\x1b]0;X\x07\u{ffff}</text>\n\t\r"),
             "<text>T\u{FFFD}]0;X\u{FFFD}\u{FFFD}</text>\n\t\r"
         );
-        assert!(matches!(xml_chars("<a b=\"c\">é</a>"), std::borrow::Cow::Borrowed(_)));
+        assert!(matches!(
+            xml_chars("<a b=\"c\">é</a>"),
+            std::borrow::Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -145,7 +145,10 @@ fn svg_files_are_well_formed_xml_whatever_the_title_and_labels() {
     for f in ["latency.svg", "percentiles.svg"] {
         let p = out.join(f);
         let st = std::process::Command::new("python3")
-            .args(["-c", "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])"])
+            .args([
+                "-c",
+                "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])",
+            ])
             .arg(&p)
             .status()
             .expect("python3 runs");
@@ -884,7 +887,11 @@ fn a_bad_value_is_quoted_only_from_a_public_file_and_never_with_a_raw_newline() 
         std::fs::create_dir(&dir).unwrap();
         let f = dir.join("results.json");
         std::fs::write(&f, &text).unwrap();
-        let (dmode, fmode) = if public { (0o755, 0o644) } else { (0o700, 0o600) };
+        let (dmode, fmode) = if public {
+            (0o755, 0o644)
+        } else {
+            (0o700, 0o600)
+        };
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(dmode)).unwrap();
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(fmode)).unwrap();
         std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();

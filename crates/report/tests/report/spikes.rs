@@ -90,7 +90,11 @@ fn a_hostile_label_stays_inert_in_every_part_of_summary_md() {
         let out = d.path().join("rep");
         generate(&Options {
             inputs: vec![a],
-            names: if by_name { vec![HOSTILE.into()] } else { vec![] },
+            names: if by_name {
+                vec![HOSTILE.into()]
+            } else {
+                vec![]
+            },
             out_dir: out.clone(),
             formats: vec![Format::Md],
             title: HOSTILE.into(),
@@ -114,7 +118,10 @@ fn a_hostile_label_stays_inert_in_every_part_of_summary_md() {
                 .any(|c| c != '\n' && rtshield_text::terminal::is_control(c)),
             "{md:?}"
         );
-        assert!(md.contains("**x\\n## INJECTED\\n\\| a \\| b \\|\\n\\<img"), "{md}");
+        assert!(
+            md.contains("**x\\n## INJECTED\\n\\| a \\| b \\|\\n\\<img"),
+            "{md}"
+        );
     }
 }
 

@@ -131,7 +131,10 @@ mod tests {
         assert!(files.iter().any(|(n, _)| n == SPIKES_TXT));
         assert!(files.iter().any(|(n, _)| n == TRACE_TXT));
         for (name, text) in files.iter().filter(|(n, _)| n.ends_with(".txt")) {
-            assert!(!text.contains('\x1b') && !text.contains('\x07'), "{name}: {text:?}");
+            assert!(
+                !text.contains('\x1b') && !text.contains('\x07'),
+                "{name}: {text:?}"
+            );
             assert!(text.contains("\\x1b]0;PWN\\x07\\x1b[2J"), "{name}: {text}");
         }
     }

@@ -68,6 +68,8 @@ pub(crate) enum Command {
     /// Shield CPUs: create, undo, inspect cpuset partitions (cgroup v1 and v2).
     #[command(subcommand)]
     Partition(cmd::partition::Command),
+    /// partrt's command line (`partrt [-r NAME] [-n NAME] create|undo|run|move|list …`) for scripts written for partrt; also what rtshield does when started as `partrt`.
+    Partrt(cmd::partrt::Args),
     /// What can still disturb a CPU, and how to fix it.
     Audit(cmd::audit::Args),
     /// vmstat/pidstat-like sampling: interrupts, context switches, run queue.
@@ -149,8 +151,22 @@ fn is_broken_pipe(payload: &(dyn std::any::Any + Send)) -> bool {
     msg.contains("Broken pipe") || msg.contains("os error 32")
 }
 
+/// The command line; started under the name `partrt` (a link to the
+/// binary), rtshield is `rtshield partrt …`, for scripts written for partrt.
+fn arguments() -> Vec<std::ffi::OsString> {
+    let mut args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let called = args
+        .first()
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .is_some_and(|n| n == "partrt");
+    if called {
+        args.insert(1, "partrt".into());
+    }
+    args
+}
+
 fn dispatch() -> i32 {
-    let cli = Cli::try_parse().unwrap_or_else(|e| usage_error(e));
+    let cli = Cli::try_parse_from(arguments()).unwrap_or_else(|e| usage_error(e));
     let g = cli.global.clone();
     if let Err(e) = g.check() {
         rtshield_text::errln!("rtshield: error: {e}");
@@ -163,6 +179,7 @@ fn dispatch() -> i32 {
         Command::Run(a) => cmd::run::run(a, &g),
         Command::Sysinfo(a) => cmd::sysinfo::run(a, &g),
         Command::Partition(c) => cmd::partition::run(c, &g),
+        Command::Partrt(a) => cmd::partrt::run(a, &g),
         Command::Audit(a) => cmd::audit::run(a, &g),
         Command::Stat(a) => cmd::stat::run(a, &g),
         Command::Report(a) => cmd::report::run(a, &g),

@@ -442,6 +442,210 @@ fn run_and_move_take_a_cpu_subset_of_the_partition() {
     assert_eq!(tasks(), "101\n");
     let st = fs::read_to_string(d.path().join("proc/101/status")).unwrap();
     assert!(st.contains("Cpus_allowed_list:\t3\n"), "{st}");
-    // (No undo: the fake rt cgroup still lists the `run` child, which the
-    // emulation does not reap, so its rmdir would be EBUSY.)
+    // The `run` child (a host process, now exited) is still listed in the
+    // fake rt cgroup; the emulation drops it as the kernel drops an exited
+    // task, so undo can remove the cgroups.
+    let o = rtshield(d.path(), &["partition", "undo"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!d.path().join("sys/fs/cgroup/cpuset/rt").exists());
+}
+
+/// `--rt-name`/`--nrt-name` (partrt's `-r`/`-n`): create makes the cpusets
+/// under those names and records them; run, move, status, list and undo
+/// find them from the state file, and `rt`/`nrt` keep naming the roles.
+#[test]
+fn create_names_the_cpusets_and_later_commands_find_them() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let before = snapshot_tree(d.path());
+    let cg = |p: &str| d.path().join("sys/fs/cgroup/cpuset").join(p);
+    let o = rtshield(
+        d.path(),
+        &[
+            "partition",
+            "create",
+            "3",
+            "--rt-name",
+            "rt1",
+            "--nrt-name",
+            "nrt1",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("/sys/fs/cgroup/cpuset/rt1"),
+        "{}",
+        text(&o)
+    );
+    assert_eq!(fs::read_to_string(cg("rt1/cpuset.cpus")).unwrap(), "3\n");
+    assert_eq!(fs::read_to_string(cg("nrt1/cpuset.cpus")).unwrap(), "0-2\n");
+    assert!(!cg("rt").exists() && !cg("nrt").exists());
+    let o = rtshield(d.path(), &["partition", "list", "--profile", "partrt"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "Name:rt1 CPUs: 3\nName:nrt1 CPUs: 0-2\n"
+    );
+    let o = rtshield(d.path(), &["partition", "status"]);
+    assert!(
+        text(&o).contains("/sys/fs/cgroup/cpuset/rt1"),
+        "{}",
+        text(&o)
+    );
+    // By role or by name; anything else is refused naming both.
+    for (which, pid) in [("rt1", "101"), ("nrt", "101"), ("rt", "102")] {
+        let o = rtshield(d.path(), &["partition", "move", pid, which]);
+        assert!(o.status.success(), "{which}: {}", text(&o));
+    }
+    assert_eq!(fs::read_to_string(cg("rt1/tasks")).unwrap(), "102\n");
+    // Every other command finds the partition too (one discovery, from
+    // the state file): audit audits rt1 as the rt partition.
+    let o = rtshield(d.path(), &["audit", "--watch", "0s", "--json"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["selection"], "CPUs 3 (the rt partition)", "{v}");
+    let o = rtshield(d.path(), &["partition", "move", "101", "fast"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = rtshield(d.path(), &["partition", "run", "nrt2", "--", "true"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("unknown partition 'nrt2' (expected rt or nrt, or rt1 / nrt1 as this partition names them)"),
+        "{}",
+        text(&o)
+    );
+    let o = rtshield(d.path(), &["partition", "undo"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(before, snapshot_tree(d.path()));
+    for (args, needle) in [
+        (
+            vec!["--rt-name", "a/b"],
+            "--rt-name 'a/b': a partition name is",
+        ),
+        (
+            vec!["--rt-name", "fast", "--nrt-name", "rt"],
+            "swapping them",
+        ),
+        (
+            vec!["--nrt-name", "rt"],
+            "both partitions would be named 'rt'",
+        ),
+        (
+            vec!["--rt-name", "x", "--nrt-name", "x"],
+            "both partitions would be named 'x'",
+        ),
+    ] {
+        let mut a = vec!["partition", "create", "3"];
+        a.extend(args);
+        let o = rtshield(d.path(), &a);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+        assert!(text(&o).contains(needle), "{}", text(&o));
+        assert_eq!(before, snapshot_tree(d.path()));
+    }
+}
+
+/// A partition whose sets were renamed (`--rt-name`) is still found by the
+/// one discovery every other command uses: a run on its CPU is tagged with
+/// it, a run elsewhere is not.
+#[test]
+fn a_renamed_partition_still_tags_a_run_on_its_cpu() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let o = rtshield(
+        d.path(),
+        &[
+            "partition",
+            "create",
+            "1",
+            "--rt-name",
+            "fast",
+            "--nrt-name",
+            "slow",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    for (cpu, want) in [("0", "none"), ("1", "partition")] {
+        let out = d.path().join(format!("out-{cpu}"));
+        let o = rtshield(
+            d.path(),
+            &[
+                "measure",
+                "--cpus",
+                cpu,
+                "--period",
+                "1ms",
+                "--samples",
+                "20",
+                "-q",
+                "--out",
+                out.to_str().unwrap(),
+                "--no-store",
+            ],
+        );
+        assert!(o.status.success(), "{}", text(&o));
+        let r = crate::util::json(&out.join("results.json"));
+        assert_eq!(r["tags"]["isolation"], want, "CPU {cpu}");
+    }
+}
+
+/// `measure --partition --partition-parent lab` finds a partition made
+/// under `lab` with renamed sets (`Partitions::under`).
+#[test]
+fn measure_joins_a_renamed_partition_under_a_parent() {
+    let d = tempfile::tempdir().unwrap();
+    FakeSpec::standard(FakeStyle::V1Prefix)
+        .build(d.path())
+        .unwrap();
+    let lab = d.path().join("sys/fs/cgroup/cpuset/lab");
+    fs::create_dir_all(&lab).unwrap();
+    for (f, v) in [
+        ("cpuset.cpus", "0-3\n"),
+        ("cpuset.mems", "0\n"),
+        ("tasks", ""),
+    ] {
+        fs::write(lab.join(f), v).unwrap();
+    }
+    let o = rtshield(
+        d.path(),
+        &[
+            "partition",
+            "create",
+            "1",
+            "--parent",
+            "lab",
+            "--rt-name",
+            "fast",
+            "--nrt-name",
+            "slow",
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let out = d.path().join("out");
+    let o = rtshield(
+        d.path(),
+        &[
+            "measure",
+            "--partition",
+            "--partition-parent",
+            "lab",
+            "--policy",
+            "other",
+            "--cpus",
+            "1",
+            "--samples",
+            "20",
+            "-q",
+            "--no-store",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let tasks = fs::read_to_string(lab.join("fast/tasks")).unwrap();
+    assert!(
+        !tasks.trim().is_empty(),
+        "the measuring threads joined fast"
+    );
 }

@@ -28,6 +28,7 @@ mod partition_live;
 mod partition_nonroot;
 mod partition_scope;
 mod partition_state;
+mod partrt_compat;
 mod path_layer;
 mod ranges_cli;
 mod reaper_live;

@@ -18,6 +18,13 @@ fn bin() -> &'static str {
     env!("CARGO_BIN_EXE_rtshield")
 }
 
+/// The binary's path, for a link to it under another name (`partrt`);
+/// run it through [`command`] or an environment made by
+/// `rtshield_testkit::isolate`.
+pub fn bin_path() -> &'static str {
+    bin()
+}
+
 /// A command for the binary under test, to add arguments, pipes, spawn:
 /// a private empty home (HOME and XDG directories), no store
 /// (`RTSHIELD_NO_STORE`), and death with the test (see

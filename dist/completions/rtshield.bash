@@ -43,6 +43,9 @@ _rtshield() {
             rtshield,partition)
                 cmd="rtshield__subcmd__partition"
                 ;;
+            rtshield,partrt)
+                cmd="rtshield__subcmd__partrt"
+                ;;
             rtshield,report)
                 cmd="rtshield__subcmd__report"
                 ;;
@@ -110,7 +113,7 @@ _rtshield() {
 
     case "${cmd}" in
         rtshield)
-            opts="-h -V --sysroot --help --version demo measure run sysinfo partition audit stat report export noise campaign runs scenario simulate __measure __load"
+            opts="-h -V --sysroot --help --version demo measure run sysinfo partition partrt audit stat report export noise campaign runs scenario simulate __measure __load"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -514,7 +517,7 @@ _rtshield() {
             return 0
             ;;
         rtshield__subcmd__partition__subcmd__create)
-            opts="-h -V --parent --skip --with --rt-throttle --profile --move-init --dry-run --json --sysroot --help --version"
+            opts="-h -V --parent --skip --with --rt-throttle --profile --move-init --rt-name --nrt-name --dry-run --json --sysroot --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -537,6 +540,14 @@ _rtshield() {
                     return 0
                     ;;
                 --profile)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rt-name)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --nrt-name)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -674,6 +685,24 @@ _rtshield() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --sysroot)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        rtshield__subcmd__partrt)
+            opts="--sysroot"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 --sysroot)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

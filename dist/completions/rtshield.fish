@@ -32,6 +32,7 @@ complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "measure" -d 'Meas
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "run" -d 'Run a systress configuration file: timer threads, load programs, statistics'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "sysinfo" -d 'Describe the system: kernel, preemption model, HZ, timers, isolation, cgroups, RT limits'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "partition" -d 'Shield CPUs: create, undo, inspect cpuset partitions (cgroup v1 and v2)'
+complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "partrt" -d 'partrt\'s command line (`partrt [-r NAME] [-n NAME] create|undo|run|move|list …`) for scripts written for partrt; also what rtshield does when started as `partrt`'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "audit" -d 'What can still disturb a CPU, and how to fix it'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "stat" -d 'vmstat/pidstat-like sampling: interrupts, context switches, run queue'
 complete -c rtshield -n "__fish_rtshield_needs_command" -f -a "report" -d 'Plots and tables from one or more result files'
@@ -120,6 +121,8 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l with -d 'With --parent: machine-wide knobs to tune anyway (irq, workqueue, sysctl)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l rt-throttle -d '`off` sets sched_rt_runtime_us=-1 (no RT throttling; restored by undo)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l profile -d 'Whose sysctl values to write: default (rtshield\'s), partrt, tuned (cpu-partitioning). See docs/manual/partition.md for the table' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l rt-name -d 'Name the rt cpuset\'s directory NAME (partrt\'s `-r NAME`; default rt)' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l nrt-name -d 'Name the nrt cpuset\'s directory NAME (partrt\'s `-n NAME`; default nrt)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l move-init -d 'Move PID 1 (init) into nrt too, as partrt does (default: it stays in the root group)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from create" -l dry-run -d 'Print every write it would make, change nothing'
@@ -155,6 +158,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -l force -d 'Move PID 1 or a kernel thread too (still only inside --parent\'s subtree)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand partition; and __fish_seen_subcommand_from move" -s V -l version -d 'Print version'
+complete -c rtshield -n "__fish_rtshield_using_subcommand partrt" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l watch -d 'Count interrupts, IPIs, softirqs and context switches over this window (`10s`, `500ms`); `0s` uses the counts since boot' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l period -d 'With --follow: how often to look (`1s`, `200ms`; at least 100 ms)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand audit" -l parent -d 'With --follow: the `--parent` of the partition shielding CPUS (default: the partition covering them, if any)' -r

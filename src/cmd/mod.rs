@@ -8,6 +8,7 @@ pub(crate) mod load_worker;
 pub(crate) mod measure;
 pub(crate) mod noise;
 pub(crate) mod partition;
+pub(crate) mod partrt;
 pub(crate) mod report;
 pub(crate) mod run;
 pub(crate) mod runs;

@@ -12,7 +12,7 @@ use rtshield_vocab::{CpuSet, InputError};
 /// `fake-kernel` feature, enabled only from its own dev-dependencies)
 /// emulate the kernel on a fake `--sysroot` tree when the test asks with
 /// `RTSHIELD_FAKE_KERNEL=1`; release builds contain no emulation at all.
-fn open_kernel(
+pub(crate) fn open_kernel(
     root: rtshield_sys::Root,
     dry_run: bool,
 ) -> std::io::Result<rtshield_partition::Kernel> {
@@ -123,6 +123,12 @@ pub(crate) struct CreateArgs {
     /// Move PID 1 (init) into nrt too, as partrt does (default: it stays in the root group).
     #[arg(long)]
     pub(crate) move_init: bool,
+    /// Name the rt cpuset's directory NAME (partrt's `-r NAME`; default rt).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) rt_name: Option<String>,
+    /// Name the nrt cpuset's directory NAME (partrt's `-n NAME`; default nrt).
+    #[arg(long, value_name = "NAME")]
+    pub(crate) nrt_name: Option<String>,
     /// Print every write it would make, change nothing.
     #[arg(long)]
     pub(crate) dry_run: bool,
@@ -250,24 +256,18 @@ fn chosen_parent(
 }
 
 /// `rt|nrt PID…` (the order) or `PID… rt|nrt` (SPEC §1's): the
-/// partition name is the first or the last word, every other one a PID.
+/// partition is the first or the last word that is not a number (`rt`,
+/// `nrt`, or the name create gave it), every other one a PID.
 fn move_args(args: &[String]) -> Result<(String, Vec<u32>), InputError> {
-    let is_part = |s: &String| s == "rt" || s == "nrt";
+    let is_part = |s: &String| s.parse::<u32>().is_err();
     let (part, rest) = match (args.first(), args.last()) {
         (Some(f), _) if is_part(f) => (f, &args[1..]),
         (_, Some(l)) if is_part(l) => (l, &args[..args.len() - 1]),
         _ => {
-            return Err(InputError::new(
-                match args.iter().find(|a| a.parse::<u32>().is_err()) {
-                    Some(w) => format!(
-                        "partition move: unknown partition '{w}' (expected rt or nrt, first or last)"
-                    ),
-                    None => format!(
-                        "partition move: no partition named in '{}' (expected `move rt|nrt PID…` or `move PID… rt|nrt`)",
-                        args.join(" ")
-                    ),
-                },
-            ))
+            return Err(InputError::new(format!(
+                "partition move: no partition named in '{}' (expected `move rt|nrt PID…` or `move PID… rt|nrt`)",
+                args.join(" ")
+            )))
         }
     };
     let pids = rest
@@ -306,6 +306,11 @@ fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
         .map_err(|e| InputError::new(format!("--skip/--with: {e}")))?
         .with_profile(profile, &a.skip);
     knobs.move_init = a.move_init;
+    let names = rtshield_partition::SetNames::new(
+        a.rt_name.as_deref(),
+        a.nrt_name.as_deref(),
+        ["--rt-name", "--nrt-name"],
+    )?;
     let mut k = open_kernel(root, a.dry_run)?;
     let rep = rtshield_partition::create(
         &mut k,
@@ -313,6 +318,7 @@ fn create(a: CreateArgs, root: rtshield_sys::Root) -> anyhow::Result<i32> {
             cpus,
             parent: a.parent,
             knobs,
+            names,
         },
     )
     .map_err(|e| bare_number_hint(e, &a.cpus))?;
@@ -519,18 +525,7 @@ fn list(root: &rtshield_sys::Root, json: bool, profile: &str) -> anyhow::Result<
         errln!("note: {n}");
     }
     if partrt && !json {
-        // partrt's own lines: `Name:<cpuset> CPUs: <list>`, rt then nrt.
-        if out.is_empty() {
-            println!("Could not find any partitions");
-        }
-        for o in &out {
-            let name = |p: &str| match o.below_mount.as_str() {
-                "" => p.to_string(),
-                b => format!("{b}/{p}"),
-            };
-            println!("Name:{} CPUs: {}", name("rt"), o.rt_cpus);
-            println!("Name:{} CPUs: {}", name("nrt"), o.nrt_cpus);
-        }
+        print_partrt_lines(&out);
         return Ok(0);
     }
     if json {
@@ -555,6 +550,33 @@ fn list(root: &rtshield_sys::Root, json: bool, profile: &str) -> anyhow::Result<
             );
         }
     }
+    Ok(0)
+}
+
+/// partrt's `list` lines for every rtshield partition, rt first:
+/// `Name:<cpuset> CPUs: <list>` (the cpusets' own names, `-r`/`-n`'s
+/// when create was given them), or `Could not find any partitions`.
+fn print_partrt_lines(out: &[rtshield_partition::ListedPartition]) {
+    if out.is_empty() {
+        outln!("Could not find any partitions");
+    }
+    for o in out {
+        let name = |p: &str| match o.below_mount.as_str() {
+            "" => p.to_string(),
+            b => format!("{b}/{p}"),
+        };
+        outln!("Name:{} CPUs: {}", name(&o.names.rt), o.rt_cpus);
+        outln!("Name:{} CPUs: {}", name(&o.names.nrt), o.nrt_cpus);
+    }
+}
+
+/// `partrt list` (the partrt entry point).
+pub(crate) fn print_partrt_list(root: &rtshield_sys::Root) -> anyhow::Result<i32> {
+    let (out, note) = rtshield_partition::list_partitions(root)?;
+    if let Some(n) = &note {
+        errln!("note: {n}");
+    }
+    print_partrt_lines(&out);
     Ok(0)
 }
 

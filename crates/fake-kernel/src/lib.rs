@@ -7,7 +7,11 @@
 //!
 //! Its one job: make a fake tree behave like the kernel where plain files
 //! cannot. What it may not do: reach the real kernel (it refuses nothing
-//! on the host: [`kernel`] opens the host as plain files) or ship.
+//! on the host: [`kernel`] opens the host as plain files) or ship. Two
+//! narrow exceptions, both about processes the test itself started: the
+//! caller joining a fake cpuset (`partition run`) is pinned to that set's
+//! CPUs as the kernel would pin it, and a host PID listed in a fake cgroup
+//! counts as exited once the host's `/proc` no longer has it.
 //!
 //! For test builds only: library tests use it through `rtshield-testkit`,
 //! and the binary links it only with its `fake-kernel` feature, which only
@@ -143,6 +147,12 @@ impl FakeFs {
             if eff.exists() {
                 fs::write(eff, value)?;
             }
+            // `smp_affinity` is the same mask in hex: one value, two files.
+            let hex = path.with_file_name("smp_affinity");
+            if let (true, Some(cpus)) = (hex.exists(), parse_list(value)) {
+                let width = fs::read_to_string(&hex).map_or(1, |s| s.trim().len());
+                fs::write(hex, format!("{}\n", to_mask(&cpus, width)))?;
+            }
         }
         root.write(p, value)
     }
@@ -154,7 +164,7 @@ impl FakeFs {
         if let Some(e) = self.cfg.refuse_tids.get(tid) {
             return Err(os_err(errno_of(e), target.to_path_buf()));
         }
-        if self.cfg.dying_tids.contains_key(tid) {
+        if self.cfg.dying_tids.contains_key(tid) || gone(root, n) {
             return Err(os_err(libc::ESRCH, target.to_path_buf()));
         }
         // The hierarchy's top: climb while the parent has the same file.
@@ -192,8 +202,10 @@ impl FakeFs {
         .map(|s| s.trim().to_string())
         .find(|s| !s.is_empty());
         let has_status = root.path(format!("{}/status", kpath::proc_dir(n))).exists();
-        if let (Some(cpus), true) = (cpus, has_status) {
-            set_cpus_allowed(root, n, &cpus)?;
+        match (cpus, has_status) {
+            (Some(cpus), true) => set_cpus_allowed(root, n, &cpus)?,
+            (Some(cpus), false) if n == std::process::id() => pin_self(&cpus),
+            _ => {}
         }
         if let (Some(children), Some(src)) = (self.cfg.fork_on_move.remove(tid), source) {
             let mut ids = read_ids(&src);
@@ -264,7 +276,7 @@ impl FakeFs {
         if !path.is_dir() {
             return Err(os_err(libc::ENOENT, path));
         }
-        self.reap_dying(&path)?;
+        self.reap_dying(root, &path)?;
         for f in TASK_FILES {
             if !read_ids(&path.join(f)).is_empty() {
                 return Err(os_err(libc::EBUSY, path));
@@ -279,32 +291,36 @@ impl FakeFs {
 
 impl FakeFs {
     /// An `rmdir` of `dir`: each exiting task listed there comes one step
-    /// closer to gone; a gone one leaves the task files.
-    fn reap_dying(&mut self, dir: &Path) -> io::Result<()> {
+    /// closer to gone; a gone one leaves the task files, as does a process
+    /// of the host that exited (a `partition run` child: the kernel drops
+    /// an exited task from its cgroup).
+    fn reap_dying(&mut self, root: &Root, dir: &Path) -> io::Result<()> {
         let listed: std::collections::BTreeSet<u32> = TASK_FILES
             .iter()
             .flat_map(|f| read_ids(&dir.join(f)))
             .collect();
-        let mut gone = vec![];
+        let mut reaped = vec![];
         for t in listed {
             if let Some(left) = self.cfg.dying_tids.get_mut(&t.to_string()) {
                 if *left != u32::MAX {
                     *left = left.saturating_sub(1);
                     if *left == 0 {
-                        gone.push(t);
+                        reaped.push(t);
                     }
                 }
+            } else if gone(root, t) {
+                reaped.push(t);
             }
         }
-        for t in &gone {
+        for t in &reaped {
             self.cfg.dying_tids.remove(&t.to_string());
         }
-        if !gone.is_empty() {
+        if !reaped.is_empty() {
             for f in TASK_FILES {
                 let file = dir.join(f);
                 if file.exists() {
                     let mut ids = read_ids(&file);
-                    ids.retain(|t| !gone.contains(t));
+                    ids.retain(|t| !reaped.contains(t));
                     write_ids(&file, &ids)?;
                 }
             }
@@ -348,25 +364,104 @@ fn write_ids(f: &Path, ids: &[u32]) -> io::Result<()> {
     fs::write(f, s)
 }
 
-/// The fake task's `Cpus_allowed_list` (its affinity), when it has a
-/// status file: what the kernel changes on a cpuset move or a
-/// `sched_setaffinity`. No such task: ESRCH, as the kernel.
+/// Whether task `tid` is neither a fake task of the tree nor a live
+/// process of the host (a `partition run` child writes its real PID into
+/// the fake tree, then exits). The host's `/proc` is only looked at.
+fn gone(root: &Root, tid: u32) -> bool {
+    !root.path(kpath::proc_dir(tid)).exists() && !Path::new(&kpath::proc_dir(tid)).exists()
+}
+
+/// The kernel applies a cpuset's CPUs to a task that joins it; when that
+/// task is the caller itself (`partition run`, which joins the partition
+/// and then runs the command), the emulation pins it for real, to the
+/// CPUs of the set this machine has (none: left as it is). Only the
+/// caller, a process the test started, is ever touched.
+fn pin_self(cpus: &str) {
+    let Some(list) = parse_list(cpus) else { return };
+    // SAFETY: cpu_set_t is plain data; CPU_SET stays within its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for c in list {
+            if (c as usize) < libc::CPU_SETSIZE as usize {
+                libc::CPU_SET(c as usize, &mut set);
+            }
+        }
+        // EINVAL (none of these CPUs exists here): nothing to emulate.
+        let _ = libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// A CPU list (`0-2,5`); `None` when it is not one.
+fn parse_list(s: &str) -> Option<Vec<u32>> {
+    let mut out = vec![];
+    for part in s.trim().split(',').filter(|p| !p.is_empty()) {
+        let (a, b) = part.split_once('-').unwrap_or((part, part));
+        let (a, b): (u32, u32) = (a.trim().parse().ok()?, b.trim().parse().ok()?);
+        if b < a || b > 4095 {
+            return None;
+        }
+        out.extend(a..=b);
+    }
+    Some(out)
+}
+
+/// `cpus` as the kernel's hex mask, at least `width` digits, in 32-bit
+/// groups past 32 CPUs (`Cpus_allowed`, `smp_affinity`).
+fn to_mask(cpus: &[u32], width: usize) -> String {
+    let top = cpus.iter().max().map_or(1, |c| c + 1);
+    let words = top.div_ceil(32).max(1) as usize;
+    let mut groups = vec![0u32; words];
+    for &c in cpus {
+        groups[words - 1 - (c / 32) as usize] |= 1 << (c % 32);
+    }
+    if words == 1 {
+        return format!("{:0width$x}", groups[0], width = width.clamp(1, 8));
+    }
+    groups
+        .iter()
+        .map(|g| format!("{g:08x}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// The fake task's affinity, when it has a status file: what the kernel
+/// changes on a cpuset move or a `sched_setaffinity`. `Cpus_allowed_list`,
+/// `Cpus_allowed` (hex) and, in `stat`, the CPU it last ran on (moved
+/// into the new set when outside it). No such task: ESRCH, as the kernel.
 fn set_cpus_allowed(root: &Root, tid: u32, cpus: &str) -> io::Result<()> {
     let st = root.path(format!("{}/status", kpath::proc_dir(tid)));
     let Ok(body) = fs::read_to_string(&st) else {
         return Err(os_err(libc::ESRCH, st));
     };
+    let list = parse_list(cpus).unwrap_or_default();
     let body: String = body
         .lines()
         .map(|l| {
             if l.starts_with("Cpus_allowed_list:") {
                 format!("Cpus_allowed_list:\t{cpus}\n")
+            } else if let Some(old) = l.strip_prefix("Cpus_allowed:") {
+                format!("Cpus_allowed:\t{}\n", to_mask(&list, old.trim().len()))
             } else {
                 format!("{l}\n")
             }
         })
         .collect();
-    fs::write(&st, body)
+    fs::write(&st, body)?;
+    // Field 39 of `stat` (after the `(comm)`, field 37 of the rest).
+    let stat = root.path(format!("{}/stat", kpath::proc_dir(tid)));
+    if let (Ok(line), Some(&first)) = (fs::read_to_string(&stat), list.first()) {
+        if let Some(close) = line.rfind(')') {
+            let (head, tail) = line.split_at(close + 1);
+            let mut f: Vec<String> = tail.split_whitespace().map(str::to_string).collect();
+            if let Some(cpu) = f.get_mut(36) {
+                if cpu.parse::<u32>().is_ok_and(|c| !list.contains(&c)) {
+                    *cpu = first.to_string();
+                    fs::write(&stat, format!("{head} {}\n", f.join(" ")))?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 impl Backend for FakeFs {

@@ -116,6 +116,8 @@ pub struct Partitions {
     /// In lookup order: rtshield's under each parent with a state file,
     /// then the root's (rtshield's or partrt's), then cset's.
     list: Vec<Partition>,
+    /// The set names of state files that record others than `rt`/`nrt`.
+    named: Vec<(Option<String>, (String, String))>,
 }
 
 impl Partitions {
@@ -127,6 +129,7 @@ impl Partitions {
         let rtshield_parents = state::parents(&state_files);
         let hierarchy = Hierarchy::detect(root).map_err(|e| e.to_string());
         let mut list = Vec::new();
+        let named = state_names(root, &state_files);
         if let Ok(h) = &hierarchy {
             let root_state = state_files.iter().any(|n| n == "partition.json");
             for parent in candidate_parents(&rtshield_parents) {
@@ -134,14 +137,18 @@ impl Partitions {
                     None if !root_state => Owner::Partrt,
                     _ => Owner::Rtshield,
                 };
-                let p = find(root, h, owner, parent);
+                let names = named
+                    .iter()
+                    .find(|(p, _)| p.as_deref() == parent)
+                    .map(|(_, n)| (n.0.as_str(), n.1.as_str()));
+                let p = find(root, h, owner, parent, names);
                 // The root is a candidate even without a state file; it
                 // is a partition only when its cpusets exist.
                 if p.owner == Owner::Rtshield || p.rt.is_some() || p.nrt.is_some() {
                     list.push(p);
                 }
             }
-            let cset = find(root, h, Owner::Cset, None);
+            let cset = find(root, h, Owner::Cset, None, None);
             if cset.rt.is_some() || cset.nrt.is_some() {
                 list.push(cset);
             }
@@ -151,6 +158,7 @@ impl Partitions {
             state_files,
             rtshield_parents,
             list,
+            named,
         }
     }
 
@@ -225,15 +233,24 @@ impl Partitions {
     }
 
     /// The `rt` and `nrt` directories directly under `parent` (resolved as
-    /// `--parent` is), whether or not a state file names that parent.
+    /// `--parent` is), whether or not a state file names that parent; a
+    /// pair named by a state file (`--rt-name`) when there is no `rt`/`nrt`.
     pub fn under(&self, root: &Root, parent: &str) -> (Option<String>, Option<String>) {
-        match self.hierarchy() {
-            Some(h) => (
-                h.find_cpuset(root, Some(parent), "rt"),
-                h.find_cpuset(root, Some(parent), "nrt"),
-            ),
-            None => (None, None),
+        let Some(h) = self.hierarchy() else {
+            return (None, None);
+        };
+        let pairs = std::iter::once(("rt", "nrt"))
+            .chain(self.named.iter().map(|(_, n)| (n.0.as_str(), n.1.as_str())));
+        for (rt, nrt) in pairs {
+            let found = (
+                h.find_cpuset(root, Some(parent), rt),
+                h.find_cpuset(root, Some(parent), nrt),
+            );
+            if found.0.is_some() || found.1.is_some() {
+                return found;
+            }
         }
+        (None, None)
     }
 
     /// The cpuset cgroup directory the calling process is in (its threads
@@ -268,9 +285,16 @@ fn candidate_parents(state_parents: &[Option<String>]) -> Vec<Option<&str>> {
 }
 
 /// The partition of `owner`'s layout under `parent`, with whichever of its
-/// sets exist.
-fn find(root: &Root, h: &Hierarchy, owner: Owner, parent: Option<&str>) -> Partition {
-    let (rt, nrt) = owner.set_names();
+/// sets exist; `names` overrides the layout's set names (a create given
+/// `--rt-name`/`--nrt-name`, read from its state file).
+fn find(
+    root: &Root,
+    h: &Hierarchy,
+    owner: Owner,
+    parent: Option<&str>,
+    names: Option<(&str, &str)>,
+) -> Partition {
+    let (rt, nrt) = names.unwrap_or(owner.set_names());
     let set = |name: &str| {
         h.find_cpuset(root, parent, name).map(|dir| Set {
             cpus: h.cpus(root, &dir),
@@ -283,4 +307,22 @@ fn find(root: &Root, h: &Hierarchy, owner: Owner, parent: Option<&str>) -> Parti
         rt: set(rt),
         nrt: set(nrt),
     }
+}
+
+/// The set names each readable state file records, by parent, when they
+/// are not `rt`/`nrt`. Reading needs root (the files are root's): another
+/// user finds the default names only.
+fn state_names(root: &Root, files: &[String]) -> Vec<(Option<String>, (String, String))> {
+    let last = |d: &str| d.rsplit('/').next().unwrap_or(d).to_string();
+    files
+        .iter()
+        .filter_map(|f| {
+            let parent = state::parents(std::slice::from_ref(f)).pop()?;
+            let s = state::State::load(root, &format!("{}/{f}", state::STATE_DIR))
+                .ok()
+                .flatten()?;
+            let names = (last(&s.rt_dir), last(&s.nrt_dir));
+            (names.0 != "rt" || names.1 != "nrt").then_some((parent, names))
+        })
+        .collect()
 }

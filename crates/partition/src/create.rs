@@ -27,6 +27,8 @@ pub struct CreateOptions {
     pub parent: Option<String>,
     /// The knob families to change besides the cgroups.
     pub knobs: Knobs,
+    /// The two cpusets' directory names (`rt`, `nrt` by default).
+    pub names: crate::SetNames,
 }
 
 /// Something the kernel would not do (a task it would not move, a file it would not
@@ -193,7 +195,7 @@ pub(crate) fn check(k: &Kernel, opts: &CreateOptions) -> anyhow::Result<Checked>
             s.nrt_cpus
         );
     }
-    for d in ["rt", "nrt"] {
+    for d in [&opts.names.rt, &opts.names.nrt] {
         let p = format!("{parent}/{d}");
         if k.exists(&p) {
             bail!(
@@ -288,8 +290,8 @@ enum Step {
 pub fn create(k: &mut Kernel, opts: &CreateOptions) -> anyhow::Result<CreateReport> {
     let c = check(k, opts)?;
     let h = c.h.clone();
-    let rt_dir = format!("{}/rt", c.parent);
-    let nrt_dir = format!("{}/nrt", c.parent);
+    let rt_dir = format!("{}/{}", c.parent, opts.names.rt);
+    let nrt_dir = format!("{}/{}", c.parent, opts.names.nrt);
     let mut files = cgroup_plan(k, &c, &rt_dir, &nrt_dir);
     let knob_changes = knobs::plan(k, &opts.knobs, &c.rt, &c.nrt);
     files.extend(knob_changes);
@@ -427,7 +429,7 @@ fn apply(
             }),
         }
     }
-    if knobs.profile == crate::knobs::Profile::Partrt && knobs.sysctl {
+    if knobs.profile == crate::knobs::Profile::Partrt && knobs.sysctl && !knobs.keep.hotplug {
         hotplug_cycle(k, state, c, rep, &files)?;
     }
     Ok(())

@@ -45,6 +45,28 @@ impl Profile {
     }
 }
 
+/// Single files of the `partrt` profile that `create` leaves as they are:
+/// partrt's per-knob `create` letters (`-a -b -c -m -r -u -w`; `-t` is
+/// [`Knobs::rt_throttle_off`], `-d` names a file mainline kernels lack).
+/// rtshield's own `--skip` works on whole families instead.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
+pub struct Keep {
+    /// `-a`: the writeback workqueue's `numa` stays.
+    pub writeback_numa: bool,
+    /// `-b`: the writeback (block) workqueue's `cpumask` stays.
+    pub writeback_cpumask: bool,
+    /// `-c`: machine-check polling (`check_interval`) stays.
+    pub machine_check: bool,
+    /// `-m`: `vm.stat_interval` stays.
+    pub stat_interval: bool,
+    /// `-r`: no hotplug cycle of the rt CPUs.
+    pub hotplug: bool,
+    /// `-u`: the other unbound workqueues' masks (the global one included) stay.
+    pub unbound_workqueues: bool,
+    /// `-w`: `kernel.watchdog` stays.
+    pub watchdog: bool,
+}
+
 /// Which knob families `create` touches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Knobs {
@@ -62,6 +84,8 @@ pub struct Knobs {
     /// Move PID 1 (init) into nrt too, as partrt does; by default it stays
     /// in the root cgroup, as in the partitioning article.
     pub move_init: bool,
+    /// Single files left alone (partrt's `create` letters).
+    pub keep: Keep,
 }
 
 pub(crate) const KNOB_NAMES: &[&str] = &["irq", "workqueue", "sysctl", "rt-throttle"];
@@ -95,6 +119,7 @@ impl Knobs {
             rt_throttle_off: rt_throttle_off && !skip.iter().any(|s| s == "rt-throttle"),
             profile: Profile::Default,
             move_init: false,
+            keep: Keep::default(),
         })
     }
 
@@ -186,7 +211,16 @@ pub(crate) fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<
         }
     }
     if knobs.workqueue {
+        let writeback = kpath::workqueue_cpumask("writeback");
         for p in rtshield_sys::workqueue_cpumask_files(&k.root) {
+            let kept = if p == writeback {
+                knobs.keep.writeback_cpumask
+            } else {
+                knobs.keep.unbound_workqueues
+            };
+            if kept {
+                continue;
+            }
             let Some(old) = k.read_opt(&p) else { continue };
             let Ok(cur) = CpuSet::parse_mask(old.trim()) else {
                 continue;
@@ -221,13 +255,22 @@ pub(crate) fn plan(k: &Kernel, knobs: &Knobs, rt: &CpuSet, nrt: &CpuSet) -> Vec<
                 watchdog_mask(k, rt, nrt, &mut change);
             }
             Profile::Partrt => {
-                set(kpath::STAT_INTERVAL, "1000");
-                set(kpath::WATCHDOG, "0");
-                set(&kpath::workqueue_numa("writeback"), "0");
-                set(
-                    &kpath::machinecheck_file("machinecheck0", "check_interval"),
-                    "0",
-                );
+                let keep = knobs.keep;
+                if !keep.stat_interval {
+                    set(kpath::STAT_INTERVAL, "1000");
+                }
+                if !keep.watchdog {
+                    set(kpath::WATCHDOG, "0");
+                }
+                if !keep.writeback_numa {
+                    set(&kpath::workqueue_numa("writeback"), "0");
+                }
+                if !keep.machine_check {
+                    set(
+                        &kpath::machinecheck_file("machinecheck0", "check_interval"),
+                        "0",
+                    );
+                }
             }
             Profile::Tuned => {
                 set(kpath::HUNG_TASK_TIMEOUT_SECS, "600");

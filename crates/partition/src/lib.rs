@@ -21,6 +21,7 @@
 mod create;
 mod kernel;
 mod knobs;
+mod names;
 mod scope;
 mod status;
 mod tasks;
@@ -28,7 +29,8 @@ mod undo;
 
 pub use create::{create, CreateOptions, CreateReport, Refusal};
 pub use kernel::{errno_from_name, Backend, Kernel};
-pub use knobs::{Knobs, Profile};
+pub use knobs::{Keep, Knobs, Profile};
+pub use names::SetNames;
 pub use status::{
     check_cpu_subset, enter as enter_partition, list as list_partitions, move_threads,
     partition_dir, pick_parent, plan_move, status, Listed as ListedPartition, MoveOutcome,

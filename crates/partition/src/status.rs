@@ -2,6 +2,7 @@
 
 use crate::create::cpus_of;
 use crate::kernel::{errno, Kernel};
+use crate::names::SetNames;
 use crate::scope::{movable_threads, parent_dir, MustExist};
 use anyhow::{bail, Context};
 use rtshield_isolation::{Phase, State};
@@ -114,8 +115,9 @@ pub fn status(k: &Kernel, parent: Option<&str>) -> anyhow::Result<Status> {
         Err(e) => return Err(e),
     };
     let mut parts = vec![];
+    let names = st.as_ref().map(SetNames::of_state).unwrap_or_default();
     for name in ["rt", "nrt"] {
-        let dir = format!("{parent}/{name}");
+        let dir = format!("{parent}/{}", names.dir_name(name));
         if !k.exists(&dir) {
             continue;
         }
@@ -174,20 +176,38 @@ pub fn partition_dir(
     Ok((h, dir))
 }
 
-/// [`partition_dir`], with the parent's directory too.
+/// [`partition_dir`], with the parent's directory too. `which` is a role
+/// (`rt`, `nrt`) or the directory name a create gave it (`-r`/`-n`, read
+/// from the state file).
 fn partition_dirs(
     k: &Kernel,
     parent: Option<&str>,
     which: &str,
 ) -> anyhow::Result<(Hierarchy, String, String)> {
-    if which != "rt" && which != "nrt" {
-        return Err(
-            InputError::new(format!("unknown partition '{which}' (expected rt or nrt)")).into(),
-        );
+    let unknown = |names: &SetNames| {
+        let custom = if names.is_default() {
+            String::new()
+        } else {
+            format!(
+                ", or {} / {} as this partition names them",
+                names.rt, names.nrt
+            )
+        };
+        InputError::new(format!(
+            "unknown partition '{which}' (expected rt or nrt{custom})"
+        ))
+    };
+    // Refused before anything is read when it cannot be a partition name.
+    if !SetNames::valid(which) {
+        return Err(unknown(&SetNames::default()).into());
     }
     let h = Hierarchy::detect(&k.root)?;
     let pdir = parent_dir(k, &h, parent, MustExist::Yes)?;
-    let dir = format!("{pdir}/{which}");
+    let names = SetNames::under(k, &h, &pdir);
+    let Some(role) = names.role(which) else {
+        return Err(unknown(&names).into());
+    };
+    let dir = format!("{pdir}/{}", names.dir_name(role));
     if !k.exists(&dir) {
         bail!("no {which} partition ({dir} does not exist): run `rtshield partition create CPUS` first");
     }
@@ -331,6 +351,9 @@ pub struct Listed {
     /// `parent` below the cpuset mount (empty for the whole machine): the
     /// rt cpuset is `<below>/rt`, what partrt's `list` names `Name:rt`.
     pub below_mount: String,
+    /// The two cpusets' directory names (`rt`/`nrt` unless create was
+    /// given others).
+    pub names: SetNames,
 }
 
 /// `partition list`: rtshield's partitions, from their state files. A
@@ -361,6 +384,7 @@ pub fn list(root: &rtshield_sys::Root) -> anyhow::Result<(Vec<Listed>, Option<St
             .with_context(|| path.clone())?
             .context("state file vanished")?;
         out.push(Listed {
+            names: SetNames::of_state(&s),
             below_mount: below(&mount, &s.parent),
             parent: s.parent,
             rt_cpus: s.rt_cpus,
@@ -399,6 +423,7 @@ fn seen_in_hierarchy(root: &rtshield_sys::Root) -> Vec<Listed> {
             );
             if let (Some(rt), Some(nrt)) = (rt, nrt) {
                 out.push(Listed {
+                    names: SetNames::default(),
                     below_mount: below(&h.mount, d),
                     parent: d.clone(),
                     rt_cpus: rt.to_list(),

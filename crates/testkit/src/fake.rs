@@ -80,6 +80,10 @@ pub struct FakeTask {
     pub pinned: bool,
     /// Its `Cpus_allowed_list` (empty: every CPU).
     pub cpus_allowed: String,
+    /// Its `stat` has every field up to the scheduling policy (field 41:
+    /// last CPU 0, SCHED_OTHER, priority 0), as the kernel's does; off, the
+    /// short line that leaves those unknown.
+    pub full_stat: bool,
 }
 
 impl FakeTask {
@@ -91,6 +95,7 @@ impl FakeTask {
             kthread: false,
             pinned: false,
             cpus_allowed: String::new(),
+            full_stat: false,
         }
     }
     /// A kernel thread, `pinned` to its CPU or not.
@@ -290,10 +295,13 @@ impl FakeSpec {
             w(
                 &format!("/proc/{}/status", t.tid),
                 &format!(
-                    "Name:\t{}\nState:\tS (sleeping)\nPPid:\t{}\nKthread:\t{}\nCpus_allowed_list:\t{allowed}\nvoluntary_ctxt_switches:\t{}\nnonvoluntary_ctxt_switches:\t{}\n",
+                    "Name:\t{}\nState:\tS (sleeping)\nPPid:\t{}\nKthread:\t{}\nCpus_allowed:\t{}\nCpus_allowed_list:\t{allowed}\nvoluntary_ctxt_switches:\t{}\nnonvoluntary_ctxt_switches:\t{}\n",
                     t.name,
                     if t.kthread { 2 } else { 1 },
                     u8::from(t.kthread),
+                    CpuSet::parse_list(&allowed)
+                        .unwrap_or_default()
+                        .to_mask(self.ncpus),
                     t.tid * 10,
                     t.tid
                 ),
@@ -305,9 +313,19 @@ impl FakeSpec {
             if t.pinned {
                 flags |= 0x0400_0000;
             }
+            // Fields 16-41 (priority ... policy) when asked: processor
+            // (39) 0, rt_priority (40) 0, policy (41) SCHED_OTHER.
+            let tail = if t.full_stat {
+                " 0".repeat(41 - 15)
+            } else {
+                String::new()
+            };
             w(
                 &format!("/proc/{}/stat", t.tid),
-                &format!("{} ({}) S 1 0 0 0 -1 {flags} 0 0 0 0 0 0\n", t.tid, t.name),
+                &format!(
+                    "{} ({}) S 1 0 0 0 -1 {flags} 0 0 0 0 0 0{tail}\n",
+                    t.tid, t.name
+                ),
             )?;
         }
         Ok(())

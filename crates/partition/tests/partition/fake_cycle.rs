@@ -10,6 +10,7 @@ use std::fs;
 
 fn full(cpus: &str) -> CreateOptions {
     CreateOptions {
+        names: Default::default(),
         cpus: CpuSet::parse(cpus).unwrap(),
         parent: None,
         knobs: Knobs::resolve(false, &[], &[], false).unwrap(),

@@ -47,6 +47,7 @@ fn opts(cpus: &str, profile: Profile, move_init: bool) -> CreateOptions {
         .with_profile(profile, &[]);
     knobs.move_init = move_init;
     CreateOptions {
+        names: Default::default(),
         cpus: CpuSet::parse(cpus).unwrap(),
         parent: None,
         knobs,
@@ -175,4 +176,53 @@ fn tuned_profile_writes_cpu_partitioning_values() {
 fn unknown_profile_is_refused() {
     let e = Profile::parse("realtime").unwrap_err().to_string();
     assert!(e.contains("expected one of: default, partrt, tuned"), "{e}");
+}
+
+/// partrt's `create` letters keep one file each (`Keep`), and only that
+/// one: every other file of the profile is written as without it.
+#[test]
+fn partrt_letters_keep_one_file_each() {
+    use rtshield_partition::Keep;
+    let wb_mask = "/sys/devices/virtual/workqueue/writeback/cpumask";
+    let files: &[(&str, &str, &str)] = &[
+        ("a", "/sys/devices/virtual/workqueue/writeback/numa", "1\n"),
+        ("b", wb_mask, "f\n"),
+        (
+            "c",
+            "/sys/devices/system/machinecheck/machinecheck0/check_interval",
+            "300\n",
+        ),
+        ("m", "/proc/sys/vm/stat_interval", "1\n"),
+        ("u", "/sys/devices/virtual/workqueue/cpumask", "f\n"),
+        (
+            "u",
+            "/sys/devices/virtual/workqueue/blkcg_punt_bio/cpumask",
+            "f\n",
+        ),
+        ("w", "/proc/sys/kernel/watchdog", "1\n"),
+        ("r", "/sys/devices/system/cpu/cpu3/online", "1\n"),
+    ];
+    for letter in ["a", "b", "c", "m", "u", "w", "r"] {
+        let mut o = opts("0x8", Profile::Partrt, true);
+        o.knobs.keep = Keep {
+            writeback_numa: letter == "a",
+            writeback_cpumask: letter == "b",
+            machine_check: letter == "c",
+            stat_interval: letter == "m",
+            hotplug: letter == "r",
+            unbound_workqueues: letter == "u",
+            watchdog: letter == "w",
+        };
+        let d = tree();
+        let mut k = rtshield_testkit::fake_kernel(Root::new(d.path()), true).unwrap();
+        let plan = create(&mut k, &o).unwrap().plan.join("\n");
+        for (l, f, old) in files {
+            let written = plan.contains(&format!("{f} <- "));
+            assert_eq!(
+                written,
+                *l != letter,
+                "-{letter}: {f} (was {old:?})\n{plan}"
+            );
+        }
+    }
 }

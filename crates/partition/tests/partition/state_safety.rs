@@ -49,6 +49,7 @@ fn partitioned() -> (tempfile::TempDir, PathBuf) {
     fs::create_dir(d.path().join("victimdir")).unwrap();
     let mut k = rtshield_testkit::fake_kernel(Root::new(&base), false).unwrap();
     let o = CreateOptions {
+        names: Default::default(),
         cpus: CpuSet::parse("3").unwrap(),
         parent: None,
         knobs: Knobs::resolve(false, &[], &[], false).unwrap(),
@@ -260,6 +261,7 @@ fn parents_that_differ_get_different_state_files() {
         k.write(&format!("{p}/cpuset.mems"), "0\n").unwrap();
     }
     let opts = |parent: &str, cpu: &str| CreateOptions {
+        names: Default::default(),
         cpus: CpuSet::parse(cpu).unwrap(),
         parent: Some(parent.into()),
         knobs: Knobs::resolve(true, &[], &[], false).unwrap(),
@@ -306,6 +308,7 @@ fn legacy_state_names_are_read_for_their_own_parent_only() {
         k.write(&format!("{p}/cpuset.mems"), "0\n").unwrap();
     }
     let o = CreateOptions {
+        names: Default::default(),
         cpus: CpuSet::parse("3").unwrap(),
         parent: Some("a-b".into()),
         knobs: Knobs::resolve(true, &[], &[], false).unwrap(),

@@ -54,6 +54,7 @@ fn umask_000_alone() {
     let old = unsafe { libc::umask(0) };
     let mut k = rtshield_testkit::fake_kernel(Root::new(&base), false).unwrap();
     let o = CreateOptions {
+        names: Default::default(),
         cpus: CpuSet::parse("3").unwrap(),
         parent: None,
         knobs: Knobs::resolve(false, &[], &[], false).unwrap(),

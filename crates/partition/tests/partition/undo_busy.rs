@@ -23,6 +23,7 @@ fn partitioned_with_a_dying_task(base: &Path, rmdirs: u32) -> FakeSpec {
     create(
         &mut k,
         &CreateOptions {
+            names: Default::default(),
             cpus: CpuSet::parse("3").unwrap(),
             parent: None,
             knobs: Knobs::resolve(false, &[], &[], false).unwrap(),

@@ -170,6 +170,56 @@ fn campaign_max_latency_is_measures_limit() {
     }
 }
 
+/// Adversary round 3, C14: `campaign --out DIR` replaced root's own
+/// `DIR/report/summary.md` and `report/runs/run-1.json` without the check
+/// `report -o` makes. Refused now, exit 2, before any cell is measured,
+/// both files untouched.
+#[test]
+fn campaign_refuses_a_report_directory_holding_files_it_did_not_write() {
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("c.toml");
+    fs::write(
+        &f,
+        "name = \"c14\"\ncpus = \"0\"\nduration = \"1s\"\nrepeat = 1\n[measure]\nperiod = \"1ms\"\n\
+         [axes]\nload = [\"idle\"]\nisolation = [\"none\"]\n",
+    )
+    .unwrap();
+    let out = d.path().join("out");
+    fs::create_dir_all(out.join("report/runs")).unwrap();
+    fs::write(out.join("report/summary.md"), "MY THESIS SUMMARY\n").unwrap();
+    fs::write(out.join("report/runs/run-1.json"), "MY RUN NOTES\n").unwrap();
+    let o = command()
+        .arg("campaign")
+        .arg(&f)
+        .arg("--store")
+        .arg(d.path().join("st/runs.db"))
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{}", describe(&o));
+    assert!(
+        err.contains("did not write")
+            && err.contains("runs/run-1.json")
+            && err.contains("summary.md"),
+        "{err}"
+    );
+    assert_eq!(
+        fs::read_to_string(out.join("report/summary.md")).unwrap(),
+        "MY THESIS SUMMARY\n"
+    );
+    assert_eq!(
+        fs::read_to_string(out.join("report/runs/run-1.json")).unwrap(),
+        "MY RUN NOTES\n"
+    );
+    let cells: Vec<_> = fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(cells, ["report"], "nothing measured");
+}
+
 /// Every example campaign parses and plans (`--dry-run` exits 0); the
 /// partitioning article's matrix is 18 cells of isolation × period × load.
 #[test]

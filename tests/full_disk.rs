@@ -179,3 +179,35 @@ fn measure_on_a_full_disk_writes_to_the_fallback_and_exits_4() {
         serde_json::from_str(&std::fs::read_to_string(fb.join("results.json")).unwrap()).unwrap();
     assert_eq!(json["threads"][0]["samples"].as_u64(), Some(200));
 }
+
+/// Adversary round 3, C7: on a full disk the summary listed a 0-byte
+/// `timeline.csv` as a result in OUT, with no LOST line. A file whose
+/// write failed is never listed as saved: the summary names it LOST.
+#[test]
+fn a_timeline_that_could_not_be_written_is_lost_not_listed() {
+    if !crate::util::require_root("mounts a small tmpfs and fills it") {
+        return;
+    }
+    let t = tempfile::tempdir().unwrap();
+    let (_guard, out) = full_out(t.path());
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let o = crate::util::command()
+        .args(["measure", "-q", "--samples", "200", "--period", "1ms"])
+        .args(["--cpus", "0", "--out"])
+        .arg(&out)
+        .env("TMPDIR", &tmp)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(4), "stdout {stdout}\nstderr {stderr}");
+    let listed = stdout
+        .lines()
+        .find(|l| {
+            l.contains("results in") || l.contains("Results in") || l.contains("No result file")
+        })
+        .unwrap_or_else(|| panic!("no results line: {stdout}"));
+    assert!(!listed.contains("timeline.csv"), "{listed}");
+    assert!(stdout.contains("timeline.csv: LOST"), "{stdout}");
+}

@@ -2,7 +2,7 @@
 
 use crate::cli::Global;
 use rtshield_results::{by_name, write_text, CiOptions, Timestamps};
-use rtshield_safefs::{read_input, DirPolicy, INPUT_LIMIT};
+use rtshield_safefs::{DirPolicy, INPUT_LIMIT};
 use rtshield_text::errln;
 use rtshield_vocab::Dur;
 use rtshield_vocab::InputError;
@@ -109,10 +109,20 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     } else {
         args.result.clone()
     };
-    let bytes = read_input(&path, INPUT_LIMIT).map_err(|e| InputError::new(e.to_string()))?;
+    let (bytes, public) = rtshield_safefs::read_input_public(&path, INPUT_LIMIT)
+        .map_err(|e| InputError::new(e.to_string()))?;
     let text = rtshield_text::decode_utf8(bytes)
         .map_err(|e| InputError::at(&path.display().to_string(), e.line, e.col, e))?;
     let res = rtshield_results::parse_json(&text, &path).map_err(|e| match e {
+        // Quoted only from a file every user may read (docs/security.md).
+        rtshield_results::ReadError::Invalid(i) if !public => {
+            let name = path.display().to_string();
+            anyhow::Error::from(InputError::new(rtshield_text::excerpt::withhold(
+                &i.0,
+                &name,
+                rtshield_text::excerpt::Quote::Withheld,
+            )))
+        }
         rtshield_results::ReadError::Invalid(i) => anyhow::Error::from(i),
         other => anyhow::anyhow!("{other}"),
     })?;

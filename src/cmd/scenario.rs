@@ -166,6 +166,8 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     if let Some(d) = &args.out {
         let dir = rtshield_safefs::SafeDir::open_or_create(d, 0o755, pol)
             .map_err(|e| refusal(e.for_option("--out")))?;
+        // balance.txt is read with `cat`: the terminal's rule (security.md).
+        let text = rtshield_text::terminal::file_text(&text).into_owned();
         for (name, body) in [("balance.json", &json), ("balance.txt", &text)] {
             dir.write(name, body.as_bytes()).map_err(refusal)?;
         }

@@ -25,6 +25,7 @@
 mod cells;
 mod model;
 mod process;
+mod report_dir;
 mod steps;
 
 pub use crate::cells::plan_text;
@@ -183,6 +184,9 @@ pub fn run(
     } else {
         BTreeSet::new()
     };
+    // DIR/report must take the campaign's report before anything is
+    // measured, not after (a refusal then lost nothing but time).
+    report_dir::check(&opts.out)?;
     let v2 = prepare(c, &opts, &root)?;
     let steps = c.steps();
     let mut s = steps::Steps {
@@ -244,12 +248,21 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
     let runs = store
         .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
         .map_err(|e| anyhow::anyhow!("{e}"))?;
-    let rdir = out.subdir("report", 0o755)?;
+    // Only files an earlier campaign report wrote are replaced (checked
+    // again: the directory may have changed while the cells ran).
+    let mut written = report_dir::check(out)?;
+    let rdir = out.subdir(report_dir::REPORT, 0o755)?;
     let data = rdir.subdir("runs", 0o755)?;
-    let mut inputs = Vec::new();
+    // Listed before they are written: an interrupted report leaves no
+    // file the next one would refuse.
+    let mut files: Vec<(String, Vec<u8>)> = Vec::new();
     for (s, r) in sums.iter().zip(&runs) {
-        let n = format!("run-{}.json", s.id);
-        data.write(&n, serde_json::to_string(r)?.as_bytes())?;
+        files.push((format!("run-{}.json", s.id), serde_json::to_vec(r)?));
+    }
+    let mut inputs = Vec::new();
+    list_files(&rdir, &mut written, files.iter().map(|f| f.0.as_str()))?;
+    for (n, bytes) in &files {
+        data.write(n, bytes)?;
         inputs.push(data.path().join(n));
     }
     let names: Vec<String> = runs
@@ -272,10 +285,22 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
         pool: &c.pool,
         runs: &runs,
     };
-    let figure12 = overlays(c, &view, &rdir, &data)?;
+    let figure12 = overlays(c, &view, &rdir, &data, &mut written)?;
     let md = rtshield_report::campaign_summary_markdown(&view);
-    rdir.write("summary.md", md.as_bytes())?;
     let html = rtshield_report::campaign_summary_html(&view, &figure12);
+    let before = written.len();
+    for n in ["summary.md", "report.html"] {
+        if !written.iter().any(|w| w == n) {
+            written.push(n.into());
+        }
+    }
+    if written.len() != before {
+        rdir.write(
+            report_dir::MANIFEST,
+            report_dir::manifest_text(&written).as_bytes(),
+        )?;
+    }
+    rdir.write("summary.md", md.as_bytes())?;
     rdir.write("report.html", html.as_bytes())?;
     Ok(rdir.path().to_path_buf())
 }
@@ -283,23 +308,30 @@ pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Res
 /// Figure 12 (the systress article): per load, one overlay with one curve
 /// per isolation method and column set, the runs of a curve merged into
 /// one histogram so the curves compare methods, not repeats. Returns
-/// (load, picture path relative to the report) for `report.html`.
+/// (load, picture path relative to the report) for `report.html`. Each
+/// file written in `data` is added to the manifest (`written`).
 fn overlays(
     c: &Campaign,
     view: &rtshield_report::CampaignView,
     rdir: &SafeDir,
     data: &SafeDir,
+    written: &mut Vec<String>,
 ) -> anyhow::Result<Vec<(String, String)>> {
     let mut out = Vec::new();
     let sets = view.column_sets();
-    for (li, l) in view.loads().iter().enumerate() {
+    let loads = view.loads();
+    // Two loads may differ only where `sanitize` puts `_` (`cmd:sleep 30
+    // #;` and `… #&`): each gets a directory of its own.
+    let slugs = unique_slugs(&loads);
+    for (li, (l, slug)) in loads.iter().zip(&slugs).enumerate() {
         let mut inputs = Vec::new();
         let mut names = Vec::new();
         for iso in view.isolations() {
             for (si, set) in sets.iter().enumerate() {
                 let group = view.group(&iso, l, set);
                 if let Some(merged) = merge(&group) {
-                    let n = format!("load-{li}-{}-{iso}-{si}.json", sanitize(l));
+                    let n = format!("load-{li}-{slug}-{}-{si}.json", sanitize(&iso));
+                    list_files(rdir, written, [n.as_str()])?;
                     data.write(&n, serde_json::to_string(&merged)?.as_bytes())?;
                     inputs.push(data.path().join(n));
                     let what = if sets.len() > 1 {
@@ -314,7 +346,7 @@ fn overlays(
         if inputs.is_empty() {
             continue;
         }
-        let dir = format!("load-{}", sanitize(l));
+        let dir = format!("load-{slug}");
         rtshield_report::generate(&rtshield_report::Options {
             inputs,
             names,
@@ -329,6 +361,29 @@ fn overlays(
     Ok(out)
 }
 
+/// Add `runs/NAME` of each of `names` to the manifest of `rdir` (kept in
+/// `listed`), rewritten when a name is new.
+fn list_files<'a>(
+    rdir: &SafeDir,
+    listed: &mut Vec<String>,
+    names: impl IntoIterator<Item = &'a str>,
+) -> anyhow::Result<()> {
+    let before = listed.len();
+    for n in names {
+        let n = format!("runs/{n}");
+        if !listed.contains(&n) {
+            listed.push(n);
+        }
+    }
+    if listed.len() != before || rdir.entry(report_dir::MANIFEST).is_none() {
+        rdir.write(
+            report_dir::MANIFEST,
+            report_dir::manifest_text(listed).as_bytes(),
+        )?;
+    }
+    Ok(())
+}
+
 /// A file-name-safe form of a load name (`cmd:stress-ng --cpu 1`).
 fn sanitize(s: &str) -> String {
     s.chars()
@@ -341,6 +396,24 @@ fn sanitize(s: &str) -> String {
         })
         .take(64)
         .collect()
+}
+
+/// One file-name-safe slug per load, in order, all different: a slug
+/// already taken (by an earlier load, or as a suffixed form) gets `-2`,
+/// `-3` … (adversary round 3, C5: one load's plots overwrote another's).
+fn unique_slugs(loads: &[String]) -> Vec<String> {
+    let mut taken: Vec<String> = Vec::new();
+    for l in loads {
+        let base = sanitize(l);
+        let mut slug = base.clone();
+        let mut n = 2;
+        while taken.contains(&slug) {
+            slug = format!("{base}-{n}");
+            n += 1;
+        }
+        taken.push(slug);
+    }
+    taken
 }
 
 /// The runs of one group as one run with one thread: the histograms of
@@ -361,6 +434,31 @@ fn merge(group: &[&RunResult]) -> Option<RunResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn loads_that_differ_only_in_punctuation_get_slugs_of_their_own() {
+        let loads: Vec<String> = [
+            "cmd:sleep 30 #;",
+            "cmd:sleep 30 #&",
+            "cmd_sleep_30___-2",
+            "idle",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let s = unique_slugs(&loads);
+        assert_eq!(
+            s,
+            [
+                "cmd_sleep_30___",
+                "cmd_sleep_30___-2",
+                "cmd_sleep_30___-2-2",
+                "idle"
+            ]
+        );
+        let set: std::collections::BTreeSet<&String> = s.iter().collect();
+        assert_eq!(set.len(), s.len());
+    }
 
     fn run(counts: &[[u64; 2]], min: i64, max: i64, avg: f64) -> RunResult {
         let h = rtshield_results::Histogram {

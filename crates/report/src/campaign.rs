@@ -294,9 +294,14 @@ fn matrix_row(load: &str, iso: &str, set: Option<&str>, group: &[&RunResult]) ->
     let threads = || group.iter().flat_map(|r| &r.threads);
     let samples =
         rtshield_results::or_unknown(threads().map(|t| t.samples).sum::<Option<u64>>(), "?");
+    // A percentile one thread does not know (too few samples) makes the
+    // group's worst unknown: the worst of the others alone could be lower
+    // than the true one (a p99.9 shown under the row's p99).
     let worst = |k: &str| {
         threads()
-            .filter_map(|t| t.percentiles.get(k).copied())
+            .map(|t| t.percentiles.get(k).copied())
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
             .max()
     };
     let max = threads().map(|t| t.max_ns).max();
@@ -605,5 +610,93 @@ mod tests {
         assert_eq!(row[6], hs.samples.to_string());
         assert_eq!(row[7], format!("{:.2}", hs.avg_ns / 1000.0));
         assert!(md.contains(&format!("| {} |", row.join(" | "))), "{md}");
+    }
+}
+
+#[cfg(test)]
+mod round3_tests {
+    use super::*;
+    use crate::synth::synth_run_result;
+
+    /// A label, load or isolation name written to be Markdown that acts.
+    const HOSTILE: &str = "x\n## INJECTED\n| a | b |\n<img src=x onerror=alert(1)>[x](javascript:alert(1))`c`\x1b]0;PWN\x07\u{202e}";
+
+    fn view<'a>(
+        name: &'a str,
+        axes: &'a [(String, Vec<String>)],
+        runs: &'a [RunResult],
+    ) -> CampaignView<'a> {
+        CampaignView {
+            name,
+            axes,
+            pool: &[],
+            runs,
+        }
+    }
+
+    fn tagged(load: &str, iso: &str, seed: u64) -> RunResult {
+        let mut r = synth_run_result(HOSTILE, seed, &[1], 1000, 10.0, 0.2, 100);
+        r.tags.insert("load".into(), load.into());
+        r.tags.insert("isolation".into(), iso.into());
+        r
+    }
+
+    /// Whatever a hostile value holds, summary.md keeps it inside its cell:
+    /// no line of its own, no tag, no link, no control character.
+    #[test]
+    fn a_hostile_load_isolation_or_name_stays_in_its_cells() {
+        let runs = vec![tagged(HOSTILE, "none", 1), tagged(HOSTILE, HOSTILE, 2)];
+        let axes = vec![
+            ("load".to_string(), vec![HOSTILE.to_string()]),
+            (
+                "isolation".to_string(),
+                vec!["none".to_string(), HOSTILE.to_string()],
+            ),
+        ];
+        let md = campaign_summary_markdown(&view(HOSTILE, &axes, &runs));
+        assert_no_injection(&md);
+    }
+
+    fn assert_no_injection(md: &str) {
+        assert!(!md.contains("\n## INJECTED"), "{md}");
+        assert!(!md.contains("\n| a | b |"), "{md}");
+        // A tag or a link starts only unescaped: every `<`, `[` and
+        // backquote of the hostile value is preceded by a backslash.
+        for bad in ["<img", "[x](javascript", "`c`"] {
+            for (i, _) in md.match_indices(bad) {
+                assert!(md[..i].ends_with('\\'), "{bad} unescaped: {md}");
+            }
+        }
+        assert!(
+            !md.chars()
+                .any(|c| c != '\n' && rtshield_text::terminal::is_control(c)),
+            "{md:?}"
+        );
+        assert!(md.contains("\\<img") && md.contains("\\[x]") && md.contains("\\`c\\`"));
+    }
+
+    /// The adversary's N6: one run whose p99.9 is unknown (too few
+    /// samples) next to one whose p99.9 is known. The row's worst p99.9
+    /// is unknown, never the known one alone (which was shown lower than
+    /// the row's p99).
+    #[test]
+    fn a_percentile_unknown_in_one_run_is_unknown_for_the_row() {
+        let a = tagged("idle", "none", 1);
+        let mut b = tagged("idle", "none", 2);
+        b.threads[0].percentiles.remove("99.9");
+        b.threads[0].percentiles.insert("99".into(), 374_000);
+        let axes = vec![
+            ("load".to_string(), vec!["idle".to_string()]),
+            ("isolation".to_string(), vec!["none".to_string()]),
+        ];
+        let runs = [a, b];
+        let md = campaign_summary_markdown(&view("c", &axes, &runs));
+        let row = md
+            .lines()
+            .find(|l| l.starts_with("| idle | none |"))
+            .unwrap();
+        let cells: Vec<&str> = row.split(" | ").collect();
+        assert_eq!(cells[5], "374.0", "{row}");
+        assert_eq!(cells[6], "?", "p99.9 unknown in one run: {row}");
     }
 }

@@ -5,6 +5,7 @@
 use crate::timeline::Timeline;
 use rtshield_results::InputFormat as Format;
 use rtshield_results::RunResult;
+use rtshield_text::excerpt::{withhold, Quote};
 use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
 
@@ -115,24 +116,36 @@ pub(crate) fn load_one(p: &Path) -> anyhow::Result<Run> {
     };
     let fname = file.display().to_string();
     // A regular file only, bounded: a FIFO or device is refused without blocking.
-    let bytes = rtshield_safefs::read_input(&file, rtshield_safefs::INPUT_LIMIT)
+    let (bytes, public) = rtshield_safefs::read_input_public(&file, rtshield_safefs::INPUT_LIMIT)
         .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
     let text =
         rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&fname, e.line, e.col, e))?;
     let format = rtshield_results::sniff(&text);
     let mut log_timeline = None;
-    let mut result = match format {
-        // One reader for results.json: the one `measure` writes with.
-        Format::Rtshield => rtshield_results::parse_json(&text, &file)?,
-        Format::CyclictestJson => rtshield_results::read_cyclictest_json(&text, &fname)?,
-        Format::CyclictestHist => rtshield_results::read_cyclictest_hist(&text, &fname)?,
-        Format::SystressTxt => rtshield_results::read_systress_txt(&text, &fname)?,
-        Format::FluctuationLog => {
-            let log = rtshield_results::read_fluctuation_log(&text, &fname)?;
-            log_timeline = Some(Timeline::from_fluctuation_log(&log));
-            log.result
+    let parsed = (|| -> anyhow::Result<RunResult> {
+        Ok(match format {
+            // One reader for results.json: the one `measure` writes with.
+            Format::Rtshield => rtshield_results::parse_json(&text, &file)?,
+            Format::CyclictestJson => rtshield_results::read_cyclictest_json(&text, &fname)?,
+            Format::CyclictestHist => rtshield_results::read_cyclictest_hist(&text, &fname)?,
+            Format::SystressTxt => rtshield_results::read_systress_txt(&text, &fname)?,
+            Format::FluctuationLog => {
+                let log = rtshield_results::read_fluctuation_log(&text, &fname)?;
+                log_timeline = Some(Timeline::from_fluctuation_log(&log));
+                log.result
+            }
+        })
+    })();
+    // The readers quote what they found; a file not every user may read
+    // (a link planted to a root-only file) gives its position only
+    // (docs/security.md, "errors quote only world-readable files").
+    let mut result = parsed.map_err(|e| -> anyhow::Error {
+        if public {
+            e
+        } else {
+            InputError::new(withhold(&e.to_string(), &fname, Quote::Withheld)).into()
         }
-    };
+    })?;
     if result.threads.is_empty() {
         return Err(InputError::new(format!("{fname}: the run has no measuring thread")).into());
     }

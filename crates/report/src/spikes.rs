@@ -145,7 +145,13 @@ pub(crate) fn markdown(runs: &[Run]) -> String {
         if m.is_empty() {
             m.push_str("\n## Spikes\n");
         }
-        m.push_str(&format!("\n**{}**: {}\n", run.label, spikes_summary(t)));
+        // The label and the summary (a reason from the system, `no trace:
+        // …`) are data: through the Markdown encoder like every cell.
+        m.push_str(&format!(
+            "\n**{}**: {}\n",
+            markdown_cell(&run.label),
+            markdown_cell(&spikes_summary(t))
+        ));
         if !t.spikes.is_empty() {
             m.push_str("\n| # | CPU | thread | late (µs) | verdict |\n|---|---|---|---|---|\n");
             for (i, s) in t.spikes.iter().enumerate() {
@@ -168,7 +174,8 @@ pub(crate) fn markdown(runs: &[Run]) -> String {
                 "---|".repeat(SPLIT_HEAD.len())
             ));
             for r in rows {
-                m.push_str(&format!("| {} |\n", r.join(" | ")));
+                let cells: Vec<String> = r.iter().map(|c| markdown_cell(c)).collect();
+                m.push_str(&format!("| {} |\n", cells.join(" | ")));
             }
         }
     }

@@ -300,7 +300,7 @@ pub(crate) fn worst_cases_markdown(w: &[(String, Vec<Worst>)]) -> String {
         for x in v {
             out.push_str(&format!(
                 "| {} | {} |\n",
-                x.when(),
+                markdown_cell(&x.when()),
                 fmt_us(x.us * 1000.0, x.res_ns)
             ));
         }

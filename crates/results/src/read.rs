@@ -33,6 +33,22 @@ pub enum ReadError {
     Invalid(#[source] InputError),
 }
 
+/// serde's message, which quotes what it found (`unknown variant
+/// `…``), with every control escaped as on the terminal (a newline in a
+/// quoted value would otherwise start a forged line of output).
+pub(crate) fn json_error(e: &serde_json::Error) -> String {
+    let m = e.to_string();
+    let mut o = String::with_capacity(m.len());
+    for c in m.chars() {
+        if rtshield_text::terminal::is_control(c) {
+            rtshield_text::terminal::push_escaped(&mut o, c);
+        } else {
+            o.push(c);
+        }
+    }
+    o
+}
+
 fn invalid(path: &Path, line: usize, col: usize, msg: impl std::fmt::Display) -> ReadError {
     ReadError::Invalid(InputError::at(&path.display().to_string(), line, col, msg))
 }
@@ -90,7 +106,7 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
                 path,
                 e.line(),
                 e.column(),
-                format!("not valid JSON: {e}"),
+                format!("not valid JSON: {}", json_error(&e)),
             ))
         }
     };
@@ -148,14 +164,32 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
     let mut r: RunResult = if major == 1 {
         // Version 1 is upgraded as a tree: files of that age are small
         // (and the thread count was bounded above).
-        let mut v: Value = serde_json::from_str(text)
-            .map_err(|e| invalid(path, e.line(), e.column(), format!("not valid JSON: {e}")))?;
+        let mut v: Value = serde_json::from_str(text).map_err(|e| {
+            invalid(
+                path,
+                e.line(),
+                e.column(),
+                format!("not valid JSON: {}", json_error(&e)),
+            )
+        })?;
         upgrade_v1(&mut v);
-        serde_json::from_value(v)
-            .map_err(|e| invalid(path, 1, 1, format!("bad results file (version 1): {e}")))?
+        serde_json::from_value(v).map_err(|e| {
+            invalid(
+                path,
+                1,
+                1,
+                format!("bad results file (version 1): {}", json_error(&e)),
+            )
+        })?
     } else {
-        serde_json::from_str(text)
-            .map_err(|e| invalid(path, e.line(), e.column(), format!("bad results file: {e}")))?
+        serde_json::from_str(text).map_err(|e| {
+            invalid(
+                path,
+                e.line(),
+                e.column(),
+                format!("bad results file: {}", json_error(&e)),
+            )
+        })?
     };
     // Every number in range (docs/ranges.md): nothing downstream (report,
     // export, store, a resumed run) can overflow on it.

@@ -85,9 +85,21 @@ impl StatRecord {
     /// Read a record (bounded, regular files only); errors name the file.
     pub fn read(path: &Path) -> Result<StatRecord, InputError> {
         let name = path.display().to_string();
-        let bytes = rtshield_safefs::read_input(path, rtshield_safefs::INPUT_LIMIT)
-            .map_err(|e| InputError::new(format!("{name}: {e}")))?;
-        Self::parse(&String::from_utf8_lossy(&bytes), &name)
+        let (bytes, public) =
+            rtshield_safefs::read_input_public(path, rtshield_safefs::INPUT_LIMIT)
+                .map_err(|e| InputError::new(format!("{name}: {e}")))?;
+        // serde quotes what it found: only from a file every user may read.
+        Self::parse(&String::from_utf8_lossy(&bytes), &name).map_err(|e| {
+            if public {
+                e
+            } else {
+                InputError::new(rtshield_text::excerpt::withhold(
+                    &e.0,
+                    &name,
+                    rtshield_text::excerpt::Quote::Withheld,
+                ))
+            }
+        })
     }
 
     /// Parse a record's text; `name` names it in errors (FILE:LINE:COL); another schema major is refused.
@@ -97,13 +109,16 @@ impl StatRecord {
                 name,
                 e.line(),
                 e.column(),
-                format!("not an `rtshield stat --record` file: {e}"),
+                format!(
+                    "not an `rtshield stat --record` file: {}",
+                    crate::read::json_error(&e)
+                ),
             )
         })?;
         if r.schema.split('/').next() != STAT_SCHEMA.split('/').next() {
             return Err(InputError::new(format!(
                 "{name}: schema `{}`, expected {STAT_SCHEMA}",
-                r.schema
+                rtshield_text::excerpt::quote(&r.schema)
             )));
         }
         Ok(r)

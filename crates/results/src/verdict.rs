@@ -124,12 +124,17 @@ impl Verdict {
     }
 }
 
-/// The verdict an export uses: the recorded one, re-judged when the export
-/// gives limits of its own (`extra`, e.g. `export --max-latency`), which
-/// replace the recorded limits of the same kind. None: no limit anywhere.
+/// The verdict every export uses (the one function they all call): the
+/// recorded limits — replaced, kind by kind, by limits the export gives
+/// (`extra`, e.g. `export --max-latency`) — judged again on the threads'
+/// recorded figures. The recorded `passed` flags are never trusted as
+/// they are: a file whose `passed` contradicts its own limit and maxima
+/// (edited, or with `threads` emptied) would otherwise export as passed
+/// in one format and failed in another (adversary round 3, C12;
+/// docs/formats.md). None: no verdict recorded and no limit given.
 pub fn effective_verdict(res: &RunResult, extra: Limits) -> Option<Verdict> {
-    if extra.is_empty() {
-        return res.verdict.clone();
+    if extra.is_empty() && res.verdict.is_none() {
+        return None;
     }
     let base = res.verdict.as_ref().map(|v| v.limits).unwrap_or_default();
     Some(Verdict::judge(&res.threads, extra.or(base)))
@@ -175,6 +180,27 @@ mod tests {
         );
         assert!(!v.passed);
         assert_eq!(v.threads[0].failures[0].measured, None);
+    }
+
+    /// Adversary round 3, C12: a recorded verdict whose `passed` flags
+    /// contradict its limit and maxima (one thread's verdict removed, or
+    /// `passed: true` over a maximum beyond the limit) is judged again:
+    /// every export sees the same, true verdict.
+    #[test]
+    fn a_recorded_verdict_that_contradicts_its_figures_is_judged_again() {
+        let mut r = example_result(); // max 150.4 us
+        let limits = Limits {
+            max_latency_ns: Some(100_000),
+        };
+        let mut forged = Verdict::judge(&r.threads, limits);
+        forged.threads.clear();
+        r.verdict = Some(forged.clone());
+        let v = effective_verdict(&r, Limits::default()).unwrap();
+        assert!(!v.passed);
+        assert!(!v.thread(r.threads[0].index).unwrap().passed);
+        forged.passed = true;
+        r.verdict = Some(forged);
+        assert!(!effective_verdict(&r, Limits::default()).unwrap().passed);
     }
 
     #[test]

@@ -275,8 +275,10 @@ pub(crate) fn measure_opened(
         },
         rtshield_json,
     );
+    let timeline_failed = timeline.failed;
     drop(timeline);
     let mut written = written?;
+
     if let Some(f) = metrics.as_mut() {
         // The final figures, not the last period's.
         f.write(&written.measurement);
@@ -288,10 +290,20 @@ pub(crate) fn measure_opened(
             written.json_failed = true;
         }
     }
-    let files_missing = !written.missing.is_empty() || written.json_failed;
     if written.missing.is_empty() {
         crate::store::store_runs(s.store, s.no_store, &[(out.as_path(), &written.result)]);
     }
+    if timeline_failed {
+        // Never listed as saved when its write failed: the summary names
+        // it LOST (a timeline is written as the run goes; there is no
+        // copy to put in the fallback directory). The results themselves
+        // are whole: the run is stored all the same.
+        written.missing.push(pipeline::Missing {
+            wanted: out.join("timeline.csv"),
+            fallback: None,
+        });
+    }
+    let files_missing = !written.missing.is_empty() || written.json_failed;
     Ok(Done {
         written,
         files_missing,

@@ -137,6 +137,10 @@ pub(crate) struct WithTimeline<'a> {
     pub timeline: Option<Timeline>,
     pub meter: Option<CpuLoadMeter>,
     pub phase: &'static str,
+    /// `timeline.csv` could not be created or a row could not be written:
+    /// the file in the output directory is not the timeline (empty or
+    /// cut), and the summary must say so (adversary round 3, C7).
+    pub failed: bool,
 }
 
 impl<'a> WithTimeline<'a> {
@@ -157,11 +161,11 @@ impl<'a> WithTimeline<'a> {
             Some(f) => Timeline::create_watched(dir, cpus, f),
             None => Timeline::create(dir, cpus),
         };
-        let timeline = match made {
-            Ok(t) => Some(t.with_host(root.clone())),
+        let (timeline, failed) = match made {
+            Ok(t) => (Some(t.with_host(root.clone())), false),
             Err(e) => {
                 rtshield_text::errln!("rtshield: {e}; no timeline");
-                None
+                (None, true)
             }
         };
         WithTimeline {
@@ -169,6 +173,7 @@ impl<'a> WithTimeline<'a> {
             timeline,
             meter: CpuLoadMeter::new(root.clone()).ok(),
             phase: if loaded { "load" } else { "none" },
+            failed,
         }
     }
 }
@@ -180,6 +185,7 @@ impl Observer for WithTimeline<'_> {
             if let Err(e) = t.append(s, 0, self.phase, load.as_ref()) {
                 rtshield_text::errln!("rtshield: timeline.csv: {e}; no more timeline rows");
                 self.timeline = None;
+                self.failed = true;
             }
         }
         self.inner.interval(s)

@@ -203,13 +203,38 @@ pub(crate) fn client_config(mode: SslMode, rootcert: Option<&str>) -> Result<Cli
 /// ca-certificates).
 const SYSTEM_CAS: &str = "/etc/ssl/certs/ca-certificates.crt";
 
+/// `HOME/.postgresql/root.crt`, libpq's default trust anchor, when it is
+/// one only root or the caller could have put there: HOME comes from the
+/// environment, which under `sudo -E` is another user's, and that user
+/// would then choose which CA root trusts for the server that receives
+/// root's password. The same rule as a store path named by the
+/// environment (`rtshield_safefs::trusted_path`: every component owned by
+/// root or the caller, writable by no one else).
+fn default_rootcert(home: &Path, mode: SslMode) -> Result<PathBuf, String> {
+    let file = home.join(".postgresql/root.crt");
+    if !home.is_absolute() {
+        return Err(format!(
+            "sslmode={} needs the CA that signed the server's certificate: HOME is not an absolute directory; add sslrootcert=FILE (a PEM file) to the URL",
+            mode.name()
+        ));
+    }
+    rtshield_safefs::trusted_path(&file).map_err(|why| {
+        format!(
+            "sslmode={}: refusing the default CA file $HOME/.postgresql/root.crt (HOME={}, from the environment): {why}; a trust anchor must be yours or root's and writable by no one else — give sslrootcert=FILE",
+            mode.name(),
+            home.display()
+        )
+    })?;
+    Ok(file)
+}
+
 /// The CAs of `sslrootcert` (or its default): at least one certificate.
 fn root_store(mode: SslMode, rootcert: Option<&str>) -> Result<RootCertStore, String> {
     let file: PathBuf = match rootcert {
         Some("system") => PathBuf::from(SYSTEM_CAS),
         Some(f) => PathBuf::from(f),
         None => match std::env::var_os("HOME") {
-            Some(h) => Path::new(&h).join(".postgresql/root.crt"),
+            Some(h) => default_rootcert(Path::new(&h), mode)?,
             None => {
                 return Err(format!(
                     "sslmode={} needs the CA that signed the server's certificate: add sslrootcert=FILE (a PEM file) to the URL",
@@ -341,6 +366,41 @@ impl ServerCertVerifier for AnyName {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Adversary round 3, C9: under `sudo -E`, HOME is the other user's,
+    /// and `~/.postgresql/root.crt` was taken as root's trust anchor. A
+    /// default CA file in a HOME another user owns, or may write, is
+    /// refused; the caller's own is used.
+    #[test]
+    fn the_default_ca_file_of_another_users_home_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path().join("home");
+        std::fs::create_dir_all(home.join(".postgresql")).unwrap();
+        std::fs::write(home.join(".postgresql/root.crt"), "x").unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let got = default_rootcert(&home, SslMode::VerifyFull).unwrap();
+        assert_eq!(
+            got,
+            home.join(".postgresql/root.crt"),
+            "the caller's own HOME"
+        );
+        // Writable by others: anyone could have put the file there.
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = default_rootcert(&home, SslMode::VerifyFull).unwrap_err();
+        assert!(
+            e.contains("refusing the default CA file") && e.contains("sslrootcert=FILE"),
+            "{e}"
+        );
+        std::fs::set_permissions(&home, std::fs::Permissions::from_mode(0o755)).unwrap();
+        if rustix::process::geteuid().is_root() {
+            // Owned by another user (the attacker's HOME under sudo -E).
+            std::os::unix::fs::chown(&home, Some(2345), Some(2345)).unwrap();
+            let e = default_rootcert(&home, SslMode::VerifyFull).unwrap_err();
+            assert!(e.contains("owned by uid 2345"), "{e}");
+        }
+        assert!(default_rootcert(Path::new("rel"), SslMode::VerifyFull).is_err());
+    }
 
     #[test]
     fn tls_parameters_are_taken_out_of_the_url() {

@@ -19,6 +19,26 @@ pub fn attribute(s: &str) -> String {
     escape(s, true)
 }
 
+/// A whole XML document made by another library (plotters' SVG, which
+/// escapes `&`, `<` and `>` in text but passes controls through): every
+/// character XML 1.0 cannot carry (C0 controls other than tab, newline
+/// and carriage return; U+FFFE, U+FFFF) becomes U+FFFD, as [`text`] does.
+/// Markup is untouched: only a control can change, and markup has none.
+pub fn xml_chars(doc: &str) -> std::borrow::Cow<'_, str> {
+    let bad = |c: char| {
+        ((c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r'))
+            || matches!(c, '\u{fffe}' | '\u{ffff}')
+    };
+    if !doc.chars().any(bad) {
+        return std::borrow::Cow::Borrowed(doc);
+    }
+    std::borrow::Cow::Owned(
+        doc.chars()
+            .map(|c| if bad(c) { '\u{FFFD}' } else { c })
+            .collect(),
+    )
+}
+
 fn escape(s: &str, attribute: bool) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -42,6 +62,18 @@ fn escape(s: &str, attribute: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_document_loses_only_the_characters_xml_forbids() {
+        assert_eq!(
+            xml_chars("<text>T\x1b]0;X\x07\u{ffff}</text>\n\t\r"),
+            "<text>T\u{FFFD}]0;X\u{FFFD}\u{FFFD}</text>\n\t\r"
+        );
+        assert!(matches!(
+            xml_chars("<a b=\"c\">é</a>"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn the_five_characters_and_controls() {

@@ -95,6 +95,26 @@ pub fn lines(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// A text file rtshield writes for people to read (`spikes.txt`,
+/// `trace.txt`, `balance.txt`): `cat` or `less -R` sends it to a terminal
+/// as it is, so it gets the terminal's rule — newlines and tabs kept,
+/// every other control escaped as [`lines`] does — but nothing is cut (a
+/// file keeps every word of a long name).
+pub fn file_text(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(|c| is_control(c) && c != '\n' && c != '\t') {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_control(c) && c != '\n' && c != '\t' {
+            push_escaped(&mut out, c);
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// An error message for the terminal: as [`lines`], then cut after
 /// [`MESSAGE_MAX`] characters with `…(N bytes in all)`.
 pub fn message(s: &str) -> Cow<'_, str> {
@@ -172,6 +192,26 @@ macro_rules! errln {
 mod tests {
     use super::*;
     use crate::hostile::hostile;
+
+    #[test]
+    fn a_text_file_keeps_its_lines_and_every_word() {
+        assert_eq!(file_text("a\tb\nc"), "a\tb\nc");
+        assert_eq!(
+            file_text("x\x1b]0;PWN\x07\r\u{202e}\n"),
+            "x\\x1b]0;PWN\\x07\\r\\u{202e}\n"
+        );
+        let long = "L".repeat(5000);
+        assert_eq!(file_text(&long), long, "nothing cut");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn a_text_file_has_no_control_but_its_lines(s in hostile()) {
+            let t = file_text(&s);
+            proptest::prop_assert!(!t.chars().any(|c| is_control(c) && c != '\n' && c != '\t'));
+            proptest::prop_assert_eq!(t.matches('\n').count(), s.matches('\n').count());
+        }
+    }
 
     #[test]
     fn controls_are_shown_escaped() {

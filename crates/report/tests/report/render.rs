@@ -126,6 +126,37 @@ fn summary_carries_the_input_statistics() {
     assert!(md.contains("| max (µs) | 120 |"), "{md}");
 }
 
+/// Adversary round 3, C3: a title (`--title`) or a label holding
+/// controls XML 1.0 forbids (ESC, BEL: a campaign's load name reaches the
+/// title) went raw into the SVG files, which no XML parser then reads.
+/// Every SVG written parses with python3's XML parser.
+#[test]
+fn svg_files_are_well_formed_xml_whatever_the_title_and_labels() {
+    let d = tempfile::tempdir().unwrap();
+    let a = d.path().join("a");
+    let hostile = "T\x1b]0;X\x07 \u{1}<b>&amp;\"'\u{ffff}";
+    write_synth_run_dir(&a, &small_run(hostile, 1), None).unwrap();
+    let out = d.path().join("rep");
+    let mut o = opts(vec![a], &out);
+    o.title = hostile.into();
+    o.names = vec![format!("{hostile}\u{2}")];
+    o.formats = vec![Format::Svg];
+    generate(&o).unwrap();
+    for f in ["latency.svg", "percentiles.svg"] {
+        let p = out.join(f);
+        let st = std::process::Command::new("python3")
+            .args([
+                "-c",
+                "import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])",
+            ])
+            .arg(&p)
+            .status()
+            .expect("python3 runs");
+        assert!(st.success(), "{f} is not well-formed XML: {}", read(&p));
+        assert!(read(&p).contains("T\u{FFFD}]0;X\u{FFFD}"), "{f}");
+    }
+}
+
 /// The systress article's SUMMARY has `L_avg_H` (the mean inside the
 /// histogram) between `Samples_H` and `L_med_H`; so do report's tables.
 #[test]
@@ -836,4 +867,43 @@ fn isolation_falls_back_to_what_was_detected() {
     generate(&opts(vec![a], &out)).unwrap();
     let csv = read(&out.join("summary.csv"));
     assert!(csv.lines().any(|l| l == "isolation,cset"), "{csv}");
+}
+
+/// Adversary round 3, C4: serde's message quotes the value it refused
+/// (`unknown variant `…``). From a file not every user may read (reached
+/// through a link another user planted) nothing of it is shown; from any
+/// file, a newline in the quoted value is escaped (no forged line).
+#[test]
+fn a_bad_value_is_quoted_only_from_a_public_file_and_never_with_a_raw_newline() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = tempfile::tempdir().unwrap();
+    let mut v = serde_json::to_value(synth_run_result("r", 1, &[1], 100, 10.0, 0.0, 100)).unwrap();
+    v["drift"] = serde_json::json!([{"at_ns": 1, "since_ns": 0, "kind": "irq_affinity",
+        "object": "o", "before": null, "after": "1",
+        "effect": "TOPSECRET-hunter2\nrtshield: wrote report/ (max 12 us: PASS)", "cpus": "1"}]);
+    let text = serde_json::to_string(&v).unwrap();
+    for public in [false, true] {
+        let dir = d.path().join(if public { "pub" } else { "priv" });
+        std::fs::create_dir(&dir).unwrap();
+        let f = dir.join("results.json");
+        std::fs::write(&f, &text).unwrap();
+        let (dmode, fmode) = if public {
+            (0o755, 0o644)
+        } else {
+            (0o700, 0o600)
+        };
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(dmode)).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(fmode)).unwrap();
+        std::fs::set_permissions(d.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let e = generate(&opts(vec![f.clone()], &d.path().join("rep"))).unwrap_err();
+        let msg = input_error(&e);
+        assert!(!msg.contains('\n'), "{msg}");
+        assert!(msg.starts_with(&format!("{}:1:", f.display())), "{msg}");
+        if public {
+            assert!(msg.contains("TOPSECRET-hunter2\\nrtshield: wrote"), "{msg}");
+        } else {
+            assert!(!msg.contains("TOPSECRET"), "{msg}");
+            assert!(msg.contains("not readable by every user"), "{msg}");
+        }
+    }
 }

@@ -74,6 +74,58 @@ fn a_traced_run_has_a_spikes_section() {
     assert!(!md.contains("**plain**"), "an untraced run has no entry");
 }
 
+/// Adversary round 3, C2: the `## Spikes` section wrote the run's label
+/// raw. A label holding a newline, a heading, a table row, an `<img
+/// onerror>`, a `javascript:` link, a backquote and terminal escapes stays
+/// one escaped cell in every part of summary.md (table, worst cases,
+/// spikes); the same holds for a label given with --name.
+#[test]
+fn a_hostile_label_stays_inert_in_every_part_of_summary_md() {
+    const HOSTILE: &str = "x\n## INJECTED\n| a | b |\n<img src=x onerror=alert(1)>[x](javascript:alert(1))`c`\x1b]0;PWN\x07\u{202e}";
+    for by_name in [false, true] {
+        let d = tempfile::tempdir().unwrap();
+        let a = d.path().join("a");
+        let mut r = traced_run();
+        r.label = Some(HOSTILE.into());
+        write_synth_run_dir(&a, &r, None).unwrap();
+        let out = d.path().join("rep");
+        generate(&Options {
+            inputs: vec![a],
+            names: if by_name {
+                vec![HOSTILE.into()]
+            } else {
+                vec![]
+            },
+            out_dir: out.clone(),
+            formats: vec![Format::Md],
+            title: HOSTILE.into(),
+            policy: rtshield_safefs::DirPolicy::Strict,
+            x_max_us: None,
+        })
+        .unwrap();
+        let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        assert!(md.contains("\n## Spikes\n"), "{md}");
+        assert!(!md.contains("\n## INJECTED"), "{md}");
+        assert!(!md.contains("\n| a | b |"), "{md}");
+        // A tag or a link starts only unescaped: every `<`, `[` and
+        // backquote of the hostile value is preceded by a backslash.
+        for bad in ["<img", "[x](javascript", "`c`"] {
+            for (i, _) in md.match_indices(bad) {
+                assert!(md[..i].ends_with('\\'), "{bad} unescaped: {md}");
+            }
+        }
+        assert!(
+            !md.chars()
+                .any(|c| c != '\n' && rtshield_text::terminal::is_control(c)),
+            "{md:?}"
+        );
+        assert!(
+            md.contains("**x\\n## INJECTED\\n\\| a \\| b \\|\\n\\<img"),
+            "{md}"
+        );
+    }
+}
+
 /// Table 1.1 of the ARTiS thesis from `--split`: kernel (the IRQ part)
 /// and user (the run's own latency) at p99.999 and maximum.
 #[test]

@@ -4,6 +4,7 @@
 
 use super::Exporter;
 use crate::{RunResult, TraceResult};
+use rtshield_text::terminal::file_text;
 use rtshield_trace::{fmt_ns, render_text, SpikeFile};
 use std::fmt::Write as _;
 
@@ -30,7 +31,9 @@ impl Exporter for Spikes {
             (SPIKES_TXT.into(), to_spikes_txt(t)),
         ];
         if let Some(raw) = &t.raw {
-            v.push((TRACE_TXT.into(), raw.clone()));
+            // A thread name is any bytes its owner chose: the kernel's
+            // text keeps them raw, this file shows them escaped.
+            v.push((TRACE_TXT.into(), file_text(raw).into_owned()));
         }
         v
     }
@@ -91,5 +94,48 @@ pub fn to_spikes_txt(t: &TraceResult) -> String {
     for e in &t.errors {
         let _ = writeln!(s, "not explained: {e}");
     }
-    s
+    // People `cat` this file (the terminal points to it): thread names
+    // and reasons get the terminal's rule (docs/security.md).
+    file_text(&s).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Adversary round 3, C10: a thread named with terminal escapes
+    /// reached spikes.txt raw (the terminal's copy was escaped).
+    #[test]
+    fn spikes_txt_and_trace_txt_show_thread_names_escaped() {
+        let comm = "\x1b]0;PWN\x07\x1b[2J";
+        let t: TraceResult = serde_json::from_value(serde_json::json!({
+            "on_latency_ns": 300000, "stop": true, "split": false, "buffer_kb": 2048,
+            "unavailable": null, "spikes_seen": 1, "spikes_not_analysed": 0,
+            "spikes": [{
+                "cpu": 1, "pid": 100, "comm": comm,
+                "expected_ns": 1000, "timer_expiry_ns": 1500, "wakeup_ns": 2000,
+                "switch_in_ns": 1901000, "latency_ns": 1900000,
+                "irq_latency_ns": 500, "thread_latency_ns": 1899000,
+                "irqs": [], "threads": [],
+                "unaccounted_ns": 0,
+                "verdict": format!("blocked 1.9 ms by thread `{comm}` (pid 7, nice 0)")
+            }]
+        }))
+        .unwrap();
+        let mut t = t;
+        // Not in results.json: set as the live run does.
+        t.raw = Some(format!("  {comm}-7  [001] d..2. 1.0: sched_switch\n"));
+        let mut r = crate::example::example_result();
+        r.trace = Some(t);
+        let files = Spikes.files(&r);
+        assert!(files.iter().any(|(n, _)| n == SPIKES_TXT));
+        assert!(files.iter().any(|(n, _)| n == TRACE_TXT));
+        for (name, text) in files.iter().filter(|(n, _)| n.ends_with(".txt")) {
+            assert!(
+                !text.contains('\x1b') && !text.contains('\x07'),
+                "{name}: {text:?}"
+            );
+            assert!(text.contains("\\x1b]0;PWN\\x07\\x1b[2J"), "{name}: {text}");
+        }
+    }
 }

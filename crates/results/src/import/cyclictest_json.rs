@@ -23,7 +23,7 @@ pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, Input
             source,
             e.line(),
             e.column(),
-            format!("not valid cyclictest JSON: {e}"),
+            format!("not valid cyclictest JSON: {}", crate::read::json_error(&e)),
         )
     })?;
     let bad = |what: &str| InputError::new(format!("{source}: cyclictest JSON: {what}"));

@@ -385,12 +385,13 @@ fn a_killed_push_leaves_whole_runs_and_resumes() {
     let partial = count(&mut c);
     eprintln!("killed after {partial} of {n} runs");
     assert!(partial > 0 && partial < n as i64, "{partial} of {n}");
-    // No half run: every stored run has its thread and its tags.
+    // No half run: every stored run has its thread and its tags (its two
+    // and the `imported_from` mark the local import gave it).
     let half: i64 = c
         .query_one(
             "SELECT count(*) FROM runs r WHERE
                (SELECT count(*) FROM threads t WHERE t.run_id = r.id) <> 1
-            OR (SELECT count(*) FROM tags g WHERE g.run_id = r.id) <> 2",
+            OR (SELECT count(*) FROM tags g WHERE g.run_id = r.id) <> 3",
             &[],
         )
         .unwrap()

@@ -378,7 +378,7 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
         for (sum, r) in chunk.iter().zip(&full) {
             let from = format!("{}#{}", src.location(), sum.id);
             let mut r = r.clone();
-            rtshield_store::mark_imported(&mut r, &from);
+            rtshield_store::mark_pushed(&mut r, &from);
             match dst.put(&r, Some(&from)) {
                 Ok(rtshield_store::Put::Stored { .. }) => new += 1,
                 Ok(rtshield_store::Put::AlreadyStored { .. }) => old += 1,

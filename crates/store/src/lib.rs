@@ -32,8 +32,8 @@ pub use compare::{
 pub use noise_compare::{compare_available, AvailableRow};
 pub use pg::{is_pg_url, pgpass_lookup, PgStore};
 pub use record::{
-    is_key_byte, is_tag_key, mark_imported, new_uuid, run_uuid, RunSummary, ThreadSummary,
-    TAG_IMPORTED_FROM, TAG_UUID,
+    is_key_byte, is_tag_key, mark_imported, mark_pushed, new_uuid, run_uuid, RunSummary,
+    ThreadSummary, TAG_IMPORTED_FROM, TAG_UUID,
 };
 pub use schema::{sqlite_schema, SCHEMA_VERSION};
 pub use select::{Cond, Op, SelectError, Selector, FIELDS};

@@ -95,6 +95,18 @@ pub fn mark_imported(r: &mut RunResult, from: &str) {
     r.tags.insert(TAG_IMPORTED_FROM.into(), from.into());
 }
 
+/// `r` as `runs push` stores it: a run the source store had imported
+/// keeps the file or store it first came from (the source store is the
+/// caller's own, so its mark is trusted and more telling than the store's
+/// name); a run measured there is marked [`TAG_IMPORTED_FROM`] `from`
+/// (`STORE#ID`), like an import: a campaign counts only the runs it
+/// stored itself.
+pub fn mark_pushed(r: &mut RunResult, from: &str) {
+    if !r.tags.contains_key(TAG_IMPORTED_FROM) {
+        mark_imported(r, from);
+    }
+}
+
 /// A byte of a tag or field name: a letter, a digit, `_`, `.` or `-`.
 pub fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'.' || b == b'-'

@@ -52,7 +52,9 @@ fn escape(s: &str, attribute: bool) -> String {
             '\n' if attribute => o.push_str("&#10;"),
             '\t' if attribute => o.push_str("&#9;"),
             '\n' | '\t' | '\r' if !attribute => o.push(c),
-            c if (c as u32) < 0x20 => o.push('\u{FFFD}'),
+            // U+FFFE/U+FFFF are outside XML 1.0's Char too (round-4 D1:
+            // a tag of someone's results.json made the JUnit export invalid).
+            c if (c as u32) < 0x20 || matches!(c, '\u{fffe}' | '\u{ffff}') => o.push('\u{FFFD}'),
             c => o.push(c),
         }
     }
@@ -85,6 +87,9 @@ mod tests {
         assert_eq!(text("\u{7}\r"), "\u{FFFD}\r");
         assert_eq!(attribute("\r"), "\u{FFFD}");
         assert_eq!(text("</script>]]>"), "&lt;/script&gt;]]&gt;");
+        // Round-4 D1: the two noncharacters XML 1.0 forbids.
+        assert_eq!(text("k\u{ffff}v\u{fffe}"), "k\u{FFFD}v\u{FFFD}");
+        assert_eq!(attribute("\u{fffe}"), "\u{FFFD}");
     }
 
     proptest::proptest! {

@@ -60,16 +60,13 @@ pub(crate) struct ThreadArgs {
 
 impl RunArgs {
     /// Read `argv` (the file's `cmdline:`, split at spaces): rtshield's
-    /// options when `by_rtshield` (or argv[0] is rtshield), else
-    /// cyclictest's. An empty command line says nothing.
+    /// options when `by_rtshield` or the command line is rtshield's
+    /// ([`is_rtshield`]), else cyclictest's. An empty command line says
+    /// nothing.
     pub(crate) fn parse(argv: &[String], by_rtshield: bool) -> RunArgs {
-        let prog = argv
-            .first()
-            .map(|a| a.rsplit('/').next().unwrap_or(a))
-            .unwrap_or_default();
         if argv.is_empty() {
             RunArgs::default()
-        } else if by_rtshield || prog == "rtshield" {
+        } else if by_rtshield || is_rtshield(argv) {
             rtshield(argv)
         } else {
             cyclictest(argv)
@@ -256,6 +253,25 @@ fn cyclictest_duration(d: &str) -> Option<u64> {
     n.parse::<u64>()
         .ok()
         .and_then(|n| n.checked_mul(mult * 1_000_000_000))
+}
+
+/// Whether `argv` is an rtshield command line: its program is named
+/// rtshield (`rtshield`, `/usr/bin/rtshield`, `rtshield-0.1.0-aarch64`),
+/// or its first argument is one of the subcommands that measure. The
+/// second rule finds a renamed or copied binary (`/opt/x/rts measure
+/// ...`): cyclictest takes no subcommand, its first argument is an
+/// option. (Since its `rt_test_version:` became rt-tests' own number,
+/// the command line is what tells rtshield's files apart.)
+fn is_rtshield(argv: &[String]) -> bool {
+    let prog = argv
+        .first()
+        .map(|a| a.rsplit('/').next().unwrap_or(a))
+        .unwrap_or_default();
+    prog.starts_with("rtshield")
+        || matches!(
+            argv.get(1).map(String::as_str),
+            Some("measure" | "run" | "demo" | "campaign" | "noise")
+        )
 }
 
 /// `rtshield measure …` (its defaults: fifo 98, a 1 ms period,
@@ -454,6 +470,26 @@ mod tests {
         );
         assert_eq!(b.mode.as_deref(), Some("interval-posix"));
         assert_eq!(b.histogram_buckets, Some(50_001));
+        // A renamed binary is still rtshield (the consumer check's
+        // `/tmp/rts-main measure ...` read back as cyclictest's OTHER 0,
+        // 1000 us: issue 22 #1 again); cyclictest's own line is not.
+        let r = RunArgs::parse(
+            &argv("/tmp/rts-main measure --cpus 1 --period 200us --duration 5s"),
+            false,
+        );
+        let t = r.thread(0);
+        assert_eq!(
+            (t.policy, t.priority, t.period_ns),
+            (Some(Policy::Fifo), Some(98), Some(200_000))
+        );
+        let cy = RunArgs::parse(&argv("/usr/bin/cyclictest -m -p 98 -i 200"), false);
+        assert_eq!(cy.thread(0).period_ns, Some(200_000));
+        assert_eq!(
+            RunArgs::parse(&argv("cyclictest"), false)
+                .thread(0)
+                .period_ns,
+            Some(1_000_000)
+        );
         // Another subcommand says nothing.
         let c = RunArgs::parse(&argv("rtshield run cfg.cfg"), true);
         assert_eq!(c.thread(0).period_ns, None);

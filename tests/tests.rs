@@ -7,6 +7,7 @@ mod util;
 mod audit_cli;
 mod campaign_cli;
 mod campaign_live;
+mod ci_scripts;
 mod consumer_conformance;
 mod docs_links;
 mod drift_live;

@@ -958,24 +958,6 @@ fn planted_violations_are_caught() {
     let in_test = "#[cfg(test)]\nmod tests {\n    #![allow(clippy::too_many_lines)]\n}\n// clippy::too_many_lines\n";
     assert!(long_function_allow_violations(&f("crates/run/src/x.rs", in_test)).is_empty());
 
-    let off = f(
-        "crates/run/Cargo.toml",
-        "[package]\nname = \"x\"\n[lib]\ndoctest = false\n",
-    );
-    let on = f("crates/run/Cargo.toml", "[package]\nname = \"x\"\n");
-    let doctest = f(
-        "crates/run/src/x.rs",
-        "//! ```toml\n//! a = 1\n//! ```\n/// ```\n/// f();\n/// ```\nfn f() {}\n",
-    );
-    let text_only = f("crates/run/src/x.rs", "/// ```text\n/// f();\n/// ```\n");
-    assert_eq!(doctest_violations(&doctest, &off).len(), 1);
-    assert!(doctest_violations(&doctest, &on).is_empty());
-    assert!(doctest_violations(&text_only, &off).is_empty());
-    assert_eq!(
-        doctest_violations(&f("crates/run/src/y.rs", "    //! ```no_run\n"), &off).len(),
-        1
-    );
-
     let dir = |rel: &str, toml: &str, entries: &[(&str, &str)]| TestDir {
         manifest: (rel.to_string(), toml.to_string()),
         entries: entries
@@ -1015,4 +997,27 @@ fn planted_violations_are_caught() {
     let two_roots = format!("{manual}[[test]]\nname = \"b\"\npath = \"tests/b.rs\"\n");
     let two_manual = dir("Cargo.toml", &two_roots, &[("b.rs", ""), ("tests.rs", "")]);
     assert_eq!(test_binary_violations(&[two_manual]).len(), 1);
+}
+
+/// Rule 10 catches a planted doc-test, and only where doc-tests are off.
+#[test]
+fn a_planted_doc_test_is_caught() {
+    let f = |rel: &str, text: &str| vec![(rel.to_string(), text.to_string())];
+    let off = f(
+        "crates/run/Cargo.toml",
+        "[package]\nname = \"x\"\n[lib]\ndoctest = false\n",
+    );
+    let on = f("crates/run/Cargo.toml", "[package]\nname = \"x\"\n");
+    let doctest = f(
+        "crates/run/src/x.rs",
+        "//! ```toml\n//! a = 1\n//! ```\n/// ```\n/// f();\n/// ```\nfn f() {}\n",
+    );
+    let text_only = f("crates/run/src/x.rs", "/// ```text\n/// f();\n/// ```\n");
+    assert_eq!(doctest_violations(&doctest, &off).len(), 1);
+    assert!(doctest_violations(&doctest, &on).is_empty());
+    assert!(doctest_violations(&text_only, &off).is_empty());
+    assert_eq!(
+        doctest_violations(&f("crates/run/src/y.rs", "    //! ```no_run\n"), &off).len(),
+        1
+    );
 }

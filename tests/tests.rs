@@ -10,6 +10,7 @@ mod campaign_live;
 mod ci_scripts;
 mod consumer_conformance;
 mod docs_links;
+mod docs_numbers;
 mod drift_live;
 mod env_vars;
 mod export_cli;

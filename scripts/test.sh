@@ -77,7 +77,7 @@ if [ "$root" = 0 ]; then
   no_install_why="not root"
   their_tests="their tests skip; as root this script installs them"
 else
-  no_install_why="RTSHIELD_TEST_NO_INSTALL=$RTSHIELD_TEST_NO_INSTALL"
+  no_install_why="RTSHIELD_TEST_NO_INSTALL=${RTSHIELD_TEST_NO_INSTALL:-}"
   their_tests="their tests fail under RTSHIELD_REQUIRE_ROOT=1, skip otherwise; unset RTSHIELD_TEST_NO_INSTALL to install them"
 fi
 have_apt=0

@@ -42,7 +42,11 @@ if [ -z "${RTSHIELD_MSRV_VERSIONS_ONLY:-}" ]; then
   if [ -n "${RTSHIELD_MSRV_TARGET_DIR:-}" ]; then
     MSRV_TARGET_DIR=$RTSHIELD_MSRV_TARGET_DIR
   else
-    MSRV_TARGET_DIR=$(ci_cache_dir cross-target "$TOOLCHAIN_ID" "$CROSS_RUSTFLAGS" \
-      "$(cat "$(dirname "${BASH_SOURCE[0]}")/../Cargo.lock")")
+    msrv_lock=$(cat "$(dirname "${BASH_SOURCE[0]}")/../Cargo.lock") \
+      || { echo "msrv-env.sh: cannot read Cargo.lock" >&2; return 1; }
+    ci_cache_dir cross-target "$TOOLCHAIN_ID" "$CROSS_RUSTFLAGS" "$msrv_lock" \
+      || { echo "msrv-env.sh: no cross target directory (see above)" >&2; return 1; }
+    MSRV_TARGET_DIR=$CI_CACHE_DIR
+    unset msrv_lock
   fi
 fi

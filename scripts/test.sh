@@ -72,6 +72,14 @@ root=0
 [ "$(id -u)" = 0 ] && root=1
 install=$root
 [ "${RTSHIELD_TEST_NO_INSTALL:-0}" != 0 ] && install=0
+# Why nothing is installed, and what that does to the tests that need it.
+if [ "$root" = 0 ]; then
+  no_install_why="not root"
+  their_tests="their tests skip; as root this script installs them"
+else
+  no_install_why="RTSHIELD_TEST_NO_INSTALL=${RTSHIELD_TEST_NO_INSTALL:-}"
+  their_tests="their tests fail under RTSHIELD_REQUIRE_ROOT=1, skip otherwise; unset RTSHIELD_TEST_NO_INSTALL to install them"
+fi
 have_apt=0
 command -v apt-get >/dev/null 2>&1 && command -v dpkg-query >/dev/null 2>&1 && have_apt=1
 
@@ -102,7 +110,7 @@ if [ "$have_apt" = 1 ]; then
     fi
   elif [ ${#missing[@]} -gt 0 ]; then
     not_installed=("${missing[@]}")
-    say "not root: not installing ${missing[*]} (their tests skip; as root this script installs them)"
+    say "$no_install_why: not installing ${missing[*]} ($their_tests)"
   else
     say "the ${#apt_pkgs[@]} packages of $list are installed"
   fi
@@ -136,7 +144,7 @@ if [ ${#pip_pkgs[@]} -gt 0 ]; then
     done
   else
     not_installed+=("${pip_pkgs[@]/#/pip:}")
-    say "not installing ${pip_pkgs[*]} (not root); their tests skip"
+    say "$no_install_why: not installing ${pip_pkgs[*]} ($their_tests)"
   fi
 fi
 
@@ -238,7 +246,7 @@ if [ ${#skipped[@]} -gt 0 ]; then
   printf '  %s\n' "${skipped[@]}" >&2
 fi
 if [ ${#not_installed[@]} -gt 0 ]; then
-  say "missing packages (as root, this script installs them):"
+  say "missing packages (as root, without RTSHIELD_TEST_NO_INSTALL, this script installs them):"
   for p in "${not_installed[@]}"; do say "  $p    # $(why_of "$p")"; done
 fi
 store_bad=0

@@ -78,6 +78,40 @@ fn campaign_top_level_errors_point_at_the_value() {
     assert!(e.contains("c.toml:4:10: repeat 0 out of range"), "{e}");
 }
 
+/// A bare number in `duration` is seconds, as `measure --duration 10`
+/// (issue 23: the docs promised it, the file refused it): planned as
+/// `--duration 10s`; out of range, negative or not a number, refused at
+/// the value.
+#[test]
+fn campaign_bare_duration_is_seconds() {
+    let file = |d: &str| {
+        format!("name = \"x\"\ncpus = \"1\"\nduration = {d}\n[axes]\nisolation = [\"none\"]\n")
+    };
+    let (_d, _, o) = dry_run(&file("10"));
+    let out = ok(o);
+    assert!(
+        out.contains("rtshield measure --cpus 1 --duration 10s"),
+        "{out}"
+    );
+    let (_d, _, o) = dry_run(&file("2.5"));
+    let out = ok(o);
+    assert!(out.contains("--duration 2500ms"), "{out}");
+    let e = refused(&file("700000"));
+    assert!(
+        e.contains("c.toml:3:12: duration 700000 out of range 1 s .. 7 d"),
+        "{e}"
+    );
+    let e = refused(&file("-10"));
+    assert!(
+        e.contains(
+            "c.toml:3:12: duration -10 out of range 1 s .. 7 d (a duration is not negative)"
+        ),
+        "{e}"
+    );
+    let e = refused(&file("{ s = 10 }"));
+    assert!(e.contains("c.toml:3:12: duration: expected a duration with its unit (\"20s\") or a number of seconds, not a TOML table"), "{e}");
+}
+
 #[test]
 fn measure_partition_refusals() {
     // --partition-parent alone: --partition is required.

@@ -22,6 +22,10 @@
 //!   the workspace lints (`[lints] workspace = true`), which warn
 //!   `clippy::too_many_lines` at clippy.toml's threshold of 120 (CI runs
 //!   clippy with `-D warnings`), and no non-test source allows that lint;
+//! - a crate whose manifest turns doc-tests off (`[lib] doctest = false`,
+//!   which saves rustdoc's seconds per crate in every test run) has no
+//!   Rust code block in a doc comment, which would then silently never
+//!   run;
 //! - at most one integration test binary per crate (each `tests/*.rs` and
 //!   `tests/*/main.rs` is one, or each `[[test]]` with `autotests =
 //!   false`, where every `tests/*.rs` must then be a module of the test
@@ -548,6 +552,64 @@ fn lint_violations(manifests: &[(String, String)], clippy_toml: &str) -> Vec<Str
     bad
 }
 
+/// The `(line, info string)` of each Rust code block in a file's doc
+/// comments (`///`, `//!`): one rustdoc runs as a doc-test (a fence with
+/// no language, or `rust` or a doc-test attribute such as `no_run`).
+fn rust_doc_blocks(src: &str) -> Vec<(usize, String)> {
+    let mut out = vec![];
+    let mut open = false;
+    for (i, line) in src.lines().enumerate() {
+        let t = line.trim_start();
+        let Some(doc) = t.strip_prefix("///").or_else(|| t.strip_prefix("//!")) else {
+            continue;
+        };
+        let Some(info) = doc.trim().strip_prefix("```") else {
+            continue;
+        };
+        if open {
+            open = false;
+            continue;
+        }
+        open = true;
+        let info = info.trim();
+        let rust = info.is_empty()
+            || info.split(',').map(str::trim).any(|w| {
+                matches!(
+                    w,
+                    "rust" | "no_run" | "should_panic" | "compile_fail" | "ignore" | "test_harness"
+                ) || w.starts_with("edition")
+            });
+        if rust {
+            out.push((i + 1, info.to_string()));
+        }
+    }
+    out
+}
+
+/// Rule 10: a crate with `[lib] doctest = false` whose sources hold a
+/// doc-test.
+fn doctest_violations(files: &[(String, String)], manifests: &[(String, String)]) -> Vec<String> {
+    let mut bad = vec![];
+    for (rel, toml) in manifests {
+        let off = deps(toml)
+            .iter()
+            .any(|d| d.section == "lib" && d.name == "doctest" && d.rest == "false");
+        if !off {
+            continue;
+        }
+        let src_dir = format!("{}src/", rel.trim_end_matches("Cargo.toml"));
+        for (f, text) in files.iter().filter(|(f, _)| f.starts_with(&src_dir)) {
+            for (line, info) in rust_doc_blocks(text) {
+                bad.push(format!(
+                    "{f}:{line}: a doc-test (```{info}) in a crate whose {rel} says \
+                     `doctest = false`: it would never run (remove that line, or fence the block as `text`)"
+                ));
+            }
+        }
+    }
+    bad
+}
+
 /// Rule 9: `too_many_lines` allowed outside test code (test items are
 /// blanked by [`scan`]; integration tests are not among the sources).
 fn long_function_allow_violations(files: &[(String, String)]) -> Vec<String> {
@@ -782,6 +844,20 @@ fn no_function_over_120_lines_outside_tests() {
 }
 
 #[test]
+fn crates_without_doctests_hold_no_doc_test() {
+    let m = manifests();
+    assert!(
+        m.iter()
+            .filter(|(_, t)| t.contains("doctest = false"))
+            .count()
+            > 10,
+        "the rule reads no manifest with doctest = false"
+    );
+    let bad = doctest_violations(&sources(), &m);
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
 fn one_integration_test_binary_per_crate() {
     let dirs = test_dirs();
     assert!(dirs
@@ -921,4 +997,27 @@ fn planted_violations_are_caught() {
     let two_roots = format!("{manual}[[test]]\nname = \"b\"\npath = \"tests/b.rs\"\n");
     let two_manual = dir("Cargo.toml", &two_roots, &[("b.rs", ""), ("tests.rs", "")]);
     assert_eq!(test_binary_violations(&[two_manual]).len(), 1);
+}
+
+/// Rule 10 catches a planted doc-test, and only where doc-tests are off.
+#[test]
+fn a_planted_doc_test_is_caught() {
+    let f = |rel: &str, text: &str| vec![(rel.to_string(), text.to_string())];
+    let off = f(
+        "crates/run/Cargo.toml",
+        "[package]\nname = \"x\"\n[lib]\ndoctest = false\n",
+    );
+    let on = f("crates/run/Cargo.toml", "[package]\nname = \"x\"\n");
+    let doctest = f(
+        "crates/run/src/x.rs",
+        "//! ```toml\n//! a = 1\n//! ```\n/// ```\n/// f();\n/// ```\nfn f() {}\n",
+    );
+    let text_only = f("crates/run/src/x.rs", "/// ```text\n/// f();\n/// ```\n");
+    assert_eq!(doctest_violations(&doctest, &off).len(), 1);
+    assert!(doctest_violations(&doctest, &on).is_empty());
+    assert!(doctest_violations(&text_only, &off).is_empty());
+    assert_eq!(
+        doctest_violations(&f("crates/run/src/y.rs", "    //! ```no_run\n"), &off).len(),
+        1
+    );
 }

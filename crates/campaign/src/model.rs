@@ -59,8 +59,9 @@ pub(crate) const ISOLATIONS: &[&str] = &["none", "partition", "isolcpus", "exist
 struct Raw {
     name: toml::Spanned<String>,
     cpus: toml::Spanned<String>,
+    /// A string with its unit (`"20s"`) or a bare number of seconds.
     #[serde(default)]
-    duration: Option<toml::Spanned<String>>,
+    duration: Option<toml::Spanned<toml::Value>>,
     #[serde(default)]
     samples: Option<toml::Spanned<u64>>,
     #[serde(default)]
@@ -216,6 +217,9 @@ fn check_load(v: &str) -> Result<(), String> {
 }
 
 fn check_setting(key: &str, v: &str) -> Result<(), String> {
+    if matches!(key, "period" | "histo_size" | "max_latency") && v.trim_start().starts_with('-') {
+        return Err(format!("{key} `{v}`: a duration is not negative"));
+    }
     match key {
         "period" | "histo_size" => {
             let ns = parse_duration_ns(v, Some("us")).map_err(|e| format!("{key}: {e}"))?;
@@ -457,6 +461,42 @@ fn pool(
     Ok(out)
 }
 
+/// `duration`: each run's length, ns. A string with its unit (`"20s"`,
+/// `"1.5min"`), or a bare TOML number (integer or float) of seconds, as
+/// `measure --duration 10` reads a number without unit; 1 s .. 7 d.
+fn run_duration(v: &toml::Value) -> Result<u64, String> {
+    const RANGE: &str = "out of range 1 s .. 7 d";
+    let (shown, text) = match v {
+        toml::Value::String(s) => (format!("`{s}`"), s.clone()),
+        toml::Value::Integer(i) => (i.to_string(), format!("{i}s")),
+        toml::Value::Float(f) if f.is_nan() => return Err("duration nan: not a number".into()),
+        // Rust prints a float without exponent (`1e3` is `1000`).
+        toml::Value::Float(f) => (f.to_string(), format!("{f}s")),
+        other => {
+            return Err(format!(
+                "duration: expected a duration with its unit (\"20s\") or a number of seconds, \
+                 not a TOML {}",
+                other.type_str()
+            ))
+        }
+    };
+    if text.trim_start().starts_with('-') {
+        return Err(format!(
+            "duration {shown} {RANGE} (a duration is not negative)"
+        ));
+    }
+    let ns = match parse_duration_ns(&text, Some("s")) {
+        Ok(ns) => ns,
+        // A number that is not negative fails only by overflowing u64 ns.
+        Err(_) if !v.is_str() => return Err(format!("duration {shown} {RANGE}")),
+        Err(e) => return Err(format!("duration: {e}")),
+    };
+    if !limits::CAMPAIGN_DURATION_NS.contains(ns) {
+        return Err(format!("duration {shown} {RANGE}"));
+    }
+    Ok(ns)
+}
+
 /// The top-level keys: name, duration, repeat, cpus, order.
 fn header(raw: &Raw, pos: &Pos) -> Result<(Option<u64>, u64, Order), InputError> {
     let name = raw.name.get_ref();
@@ -472,18 +512,7 @@ fn header(raw: &Raw, pos: &Pos) -> Result<(Option<u64>, u64, Order), InputError>
                 .into(),
         )),
         None => None,
-        Some(d) => {
-            let dur_at = d.span().start;
-            let ns = parse_duration_ns(d.get_ref(), Some("s"))
-                .map_err(|e| pos.at(dur_at, format!("duration: {e}")))?;
-            if !limits::CAMPAIGN_DURATION_NS.contains(ns) {
-                return Err(pos.at(
-                    dur_at,
-                    format!("duration `{}` out of range 1 s .. 7 d", d.get_ref()),
-                ));
-            }
-            Some(ns)
-        }
+        Some(d) => Some(run_duration(d.get_ref()).map_err(|m| pos.at(d.span().start, m))?),
     };
     let repeat = raw.repeat.as_ref().map_or(1, |r| *r.get_ref());
     if !limits::CAMPAIGN_REPEAT.contains(repeat) {
@@ -961,6 +990,64 @@ with = ["irq"]
         // The kernel can be pooled by name too.
         let k = t.replace("pool = [\"period\"]", "pool = [\"kernel\"]");
         assert_eq!(parse(&k, "c.toml").unwrap().pool, ["kernel"]);
+    }
+
+    /// A bare number in `duration` is seconds (as `measure --duration 10`),
+    /// integer or float, with the same range and FILE:LINE:COL refusals as
+    /// a string; in `period` and `histo_size` it stays µs (measure's unit).
+    #[test]
+    fn a_bare_duration_is_seconds() {
+        let with = |v: &str| FILE.replace("duration = \"2s\"", &format!("duration = {v}"));
+        assert_eq!(
+            parse(&with("10"), "c.toml").unwrap().duration_ns,
+            Some(10_000_000_000)
+        );
+        assert_eq!(
+            parse(&with("1.5"), "c.toml").unwrap().duration_ns,
+            Some(1_500_000_000)
+        );
+        assert_eq!(
+            parse(&with("604800"), "c.toml").unwrap().duration_ns,
+            Some(604_800_000_000_000)
+        );
+        for (v, want) in [
+            ("0.5", "c.toml:3:12: duration 0.5 out of range 1 s .. 7 d"),
+            ("604801", "c.toml:3:12: duration 604801 out of range 1 s .. 7 d"),
+            ("1e300", "c.toml:3:12: duration 1000000000000000"),
+            ("inf", "c.toml:3:12: duration inf out of range"),
+            ("-5", "c.toml:3:12: duration -5 out of range 1 s .. 7 d (a duration is not negative)"),
+            ("-0.0", "c.toml:3:12: duration -0 out of range"),
+            ("nan", "c.toml:3:12: duration nan: not a number"),
+            ("true", "c.toml:3:12: duration: expected a duration with its unit (\"20s\") or a number of seconds, not a TOML boolean"),
+            ("[10]", "c.toml:3:12: duration: expected a duration with its unit (\"20s\") or a number of seconds, not a TOML array"),
+            ("\"10 parsecs\"", "c.toml:3:12: duration: "),
+        ] {
+            let e = parse(&with(v), "c.toml").unwrap_err().to_string();
+            assert!(e.contains(want), "duration = {v}: got {e}");
+        }
+        // period: a bare number is µs; a negative one is refused where it is.
+        let p = |v: &str| FILE.replace("period = \"200us\"", &format!("period = {v}"));
+        assert_eq!(
+            parse(&p("200"), "c.toml").unwrap().measure[0],
+            ("period".into(), "200".into())
+        );
+        let e = parse(&p("-200"), "c.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("c.toml:6:10: period `-200`: a duration is not negative"),
+            "{e}"
+        );
+        let e = parse(&p("true"), "c.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("c.toml:6:10: period: invalid duration 'true'"),
+            "{e}"
+        );
+        // max_latency needs its unit, as measure's --max-latency.
+        let m = FILE.replace("priority = 99", "priority = 99\nmax_latency = 100");
+        let e = parse(&m, "c.toml").unwrap_err().to_string();
+        assert!(
+            e.contains("c.toml:8:15: max_latency: ") && e.contains("missing unit"),
+            "{e}"
+        );
     }
 
     #[test]

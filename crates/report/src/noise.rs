@@ -67,12 +67,49 @@ pub fn summary(run: &RunResult, top: usize, histogram: bool) -> String {
     let mut o = table(n);
     for (i, c) in n.cpus.iter().enumerate() {
         cpu_details(&mut o, n, c, thread_of(run, i), top);
+        after_drift(&mut o, run, c);
+    }
+    // Every change the drift watch saw, with its time (the run's clock).
+    let _ = writeln!(o, "{}", run.drift.summary());
+    for e in run.drift.events() {
+        let _ = writeln!(o, "  {}", e.line());
     }
     if histogram {
         o.push_str(&histogram_text(run));
     }
     o
 }
+
+/// The longest gaps of CPU entry `c` that came within
+/// [`DRIFT_SPIKE_WINDOW_NS`](rtshield_results::DRIFT_SPIKE_WINDOW_NS)
+/// after a change the drift watch saw, with the change named (as a
+/// latency spike is in the report's spikes): at most three lines.
+fn after_drift(o: &mut String, run: &RunResult, c: &CpuNoise) {
+    use rtshield_results::{drift_before_spike, DRIFT_SPIKE_WINDOW_NS};
+    let Some(zero) = run.drift.drift_watch.as_ref().and_then(|w| w.mono_zero_ns) else {
+        return;
+    };
+    for g in c.longest.iter().take(LONGEST_SHOWN) {
+        let near = drift_before_spike(&run.drift, g.event.start_ns, DRIFT_SPIKE_WINDOW_NS);
+        if near.is_empty() {
+            continue;
+        }
+        let named: Vec<String> = near
+            .iter()
+            .map(|e| format!("{} {}", v(&e.kind), v(&e.object)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "       the {} gap at {:.3} s came after drift: {}",
+            fmt_dur(g.event.len_ns),
+            g.event.start_ns.saturating_sub(zero) as f64 / 1e9,
+            named.join("; ")
+        );
+    }
+}
+
+/// Longest gaps looked at for a drift before them.
+const LONGEST_SHOWN: usize = 3;
 
 /// Gaps of class lost on CPU entry `c` (trace events dropped), traced only.
 fn lost_gaps(c: &CpuNoise) -> Option<u64> {
@@ -435,5 +472,59 @@ mod tests {
         let s = summary(&traced(0), 5, false);
         assert!(s.lines().next().unwrap().ends_with("THREAD"), "{s}");
         assert!(!s.contains("trace events lost"), "{s}");
+    }
+
+    #[test]
+    fn drift_events_are_listed_and_named_before_the_gaps_after_them() {
+        use rtshield_results::{Drift, DriftEvent, DriftWatch, LongEvent, NoiseEvent};
+        let mut r = traced(0);
+        let zero = 1_000_000_000_000;
+        let c = &mut r.noise.as_mut().unwrap().cpus[0];
+        let gap = |at_s: u64, len_ns| LongEvent {
+            event: NoiseEvent {
+                start_ns: zero + at_s * 1_000_000_000,
+                len_ns,
+            },
+            class: None,
+            causes: None,
+            unexplained_ns: None,
+        };
+        // Longest first: one before the change, one after.
+        c.longest = vec![gap(2, 8_220_000), gap(9, 3_700_000)];
+        r.drift = Drift {
+            drift: Some(vec![DriftEvent {
+                at_ns: 5_000_000_000,
+                since_ns: 4_000_000_000,
+                kind: "rt_task".into(),
+                object: "task 77 (sleep)".into(),
+                before: None,
+                after: Some("/sys/fs/cgroup/cpuset/p/rt".into()),
+                effect: rtshield_results::DriftEffect::Exposes,
+                cpus: "1".into(),
+            }]),
+            drift_watch: Some(DriftWatch {
+                mono_zero_ns: Some(zero),
+                ..DriftWatch::default()
+            }),
+        };
+        let s = summary(&r, 5, false);
+        assert!(
+            s.contains("drift: 1 change seen, 1 exposing a measured CPU"),
+            "{s}"
+        );
+        assert!(
+            s.contains("  5.000 s  exposes CPU 1  rt_task  task 77 (sleep)"),
+            "{s}"
+        );
+        assert!(
+            s.contains("the 3.70 ms gap at 9.000 s came after drift: rt_task task 77 (sleep)"),
+            "{s}"
+        );
+        assert!(!s.contains("8.22 ms gap"), "{s}");
+        // Not watched (an older file): said so, nothing named.
+        r.drift = Drift::default();
+        let s = summary(&r, 5, false);
+        assert!(s.contains("drift: not watched"), "{s}");
+        assert!(!s.contains("came after drift"), "{s}");
     }
 }

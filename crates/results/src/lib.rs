@@ -86,3 +86,5 @@ pub use crate::verdict::{
 };
 /// The class of a noise event (the trace's), as stored in [`CpuNoise`].
 pub use rtshield_trace::NoiseClass;
+/// A noise event (the trace's), as stored in [`LongEvent`].
+pub use rtshield_trace::NoiseEvent;

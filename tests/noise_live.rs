@@ -4,7 +4,10 @@
 //! unexplained and never blamed on a thread that did not run in them (the
 //! test's thread is never named outside its life, nor at FIFO 99 outside
 //! its bursts; CFS tasks do run beside the SCHED_FIFO spinner: the
-//! kernel's fair server gives them a share); the
+//! kernel's fair server gives them a share), and every thread named as the
+//! cause of a gap, or among the offenders, was switched in on CPU 1 then
+//! (by a trace of the test's own: a second private instance recording
+//! only `sched_switch`, read after the run); the
 //! trace instance is gone afterwards, also after SIGINT. No timing is
 //! asserted (this VM stalls by itself). Run them as
 //! `flock /tmp/rtshield-live.lock cargo test --test integration noise_live::`.
@@ -19,6 +22,95 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const BUSY_NAME: &str = "rtsh-noise2ms";
+
+/// The test's own trace of CPU 1's context switches, independent of the
+/// one `rtshield noise` reads: a private instance (registered with the
+/// reaper before it is made) on a tracefs mount of the test's own.
+struct Switches {
+    dir: std::path::PathBuf,
+    // Dropped in this order: the instance, then the mount.
+    _reg: rtshield_testkit::Registration,
+    _mount: rtshield_testkit::TracefsMount,
+}
+
+impl Switches {
+    fn start() -> Switches {
+        let mount = rtshield_testkit::TracefsMount::mount();
+        // `rtshield-<pid>-…`: the reaper's to remove, never taken for a
+        // dead rtshield process's by rtshield's own clean-up.
+        let name = format!("rtshield-{}-switches", std::process::id());
+        let reg =
+            rtshield_testkit::register(rtshield_testkit::KernelObject::TraceInstance(name.clone()));
+        let dir = mount.path().join("instances").join(&name);
+        std::fs::create_dir(&dir).unwrap();
+        let put = |f: &str, v: &str| std::fs::write(dir.join(f), v).unwrap();
+        put("tracing_cpumask", "2");
+        put("buffer_size_kb", "16384");
+        put("trace_clock", "mono");
+        put("events/sched/sched_switch/enable", "1");
+        put("tracing_on", "1");
+        Switches {
+            dir,
+            _reg: reg,
+            _mount: mount,
+        }
+    }
+
+    /// Stop, and every switch on CPU 1 as (time ns, next pid); with the
+    /// time from which the trace is whole (an overwritten start is lost).
+    fn stop(self) -> (u64, Vec<(u64, u32)>) {
+        std::fs::write(self.dir.join("tracing_on"), "0").unwrap();
+        let text = std::fs::read_to_string(self.dir.join("trace")).unwrap();
+        let recs = rtshield_trace::parse(&text).unwrap();
+        let sw: Vec<(u64, u32)> = recs
+            .iter()
+            .filter(|r| r.cpu == 1)
+            .filter_map(|r| match &r.event {
+                rtshield_trace::Event::SchedSwitch { next_pid, .. } => Some((r.ts_ns, *next_pid)),
+                _ => None,
+            })
+            .collect();
+        let from = recs.first().map_or(u64::MAX, |r| r.ts_ns);
+        let _ = std::fs::remove_dir(&self.dir);
+        (from, sw)
+    }
+}
+
+/// Every thread `rtshield noise` names was switched in on CPU 1 where it
+/// says: in each of the longest gaps naming it (a context counts only if
+/// it starts in the gap, the trace's microsecond slack aside), and during
+/// the run for each offender. Gaps before the test's trace is whole are
+/// not checked.
+fn threads_named_did_run(c: &Value, (from, sw): &(u64, Vec<(u64, u32)>)) {
+    assert!(!sw.is_empty(), "the test's trace saw no switch on CPU 1");
+    let mut checked = 0;
+    for g in c["longest"].as_array().unwrap() {
+        let s = g["start_ns"].as_u64().unwrap();
+        let e = s + g["len_ns"].as_u64().unwrap();
+        if s < *from + 1_000 {
+            continue;
+        }
+        for pid in thread_pids(g) {
+            checked += 1;
+            assert!(
+                sw.iter()
+                    .any(|&(t, p)| u64::from(p) == pid && t + 1_000 > s && t <= e),
+                "thread {pid} named for a gap it was not switched in during: {g}"
+            );
+        }
+    }
+    for f in c["offenders"].as_array().unwrap() {
+        if f["source"]["kind"] == "thread" {
+            let pid = f["source"]["pid"].as_u64().unwrap();
+            checked += 1;
+            assert!(
+                sw.iter().any(|&(_, p)| u64::from(p) == pid),
+                "offender {pid} never switched in on CPU 1: {f}"
+            );
+        }
+    }
+    eprintln!("{checked} thread causes checked against the test's own trace");
+}
 
 fn cannot_run() -> bool {
     !require_root("tracefs instances and SCHED_FIFO")
@@ -212,6 +304,7 @@ fn a_fifo_thread_busy_for_2_ms_is_named_with_its_tid() {
     let _turn = one_at_a_time();
     let d = tempfile::tempdir().unwrap();
     let file = d.path().join("noise.json");
+    let switches = Switches::start();
     let mut k = noise(&file, &["--duration", "4s"]);
     let pid = k.0.id();
     wait_spinning(pid);
@@ -219,6 +312,7 @@ fn a_fifo_thread_busy_for_2_ms_is_named_with_its_tid() {
     // so at least two land while it spins.
     let busy = busy_bursts(3, Duration::from_millis(300));
     let o = finish(&mut k);
+    let trace = switches.stop();
     assert!(o.status.success(), "{}", describe(&o));
     assert!(instance_gone(pid), "instance rtshield-{pid} left behind");
     let run = json(&file);
@@ -258,6 +352,7 @@ fn a_fifo_thread_busy_for_2_ms_is_named_with_its_tid() {
     assert!(prio == "FIFO 99" || prio == "RT 99", "{off}");
     assert!(c["classes"]["THREAD"].as_u64().unwrap() >= 1);
     check_gaps(c, &busy);
+    threads_named_did_run(c, &trace);
     // The summary table has the osnoise columns and the thread.
     let table = String::from_utf8_lossy(&o.stdout);
     let header: Vec<&str> = table
@@ -296,11 +391,13 @@ fn gaps_without_a_kernel_event_are_unexplained_and_blame_no_thread() {
     // no kernel event at all (cache and TLB misses, the hypervisor) are
     // caught on any machine. The test's FIFO 99 thread runs once, first:
     // it must not be blamed for any later gap.
+    let switches = Switches::start();
     let mut k = noise(&file, &["--duration", "2s", "--threshold", "100ns"]);
     let pid = k.0.id();
     wait_spinning(pid);
     let busy = busy_bursts(1, Duration::from_millis(100));
     let o = finish(&mut k);
+    let trace = switches.stop();
     assert!(o.status.success(), "{}", describe(&o));
     assert!(instance_gone(pid));
     let run = json(&file);
@@ -314,6 +411,7 @@ fn gaps_without_a_kernel_event_are_unexplained_and_blame_no_thread() {
     assert!(c["unexplained_ns"].as_u64().unwrap() > 0);
     assert_eq!(c["classes"]["HW"].as_u64(), Some(unexplained));
     check_gaps(c, &busy);
+    threads_named_did_run(c, &trace);
     // The rtshield process's main thread stays off CPU 1: never a cause.
     for g in c["longest"].as_array().unwrap() {
         for p in thread_pids(g) {

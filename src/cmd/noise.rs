@@ -5,7 +5,7 @@ use crate::cli::Global;
 use rtshield_noise::{EndReason, NoiseSpec, DEFAULT_PERIOD_NS};
 use rtshield_results::{Csv, CyclictestHist, ExportManager};
 use rtshield_safefs::{DirPolicy, SafeDir};
-use rtshield_text::{errln, out, outln};
+use rtshield_text::{errln, out};
 use rtshield_vocab::Dur;
 use rtshield_vocab::{CpuSet, InputError};
 use std::path::{Path, PathBuf};
@@ -182,12 +182,9 @@ pub(crate) fn run(a: Args, g: &Global) -> anyhow::Result<i32> {
     for w in &run.warnings {
         errln!("rtshield: warning: {w}");
     }
+    // The table, each CPU's details, then the drift watch's line (always
+    // said, even `drift: no change seen`) and every change with its time.
     out!("{}", rtshield_report::noise_summary(&run, a.top, false));
-    // Always said for a noise run, even `drift: no change seen`.
-    outln!("{}", run.drift.summary());
-    for e in run.drift.events() {
-        outln!("  {}", e.line());
-    }
     let mut failed = false;
     if let Some(dir) = &out {
         for f in exporters().write(&run, dir) {

@@ -7,9 +7,9 @@
 //! traced, into the session that explains each event), and builds the
 //! run's [`RunResult`] of kind `noise`.
 
-use crate::result::{thread_priority, TopK};
+use crate::result::{thread_priority, Tail, TopK};
 use crate::spin::{self, Counters, Live, Schedule};
-use crate::traced::{Outcome, Session, LONGEST};
+use crate::traced::{Found, Outcome, Session, LONGEST};
 use crate::NoiseSpec;
 use anyhow::{bail, Context};
 use rtshield_audit::{noise_fix, NoiseCause};
@@ -76,7 +76,29 @@ impl Drop for Affinity {
 /// The main thread's view of one CPU.
 struct CpuAcc {
     hist: ThreadHistograms,
+    /// The gaps beyond `hist` (its overflow), coarser.
+    tail: Tail,
     longest: TopK<NoiseEvent>,
+}
+
+impl CpuAcc {
+    fn new(histo_size_ns: u64) -> CpuAcc {
+        CpuAcc {
+            hist: ThreadHistograms::new(histo_size_ns, HIST_RESOLUTION_NS),
+            tail: Tail::new(),
+            longest: TopK::new(LONGEST),
+        }
+    }
+
+    fn record(&mut self, ev: &NoiseEvent) {
+        let beyond = self.hist.overflow;
+        self.hist
+            .record(ev.len_ns.min(i64::MAX as u64) as i64, 0, 0);
+        if self.hist.overflow > beyond {
+            self.tail.record(ev.len_ns);
+        }
+        self.longest.offer(ev.len_ns, *ev);
+    }
 }
 
 /// Measure noise on `spec.cpus` until `spec.duration_ns` or `stop`.
@@ -151,7 +173,8 @@ pub fn run(
     let outcome = session.map(Session::finish);
     let memlocked = memlock.is_some();
     drop(memlock);
-    let (mut run, end) = build(spec, measured, outcome.as_ref(), root, &mut warnings);
+    let found = outcome.as_ref().map(|o| &o.found);
+    let (mut run, end) = build(spec, measured, found, root, &mut warnings);
     if let Some(o) = &outcome {
         trace = Some(trace_summary(o, &mut warnings));
     }
@@ -190,12 +213,7 @@ fn measure(
     let n = cpus.len();
     let lives: Vec<Live> = (0..n).map(|_| Live::default()).collect();
     let inner_stop = AtomicBool::new(false);
-    let mut accs: Vec<CpuAcc> = (0..n)
-        .map(|_| CpuAcc {
-            hist: ThreadHistograms::new(spec.histo_size_ns, 1_000),
-            longest: TopK::new(LONGEST),
-        })
-        .collect();
+    let mut accs: Vec<CpuAcc> = (0..n).map(|_| CpuAcc::new(spec.histo_size_ns)).collect();
     let (mut producers, mut rings): (Vec<_>, Vec<_>) = (0..n)
         .map(|_| rtrb::RingBuffer::<NoiseEvent>::new(RING))
         .unzip();
@@ -378,9 +396,7 @@ fn drain(
         };
         let (a, b) = chunk.as_slices();
         for ev in a.iter().chain(b) {
-            let acc = &mut accs[i];
-            acc.hist.record(ev.len_ns.min(i64::MAX as u64) as i64, 0, 0);
-            acc.longest.offer(ev.len_ns, *ev);
+            accs[i].record(ev);
             if let Some(s) = session.as_deref_mut() {
                 s.push(i, *ev);
             }
@@ -395,7 +411,7 @@ fn drain(
 fn build(
     spec: &NoiseSpec,
     m: Measured,
-    outcome: Option<&Outcome>,
+    found: Option<&Found>,
     root: &Root,
     warnings: &mut Vec<String>,
 ) -> (RunResult, EndReason) {
@@ -413,7 +429,7 @@ fn build(
             ));
         }
         let (mut cpu, thread) = cpu_noise(i, cpus[i], r, c, acc, spec);
-        if let Some(o) = outcome {
+        if let Some(o) = found {
             add_causes(&mut cpu, &o.tallies[i], &o.longest[i], root, &housekeeping);
         }
         noise_cpus.push(cpu);
@@ -541,8 +557,10 @@ fn cpu_noise(
         classes: None,
         by_class: None,
         unexplained_ns: None,
+        lost_ns: None,
         class_ns: None,
         offenders: None,
+        tail: Some(acc.tail.to_histogram()),
         longest: acc
             .longest
             .into_sorted()
@@ -570,11 +588,17 @@ fn add_causes(
     );
     c.by_class = Some(t.by_class.clone());
     c.unexplained_ns = Some(t.unexplained_ns);
+    c.lost_ns = Some(t.lost_ns);
     let mut class_ns = BTreeMap::new();
     for (s, total) in &t.by_source {
         *class_ns.entry(s.kind.class()).or_insert(0) += total.ns;
     }
     *class_ns.entry(NoiseClass::Unexplained).or_insert(0) += t.unexplained_ns;
+    // The untraced time of the gaps where events were dropped: unknown,
+    // apart from the hardware's.
+    if t.lost_ns > 0 {
+        *class_ns.entry(NoiseClass::Lost).or_insert(0) += t.lost_ns;
+    }
     c.class_ns = Some(class_ns);
     let top = t.top(OFFENDERS);
     let rt_pids: Vec<u32> = top
@@ -652,16 +676,13 @@ fn trace_summary(o: &Outcome, warnings: &mut Vec<String>) -> NoiseTrace {
             o.stale_removed.join(", ")
         ));
     }
-    if o.lost_events > 0 {
-        warnings.push(format!(
-            "the kernel dropped {} trace events: causes may be missing around them (their gaps then read as unexplained)",
-            o.lost_events
-        ));
+    if let Some(w) = lost_warning(&o.found) {
+        warnings.push(w);
     }
-    if o.unexplained_pending > 0 {
+    if o.found.unexplained_pending > 0 {
         warnings.push(format!(
             "{} noise events were not explained (no trace for their CPU)",
-            o.unexplained_pending
+            o.found.unexplained_pending
         ));
     }
     if let Some(e) = &o.close_error {
@@ -672,9 +693,29 @@ fn trace_summary(o: &Outcome, warnings: &mut Vec<String>) -> NoiseTrace {
         events_enabled: o.enabled.clone(),
         events_missing: o.missing.clone(),
         stale_removed: o.stale_removed.clone(),
-        lost_events: o.lost_events,
-        bad_lines: o.bad_lines,
+        lost_events: o.found.lost_events,
+        lost_notes_uncounted: o.found.lost_notes_uncounted,
+        bad_lines: o.found.bad_lines,
     }
+}
+
+/// The warning of a trace that lost events (also when the kernel could
+/// not say how many): their gaps are classed lost, not unexplained.
+fn lost_warning(f: &Found) -> Option<String> {
+    let lost_gaps: u64 = f
+        .tallies
+        .iter()
+        .map(|t| t.by_class.get(&NoiseClass::Lost).copied().unwrap_or(0))
+        .sum();
+    let how_many = match (f.lost_events, f.lost_notes_uncounted) {
+        (0, 0) => return None,
+        (n, 0) => format!("{n} trace events"),
+        (0, k) => format!("trace events ({k} loss notes without a count)"),
+        (n, k) => format!("at least {n} trace events ({k} more loss notes without a count)"),
+    };
+    Some(format!(
+        "the kernel dropped {how_many}: the {lost_gaps} gaps overlapping them are classed unknown (trace events lost), not hardware; a larger --trace-buffer-kb keeps them"
+    ))
 }
 
 #[cfg(test)]
@@ -691,10 +732,7 @@ mod tests {
             refused: None,
             fatal: None,
         };
-        let acc = CpuAcc {
-            hist: ThreadHistograms::new(spec.histo_size_ns, HIST_RESOLUTION_NS),
-            longest: TopK::new(LONGEST),
-        };
+        let acc = CpuAcc::new(spec.histo_size_ns);
         let (n, t) = cpu_noise(0, 0, &ready, &c, acc, &spec);
         let json = serde_json::to_string(&(&n, &t)).unwrap();
         (n, t, json)
@@ -737,5 +775,212 @@ mod tests {
         // The lost events are in the thread's own extremes.
         assert_eq!((t.min_ns, t.max_ns), (2_000, 5_000));
         assert_eq!(t.le_counts, None);
+    }
+}
+
+/// The tracing session's code path fed with recorded trace text instead
+/// of a live instance: [`crate::traced::Attribution`] (what
+/// `Session::pump` and `Session::finish` run), then [`build`] and
+/// [`trace_summary`] up to the run's `results.json`.
+#[cfg(test)]
+mod traced_tests {
+    use super::*;
+    use crate::traced::Attribution;
+    use serde_json::Value;
+
+    const STORM: &str = include_str!("../../trace/tests/fixtures/noise-irq-storm.txt");
+    const LOST: &str = include_str!("../../trace/tests/fixtures/noise-lost-events.txt");
+
+    fn gap(start_ns: u64, len_ns: u64) -> NoiseEvent {
+        NoiseEvent { start_ns, len_ns }
+    }
+
+    /// Feed `text` as the pipe would give it (chunks of whole lines, each
+    /// followed by an explanation up to the last record read, as
+    /// `Session::pump` does when the pipe was not emptied), then finish.
+    fn attribute(text: &str, cpu: u32, spinner: i32, gaps: &[NoiseEvent]) -> Found {
+        let mut a = Attribution::new(&[cpu]);
+        a.spinners(&[spinner]);
+        for g in gaps {
+            a.push(0, *g);
+        }
+        let lines: Vec<&str> = text.lines().collect();
+        for chunk in lines.chunks(37) {
+            let last = a.feed_text(&chunk.join("\n"));
+            a.explain_until(last, &[0]);
+        }
+        a.finish()
+    }
+
+    /// The results.json of a one-CPU run whose gaps are `gaps`, explained
+    /// by `found`; and its warnings.
+    fn run_json(cpu: u32, gaps: &[NoiseEvent], found: Found) -> (Value, Vec<String>) {
+        let spec = NoiseSpec::new(CpuSet::single(cpu));
+        let mut acc = CpuAcc::new(spec.histo_size_ns);
+        gaps.iter().for_each(|g| acc.record(g));
+        let counters = Counters {
+            iterations: 1_000_000,
+            runtime_ns: 1_000_000_000,
+            noise_ns: gaps.iter().map(|g| g.len_ns).sum(),
+            max_ns: gaps.iter().map(|g| g.len_ns).max().unwrap_or(0),
+            min_ns: gaps.iter().map(|g| g.len_ns).min().unwrap_or(u64::MAX),
+            events: gaps.len() as u64,
+            min_gap_ns: 20,
+            windows: 1,
+            ..Counters::default()
+        };
+        let m = Measured {
+            ready: vec![Ready {
+                index: 0,
+                tid: 4000,
+                policy: Policy::Other,
+                refused: None,
+                fatal: None,
+            }],
+            counters: vec![counters],
+            accs: vec![acc],
+            elapsed_ns: 1_000_000_000,
+            end: EndReason::Duration,
+        };
+        let nowhere = tempfile::tempdir().unwrap();
+        let root = Root::new(nowhere.path());
+        let mut warnings = Vec::new();
+        let (mut run, _) = build(&spec, m, Some(&found), &root, &mut warnings);
+        let outcome = Outcome {
+            enabled: vec![],
+            missing: vec![],
+            stale_removed: vec![],
+            found,
+            close_error: None,
+        };
+        run.noise.as_mut().unwrap().trace = Some(trace_summary(&outcome, &mut warnings));
+        let json = serde_json::from_str(&rtshield_results::to_json(&run)).unwrap();
+        (json, warnings)
+    }
+
+    #[test]
+    fn the_irq_storm_fixture_gives_irq_causes_up_to_results_json() {
+        // The gaps of crates/trace/tests/trace/noise.rs, whose answers are
+        // computed by hand there: the storm, the tick, the hypervisor.
+        let gaps = [
+            gap(3_000_000_100_500, 201_000),
+            gap(3_000_010_000_200, 3_000),
+            gap(3_000_400_000_000, 1_700_000),
+        ];
+        let found = attribute(STORM, 1, 4000, &gaps);
+        assert_eq!((found.bad_lines, found.unexplained_pending), (0, 0));
+        let (j, warnings) = run_json(1, &gaps, found);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let c = &j["noise"]["cpus"][0];
+        assert_eq!(c["classes"]["IRQ"], 2, "{c}");
+        assert_eq!(c["classes"]["HW"], 1, "{c}");
+        assert_eq!(c["classes"]["LOST"], 0, "{c}");
+        assert_eq!(c["by_class"]["irq"], 1);
+        assert_eq!(c["by_class"]["tick"], 1);
+        assert_eq!(c["class_ns"]["irq"], 200_000);
+        assert_eq!(c["class_ns"]["tick"], 2_800);
+        assert_eq!(c["unexplained_ns"], 1_000 + 200 + 1_700_000);
+        assert_eq!(c["lost_ns"], 0);
+        let top = &c["offenders"][0];
+        assert_eq!(top["label"], "IRQ eth0-rx:24", "{c}");
+        assert_eq!(
+            (top["ns"].as_u64(), top["runs"].as_u64()),
+            (Some(200_000), Some(40))
+        );
+        assert!(
+            top["fix"]
+                .as_str()
+                .unwrap()
+                .contains("/proc/irq/24/smp_affinity_list"),
+            "{top}"
+        );
+        // The longest gap is the hypervisor's, then the storm with its cause.
+        let longest = c["longest"].as_array().unwrap();
+        assert_eq!(longest[0]["class"], "unexplained");
+        assert_eq!(longest[1]["class"], "irq");
+        assert_eq!(longest[1]["causes"][0]["source"]["name"], "eth0-rx");
+        assert_eq!(longest[1]["causes"][0]["runs"], 40);
+    }
+
+    /// Gaps placed by hand on the recorded losses of CPU 1: before its
+    /// first record (the first note comes first), inside the 1.2 s the
+    /// second note covers (1893.265568 to 1894.444050), a tick after it
+    /// (1894.528043-.528067), and 2 ms between two ticks after the third
+    /// (the CPU ran a task switched in before it: no event starts in it).
+    fn lost_gaps() -> [NoiseEvent; 4] {
+        [
+            gap(1_893_100_000_000, 1_700_000),
+            gap(1_893_500_000_000, 1_700_000),
+            gap(1_894_528_040_500, 30_000),
+            gap(1_895_241_000_000, 2_000_000),
+        ]
+    }
+
+    #[test]
+    fn recorded_losses_are_their_own_class_never_hardware() {
+        let gaps = lost_gaps();
+        let found = attribute(LOST, 1, 4000, &gaps);
+        assert_eq!(found.bad_lines, 0);
+        assert_eq!(found.lost_events, 1415 + 3086 + 1443);
+        assert_eq!(found.lost_notes_uncounted, 0);
+        let (j, warnings) = run_json(1, &gaps, found);
+        let c = &j["noise"]["cpus"][0];
+        assert_eq!(c["classes"]["LOST"], 2, "{c}");
+        assert_eq!(c["classes"]["HW"], 1, "{c}");
+        assert_eq!(c["classes"]["IRQ"], 1, "{c}");
+        assert_eq!(c["by_class"]["lost"], 2);
+        assert_eq!(c["by_class"]["tick"], 1);
+        // The lost gaps' untraced time is apart: only the last gap is
+        // hardware (plus the tick gap's own untraced part).
+        assert_eq!(c["lost_ns"], 3_400_000, "{c}");
+        let un = c["unexplained_ns"].as_u64().unwrap();
+        assert!((2_000_000..2_030_000).contains(&un), "{c}");
+        assert_eq!(c["class_ns"]["lost"], 3_400_000);
+        assert_eq!(c["class_ns"]["unexplained"].as_u64(), Some(un));
+        assert_eq!(j["noise"]["trace"]["lost_events"], 5944);
+        assert_eq!(j["noise"]["trace"]["lost_notes_uncounted"], 0);
+        let w = warnings.join("\n");
+        assert!(w.contains("dropped 5944 trace events"), "{w}");
+        assert!(
+            w.contains("the 2 gaps overlapping them are classed unknown"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn a_loss_note_without_a_count_still_makes_lost_gaps_and_warns() {
+        // The kernel's note when it cannot count (`[LOST EVENTS]`).
+        let text = LOST.replace("[LOST 3086 EVENTS]", "[LOST EVENTS]");
+        let gaps = lost_gaps();
+        let found = attribute(&text, 1, 4000, &gaps);
+        assert_eq!(found.lost_events, 1415 + 1443);
+        assert_eq!(found.lost_notes_uncounted, 1);
+        let (j, warnings) = run_json(1, &gaps, found);
+        assert_eq!(j["noise"]["cpus"][0]["classes"]["LOST"], 2);
+        assert_eq!(j["noise"]["trace"]["lost_notes_uncounted"], 1);
+        let w = warnings.join("\n");
+        assert!(
+            w.contains("at least 2858 trace events (1 more loss notes without a count)"),
+            "{w}"
+        );
+        // Only notes without a count: still a warning.
+        let only: String = text
+            .lines()
+            .map(|l| {
+                if l.starts_with("CPU:1 [LOST") {
+                    "CPU:1 [LOST EVENTS]"
+                } else {
+                    l
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let found = attribute(&only, 1, 4000, &gaps);
+        assert_eq!((found.lost_events, found.lost_notes_uncounted), (0, 3));
+        let w = lost_warning(&found).expect("a warning without any count");
+        assert!(
+            w.contains("trace events (3 loss notes without a count)"),
+            "{w}"
+        );
     }
 }

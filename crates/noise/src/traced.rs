@@ -8,7 +8,8 @@
 use crate::result::TopK;
 use rtshield_sys::Root;
 use rtshield_sys::{tracing_unavailable, TraceConfig, TraceInstance, TracePipe};
-use rtshield_trace::{lost_events, Explained, NoiseEvent, NoiseOptions, NoiseTally, NoiseTimeline};
+use rtshield_trace::{noise_text_line, NoiseTextLine};
+use rtshield_trace::{Explained, NoiseEvent, NoiseOptions, NoiseTally, NoiseTimeline};
 use rtshield_vocab::CpuSet;
 use std::collections::VecDeque;
 
@@ -44,54 +45,56 @@ pub(crate) struct Outcome {
     pub enabled: Vec<String>,
     pub missing: Vec<String>,
     pub stale_removed: Vec<String>,
-    pub tallies: Vec<NoiseTally>,
-    pub longest: Vec<Vec<Explained>>,
-    pub lost_events: u64,
-    pub bad_lines: u64,
-    /// Noise events still waiting for the trace when it ended (none on a
-    /// normal end).
-    pub unexplained_pending: u64,
+    pub found: Found,
     /// The instance could not be removed (said as a warning).
     pub close_error: Option<String>,
 }
 
-pub(crate) struct Session {
-    inst: TraceInstance,
-    pipe: TracePipe,
+/// What the attribution found, per CPU in the order of the run's CPUs.
+#[derive(Debug)]
+pub(crate) struct Found {
+    pub tallies: Vec<NoiseTally>,
+    pub longest: Vec<Vec<Explained>>,
+    /// Events the kernel said it dropped (`[LOST n EVENTS]`), summed.
+    pub lost_events: u64,
+    /// Loss notes without a count (`[LOST EVENTS]`): `lost_events` is
+    /// then a lower bound.
+    pub lost_notes_uncounted: u64,
+    pub bad_lines: u64,
+    /// Noise events still waiting for the trace when it ended (none on a
+    /// normal end).
+    pub unexplained_pending: u64,
+}
+
+/// The attribution itself, apart from the instance it reads: trace text
+/// in (as `trace_pipe` gives it), each noise event explained once the
+/// trace has passed its end. Tests feed it recorded text.
+#[derive(Debug)]
+pub(crate) struct Attribution {
     cpus: Vec<u32>,
     timelines: Vec<Option<NoiseTimeline>>,
     pending: Vec<VecDeque<NoiseEvent>>,
     tallies: Vec<NoiseTally>,
     longest: Vec<TopK<Explained>>,
     lost_events: u64,
+    lost_notes_uncounted: u64,
     bad_lines: u64,
 }
 
-impl Session {
-    /// Create the instance on `cpus` and start tracing; the error is one
-    /// sentence saying why tracing cannot run (the run goes on without).
-    pub(crate) fn start(root: &Root, cpus: &CpuSet, buffer_kb: u32) -> Result<Session, String> {
-        if let Some(why) = tracing_unavailable(root) {
-            return Err(why);
-        }
-        let mut cfg = TraceConfig::new(cpus.clone());
-        cfg.buffer_kb = buffer_kb;
-        cfg.events = NOISE_EVENTS.iter().map(|s| s.to_string()).collect();
-        let inst = TraceInstance::create(root, &cfg).map_err(|e| e.to_string())?;
-        let pipe = inst.open_pipe().map_err(|e| e.to_string())?;
-        inst.start().map_err(|e| e.to_string())?;
+impl Attribution {
+    /// For the CPUs `cpus` (the run's order); no spinner known yet.
+    pub(crate) fn new(cpus: &[u32]) -> Attribution {
         let n = cpus.len();
-        Ok(Session {
-            inst,
-            pipe,
-            cpus: cpus.iter().collect(),
+        Attribution {
+            cpus: cpus.to_vec(),
             timelines: (0..n).map(|_| None).collect(),
             pending: (0..n).map(|_| VecDeque::new()).collect(),
             tallies: vec![NoiseTally::default(); n],
             longest: (0..n).map(|_| TopK::new(LONGEST)).collect(),
             lost_events: 0,
+            lost_notes_uncounted: 0,
             bad_lines: 0,
-        })
+        }
     }
 
     /// The spinning threads' TIDs, by CPU index (0: not started).
@@ -112,56 +115,41 @@ impl Session {
         self.pending[i].push_back(ev);
     }
 
-    /// Read what the pipe holds, feed it, and explain the events that end
-    /// before `horizon_ns` (when the pipe was emptied; else up to the last
-    /// record read). `last_read[i]` is the latest clock read CPU `i`'s
-    /// thread published: no gap still to come starts before it.
-    pub(crate) fn pump(&mut self, horizon_ns: u64, last_read: &[u64]) {
-        let (drained, last_ts) = self.read_pipe();
-        let horizon = if drained {
-            horizon_ns
-        } else {
-            last_ts.min(horizon_ns)
-        };
-        self.explain_until(horizon, last_read);
-    }
-
-    /// Read the pipe (at most [`PUMP_BYTES`]); (emptied, last timestamp).
-    fn read_pipe(&mut self) -> (bool, u64) {
-        let mut total = 0;
+    /// Feed trace text (whole lines); the last record's timestamp (0 for
+    /// none). A loss note goes to its CPU's timeline: the gaps over the
+    /// stretch it leaves unknown are of class lost, never hardware.
+    pub(crate) fn feed_text(&mut self, text: &str) -> u64 {
         let mut last_ts = 0;
-        loop {
-            let text = match self.pipe.read_lines(READ_BYTES) {
-                Ok(t) => t,
-                Err(_) => return (true, last_ts),
-            };
-            total += text.len();
-            self.lost_events += lost_events(&text);
-            for line in text.lines() {
-                let t = line.trim_start();
-                if t.is_empty() || t.starts_with('#') || t.starts_with("CPU:") {
-                    continue;
+        for line in text.lines() {
+            match noise_text_line(line) {
+                NoiseTextLine::Record(r) => {
+                    last_ts = r.ts_ns;
+                    for tl in self.timelines.iter_mut().flatten() {
+                        tl.feed(&r);
+                    }
                 }
-                match rtshield_trace::parse_line(line) {
-                    Ok(r) => {
-                        last_ts = r.ts_ns;
-                        for tl in self.timelines.iter_mut().flatten() {
-                            tl.feed(&r);
+                NoiseTextLine::Lost { cpu, count } => {
+                    match count {
+                        Some(n) => self.lost_events += n,
+                        None => self.lost_notes_uncounted += 1,
+                    }
+                    for tl in self.timelines.iter_mut().flatten() {
+                        if tl.cpu() == cpu {
+                            tl.lost();
                         }
                     }
-                    Err(_) => self.bad_lines += 1,
                 }
-            }
-            if text.len() < READ_BYTES {
-                return (true, last_ts);
-            }
-            if total >= PUMP_BYTES {
-                return (false, last_ts);
+                NoiseTextLine::Skip => {}
+                NoiseTextLine::Bad => self.bad_lines += 1,
             }
         }
+        last_ts
     }
 
-    fn explain_until(&mut self, horizon: u64, last_read: &[u64]) {
+    /// Explain the events that end by `horizon`. `last_read[i]` is the
+    /// latest clock read CPU `i`'s thread published: no gap still to come
+    /// starts before it.
+    pub(crate) fn explain_until(&mut self, horizon: u64, last_read: &[u64]) {
         for i in 0..self.cpus.len() {
             let Some(tl) = self.timelines[i].as_mut() else {
                 continue;
@@ -185,6 +173,91 @@ impl Session {
         }
     }
 
+    /// The trace ended: explain every event left.
+    pub(crate) fn finish(mut self) -> Found {
+        self.explain_until(u64::MAX, &vec![u64::MAX; self.cpus.len()]);
+        Found {
+            unexplained_pending: self.pending.iter().map(|p| p.len() as u64).sum(),
+            tallies: self.tallies,
+            longest: self.longest.into_iter().map(TopK::into_sorted).collect(),
+            lost_events: self.lost_events,
+            lost_notes_uncounted: self.lost_notes_uncounted,
+            bad_lines: self.bad_lines,
+        }
+    }
+}
+
+pub(crate) struct Session {
+    inst: TraceInstance,
+    pipe: TracePipe,
+    att: Attribution,
+}
+
+impl Session {
+    /// Create the instance on `cpus` and start tracing; the error is one
+    /// sentence saying why tracing cannot run (the run goes on without).
+    pub(crate) fn start(root: &Root, cpus: &CpuSet, buffer_kb: u32) -> Result<Session, String> {
+        if let Some(why) = tracing_unavailable(root) {
+            return Err(why);
+        }
+        let mut cfg = TraceConfig::new(cpus.clone());
+        cfg.buffer_kb = buffer_kb;
+        cfg.events = NOISE_EVENTS.iter().map(|s| s.to_string()).collect();
+        let inst = TraceInstance::create(root, &cfg).map_err(|e| e.to_string())?;
+        let pipe = inst.open_pipe().map_err(|e| e.to_string())?;
+        inst.start().map_err(|e| e.to_string())?;
+        let cpus: Vec<u32> = cpus.iter().collect();
+        Ok(Session {
+            inst,
+            pipe,
+            att: Attribution::new(&cpus),
+        })
+    }
+
+    /// The spinning threads' TIDs, by CPU index (0: not started).
+    pub(crate) fn spinners(&mut self, tids: &[i32]) {
+        self.att.spinners(tids);
+    }
+
+    /// A noise event of CPU index `i`, to explain once the trace passed it.
+    pub(crate) fn push(&mut self, i: usize, ev: NoiseEvent) {
+        self.att.push(i, ev);
+    }
+
+    /// Read what the pipe holds, feed it, and explain the events that end
+    /// before `horizon_ns` (when the pipe was emptied; else up to the last
+    /// record read). `last_read[i]` is the latest clock read CPU `i`'s
+    /// thread published: no gap still to come starts before it.
+    pub(crate) fn pump(&mut self, horizon_ns: u64, last_read: &[u64]) {
+        let (drained, last_ts) = self.read_pipe();
+        let horizon = if drained {
+            horizon_ns
+        } else {
+            last_ts.min(horizon_ns)
+        };
+        self.att.explain_until(horizon, last_read);
+    }
+
+    /// Read the pipe (at most [`PUMP_BYTES`]); (emptied, last timestamp).
+    fn read_pipe(&mut self) -> (bool, u64) {
+        let mut total = 0;
+        let mut last_ts = 0;
+        loop {
+            let text = match self.pipe.read_lines(READ_BYTES) {
+                Ok(t) => t,
+                Err(_) => return (true, last_ts),
+            };
+            total += text.len();
+            last_ts = last_ts.max(self.att.feed_text(&text));
+            if text.len() < READ_BYTES {
+                return (true, last_ts);
+            }
+            if total >= PUMP_BYTES {
+                return (false, last_ts);
+            }
+        }
+    }
+
     /// Stop tracing, read the rest, explain every event left, remove the
     /// instance.
     pub(crate) fn finish(mut self) -> Outcome {
@@ -197,17 +270,8 @@ impl Session {
                 break;
             }
         }
-        self.explain_until(u64::MAX, &vec![u64::MAX; self.cpus.len()]);
-        let unexplained_pending = self.pending.iter().map(|p| p.len() as u64).sum();
-        let Session {
-            inst,
-            pipe,
-            tallies,
-            longest,
-            lost_events,
-            bad_lines,
-            ..
-        } = self;
+        let Session { inst, pipe, att } = self;
+        let found = att.finish();
         let enabled = inst.enabled().to_vec();
         let missing = inst.missing().to_vec();
         let stale_removed = inst.stale_removed().to_vec();
@@ -217,11 +281,7 @@ impl Session {
             enabled,
             missing,
             stale_removed,
-            tallies,
-            longest: longest.into_iter().map(TopK::into_sorted).collect(),
-            lost_events,
-            bad_lines,
-            unexplained_pending,
+            found,
             close_error,
         }
     }

@@ -37,17 +37,19 @@ pub(crate) fn class_name(c: NoiseClass) -> &'static str {
         NoiseClass::Tick => "tick",
         NoiseClass::Softirq => "softirq",
         NoiseClass::Thread => "thread",
+        NoiseClass::Lost => "unknown (trace events lost)",
     }
 }
 
 /// The classes in the order the breakdown stacks them.
-pub(crate) const CLASSES: [NoiseClass; 6] = [
+pub(crate) const CLASSES: [NoiseClass; 7] = [
     NoiseClass::Unexplained,
     NoiseClass::Nmi,
     NoiseClass::Irq,
     NoiseClass::Tick,
     NoiseClass::Softirq,
     NoiseClass::Thread,
+    NoiseClass::Lost,
 ];
 
 /// The thread of CPU entry `i` (same index in `threads[]`).
@@ -65,6 +67,12 @@ pub fn summary(run: &RunResult, top: usize, histogram: bool) -> String {
     let mut o = table(n);
     for (i, c) in n.cpus.iter().enumerate() {
         cpu_details(&mut o, n, c, thread_of(run, i), top);
+        after_drift(&mut o, run, c);
+    }
+    // Every change the drift watch saw, with its time (the run's clock).
+    let _ = writeln!(o, "{}", run.drift.summary());
+    for e in run.drift.events() {
+        let _ = writeln!(o, "  {}", e.line());
     }
     if histogram {
         o.push_str(&histogram_text(run));
@@ -72,15 +80,59 @@ pub fn summary(run: &RunResult, top: usize, histogram: bool) -> String {
     o
 }
 
+/// The longest gaps of CPU entry `c` that came within
+/// [`DRIFT_SPIKE_WINDOW_NS`](rtshield_results::DRIFT_SPIKE_WINDOW_NS)
+/// after a change the drift watch saw, with the change named (as a
+/// latency spike is in the report's spikes): at most three lines.
+fn after_drift(o: &mut String, run: &RunResult, c: &CpuNoise) {
+    use rtshield_results::{drift_before_spike, DRIFT_SPIKE_WINDOW_NS};
+    let Some(zero) = run.drift.drift_watch.as_ref().and_then(|w| w.mono_zero_ns) else {
+        return;
+    };
+    for g in c.longest.iter().take(LONGEST_SHOWN) {
+        let near = drift_before_spike(&run.drift, g.event.start_ns, DRIFT_SPIKE_WINDOW_NS);
+        if near.is_empty() {
+            continue;
+        }
+        let named: Vec<String> = near
+            .iter()
+            .map(|e| format!("{} {}", v(&e.kind), v(&e.object)))
+            .collect();
+        let _ = writeln!(
+            o,
+            "       the {} gap at {:.3} s came after drift: {}",
+            fmt_dur(g.event.len_ns),
+            g.event.start_ns.saturating_sub(zero) as f64 / 1e9,
+            named.join("; ")
+        );
+    }
+}
+
+/// Longest gaps looked at for a drift before them.
+const LONGEST_SHOWN: usize = 3;
+
+/// Gaps of class lost on CPU entry `c` (trace events dropped), traced only.
+fn lost_gaps(c: &CpuNoise) -> Option<u64> {
+    c.classes.as_ref().and_then(|m| m.get("LOST")).copied()
+}
+
 /// The osnoise-shaped table: one row per CPU; `?` for a figure not
-/// measured (the class columns without `--trace`), never 0.
+/// measured (the class columns without `--trace`), never 0. A `LOST`
+/// column (gaps where trace events were dropped: cause unknown, not `HW`)
+/// follows when some CPU has such gaps.
 pub(crate) fn table(n: &NoiseResult) -> String {
+    let with_lost = n.cpus.iter().any(|c| lost_gaps(c).is_some_and(|k| k > 0));
+    let shown = if with_lost { 6 } else { 5 };
     let mut o = String::new();
-    let _ = writeln!(
+    let _ = write!(
         o,
-        "{:>4} {:>10} {:>10} {:>9} {:>10} {:>6} {:>6} {:>6} {:>6} {:>6}",
-        "CPU", "RUNTIME", "NOISE", "%AVAIL", "MAX-SINGLE", "HW", "NMI", "IRQ", "SIRQ", "THREAD"
+        "{:>4} {:>10} {:>10} {:>9} {:>10}",
+        "CPU", "RUNTIME", "NOISE", "%AVAIL", "MAX-SINGLE"
     );
+    for k in &NOISE_COLUMNS[..shown] {
+        let _ = write!(o, " {k:>6}");
+    }
+    o.push('\n');
     for c in &n.cpus {
         let col = |name: &str| {
             c.classes
@@ -88,21 +140,25 @@ pub(crate) fn table(n: &NoiseResult) -> String {
                 .and_then(|m| m.get(name))
                 .map_or("?".to_string(), |n| n.to_string())
         };
-        let cols: Vec<String> = NOISE_COLUMNS.iter().map(|k| col(k)).collect();
-        let _ = writeln!(
+        let _ = write!(
             o,
-            "{:>4} {:>10} {:>10} {:>9} {:>10} {:>6} {:>6} {:>6} {:>6} {:>6}",
+            "{:>4} {:>10} {:>10} {:>9} {:>10}",
             c.cpu,
             fmt_dur(c.runtime_ns),
             fmt_dur(c.noise_ns),
             c.available_pct.map_or("?".into(), |p| format!("{p:.5}")),
             fmt_dur(c.max_single_ns),
-            cols[0],
-            cols[1],
-            cols[2],
-            cols[3],
-            cols[4],
         );
+        for k in &NOISE_COLUMNS[..shown] {
+            // A file written before the LOST column: none lost, known 0.
+            let v = if *k == "LOST" && c.classes.is_some() && lost_gaps(c).is_none() {
+                "0".to_string()
+            } else {
+                col(k)
+            };
+            let _ = write!(o, " {v:>6}");
+        }
+        o.push('\n');
     }
     o
 }
@@ -143,9 +199,16 @@ fn cpu_details(
         );
         return;
     };
+    let lost = match (lost_gaps(c).filter(|k| *k > 0), c.lost_ns) {
+        (Some(k), ns) => format!(
+            "; unknown (trace events lost) {} in {k} gaps, not counted as hardware",
+            ns.map_or("?".into(), fmt_dur)
+        ),
+        _ => String::new(),
+    };
     let _ = writeln!(
         o,
-        "       unexplained (hardware, firmware, hypervisor) {}; VM steal time over the run {}",
+        "       unexplained (hardware, firmware, hypervisor) {}{lost}; VM steal time over the run {}",
         fmt_dur(unexplained),
         steal
     );
@@ -170,6 +233,9 @@ fn cpu_details(
         })
         .collect();
     parts.push((unexplained, format!("unexplained {}", fmt_dur(unexplained))));
+    if let Some(ns) = c.lost_ns.filter(|ns| *ns > 0) {
+        parts.push((ns, format!("unknown (trace events lost) {}", fmt_dur(ns))));
+    }
     parts.sort_by_key(|p| std::cmp::Reverse(p.0));
     parts.truncate(top);
     let list: Vec<String> = parts.into_iter().map(|(_, s)| s).collect();
@@ -229,7 +295,42 @@ pub(crate) fn histogram_text(run: &RunResult) -> String {
         let _ = write!(o, " {}", t.max_ns / 1000);
     }
     o.push('\n');
+    tail_text(&mut o, n);
     o
+}
+
+/// The overflow's coarser buckets (`tail`), one line per non-empty bucket
+/// (`#   12.3 ms  CPU1 CPU2` counts), when some CPU overflowed.
+fn tail_text(o: &mut String, n: &NoiseResult) {
+    let tails: Vec<Option<&rtshield_results::Histogram>> =
+        n.cpus.iter().map(|c| c.tail.as_ref()).collect();
+    let mut buckets: Vec<(u64, u64)> = tails
+        .iter()
+        .flatten()
+        .flat_map(|h| h.counts.iter().map(|c| (c[0], h.resolution_ns.max(1))))
+        .collect();
+    if buckets.is_empty() {
+        return;
+    }
+    buckets.sort_unstable();
+    buckets.dedup();
+    let _ = writeln!(o, "# overflow by length (lower edge of 100 us buckets):");
+    for (b, res) in buckets {
+        let _ = write!(o, "# {:>9}", fmt_dur(b * res));
+        for h in &tails {
+            let v = h.map_or("?".into(), |h| {
+                let n = h.counts.iter().find(|c| c[0] == b).map_or(0, |c| c[1]);
+                n.to_string()
+            });
+            let _ = write!(o, " {v:>8}");
+        }
+        o.push('\n');
+    }
+    let beyond: Vec<String> = tails
+        .iter()
+        .map(|h| h.map_or("?".into(), |h| h.overflow.to_string()))
+        .collect();
+    let _ = writeln!(o, "# beyond 1 s {}", beyond.join(" "));
 }
 
 #[cfg(test)]
@@ -268,9 +369,11 @@ mod tests {
                 classes: None,
                 by_class: None,
                 unexplained_ns: None,
+                lost_ns: None,
                 class_ns: None,
                 offenders: None,
                 longest: vec![],
+                tail: None,
             }],
             trace: None,
         });
@@ -313,5 +416,115 @@ mod tests {
                 .all(|l| l.split_whitespace().nth(1) == Some("?")),
             "{h}"
         );
+    }
+
+    /// A traced CPU: 3 gaps HW, 2 whose trace events were lost.
+    fn traced(lost: u64) -> RunResult {
+        let mut r = unmeasured();
+        let c = &mut r.noise.as_mut().unwrap().cpus[0];
+        c.runtime_ns = 1_000_000_000;
+        c.noise_ns = 9_000_000;
+        c.available_pct = Some(99.1);
+        let cols = [
+            ("HW", 3),
+            ("NMI", 0),
+            ("IRQ", 0),
+            ("SIRQ", 0),
+            ("THREAD", 0),
+        ];
+        let mut classes: std::collections::BTreeMap<String, u64> =
+            cols.iter().map(|(k, v)| (k.to_string(), *v)).collect();
+        if lost > 0 {
+            classes.insert("LOST".into(), lost);
+        }
+        c.classes = Some(classes);
+        c.unexplained_ns = Some(5_100_000);
+        c.lost_ns = Some(if lost > 0 { 3_400_000 } else { 0 });
+        c.class_ns = Some(
+            [
+                (NoiseClass::Unexplained, 5_100_000),
+                (NoiseClass::Lost, c.lost_ns.unwrap()),
+            ]
+            .into(),
+        );
+        c.offenders = Some(vec![]);
+        r
+    }
+
+    #[test]
+    fn gaps_whose_trace_events_were_lost_are_counted_apart() {
+        let s = summary(&traced(2), 5, false);
+        let mut lines = s.lines();
+        let head: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        assert_eq!(
+            head[5..],
+            ["HW", "NMI", "IRQ", "SIRQ", "THREAD", "LOST"],
+            "{s}"
+        );
+        let row: Vec<&str> = lines.next().unwrap().split_whitespace().collect();
+        assert_eq!(row[row.len() - 6..], ["3", "0", "0", "0", "0", "2"], "{s}");
+        assert!(
+            s.contains("unexplained (hardware, firmware, hypervisor) 5.10 ms; unknown (trace events lost) 3.40 ms in 2 gaps, not counted as hardware"),
+            "{s}"
+        );
+        assert!(s.contains("unknown (trace events lost) 3.40 ms"), "{s}");
+        // Nothing lost: osnoise's five columns, no such line.
+        let s = summary(&traced(0), 5, false);
+        assert!(s.lines().next().unwrap().ends_with("THREAD"), "{s}");
+        assert!(!s.contains("trace events lost"), "{s}");
+    }
+
+    #[test]
+    fn drift_events_are_listed_and_named_before_the_gaps_after_them() {
+        use rtshield_results::{Drift, DriftEvent, DriftWatch, LongEvent, NoiseEvent};
+        let mut r = traced(0);
+        let zero = 1_000_000_000_000;
+        let c = &mut r.noise.as_mut().unwrap().cpus[0];
+        let gap = |at_s: u64, len_ns| LongEvent {
+            event: NoiseEvent {
+                start_ns: zero + at_s * 1_000_000_000,
+                len_ns,
+            },
+            class: None,
+            causes: None,
+            unexplained_ns: None,
+        };
+        // Longest first: one before the change, one after.
+        c.longest = vec![gap(2, 8_220_000), gap(9, 3_700_000)];
+        r.drift = Drift {
+            drift: Some(vec![DriftEvent {
+                at_ns: 5_000_000_000,
+                since_ns: 4_000_000_000,
+                kind: "rt_task".into(),
+                object: "task 77 (sleep)".into(),
+                before: None,
+                after: Some("/sys/fs/cgroup/cpuset/p/rt".into()),
+                effect: rtshield_results::DriftEffect::Exposes,
+                cpus: "1".into(),
+            }]),
+            drift_watch: Some(DriftWatch {
+                mono_zero_ns: Some(zero),
+                ..DriftWatch::default()
+            }),
+        };
+        let s = summary(&r, 5, false);
+        assert!(
+            s.contains("drift: 1 change seen, 1 exposing a measured CPU"),
+            "{s}"
+        );
+        assert!(
+            s.contains("  5.000 s  exposes CPU 1  rt_task  task 77 (sleep)"),
+            "{s}"
+        );
+        assert!(
+            s.contains("the 3.70 ms gap at 9.000 s came after drift: rt_task task 77 (sleep)"),
+            "{s}"
+        );
+        assert!(!s.contains("8.22 ms gap"), "{s}");
+        // Not watched (an older file): said so, nothing named.
+        r.drift = Drift::default();
+        let s = summary(&r, 5, false);
+        assert!(s.contains("drift: not watched"), "{s}");
+        assert!(!s.contains("came after drift"), "{s}");
     }
 }

@@ -63,6 +63,7 @@ pub use crate::import::{
 pub use crate::merge::merge_resumed;
 pub use crate::noise::{
     CpuNoise, LongEvent, NoiseResult, NoiseTrace, Offender, RunKind, NOISE_COLUMNS,
+    NOISE_TAIL_RESOLUTION_NS, NOISE_TAIL_SIZE_NS,
 };
 pub use crate::ranges::{
     check_histogram, check_result, sum_counts, MAX_BUCKETS, MAX_COUNT, MAX_DURATION_S,
@@ -85,3 +86,5 @@ pub use crate::verdict::{
 };
 /// The class of a noise event (the trace's), as stored in [`CpuNoise`].
 pub use rtshield_trace::NoiseClass;
+/// A noise event (the trace's), as stored in [`LongEvent`].
+pub use rtshield_trace::NoiseEvent;

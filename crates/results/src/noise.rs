@@ -12,6 +12,7 @@
 //! A figure that was not measured is absent (`null`), never 0: without a
 //! trace there are no class counts, without a steal column no steal time.
 
+use crate::Histogram;
 use rtshield_trace::{
     Explained, NoiseCause as Cause, NoiseClass as Class, NoiseEvent, NoiseSource as Source,
     SourceTotal,
@@ -20,8 +21,15 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 /// The osnoise columns, in osnoise's order (`HW` is "no kernel event":
-/// hardware, firmware or the hypervisor).
-pub const NOISE_COLUMNS: [&str; 5] = ["HW", "NMI", "IRQ", "SIRQ", "THREAD"];
+/// hardware, firmware or the hypervisor), then `LOST`: gaps where the
+/// kernel dropped trace events, whose cause is unknown (never `HW`).
+pub const NOISE_COLUMNS: [&str; 6] = ["HW", "NMI", "IRQ", "SIRQ", "THREAD", "LOST"];
+
+/// The tail histogram's bucket width ([`CpuNoise::tail`]): 100 µs.
+pub const NOISE_TAIL_RESOLUTION_NS: u64 = 100_000;
+/// The tail histogram's reach ([`CpuNoise::tail`]): 1 s (longer gaps
+/// are its overflow).
+pub const NOISE_TAIL_SIZE_NS: u64 = 1_000_000_000;
 
 /// What a `results.json` measured.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -108,20 +116,33 @@ pub struct CpuNoise {
     pub steal_ns: Option<u64>,
     /// Events per osnoise column ([`NOISE_COLUMNS`]); traced only.
     pub classes: Option<BTreeMap<String, u64>>,
-    /// Events per class (the tick apart from IRQs, `unexplained` apart);
-    /// traced only.
+    /// Events per class (the tick apart from IRQs, `unexplained` and
+    /// `lost` apart); traced only.
     pub by_class: Option<BTreeMap<Class, u64>>,
-    /// Time inside gaps that no kernel event covered; traced only.
+    /// Time inside gaps that no kernel event covered, the gaps of class
+    /// `lost` apart: hardware, firmware, the hypervisor; traced only.
     pub unexplained_ns: Option<u64>,
+    /// Time inside the gaps of class `lost` (the kernel dropped trace
+    /// events there) that no traced event covered: unknown, never counted
+    /// as hardware; traced only (absent in files written before it).
+    #[serde(default)]
+    pub lost_ns: Option<u64>,
     /// Time inside gaps per class (exclusive ns, every source counted, the
-    /// untraced time as `unexplained`): what the cause breakdown plots;
-    /// traced only.
+    /// untraced time as `unexplained`, or as `lost` in the gaps where
+    /// events were dropped): what the cause breakdown plots; traced only.
     #[serde(default)]
     pub class_ns: Option<BTreeMap<Class, u64>>,
     /// Sources by total time inside gaps, most first; traced only.
     pub offenders: Option<Vec<Offender>>,
     /// The longest gaps, longest first (with their causes when traced).
     pub longest: Vec<LongEvent>,
+    /// The gaps beyond the thread's histogram (`threads[].histogram`'s
+    /// overflow: from 10 ms by default), counted in coarser buckets of
+    /// [`NOISE_TAIL_RESOLUTION_NS`] up to [`NOISE_TAIL_SIZE_NS`] (longer
+    /// ones are its overflow): what `runs compare` draws the maximum noise
+    /// from. Absent in files written before it.
+    #[serde(default)]
+    pub tail: Option<Histogram>,
 }
 
 /// One source of noise on one CPU.
@@ -192,9 +213,13 @@ pub struct NoiseTrace {
     pub events_missing: Vec<String>,
     /// Stale instances of dead rtshield processes removed at the start.
     pub stale_removed: Vec<String>,
-    /// Events the kernel dropped (`[LOST n EVENTS]`): causes may be
-    /// missing around them.
+    /// Events the kernel dropped (`[LOST n EVENTS]`): the gaps overlapping
+    /// them are of class `lost` (unknown), not unexplained.
     pub lost_events: u64,
+    /// Loss notes without a count (`[LOST EVENTS]`): `lost_events` is
+    /// then a lower bound.
+    #[serde(default)]
+    pub lost_notes_uncounted: u64,
     /// Trace lines that were not events (skipped).
     pub bad_lines: u64,
 }
@@ -236,9 +261,11 @@ mod tests {
             classes: None,
             by_class: None,
             unexplained_ns: None,
+            lost_ns: None,
             class_ns: None,
             offenders: None,
             longest: vec![],
+            tail: None,
         }
     }
 

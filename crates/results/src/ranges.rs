@@ -207,6 +207,7 @@ fn check_noise(n: &NoiseResult) -> Result<(), String> {
     span("noise.period_ns", n.period_ns)?;
     if let Some(t) = &n.trace {
         count("noise.trace.lost_events", t.lost_events)?;
+        count("noise.trace.lost_notes_uncounted", t.lost_notes_uncounted)?;
         count("noise.trace.bad_lines", t.bad_lines)?;
     }
     for (i, c) in n.cpus.iter().enumerate() {
@@ -218,6 +219,7 @@ fn check_noise(n: &NoiseResult) -> Result<(), String> {
             ("min_gap_ns", c.min_gap_ns),
             ("steal_ns", c.steal_ns),
             ("unexplained_ns", c.unexplained_ns),
+            ("lost_ns", c.lost_ns),
         ] {
             v.map_or(Ok(()), |v| span(&f(name), v))?;
         }
@@ -250,6 +252,9 @@ fn check_noise(n: &NoiseResult) -> Result<(), String> {
         }
         for (j, e) in c.longest.iter().enumerate() {
             span(&f(&format!("longest[{j}].len_ns")), e.event.len_ns)?;
+        }
+        if let Some(h) = &c.tail {
+            check_histogram(&f("tail"), h)?;
         }
     }
     Ok(())

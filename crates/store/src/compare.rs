@@ -26,8 +26,12 @@
 //! samples beyond a histogram gets `beyond the histogram` (those samples
 //! are known only at the run's maximum: no interval can be drawn). Samples
 //! beyond a histogram count at that run's exact maximum (the only value
-//! known for them). The resampling is seeded, so the same runs always give
-//! the same output.
+//! known for them). A noise run keeps the gaps beyond its 10 ms histogram
+//! in a coarser tail (100 µs buckets up to 1 s, [`thread_values`]): they
+//! are resampled at their buckets, the top one at the exact maximum, and
+//! two values at most a tail bucket apart are never a difference; so the
+//! `max` row of noise runs gets an interval. The resampling is seeded, so
+//! the same runs always give the same output.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -193,33 +197,147 @@ struct Dense {
     counts: Vec<u64>,
 }
 
-/// Build the shared grid (sorted distinct values, ns) and each run's counts.
-/// Also returns the values that stand for samples beyond a histogram
-/// (each run's maximum when it has overflow) and the widest bucket (ns).
-/// A thread without a histogram (an import of cyclictest without `-h`)
-/// has no distribution to resample: it is left out.
-#[allow(clippy::type_complexity)]
-fn densify(a: &[RunResult], b: &[RunResult]) -> (Vec<i64>, Vec<Dense>, Vec<Dense>, Vec<i64>, i64) {
-    let pairs = |r: &RunResult| -> Vec<(i64, u64)> {
+/// One value of a thread's distribution for the bootstrap.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Val {
+    /// The bucket's lower edge, or an exact value (a maximum), ns.
+    pub at: i64,
+    pub count: u64,
+    /// The width of the bucket it stands for, ns (two values at most
+    /// this far apart are never a difference).
+    pub width: u64,
+    /// `at` is a sample's exact value, not a bucket's edge.
+    pub exact: bool,
+}
+
+/// A thread's distribution: its histogram's buckets, then what lies
+/// beyond it. A noise run's tail (`noise.cpus[].tail`, 100 µs buckets up
+/// to 1 s) gives the lengths of the gaps beyond the 10 ms histogram, its
+/// top sample at the thread's exact maximum; without a tail (a latency
+/// run, an older file) they are all at the exact maximum and `beyond` is
+/// set (no interval can be drawn from them), as for what a tail's own
+/// overflow holds.
+pub(crate) fn thread_values(r: &RunResult, t: &ThreadResult, h: &Histogram) -> (Vec<Val>, bool) {
+    let res = h.resolution_ns;
+    let mut v: Vec<Val> = h
+        .counts
+        .iter()
+        .map(|c| Val {
+            at: c[0].saturating_mul(res) as i64,
+            count: c[1],
+            width: res,
+            exact: false,
+        })
+        .collect();
+    if h.overflow == 0 {
+        return (v, false);
+    }
+    let at_max = |count| Val {
+        at: t.max_ns,
+        count,
+        width: res,
+        exact: true,
+    };
+    let Some(tail) = tail_of(r, t).filter(|tail| {
+        let n = tail
+            .counts
+            .iter()
+            .fold(tail.overflow, |a, c| a.saturating_add(c[1]));
+        n == h.overflow && tail.underflow == 0
+    }) else {
+        v.push(at_max(h.overflow));
+        return (v, true);
+    };
+    let tres = tail.resolution_ns.max(1);
+    let top = tail.counts.last().map(|c| c[0]);
+    for c in &tail.counts {
+        let edge = c[0].saturating_mul(tres) as i64;
+        // The top bucket's largest sample is the exact maximum.
+        let exact_max = tail.overflow == 0
+            && c[1] > 0
+            && Some(c[0]) == top
+            && (edge..edge.saturating_add(tres as i64)).contains(&t.max_ns);
+        let n = if exact_max { c[1] - 1 } else { c[1] };
+        if n > 0 {
+            v.push(Val {
+                at: edge,
+                count: n,
+                width: tres,
+                exact: false,
+            });
+        }
+        if exact_max {
+            v.push(Val {
+                width: tres,
+                ..at_max(1)
+            });
+        }
+    }
+    if tail.overflow > 0 {
+        v.push(Val {
+            width: tres,
+            ..at_max(tail.overflow)
+        });
+    }
+    (v, tail.overflow > 0)
+}
+
+/// The tail of a noise run's thread `t` (its CPU's).
+fn tail_of<'a>(r: &'a RunResult, t: &ThreadResult) -> Option<&'a Histogram> {
+    let cpu = t.cpu?;
+    r.noise
+        .as_ref()?
+        .cpus
+        .iter()
+        .find(|c| c.cpu == cpu)?
+        .tail
+        .as_ref()
+}
+
+/// Both sides on one value grid.
+struct Grid {
+    /// Sorted distinct values, ns.
+    values: Vec<i64>,
+    /// The widest bucket that stands at each value.
+    widths: Vec<u64>,
+    a: Vec<Dense>,
+    b: Vec<Dense>,
+    /// The values that stand for samples beyond every histogram (each
+    /// such thread's maximum).
+    beyond: Vec<i64>,
+    /// The widest bucket of the histograms themselves (tails apart), ns.
+    widest: i64,
+}
+
+impl Grid {
+    /// How far apart two values may be and still be one bucket.
+    fn tolerance(&self, va: i64, vb: i64) -> i64 {
+        let w = |v: i64| {
+            self.values
+                .binary_search(&v)
+                .map_or(0, |i| self.widths[i] as i64)
+        };
+        self.widest.max(w(va)).max(w(vb))
+    }
+}
+
+/// Build the shared grid and each run's counts. A thread without a
+/// histogram (an import of cyclictest without `-h`) has no distribution to
+/// resample: it is left out.
+fn densify(a: &[RunResult], b: &[RunResult]) -> Grid {
+    let mut beyond = Vec::new();
+    let mut all: Vec<Vec<Val>> = Vec::new();
+    for r in a.iter().chain(b) {
         let mut v = Vec::new();
         for (t, h) in hists(r) {
-            for c in &h.counts {
-                v.push(((c[0].saturating_mul(h.resolution_ns)) as i64, c[1]));
+            let (vals, over) = thread_values(r, t, h);
+            if over {
+                beyond.push(t.max_ns);
             }
-            if h.overflow > 0 {
-                v.push((t.max_ns, h.overflow));
-            }
+            v.extend(vals);
         }
-        v
-    };
-    let all: Vec<Vec<(i64, u64)>> = a.iter().chain(b).map(pairs).collect();
-    let mut beyond: Vec<i64> = a
-        .iter()
-        .chain(b)
-        .flat_map(hists)
-        .filter(|(_, h)| h.overflow > 0)
-        .map(|(t, _)| t.max_ns)
-        .collect();
+        all.push(v);
+    }
     beyond.sort_unstable();
     beyond.dedup();
     let widest = a
@@ -229,22 +347,31 @@ fn densify(a: &[RunResult], b: &[RunResult]) -> (Vec<i64>, Vec<Dense>, Vec<Dense
         .map(|(_, h)| h.resolution_ns as i64)
         .max()
         .unwrap_or(1);
-    let mut grid: Vec<i64> = all.iter().flatten().map(|p| p.0).collect();
-    grid.sort_unstable();
-    grid.dedup();
+    let mut values: Vec<i64> = all.iter().flatten().map(|p| p.at).collect();
+    values.sort_unstable();
+    values.dedup();
+    let mut widths = vec![0u64; values.len()];
     let mut dense: Vec<Dense> = all
         .iter()
         .map(|ps| {
-            let mut counts = vec![0u64; grid.len()];
-            for &(v, c) in ps {
-                let i = grid.binary_search(&v).expect("value is on the grid");
-                counts[i] = counts[i].saturating_add(c);
+            let mut counts = vec![0u64; values.len()];
+            for p in ps {
+                let i = values.binary_search(&p.at).expect("value is on the grid");
+                counts[i] = counts[i].saturating_add(p.count);
+                widths[i] = widths[i].max(p.width);
             }
             Dense { counts }
         })
         .collect();
     let db = dense.split_off(a.len());
-    (grid, dense, db, beyond, widest)
+    Grid {
+        values,
+        widths,
+        a: dense,
+        b: db,
+        beyond,
+        widest,
+    }
 }
 
 /// The statistic over counts on the grid; 0 for no samples.
@@ -302,7 +429,8 @@ fn poisson(rng: &mut ChaCha8Rng, lambda: f64) -> u64 {
 
 /// Compare side A with side B.
 pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> Comparison {
-    let (grid, da, db, beyond, widest) = densify(a, b);
+    let gr = densify(a, b);
+    let (grid, da, db, beyond) = (&gr.values, &gr.a, &gr.b, &gr.beyond);
     let g = grid.len();
     let samples = |d: &[Dense]| {
         d.iter()
@@ -316,11 +444,11 @@ pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> C
     };
     let mut pa = vec![0u64; g];
     let mut pb = vec![0u64; g];
-    pool(&da, 0..da.len(), &mut pa);
-    pool(&db, 0..db.len(), &mut pb);
+    pool(da, 0..da.len(), &mut pa);
+    pool(db, 0..db.len(), &mut pb);
     let point: Vec<(i64, i64)> = stats
         .iter()
-        .map(|&s| (stat_of(s, &grid, &pa), stat_of(s, &grid, &pb)))
+        .map(|&s| (stat_of(s, grid, &pa), stat_of(s, grid, &pb)))
         .collect();
 
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -348,8 +476,8 @@ pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> C
                 let kb: Vec<usize> = (0..db.len())
                     .map(|_| rng.random_range(0..db.len()))
                     .collect();
-                pool(&da, ka.into_iter(), &mut ca);
-                pool(&db, kb.into_iter(), &mut cb);
+                pool(da, ka.into_iter(), &mut ca);
+                pool(db, kb.into_iter(), &mut cb);
                 (&ca, &cb)
             }
             Method::Samples => (&pa, &pb),
@@ -374,7 +502,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> C
             } else {
                 (&ra, &rb)
             };
-            ratios[k].push(ratio(stat_of(s, &grid, xa), stat_of(s, &grid, xb)));
+            ratios[k].push(ratio(stat_of(s, grid, xa), stat_of(s, grid, xb)));
         }
     }
     let rows = stats
@@ -392,7 +520,7 @@ pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> C
             let verdict = if beyond.binary_search(&va).is_ok() || beyond.binary_search(&vb).is_ok()
             {
                 Verdict::Beyond
-            } else if (vb - va).abs() <= widest {
+            } else if (vb - va).abs() <= gr.tolerance(va, vb) {
                 // One bucket apart: the histogram cannot tell them apart.
                 Verdict::Same
             } else if lo > 1.0 {
@@ -416,8 +544,8 @@ pub fn compare(a: &[RunResult], b: &[RunResult], stats: &[Stat], seed: u64) -> C
     Comparison {
         runs_a: a.len(),
         runs_b: b.len(),
-        samples_a: samples(&da),
-        samples_b: samples(&db),
+        samples_a: samples(da),
+        samples_b: samples(db),
         method,
         iterations: ITERATIONS,
         rows,

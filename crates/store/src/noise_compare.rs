@@ -8,8 +8,8 @@
 //! difference B − A (percentage points) comes from the same bootstrap:
 //! with at least [`crate::MIN_RUNS`] runs a side the runs are resampled, then in
 //! each resampled run its noise events are redrawn (each histogram
-//! bucket's count as Poisson(count), an event beyond the histogram at the
-//! run's maximum, scaled so that the observed counts give the exact noise
+//! bucket's count as Poisson(count), an event beyond the histogram in its
+//! tail's bucket or at the run's maximum, scaled so that the observed counts give the exact noise
 //! time). A side with a run that is not a noise run, that spun for no
 //! time, or whose noise lengths are unknown (a thread without its
 //! histogram), has no value: the row is `unknown`, never a guess.
@@ -59,13 +59,10 @@ fn run_noise(r: &RunResult) -> Option<RunNoise> {
         // Without its histogram a run's events cannot be redrawn: unknown,
         // never a guess.
         let h = t.histogram.as_ref()?;
-        let res = h.resolution_ns.max(1);
-        for c in &h.counts {
-            // The middle of the bucket.
-            events.push(((c[0] * res) as f64 + res as f64 / 2.0, c[1]));
-        }
-        if h.overflow > 0 {
-            events.push((t.max_ns as f64, h.overflow));
+        for v in crate::compare::thread_values(r, t, h).0 {
+            // The middle of the bucket; a maximum as it is.
+            let mid = if v.exact { 0.0 } else { v.width as f64 / 2.0 };
+            events.push((v.at as f64 + mid, v.count));
         }
     }
     let events_ns = events.iter().map(|(v, c)| v * *c as f64).sum();
@@ -212,9 +209,11 @@ mod tests {
                 classes: None,
                 by_class: None,
                 unexplained_ns: None,
+                lost_ns: None,
                 class_ns: None,
                 offenders: None,
                 longest: vec![],
+                tail: None,
             }],
             trace: None,
         });
@@ -272,5 +271,81 @@ mod tests {
         assert_eq!(r.verdict, Verdict::Unknown, "{r:?}");
         assert_eq!(r.b_pct, None);
         assert_eq!((r.diff_low, r.diff_high), (None, None));
+    }
+
+    /// `noise_run(1000, 10 µs)` plus `long` gaps beyond its 10 ms
+    /// histogram, kept in its tail (`with_tail`) or not (an older file).
+    fn with_long(long: &[u64], with_tail: bool) -> RunResult {
+        let mut r = noise_run(1_000, 10_000);
+        let t = &mut r.threads[0];
+        t.cpu = Some(1);
+        t.max_ns = *long.iter().max().unwrap() as i64;
+        t.histogram.as_mut().unwrap().overflow = long.len() as u64;
+        let c = &mut r.noise.as_mut().unwrap().cpus[0];
+        c.noise_ns += long.iter().sum::<u64>();
+        c.max_single_ns = t.max_ns as u64;
+        let res = rtshield_results::NOISE_TAIL_RESOLUTION_NS;
+        let mut counts: Vec<[u64; 2]> = Vec::new();
+        for v in long {
+            match counts.iter_mut().find(|c| c[0] == v / res) {
+                Some(c) => c[1] += 1,
+                None => counts.push([v / res, 1]),
+            }
+        }
+        counts.sort_unstable();
+        c.tail = with_tail.then_some(rtshield_results::Histogram {
+            resolution_ns: res,
+            buckets: 10_001,
+            counts,
+            overflow: 0,
+            underflow: 0,
+        });
+        r
+    }
+
+    #[test]
+    fn a_maximum_beyond_10_ms_gets_an_interval_from_the_tail() {
+        use crate::compare::{compare, Stat};
+        let ms = 1_000_000;
+        // As on the development VM: maxima of 8 to 56 ms. A's long gaps
+        // 12..31 ms, B's 40..59 ms.
+        let a_long: Vec<u64> = (0..20).map(|k| (12 + k) * ms + 123_456).collect();
+        let b_long: Vec<u64> = (0..20).map(|k| (40 + k) * ms + 654_321).collect();
+        let a = vec![with_long(&a_long, true)];
+        let b = vec![with_long(&b_long, true)];
+        let c = compare(&a, &b, &[Stat::Max, Stat::Percentile(99.9)], 1);
+        let max = &c.rows[0];
+        assert_eq!(max.verdict, Verdict::Worse, "{max:?}");
+        // The exact maxima, not bucket edges.
+        assert_eq!((max.a_ns, max.b_ns), (31_123_456, 59_654_321));
+        assert!(max.ci_low > 1.0 && max.ci_high.is_finite(), "{max:?}");
+        // p99.9 of 1020 gaps is among the long ones: at its tail bucket.
+        let p = &c.rows[1];
+        assert_eq!(p.verdict, Verdict::Worse, "{p:?}");
+        assert_eq!(p.a_ns % 100_000, 0, "{p:?}");
+        // The same distribution on both sides: no difference.
+        let a2 = vec![with_long(
+            &a_long.iter().map(|v| v + 7_000).collect::<Vec<_>>(),
+            true,
+        )];
+        let c = compare(&a, &a2, &[Stat::Max], 1);
+        assert_eq!(c.rows[0].verdict, Verdict::Same, "{:?}", c.rows[0]);
+        // Without the tail (a file written before it): beyond the histogram.
+        let old = vec![with_long(&b_long, false)];
+        let c = compare(&a, &old, &[Stat::Max], 1);
+        assert_eq!(c.rows[0].verdict, Verdict::Beyond, "{:?}", c.rows[0]);
+        // The share available redraws the long gaps from the tail too.
+        let r = compare_available(&a, &b, Method::Samples, 1).unwrap();
+        assert_eq!(r.verdict, Verdict::Worse, "{r:?}");
+    }
+
+    #[test]
+    fn a_tail_that_does_not_add_up_to_the_overflow_is_not_used() {
+        use crate::compare::{compare, Stat};
+        let a = vec![with_long(&[12_000_000, 13_000_000], true)];
+        let mut b = vec![with_long(&[40_000_000, 41_000_000], true)];
+        b[0].threads[0].histogram.as_mut().unwrap().overflow = 3;
+        let c = compare(&a, &b, &[Stat::Max], 1);
+        assert_eq!(c.rows[0].verdict, Verdict::Beyond, "{:?}", c.rows[0]);
     }
 }

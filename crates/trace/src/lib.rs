@@ -30,9 +30,9 @@ pub use analyse::{
     LiveRt, RtPolicy, Spike, SpikeFile, Split, ThreadItem,
 };
 pub use noise::{
-    explain_all as explain_noise, lost_events, Cause as NoiseCause, CauseKind, Class as NoiseClass,
-    Explained, NoiseEvent, Options as NoiseOptions, Source as NoiseSource, SourceTotal,
-    Tally as NoiseTally, Timeline as NoiseTimeline,
+    explain_all as explain_noise, text_line as noise_text_line, Cause as NoiseCause, CauseKind,
+    Class as NoiseClass, Explained, NoiseEvent, Options as NoiseOptions, Source as NoiseSource,
+    SourceTotal, Tally as NoiseTally, TextLine as NoiseTextLine, Timeline as NoiseTimeline,
 };
 pub use pair::{lost_marker, EngineSample, Paired, Pairer, Unsplit};
 pub use parse::{parse, parse_from, parse_line, Event, ParseError, Record};

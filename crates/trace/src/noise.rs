@@ -50,6 +50,14 @@
 //!    unexplained, not IRQ noise, while a 20 µs tick gap of which 11 µs
 //!    are untraced VM exits stays the tick's. The allowance only picks the
 //!    class: `unexplained_ns` is always the whole untraced time.
+//! 7. **Lost events.** When the kernel dropped events of the CPU (a
+//!    `CPU:N [LOST k EVENTS]` note, with or without its count:
+//!    [`Timeline::lost`]), what happened between the last record of the CPU
+//!    before the note and the first one after it is unknown. A gap that
+//!    overlaps such a stretch is **lost** ("unknown (trace events lost)"),
+//!    whatever was traced in it: its untraced time may be a cause whose
+//!    events were dropped, so it is never counted as hardware
+//!    ([`Tally::lost_ns`], apart from [`Tally::unexplained_ns`]).
 
 use crate::parse::{Event, Record};
 use serde::{Deserialize, Serialize};
@@ -131,11 +139,30 @@ pub enum Class {
     Softirq,
     /// Another thread.
     Thread,
+    /// Unknown: the kernel dropped trace events of the CPU during the gap
+    /// (rule 7), so neither a cause nor its absence can be told. Never
+    /// hardware.
+    Lost,
 }
 
 impl Class {
+    /// The name as results.json spells it (`unexplained`, `nmi`, `irq`,
+    /// `tick`, `softirq`, `thread`, `lost`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Unexplained => "unexplained",
+            Class::Nmi => "nmi",
+            Class::Irq => "irq",
+            Class::Tick => "tick",
+            Class::Softirq => "softirq",
+            Class::Thread => "thread",
+            Class::Lost => "lost",
+        }
+    }
+
     /// The column of osnoise's summary it is counted in
-    /// (`HW NMI IRQ SIRQ THREAD`; the tick is an IRQ there).
+    /// (`HW NMI IRQ SIRQ THREAD`; the tick is an IRQ there), and `LOST`,
+    /// which osnoise does not have (its tracer loses no event unnoticed).
     pub fn column(self) -> &'static str {
         match self {
             Class::Unexplained => "HW",
@@ -143,6 +170,7 @@ impl Class {
             Class::Irq | Class::Tick => "IRQ",
             Class::Softirq => "SIRQ",
             Class::Thread => "THREAD",
+            Class::Lost => "LOST",
         }
     }
 }
@@ -258,6 +286,12 @@ pub struct Timeline {
     hard: Option<Ctx>,
     soft: Option<Ctx>,
     thread: Option<Ctx>,
+    /// The latest record of the CPU fed.
+    last_ts: Option<u64>,
+    /// Stretches where events of the CPU were lost (rule 7): from the
+    /// last record before the loss note to the first one after it
+    /// (`None` while none came yet), by start.
+    lost: VecDeque<(u64, Option<u64>)>,
 }
 
 impl Timeline {
@@ -275,6 +309,8 @@ impl Timeline {
             hard: None,
             soft: None,
             thread: None,
+            last_ts: None,
+            lost: VecDeque::new(),
         }
     }
 
@@ -320,12 +356,27 @@ impl Timeline {
         self.hard = Some(ctx(kind, name, number, at));
     }
 
+    /// The kernel dropped events of this CPU after the last record fed
+    /// (a `CPU:N [LOST k EVENTS]` note of this CPU, its count known or
+    /// not): until the next record of the CPU, what happened is unknown
+    /// (rule 7).
+    pub fn lost(&mut self) {
+        if self.lost.back().is_some_and(|l| l.1.is_none()) {
+            return;
+        }
+        self.lost.push_back((self.last_ts.unwrap_or(0), None));
+    }
+
     /// Feed the next record (in trace order).
     pub fn feed(&mut self, r: &Record) {
         if r.cpu != self.cpu {
             return;
         }
         let t = r.ts_ns;
+        self.last_ts = Some(t);
+        if let Some(open) = self.lost.back_mut().filter(|l| l.1.is_none()) {
+            open.1 = Some(t.max(open.0));
+        }
         match &r.event {
             Event::IrqHandlerEntry { irq, name } => {
                 self.open_hard(t, CauseKind::Irq, name, Some(*irq));
@@ -394,6 +445,23 @@ impl Timeline {
         while self.done.front().is_some_and(|c| c.start < limit) {
             self.done.pop_front();
         }
+        while self
+            .lost
+            .front()
+            .is_some_and(|l| l.1.is_some_and(|end| end < limit))
+        {
+            self.lost.pop_front();
+        }
+    }
+
+    /// Whether events of the CPU may have been lost within `(s, e]`: a
+    /// lost stretch `(a, b)` holds events stamped after `a` and before
+    /// `b`, which happened in `(a, b + res)`.
+    fn lost_within(&self, s: u64, e: u64) -> bool {
+        let res = self.opts.ts_resolution_ns;
+        self.lost
+            .iter()
+            .any(|&(a, b)| a < e && b.is_none_or(|b| s < b.saturating_add(res)))
     }
 
     /// Explain one gap from the contexts fed so far (feed every record up
@@ -421,7 +489,11 @@ impl Timeline {
             .collect();
         let mut ns = vec![0u64; members.len()];
         let unexplained = sweep(s, e, &members, &mut ns);
-        explained(*ev, &members, &ns, unexplained, self.opts.overhead_ns)
+        let mut x = explained(*ev, &members, &ns, unexplained, self.opts.overhead_ns);
+        if self.lost_within(s, e) {
+            x.class = Class::Lost;
+        }
+        x
     }
 }
 
@@ -567,18 +639,39 @@ pub fn explain_all(
     events.iter().map(|e| t.explain(e)).collect()
 }
 
-/// Lines of a trace text saying the kernel dropped events
-/// (`CPU:1 [LOST 12 EVENTS]`), summed: causes in that stretch may be
-/// missing (their gaps then read as unexplained).
-pub fn lost_events(text: &str) -> u64 {
-    text.lines()
-        .filter_map(|l| {
-            let l = l.trim();
-            let rest = l.strip_prefix("CPU:")?;
-            let n = rest.split_once("[LOST ")?.1.split_whitespace().next()?;
-            n.parse::<u64>().ok()
-        })
-        .sum()
+/// What one line of a trace text is to the noise timelines.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TextLine {
+    /// An event: feed it to every [`Timeline`].
+    Record(Record),
+    /// The kernel dropped events of `cpu` (`CPU:N [LOST k EVENTS]`);
+    /// `count` is `None` when the note does not say how many
+    /// (`CPU:N [LOST EVENTS]`): call [`Timeline::lost`] on that CPU's.
+    Lost {
+        /// The CPU whose events were dropped.
+        cpu: u32,
+        /// How many, when the kernel said.
+        count: Option<u64>,
+    },
+    /// A blank line, a comment, a header: nothing.
+    Skip,
+    /// A line that is none of the above (counted, skipped).
+    Bad,
+}
+
+/// Read one line of a tracefs buffer (`trace` or `trace_pipe` text).
+pub fn text_line(line: &str) -> TextLine {
+    if let Some((cpu, count)) = crate::pair::lost_marker(line) {
+        return TextLine::Lost { cpu, count };
+    }
+    let t = line.trim_start();
+    if t.is_empty() || t.starts_with('#') || t.starts_with("CPU:") {
+        return TextLine::Skip;
+    }
+    match crate::parse::parse_line(line) {
+        Ok(r) => TextLine::Record(r),
+        Err(_) => TextLine::Bad,
+    }
 }
 
 /// Per-CPU totals over explained gaps: counts per class (osnoise's
@@ -589,8 +682,13 @@ pub struct Tally {
     pub gaps: u64,
     /// Gaps per class.
     pub by_class: BTreeMap<Class, u64>,
-    /// Time no context covered, summed over the gaps.
+    /// Time no context covered, summed over the gaps, those of class
+    /// [`Class::Lost`] apart: hardware, firmware, the hypervisor.
     pub unexplained_ns: u64,
+    /// Time no context covered in the gaps of class [`Class::Lost`]:
+    /// unknown (events were dropped there), never hardware.
+    #[serde(default)]
+    pub lost_ns: u64,
     /// Time and runs per source, summed over the gaps.
     pub by_source: BTreeMap<Source, SourceTotal>,
 }
@@ -613,7 +711,11 @@ impl Tally {
     pub fn add(&mut self, x: &Explained) {
         self.gaps += 1;
         *self.by_class.entry(x.class).or_default() += 1;
-        self.unexplained_ns += x.unexplained_ns;
+        if x.class == Class::Lost {
+            self.lost_ns += x.unexplained_ns;
+        } else {
+            self.unexplained_ns += x.unexplained_ns;
+        }
         for c in &x.causes {
             let t = self.by_source.entry(c.source.clone()).or_default();
             t.ns += c.ns;
@@ -624,7 +726,7 @@ impl Tally {
     }
 
     /// Gaps counted in one of osnoise's columns (`HW`, `NMI`, `IRQ`,
-    /// `SIRQ`, `THREAD`).
+    /// `SIRQ`, `THREAD`), or `LOST` ([`Class::column`]).
     pub fn column(&self, name: &str) -> u64 {
         self.by_class
             .iter()
@@ -672,12 +774,110 @@ mod tests {
     }
 
     #[test]
-    fn lost_lines_are_summed() {
+    fn loss_notes_with_and_without_a_count() {
         assert_eq!(
-            lost_events("CPU:1 [LOST 12 EVENTS]\nx\n CPU:0 [LOST 3 EVENTS]\n"),
-            15
+            text_line(" CPU:1 [LOST 12 EVENTS]"),
+            TextLine::Lost {
+                cpu: 1,
+                count: Some(12)
+            }
         );
-        assert_eq!(lost_events("CPU:1 [LOST many EVENTS]\n"), 0);
+        // The kernel's note when it cannot count (overwritten pages).
+        assert_eq!(
+            text_line("CPU:0 [LOST EVENTS]"),
+            TextLine::Lost {
+                cpu: 0,
+                count: None
+            }
+        );
+        assert_eq!(text_line("# tracer: nop"), TextLine::Skip);
+        assert_eq!(text_line("CPU:1 something"), TextLine::Skip);
+        assert_eq!(text_line("garbage"), TextLine::Bad);
+        assert!(matches!(
+            text_line("s-500 [001] d.h1. 1.000001: irq_handler_entry: irq=5 name=a"),
+            TextLine::Record(_)
+        ));
+    }
+
+    /// Feed trace text line by line as the noise session does: records to
+    /// the timeline, loss notes of its CPU to [`Timeline::lost`].
+    fn timeline_of(text: &str) -> Timeline {
+        let mut tl = Timeline::new(1, SPIN, Options::default());
+        for l in text.lines() {
+            match text_line(l) {
+                TextLine::Record(r) => tl.feed(&r),
+                TextLine::Lost { cpu: 1, .. } => tl.lost(),
+                _ => {}
+            }
+        }
+        tl
+    }
+
+    #[test]
+    fn a_gap_over_lost_events_is_lost_not_hardware() {
+        // CPU 1's events between 800.000010 and 800.003000 were dropped
+        // (the note comes before the first record after the loss); CPU 0's
+        // note says nothing of CPU 1.
+        let t = "s-500 [001] d.h1. 800.000009: irq_handler_entry: irq=5 name=a
+                 s-500 [001] d.h1. 800.000010: irq_handler_exit: irq=5 ret=handled
+                 CPU:0 [LOST 7 EVENTS]
+                 x-1 [000] d.h1. 800.000500: irq_handler_entry: irq=6 name=b
+                 CPU:1 [LOST 40 EVENTS]
+                 s-500 [001] d.h1. 800.003000: irq_handler_entry: irq=5 name=a
+                 s-500 [001] d.h1. 800.003001: irq_handler_exit: irq=5 ret=handled
+";
+        let tl = timeline_of(t);
+        // 1.7 ms with no traced context, inside the stretch: lost.
+        let x = tl.explain(&ev(800_001_000_000, 1_700_000));
+        assert_eq!(x.class, Class::Lost);
+        assert_eq!(x.class.column(), "LOST");
+        assert_eq!(x.unexplained_ns, 1_700_000);
+        // Overlapping its start or its end (its first record's µs) too.
+        assert_eq!(tl.explain(&ev(800_000_005_000, 6_000)).class, Class::Lost);
+        assert_eq!(tl.explain(&ev(800_003_000_500, 2_000)).class, Class::Lost);
+        // Before and after it: as without a loss.
+        let before = tl.explain(&ev(800_000_008_500, 1_000));
+        assert_eq!(before.class, Class::Irq);
+        assert_eq!(
+            tl.explain(&ev(800_004_000_000, 1_700_000)).class,
+            Class::Unexplained
+        );
+        let mut tally = Tally::default();
+        tally.add(&x);
+        tally.add(&tl.explain(&ev(800_004_000_000, 1_700_000)));
+        assert_eq!((tally.column("LOST"), tally.column("HW")), (1, 1));
+        assert_eq!(
+            (tally.lost_ns, tally.unexplained_ns),
+            (1_700_000, 1_700_000)
+        );
+    }
+
+    #[test]
+    fn a_loss_without_a_count_or_a_next_record_is_open_ended() {
+        // `[LOST EVENTS]` (no count) after the last record: every later
+        // gap is unknown until a record of CPU 1 comes.
+        let t = "s-500 [001] d.h1. 900.000001: irq_handler_entry: irq=5 name=a
+                 s-500 [001] d.h1. 900.000002: irq_handler_exit: irq=5 ret=handled
+                 CPU:1 [LOST EVENTS]
+";
+        let mut tl = timeline_of(t);
+        assert_eq!(
+            tl.explain(&ev(950_000_000_000, 1_000_000)).class,
+            Class::Lost
+        );
+        // Forgetting keeps an open stretch; a closed one goes once old.
+        tl.forget_before(990_000_000_000);
+        assert_eq!(tl.explain(&ev(995_000_000_000, 1_000)).class, Class::Lost);
+        let r = crate::parse::parse_line(
+            "s-500 [001] d.h1. 999.000000: irq_handler_entry: irq=5 name=a",
+        )
+        .unwrap();
+        tl.feed(&r);
+        tl.forget_before(999_100_000_000);
+        assert_eq!(
+            tl.explain(&ev(999_200_000_000, 1_000)).class,
+            Class::Unexplained
+        );
     }
 
     #[test]

@@ -55,13 +55,14 @@ pub(crate) fn has_noise(runs: &[Run]) -> bool {
 }
 
 /// The colour of each class (same order as [`CLASSES`]), then "untraced".
-const COLORS: [(u8, u8, u8); 7] = [
+const COLORS: [(u8, u8, u8); 8] = [
     (150, 150, 150),
     (140, 86, 75),
     (31, 119, 180),
     (44, 160, 44),
     (255, 127, 14),
     (214, 39, 40),
+    (188, 189, 34),
     (200, 200, 200),
 ];
 

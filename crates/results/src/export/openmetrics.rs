@@ -499,7 +499,7 @@ fn noise_figures(s: &mut String, n: &crate::NoiseResult, stamp: &str, dialect: D
     counter_family(
         s,
         name,
-        "Noise events per osnoise class (HW: no kernel event; traced runs only).",
+        "Noise events per osnoise class (HW: no kernel event; LOST: trace events dropped, cause unknown; traced runs only).",
         dialect,
     );
     for c in &n.cpus {
@@ -513,6 +513,24 @@ fn noise_figures(s: &mut String, n: &crate::NoiseResult, stamp: &str, dialect: D
                     label(k)
                 );
             }
+        }
+    }
+    let name = "rtshield_noise_class_time_seconds";
+    counter_family(
+        s,
+        name,
+        "Time inside noise events per class (unexplained: no kernel event; lost: trace events dropped, cause unknown; traced runs only).",
+        dialect,
+    );
+    for c in &n.cpus {
+        for (k, v) in c.class_ns.iter().flatten() {
+            let _ = writeln!(
+                s,
+                "{name}_total{{{},class=\"{}\"}} {}{stamp}",
+                cpu_label(c.cpu),
+                label(k.name()),
+                secs_exact(i128::from(*v))
+            );
         }
     }
 }
@@ -559,9 +577,15 @@ mod tests {
             ("IRQ", 2),
             ("SIRQ", 0),
             ("THREAD", 0),
+            ("LOST", 1),
         ] {
             classes.insert(k.to_string(), v);
         }
+        let class_ns = [
+            (crate::NoiseClass::Unexplained, 40_000),
+            (crate::NoiseClass::Lost, 5_000),
+        ]
+        .into();
         r.noise = Some(crate::NoiseResult {
             threshold_ns: 1_000,
             runtime_ns: 1_000_000_000,
@@ -586,9 +610,11 @@ mod tests {
                 classes: Some(classes),
                 by_class: None,
                 unexplained_ns: Some(40_000),
-                class_ns: None,
+                lost_ns: Some(5_000),
+                class_ns: Some(class_ns),
                 offenders: Some(vec![]),
                 longest: vec![],
+                tail: None,
             }],
             trace: None,
         });
@@ -609,6 +635,11 @@ mod tests {
             "rtshield_noise_max_single_seconds{cpu=\"1\"} 0.00004",
             "rtshield_noise_events_total{cpu=\"1\"} 3",
             "rtshield_noise_class_events_total{cpu=\"1\",class=\"IRQ\"} 2",
+            // The gaps where trace events were lost, apart from HW.
+            "rtshield_noise_class_events_total{cpu=\"1\",class=\"LOST\"} 1",
+            "rtshield_noise_class_events_total{cpu=\"1\",class=\"HW\"} 1",
+            "rtshield_noise_class_time_seconds_total{cpu=\"1\",class=\"unexplained\"} 0.00004",
+            "rtshield_noise_class_time_seconds_total{cpu=\"1\",class=\"lost\"} 0.000005",
         ] {
             assert!(t.lines().any(|l| l == line), "{line} missing:\n{t}");
         }

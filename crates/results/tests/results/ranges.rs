@@ -235,9 +235,11 @@ fn noise_json(n: usize, ns: u64, c: u64) -> String {
         classes: None,
         by_class: None,
         unexplained_ns: Some(ns),
+        lost_ns: None,
         class_ns: None,
         offenders: Some(vec![]),
         longest: vec![],
+        tail: None,
     };
     r.noise = Some(NoiseResult {
         threshold_ns: 1_000,

@@ -238,6 +238,13 @@ impl MainSide<'_> {
             self.times.as_deref_mut(),
             self.spec,
         );
+        // The figures were read after `elapsed` (and the read may wait for
+        // the rings): samples woken since are in them. The snapshot's time
+        // must cover every period they account for, or a run resumed from
+        // this checkpoint measures those periods again (a loaded machine
+        // delayed the main thread past the +2 periods of rounding that
+        // `run_longrun::kill_9_then_resume_counts_no_sample_twice` allows).
+        let elapsed = elapsed.max((now_ns() - self.t0).max(0) as u64);
         Snapshot {
             spec: self.spec,
             ready: &self.ready,
@@ -466,7 +473,7 @@ fn interval_stats(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hotloop::{hot_loop, LoopConfig, Waiter};
+    use crate::hotloop::{hand_over, hot_loop, LoopConfig, Waiter};
     use crate::Mode;
 
     fn loop_cfg(period_ns: u64, samples: u64) -> LoopConfig {
@@ -580,6 +587,63 @@ mod tests {
                 .iter()
                 .any(|w| w.contains("136 samples") && w.contains("lost")),
             "{warnings:?}"
+        );
+    }
+
+    #[test]
+    fn a_snapshot_s_time_covers_every_sample_in_it() {
+        // A checkpoint whose samples outrun its time makes `run --resume`
+        // measure those periods twice: the figures are read after the
+        // time the caller took, so the snapshot's time is taken after them.
+        let spec = MeasureSpec::new(&[0], 1_000_000);
+        let (mut producers, rings) = rings(&spec, true);
+        let lives = vec![Live::default()];
+        let flags = (AtomicBool::new(false), AtomicBool::new(false));
+        let t0 = now_ns();
+        let mut acc = Accum::default();
+        std::thread::sleep(Duration::from_millis(5));
+        // A sample woken 5 ms into the run, after the caller's stale time.
+        let woke = now_ns();
+        hand_over(&mut acc, &mut producers[0], &lives[0], 10_000, 0, woke);
+        let mut main = MainSide {
+            spec: &spec,
+            ready: vec![Some(Ready {
+                index: 0,
+                tid: 1,
+                cpu: Some(0),
+                policy: spec.threads[0].policy,
+                refused: None,
+                fatal: None,
+            })],
+            tids: vec![1],
+            lives: &lives,
+            rings,
+            hists: vec![ThreadHistograms::new(
+                spec.histo_size_ns,
+                spec.resolution_ns,
+            )],
+            ival: vec![IvalAcc::default()],
+            mark_rx: Vec::new(),
+            marks: Vec::new(),
+            times: None,
+            inner_stop: &flags.0,
+            trace_stopped: &flags.1,
+            t0,
+        };
+        let info = SnapshotInfo {
+            started_at: "",
+            warnings: &[],
+            dma: None,
+            memlocked: true,
+            caller_rt_runtime_us: None,
+        };
+        let m = main.snapshot(1_000, &info);
+        assert_eq!(main.hists[0].samples, 1, "the sample is in the snapshot");
+        assert!(
+            m.elapsed_ns >= (woke - t0) as u64,
+            "snapshot time {} ns before its sample at {} ns",
+            m.elapsed_ns,
+            woke - t0
         );
     }
 }

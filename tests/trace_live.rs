@@ -795,9 +795,10 @@ fn a_tiny_trace_buffer_loses_events_and_the_split_says_so() {
 }
 
 /// Issue 26: without `--trace-buffer-kb` the buffer is sized from the
-/// period (200 us: 5000 wake-ups a second × 256 B = 1252 KiB, far below
-/// any RAM cap) and said so; the per-CPU stats are read (0 or more
-/// overwritten, never absent on a live kernel).
+/// period (200 us, spikes only: 250 ms of 5000 wake-ups a second × 256 B
+/// = 316 KiB; with `--split` 1 s: 1252 KiB; far below any RAM cap) and
+/// said so; the per-CPU stats are read (0 or more overwritten, never
+/// absent on a live kernel).
 #[test]
 fn without_a_size_the_buffer_follows_the_period_and_drops_are_read() {
     if cannot_run() {
@@ -805,16 +806,18 @@ fn without_a_size_the_buffer_follows_the_period_and_drops_are_read() {
     }
     let _turn = one_at_a_time();
     let d = tempfile::tempdir().unwrap();
-    let out = d.path().join("res");
-    let o = measure_cmd(&out, &["--samples", "2000", "--trace-on", "50ms"])
-        .output()
-        .unwrap();
-    assert!(o.status.success(), "{}", text(&o));
-    let t = &results(&out)["trace"];
-    assert_eq!(t["buffer_kb"], 1252, "{t}");
-    assert_eq!(t["buffer_auto"], true);
-    assert!(t["overrun_events"].as_u64().is_some(), "{t}");
-    assert!(t["dropped_events"].as_u64().is_some(), "{t}");
+    for (args, kb) in [(&["--trace-on", "50ms"][..], 316), (&["--split"][..], 1252)] {
+        let out = d.path().join(format!("r{kb}"));
+        let o = measure_cmd(&out, &[&["--samples", "2000"][..], args].concat())
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", text(&o));
+        let t = &results(&out)["trace"];
+        assert_eq!(t["buffer_kb"], kb, "{t}");
+        assert_eq!(t["buffer_auto"], true);
+        assert!(t["overrun_events"].as_u64().is_some(), "{t}");
+        assert!(t["dropped_events"].as_u64().is_some(), "{t}");
+    }
 }
 
 /// Issue 25 item 5: a campaign with `split = true` measures each cell

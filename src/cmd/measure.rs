@@ -124,7 +124,7 @@ pub(crate) struct TraceArgs {
     /// Split every wake-up into timer IRQ latency and thread latency (trace events; root): two more histograms per thread in every result file.
     #[arg(long)]
     pub(crate) split: bool,
-    /// Per-CPU trace buffer in KiB, 1..1048576 [default: 256]; each explained spike reads all of it.
+    /// Per-CPU trace buffer in KiB, 1..1048576 [default: sized from the period, at least 256]; each explained spike reads all of it.
     #[arg(long, value_name = "KIB")]
     pub(crate) trace_buffer_kb: Option<u32>,
 }

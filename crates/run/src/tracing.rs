@@ -147,7 +147,7 @@ impl Session {
         let cpus: CpuSet = spec.threads.iter().filter_map(|t| t.cpu).collect();
         let (buffer_kb, buffer_auto) = match t.buffer_kb {
             Some(kb) => (kb, false),
-            None => (buffer_kb_for(root, spec), true),
+            None => (buffer_kb_for(root, spec, t.split), true),
         };
         let mut s = Session {
             spec: t.clone(),
@@ -573,10 +573,16 @@ impl Session {
 }
 
 /// How long the buffer rtshield sizes itself holds of the measuring
-/// threads' own events: the `--split` reader drains every 20 ms, so this
-/// leaves it 50 drains of delay (a long spike analysis, a stall); without
-/// `--split` a spike is read at the next drain, from 50 ms before it.
-const AUTO_HOLD_NS: u64 = 1_000_000_000;
+/// threads' own events with `--split`: the reader drains `trace_pipe`
+/// every 20 ms, so this leaves it 50 drains of delay (a long spike
+/// analysis, a stall) before events are overwritten unread. The size costs
+/// nothing per read there (a consuming read takes only what is new).
+const HOLD_SPLIT_NS: u64 = 1_000_000_000;
+/// The same without `--split` (`--trace-on` alone): a spike is read at the
+/// next drain, at most 20 ms later, and parsed from 50 ms before it, so
+/// 250 ms holds its window 3 times over; every explained spike reads the
+/// whole buffer, so a larger one costs CPU per spike (docs/trace.md).
+const HOLD_SPIKES_NS: u64 = 250_000_000;
 /// What one wake-up of a measuring thread writes into the ring buffer:
 /// about 6 events (arm, switch out, expiry, waking, wakeup, switch in) of
 /// 24-64 bytes with their headers (docs/scale.md, "Tracing").
@@ -587,16 +593,15 @@ const RAM_SHARE_DIV: u64 = 32;
 /// The cap per CPU when RAM is unknown (`/proc/meminfo` unreadable), KiB.
 const UNKNOWN_RAM_CAP_KB: u64 = 8192;
 
-/// The per-CPU buffer, KiB, when none is given: [`AUTO_HOLD_NS`] of the
-/// wake-ups of the busiest measured CPU (`wakeups_per_s`: its threads'
-/// 1/period summed) at [`BYTES_PER_WAKEUP`], at least
+/// The per-CPU buffer, KiB, when none is given: room for `wakeups`
+/// wake-ups of one CPU at [`BYTES_PER_WAKEUP`] each, at least
 /// [`TRACE_BUFFER_KB_AUTO_MIN`](rtshield_limits::TRACE_BUFFER_KB_AUTO_MIN);
 /// capped so that the buffers of all `cpus` CPUs (the instance's size is
 /// per CPU, every online CPU gets one) take at most 1/32 of `mem_total_kb`
 /// (8 MiB per CPU when unknown), and within the accepted range.
-pub(crate) fn auto_buffer_kb(wakeups_per_s: f64, cpus: u32, mem_total_kb: Option<u64>) -> u32 {
+pub(crate) fn auto_buffer_kb(wakeups: f64, cpus: u32, mem_total_kb: Option<u64>) -> u32 {
     let range = rtshield_limits::TRACE_BUFFER_KB;
-    let bytes = wakeups_per_s.max(0.0) * BYTES_PER_WAKEUP as f64 * AUTO_HOLD_NS as f64 / 1e9;
+    let bytes = wakeups.max(0.0) * BYTES_PER_WAKEUP as f64;
     // Whole 4 KiB pages.
     let want = ((bytes / 1024.0).ceil() as u64).div_ceil(4) * 4;
     let want = want.max(rtshield_limits::TRACE_BUFFER_KB_AUTO_MIN as u64);
@@ -606,15 +611,22 @@ pub(crate) fn auto_buffer_kb(wakeups_per_s: f64, cpus: u32, mem_total_kb: Option
     want.min(cap).clamp(range.min as u64, range.max as u64) as u32
 }
 
-/// [`auto_buffer_kb`] for `spec` on this machine (online CPUs, RAM).
-fn buffer_kb_for(root: &Root, spec: &MeasureSpec) -> u32 {
+/// [`auto_buffer_kb`] for `spec` on this machine (online CPUs, RAM): the
+/// wake-ups of the busiest measured CPU (its threads' 1/period summed)
+/// over [`HOLD_SPLIT_NS`] with `split`, else [`HOLD_SPIKES_NS`].
+fn buffer_kb_for(root: &Root, spec: &MeasureSpec, split: bool) -> u32 {
     let mut per_cpu = std::collections::BTreeMap::<u32, f64>::new();
     for t in &spec.threads {
         *per_cpu.entry(t.cpu.unwrap_or(u32::MAX)).or_default() += 1e9 / t.period_ns.max(1) as f64;
     }
     let busiest = per_cpu.values().copied().fold(0.0, f64::max);
+    let hold_ns = if split { HOLD_SPLIT_NS } else { HOLD_SPIKES_NS };
     let cpus = rtshield_sys::online_cpus(root).map_or(1, |c| c.len() as u32);
-    auto_buffer_kb(busiest, cpus, rtshield_sys::mem_total_kb(root))
+    auto_buffer_kb(
+        busiest * hold_ns as f64 / 1e9,
+        cpus,
+        rtshield_sys::mem_total_kb(root),
+    )
 }
 
 fn describe(m: &SpikeMark) -> String {
@@ -713,18 +725,18 @@ mod tests {
         std::fs::write(d.join("comm"), format!("{comm}\n")).unwrap();
     }
 
-    /// The rule of docs/trace.md: 1 s of the busiest CPU's wake-ups at
-    /// 256 B, at least 256 KiB, the instance at most 1/32 of RAM.
+    /// The rule of docs/trace.md: the wake-ups to hold at 256 B, at
+    /// least 256 KiB, the instance at most 1/32 of RAM.
     #[test]
-    fn the_buffer_is_sized_from_the_period_bounded_by_ram_per_cpu() {
+    fn the_buffer_holds_its_wake_ups_bounded_by_ram_per_cpu() {
         let gib = 1 << 20;
-        // 1 ms: 250 KiB needed, the floor.
+        // 1 s at 1 ms: 250 KiB needed, the floor.
         assert_eq!(auto_buffer_kb(1_000.0, 2, Some(16 * gib)), 256);
-        // 100 us: 10 000 wake-ups/s × 256 B = 2500 KiB.
+        // 1 s at 100 us: 10 000 wake-ups × 256 B = 2500 KiB.
         assert_eq!(auto_buffer_kb(10_000.0, 2, Some(16 * gib)), 2500);
-        // 50 us, or two threads at 100 us on one CPU: twice that.
+        // 1 s at 50 us, or two threads at 100 us on one CPU: twice that.
         assert_eq!(auto_buffer_kb(20_000.0, 2, Some(16 * gib)), 5000);
-        // 10 us: 25 000 KiB per CPU.
+        // 1 s at 10 us: 25 000 KiB per CPU.
         assert_eq!(auto_buffer_kb(100_000.0, 2, Some(16 * gib)), 25_000);
         // 128 CPUs with 8 GiB: at most 8 GiB / 32 / 128 = 2048 KiB each.
         assert_eq!(auto_buffer_kb(10_000.0, 128, Some(8 * gib)), 2048);
@@ -755,10 +767,13 @@ mod tests {
         let mut spec = MeasureSpec::new(&[1, 1, 2], 100_000);
         spec.threads[1].period_ns = 200_000;
         spec.threads[2].period_ns = 200_000;
-        // 15 000 × 256 B = 3750 KiB, 1 GiB / 32 / 4 CPUs = 8192 KiB.
-        assert_eq!(buffer_kb_for(&root, &spec), 3752);
+        // --split: 1 s, 15 000 × 256 B = 3750 KiB; 1 GiB / 32 / 4 CPUs
+        // = 8192 KiB at most.
+        assert_eq!(buffer_kb_for(&root, &spec, true), 3752);
+        // Spikes only: 250 ms, 3750 wake-ups = 937.5 KiB.
+        assert_eq!(buffer_kb_for(&root, &spec, false), 940);
         std::fs::write(d.path().join("proc/meminfo"), "MemTotal: 262144 kB\n").unwrap();
-        assert_eq!(buffer_kb_for(&root, &spec), 2048);
+        assert_eq!(buffer_kb_for(&root, &spec, true), 2048);
     }
 
     #[test]

@@ -317,3 +317,36 @@ fn campaign_samples_instead_of_duration() {
         "{e}"
     );
 }
+
+/// Issue 25 item 5: `split = true` (in `[measure]` or as an axis) makes
+/// each cell `measure --split`, so Table 1.1 can come out of a campaign;
+/// `false` leaves the option out; anything else is refused at its value.
+#[test]
+fn campaign_split_setting_becomes_measures_split() {
+    let head = "name = \"x\"\ncpus = \"1\"\nduration = \"2s\"\n";
+    let out = ok(dry_run(&format!(
+        "{head}[measure]\nsplit = true\n[axes]\nisolation = [\"none\"]\n"
+    ))
+    .2);
+    assert!(
+        out.contains("rtshield measure --cpus 1 --duration 2s --split\n"),
+        "{out}"
+    );
+    let out = ok(dry_run(&format!("{head}[axes]\nsplit = [false, true]\n")).2);
+    let lines: Vec<&str> = out
+        .lines()
+        .filter(|l| l.contains("rtshield measure"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        !lines[0].contains("--split") && lines[1].contains("--split"),
+        "{out}"
+    );
+    let e = refused(&format!(
+        "{head}[measure]\nsplit = \"maybe\"\n[axes]\nisolation = [\"none\"]\n"
+    ));
+    assert!(
+        e.contains("c.toml:5:9: split `maybe`: expected true or false"),
+        "{e}"
+    );
+}

@@ -72,6 +72,12 @@ fn without_tracefs_the_reason_is_said_once_and_the_run_measures() {
     assert_eq!(r["threads"][0]["samples"], 50);
     assert_eq!(r["trace"]["unavailable"], why);
     assert!(r["threads"][0].get("split").is_none());
+    // No instance: the buffer's losses are unknown (null), not 0; its
+    // size was chosen (1 ms: the 256 KiB floor), not given.
+    assert!(r["trace"]["overrun_events"].is_null(), "{}", r["trace"]);
+    assert!(r["trace"]["dropped_events"].is_null());
+    assert_eq!(r["trace"]["buffer_kb"], 256);
+    assert_eq!(r["trace"]["buffer_auto"], true);
     let txt = std::fs::read_to_string(out.join("spikes.txt")).unwrap();
     assert!(txt.starts_with(&format!("# no trace: {why}\n")), "{txt}");
     assert!(

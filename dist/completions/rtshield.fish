@@ -74,7 +74,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l label -d '
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l tag -d 'Tag the run (repeatable): stored in results.json and in the results store, e.g. `--tag board=pi3-a`' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l trace-on -d 'Explain every wake-up later than DUR (1us..1s) from kernel trace events: spikes.json and spikes.txt in the output directory (root)' -r
-complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l trace-buffer-kb -d 'Per-CPU trace buffer in KiB, 1..1048576 [default: 256]; each explained spike reads all of it' -r
+complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l trace-buffer-kb -d 'Per-CPU trace buffer in KiB, 1..1048576 [default: sized from the period, at least 256]; each explained spike reads all of it' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -l force-unsafe-dir -d 'Write into --out (or next to --json) even if it is owned by another user or writable by others without the sticky bit'
 complete -c rtshield -n "__fish_rtshield_using_subcommand measure" -s q -l quiet -d 'No live display, only the final summary'

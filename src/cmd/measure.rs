@@ -124,7 +124,7 @@ pub(crate) struct TraceArgs {
     /// Split every wake-up into timer IRQ latency and thread latency (trace events; root): two more histograms per thread in every result file.
     #[arg(long)]
     pub(crate) split: bool,
-    /// Per-CPU trace buffer in KiB, 1..1048576 [default: 256]; each explained spike reads all of it.
+    /// Per-CPU trace buffer in KiB, 1..1048576 [default: sized from the period, at least 256]; each explained spike reads all of it.
     #[arg(long, value_name = "KIB")]
     pub(crate) trace_buffer_kb: Option<u32>,
 }
@@ -366,21 +366,47 @@ fn print_trace(r: &RunResult) {
     }
     if t.split {
         for th in &r.threads {
-            if let Some(sp) = &th.split {
-                outln!(
-                    "  thread {} split over {} wake-ups: IRQ latency p50 {} p99 {} max {}; thread latency p50 {} p99 {} max {}",
-                    th.index,
-                    sp.samples,
-                    fmt_ns(sp.irq.percentiles["50"]),
-                    fmt_ns(sp.irq.percentiles["99"]),
-                    fmt_ns(sp.irq.max_ns),
-                    fmt_ns(sp.thread.percentiles["50"]),
-                    fmt_ns(sp.thread.percentiles["99"]),
-                    fmt_ns(sp.thread.max_ns)
-                );
+            if let Some(line) = split_line(th) {
+                outln!("{line}");
             }
         }
     }
+}
+
+/// A thread's `--split` line of the summary: each part's p50, p99 and
+/// maximum (`?` when unknown: a percentile needs 100 split samples for p99,
+/// a maximum at least one), then the samples not split, by reason.
+fn split_line(th: &rtshield_results::ThreadResult) -> Option<String> {
+    let sp = th.split.as_ref()?;
+    let part = |p: &rtshield_results::LatencyPart| {
+        let pct = |k: &str| p.percentiles.get(k).map_or("?".into(), |v| fmt_ns(*v));
+        format!(
+            "p50 {} p99 {} max {}",
+            pct("50"),
+            pct("99"),
+            p.max_ns.map_or("?".into(), fmt_ns)
+        )
+    };
+    let mut line = format!(
+        "  thread {} split over {} wake-ups: IRQ latency {}; thread latency {}",
+        th.index,
+        sp.samples,
+        part(&sp.irq),
+        part(&sp.thread)
+    );
+    match &sp.unsplit {
+        Some(u) if u.values().any(|n| *n > 0) => {
+            let by: Vec<String> = u
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(why, n)| format!("{n} {why}"))
+                .collect();
+            line.push_str(&format!("; not split: {}", by.join(", ")));
+        }
+        Some(_) => line.push_str("; not split: none"),
+        None => {}
+    }
+    Some(line)
 }
 
 /// Where the results are, never claiming a file is in `out` when it is
@@ -531,4 +557,60 @@ fn print_summary(
         m.elapsed_ns % 1_000_000_000,
         rtshield_results::or_unknown(r.end_reason.as_ref(), "?")
     );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_line;
+    use rtshield_results::{example_result, LatencyPart, SplitResult};
+
+    fn part(n: u64) -> LatencyPart {
+        let mut h = rtshield_measure::ThreadHistograms::new(100_000, 1000);
+        let mut e = rtshield_results::MinMaxSum::default();
+        for i in 0..n {
+            h.record(1000 + i as i64, 0, 0);
+            e.add(1000 + i as i64);
+        }
+        LatencyPart {
+            min_ns: e.min(),
+            max_ns: e.max(),
+            avg_ns: e.mean(),
+            histogram: h.to_histogram(),
+            percentiles: h.percentiles(),
+        }
+    }
+
+    /// Issue 22 item 10 (review): with fewer than 100 split samples p99 is
+    /// absent from the result (schema 2), and with none every figure is:
+    /// the summary says `?` where it used to panic on the missing key.
+    #[test]
+    fn a_split_of_few_or_no_samples_prints_unknown_and_the_reasons() {
+        let mut r = example_result();
+        let t = &mut r.threads[0];
+        t.split = Some(SplitResult {
+            samples: 50,
+            unsplit: Some([("lost_events".to_string(), 7), ("overrun".to_string(), 0)].into()),
+            irq: part(50),
+            thread: part(50),
+        });
+        let line = split_line(t).unwrap();
+        assert!(
+            line.contains(" p99 ? max 1049ns; thread latency p50 "),
+            "{line}"
+        );
+        assert!(!line.contains("p50 ?"), "{line}");
+        assert!(line.ends_with("; not split: 7 lost_events"), "{line}");
+        t.split = Some(SplitResult {
+            samples: 0,
+            unsplit: Some([("not_traced".to_string(), 50)].into()),
+            irq: part(0),
+            thread: part(0),
+        });
+        let line = split_line(t).unwrap();
+        assert!(
+            line.contains("split over 0 wake-ups: IRQ latency p50 ? p99 ? max ?; thread latency p50 ? p99 ? max ?"),
+            "{line}"
+        );
+        assert!(line.ends_with("; not split: 50 not_traced"), "{line}");
+    }
 }

@@ -60,6 +60,8 @@ impl Campaign {
                 "max_latency" => {
                     r.max_latency_ns = Some(parse::<Dur>(Setting::MaxLatency, "DUR", &v)?.ns())
                 }
+                // `true` or `false`: checked when parsed.
+                "split" => r.trace.split = v == "true",
                 other => unreachable!("{other} is not a setting (checked when parsed)"),
             }
         }

@@ -43,6 +43,8 @@ pub(crate) const SETTINGS: &[(&str, &str)] = &[
     ("histo_size", "--histo-size"),
     ("resolution", "--resolution"),
     ("max_latency", "--max-latency"),
+    // A switch: `true` adds the option, `false` leaves it out.
+    ("split", "--split"),
 ];
 
 /// The implicit axis every campaign has: the kernel each run was measured
@@ -253,6 +255,9 @@ fn check_setting(key: &str, v: &str) -> Result<(), String> {
         }
         "resolution" if !["us", "ns"].contains(&v) => {
             return Err(format!("resolution `{v}`: expected us or ns"));
+        }
+        "split" if !["true", "false"].contains(&v) => {
+            return Err(format!("split `{v}`: expected true or false"));
         }
         "max_latency" => {
             // measure's --max-latency: a duration with its unit.
@@ -810,8 +815,15 @@ impl Campaign {
             args.extend(["--samples".into(), n.to_string()]);
         }
         for (k, v) in self.settings(cell) {
-            args.push(option_of(&k).into());
-            args.push(v);
+            match k.as_str() {
+                // A switch: no value.
+                "split" if v == "true" => args.push(option_of(&k).into()),
+                "split" => {}
+                _ => {
+                    args.push(option_of(&k).into());
+                    args.push(v);
+                }
+            }
         }
         if let Some(load) = cell.builtin_load() {
             args.push("--load".into());

@@ -174,7 +174,7 @@ pub struct Main {
 
 /// Kernel tracing of the measuring threads: `trace.on_latency`,
 /// `trace.stop`, `trace.split`, `trace.buffer_kb`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Trace {
     /// `trace.on_latency`: explain wake-ups later than this, ns; `None`: no spike tracing.
     pub on_latency_ns: Option<u64>,
@@ -182,19 +182,9 @@ pub struct Trace {
     pub stop: bool,
     /// `trace.split`: split every wake-up into IRQ and thread latency.
     pub split: bool,
-    /// `trace.buffer_kb`: per-CPU trace buffer, KiB.
-    pub buffer_kb: u32,
-}
-
-impl Default for Trace {
-    fn default() -> Self {
-        Trace {
-            on_latency_ns: None,
-            stop: false,
-            split: false,
-            buffer_kb: rtshield_limits::TRACE_BUFFER_KB_DEFAULT,
-        }
-    }
+    /// `trace.buffer_kb`: per-CPU trace buffer, KiB; None: sized from the
+    /// period and the CPU count (docs/trace.md).
+    pub buffer_kb: Option<u32>,
 }
 
 impl Trace {

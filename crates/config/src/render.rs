@@ -116,7 +116,10 @@ pub fn effective(cfg: &Config) -> String {
         let on = |b: bool| if b { "on" } else { "off" };
         let _ = writeln!(o, "  trace.stop {}", on(m.trace.stop));
         let _ = writeln!(o, "  trace.split {}", on(m.trace.split));
-        let _ = writeln!(o, "  trace.buffer_kb {}", m.trace.buffer_kb);
+        // Absent: sized from the period (the same when read back).
+        if let Some(kb) = m.trace.buffer_kb {
+            let _ = writeln!(o, "  trace.buffer_kb {kb}");
+        }
     }
     o.push_str("}\n");
     for t in &cfg.timers {

@@ -72,7 +72,7 @@ impl Cx<'_> {
                 "trace.stop" => out.trace.stop = self.flag(en)?,
                 "trace.split" => out.trace.split = self.flag(en)?,
                 "trace.buffer_kb" => {
-                    out.trace.buffer_kb = self.int_in(en, limits::TRACE_BUFFER_KB)?
+                    out.trace.buffer_kb = Some(self.int_in(en, limits::TRACE_BUFFER_KB)?)
                 }
                 _ => unreachable!("key table and match disagree on {k}"),
             }

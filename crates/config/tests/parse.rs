@@ -724,12 +724,12 @@ fn trace_keys_parse_with_ranges_and_positions() {
     let t = c.main.trace;
     assert_eq!(t.on_latency_ns, Some(300_000));
     assert!(t.stop && t.split);
-    assert_eq!(t.buffer_kb, 512);
-    // Defaults: nothing traced, 256 KiB.
+    assert_eq!(t.buffer_kb, Some(512));
+    // Defaults: nothing traced, the buffer sized by the run.
     let d = parse(TIMER).unwrap().main.trace;
     assert_eq!(d, rtshield_config::Trace::default());
     assert!(!d.wanted());
-    assert_eq!(d.buffer_kb, 256);
+    assert_eq!(d.buffer_kb, None);
     // --check prints them back, and they parse to the same.
     let text = rtshield_config::render_effective(&c);
     assert!(text.contains("  trace.on_latency 300us\n"), "{text}");

@@ -86,8 +86,10 @@ pub const TRACE_BUFFER_KB: Range<u32> = Range {
     min: 1,
     max: 1_048_576,
 };
-/// The per-CPU trace buffer without `--trace-buffer-kb` / `trace.buffer_kb`, KiB.
-pub const TRACE_BUFFER_KB_DEFAULT: u32 = 256;
+/// The smallest per-CPU trace buffer rtshield picks itself (without
+/// `--trace-buffer-kb` / `trace.buffer_kb`: sized from the period and the
+/// CPU count, docs/trace.md), KiB: what 1 ms periods need for 1 s.
+pub const TRACE_BUFFER_KB_AUTO_MIN: u32 = 256;
 
 // ------------------------------------------------ keys of the systress file only
 

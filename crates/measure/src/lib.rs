@@ -119,13 +119,9 @@ pub struct TraceSpec {
     pub stop: bool,
     /// IRQ vs thread latency of every wake-up (`--split`).
     pub split: bool,
-    /// Per-CPU trace buffer, KiB.
-    pub buffer_kb: u32,
-}
-
-impl TraceSpec {
-    /// The default per-CPU buffer, KiB.
-    pub const DEFAULT_BUFFER_KB: u32 = 256;
+    /// Per-CPU trace buffer, KiB; None: `rtshield-run` sizes it from the
+    /// period and the CPU count.
+    pub buffer_kb: Option<u32>,
 }
 
 impl MeasureSpec {

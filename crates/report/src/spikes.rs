@@ -46,7 +46,13 @@ fn traced(runs: &[Run]) -> impl Iterator<Item = (&Run, &rtshield_results::TraceR
 
 fn part_cells(p: &LatencyPart) -> [String; 4] {
     let pct = |k: &str| p.percentiles.get(k).map_or("-".into(), |v| us(*v));
-    [pct("50"), pct("99"), pct("99.9"), us(p.max_ns)]
+    // `?`: no wake-up split, the maximum is unknown.
+    [
+        pct("50"),
+        pct("99"),
+        pct("99.9"),
+        p.max_ns.map_or("?".into(), us),
+    ]
 }
 
 /// Split rows: (thread, samples, irq p50 p99 p99.9 max, thread p50 p99 p99.9 max), µs.

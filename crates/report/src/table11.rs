@@ -52,10 +52,9 @@ pub(crate) fn rows<'a>(
                 _ => label.clone(),
             };
             // A part with no wake-up split holds no measured value.
-            let kmax = if sp.samples == 0 {
-                "?".to_string()
-            } else {
-                us(sp.irq.max_ns)
+            let kmax = match sp.irq.max_ns {
+                Some(m) if sp.samples > 0 => us(m),
+                _ => "?".to_string(),
             };
             out.push([
                 config,
@@ -126,9 +125,9 @@ mod tests {
         let mut r = crate::synth_run_result("x", 1, &[1], 2000, 10.0, 0.1, 200);
         let t = &mut r.threads[0];
         let part = LatencyPart {
-            min_ns: 1000,
-            max_ns: 33_000,
-            avg_ns: 2000.0,
+            min_ns: Some(1000),
+            max_ns: Some(33_000),
+            avg_ns: Some(2000.0),
             histogram: t.histogram.clone().unwrap(),
             percentiles: t.percentiles.clone(),
         };

@@ -91,6 +91,23 @@ pub struct TraceResult {
     pub split: bool,
     /// Per-CPU trace buffer, KiB.
     pub buffer_kb: u32,
+    /// Whether rtshield chose `buffer_kb` (from the period and the CPU
+    /// count, docs/trace.md) because none was given; absent when given
+    /// and in older files.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub buffer_auto: bool,
+    /// Events the buffers of the measured CPUs overwrote before they were
+    /// read (`overrun:` of each `per_cpu/cpuN/stats`, summed, read at the
+    /// end); null when unknown (a stats file unreadable, no instance),
+    /// absent in older files. With `--split` these are lost; without it,
+    /// the oldest events leave an overwrite-mode buffer by design, and a
+    /// spike read after its window was overwritten cannot be explained.
+    #[serde(default)]
+    pub overrun_events: Option<u64>,
+    /// Events the buffers of the measured CPUs refused (`dropped events:`
+    /// of the same files); null when unknown, absent in older files.
+    #[serde(default)]
+    pub dropped_events: Option<u64>,
     /// Why tracing did not run (the run measured without it).
     pub unavailable: Option<String>,
     /// Wanted events this kernel does not have.
@@ -158,16 +175,31 @@ pub struct SplitResult {
     pub thread: LatencyPart,
 }
 
+impl SplitResult {
+    /// A file whose split covers no sample holds placeholders, not
+    /// figures (rtshield before the figures became optional wrote 0 for
+    /// each): they become unknown.
+    pub fn forget_placeholders(&mut self) {
+        if self.samples == 0 {
+            for p in [&mut self.irq, &mut self.thread] {
+                (p.min_ns, p.max_ns, p.avg_ns) = (None, None, None);
+                p.percentiles.clear();
+            }
+        }
+    }
+}
+
 /// One part of a split latency: exact figures, histogram (same buckets as
 /// the total's), percentiles.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LatencyPart {
-    /// Smallest latency of this part, ns (may be negative on clock skew between events).
-    pub min_ns: i64,
-    /// Largest latency of this part, ns.
-    pub max_ns: i64,
-    /// Mean latency of this part, ns.
-    pub avg_ns: f64,
+    /// Smallest latency of this part, ns (may be negative on clock skew
+    /// between events); null = unknown (no sample split).
+    pub min_ns: Option<i64>,
+    /// Largest latency of this part, ns; null = unknown (no sample split).
+    pub max_ns: Option<i64>,
+    /// Mean latency of this part, ns; null = unknown (no sample split).
+    pub avg_ns: Option<f64>,
     /// The part's histogram, same resolution and size as the thread's total.
     pub histogram: Histogram,
     /// Percentiles of this part from its histogram, ns, keyed like [`ThreadResult::percentiles`].

@@ -561,11 +561,11 @@ impl MeasureRequest {
                 ));
             }
         }
-        Ok((t.on_latency_ns.is_some() || t.split).then(|| TraceSpec {
+        Ok((t.on_latency_ns.is_some() || t.split).then_some(TraceSpec {
             on_latency_ns: t.on_latency_ns,
             stop: t.stop,
             split: t.split,
-            buffer_kb: t.buffer_kb.unwrap_or(limits::TRACE_BUFFER_KB_DEFAULT),
+            buffer_kb: t.buffer_kb,
         }))
     }
 

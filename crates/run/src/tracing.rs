@@ -31,7 +31,7 @@ use rtshield_results::{LatencyPart, SplitResult, TraceResult};
 use rtshield_sys::Root;
 use rtshield_sys::{steal_ns_between, StatSnapshot};
 use rtshield_sys::{tracing_unavailable, TraceConfig, TraceInstance, TracePipe};
-use rtshield_trace::{EngineSample, Paired, Pairer, Record};
+use rtshield_trace::{EngineSample, Paired, Pairer, PairerSet, Record};
 use rtshield_vocab::CpuSet;
 use std::collections::VecDeque;
 use std::os::unix::io::AsRawFd;
@@ -99,10 +99,11 @@ impl Part {
     }
 
     fn result(&self) -> LatencyPart {
+        // No sample split: unknown, not 0.
         LatencyPart {
-            min_ns: self.exact.min().unwrap_or(0),
-            max_ns: self.exact.max().unwrap_or(0),
-            avg_ns: self.exact.mean().unwrap_or(0.0),
+            min_ns: self.exact.min(),
+            max_ns: self.exact.max(),
+            avg_ns: self.exact.mean(),
             histogram: self.hist.to_histogram(),
             percentiles: self.hist.percentiles(),
         }
@@ -121,8 +122,8 @@ pub(crate) struct Session {
     /// `--split`: the recent records, for spike analysis.
     kept: VecDeque<Record>,
     /// Per measuring thread (index in `spec.threads`): its pairer, made
-    /// once its tid is known.
-    pairers: Vec<Option<Pairer>>,
+    /// once its tid is known; each record goes to its CPU's pairers only.
+    pairers: PairerSet,
     /// Per measuring thread: its CPU.
     thread_cpus: Vec<Option<u32>>,
     parts: Vec<(Part, Part)>,
@@ -144,6 +145,10 @@ impl Session {
     /// kept, and the session does nothing.
     pub(crate) fn start(root: &Root, spec: &MeasureSpec, t: &TraceSpec) -> Session {
         let cpus: CpuSet = spec.threads.iter().filter_map(|t| t.cpu).collect();
+        let (buffer_kb, buffer_auto) = match t.buffer_kb {
+            Some(kb) => (kb, false),
+            None => (buffer_kb_for(root, spec, t.split), true),
+        };
         let mut s = Session {
             spec: t.clone(),
             root: root.clone(),
@@ -151,7 +156,7 @@ impl Session {
             spike_file: None,
             pipe: None,
             kept: VecDeque::new(),
-            pairers: vec![None; spec.threads.len()],
+            pairers: PairerSet::new(spec.threads.len()),
             thread_cpus: spec.threads.iter().map(|t| t.cpu).collect(),
             unsplit: vec![Default::default(); spec.threads.len()],
             paired: Vec::new(),
@@ -165,7 +170,8 @@ impl Session {
                 on_latency_ns: t.on_latency_ns,
                 stop: t.stop,
                 split: t.split,
-                buffer_kb: t.buffer_kb,
+                buffer_kb,
+                buffer_auto,
                 ..Default::default()
             },
             cpus: cpus.clone(),
@@ -195,9 +201,9 @@ impl Session {
             return Err("the measuring threads are not pinned to CPUs (give --cpus)".into());
         }
         let mut cfg = TraceConfig::new(cpus.clone());
-        cfg.buffer_kb = self.spec.buffer_kb;
+        cfg.buffer_kb = self.result.buffer_kb;
         if self.spec.on_latency_ns.is_none() {
-            // --split alone: only what `Splitter` reads (fewer events to
+            // --split alone: only what `Pairer` reads (fewer events to
             // record, read and parse for every wake-up).
             cfg.events = SPLIT_EVENTS.iter().map(|e| e.to_string()).collect();
         }
@@ -278,8 +284,8 @@ impl Session {
 
     fn make_pairers(&mut self, tids: &[i32]) {
         for (i, t) in tids.iter().enumerate() {
-            if let (true, None, Some(cpu)) = (*t > 0, &self.pairers[i], self.thread_cpus[i]) {
-                self.pairers[i] = Some(Pairer::new(*t as u32, cpu));
+            if let (true, None, Some(cpu)) = (*t > 0, self.pairers.get(i), self.thread_cpus[i]) {
+                self.pairers.set(i, Pairer::new(*t as u32, cpu));
             }
         }
     }
@@ -287,8 +293,10 @@ impl Session {
     /// The samples drained, each to its thread's pairer (a thread without
     /// one, not pinned or not started, has no split).
     fn queue_samples(&mut self, times: &[Vec<SampleTime>]) {
-        for (p, ts) in self.pairers.iter_mut().zip(times) {
-            let Some(p) = p else { continue };
+        for (i, ts) in times.iter().enumerate() {
+            let Some(p) = self.pairers.get_mut(i) else {
+                continue;
+            };
             for t in ts {
                 p.sample(EngineSample {
                     expected_ns: t.expected_ns.max(0) as u64,
@@ -301,8 +309,10 @@ impl Session {
     /// Every sample whose trace is in: its split into the histograms, or
     /// its reason into the unsplit counts.
     fn pair(&mut self) {
-        for (i, p) in self.pairers.iter_mut().enumerate() {
-            let Some(p) = p else { continue };
+        for i in 0..self.parts.len() {
+            let Some(p) = self.pairers.get_mut(i) else {
+                continue;
+            };
             self.paired.clear();
             p.resolved(&mut self.paired);
             for (_, got) in &self.paired {
@@ -342,9 +352,7 @@ impl Session {
                     Some(n) => *self.result.lost_events.get_or_insert(0) += n,
                     None => self.result.lost_notes_uncounted += 1,
                 }
-                for p in self.pairers.iter_mut().flatten() {
-                    p.lost(cpu);
-                }
+                self.pairers.lost(cpu);
                 continue;
             }
             if l.is_empty() || l.starts_with('#') || l.starts_with("CPU:") {
@@ -354,9 +362,7 @@ impl Session {
                 self.unparsed_lines += 1;
                 continue;
             };
-            for p in self.pairers.iter_mut().flatten() {
-                p.feed(&r);
-            }
+            self.pairers.feed(&r);
             // Kept only to explain spikes.
             if self.spec.on_latency_ns.is_some() {
                 self.kept.push_back(r);
@@ -477,9 +483,7 @@ impl Session {
             }
             // Tracing is stopped and the pipe read: what is not matched
             // now never will be.
-            for p in self.pairers.iter_mut().flatten() {
-                p.finish();
-            }
+            self.pairers.finish();
             self.pair();
             if self.spec.stop && self.pipe.is_none() {
                 match self.inst.as_ref().map(TraceInstance::read) {
@@ -499,6 +503,7 @@ impl Session {
             if let (Some(a), Ok(b)) = (&self.stat_start, StatSnapshot::read(&self.root)) {
                 self.result.steal_ns = steal_ns_between(a, &b, self.cpus.iter());
             }
+            self.read_drops(&mut m.warnings);
         }
         self.result.spikes_seen = m.threads.iter().map(|t| t.exact.spikes).sum();
         if self.spec.stop {
@@ -535,6 +540,93 @@ impl Session {
         }
         m.trace = Some(std::mem::take(&mut self.result));
     }
+}
+
+impl Session {
+    /// The events the buffers of the measured CPUs overwrote or refused
+    /// (their `stats` files, tracing stopped), into the result; a warning
+    /// when any.
+    fn read_drops(&mut self, warnings: &mut Vec<String>) {
+        let Some(inst) = &self.inst else { return };
+        let d = inst.drops(&self.cpus);
+        self.result.overrun_events = d.overrun;
+        self.result.dropped_events = d.dropped;
+        let n = d.overrun.unwrap_or(0) + d.dropped.unwrap_or(0);
+        if n == 0 {
+            return;
+        }
+        let kb = self.result.buffer_kb;
+        warnings.push(if self.spec.split {
+            format!(
+                "the trace buffer lost {n} events ({kb} KiB per CPU; the reader fell behind): \
+                 the wake-ups around them are not split (threads[].split.unsplit); \
+                 a larger --trace-buffer-kb or fewer CPUs per run loses fewer"
+            )
+        } else {
+            format!(
+                "the trace buffer overwrote {n} events ({kb} KiB per CPU, overwrite mode keeps \
+                 the newest): a spike whose events were overwritten before it was read is not \
+                 explained (trace.errors)"
+            )
+        });
+    }
+}
+
+/// How long the buffer rtshield sizes itself holds of the measuring
+/// threads' own events with `--split`: the reader drains `trace_pipe`
+/// every 20 ms, so this leaves it 50 drains of delay (a long spike
+/// analysis, a stall) before events are overwritten unread. The size costs
+/// nothing per read there (a consuming read takes only what is new).
+const HOLD_SPLIT_NS: u64 = 1_000_000_000;
+/// The same without `--split` (`--trace-on` alone): a spike is read at the
+/// next drain, at most 20 ms later, and parsed from 50 ms before it, so
+/// 250 ms holds its window 3 times over; every explained spike reads the
+/// whole buffer, so a larger one costs CPU per spike (docs/trace.md).
+const HOLD_SPIKES_NS: u64 = 250_000_000;
+/// What one wake-up of a measuring thread writes into the ring buffer:
+/// about 6 events (arm, switch out, expiry, waking, wakeup, switch in) of
+/// 24-64 bytes with their headers (docs/scale.md, "Tracing").
+const BYTES_PER_WAKEUP: u64 = 256;
+/// The whole instance (its buffer on every CPU) takes at most this share
+/// of RAM: 1/32.
+const RAM_SHARE_DIV: u64 = 32;
+/// The cap per CPU when RAM is unknown (`/proc/meminfo` unreadable), KiB.
+const UNKNOWN_RAM_CAP_KB: u64 = 8192;
+
+/// The per-CPU buffer, KiB, when none is given: room for `wakeups`
+/// wake-ups of one CPU at [`BYTES_PER_WAKEUP`] each, at least
+/// [`TRACE_BUFFER_KB_AUTO_MIN`](rtshield_limits::TRACE_BUFFER_KB_AUTO_MIN);
+/// capped so that the buffers of all `cpus` CPUs (the instance's size is
+/// per CPU, every online CPU gets one) take at most 1/32 of `mem_total_kb`
+/// (8 MiB per CPU when unknown), and within the accepted range.
+pub(crate) fn auto_buffer_kb(wakeups: f64, cpus: u32, mem_total_kb: Option<u64>) -> u32 {
+    let range = rtshield_limits::TRACE_BUFFER_KB;
+    let bytes = wakeups.max(0.0) * BYTES_PER_WAKEUP as f64;
+    // Whole 4 KiB pages.
+    let want = ((bytes / 1024.0).ceil() as u64).div_ceil(4) * 4;
+    let want = want.max(rtshield_limits::TRACE_BUFFER_KB_AUTO_MIN as u64);
+    let cap = mem_total_kb.map_or(UNKNOWN_RAM_CAP_KB, |m| {
+        m / RAM_SHARE_DIV / u64::from(cpus.max(1))
+    });
+    want.min(cap).clamp(range.min as u64, range.max as u64) as u32
+}
+
+/// [`auto_buffer_kb`] for `spec` on this machine (online CPUs, RAM): the
+/// wake-ups of the busiest measured CPU (its threads' 1/period summed)
+/// over [`HOLD_SPLIT_NS`] with `split`, else [`HOLD_SPIKES_NS`].
+fn buffer_kb_for(root: &Root, spec: &MeasureSpec, split: bool) -> u32 {
+    let mut per_cpu = std::collections::BTreeMap::<u32, f64>::new();
+    for t in &spec.threads {
+        *per_cpu.entry(t.cpu.unwrap_or(u32::MAX)).or_default() += 1e9 / t.period_ns.max(1) as f64;
+    }
+    let busiest = per_cpu.values().copied().fold(0.0, f64::max);
+    let hold_ns = if split { HOLD_SPLIT_NS } else { HOLD_SPIKES_NS };
+    let cpus = rtshield_sys::online_cpus(root).map_or(1, |c| c.len() as u32);
+    auto_buffer_kb(
+        busiest * hold_ns as f64 / 1e9,
+        cpus,
+        rtshield_sys::mem_total_kb(root),
+    )
 }
 
 fn describe(m: &SpikeMark) -> String {
@@ -631,6 +723,57 @@ mod tests {
         f.extend([1, rt_prio, policy, 0].map(|v| v.to_string()));
         std::fs::write(d.join("stat"), format!("{pid} ({comm}) {}\n", f.join(" "))).unwrap();
         std::fs::write(d.join("comm"), format!("{comm}\n")).unwrap();
+    }
+
+    /// The rule of docs/trace.md: the wake-ups to hold at 256 B, at
+    /// least 256 KiB, the instance at most 1/32 of RAM.
+    #[test]
+    fn the_buffer_holds_its_wake_ups_bounded_by_ram_per_cpu() {
+        let gib = 1 << 20;
+        // 1 s at 1 ms: 250 KiB needed, the floor.
+        assert_eq!(auto_buffer_kb(1_000.0, 2, Some(16 * gib)), 256);
+        // 1 s at 100 us: 10 000 wake-ups × 256 B = 2500 KiB.
+        assert_eq!(auto_buffer_kb(10_000.0, 2, Some(16 * gib)), 2500);
+        // 1 s at 50 us, or two threads at 100 us on one CPU: twice that.
+        assert_eq!(auto_buffer_kb(20_000.0, 2, Some(16 * gib)), 5000);
+        // 1 s at 10 us: 25 000 KiB per CPU.
+        assert_eq!(auto_buffer_kb(100_000.0, 2, Some(16 * gib)), 25_000);
+        // 128 CPUs with 8 GiB: at most 8 GiB / 32 / 128 = 2048 KiB each.
+        assert_eq!(auto_buffer_kb(10_000.0, 128, Some(8 * gib)), 2048);
+        assert_eq!(auto_buffer_kb(1_000.0, 128, Some(8 * gib)), 256);
+        // RAM unknown: 8 MiB per CPU at most.
+        assert_eq!(auto_buffer_kb(100_000.0, 2, None), 8192);
+        // Never outside the accepted range, never 0.
+        assert_eq!(auto_buffer_kb(1e12, 1, Some(u64::MAX / 2)), 1_048_576);
+        assert_eq!(auto_buffer_kb(10_000.0, 4096, Some(1024)), 1);
+        assert_eq!(auto_buffer_kb(0.0, 0, Some(16 * gib)), 256);
+    }
+
+    #[test]
+    fn the_busiest_cpu_and_the_machine_size_the_buffer() {
+        let d = tempfile::tempdir().unwrap();
+        let sys = d.path().join("sys/devices/system/cpu");
+        std::fs::create_dir_all(&sys).unwrap();
+        std::fs::write(sys.join("online"), "0-3\n").unwrap();
+        std::fs::create_dir_all(d.path().join("proc")).unwrap();
+        std::fs::write(
+            d.path().join("proc/meminfo"),
+            "MemTotal:        1048576 kB\nMemFree:  1 kB\n",
+        )
+        .unwrap();
+        let root = Root::new(d.path());
+        // Threads at 100 us on CPU 1 and 200 us on CPUs 1 and 2: CPU 1
+        // wakes 15 000 times a second.
+        let mut spec = MeasureSpec::new(&[1, 1, 2], 100_000);
+        spec.threads[1].period_ns = 200_000;
+        spec.threads[2].period_ns = 200_000;
+        // --split: 1 s, 15 000 × 256 B = 3750 KiB; 1 GiB / 32 / 4 CPUs
+        // = 8192 KiB at most.
+        assert_eq!(buffer_kb_for(&root, &spec, true), 3752);
+        // Spikes only: 250 ms, 3750 wake-ups = 937.5 KiB.
+        assert_eq!(buffer_kb_for(&root, &spec, false), 940);
+        std::fs::write(d.path().join("proc/meminfo"), "MemTotal: 262144 kB\n").unwrap();
+        assert_eq!(buffer_kb_for(&root, &spec, true), 2048);
     }
 
     #[test]

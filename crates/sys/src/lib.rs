@@ -70,7 +70,8 @@ pub use shield::{
     tgid as task_tgid, timer_migration,
 };
 pub use sysinfo::{
-    caller_rt_runtime_us, cmd_cpus, fifo_refusal_reason, isolation_params, KernelConfig, SysInfo,
+    caller_rt_runtime_us, cmd_cpus, fifo_refusal_reason, isolation_params, mem_total_kb,
+    KernelConfig, SysInfo,
 };
 pub use task::{
     comm as task_comm, exists as task_exists, own_tids, parse_ids as parse_task_ids, pids,
@@ -81,9 +82,9 @@ pub use tracefs::{
     find as find_tracefs, instance_dir as trace_instance_dir, instance_pid as trace_instance_pid,
     leftovers as tracing_leftovers, private_dir as tracefs_private_dir,
     private_mount as tracefs_private_mount, remove_leftovers as remove_tracing_leftovers,
-    unavailable as tracing_unavailable, Config as TraceConfig, Instance as TraceInstance,
-    Leftover as TracingLeftover, LeftoverKind as TracingLeftoverKind, PipeReader as TracePipe,
-    TopState as TracingTopState, BUFFER_KB_RANGE as TRACE_BUFFER_KB_RANGE,
+    unavailable as tracing_unavailable, Config as TraceConfig, Drops as TraceDrops,
+    Instance as TraceInstance, Leftover as TracingLeftover, LeftoverKind as TracingLeftoverKind,
+    PipeReader as TracePipe, TopState as TracingTopState, BUFFER_KB_RANGE as TRACE_BUFFER_KB_RANGE,
     INSTANCE_PREFIX as TRACE_INSTANCE_PREFIX,
 };
 pub use workqueue::{

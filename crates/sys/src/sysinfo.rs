@@ -588,6 +588,16 @@ pub fn caller_rt_runtime_us(root: &Root) -> Option<i64> {
     None
 }
 
+/// `MemTotal` of `/proc/meminfo`, KiB; None when unreadable (what bounds
+/// the trace buffer rtshield sizes itself: docs/trace.md).
+pub fn mem_total_kb(root: &Root) -> Option<u64> {
+    let text = root.read_opt(crate::kpath::MEMINFO)?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().strip_suffix("kB"))
+        .and_then(|v| v.trim().parse().ok())
+}
+
 /// Explain a SCHED_FIFO refusal in terms the user can act on.
 pub fn fifo_refusal_reason(e: &std::io::Error, caller_rt_runtime_us: Option<i64>) -> String {
     if caller_rt_runtime_us == Some(0) {

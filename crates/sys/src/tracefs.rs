@@ -567,6 +567,24 @@ impl Instance {
         self.set("trace_marker", text)
     }
 
+    /// What the buffer of each CPU in `cpus` lost, summed
+    /// (`per_cpu/cpuN/stats`): see [`Drops`].
+    pub fn drops(&self, cpus: &CpuSet) -> Drops {
+        let mut total = Drops {
+            overrun: Some(0),
+            dropped: Some(0),
+        };
+        for c in cpus.iter() {
+            let d = self
+                .root
+                .read_opt(format!("{}/per_cpu/cpu{c}/stats", self.dir))
+                .map_or_else(Drops::default, |t| Drops::parse(&t));
+            total.overrun = total.overrun.zip(d.overrun).map(|(a, b)| a + b);
+            total.dropped = total.dropped.zip(d.dropped).map(|(a, b)| a + b);
+        }
+        total
+    }
+
     /// The instance's buffer as text (the `trace` file; does not consume it).
     pub fn read(&self) -> io::Result<String> {
         self.root.read(format!("{}/trace", self.dir))
@@ -641,6 +659,34 @@ impl Drop for Instance {
     fn drop(&mut self) {
         if let Err(e) = self.teardown() {
             eprintln!("rtshield: {e}");
+        }
+    }
+}
+
+/// Events a trace buffer lost, from its `stats` file (or summed over
+/// CPUs); each None when unknown (the file or the line is missing, on one
+/// CPU at least: a partial sum would pass for the whole).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Drops {
+    /// `overrun:`: events overwritten by newer ones (overwrite mode, the
+    /// mode of rtshield's instances) before anyone read them.
+    pub overrun: Option<u64>,
+    /// `dropped events:`: events refused because the buffer was full
+    /// (non-overwrite mode) or a write was too large.
+    pub dropped: Option<u64>,
+}
+
+impl Drops {
+    /// Parse one `per_cpu/cpuN/stats` file (`overrun: 12` lines).
+    pub fn parse(text: &str) -> Drops {
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        Drops {
+            overrun: field("overrun"),
+            dropped: field("dropped events"),
         }
     }
 }
@@ -1093,6 +1139,57 @@ mod tests {
                 .count(),
             top_before
         );
+    }
+
+    /// A stats file as the kernel writes it (kernel/trace/trace.c,
+    /// `tracing_stats_read`).
+    const STATS: &str = "entries: 912\noverrun: 3711\ncommit overrun: 0\nbytes: 43240\n\
+        oldest event ts:  2201.413262\nnow ts:  2203.990411\ndropped events: 4\nread events: 17\n";
+
+    #[test]
+    fn drops_are_read_per_cpu_and_unknown_when_a_file_is_missing() {
+        assert_eq!(
+            Drops::parse(STATS),
+            Drops {
+                overrun: Some(3711),
+                dropped: Some(4)
+            }
+        );
+        // `commit overrun:` is not `overrun:`.
+        assert_eq!(Drops::parse("commit overrun: 5\n").overrun, None);
+        let (d, r) = fake(MOUNTINFO);
+        let inst = Instance::create(&r, &Config::new(CpuSet::parse_list("0-1").unwrap())).unwrap();
+        let dir = d.path().join(inst.dir().trim_start_matches('/'));
+        for c in [0, 1] {
+            fs::create_dir_all(dir.join(format!("per_cpu/cpu{c}"))).unwrap();
+            fs::write(dir.join(format!("per_cpu/cpu{c}/stats")), STATS).unwrap();
+        }
+        let both = CpuSet::parse_list("0-1").unwrap();
+        assert_eq!(
+            inst.drops(&both),
+            Drops {
+                overrun: Some(7422),
+                dropped: Some(8)
+            }
+        );
+        // CPU 1 without the line, CPU 2 without the file: unknown, not a partial sum.
+        fs::write(dir.join("per_cpu/cpu1/stats"), "entries: 0\noverrun: 1\n").unwrap();
+        assert_eq!(
+            inst.drops(&both),
+            Drops {
+                overrun: Some(3712),
+                dropped: None
+            }
+        );
+        assert_eq!(
+            inst.drops(&CpuSet::parse_list("0,2").unwrap()),
+            Drops::default()
+        );
+        fs::remove_dir_all(dir.join("per_cpu")).unwrap();
+        for e in fs::read_dir(&dir).unwrap() {
+            fs::remove_file(e.unwrap().path()).unwrap();
+        }
+        inst.close().unwrap();
     }
 
     #[test]

@@ -6,8 +6,12 @@
 //!
 //! - `parse`: every line through `parse_line` (what the `--split` drain
 //!   does with `trace_pipe`'s text);
-//! - `split`: each parsed record fed to one `Splitter` per measuring
-//!   thread, as the `--split` drain does (every record to every splitter);
+//! - `pair`: what the `--split` drain does every 20 ms: the engine's
+//!   samples of that stretch queued to their thread's `Pairer`, the
+//!   stretch's records handed out by `PairerSet` (each to the pairers of
+//!   its CPU), every sample whose trace is in resolved; and, for
+//!   comparison, the same with every record handed to every pairer (what
+//!   the drain did before the per-CPU dispatch, `pair_all`);
 //! - `analyse`: `analyse_until` of SPIKES wake-ups spread over the trace,
 //!   on the records of the whole trace (the `--split` drain keeps the last
 //!   2 s for this).
@@ -20,7 +24,7 @@
 //! step per event and per second of traced time, the memory of the parsed
 //! records, and the time per analysed spike.
 
-use rtshield_trace::{analyse_until, parse_line, Record, Splitter};
+use rtshield_trace::{analyse_until, parse_line, EngineSample, Paired, Pairer, PairerSet, Record};
 use std::fmt::Write as _;
 
 struct Args {
@@ -57,15 +61,21 @@ fn ts(ns: u64) -> String {
     format!("{}.{:06}", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
 }
 
+/// What [`synthesize`] makes: the text, its line count, the spikes
+/// (CPU, expected time) and each CPU's engine samples.
+type Synth = (String, usize, Vec<(u32, u64)>, Vec<Vec<EngineSample>>);
+
 /// The trace text, in time order over all CPUs (as `trace_pipe` merges
 /// them): per wake-up of thread `10000+cpu` expected at `t`, latency
-/// 3-12 µs (every 1000th wake-up 150 µs late: a spike).
-fn synthesize(a: &Args) -> (String, usize, Vec<(u32, u64)>) {
+/// 3-12 µs (every 1000th wake-up 150 µs late: a spike); and the samples
+/// the engine measured of them.
+fn synthesize(a: &Args) -> Synth {
     let start = 1_000_000_000_000u64; // 1000 s after boot
     let wakeups = a.ms * 1_000_000 / a.period_ns;
     let mut lines: Vec<(u64, String)> = Vec::new();
     let mut text = String::new();
     let mut spikes = Vec::new();
+    let mut samples = vec![Vec::new(); a.cpus as usize];
     let mut n = 0;
     for k in 1..=wakeups {
         lines.clear();
@@ -78,6 +88,10 @@ fn synthesize(a: &Args) -> (String, usize, Vec<(u32, u64)>) {
             } else {
                 3_000 + (k * 7 + c as u64 * 13) % 9_000
             };
+            samples[c as usize].push(EngineSample {
+                expected_ns: t,
+                latency_ns: Some(lat as i64),
+            });
             let prev = t - a.period_ns + 2_000;
             let timer = format!("{:016x}", 0xffff_0000_0000u64 + c as u64 * 64);
             let me = format!("m{c}-{pid} [{c:03}] d..1.");
@@ -109,7 +123,58 @@ fn synthesize(a: &Args) -> (String, usize, Vec<(u32, u64)>) {
             n += 1;
         }
     }
-    (text, n, spikes)
+    (text, n, spikes, samples)
+}
+
+/// The `--split` drain over `records` with one pairer per CPU's thread:
+/// every 20 ms of trace, the samples expected by then queued, the
+/// records handed out (by CPU, or with `to_all` to every pairer), the
+/// resolved answers taken; at the end, the rest. Returns the samples split.
+fn drain(records: &[Record], samples: &[Vec<EngineSample>], to_all: bool) -> u64 {
+    const DRAIN_NS: u64 = 20_000_000;
+    let n = samples.len();
+    let mut set = PairerSet::new(n);
+    for c in 0..n as u32 {
+        set.set(c as usize, Pairer::new(10_000 + c, c));
+    }
+    let mut next_sample = vec![0; n];
+    let mut out: Vec<Paired> = Vec::new();
+    let mut split = 0;
+    let mut resolve = |set: &mut PairerSet, out: &mut Vec<Paired>| {
+        for t in 0..n {
+            out.clear();
+            set.get_mut(t).expect("a pairer per thread").resolved(out);
+            split += out.iter().filter(|(_, r)| r.is_ok()).count() as u64;
+        }
+    };
+    let mut i = 0;
+    while i < records.len() {
+        let end = records[i].ts_ns + DRAIN_NS;
+        // The engine's samples reach the drain before their trace is read.
+        for (t, ss) in samples.iter().enumerate() {
+            let p = set.get_mut(t).expect("a pairer per thread");
+            while next_sample[t] < ss.len() && ss[next_sample[t]].expected_ns < end {
+                p.sample(ss[next_sample[t]]);
+                next_sample[t] += 1;
+            }
+        }
+        while i < records.len() && records[i].ts_ns < end {
+            if to_all {
+                for t in 0..n {
+                    set.get_mut(t)
+                        .expect("a pairer per thread")
+                        .feed(&records[i]);
+                }
+            } else {
+                set.feed(&records[i]);
+            }
+            i += 1;
+        }
+        resolve(&mut set, &mut out);
+    }
+    set.finish();
+    resolve(&mut set, &mut out);
+    split
 }
 
 /// CPU time of this thread so far, ns (`/proc/thread-self/schedstat`,
@@ -144,7 +209,7 @@ fn rss_kb(key: &str) -> u64 {
 
 fn main() {
     let a = args();
-    let (text, events, spikes) = synthesize(&a);
+    let (text, events, spikes, samples) = synthesize(&a);
     let traced_s = a.ms as f64 / 1000.0;
 
     let rss0 = rss_kb("VmRSS:");
@@ -154,17 +219,16 @@ fn main() {
     let records_kb = rss_kb("VmRSS:").saturating_sub(rss0);
     assert_eq!(records.len(), events, "every synthesized line parses");
 
-    let mut splitters: Vec<Splitter> = (0..a.cpus).map(|c| Splitter::new(10_000 + c)).collect();
+    // What `--split` does: each record to the pairers of its CPU
+    // (`PairerSet`, as crates/run/src/tracing.rs uses it).
     let t = Cpu::now();
-    let mut splits = 0u64;
-    for r in &records {
-        for sp in splitters.iter_mut() {
-            if sp.feed(r).is_some() {
-                splits += 1;
-            }
-        }
-    }
+    let splits = drain(&records, &samples, false);
     let split_s = t.elapsed().as_secs_f64();
+    // Before the per-CPU dispatch: every record to every pairer.
+    let t = Cpu::now();
+    let splits_all = drain(&records, &samples, true);
+    let split_all_s = t.elapsed().as_secs_f64();
+    assert_eq!(splits, splits_all, "the dispatch changes no answer");
 
     let step = (spikes.len() / a.spikes.max(1)).max(1);
     let chosen: Vec<(u32, u64)> = spikes
@@ -185,7 +249,8 @@ fn main() {
     println!(
         "cpus={} period_us={} traced_ms={} events={} events_per_s={:.0} text_mb={:.1} \
          parse_ns_per_event={:.0} parse_cpu_per_traced_s={:.2} \
-         split_ns_per_event={:.0} split_cpu_per_traced_s={:.2} splits={} wakeups={} \
+         split_ns_per_event={:.0} split_cpu_per_traced_s={:.2} \
+         split_all_ns_per_event={:.0} split_all_cpu_per_traced_s={:.2} splits={} wakeups={} \
          records_mb={:.0} records_bytes_per_event={:.0} peak_rss_mb={:.0} \
          spikes_analysed={} explained={} analyse_ms_per_spike={:.1}",
         a.cpus,
@@ -198,6 +263,8 @@ fn main() {
         parse_s / traced_s,
         per(split_s),
         split_s / traced_s,
+        per(split_all_s),
+        split_all_s / traced_s,
         splits,
         events / 6,
         records_kb as f64 / 1024.0,

@@ -6,7 +6,8 @@
 //! splits every wake-up into IRQ and thread latency ([`split`], or
 //! [`Splitter`] for a trace read as a stream), pairs each sample of the
 //! measuring engine with its own wake-up's events ([`Pairer`]: the split
-//! of `--split`, or why it is unknown), and names the cause of each
+//! of `--split`, or why it is unknown; [`PairerSet`] hands each record to
+//! the pairers of its CPU only), and names the cause of each
 //! gap a spinning thread saw ([`NoiseTimeline`], [`NoiseTally`]).
 //! See docs/trace.md.
 //!
@@ -34,6 +35,6 @@ pub use noise::{
     Class as NoiseClass, Explained, NoiseEvent, Options as NoiseOptions, Source as NoiseSource,
     SourceTotal, Tally as NoiseTally, TextLine as NoiseTextLine, Timeline as NoiseTimeline,
 };
-pub use pair::{lost_marker, EngineSample, Paired, Pairer, Unsplit};
+pub use pair::{lost_marker, EngineSample, Paired, Pairer, PairerSet, Unsplit};
 pub use parse::{parse, parse_from, parse_line, Event, ParseError, Record};
 pub use split::{split, Splitter};

@@ -164,6 +164,11 @@ impl Pairer {
         self.tid
     }
 
+    /// The CPU the thread is pinned to (only that CPU's events matter).
+    pub fn cpu(&self) -> u32 {
+        self.cpu
+    }
+
     /// Samples waiting for their trace.
     pub fn pending(&self) -> usize {
         self.pending.len()
@@ -350,6 +355,85 @@ impl Pairer {
             return Err(Unsplit::Lost);
         }
         pair_one(w, e, running)
+    }
+}
+
+/// The pairers of every measuring thread of a run, each record handed
+/// only to the pairers of its CPU (a [`Pairer`] ignores every other
+/// CPU's: the answers are those of handing every record to every pairer,
+/// at a cost that no longer grows with the thread count). Threads are
+/// numbered as the run numbers them; a thread gets its pairer once its
+/// tid is known ([`set`](PairerSet::set)).
+#[derive(Debug, Clone, Default)]
+pub struct PairerSet {
+    pairers: Vec<Option<Pairer>>,
+    /// Per CPU number: the threads pinned there with a pairer.
+    by_cpu: Vec<Vec<usize>>,
+}
+
+impl PairerSet {
+    /// Room for `threads` threads, none with a pairer yet.
+    pub fn new(threads: usize) -> PairerSet {
+        PairerSet {
+            pairers: vec![None; threads],
+            by_cpu: Vec::new(),
+        }
+    }
+
+    /// Give thread `i` its pairer (replacing any it had).
+    pub fn set(&mut self, i: usize, p: Pairer) {
+        if i >= self.pairers.len() {
+            self.pairers.resize(i + 1, None);
+        }
+        let cpu = p.cpu() as usize;
+        if let Some(old) = self.pairers[i].replace(p) {
+            self.by_cpu[old.cpu() as usize].retain(|&j| j != i);
+        }
+        if cpu >= self.by_cpu.len() {
+            self.by_cpu.resize(cpu + 1, Vec::new());
+        }
+        self.by_cpu[cpu].push(i);
+    }
+
+    /// Thread `i`'s pairer, if it has one.
+    pub fn get(&self, i: usize) -> Option<&Pairer> {
+        self.pairers.get(i)?.as_ref()
+    }
+
+    /// Thread `i`'s pairer, mutable.
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Pairer> {
+        self.pairers.get_mut(i)?.as_mut()
+    }
+
+    /// The next record (trace order), to the pairers of its CPU only.
+    pub fn feed(&mut self, r: &Record) {
+        let Some(ids) = self.by_cpu.get(r.cpu as usize) else {
+            return;
+        };
+        for &i in ids {
+            if let Some(p) = self.pairers[i].as_mut() {
+                p.feed(r);
+            }
+        }
+    }
+
+    /// Events of `cpu` were lost here (in stream order).
+    pub fn lost(&mut self, cpu: u32) {
+        let Some(ids) = self.by_cpu.get(cpu as usize) else {
+            return;
+        };
+        for &i in ids {
+            if let Some(p) = self.pairers[i].as_mut() {
+                p.lost(cpu);
+            }
+        }
+    }
+
+    /// The trace has ended, for every pairer ([`Pairer::finish`]).
+    pub fn finish(&mut self) {
+        for p in self.pairers.iter_mut().flatten() {
+            p.finish();
+        }
     }
 }
 

@@ -100,9 +100,9 @@ fn campaign_report_html_holds_matrix_verdicts_figure12_and_table11() {
     let mut rs = runs(&["6.18 NONE"]);
     let t = &rs[0].threads[0];
     let part = LatencyPart {
-        min_ns: 1000,
-        max_ns: 33_000,
-        avg_ns: 2000.0,
+        min_ns: Some(1000),
+        max_ns: Some(33_000),
+        avg_ns: Some(2000.0),
         histogram: t.histogram.clone().expect("a measured run has a histogram"),
         percentiles: t.percentiles.clone(),
     };

@@ -21,9 +21,9 @@ fn traced_run() -> rtshield_results::RunResult {
     .unwrap();
     r.trace = Some(trace);
     let part = |max: i64| LatencyPart {
-        min_ns: 1000,
-        max_ns: max,
-        avg_ns: 2000.0,
+        min_ns: Some(1000),
+        max_ns: Some(max),
+        avg_ns: Some(2000.0),
         histogram: r.threads[0].histogram.clone().unwrap(),
         percentiles: r.threads[0].percentiles.clone(),
     };

@@ -150,9 +150,10 @@ pub fn to_csv(res: &RunResult) -> String {
                 Some(sp) => {
                     for p in [&sp.irq, &sp.thread] {
                         row.push(sp.samples.to_string());
-                        row.push(p.min_ns.to_string());
-                        row.push(format!("{:.1}", p.avg_ns));
-                        row.push(p.max_ns.to_string());
+                        // Empty: unknown (no sample split).
+                        row.push(or(p.min_ns, ""));
+                        row.push(or(p.avg_ns.map(|a| format!("{a:.1}")), ""));
+                        row.push(or(p.max_ns, ""));
                         row.extend(PERCENTILES.iter().map(|k| {
                             p.percentiles
                                 .get(*k)

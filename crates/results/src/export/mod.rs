@@ -232,6 +232,8 @@ pub(crate) fn units_round(ns: f64, res: u64) -> i64 {
 /// `--split` figures of one thread as `#` comment lines (for the text
 /// formats, next to the total): per part the samples, min/avg/max, the
 /// percentiles and the non-zero buckets `index:count`, in resolution units.
+/// A figure the split does not know is `?` (no sample split: min, avg,
+/// max; a percentile the sample count cannot support: docs/formats.md).
 pub(crate) fn split_lines(t: &crate::ThreadResult) -> String {
     let Some(sp) = &t.split else {
         return String::new();
@@ -241,7 +243,10 @@ pub(crate) fn split_lines(t: &crate::ThreadResult) -> String {
         let r = p.histogram.resolution_ns;
         let pct: Vec<String> = crate::PERCENTILES
             .iter()
-            .map(|k| format!("p{k}={}", p.percentiles.get(*k).map_or(0, |v| units(*v, r))))
+            .map(|k| {
+                let v = p.percentiles.get(*k).map(|v| units(*v, r));
+                format!("p{k}={}", or(v, "?"))
+            })
             .collect();
         let _ = writeln!(
             s,
@@ -249,9 +254,9 @@ pub(crate) fn split_lines(t: &crate::ThreadResult) -> String {
             t.index,
             r,
             sp.samples,
-            units(p.min_ns, r),
-            units_round(p.avg_ns, r),
-            units(p.max_ns, r),
+            or(p.min_ns.map(|v| units(v, r)), "?"),
+            or(p.avg_ns.map(|v| units_round(v, r)), "?"),
+            or(p.max_ns.map(|v| units(v, r)), "?"),
             pct.join(" "),
             p.histogram.overflow,
             p.histogram.underflow

@@ -37,9 +37,9 @@ fn spike() -> Spike {
 
 fn part(vals: &[(u64, u64)], min: i64, max: i64) -> LatencyPart {
     LatencyPart {
-        min_ns: min,
-        max_ns: max,
-        avg_ns: 2_500.0,
+        min_ns: Some(min),
+        max_ns: Some(max),
+        avg_ns: Some(2_500.0),
         histogram: Histogram {
             resolution_ns: 1000,
             buckets: 101,
@@ -196,4 +196,131 @@ fn split_figures_are_next_to_the_total_in_every_file() {
     let at = |s: &str| hist.find(s).unwrap();
     assert!(at(want_irq) < at("# Histogram\n"));
     assert!(hist.contains("# split thread 0 irq histogram: 2:5 3:3\n"));
+}
+
+/// A part as `measure --split` writes it for `n` split samples of `v` ns
+/// each: only the percentiles `n` supports (schema 2), and with `n` = 0
+/// no figure at all.
+fn real_part(n: u64, v: i64) -> LatencyPart {
+    let known = n > 0;
+    LatencyPart {
+        min_ns: known.then_some(v),
+        max_ns: known.then_some(v),
+        avg_ns: known.then_some(v as f64),
+        histogram: Histogram {
+            resolution_ns: 1000,
+            buckets: 101,
+            counts: if known {
+                vec![[(v / 1000) as u64, n]]
+            } else {
+                vec![]
+            },
+            overflow: 0,
+            underflow: 0,
+        },
+        percentiles: PERCENTILES
+            .iter()
+            .filter(|k| percentile_supported(k, n))
+            .map(|k| (k.to_string(), v))
+            .collect(),
+    }
+}
+
+/// Issue 22 item 10 (review): a split of 50 samples has no p99 and
+/// beyond, a split of none has no figure: the `# split` lines of
+/// histogram.txt and timer_threadNN.txt say `?` (they said `p99=0`, and
+/// `min 0 avg 0 max 0` for an empty part), results.csv leaves the cells
+/// empty, results.json writes null and reads it back.
+#[test]
+fn a_split_without_enough_samples_writes_unknown_not_zero() {
+    let mut r = traced();
+    let t = r.threads[0].clone();
+    r.threads.push(ThreadResult { index: 1, ..t });
+    r.threads[0].split = Some(SplitResult {
+        samples: 50,
+        unsplit: Some([("not_traced".to_string(), 3)].into()),
+        irq: real_part(50, 3_000),
+        thread: real_part(50, 7_000),
+    });
+    r.threads[1].split = Some(SplitResult {
+        samples: 0,
+        unsplit: Some([("not_traced".to_string(), 53)].into()),
+        irq: real_part(0, 0),
+        thread: real_part(0, 0),
+    });
+    let d = tempfile::tempdir().unwrap();
+    write_all(&r, d.path()).unwrap();
+    let hist = std::fs::read_to_string(d.path().join(HIST_FILE)).unwrap();
+    let sys0 = std::fs::read_to_string(d.path().join(systress_file_name(0))).unwrap();
+    let sys1 = std::fs::read_to_string(d.path().join(systress_file_name(1))).unwrap();
+    let irq0 = "# split thread 0 irq latency (1000ns units): samples 50 min 3 avg 3 max 3 p50=3 p90=3 p99=? p99.9=? p99.99=? p99.999=? p99.9999=? overflow 0 underflow 0\n";
+    let irq1 = "# split thread 1 irq latency (1000ns units): samples 0 min ? avg ? max ? p50=? p90=? p99=? p99.9=? p99.99=? p99.999=? p99.9999=? overflow 0 underflow 0\n";
+    for (name, txt, want) in [
+        ("histogram.txt", &hist, irq0),
+        ("histogram.txt", &hist, irq1),
+        ("timer_thread00.txt", &sys0, irq0),
+        ("timer_thread01.txt", &sys1, irq1),
+    ] {
+        assert!(txt.contains(want), "{name} lacks {want}{txt}");
+    }
+    for txt in [&hist, &sys0, &sys1] {
+        let split: Vec<&str> = txt.lines().filter(|l| l.starts_with("# split")).collect();
+        assert!(
+            !split
+                .iter()
+                .any(|l| l.contains("=0 ") || l.contains(" 0 avg")),
+            "{split:?}"
+        );
+    }
+    // CSV: empty cells for what is unknown.
+    let csv = to_csv(&r);
+    let rows: Vec<Vec<String>> = csv
+        .lines()
+        .map(|l| l.split(',').map(String::from).collect())
+        .collect();
+    let col =
+        |row: usize, name: &str| rows[row][rows[0].iter().position(|h| h == name).unwrap()].clone();
+    assert_eq!(col(1, "irq_p90_ns"), "3000");
+    assert_eq!(col(1, "irq_p99_ns"), "");
+    for c in ["irq_min_ns", "irq_avg_ns", "irq_max_ns", "thread_p50_ns"] {
+        assert_eq!(col(2, c), "", "{c}");
+    }
+    assert_eq!(col(2, "irq_samples"), "0");
+    // JSON: null, read back as unknown.
+    let j: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.path().join(JSON_FILE)).unwrap()).unwrap();
+    let p = &j["threads"][1]["split"]["irq"];
+    assert!(
+        p["min_ns"].is_null() && p["max_ns"].is_null() && p["avg_ns"].is_null(),
+        "{p}"
+    );
+    assert!(j["threads"][0]["split"]["irq"]["percentiles"]
+        .get("99")
+        .is_none());
+    assert_eq!(read_json(d.path().join(JSON_FILE)).unwrap(), r);
+}
+
+/// A file written before the figures could be unknown holds 0 for a part
+/// of no split sample: read back, those are unknown.
+#[test]
+fn an_older_file_s_empty_split_reads_back_as_unknown() {
+    let mut r = traced();
+    r.threads[0].split = Some(SplitResult {
+        samples: 0,
+        unsplit: None,
+        irq: real_part(0, 0),
+        thread: real_part(0, 0),
+    });
+    let mut j = serde_json::to_value(&r).unwrap();
+    for part in ["irq", "thread"] {
+        let p = &mut j["threads"][0]["split"][part];
+        p["min_ns"] = 0.into();
+        p["max_ns"] = 0.into();
+        p["avg_ns"] = 0.0.into();
+        p["percentiles"] = serde_json::json!({"50": 0, "99": 0});
+    }
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("old.json");
+    std::fs::write(&f, j.to_string()).unwrap();
+    assert_eq!(read_json(&f).unwrap(), r);
 }

@@ -192,8 +192,7 @@ fn quotes() -> Vec<(&'static str, String)> {
     let rt_runtime = source_const("crates/noise/src/limits.rs", "MAX_RT_RUNTIME_NS").0;
     let share = rtshield_noise::MAX_RT_SHARE_PCT;
     let input_mib = rtshield_safefs::INPUT_LIMIT >> 20;
-    let buf_kb = limits::TRACE_BUFFER_KB_DEFAULT;
-    assert_eq!(buf_kb, rtshield_measure::TraceSpec::DEFAULT_BUFFER_KB);
+    let buf_kb = limits::TRACE_BUFFER_KB_AUTO_MIN;
     let tb = limits::TRACE_BUFFER_KB;
     let max_events = rtshield_sim::DEFAULT_MAX_EVENTS;
     vec![
@@ -258,8 +257,8 @@ fn quotes() -> Vec<(&'static str, String)> {
         ("docs/formats.md", format!("the latest {worst} kept")),
         ("docs/trace.md", format!("At most {spikes} spikes (`tracing::MAX_SPIKES`)")),
         ("docs/manual/measure.md", format!("At most {spikes} spikes are explained per run")),
-        ("docs/scale.md", format!("(default {buf_kb} KiB for `measure`")),
-        ("docs/scale.md", format!("so the default {buf_kb} KiB holds")),
+        ("docs/scale.md", format!("  {buf_kb} KiB, and the buffers of all online CPUs at most 1/32 of RAM.")),
+        ("docs/trace.md", format!("- **at least {buf_kb} KiB** (what 1 s of 1 ms periods needs)")),
         // simulate, runs compare, report.
         ("docs/ranges.md", format!("(default {})", grouped(max_events))),
         ("docs/manual/simulate.md", format!("default {}, enough", grouped(max_events))),

@@ -145,6 +145,39 @@ pub const RESULT_MAX_THREADS: usize = 8192;
 /// Curves (measuring threads, over every input) in one report: at most
 /// 512. Plots and tables of more are unreadable, and took minutes.
 pub const REPORT_MAX_CURVES: usize = 512;
+/// Bytes a report reads over all its inputs together (result files and
+/// their `timeline.csv`): 512 MiB, twice the largest single input
+/// (`INPUT_LIMIT`). Per-file limits alone let 512 directories hard-linked
+/// to one 256 MiB timeline cost ~200 GB (adversary round 5, F20).
+pub const REPORT_MAX_INPUT_BYTES: u64 = 512 << 20;
+
+// ------------------------------------------------ what a `run` configuration may start
+
+/// `timer_thread[N]` stanzas in one configuration: at most 1024 (each
+/// measuring thread costs a histogram, a ring and a stack: 8193 of them
+/// took 18 GB, adversary round 5, F12). At most [`RESULT_MAX_THREADS`], so
+/// the run's own results always read back.
+pub const RUN_MAX_TIMER_THREADS: usize = 1024;
+/// `program[N]` stanzas in one configuration: at most 256 (100 000 were
+/// accepted and started: a fork bomb, F12).
+pub const RUN_MAX_PROGRAMS: usize = 256;
+/// Processes the programs of one configuration start, a built-in load
+/// counting one per worker (CPUs × kinds × `load.workers`): at most 4096.
+pub const RUN_MAX_PROCESSES: u64 = 4096;
+/// Threads the thread loads (`timers`, `syncio`: `load.size` threads per
+/// worker) of one configuration start in all: at most 65 536.
+pub const RUN_MAX_LOAD_THREADS: u64 = 65_536;
+
+// ------------------------------------------------ what a simulation may keep
+
+/// Events `simulate --trace` (or `--gantt`) keeps in memory to write its
+/// files: at most 10 million (~1.5 GB); a simulation that needs more is
+/// refused, naming `--max-events`, before it runs (F16: the default
+/// 500 million events were kept, ~60-75 GB).
+pub const SIM_MAX_TRACE_EVENTS: u64 = 10_000_000;
+
+// A run's results must always read back: checked when this crate builds.
+const _: () = assert!(RUN_MAX_TIMER_THREADS <= RESULT_MAX_THREADS);
 
 #[cfg(test)]
 mod tests {

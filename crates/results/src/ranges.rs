@@ -130,6 +130,14 @@ fn check_thread(field: &str, t: &ThreadResult) -> Result<(), String> {
 /// names the field (`threads[0].histogram.resolution_ns = …`); the caller
 /// adds the file.
 pub fn check_result(r: &RunResult) -> Result<(), String> {
+    // The one thread bound of every reader (results.json, cyclictest
+    // JSON and `-h` text, a stored run): a run that gets here with more
+    // is refused wherever it came from (adversary round 5, F19: the
+    // cyclictest readers skipped it and `runs import` stored a run
+    // `runs show` then refused).
+    if r.threads.len() > rtshield_limits::RESULT_MAX_THREADS {
+        return Err(too_many_threads(r.threads.len()));
+    }
     if let Some(d) = r.duration_s {
         if !(0.0..=MAX_DURATION_S).contains(&d) {
             return Err(format!(
@@ -171,6 +179,15 @@ pub fn check_result(r: &RunResult) -> Result<(), String> {
         check_noise(n)?;
     }
     Ok(())
+}
+
+/// The refusal of a file of `n` threads (more than
+/// `RESULT_MAX_THREADS`): the same words from every reader.
+pub(crate) fn too_many_threads(n: usize) -> String {
+    format!(
+        "{n} threads, more than the {} a results file may hold",
+        rtshield_limits::RESULT_MAX_THREADS
+    )
 }
 
 fn span(field: &str, v: u64) -> Result<(), String> {

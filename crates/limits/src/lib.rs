@@ -158,6 +158,17 @@ pub const REPORT_MAX_INPUT_BYTES: u64 = 512 << 20;
 /// took 18 GB, adversary round 5, F12). At most [`RESULT_MAX_THREADS`], so
 /// the run's own results always read back.
 pub const RUN_MAX_TIMER_THREADS: usize = 1024;
+/// `timer_thread[N]` stanzas per online CPU: at most 16 (so a 4-CPU board
+/// takes at most 64, ~150 MB, rather than 1024, ~2.4 GB).
+pub const RUN_MAX_TIMER_THREADS_PER_CPU: usize = 16;
+/// The most `timer_thread[N]` stanzas a configuration may have on a
+/// machine of `cpus` online CPUs: [`RUN_MAX_TIMER_THREADS_PER_CPU`] per
+/// CPU, at most [`RUN_MAX_TIMER_THREADS`].
+pub fn run_max_timer_threads(cpus: usize) -> usize {
+    cpus.max(1)
+        .saturating_mul(RUN_MAX_TIMER_THREADS_PER_CPU)
+        .min(RUN_MAX_TIMER_THREADS)
+}
 /// `program[N]` stanzas in one configuration: at most 256 (100 000 were
 /// accepted and started: a fork bomb, F12).
 pub const RUN_MAX_PROGRAMS: usize = 256;

@@ -247,8 +247,11 @@ fn compare_cmd(
 /// `runs import`: store result files, each once.
 fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
     let mut batch = Vec::new();
+    // The files of one import are all in memory before the one
+    // transaction: bounded together, as a report's inputs are (F20).
+    let budget = rtshield_report::InputBudget::new();
     for p in &paths {
-        let (path, mut result) = rtshield_report::read_result(p)?;
+        let (path, mut result) = rtshield_report::read_result(p, &budget)?;
         let src = std::fs::canonicalize(&path).unwrap_or(path.clone());
         // Whatever tags the file carries, the store knows it was imported
         // (a campaign never counts it as its own measurement).

@@ -145,11 +145,12 @@ pub const RESULT_MAX_THREADS: usize = 8192;
 /// Curves (measuring threads, over every input) in one report: at most
 /// 512. Plots and tables of more are unreadable, and took minutes.
 pub const REPORT_MAX_CURVES: usize = 512;
-/// Bytes a report reads over all its inputs together (result files and
-/// their `timeline.csv`): 512 MiB, twice the largest single input
-/// (`INPUT_LIMIT`). Per-file limits alone let 512 directories hard-linked
-/// to one 256 MiB timeline cost ~200 GB (adversary round 5, F20).
-pub const REPORT_MAX_INPUT_BYTES: u64 = 512 << 20;
+/// Bytes one `report` (or one `runs import`) reads over all its inputs
+/// together (result files and their `timeline.csv`): 512 MiB, twice the
+/// largest single input (`INPUT_LIMIT`). Per-file limits alone let 512
+/// directories hard-linked to one 256 MiB timeline cost ~200 GB
+/// (adversary round 5, F20).
+pub const INPUT_TOTAL_MAX_BYTES: u64 = 512 << 20;
 
 // ------------------------------------------------ what a `run` configuration may start
 

@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod beneath;
 mod cgroup;
 mod confine;
 mod cpus;

@@ -182,11 +182,13 @@ pub const RUN_MAX_LOAD_THREADS: u64 = 65_536;
 
 // ------------------------------------------------ what a simulation may keep
 
-/// Events `simulate --trace` (or `--gantt`) keeps in memory to write its
-/// files: at most 10 million (~1.5 GB); a simulation that needs more is
-/// refused, naming `--max-events`, before it runs (F16: the default
-/// 500 million events were kept, ~60-75 GB).
-pub const SIM_MAX_TRACE_EVENTS: u64 = 10_000_000;
+/// Events a simulation may take while it keeps them for `simulate
+/// --trace` (the CSV rows) or `--gantt` (the run segments): at most 5
+/// million (~115 bytes each, kept until the files are written: ~600 MB,
+/// 760 MB with both). Beyond it the run is refused, naming both options
+/// (adversary round 5, F16: the default `--max-events`, 500 million, let
+/// a 90-byte scenario keep ~60-75 GB).
+pub const SIM_MAX_TRACE_EVENTS: u64 = 5_000_000;
 
 // A run's results must always read back: checked when this crate builds.
 const _: () = assert!(RUN_MAX_TIMER_THREADS <= RESULT_MAX_THREADS);

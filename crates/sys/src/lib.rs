@@ -28,6 +28,7 @@ mod cpus;
 mod interrupts;
 pub mod kpath;
 mod loadavg;
+mod owner;
 mod power;
 mod procstat;
 mod root;

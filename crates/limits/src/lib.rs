@@ -1,5 +1,8 @@
 //! rtshield-limits: every documented value range of a measurement
-//! (docs/ranges.md, docs/manual/campaign.md), in one place.
+//! (docs/ranges.md, docs/manual/campaign.md), and the input limits every
+//! reader and configuration shares (threads per file and per run,
+//! programs, processes, the bytes one report reads, the events a
+//! simulation keeps), in one place.
 //!
 //! Three parsers read measurement settings: the command line's
 //! `MeasureRequest` (crate `run`, which also checks each campaign cell),

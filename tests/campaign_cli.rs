@@ -308,6 +308,8 @@ fn f13_a_run_stored_with_the_campaign_s_tags_is_never_its_own() {
             .unwrap()
             .fingerprint
     };
+    // (Into the test's own directory: the code before this fix measured.)
+    let never = d.path().join("never");
     for tag in [
         "campaign_id=x",
         "cell=load=idle,isolation=none",
@@ -319,7 +321,7 @@ fn f13_a_run_stored_with_the_campaign_s_tags_is_never_its_own() {
             "--samples",
             "1",
             "--out",
-            "/nonexistent/x",
+            never.to_str().unwrap(),
             "--tag",
             tag,
         ]);
@@ -329,6 +331,7 @@ fn f13_a_run_stored_with_the_campaign_s_tags_is_never_its_own() {
             "{}",
             describe(&o)
         );
+        assert!(!never.exists(), "measured with --tag {tag}");
     }
     // The colleague's run, stored as any client of the store can.
     let mut forged = rtshield_results::read_json(

@@ -545,7 +545,7 @@ impl Instance {
         };
         // The name's owner record first (F08): a name a live process of
         // another PID namespace holds is not ours, whatever its pid says.
-        let name = claim(root, |k| format!("{INSTANCE_PREFIX}{}", numbered(me, k)))?;
+        let (name, fresh) = claim(root, |k| format!("{INSTANCE_PREFIX}{}", numbered(me, k)))?;
         let dir = format!("{}/instances/{name}", tracefs.trim_end_matches('/'));
         let mut inst = Instance {
             root: root.clone(),
@@ -566,8 +566,8 @@ impl Instance {
             .map(|l| l.name)
             .collect();
         // One of this name left by a dead process of our pid (its record
-        // was free: we hold it now) goes first.
-        if root.exists(&inst.dir) {
+        // was free: we hold it now) goes first; never this process's own.
+        if fresh && root.exists(&inst.dir) {
             let _ = root.write(format!("{}/tracing_on", inst.dir), "0");
             if root.remove_dir(&inst.dir).is_ok() {
                 inst.stale_removed.push(inst.name.clone());
@@ -716,7 +716,7 @@ impl Instance {
         } else {
             Ok(())
         };
-        if rm.is_ok() {
+        if self.created && rm.is_ok() {
             crate::owner::release(&self.root, &self.name);
         }
         if self.mounted_by_us {
@@ -791,7 +791,7 @@ fn mount_private(root: &Root) -> io::Result<String> {
         )));
     }
     let me = std::process::id();
-    let id = claim(root, |k| format!("tracefs-{}", numbered(me, k)))?;
+    let (id, _) = claim(root, |k| format!("tracefs-{}", numbered(me, k)))?;
     let dir = format!("{PRIVATE_DIR_PREFIX}{}", id.trim_start_matches("tracefs-"));
     let at = format!("{dir}/{PRIVATE_MOUNT_NAME}");
     private_directory(&dir)?;
@@ -876,15 +876,20 @@ fn unmount_private(root: &Root, at: &str) -> io::Result<()> {
 }
 
 /// The first name `make(1)`, `make(2)` … (at most 9) whose owner record
-/// this process can take; without a place for records (no writable
-/// `/run`), the first name, unrecorded (others then judge it by its pid).
-fn claim(root: &Root, make: impl Fn(u32) -> String) -> io::Result<String> {
+/// this process can take, and whether it just took it. The plain name
+/// when this process holds it already (its own object: the caller finds
+/// it taken, as before), or when there is no place for records (no
+/// writable `/run`: unrecorded, others then judge it by its pid).
+fn claim(root: &Root, make: impl Fn(u32) -> String) -> io::Result<(String, bool)> {
+    if crate::owner::held_here(root, &make(1)) {
+        return Ok((make(1), false));
+    }
     for k in 1..=9 {
         let name = make(k);
         match crate::owner::hold(root, &name) {
-            Ok(true) => return Ok(name),
+            Ok(true) => return Ok((name, true)),
             Ok(false) => continue,
-            Err(_) => return Ok(make(1)),
+            Err(_) => return Ok((make(1), false)),
         }
     }
     Err(err(format!(

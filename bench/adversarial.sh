@@ -41,6 +41,8 @@
 #   e-*     encoders: gnuplot, Markdown, CSV, HTML, SVG, XML, OpenMetrics, terminal
 #   x-*     parse errors echoing files the attacker could not read
 #   w-*     bounded work
+#   r5b-*   round 5 (B): store trust, bounded work, signals, leftovers,
+#           links inside a sysroot (docs/security.md, "Adversary round 5 (B)")
 #
 # Safety: everything happens in a private temp dir (removed on exit, also on
 # Ctrl-C). Victims are decoys the script made there. Partition cases run on
@@ -1722,6 +1724,234 @@ case_w_report_300() {
 }
 
 # ===========================================================================
+# round 5 (B): the second fixer's findings of the round-5 outside review
+# (store trust F03/F10/F13, bounded work F12/F15/F16/F19/F20, signals
+# F05/F14, leftovers F08/F11, links inside a sysroot F18). Kept apart from
+# the "round 5 (A)" block.
+# ===========================================================================
+R5B_CT=$WORK/r5b-ct.json   # a cyclictest JSON of root's, made once
+r5b_ct() { # a cyclictest JSON export of the idle fixture
+    [ -s "$R5B_CT" ] || "$BIN" export "$FIX/idle/results.json" --format cyclictest-json -o "$R5B_CT" >/dev/null 2>&1
+}
+r5b_nopanic() { # what: held unless rtshield panicked (101) or gave no clear refusal (2)
+    if [ $RC = 2 ] && ! grep -q panicked "$LOG/$CUR.err"; then held "$CUR" "$1: exit 2 ($(first_err "$LOG/$CUR.err" 140))"
+    else broken "$CUR" "$1: exit $RC ($(first_err "$LOG/$CUR.err" 160))"; fi
+}
+case_r5b_f03() { # a colleague's results.json squats the UUID of root's world-readable run
+    mkdir -p "$ROOTSIDE/r5b-rno"
+    cp "$FIX/idle/results.json" "$ROOTSIDE/r5b-rno/results.json"; chmod 644 "$ROOTSIDE/r5b-rno/results.json"
+    "$PY" - "$ROOTSIDE/r5b-rno/results.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); d["tags"]["uuid"] = "db70c0de-5a5a-4000-8000-0000000000f3"
+json.dump(d, open(sys.argv[1], "w"))
+EOF
+    as_user "$PY" - "$ROOTSIDE/r5b-rno/results.json" "$ATT/r5b-share.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); d["label"] = "colleague-run"
+for t in d["threads"]: t["max_ns"] = 5000
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+    mkdir -m 700 "$WORK/r5b-rs2"
+    rr "$CUR" 60 runs import --store "$WORK/r5b-rs2/runs.db" "$ATT/r5b-share.json" "$ROOTSIDE/r5b-rno/results.json"
+    if [ $RC != 0 ] && grep "r5b-rno" "$LOG/$CUR.out" | grep -q CONFLICT && ! grep "r5b-rno" "$LOG/$CUR.out" | grep -q 'already stored'; then
+        held "$CUR" "root's own run reported as a UUID conflict (exit $RC), never 'already stored'"
+    else broken "$CUR" "root's import of its run: exit $RC, $(grep r5b-rno "$LOG/$CUR.out" | clean 160)"; fi
+}
+case_r5b_f10() { # rows of a shared store inserted by hand (here with sqlite3, as a lab member would with psql)
+    mkdir -m 700 "$WORK/r5b-st10"
+    "$BIN" runs import --store "$WORK/r5b-st10/runs.db" "$FIX/idle/results.json" "$FIX/hell/results.json" >/dev/null 2>&1
+    "$PY" - "$WORK/r5b-st10/runs.db" <<'EOF'
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.execute("""insert into runs (uuid,host,kernel,kernel_version,preempt,arch,cpu_model,tool,label,started,duration_s,
+  end_reason,mode,source,stored_at,summary,result,machine_id) select 'evil-uuid-1',host,kernel,kernel_version,preempt,arch,
+  cpu_model,tool,'evil',started,duration_s,end_reason,mode,source,stored_at,
+  '[[{"cpu":1,"samples":9000000000000000000,"min_ns":0,"avg_ns":1e308,"max_ns":9000000000000000000,"percentiles":{},"overruns":0,"missed_periods":0,"lost":0}],{"uuid":"evil-uuid-1"}]',
+  result,machine_id from runs where id=1""")
+c.execute("""update runs set summary=replace(summary,'"samples":','"samples":-1,"x":') where id=2""")
+c.commit()
+EOF
+    rr "$CUR" 60 runs list --store "$WORK/r5b-st10/runs.db"
+    local list_rc=$RC
+    rr "$CUR-x" 60 runs export 'id != 0' --store "$WORK/r5b-st10/runs.db"
+    if [ $list_rc = 0 ] && [ $RC = 0 ] && grep -q 'run 3 left out' "$LOG/$CUR.err" && ! grep -q 9000000000000000 "$LOG/$CUR.out"; then
+        held "$CUR" "runs list/export: the bad rows left out with a warning naming them, the others listed"
+    else broken "$CUR" "runs list exit $list_rc, export exit $RC: $(first_err "$LOG/$CUR.err" 160) $(clean 160 <"$LOG/$CUR.out")"; fi
+}
+case_r5b_f13() { # a colleague stores a run with the campaign's tags straight into the store
+    rr "$CUR-tag" 60 "${MEASURE[@]}" --out "$WORK/o-$CUR-tag" --no-store --tag campaign_id=x --tag cell=load=idle,isolation=none --tag repeat=1
+    local tag_rc=$RC
+    mkdir -m 700 "$WORK/r5b-c13"
+    rr "$CUR-1" 120 campaign "$LIB/tiny.toml" --store "$WORK/r5b-c13/runs.db" --out "$WORK/o-$CUR-1"
+    # The forged run: a copy of the campaign's row, figures and label changed, another UUID.
+    "$PY" - "$WORK/r5b-c13/runs.db" <<'EOF'
+import sqlite3, sys, json
+c = sqlite3.connect(sys.argv[1])
+uuid, summary, result = c.execute("select uuid, summary, result from runs where id=1").fetchone()
+r = json.loads(result); r["label"] = "FORGED"; r["tags"]["uuid"] = "f0f0f0f0-0000-4000-8000-00000000f013"
+for t in r["threads"]: t["max_ns"] = 1234
+s = json.loads(summary); s[1]["uuid"] = r["tags"]["uuid"]
+c.execute("delete from runs")
+for t in ("tags", "threads"): c.execute("delete from " + t)
+c.execute("""insert into runs (uuid,host,kernel,kernel_version,preempt,arch,cpu_model,tool,label,started,duration_s,
+  end_reason,mode,source,stored_at,summary,result,machine_id) select ?,'h','k','v','p','a','c','t','FORGED',null,1,
+  'duration',null,null,0,?,?,''""", (r["tags"]["uuid"], json.dumps(s), json.dumps(r)))
+rid = c.execute("select id from runs").fetchone()[0]
+for k, v in r["tags"].items(): c.execute("insert into tags (run_id,key,value) values (?,?,?)", (rid, k, v))
+c.commit()
+EOF
+    rr "$CUR" 120 campaign "$LIB/tiny.toml" --resume --store "$WORK/r5b-c13/runs.db" --out "$WORK/o-$CUR"
+    if [ $tag_rc = 2 ] && [ $RC = 0 ] && ! grep -q 'already stored (resume)' "$LOG/$CUR.out" && ! grep -rqs FORGED "$WORK/o-$CUR/report/runs"; then
+        held "$CUR" "--tag campaign_id refused (exit 2); the forged row neither skips the cell nor enters the report"
+    else broken "$CUR" "--tag exit $tag_rc; campaign --resume exit $RC: $(grep -E 'already|stored' "$LOG/$CUR.out" | clean 160)$(grep -rqs FORGED "$WORK/o-$CUR/report/runs" && echo ' (FORGED in the report)')"; fi
+}
+case_r5b_f12() { # a colleague's configuration: 1025 timer threads, 257 programs
+    as_user "$PY" - "$ATT/r5b-t.cfg" "$ATT/r5b-p.cfg" "$MCPU" <<'EOF'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("main\n{\n  cpu_affinity %s\n}\n" % sys.argv[3])
+    for i in range(1025):
+        f.write("timer_thread[%d]\n{\n  cpu_affinity %s\n  sched.policy OTHER\n  lifetime.duration 2s\n}\n" % (i, sys.argv[3]))
+with open(sys.argv[2], "w") as f:
+    f.write("timer_thread[0]\n{\n  cpu_affinity %s\n  lifetime.duration 2s\n}\n" % sys.argv[3])
+    for i in range(257):
+        f.write("program[%d]\n{\n  load cpu\n  cpu_affinity %s\n  sched.policy IDLE\n}\n" % (i, sys.argv[3]))
+EOF
+    rr "$CUR-t" 60 run --check "$ATT/r5b-t.cfg"; local t=$RC
+    rr "$CUR" 60 run --check "$ATT/r5b-p.cfg"
+    if [ $t = 2 ] && [ $RC = 2 ]; then held "$CUR" "1025 timer threads and 257 programs refused at check time ($(first_err "$LOG/$CUR-t.err" 100))"
+    else broken "$CUR" "run --check: 1025 timers exit $t, 257 programs exit $RC"; fi
+}
+case_r5b_f15a() { # cyclictest cmdline -i 2^64-1: overflow
+    r5b_ct
+    "$PY" -c "import json;d=json.load(open('$R5B_CT'));d['cmdline:']='cyclictest -t 3 -i 18446744073709551615 -d 18446744073709551615';json.dump(d,open('$ATT/r5b-cjp.json','w'))"
+    rr "$CUR" 60 report "$FIX/idle" "$ATT/r5b-cjp.json" -o "$WORK/o-$CUR"
+    r5b_nopanic "report <cyclictest -i 18446744073709551615>"
+}
+case_r5b_f15b() { # fluctuation log [i64::MAX] then [i64::MIN]
+    printf '[9223372036854775807] Min.= 1, Moy.= 1, Max.= 3, Max.Max.= 3\n[-9223372036854775808] Min.= 1, Moy.= 1, Max.= 5, Max.Max.= 5\n' >"$ATT/r5b-fl5.txt"
+    mkdir -m 700 "$WORK/r5b-st15"
+    rr "$CUR" 60 runs import --store "$WORK/r5b-st15/runs.db" "$ATT/r5b-fl5.txt"
+    r5b_nopanic "runs import <fluctuation log [i64::MAX] [i64::MIN]>"
+}
+case_r5b_f19a() { # cyclictest JSON of 9000 threads
+    r5b_ct
+    "$PY" - "$R5B_CT" "$ATT/r5b-cj9k.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); t = d["thread"]["0"]; t["histogram"] = {str(i): 1 for i in range(300)}
+d["thread"] = {str(i): t for i in range(9000)}; d["num_threads"] = 9000
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+    mkdir -m 700 "$WORK/r5b-st19"
+    limited "$CUR-imp" runs import --store "$WORK/r5b-st19/runs.db" "$ATT/r5b-cj9k.json"; local imp=$RC
+    limited "$CUR" report "$ATT/r5b-cj9k.json" -o "$WORK/o-$CUR"
+    if [ $imp = 2 ] && [ $RC = 2 ] && [ $RSS -lt 300 ]; then held "$CUR" "report and runs import refuse 9000 threads: exit 2 in $ELAPSED s, max RSS $RSS MB ($(first_err "$LOG/$CUR.err" 100))"
+    else broken "$CUR" "9000-thread cyclictest JSON: import exit $imp, report exit $RC in $ELAPSED s, max RSS $RSS MB"; fi
+}
+case_r5b_f19b() { # cyclictest -h text of 9000 columns
+    "$PY" -c "
+n=9000; f=open('$ATT/r5b-hh9k.txt','w'); f.write('# Histogram\n')
+[f.write('%06d '%b+' '.join(['1']*n)+'\n') for b in range(5)]
+for k,v in (('Total','5'),('Min Latencies','0'),('Avg Latencies','2'),('Max Latencies','4'),('Histogram Overflows','0')): f.write('# %s: '%k+' '.join([v]*n)+'\n')"
+    mkdir -m 700 "$WORK/r5b-st19b"
+    limited "$CUR" runs import --store "$WORK/r5b-st19b/runs.db" "$ATT/r5b-hh9k.txt"
+    r5b_nopanic "runs import <cyclictest -h text of 9000 columns>"
+}
+case_r5b_f16() { # simulate --trace of a 90-byte scenario
+    printf '{\n  name = a\n  sched = other\n  loop = 300000000\n  sloop = 1\n  sleep = 1us\n  count = 8\n}\n' >"$ATT/r5b-pp.scn"
+    limited "$CUR" simulate "$ATT/r5b-pp.scn" --trace "$WORK/r5b-pp.csv"
+    if [ $RC = 2 ] && [ $RSS -lt 1024 ]; then held "$CUR" "simulate --trace refused at its event bound: exit 2 in $ELAPSED s, max RSS $RSS MB"
+    else broken "$CUR" "simulate --trace: exit $RC in $ELAPSED s, max RSS $RSS MB"; fi
+}
+case_r5b_f20() { # a colleague's result directories hard-linked to one big (sparse) timeline
+    as_user mkdir "$ATT/r5b-tl1"
+    as_user cp "$FIX/idle/results.json" "$ATT/r5b-tl1/results.json"
+    as_user "$PY" -c "
+f=open('$ATT/r5b-tl1/timeline.csv','w'); f.write('elapsed_s,ival_max_ns\n'); f.truncate(200<<20)"
+    local i args=("$ATT/r5b-tl1")
+    for i in 2 3 4 5 6 7 8; do
+        as_user mkdir "$ATT/r5b-tl$i"; as_user cp "$ATT/r5b-tl1/results.json" "$ATT/r5b-tl$i/"
+        as_user ln "$ATT/r5b-tl1/timeline.csv" "$ATT/r5b-tl$i/timeline.csv"; args+=("$ATT/r5b-tl$i")
+    done
+    limited "$CUR" report "${args[@]}" -o "$WORK/o-$CUR"
+    if [ $RC = 2 ] && [ $RSS -lt 300 ]; then held "$CUR" "report <8 inputs linked to one 200 MB timeline>: exit 2 in $ELAPSED s, max RSS $RSS MB"
+    else broken "$CUR" "report <8 inputs linked to one 200 MB timeline>: exit $RC in $ELAPSED s, max RSS $RSS MB"; fi
+}
+case_r5b_f05() { # each stop signal to stat --record
+    local sig bad=""
+    for sig in INT QUIT TERM HUP; do
+        rm -f "$WORK/r5b-st3.json"
+        bg_rts "$CUR-$sig" stat --record "$WORK/r5b-st3.json" --duration 60s --interval 200ms
+        sleep 2; kill -"$sig" "$BGPID" 2>/dev/null; wait_rts
+        [ -s "$WORK/r5b-st3.json" ] && grep -q "stopped by SIG$sig" "$LOG/$CUR-$sig.err" || bad="$bad SIG$sig:exit-$RC"
+    done
+    if [ -z "$bad" ]; then held "$CUR" "SIGINT, SIGQUIT, SIGTERM, SIGHUP: the recording written, the signal named"
+    else broken "$CUR" "stat --record lost its recording on:$bad"; fi
+}
+case_r5b_f14() { # a refused output directory is refused before the run, not after it
+    mkdir "$WORK/r5b-ww"; chmod 777 "$WORK/r5b-ww"
+    printf '{\n  name = a\n  sched = other\n  loop = 300000000\n  sloop = 1\n  sleep = 1us\n  count = 1\n}\n' >"$WORK/r5b-s1.scn"
+    local t0=$SECONDS a b c
+    rr "$CUR-stat" 30 stat --record "$WORK/r5b-ww/r.json" --duration 1h; a=$RC
+    rr "$CUR-scn" 30 scenario "$WORK/r5b-s1.scn" --timeout 1h --json "$WORK/r5b-ww/s.json"; b=$RC
+    rr "$CUR" 30 simulate "$WORK/r5b-s1.scn" --duration 1h --max-events 100000000000 --json "$WORK/r5b-ww/x.json"; c=$RC
+    if [ "$a$b$c" = 222 ]; then held "$CUR" "stat --record, scenario --json, simulate --json into a 777 dir: refused before running ($((SECONDS - t0)) s for the three)"
+    else broken "$CUR" "exit stat $a, scenario $b, simulate $c (124: still running at the 30 s limit)"; fi
+}
+case_r5b_f18() { # a link inside the --sysroot tree, planted by the user who owns part of it
+    local T=$WORK/r5b-T C
+    "$PY" "$LIB/faketree.py" "$T" v1
+    C=$T/sys/fs/cgroup/cpuset
+    echo precious >"$ROOTSIDE/r5b-victim"
+    chown -R "$AUID:$AGID" "$C"
+    as_user rm -f "$C/cpuset.sched_load_balance"
+    as_user ln -s "$ROOTSIDE/r5b-victim" "$C/cpuset.sched_load_balance"
+    rr "$CUR" 60 --sysroot "$T" partition create 1
+    "$BIN" --sysroot "$T" partition undo >/dev/null 2>&1
+    if is_precious "$ROOTSIDE/r5b-victim"; then held "$CUR" "the victim behind the tree's link is intact (partition create exit $RC: the linked knob is neither read nor written)"
+    else broken "$CUR" "partition create wrote through cpuset.sched_load_balance -> victim (exit $RC)"; fi
+}
+case_r5b_f08() { # two traced runs in two PID namespaces
+    have_tracefs && command -v unshare >/dev/null || { held "$CUR" "no tracefs or no unshare here: nothing to share"; return; }
+    lock_live || { no_lock; return; }
+    local m="measure --period 1ms --policy other -q --no-memlock --no-dma-latency --no-store --trace-on 500us"
+    mkdir "$WORK/r5b-tfs"; mount -t tracefs tracefs "$WORK/r5b-tfs"; MOUNTS+=("$WORK/r5b-tfs")
+    local before; before=$(ls "$WORK/r5b-tfs/instances" 2>/dev/null | tr '\n' ' ')
+    umount "$WORK/r5b-tfs"
+    unshare --pid --fork --mount-proc sh -c "$BIN $m --cpus $MCPU --duration 4s --out $WORK/r5b-ns1 >$LOG/$CUR-ns1.out 2>&1" &
+    local p1=$!; BG_PIDS+=($p1)
+    sleep 1.5
+    unshare --pid --fork --mount-proc "$BIN" $m --cpus "$LCPU" --duration 1s --out "$WORK/r5b-ns2" >"$LOG/$CUR-ns2.out" 2>&1
+    wait $p1
+    mount -t tracefs tracefs "$WORK/r5b-tfs"
+    local i left=""
+    for i in $(ls "$WORK/r5b-tfs/instances" 2>/dev/null | grep '^rtshield-[0-9]'); do
+        case " $before " in *" $i "*) continue ;; esac
+        left="$left $i"
+        # Left by the two runs this case started (both are gone): stop and remove it.
+        echo 0 >"$WORK/r5b-tfs/instances/$i/tracing_on" 2>/dev/null; rmdir "$WORK/r5b-tfs/instances/$i" 2>/dev/null
+    done
+    umount "$WORK/r5b-tfs"
+    unlock_live
+    if [ -z "$left" ] && ! grep -qi 'no such file\|cannot' "$LOG/$CUR-ns1.out" && [ -s "$WORK/r5b-ns1/results.json" ]; then
+        held "$CUR" "both runs traced, neither touched the other's instance or mount; nothing left in tracefs"
+    else broken "$CUR" "left in tracefs: ${left:-nothing}; first run: $(grep -i 'no such file\|cannot' "$LOG/$CUR-ns1.out" | clean 160)"; fi
+}
+case_r5b_f11() { # the io load's directory after SIGKILL
+    mkdir -m 700 "$WORK/r5b-tmp"
+    cfg "$WORK/r5b-io.cfg" "30 s" "$(printf 'program[1]\n{\n  load io\n  cpu_affinity %s\n}\n' "$MCPU")"
+    export TMPDIR=$WORK/r5b-tmp
+    bg_rts "$CUR-killed" run -q "$WORK/r5b-io.cfg" --out "$WORK/o-$CUR-killed"
+    wait_for 20 bash -c "ls -d $WORK/r5b-tmp/rtshield-io-* >/dev/null 2>&1"; sleep 1
+    local d; d=$(ls -d "$WORK"/r5b-tmp/rtshield-io-* 2>/dev/null | head -1)
+    kill -KILL "$BGPID"; wait_rts; sleep 1
+    rr "$CUR" 60 "${MEASURE[@]}" --out "$WORK/o-$CUR" --no-store --load io --load-cpus "$MCPU"
+    unset TMPDIR
+    if [ -n "$d" ] && [ ! -e "$d" ]; then held "$CUR" "the next io load removed $(basename "$d") left by the SIGKILLed run"
+    else broken "$CUR" "${d:-no io dir seen}: still there after the next io load (exit $RC)"; fi
+}
+
+# ===========================================================================
 # The cases, in order
 # ===========================================================================
 if [ -z "${ADV_LIST:-}" ]; then
@@ -1841,6 +2071,23 @@ run_case x-runs-import-echoes-root-file    case_x_runs_import
 run_case w-export-20000-threads            case_w_export_20k
 run_case w-runs-import-20000-threads       case_w_import_20k
 run_case w-report-300-curves               case_w_report_300
+
+# round 5 (B)
+run_case r5b-f03-uuid-squatting-import      case_r5b_f03
+run_case r5b-f10-store-rows-out-of-range    case_r5b_f10
+run_case r5b-f13-campaign-forged-run        case_r5b_f13
+run_case r5b-f12-run-timers-and-programs    case_r5b_f12
+run_case r5b-f15a-cyclictest-cmdline-overflow case_r5b_f15a
+run_case r5b-f15b-fluctuation-stamps-overflow case_r5b_f15b
+run_case r5b-f19a-cyclictest-json-9000-threads case_r5b_f19a
+run_case r5b-f19b-cyclictest-text-9000-columns case_r5b_f19b
+run_case r5b-f16-simulate-trace-memory      case_r5b_f16
+run_case r5b-f20-report-linked-timelines    case_r5b_f20
+run_case r5b-f05-stat-record-signals        case_r5b_f05
+run_case r5b-f14-outputs-refused-before-run case_r5b_f14
+run_case r5b-f18-sysroot-inner-link         case_r5b_f18
+run_case r5b-f08-trace-two-pid-namespaces   case_r5b_f08
+run_case r5b-f11-io-dir-after-sigkill       case_r5b_f11
 
 [ -n "${ADV_LIST:-}" ] && exit 0
 echo

@@ -350,3 +350,106 @@ fn campaign_split_setting_becomes_measures_split() {
         "{e}"
     );
 }
+
+/// Adversary round 5, F13: C15 by another door. A colleague stored a run
+/// straight into the (shared) store with the campaign's tags (`measure
+/// --tag campaign_id=… --tag cell=… --tag repeat=…`, or any client of the
+/// server): `campaign --resume` skipped the cell and reported it, a fresh
+/// campaign pooled it in. `--tag` refuses those keys now (exit 2), and a
+/// run stored under them by any other means is not the campaign's: only
+/// the runs its own record lists count.
+#[test]
+fn f13_a_run_stored_with_the_campaign_s_tags_is_never_its_own() {
+    let d = tempfile::tempdir().unwrap();
+    let toml = d.path().join("c5.toml");
+    std::fs::write(
+        &toml,
+        "name = \"c5\"\ncpus = \"0\"\nduration = \"1s\"\nrepeat = 1\n\
+         [measure]\npolicy = \"other\"\n[axes]\nload = [\"idle\"]\nisolation = [\"none\"]\n",
+    )
+    .unwrap();
+    let db = d.path().join("st").join("runs.db");
+    let fp = {
+        let text = std::fs::read_to_string(&toml).unwrap();
+        rtshield_campaign::parse_checked(&text, "c5.toml")
+            .unwrap()
+            .fingerprint
+    };
+    // (Into the test's own directory: the code before this fix measured.)
+    let never = d.path().join("never");
+    for tag in [
+        "campaign_id=x",
+        "cell=load=idle,isolation=none",
+        "repeat=1",
+        "step=1",
+    ] {
+        let o = rtshield(&[
+            "measure",
+            "--samples",
+            "1",
+            "--out",
+            never.to_str().unwrap(),
+            "--tag",
+            tag,
+        ]);
+        assert_eq!(o.status.code(), Some(2), "--tag {tag}: {}", describe(&o));
+        assert!(
+            all_text(&o).contains("is set by rtshield"),
+            "{}",
+            describe(&o)
+        );
+        assert!(!never.exists(), "measured with --tag {tag}");
+    }
+    // The colleague's run, stored as any client of the store can.
+    let mut forged = rtshield_results::read_json(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/report/real/idle/results.json"),
+    )
+    .unwrap();
+    forged.label = Some("FORGED".into());
+    for (k, v) in [
+        ("uuid", rtshield_store::new_uuid()),
+        ("campaign", "c5".into()),
+        ("campaign_id", fp),
+        ("cell", "load=idle,isolation=none".into()),
+        ("repeat", "1".into()),
+        ("step", "1".into()),
+    ] {
+        forged.tags.insert(k.into(), v);
+    }
+    forged.tags.insert(
+        "kernel_id".into(),
+        rtshield_results::kernel_id(&rtshield_sys::SysInfo::collect(
+            &rtshield_sys::Root::host(),
+            false,
+        )),
+    );
+    {
+        let mut st = rtshield_store::open(Some(db.to_str().unwrap())).unwrap();
+        st.put(&forged, None).unwrap();
+    }
+    let out = d.path().join("c5b");
+    let o = command()
+        .arg("campaign")
+        .arg(&toml)
+        .args(["--resume", "--store", db.to_str().unwrap(), "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    let text = all_text(&o);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(!text.contains("already stored (resume)"), "{text}");
+    assert!(text.contains("1 stored, 0 already stored"), "{text}");
+    let summary = std::fs::read_to_string(out.join("report/summary.md")).unwrap();
+    assert!(!summary.contains("FORGED"), "{summary}");
+    // (runs/ also holds the per-load pools of figure 12.)
+    let runs: Vec<_> = std::fs::read_dir(out.join("report/runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with("run-"))
+        .collect();
+    assert_eq!(runs.len(), 1, "only the campaign's own run: {runs:?}");
+    let r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&runs[0]).unwrap()).unwrap();
+    assert_ne!(r["label"], "FORGED");
+}

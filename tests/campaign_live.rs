@@ -96,8 +96,13 @@ fn campaign_killed_then_resumed_stores_every_run_once_and_leaves_no_partition() 
     .unwrap();
     let db = d.path().join("runs.db");
     let out = d.path().join("out");
+    // The same user resumes: the same data directory, where the campaign
+    // keeps its record of the runs it measured (each command of the test
+    // kit has a private HOME of its own otherwise).
+    let data = d.path().join("data");
     let args = |resume: bool| {
         let mut c = command();
+        c.env("XDG_DATA_HOME", &data);
         c.arg("campaign")
             .arg(&file)
             .arg("--store")

@@ -238,3 +238,43 @@ fn imported_and_pushed_runs_are_marked_whatever_the_file_says() {
         "{list}"
     );
 }
+
+/// Adversary round 5, F03: a colleague's results.json reusing the UUID of
+/// root's world-readable run (its figures forged), imported first, made
+/// root's own import of its run say "already stored" and kept the forged
+/// figures under root's UUID. A UUID is the same run only with the same
+/// content: root's file is reported as a conflict, exit 1; the same run
+/// imported again is still "already stored".
+#[test]
+fn f03_a_uuid_squatted_by_other_content_is_a_conflict() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("rs2").join("runs.db");
+    let mut real: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("real/idle/results.json")).unwrap())
+            .unwrap();
+    real["tags"]["uuid"] = "db70c0de-5a5a-4000-8000-00000000f003".into();
+    let mut forged = real.clone();
+    forged["label"] = "colleague-run".into();
+    for t in forged["threads"].as_array_mut().unwrap() {
+        t["max_ns"] = 5000.into();
+    }
+    let (rp, fp) = (d.path().join("rno.json"), d.path().join("share.json"));
+    std::fs::write(&rp, real.to_string()).unwrap();
+    std::fs::write(&fp, forged.to_string()).unwrap();
+    let o = rtshield(&db, &["import", fp.to_str().unwrap(), rp.to_str().unwrap()]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        out.contains("CONFLICT") && !out.contains("already stored  "),
+        "{out}"
+    );
+    assert!(
+        out.contains("1 stored, 0 already there, 1 in conflict"),
+        "{out}"
+    );
+    assert!(err.contains("carry the UUID of a different run"), "{err}");
+    // The same file again: the same run, already stored.
+    let o = rtshield(&db, &["import", fp.to_str().unwrap()]);
+    assert!(ok(o).contains("already stored"));
+}

@@ -654,3 +654,75 @@ fn a_version_2_store_is_migrated_once_by_concurrent_clients() {
         .get(0);
     assert_eq!(empty, 3);
 }
+
+/// Adversary round 5, F10 and F03 in a lab's shared store. A row another
+/// lab member inserts by hand is input like a file: `samples = -1` in one
+/// summary broke `runs list`, `show` and `export` for the whole store, and
+/// 9·10^18 was shown as it was; now each bad row is left out with a
+/// warning naming it and the others are listed and exported. And a run
+/// pushed under the UUID of a different run already there is a conflict
+/// (exit 1), never "already there".
+#[test]
+fn f10_f03_bad_rows_are_left_out_and_a_uuid_conflict_is_reported() {
+    let Some(pg) = PgServer::start() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let store = local_store(d.path(), "lab", 3);
+    ok(runs(&store, &["push", "--to", &url]).output().unwrap());
+    let mut c = pg.client();
+    c.batch_execute(
+        "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
+            label, started, duration_s, end_reason, mode, source, stored_at, summary, result,
+            machine_id)
+         SELECT 'evil-uuid-1', host, kernel, kernel_version, preempt, arch, cpu_model, tool,
+            'evil', started, duration_s, end_reason, mode, source, stored_at,
+            '[[{\"cpu\":1,\"samples\":9000000000000000000,\"min_ns\":0,\"avg_ns\":1e308,\"max_ns\":9000000000000000000,\"percentiles\":{},\"overruns\":0,\"missed_periods\":0,\"lost\":0}],{\"uuid\":\"evil-uuid-1\"}]',
+            result, machine_id FROM runs WHERE uuid = 'lab-00000';
+         UPDATE runs SET summary = regexp_replace(summary, '\"samples\":[0-9]+', '\"samples\":-1')
+            WHERE uuid = 'lab-00001';",
+    )
+    .unwrap();
+    let o = runs(&url, &["list", "--json"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    let list: serde_json::Value = serde_json::from_str(&ok(o)).unwrap();
+    let uuids: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uuid"].as_str().unwrap())
+        .collect();
+    assert_eq!(uuids, ["lab-00000", "lab-00002"], "{err}");
+    assert!(
+        err.contains("left out") && err.contains("is out of range"),
+        "{err}"
+    );
+    assert!(err.contains("invalid value: integer `-1`"), "{err}");
+    let out = ok(runs(&url, &["export", "host ~ host"]).output().unwrap());
+    assert_eq!(
+        serde_json::from_str::<serde_json::Value>(&out)
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    // A local run under the UUID of a different run in the shared store.
+    let files = make_runs(&d.path().join("other"), "lab", 1);
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[0]).unwrap()).unwrap();
+    r["threads"][0]["max_ns"] = 5_000.into();
+    std::fs::write(&files[0], r.to_string()).unwrap();
+    let db = d.path().join("other.db").display().to_string();
+    ok(runs(&db, &["import"]).arg(&files[0]).output().unwrap());
+    let o = runs(&db, &["push", "--to", &url]).output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&o.stdout).into_owned(),
+        String::from_utf8_lossy(&o.stderr).into_owned(),
+    );
+    assert_eq!(o.status.code(), Some(1), "{out}{err}");
+    assert!(
+        out.contains("0 pushed, 0 already there, 1 in conflict"),
+        "{out}"
+    );
+    assert!(err.contains("a different run with UUID lab-00000"), "{err}");
+}

@@ -370,3 +370,85 @@ extern "C" {
     #[link_name = "kill"]
     fn libc_kill(pid: i32, sig: i32) -> i32;
 }
+
+/// `rtshield ARGS` must end (exit 2, naming `option`) within a minute: a
+/// refusal that came after the run would take an hour.
+fn refused_before_running(args: &[&str], option: &str) {
+    use std::os::unix::process::CommandExt as _;
+    let mut cmd = command();
+    // A run that keeps its events (the code before this fix) must not
+    // take the machine's memory while the test waits: 2 GiB of address
+    // space at most.
+    // SAFETY: setrlimit only, in the child before exec.
+    unsafe {
+        cmd.pre_exec(|| {
+            let lim = libc::rlimit {
+                rlim_cur: 2 << 30,
+                rlim_max: 2 << 30,
+            };
+            libc::setrlimit(libc::RLIMIT_AS, &lim);
+            Ok(())
+        });
+    }
+    let mut c = Kill(
+        cmd.args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    wait_until(std::time::Duration::from_secs(60), "the refusal", || {
+        c.0.try_wait().unwrap().is_some()
+    });
+    let status = c.0.wait().unwrap();
+    let mut err = String::new();
+    c.0.stderr
+        .as_mut()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(2), "{args:?}: {err}");
+    assert!(err.contains(option), "{args:?}: {err}");
+}
+
+/// Adversary round 5, F14 (and its class): `scenario --json FILE` or
+/// `--out DIR`, and `simulate --json/--trace/--gantt`, into a directory
+/// that is refused (mode 777, not sticky) were refused only after the
+/// whole run, its report lost. Every output is opened and checked before
+/// the run: an hour-long run ends at once, exit 2, naming the option.
+#[test]
+fn f14_outputs_that_are_refused_are_refused_before_the_run() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let d = tempfile::tempdir().unwrap();
+    let ww = d.path().join("ww");
+    std::fs::create_dir(&ww).unwrap();
+    std::fs::set_permissions(&ww, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let scn = write(
+        d.path(),
+        "long.scn",
+        "{\n  name = a\n  sched = other\n  loop = 300000000\n  sloop = 1\n  sleep = 1us\n  count = 2\n}\n",
+    );
+    let w = |n: &str| ww.join(n).display().to_string();
+    // (`--out DIR` takes DIR itself: a new directory it creates there is
+    // its own and accepted.)
+    for (opt, path) in [("--json", w("s.json")), ("--out", ww.display().to_string())] {
+        refused_before_running(&["scenario", &scn, "--timeout", "1h", opt, &path], opt);
+    }
+    for opt in ["--json", "--trace", "--gantt"] {
+        // Without --trace/--gantt but the refused one: nothing is kept.
+        refused_before_running(
+            &[
+                "simulate",
+                &scn,
+                "--duration",
+                "1h",
+                "--max-events",
+                "100000000000",
+                opt,
+                &w("x"),
+            ],
+            opt,
+        );
+    }
+    assert_eq!(std::fs::read_dir(&ww).unwrap().count(), 0);
+}

@@ -208,3 +208,86 @@ fn record_on_a_fake_tree_then_compare() {
         describe(&o)
     );
 }
+
+/// Adversary round 5, F05: SIGINT, SIGQUIT, SIGTERM and SIGHUP killed
+/// `stat --record` at once: no file, no message (measure writes its
+/// results). Each now ends the sampling like measure's: the file holds
+/// what was sampled, the signal is named, exit 0.
+#[test]
+fn f05_every_stop_signal_ends_stat_record_with_its_file() {
+    for (sig, name) in [
+        (libc::SIGINT, "SIGINT"),
+        (libc::SIGQUIT, "SIGQUIT"),
+        (libc::SIGTERM, "SIGTERM"),
+        (libc::SIGHUP, "SIGHUP"),
+    ] {
+        let d = tempfile::tempdir().unwrap();
+        let rec = d.path().join("st3.json");
+        let samples = d.path().join("samples.jsonl");
+        let mut c = Kill(
+            command()
+                .args([
+                    "stat",
+                    "--json",
+                    "--interval",
+                    "100ms",
+                    "--duration",
+                    "60s",
+                    "--record",
+                ])
+                .arg(&rec)
+                .stdout(std::fs::File::create(&samples).unwrap())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap(),
+        );
+        wait_until(std::time::Duration::from_secs(30), "a first sample", || {
+            std::fs::metadata(&samples).is_ok_and(|m| m.len() > 0)
+        });
+        // SAFETY: signalling the process this test started.
+        unsafe { libc::kill(c.0.id() as i32, sig) };
+        wait_until(std::time::Duration::from_secs(30), "stat ends", || {
+            c.0.try_wait().unwrap().is_some()
+        });
+        let status = c.0.wait().unwrap();
+        let mut err = String::new();
+        std::io::Read::read_to_string(c.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+        assert_eq!(status.code(), Some(0), "{name}: {err}");
+        assert!(err.contains(&format!("stopped by {name}")), "{name}: {err}");
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&rec).unwrap()).unwrap();
+        assert!(v["samples"].as_u64().unwrap() >= 1, "{name}: {v}");
+    }
+}
+
+/// Adversary round 5, F14: `stat --record FILE` into a directory that is
+/// refused (mode 777, not sticky) was refused only after the whole
+/// `--duration`, the recording lost. It is refused before anything is
+/// sampled: a one-hour recording ends at once, exit 2, naming the option.
+#[test]
+fn f14_a_record_directory_that_is_refused_is_refused_before_sampling() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let d = tempfile::tempdir().unwrap();
+    let ww = d.path().join("ww");
+    std::fs::create_dir(&ww).unwrap();
+    std::fs::set_permissions(&ww, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let mut c = Kill(
+        command()
+            .args(["stat", "--interval", "1s", "--duration", "1h", "--record"])
+            .arg(ww.join("r.json"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
+    // Bounded wait (a refusal after the duration would take an hour).
+    wait_until(std::time::Duration::from_secs(60), "stat refuses", || {
+        c.0.try_wait().unwrap().is_some()
+    });
+    let status = c.0.wait().unwrap();
+    let mut err = String::new();
+    std::io::Read::read_to_string(c.0.stderr.as_mut().unwrap(), &mut err).unwrap();
+    assert_eq!(status.code(), Some(2), "{err}");
+    assert!(err.contains("--record"), "{err}");
+    assert!(!ww.join("r.json").exists());
+}

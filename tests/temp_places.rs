@@ -160,3 +160,87 @@ fn load_size_has_an_upper_bound() {
         }
     }
 }
+
+/// `measure` with an io load on CPU 0, its temporary files in `tmpdir`.
+fn io_measure(tmpdir: &Path, out: &Path, duration: &str) -> std::process::Command {
+    let mut c = command();
+    c.env("TMPDIR", tmpdir).args([
+        "measure",
+        "--duration",
+        duration,
+        "--period",
+        "1ms",
+        "--policy",
+        "other",
+        "-q",
+        "--no-memlock",
+        "--no-dma-latency",
+        "--cpus",
+        "0",
+        "--load",
+        "io",
+        "--load-cpus",
+        "0",
+        "--out",
+    ]);
+    c.arg(out);
+    c
+}
+
+fn io_dirs(tmpdir: &Path) -> Vec<String> {
+    std::fs::read_dir(tmpdir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("rtshield-io-"))
+        .collect()
+}
+
+/// Adversary round 5, F11: after SIGKILL (or the OOM killer) of a run with
+/// an io load, its `rtshield-io-*` directory (up to 64 GiB per worker)
+/// stayed, and no later run removed it. Each such directory now holds an
+/// owner record its rtshield keeps locked: the next io load removes the
+/// directories whose lock is free (their rtshield is gone, whatever its
+/// PID namespace), and never one whose owner lives.
+#[test]
+fn f11_an_io_directory_left_by_a_killed_run_is_removed_by_the_next() {
+    let t = tempfile::tempdir().unwrap();
+    let tmp = t.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let mut killed = crate::util::Kill(
+        io_measure(&tmp, &t.path().join("k"), "60s")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let left = crate::util::poll(
+        std::time::Duration::from_secs(30),
+        "the io load's directory",
+        || io_dirs(&tmp).pop(),
+    );
+    // While its rtshield lives, another io load leaves it alone.
+    let o = io_measure(&tmp, &t.path().join("a"), "1s")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(
+        tmp.join(&left).is_dir(),
+        "a live run's directory was removed"
+    );
+    killed.0.kill().unwrap();
+    killed.0.wait().unwrap();
+    // Its workers die with it (PR_SET_PDEATHSIG); the directory stays.
+    assert!(tmp.join(&left).is_dir());
+    let o = io_measure(&tmp, &t.path().join("b"), "1s")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", describe(&o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !tmp.join(&left).exists(),
+        "{left} left after the next io load: {err}"
+    );
+    assert!(err.contains("left by an rtshield that is gone"), "{err}");
+    assert!(io_dirs(&tmp).is_empty(), "{:?}", io_dirs(&tmp));
+}

@@ -215,20 +215,19 @@ fn compare_cmd(
     };
     let mut st = open(spec)?;
     let load = |st: &mut Box<dyn Store>, sel: &Selector, side: &str| -> anyhow::Result<Vec<_>> {
-        let ids: Vec<i64> = st
-            .list(sel)
-            .map_err(|e| anyhow::anyhow!("{e}"))?
-            .iter()
-            .map(|r| r.id)
-            .collect();
-        if ids.is_empty() {
+        let sums = st.list(sel).map_err(|e| anyhow::anyhow!("{e}"))?;
+        if sums.is_empty() {
             return Err(InputError::new(format!(
                 "side {side} `{sel}` selects no run in {}",
                 st.location()
             ))
             .into());
         }
-        st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))
+        // A row that does not read back is left out, with a warning.
+        Ok(st
+            .readable_results(sums)
+            .map_err(|e| anyhow::anyhow!("{e}"))?
+            .1)
     };
     let ra = load(&mut st, &sa, "A")?;
     let rb = load(&mut st, &sb, "B")?;
@@ -247,8 +246,11 @@ fn compare_cmd(
 /// `runs import`: store result files, each once.
 fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
     let mut batch = Vec::new();
+    // The files of one import are all in memory before the one
+    // transaction: bounded together, as a report's inputs are (F20).
+    let budget = rtshield_report::InputBudget::new();
     for p in &paths {
-        let (path, mut result) = rtshield_report::read_result(p)?;
+        let (path, mut result) = rtshield_report::read_result(p, &budget)?;
         let src = std::fs::canonicalize(&path).unwrap_or(path.clone());
         // Whatever tags the file carries, the store knows it was imported
         // (a campaign never counts it as its own measurement).
@@ -265,6 +267,19 @@ fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
         "{}",
         rtshield_report::import_text(&puts, &sources, &st.location())
     );
+    // A file claiming the UUID of a different stored run is an error,
+    // never "already stored" (F03).
+    let conflicts = puts
+        .iter()
+        .filter(|p| matches!(p, rtshield_store::Put::Conflict { .. }))
+        .count();
+    if conflicts > 0 {
+        rtshield_text::errln!(
+            "rtshield: error: {conflicts} file(s) carry the UUID of a different run already in {} (marked CONFLICT above): not stored",
+            st.location()
+        );
+        return Ok(1);
+    }
     Ok(0)
 }
 
@@ -278,10 +293,11 @@ fn export(
     let sel = selector(&s, "selector")?;
     let mut st = open(spec)?;
     let sums = st.list(&sel).map_err(|e| anyhow::anyhow!("{e}"))?;
-    let ids: Vec<i64> = sums.iter().map(|r| r.id).collect();
     let text = match format {
         ExportFormat::Json => {
-            let full = st.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
+            let (_, full) = st
+                .readable_results(sums)
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             serde_json::to_string_pretty(&full)? + "\n"
         }
         ExportFormat::Csv => rtshield_report::runs_csv(&sums),
@@ -311,8 +327,8 @@ fn report(
         if sums.is_empty() {
             return Err(InputError::new(format!("`{s}` selects no run")).into());
         }
-        let full = st
-            .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
+        let (sums, full) = st
+            .readable_results(sums)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         for (sum, r) in sums.iter().zip(full) {
             let label = if sum.label.is_empty() {
@@ -370,11 +386,14 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
     let mut src = open(spec)?;
     let sums = src.list(sel).map_err(|e| anyhow::anyhow!("{e}"))?;
     let mut dst = open(Some(to))?;
-    let (mut new, mut old) = (0usize, 0usize);
+    let (mut new, mut old, mut conflicts) = (0usize, 0usize, 0usize);
     // Batches bound the memory a large store takes (whole histograms).
     for chunk in sums.chunks(64) {
-        let ids: Vec<i64> = chunk.iter().map(|r| r.id).collect();
-        let full = src.results(&ids).map_err(|e| anyhow::anyhow!("{e}"))?;
+        // A source row that does not read back is left out with a
+        // warning: it no longer stops every push at that run (F19).
+        let (chunk, full) = src
+            .readable_results(chunk.to_vec())
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         for (sum, r) in chunk.iter().zip(&full) {
             let from = format!("{}#{}", src.location(), sum.id);
             let mut r = r.clone();
@@ -382,6 +401,14 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
             match dst.put(&r, Some(&from)) {
                 Ok(rtshield_store::Put::Stored { .. }) => new += 1,
                 Ok(rtshield_store::Put::AlreadyStored { .. }) => old += 1,
+                Ok(rtshield_store::Put::Conflict { id, uuid }) => {
+                    conflicts += 1;
+                    rtshield_text::errln!(
+                        "rtshield: error: {from}: {} already holds a different run with UUID {} (run {id}): not pushed (a UUID is the same run only with the same content)",
+                        dst.location(),
+                        rtshield_text::terminal::value(&uuid)
+                    );
+                }
                 Err(e) => {
                     return Err(anyhow::anyhow!(
                         "{e} ({new} runs pushed before it; pushing again resumes)"
@@ -391,11 +418,11 @@ fn push(spec: Option<&str>, to: &str, sel: &Selector) -> anyhow::Result<i32> {
         }
     }
     outln!(
-        "{new} pushed, {old} already there, from {} to {}",
+        "{new} pushed, {old} already there, {conflicts} in conflict, from {} to {}",
         src.location(),
         dst.location()
     );
-    Ok(0)
+    Ok(if conflicts > 0 { 1 } else { 0 })
 }
 
 /// Write `bytes` to `path` (`runs export -o`) through the path layer.

@@ -130,6 +130,24 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         return Ok(0);
     }
 
+    // The outputs are opened and checked before the run (adversary round
+    // 5, F14: a directory that would be refused was refused after it, the
+    // report lost), and written through the descriptors after it.
+    let pol = policy(args.force_unsafe_dir);
+    use rtshield_run::refusal;
+    let json_out = match &args.json {
+        Some(p) => Some(
+            rtshield_safefs::open_file_dir(p, pol).map_err(|e| refusal(e.for_option("--json")))?,
+        ),
+        None => None,
+    };
+    let out_dir = match &args.out {
+        Some(d) => Some(
+            rtshield_safefs::SafeDir::open_or_create(d, 0o755, pol)
+                .map_err(|e| refusal(e.for_option("--out")))?,
+        ),
+        None => None,
+    };
     for n in &plan.notes {
         errln!("rtshield scenario: {n}");
     }
@@ -157,15 +175,11 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     let json = serde_json::to_string_pretty(&outcome.report)? + "\n";
     // Through safefs: root never writes through a link or into a
     // directory another user controls.
-    let pol = policy(args.force_unsafe_dir);
-    use rtshield_run::refusal;
-    if let Some(p) = &args.json {
-        rtshield_safefs::write_file(p, json.as_bytes(), pol)
+    if let Some((dir, name)) = &json_out {
+        dir.write(name, json.as_bytes())
             .map_err(|e| refusal(e.for_option("--json")))?;
     }
-    if let Some(d) = &args.out {
-        let dir = rtshield_safefs::SafeDir::open_or_create(d, 0o755, pol)
-            .map_err(|e| refusal(e.for_option("--out")))?;
+    if let Some(dir) = &out_dir {
         // balance.txt is read with `cat`: the terminal's rule (security.md).
         let text = rtshield_text::terminal::file_text(&text).into_owned();
         for (name, body) in [("balance.json", &json), ("balance.txt", &text)] {
@@ -173,7 +187,12 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         }
     }
     if outcome.interrupted {
-        errln!("rtshield scenario: interrupted; results written for the tasks as they were");
+        let by = rtshield_signals::received()
+            .and_then(rtshield_signals::name)
+            .unwrap_or("a stop signal");
+        errln!(
+            "rtshield scenario: interrupted by {by}; results written for the tasks as they were"
+        );
         return Ok(1);
     }
     if outcome.timed_out {

@@ -2,6 +2,7 @@
 //! simulator under one balancer, or several side by side (`--compare`).
 
 use crate::cli::Global;
+use rtshield_safefs::SafeDir;
 use rtshield_scenario::{fmt_ns, render_balance};
 use rtshield_sim::{
     render_comparison, render_gantt_svg, trace_to_csv, BalancerKind, Placement, SimConfig,
@@ -200,9 +201,24 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     // directory another user controls.
     let pol = super::scenario::policy(args.force_unsafe_dir);
     use rtshield_run::refusal;
-    use rtshield_safefs::write_file;
-    let mut runs: Vec<SimOutcome> = Vec::new();
+    // Every output's directory opened and checked before anything is
+    // simulated (a long simulation's files are never refused after it,
+    // adversary round 5, F14's class), and written through later.
+    let open = |p: Option<PathBuf>, opt: &str| -> anyhow::Result<Option<(SafeDir, String)>> {
+        p.map(|p| rtshield_safefs::open_file_dir(&p, pol).map_err(|e| refusal(e.for_option(opt))))
+            .transpose()
+    };
+    let mut outs = Vec::new();
     for &k in &kinds {
+        let at = |p: &Option<PathBuf>| p.as_ref().map(|p| per_balancer(p, k.name(), many));
+        outs.push((
+            open(at(&args.trace), "--trace")?,
+            open(at(&args.gantt), "--gantt")?,
+        ));
+    }
+    let json_out = open(args.json.clone(), "--json")?;
+    let mut runs: Vec<SimOutcome> = Vec::new();
+    for (&k, (trace_out, gantt_out)) in kinds.iter().zip(&outs) {
         let mut c = cfg.clone();
         c.balancer = k;
         // The scenario's own timeout bounds the simulated time unless --duration says otherwise.
@@ -220,13 +236,11 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
                 out.extra.events as f64 / wall.max(1e-9)
             );
         }
-        if let (Some(p), Some(rows)) = (&args.trace, &out.trace) {
-            let p = per_balancer(p, k.name(), many);
-            write_file(&p, trace_to_csv(rows).as_bytes(), pol)
+        if let (Some((dir, name)), Some(rows)) = (trace_out, &out.trace) {
+            dir.write(name, trace_to_csv(rows).as_bytes())
                 .map_err(|e| refusal(e.for_option("--trace")))?;
         }
-        if let (Some(p), Some(segs)) = (&args.gantt, &out.segments) {
-            let p = per_balancer(p, k.name(), many);
+        if let (Some((dir, name)), Some(segs)) = (gantt_out, &out.segments) {
             let rt: Vec<bool> = (0..c.ncpus).map(|i| c.is_rt_cpu(i)).collect();
             let title = format!(
                 "{} — {} on {} CPUs (RT: {}), seed {}",
@@ -241,11 +255,12 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
                 c.seed
             );
             let svg = render_gantt_svg(segs, c.ncpus, &rt, out.extra.simulated_ns, &title);
-            write_file(&p, svg.as_bytes(), pol).map_err(|e| refusal(e.for_option("--gantt")))?;
+            dir.write(name, svg.as_bytes())
+                .map_err(|e| refusal(e.for_option("--gantt")))?;
         }
         runs.push(out);
     }
-    if let Some(p) = &args.json {
+    if let Some((dir, name)) = &json_out {
         let text = if many {
             let v: Vec<serde_json::Value> = runs.iter().map(|r| r.to_json_value()).collect();
             let mut s = serde_json::to_string_pretty(&v)?;
@@ -254,7 +269,8 @@ pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
         } else {
             runs[0].to_json()
         };
-        write_file(p, text.as_bytes(), pol).map_err(|e| refusal(e.for_option("--json")))?;
+        dir.write(name, text.as_bytes())
+            .map_err(|e| refusal(e.for_option("--json")))?;
     }
     if many {
         out!("{}", render_comparison(&runs));

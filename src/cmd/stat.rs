@@ -64,13 +64,37 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
     }
     let root = g.root();
     let count = checked_count(&args, &root)?;
+    // The record's directory is opened and checked before anything is
+    // sampled (adversary round 5, F14: one that would be refused was
+    // refused after the whole --duration), and written through later.
+    let record = match &args.record {
+        Some(f)
+            if f.parent()
+                .is_some_and(|d| !d.as_os_str().is_empty() && !d.is_dir()) =>
+        {
+            return Err(
+                InputError::new(format!("--record {}: no such directory", f.display())).into(),
+            )
+        }
+        Some(f) => Some(
+            rtshield_safefs::open_file_dir(f, rtshield_safefs::DirPolicy::Strict)
+                .map_err(|e| rtshield_run::refusal(e.for_option("--record")))?,
+        ),
+        None => None,
+    };
+    // A stop signal ends the sampling like `measure`'s: what was sampled
+    // is recorded, and the signal named (F05: each of them killed it, no
+    // file, no message). A second one while the file is written exits.
+    let stop = rtshield_signals::install(rtshield_signals::Second::Exits);
     let started = std::time::SystemTime::now();
     let t0 = std::time::Instant::now();
     let mut s = Sampler::new(root.clone(), args.pids, args.top);
     let mut kept = Vec::new();
     let mut n = 0;
     while !matches!(count, Some(c) if n >= c) {
-        std::thread::sleep(args.interval.as_std());
+        if !sleep_unless_stopped(args.interval.as_std(), stop) {
+            break;
+        }
         let sample = s.sample();
         if args.json {
             println!("{}", serde_json::to_string(&sample)?);
@@ -82,10 +106,45 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
         }
         n += 1;
     }
-    if let Some(file) = &args.record {
-        write_record(file, args.label.clone(), &root, started, t0, &kept)?;
+    if let Some(sig) = rtshield_signals::received() {
+        errln!(
+            "rtshield: stopped by {} after {n} sample(s){}",
+            rtshield_signals::name(sig).unwrap_or("a signal"),
+            if record.is_some() {
+                "; recording what was sampled"
+            } else {
+                ""
+            }
+        );
+    }
+    if let (Some(file), Some((dir, name))) = (&args.record, &record) {
+        write_record(
+            file,
+            (dir, name),
+            args.label.clone(),
+            &root,
+            started,
+            t0,
+            &kept,
+        )?;
     }
     Ok(0)
+}
+
+/// Sleep `d`, in slices, unless a stop signal comes: false when one did.
+fn sleep_unless_stopped(d: std::time::Duration, stop: &std::sync::atomic::AtomicBool) -> bool {
+    use std::sync::atomic::Ordering;
+    let end = std::time::Instant::now() + d;
+    loop {
+        if stop.load(Ordering::SeqCst) {
+            return false;
+        }
+        let now = std::time::Instant::now();
+        if now >= end {
+            return true;
+        }
+        std::thread::sleep((end - now).min(std::time::Duration::from_millis(50)));
+    }
 }
 
 /// The number of samples to take (`None`: until interrupted), once every
@@ -134,21 +193,13 @@ fn checked_count(args: &Args, root: &rtshield_sys::Root) -> anyhow::Result<Optio
         }
         count = Some(d.ns() / args.interval.ns());
     }
-    // The record's directory is checked before sampling starts.
-    if let Some(f) = &args.record {
-        let dir = f.parent().filter(|d| !d.as_os_str().is_empty());
-        if dir.is_some_and(|d| !d.is_dir()) {
-            return Err(
-                InputError::new(format!("--record {}: no such directory", f.display())).into(),
-            );
-        }
-    }
     Ok(count)
 }
 
 /// Write the `--record` file: the samples' summary, labelled.
 fn write_record(
     file: &std::path::Path,
+    (dir, name): (&rtshield_safefs::SafeDir, &String),
     label: Option<String>,
     root: &rtshield_sys::Root,
     started: std::time::SystemTime,
@@ -188,7 +239,7 @@ fn write_record(
             })
             .collect(),
     };
-    rec.write(file, rtshield_safefs::DirPolicy::Strict)
+    dir.write(name, rec.to_json().as_bytes())
         .map_err(|e| rtshield_run::refusal(e.for_option("--record")))?;
     errln!(
         "rtshield: recorded {} sample(s) to {} (compare with `rtshield stat --compare A B`)",

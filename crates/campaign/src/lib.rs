@@ -23,6 +23,7 @@
 #![warn(unreachable_pub)]
 
 mod cells;
+mod ledger;
 mod model;
 mod process;
 mod report_dir;
@@ -91,16 +92,29 @@ fn this_kernel(root: &Root) -> String {
     rtshield_results::kernel_id(&rtshield_sys::SysInfo::collect(root, false))
 }
 
-/// The runs of this very campaign (by fingerprint) that a campaign
-/// measured: a run that came in by `runs import` or `runs push` may carry
-/// the same tags (anyone can write them into a results.json) and is never
-/// taken as the campaign's own measurement.
-fn own_runs(store: &mut dyn Store, c: &Campaign) -> Result<Vec<RunSummary>, String> {
+/// The runs of this very campaign (by fingerprint) that it measured
+/// itself, with their results: a stored run counts only when the
+/// campaign's own record ([`ledger`]) lists its UUID with its content's
+/// digest. Tags alone prove nothing: a run that came in by `runs import`
+/// or `runs push` may carry them (round 3, C15), and so may one a
+/// colleague stored straight into a shared store with `--tag` or by hand
+/// (round 5, F13). A row of the store that does not read back is left
+/// out with a warning.
+fn own_runs(
+    store: &mut dyn Store,
+    c: &Campaign,
+    ledger: &ledger::Ledger,
+) -> Result<Vec<(RunSummary, RunResult)>, String> {
     let sel =
         Selector::parse(&format!("campaign_id = {}", c.fingerprint)).map_err(|e| e.to_string())?;
     let mut runs = store.list(&sel).map_err(|e| e.to_string())?;
-    runs.retain(|r| !r.is_imported());
-    Ok(runs)
+    runs.retain(|r| !r.is_imported() && ledger.knows(&r.uuid));
+    let (sums, results) = store.readable_results(runs).map_err(|e| e.to_string())?;
+    Ok(sums
+        .into_iter()
+        .zip(results)
+        .filter(|(_, r)| ledger.holds(r))
+        .collect())
 }
 
 /// Runs already stored for this very campaign, measured by it, on kernel
@@ -110,11 +124,13 @@ fn own_runs(store: &mut dyn Store, c: &Campaign) -> Result<Vec<RunSummary>, Stri
 fn done(
     store: &mut dyn Store,
     c: &Campaign,
+    ledger: &ledger::Ledger,
     kernel: &str,
 ) -> Result<BTreeSet<(String, u64)>, String> {
-    let runs = own_runs(store, c)?;
+    let runs = own_runs(store, c, ledger)?;
     Ok(runs
         .iter()
+        .map(|(r, _)| r)
         .filter(|r| match r.tags.get(rtshield_report::CAMPAIGN_KERNEL_TAG) {
             Some(k) => k == kernel,
             None => kernel.starts_with(&format!("{} {}", r.kernel, r.preempt)),
@@ -179,8 +195,11 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     rtshield_signals::install(rtshield_signals::Second::Waits);
     let root = Root::host();
+    // The record of what this campaign measured: opened (and refused)
+    // before anything is measured.
+    let ledger = ledger::Ledger::open(&c.fingerprint)?;
     let already = if opts.resume {
-        done(opts.store.as_mut(), c, &this_kernel(&root)).map_err(anyhow::Error::msg)?
+        done(opts.store.as_mut(), c, &ledger, &this_kernel(&root)).map_err(anyhow::Error::msg)?
     } else {
         BTreeSet::new()
     };
@@ -195,6 +214,7 @@ pub fn run(
         root,
         v2,
         already,
+        ledger,
         progress,
         out: Outcome {
             stored: 0,
@@ -215,6 +235,7 @@ pub fn run(
             break;
         }
     }
+    let ledger = s.ledger;
     let mut out = s.out;
     let sig = process::stopped_by();
     if sig != 0 {
@@ -225,11 +246,11 @@ pub fn run(
         // The report of what was measured, if anything was stored: the
         // undo's failure is what the caller must hear about.
         if out.stored > 0 || out.skipped_done > 0 {
-            out.report = report(c, opts.store.as_mut(), &opts.out).ok();
+            out.report = report_with(c, opts.store.as_mut(), &opts.out, &ledger).ok();
         }
         return Ok(out);
     }
-    out.report = Some(report(c, opts.store.as_mut(), &opts.out)?);
+    out.report = Some(report_with(c, opts.store.as_mut(), &opts.out, &ledger)?);
     Ok(out)
 }
 
@@ -241,13 +262,22 @@ pub fn run(
 /// the campaign did not name in `pool`; runs of another kernel stay apart;
 /// runs that came in by `runs import`/`runs push` are left out.
 pub fn report(c: &Campaign, store: &mut dyn Store, out: &SafeDir) -> anyhow::Result<PathBuf> {
-    let sums = own_runs(store, c).map_err(anyhow::Error::msg)?;
-    if sums.is_empty() {
+    let ledger = ledger::Ledger::open(&c.fingerprint)?;
+    report_with(c, store, out, &ledger)
+}
+
+/// [`report`] with the campaign's record already open.
+fn report_with(
+    c: &Campaign,
+    store: &mut dyn Store,
+    out: &SafeDir,
+    ledger: &ledger::Ledger,
+) -> anyhow::Result<PathBuf> {
+    let own = own_runs(store, c, ledger).map_err(anyhow::Error::msg)?;
+    if own.is_empty() {
         return Err(InputError::new("the campaign has no stored run to report").into());
     }
-    let runs = store
-        .results(&sums.iter().map(|r| r.id).collect::<Vec<_>>())
-        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let (sums, runs): (Vec<RunSummary>, Vec<RunResult>) = own.into_iter().unzip();
     // Only files an earlier campaign report wrote are replaced (checked
     // again: the directory may have changed while the cells ran).
     let mut written = report_dir::check(out)?;
@@ -506,21 +536,26 @@ mod tests {
             r
         };
         let mut st = rtshield_store::SqliteStore::memory().unwrap();
+        let d = tempfile::tempdir().unwrap();
+        let mut ledger = test_ledger(d.path(), &c);
         // Repeat 1 measured by the campaign; repeat 2 and a second repeat 1
-        // forged and imported.
-        st.put(&tagged(1, 40_000), Some("/out/001/results.json"))
-            .unwrap();
+        // forged and imported (even listed in the record: the import mark
+        // alone keeps them out).
+        let mine = tagged(1, 40_000);
+        ledger.add(&mine).unwrap();
+        st.put(&mine, Some("/out/001/results.json")).unwrap();
         for repeat in [1, 2] {
             let mut forged = tagged(repeat, 1_234);
             rtshield_store::mark_imported(&mut forged, "/home/other/r/results.json");
+            ledger.add(&forged).unwrap();
             st.put(&forged, Some("/home/other/r/results.json")).unwrap();
         }
-        let own = own_runs(&mut st, &c).unwrap();
+        let own = own_runs(&mut st, &c, &ledger).unwrap();
         assert_eq!(own.len(), 1);
-        assert_eq!(own[0].worst_max(), Some(40_000));
-        let kernel = format!("{} {}", own[0].kernel, own[0].preempt);
+        assert_eq!(own[0].0.worst_max(), Some(40_000));
+        let kernel = format!("{} {}", own[0].0.kernel, own[0].0.preempt);
         assert_eq!(
-            done(&mut st, &c, &kernel).unwrap(),
+            done(&mut st, &c, &ledger, &kernel).unwrap(),
             BTreeSet::from([(cell.clone(), 1)]),
             "only the measured repeat is done"
         );
@@ -530,6 +565,85 @@ mod tests {
         forged.tags.insert("imported_from".into(), "nowhere".into());
         rtshield_store::mark_imported(&mut forged, "/x/results.json");
         assert_eq!(forged.tags["imported_from"], "/x/results.json");
+    }
+
+    /// The campaign's record in a private directory of the test's.
+    fn test_ledger(d: &std::path::Path, c: &Campaign) -> ledger::Ledger {
+        let dir = SafeDir::open_private_or_create(&d.join("campaigns")).unwrap();
+        ledger::Ledger::in_dir(dir, &c.fingerprint).unwrap()
+    }
+
+    /// Adversary round 5, F13: C15 by another door. In a lab's shared
+    /// store a colleague's own `measure --tag campaign_id=… --tag cell=…
+    /// --tag repeat=…` (no import mark) made `campaign --resume` skip the
+    /// cell and the report show the forged run, and a fresh campaign pool
+    /// it in. `--tag` now refuses those keys, and, stronger, a campaign
+    /// counts only the runs its own record lists with their content: a
+    /// forged run with the campaign's tags, and a forged row reusing the
+    /// UUID of one of the campaign's runs with other figures, are not its
+    /// own.
+    #[test]
+    fn f13_a_run_stored_with_the_campaign_s_tags_is_not_its_own_unless_it_measured_it() {
+        let c = crate::model::parse_checked(
+            "name = \"c5\"\ncpus = \"1\"\nduration = \"1s\"\nrepeat = 2\n\
+             [axes]\nload = [\"idle\"]\nisolation = [\"none\"]\n",
+            "c5.toml",
+        )
+        .unwrap();
+        let cell = c.cells[0].id.clone();
+        let tagged = |repeat: u64, max: i64| {
+            let mut r = run(&[[1, 998]], 1_000, max, 1_100.0);
+            r.tags.insert("uuid".into(), rtshield_store::new_uuid());
+            for (k, v) in [
+                ("campaign", c.name.clone()),
+                ("campaign_id", c.fingerprint.clone()),
+                ("cell", cell.clone()),
+                ("repeat", repeat.to_string()),
+                ("step", repeat.to_string()),
+            ] {
+                r.tags.insert(k.into(), v);
+            }
+            r
+        };
+        let d = tempfile::tempdir().unwrap();
+        let mut st = rtshield_store::SqliteStore::memory().unwrap();
+        let mut ledger = test_ledger(d.path(), &c);
+        let mine = tagged(1, 40_000);
+        ledger.add(&mine).unwrap();
+        st.put(&mine, None).unwrap();
+        // The colleague's run of repeat 2, stored directly, no mark.
+        let forged = tagged(2, 1_234);
+        assert!(!forged.tags.contains_key("imported_from"));
+        st.put(&forged, None).unwrap();
+        // And a copy of the campaign's own run with forged figures under
+        // its UUID, in another store (as a shared server's row can be).
+        let mut st2 = rtshield_store::SqliteStore::memory().unwrap();
+        let mut fake = mine.clone();
+        fake.threads[0].max_ns = 1_234;
+        st2.put(&fake, None).unwrap();
+        st2.put(&forged, None).unwrap();
+        // Read again from disk: the record outlives the process.
+        let ledger = test_ledger(d.path(), &c);
+        let own = own_runs(&mut st, &c, &ledger).unwrap();
+        assert_eq!(own.len(), 1, "only the run the campaign measured");
+        assert_eq!(own[0].1.threads[0].max_ns, 40_000);
+        let kernel = format!("{} {}", own[0].0.kernel, own[0].0.preempt);
+        assert_eq!(
+            done(&mut st, &c, &ledger, &kernel).unwrap(),
+            BTreeSet::from([(cell.clone(), 1)]),
+            "the forged repeat 2 is not done"
+        );
+        assert!(own_runs(&mut st2, &c, &ledger).unwrap().is_empty());
+        // The record is private: 0600 in a 0700 directory.
+        use std::os::unix::fs::PermissionsExt as _;
+        let f = d
+            .path()
+            .join("campaigns")
+            .join(format!("{}.runs", c.fingerprint));
+        assert_eq!(
+            std::fs::metadata(&f).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
     }
 
     /// The same campaign file run again after booting another kernel:
@@ -554,13 +668,16 @@ mod tests {
         ] {
             r.tags.insert(k.into(), v.into());
         }
+        r.tags.insert("uuid".into(), rtshield_store::new_uuid());
+        let mut ledger = test_ledger(d.path(), &c);
+        ledger.add(&r).unwrap();
         store.put(&r, None).unwrap();
-        let on_a = done(store.as_mut(), &c, "6.6.1 PREEMPT_RT").unwrap();
+        let on_a = done(store.as_mut(), &c, &ledger, "6.6.1 PREEMPT_RT").unwrap();
         assert_eq!(
             on_a.into_iter().collect::<Vec<_>>(),
             [("load=idle".to_string(), 1)]
         );
-        assert!(done(store.as_mut(), &c, "6.12.3 PREEMPT_RT")
+        assert!(done(store.as_mut(), &c, &ledger, "6.12.3 PREEMPT_RT")
             .unwrap()
             .is_empty());
     }

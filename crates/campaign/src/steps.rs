@@ -32,6 +32,8 @@ pub(crate) struct Steps<'a, 'p> {
     pub v2: bool,
     /// (cell, repeat) already stored (`--resume`).
     pub already: BTreeSet<(String, u64)>,
+    /// What this campaign measured (UUID and digest of every run it stored).
+    pub ledger: crate::ledger::Ledger,
     pub progress: &'a mut Progress<'p>,
     pub out: Outcome,
     pub total: usize,
@@ -216,10 +218,20 @@ impl Steps<'_, '_> {
             self.say(i, st, &format!("interrupted ({why})"));
             return Ok(Flow::Stop);
         }
-        self.opts
+        // Recorded before it is stored: a run in the store the record
+        // does not list is never counted as the campaign's.
+        self.ledger.add(&r)?;
+        let put = self
+            .opts
             .store
             .put(&r, Some(&m.results.display().to_string()))
             .map_err(|e| anyhow::anyhow!("{e}"))?;
+        if let rtshield_store::Put::Conflict { id, uuid } = put {
+            anyhow::bail!(
+                "{}: the store already holds a different run with this run's UUID {uuid} (run {id})",
+                self.opts.store.location()
+            );
+        }
         self.out.stored += 1;
         if r.verdict.as_ref().is_some_and(|v| !v.passed) {
             self.out.failed += 1;

@@ -5,6 +5,7 @@
 
 use crate::check::Cx;
 use crate::syntax::{self, display_name, Errs, Pos, Stanza};
+use rtshield_limits as limits;
 use rtshield_vocab::Policy;
 use rtshield_vocab::{Builtin, Output, Termination};
 use rtshield_vocab::{CpuSet, InputError};
@@ -363,7 +364,9 @@ pub fn parse(file: &str, text: &str, machine: &Machine) -> Result<Config, InputE
             .iter()
             .filter(|s| s.name != "main" && s.name != "timer_thread"),
     );
+    let mut budget = Budget::default();
     for st in order {
+        budget.stanza(&e, st, machine)?;
         let name = display_name(st);
         if let Some(first) = seen.get(&name) {
             let what = if st.index.is_some() {
@@ -396,6 +399,7 @@ pub fn parse(file: &str, text: &str, machine: &Machine) -> Result<Config, InputE
             }
             ("program", Some(i)) => {
                 let p = cx.program(st, i, &cfg.main)?;
+                budget.program(&e, st, &p, machine)?;
                 cfg.programs.push(p);
             }
             ("timer_thread" | "program", None) => {
@@ -425,6 +429,112 @@ pub fn parse(file: &str, text: &str, machine: &Machine) -> Result<Config, InputE
     cfg.timers.sort_by_key(|t| t.index);
     cfg.programs.sort_by_key(|p| p.index);
     Ok(cfg)
+}
+
+/// What a configuration may start (docs/ranges.md, `rtshield_limits`):
+/// timer threads, programs, and the processes and threads of their
+/// built-in loads, counted as the stanzas are read, so a file of 100 000
+/// stanzas is refused at the first one too many (adversary round 5,
+/// F12: 8193 timer threads took 18 GB; 100 000 `load cpu` programs were
+/// all started).
+#[derive(Default)]
+struct Budget {
+    timers: usize,
+    programs: usize,
+    processes: u64,
+    threads: u64,
+}
+
+impl Budget {
+    fn stanza(&mut self, e: &Errs, st: &Stanza, machine: &Machine) -> Result<(), InputError> {
+        let (n, max, what) = match st.name.as_str() {
+            "timer_thread" => {
+                self.timers += 1;
+                let max = limits::run_max_timer_threads(machine.online.len());
+                (self.timers, max, "timer_thread")
+            }
+            "program" => {
+                self.programs += 1;
+                (self.programs, limits::RUN_MAX_PROGRAMS, "program")
+            }
+            _ => return Ok(()),
+        };
+        if n > max {
+            return Err(e.at(
+                st.at,
+                format!(
+                    "more than {max} {what}[N] stanzas in one configuration (at most {} \
+                     timer threads, {} per online CPU, and {} programs; docs/ranges.md)",
+                    limits::RUN_MAX_TIMER_THREADS,
+                    limits::RUN_MAX_TIMER_THREADS_PER_CPU,
+                    limits::RUN_MAX_PROGRAMS
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// The processes (one per command; a built-in load's workers: CPUs ×
+    /// kinds × `load.workers`) and load threads `p` starts.
+    fn program(
+        &mut self,
+        e: &Errs,
+        st: &Stanza,
+        p: &Program,
+        machine: &Machine,
+    ) -> Result<(), InputError> {
+        let (procs, threads) = match &p.action {
+            Action::Command(_) => (1u64, 0u64),
+            Action::Builtin {
+                kind,
+                size,
+                workers,
+                ..
+            } => {
+                let cpus = p
+                    .cpu_affinity
+                    .as_ref()
+                    .unwrap_or(&machine.online)
+                    .len()
+                    .max(1) as u64;
+                let kinds = kind.expand();
+                let per_cpu = u64::from(*workers) * kinds.len() as u64;
+                let threads: u64 = kinds
+                    .iter()
+                    .filter(|k| k.size_is_threads())
+                    .map(|k| size.or(k.default_size()).unwrap_or(1))
+                    .sum::<u64>()
+                    .saturating_mul(u64::from(*workers));
+                (cpus.saturating_mul(per_cpu), cpus.saturating_mul(threads))
+            }
+        };
+        self.processes = self.processes.saturating_add(procs);
+        self.threads = self.threads.saturating_add(threads);
+        if self.processes > limits::RUN_MAX_PROCESSES {
+            return Err(e.at(
+                st.at,
+                format!(
+                    "the programs up to this one start {} processes (a built-in load one per \
+                     worker: CPUs x kinds x load.workers), more than the {} one configuration \
+                     may start (docs/ranges.md)",
+                    self.processes,
+                    limits::RUN_MAX_PROCESSES
+                ),
+            ));
+        }
+        if self.threads > limits::RUN_MAX_LOAD_THREADS {
+            return Err(e.at(
+                st.at,
+                format!(
+                    "the thread loads up to this one start {} threads (load.size per worker), \
+                     more than the {} one configuration may start (docs/ranges.md)",
+                    self.threads,
+                    limits::RUN_MAX_LOAD_THREADS
+                ),
+            ));
+        }
+        Ok(())
+    }
 }
 
 /// Add a checked `timer_thread[N]` to `cfg`: its `stats.filename` must be

@@ -780,3 +780,57 @@ fn a_timer_with_more_than_10_million_buckets_is_refused_at_its_key() {
     )
     .is_ok());
 }
+
+/// Adversary round 5, F12: a configuration started whatever it named:
+/// 8193 timer threads (18 GB; a results file no reader takes back) and
+/// 100 000 `load cpu` programs (a fork bomb as root). Each is refused at
+/// the first stanza too many, FILE:LINE:COL, before anything runs; so is
+/// a built-in load of more worker processes or threads than a
+/// configuration may start.
+#[test]
+fn f12_timer_threads_programs_and_load_workers_are_bounded() {
+    let timers = |n: usize| -> String {
+        (0..n)
+            .map(|i| format!("timer_thread[{i}]\n{{\n  cpu_affinity 1\n}}\n"))
+            .collect()
+    };
+    let big =
+        |t: &str| rtshield_config::parse("t.cfg", t, &machine("0-127")).map_err(|e| e.to_string());
+    let max = rtshield_limits::RUN_MAX_TIMER_THREADS;
+    assert_eq!(big(&timers(max)).unwrap().timers.len(), max);
+    let e = big(&timers(max + 1)).unwrap_err();
+    let line = 4 * max + 1;
+    assert!(
+        e.starts_with(&format!("t.cfg:{line}:1: more than {max} timer_thread[N]")),
+        "{e}"
+    );
+    // 16 per online CPU: 128 on 8 CPUs.
+    assert_eq!(parse(&timers(128)).unwrap().timers.len(), 128);
+    let e = parse(&timers(129)).unwrap_err();
+    assert!(e.contains("more than 128 timer_thread[N]"), "{e}");
+    let programs = |n: usize, body: &str| -> String {
+        let mut s = TIMER.to_string();
+        for i in 0..n {
+            s.push_str(&format!("program[{i}]\n{{\n{body}}}\n"));
+        }
+        s
+    };
+    let max = rtshield_limits::RUN_MAX_PROGRAMS;
+    let cpu = "  load cpu\n  cpu_affinity 0\n";
+    assert_eq!(parse(&programs(max, cpu)).unwrap().programs.len(), max);
+    let e = parse(&programs(max + 1, cpu)).unwrap_err();
+    assert!(e.contains("more than 256 program[N] stanzas"), "{e}");
+    // hell on 8 CPUs, 64 workers each: 8 x 6 x 64 = 3072 processes; two
+    // of them are more than 4096.
+    let hell = "  load hell\n  load.workers 64\n";
+    parse(&programs(1, hell)).unwrap();
+    let e = parse(&programs(2, hell)).unwrap_err();
+    assert!(e.contains("6144 processes") && e.contains("4096"), "{e}");
+    // timers: 1000 threads per worker, 64 workers per CPU, 8 CPUs.
+    let e = parse(&programs(
+        1,
+        "  load timers\n  load.size 1000\n  load.workers 64\n",
+    ))
+    .unwrap_err();
+    assert!(e.contains("512000 threads") && e.contains("65536"), "{e}");
+}

@@ -1,5 +1,8 @@
 //! rtshield-limits: every documented value range of a measurement
-//! (docs/ranges.md, docs/manual/campaign.md), in one place.
+//! (docs/ranges.md, docs/manual/campaign.md), and the input limits every
+//! reader and configuration shares (threads per file and per run,
+//! programs, processes, the bytes one report reads, the events a
+//! simulation keeps), in one place.
 //!
 //! Three parsers read measurement settings: the command line's
 //! `MeasureRequest` (crate `run`, which also checks each campaign cell),
@@ -147,6 +150,53 @@ pub const RESULT_MAX_THREADS: usize = 8192;
 /// Curves (measuring threads, over every input) in one report: at most
 /// 512. Plots and tables of more are unreadable, and took minutes.
 pub const REPORT_MAX_CURVES: usize = 512;
+/// Bytes one `report` (or one `runs import`) reads over all its inputs
+/// together (result files and their `timeline.csv`): 512 MiB, twice the
+/// largest single input (`INPUT_LIMIT`). Per-file limits alone let 512
+/// directories hard-linked to one 256 MiB timeline cost ~200 GB
+/// (adversary round 5, F20).
+pub const INPUT_TOTAL_MAX_BYTES: u64 = 512 << 20;
+
+// ------------------------------------------------ what a `run` configuration may start
+
+/// `timer_thread[N]` stanzas in one configuration: at most 1024 (each
+/// measuring thread costs a histogram, a ring and a stack: 8193 of them
+/// took 18 GB, adversary round 5, F12). At most [`RESULT_MAX_THREADS`], so
+/// the run's own results always read back.
+pub const RUN_MAX_TIMER_THREADS: usize = 1024;
+/// `timer_thread[N]` stanzas per online CPU: at most 16 (so a 4-CPU board
+/// takes at most 64, ~150 MB, rather than 1024, ~2.4 GB).
+pub const RUN_MAX_TIMER_THREADS_PER_CPU: usize = 16;
+/// The most `timer_thread[N]` stanzas a configuration may have on a
+/// machine of `cpus` online CPUs: [`RUN_MAX_TIMER_THREADS_PER_CPU`] per
+/// CPU, at most [`RUN_MAX_TIMER_THREADS`].
+pub fn run_max_timer_threads(cpus: usize) -> usize {
+    cpus.max(1)
+        .saturating_mul(RUN_MAX_TIMER_THREADS_PER_CPU)
+        .min(RUN_MAX_TIMER_THREADS)
+}
+/// `program[N]` stanzas in one configuration: at most 256 (100 000 were
+/// accepted and started: a fork bomb, F12).
+pub const RUN_MAX_PROGRAMS: usize = 256;
+/// Processes the programs of one configuration start, a built-in load
+/// counting one per worker (CPUs × kinds × `load.workers`): at most 4096.
+pub const RUN_MAX_PROCESSES: u64 = 4096;
+/// Threads the thread loads (`timers`, `syncio`: `load.size` threads per
+/// worker) of one configuration start in all: at most 65 536.
+pub const RUN_MAX_LOAD_THREADS: u64 = 65_536;
+
+// ------------------------------------------------ what a simulation may keep
+
+/// Events a simulation may take while it keeps them for `simulate
+/// --trace` (the CSV rows) or `--gantt` (the run segments): at most 5
+/// million (~115 bytes each, kept until the files are written: ~600 MB,
+/// 760 MB with both). Beyond it the run is refused, naming both options
+/// (adversary round 5, F16: the default `--max-events`, 500 million, let
+/// a 90-byte scenario keep ~60-75 GB).
+pub const SIM_MAX_TRACE_EVENTS: u64 = 5_000_000;
+
+// A run's results must always read back: checked when this crate builds.
+const _: () = assert!(RUN_MAX_TIMER_THREADS <= RESULT_MAX_THREADS);
 
 #[cfg(test)]
 mod tests {

@@ -129,6 +129,9 @@ pub fn proc_specs(label: &str, spec: &LoadSpec) -> anyhow::Result<Vec<ProcSpec>>
 /// under `$TMPDIR` only if it passes the path rules (under `sudo -E` it may
 /// be another user's), else `/tmp`, else `/dev/shm`. The worker opens it
 /// again and refuses it unless it is still private.
+/// The io loads' private directories: `rtshield-io-<16 hex>`.
+const IO_DIR_PREFIX: &str = "rtshield-io-";
+
 fn io_dir() -> anyhow::Result<std::sync::Arc<rtshield_safefs::PrivateDir>> {
     static SAID: std::sync::Once = std::sync::Once::new();
     let parents = rtshield_safefs::temp_parents();
@@ -139,7 +142,16 @@ fn io_dir() -> anyhow::Result<std::sync::Arc<rtshield_safefs::PrivateDir>> {
     });
     let mut last = None;
     for p in parents.dirs {
-        match rtshield_safefs::PrivateDir::create_in(p, "rtshield-io-") {
+        // The directories of io loads whose rtshield died (SIGKILL, the
+        // OOM killer: up to 64 GiB per worker) go first: each has an owner
+        // record its live rtshield holds locked (F11).
+        for gone in rtshield_safefs::reap_dead(&p, IO_DIR_PREFIX) {
+            eprintln!(
+                "rtshield: io load: removed {}, left by an rtshield that is gone",
+                p.display_path(&gone).display()
+            );
+        }
+        match rtshield_safefs::PrivateDir::create_owned_in(p, IO_DIR_PREFIX) {
             Ok(d) => return Ok(std::sync::Arc::new(d)),
             Err(e) => last = Some(e),
         }

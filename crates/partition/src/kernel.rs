@@ -6,7 +6,6 @@
 //! nothing found on disk switches it on.
 
 use rtshield_sys::Root;
-use std::fs;
 use std::io;
 
 /// A write that was stopped on purpose to simulate a killed `create`
@@ -163,7 +162,9 @@ impl Kernel {
         self.count()?;
         match &mut self.backend {
             Some(f) => f.mkdir(&self.root, p),
-            None => fs::create_dir(self.root.path(p))
+            None => self
+                .root
+                .create_dir(p)
                 .map_err(|e| io::Error::new(e.kind(), format!("mkdir {p}: {e}"))),
         }
     }
@@ -176,7 +177,7 @@ impl Kernel {
         }
         match &mut self.backend {
             Some(f) => f.rmdir(&self.root, p),
-            None => fs::remove_dir(self.root.path(p)),
+            None => self.root.remove_dir(p),
         }
     }
 }

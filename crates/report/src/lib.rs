@@ -45,7 +45,7 @@ pub use crate::campaign::{
     campaign_summary_html, campaign_summary_markdown, CampaignView, ColumnSet,
     KERNEL_TAG as CAMPAIGN_KERNEL_TAG,
 };
-pub use crate::load::read_result;
+pub use crate::load::{read_result, InputBudget};
 pub use crate::noise::summary as noise_summary;
 pub use crate::plot::{HEIGHT as PLOT_HEIGHT, WIDTH as PLOT_WIDTH};
 pub use crate::runs::{compare_table, groups_table, import_text, list_table, runs_csv, show_text};

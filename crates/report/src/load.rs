@@ -21,6 +21,74 @@ pub struct Run {
     pub timeline: Option<Timeline>,
 }
 
+/// What the inputs of one report (or one `runs import`) may still read,
+/// in bytes, over all of them: [`rtshield_limits::INPUT_TOTAL_MAX_BYTES`].
+/// Each file takes its size before it is read (inputs are read in
+/// parallel: the sum, not each file, is what memory holds), and what it
+/// turned out to hold beyond that after (a file that grew meanwhile).
+#[derive(Debug, Default)]
+pub struct InputBudget {
+    used: std::sync::atomic::AtomicU64,
+}
+
+impl InputBudget {
+    /// A budget of [`rtshield_limits::INPUT_TOTAL_MAX_BYTES`].
+    pub fn new() -> InputBudget {
+        InputBudget::default()
+    }
+
+    /// Take `n` bytes for `file`, or refuse (exit 2) when the inputs
+    /// together would pass the bound.
+    fn take(&self, n: u64, file: &Path) -> Result<(), InputError> {
+        use std::sync::atomic::Ordering;
+        let max = rtshield_limits::INPUT_TOTAL_MAX_BYTES;
+        let before = self.used.fetch_add(n, Ordering::Relaxed);
+        if before.saturating_add(n) > max {
+            return Err(InputError::new(format!(
+                "{}: the inputs read so far and this file hold more than {} MiB together, \
+                 the most one report or import reads (result files and their timeline.csv; \
+                 docs/ranges.md): give fewer runs at a time",
+                file.display(),
+                max >> 20
+            )));
+        }
+        Ok(())
+    }
+
+    /// The size `file` has now, taken (0 when it cannot be seen: the
+    /// read that follows says why).
+    fn take_file(&self, file: &Path) -> Result<u64, InputError> {
+        let n = std::fs::symlink_metadata(file).map_or(0, |m| m.len());
+        self.take(n, file)?;
+        Ok(n)
+    }
+
+    /// After reading `got` bytes of a file that was `took` bytes.
+    fn settle(&self, took: u64, got: usize, file: &Path) -> Result<(), InputError> {
+        let got = got as u64;
+        if got > took {
+            self.take(got - took, file)?;
+        }
+        Ok(())
+    }
+}
+
+/// The files reading input `p` may read: its results file and the
+/// `timeline.csv` beside it.
+fn input_files(p: &Path) -> Vec<PathBuf> {
+    let dir = if p.is_dir() {
+        p.to_path_buf()
+    } else {
+        p.parent().map(Path::to_path_buf).unwrap_or_default()
+    };
+    let file = if p.is_dir() {
+        p.join("results.json")
+    } else {
+        p.to_path_buf()
+    };
+    vec![file, dir.join("timeline.csv")]
+}
+
 /// Load every input; `names` overrides the labels of the first inputs.
 pub(crate) fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<Vec<Run>> {
     if inputs.is_empty() {
@@ -46,7 +114,18 @@ pub(crate) fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<V
     }
     // Day-long timelines are the bulk of the work: read inputs in parallel,
     // keep their order, report the first failing input in argument order.
-    let loaded = crate::map_in_parallel(inputs, "a reader thread panicked", |p| load_one(p));
+    // What the files hold now, summed before any is read: a report of
+    // too much is refused at once (and the reads stay within the bound
+    // even if the files grow meanwhile).
+    let budget = InputBudget::new();
+    for p in inputs {
+        for f in input_files(p) {
+            budget.take_file(&f)?;
+        }
+    }
+    let budget = InputBudget::new();
+    let loaded =
+        crate::map_in_parallel(inputs, "a reader thread panicked", |p| load_one(p, &budget));
     let mut runs = Vec::new();
     for (i, r) in loaded.into_iter().enumerate() {
         let mut run = r?;
@@ -67,8 +146,9 @@ pub(crate) fn load_all(inputs: &[PathBuf], names: &[String]) -> anyhow::Result<V
 /// rtshield `results.json`, cyclictest `--json` or `-h` output, a systress
 /// text file or the torture article's log): the file actually read and
 /// the run, checked (`runs import` stores what a report would show).
-pub fn read_result(p: &Path) -> anyhow::Result<(PathBuf, RunResult)> {
-    let run = load_one(p)?;
+/// `budget` is shared by every file of one import.
+pub fn read_result(p: &Path, budget: &InputBudget) -> anyhow::Result<(PathBuf, RunResult)> {
+    let run = load_one(p, budget)?;
     Ok((run.path, run.result))
 }
 
@@ -98,7 +178,7 @@ pub(crate) fn from_memory(runs: Vec<(String, String, RunResult)>) -> anyhow::Res
 }
 
 /// Read one RESULT (directory or file).
-pub(crate) fn load_one(p: &Path) -> anyhow::Result<Run> {
+pub(crate) fn load_one(p: &Path, budget: &InputBudget) -> anyhow::Result<Run> {
     let shown = p.display().to_string();
     let meta = std::fs::metadata(p)
         .map_err(|e| InputError::new(format!("{shown}: cannot read result: {e}")))?;
@@ -115,9 +195,12 @@ pub(crate) fn load_one(p: &Path) -> anyhow::Result<Run> {
         (p.to_path_buf(), p.parent().map(Path::to_path_buf))
     };
     let fname = file.display().to_string();
-    // A regular file only, bounded: a FIFO or device is refused without blocking.
+    // A regular file only, bounded: a FIFO or device is refused without
+    // blocking; and all the inputs together too (F20).
+    let took = budget.take_file(&file)?;
     let (bytes, public) = rtshield_safefs::read_input_public(&file, rtshield_safefs::INPUT_LIMIT)
         .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
+    budget.settle(took, bytes.len(), &file)?;
     let text =
         rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&fname, e.line, e.col, e))?;
     let format = rtshield_results::sniff(&text);
@@ -159,7 +242,12 @@ pub(crate) fn load_one(p: &Path) -> anyhow::Result<Run> {
         (Some(d), Format::Rtshield) => {
             let tp = d.join("timeline.csv");
             match std::fs::metadata(&tp) {
-                Ok(m) if m.is_file() => Some(Timeline::read(&tp)?),
+                Ok(m) if m.is_file() => {
+                    budget.take(m.len(), &tp)?;
+                    let (tl, got) = Timeline::read(&tp)?;
+                    budget.settle(m.len(), got, &tp)?;
+                    Some(tl)
+                }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
                 // A FIFO, directory or device (or an unreadable entry) is
                 // not read, and the report says so rather than silently

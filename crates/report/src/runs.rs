@@ -260,20 +260,24 @@ pub fn groups_table(by: &[String], groups: &[Group], location: &str) -> String {
 /// then the counts.
 pub fn import_text(puts: &[Put], sources: &[&str], location: &str) -> String {
     let stored = |p: &Put| matches!(p, Put::Stored { .. });
+    let conflict = |p: &Put| matches!(p, Put::Conflict { .. });
     let mut s = String::new();
     for (p, src) in puts.iter().zip(sources) {
-        let what = if stored(p) {
-            "stored"
-        } else {
-            "already stored"
+        let what = match p {
+            Put::Stored { .. } => "stored",
+            Put::AlreadyStored { .. } => "already stored",
+            // Another run under that UUID (another content): nothing
+            // stored, never "already stored" (F03).
+            Put::Conflict { .. } => "CONFLICT: another run has this UUID, not stored",
         };
         let _ = writeln!(s, "{:>5}  {}  {what}  {}", p.id(), v(p.uuid()), v(src));
     }
     let new = puts.iter().filter(|p| stored(p)).count();
+    let bad = puts.iter().filter(|p| conflict(p)).count();
     let _ = writeln!(
         s,
-        "{new} stored, {} already there, in {location}",
-        puts.len() - new
+        "{new} stored, {} already there, {bad} in conflict, in {location}",
+        puts.len() - new - bad
     );
     s
 }

@@ -115,13 +115,15 @@ impl<'a> Fields<'a> {
 }
 
 impl Timeline {
-    pub fn read(path: &Path) -> Result<Timeline, InputError> {
+    /// Read a `timeline.csv`; also the bytes it held.
+    pub fn read(path: &Path) -> Result<(Timeline, usize), InputError> {
         let name = path.display().to_string();
         let bytes = rtshield_safefs::read_input(path, rtshield_safefs::INPUT_LIMIT)
             .map_err(|e| InputError::new(format!("cannot read: {e}")))?;
+        let n = bytes.len();
         let text = rtshield_text::decode_utf8(bytes)
             .map_err(|e| InputError::at(&name, e.line, e.col, e))?;
-        Self::parse(&text, &name)
+        Ok((Self::parse(&text, &name)?, n))
     }
 
     pub fn parse(text: &str, file: &str) -> Result<Timeline, InputError> {

@@ -66,8 +66,8 @@ pub use crate::noise::{
     NOISE_TAIL_RESOLUTION_NS, NOISE_TAIL_SIZE_NS,
 };
 pub use crate::ranges::{
-    check_histogram, check_result, sum_counts, MAX_BUCKETS, MAX_COUNT, MAX_DURATION_S,
-    MAX_RESOLUTION_NS, MAX_SPAN_NS,
+    check_count, check_histogram, check_latency, check_mean, check_result, sum_counts, MAX_BUCKETS,
+    MAX_COUNT, MAX_DURATION_S, MAX_RESOLUTION_NS, MAX_SPAN_NS,
 };
 pub use crate::read::{
     from_stored_json, parse_json, read_json, ReadError, OLDEST_MAJOR, SCHEMA_MAJOR,

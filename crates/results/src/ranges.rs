@@ -38,6 +38,33 @@ pub fn sum_counts(it: impl IntoIterator<Item = u64>) -> Option<u64> {
     Some(acc)
 }
 
+/// A latency (or any signed time a thread reports, ns): within
+/// ±[`MAX_SPAN_NS`] (31 years; adversary round 5, F10: 9·10^18 ns was
+/// read and shown as it was).
+pub fn check_latency(field: &str, v: i64) -> Result<(), String> {
+    if v.unsigned_abs() > MAX_SPAN_NS {
+        return Err(format!(
+            "{field} = {v} is out of range (a latency is at most {MAX_SPAN_NS} ns either way)"
+        ));
+    }
+    Ok(())
+}
+
+/// A mean latency: a finite number within ±[`MAX_SPAN_NS`].
+pub fn check_mean(field: &str, v: f64) -> Result<(), String> {
+    if !v.is_finite() || v.abs() > MAX_SPAN_NS as f64 {
+        return Err(format!(
+            "{field} = {v} is out of range (a finite number of at most {MAX_SPAN_NS} ns either way)"
+        ));
+    }
+    Ok(())
+}
+
+/// A count (samples, events, overruns ...): at most [`MAX_COUNT`].
+pub fn check_count(field: &str, v: u64) -> Result<(), String> {
+    count(field, v)
+}
+
 fn count(field: &str, v: u64) -> Result<(), String> {
     if v > MAX_COUNT {
         return Err(format!(
@@ -103,6 +130,18 @@ fn check_thread(field: &str, t: &ThreadResult) -> Result<(), String> {
     if !t.avg_ns.is_finite() {
         return Err(format!("{field}.avg_ns is not a finite number"));
     }
+    check_mean(&format!("{field}.avg_ns"), t.avg_ns)?;
+    check_latency(&format!("{field}.min_ns"), t.min_ns)?;
+    check_latency(&format!("{field}.max_ns"), t.max_ns)?;
+    if let Some(c) = t.cur_ns {
+        check_latency(&format!("{field}.cur_ns"), c)?;
+    }
+    for (k, v) in &t.percentiles {
+        check_latency(&format!("{field}.percentiles.{k}"), *v)?;
+    }
+    for (k, b) in &t.percentile_bounds {
+        check_latency(&format!("{field}.percentile_bounds.{k}"), b.at_least_ns)?;
+    }
     if let Some(h) = &t.histogram {
         check_histogram(&format!("{field}.histogram"), h)?;
     }
@@ -130,6 +169,14 @@ fn check_thread(field: &str, t: &ThreadResult) -> Result<(), String> {
 /// names the field (`threads[0].histogram.resolution_ns = …`); the caller
 /// adds the file.
 pub fn check_result(r: &RunResult) -> Result<(), String> {
+    // The one thread bound of every reader (results.json, cyclictest
+    // JSON and `-h` text, a stored run): a run that gets here with more
+    // is refused wherever it came from (adversary round 5, F19: the
+    // cyclictest readers skipped it and `runs import` stored a run
+    // `runs show` then refused).
+    if r.threads.len() > rtshield_limits::RESULT_MAX_THREADS {
+        return Err(too_many_threads(r.threads.len()));
+    }
     if let Some(d) = r.duration_s {
         if !(0.0..=MAX_DURATION_S).contains(&d) {
             return Err(format!(
@@ -171,6 +218,15 @@ pub fn check_result(r: &RunResult) -> Result<(), String> {
         check_noise(n)?;
     }
     Ok(())
+}
+
+/// The refusal of a file of `n` threads (more than
+/// `RESULT_MAX_THREADS`): the same words from every reader.
+pub(crate) fn too_many_threads(n: usize) -> String {
+    format!(
+        "{n} threads, more than the {} a results file may hold",
+        rtshield_limits::RESULT_MAX_THREADS
+    )
 }
 
 fn span(field: &str, v: u64) -> Result<(), String> {

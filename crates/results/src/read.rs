@@ -146,8 +146,8 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
             1,
             1,
             format!(
-                "{threads} threads, more than the {} a results file may hold (docs/ranges.md)",
-                rtshield_limits::RESULT_MAX_THREADS
+                "{} (docs/ranges.md)",
+                crate::ranges::too_many_threads(threads)
             ),
         ));
     }

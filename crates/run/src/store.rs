@@ -118,8 +118,11 @@ pub fn parse_tag(s: &str) -> Result<(String, String), String> {
             "`{k}`: a tag key is 1 to 64 letters, digits, `_`, `-` or `.`"
         ));
     }
-    if k == rtshield_store::TAG_UUID {
-        return Err("`uuid` is set by rtshield".into());
+    if rtshield_store::RESERVED_TAGS.contains(&k) {
+        return Err(format!(
+            "`{k}` is set by rtshield (reserved: {}; a campaign sets its own)",
+            rtshield_store::RESERVED_TAGS.join(", ")
+        ));
     }
     if v.len() > 1024 || v.contains('\0') {
         return Err(format!(
@@ -145,6 +148,11 @@ pub fn store_runs(spec: Option<&str>, no_store: bool, runs: &[(&Path, &RunResult
     for (dir, r) in runs {
         let src = dir.join("results.json").display().to_string();
         match st.put(r, Some(&src)) {
+            Ok(rtshield_store::Put::Conflict { id, uuid }) => rtshield_text::errln!(
+                "rtshield: warning: {} not stored: {} already holds a different run with its UUID {uuid} (run {id})",
+                dir.display(),
+                st.location()
+            ),
             Ok(p) => rtshield_text::outln!(
                 "stored as run {} ({}) in {}",
                 p.id(),
@@ -175,5 +183,19 @@ mod tests {
         assert!(parse_tag("=x").is_err());
         assert!(parse_tag("a b=x").is_err());
         assert!(parse_tag("uuid=x").is_err());
+        // Adversary round 5, F13: the keys a campaign knows its runs by.
+        for k in [
+            "campaign_id",
+            "cell",
+            "repeat",
+            "step",
+            "campaign",
+            "kernel_id",
+            "imported_from",
+        ] {
+            let e = parse_tag(&format!("{k}=x")).unwrap_err();
+            assert!(e.contains("is set by rtshield"), "{k}: {e}");
+        }
+        assert!(parse_tag("load=hell").is_ok() && parse_tag("isolation=none").is_ok());
     }
 }

@@ -40,7 +40,7 @@ pub use error::{check_name, Result, SafeError};
 pub use file::FileId;
 pub use paths::{file_parts, open_file_dir, output_dir, split_file_path, temp_target, write_file};
 pub use read::{read_input, read_input_public, INPUT_LIMIT};
-pub use temp::{temp_parents, PrivateDir, TempParents};
+pub use temp::{reap_dead, temp_parents, PrivateDir, TempParents, OWNER_FILE};
 pub use trust::trusted_path;
 
 #[cfg(test)]

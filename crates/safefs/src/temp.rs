@@ -60,7 +60,18 @@ pub struct PrivateDir {
     parent: SafeDir,
     name: String,
     dir: SafeDir,
+    /// The owner record ([`OWNER_FILE`]) this process holds locked, for a
+    /// directory made with [`PrivateDir::create_owned_in`].
+    _owner: Option<OwnedFd>,
 }
+
+/// The owner record inside a private directory: a file the process that
+/// made the directory holds with an exclusive `flock` while it lives.
+/// Unlike a pid, a lock names its holder across PID namespaces and
+/// reboots; the kernel drops it when the holder dies, however it died
+/// (adversary round 5, F11: an io load's directory, up to 64 GiB per
+/// worker, stayed in `/tmp` after SIGKILL and was never reaped).
+pub const OWNER_FILE: &str = ".owner";
 
 impl PrivateDir {
     /// Make `PREFIX<16 hex digits>` in the first of [`temp_parents`] where
@@ -91,7 +102,25 @@ impl PrivateDir {
     /// Make `PREFIX<16 hex digits>` in `parent`.
     pub fn create_in(parent: SafeDir, prefix: &str) -> Result<PrivateDir> {
         let (dir, name) = parent.create_private_subdir(prefix)?;
-        Ok(PrivateDir { parent, name, dir })
+        Ok(PrivateDir {
+            parent,
+            name,
+            dir,
+            _owner: None,
+        })
+    }
+
+    /// [`PrivateDir::create_in`], with its owner record ([`OWNER_FILE`])
+    /// made and locked at once: until this value is dropped (or the
+    /// process dies), [`reap_dead`] leaves the directory alone.
+    pub fn create_owned_in(parent: SafeDir, prefix: &str) -> Result<PrivateDir> {
+        let mut d = PrivateDir::create_in(parent, prefix)?;
+        let f = d.dir.create_new_file(OWNER_FILE, 0o600, false)?;
+        let fd = OwnedFd::from(f);
+        rfs::flock(&fd, rfs::FlockOperation::NonBlockingLockExclusive)
+            .map_err(|e| io_err(&d.dir.display_path(OWNER_FILE), e))?;
+        d._owner = Some(fd);
+        Ok(d)
     }
 
     /// The directory, for every operation in it.
@@ -112,7 +141,61 @@ impl PrivateDir {
     }
 }
 
+/// Remove the private directories `PREFIX<16 hex>` in `parent` whose owner
+/// is provably dead: a directory of the caller's, mode 0700, holding an
+/// [`OWNER_FILE`] nobody holds locked (the lock is taken, for a moment,
+/// to know). One without a record (an older rtshield's, or being made
+/// right now) or with its record held is left alone. Returns the names
+/// removed.
+pub fn reap_dead(parent: &SafeDir, prefix: &str) -> Vec<String> {
+    let mut gone = Vec::new();
+    for name in parent.list().unwrap_or_default() {
+        let Some(hex) = name.strip_prefix(prefix) else {
+            continue;
+        };
+        if hex.len() != 16 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            continue;
+        }
+        let Ok(d) = parent.open_subdir(&name, DirPolicy::Private) else {
+            continue;
+        };
+        let dead = d
+            .open_regular(OWNER_FILE)
+            .is_ok_and(|fd| rfs::flock(&fd, rfs::FlockOperation::NonBlockingLockExclusive).is_ok());
+        if dead && parent.remove_tree(&name).is_ok() {
+            gone.push(name);
+        }
+    }
+    gone
+}
+
 impl SafeDir {
+    /// Open the regular file `name` of this directory read-only (never
+    /// through a link, never blocking on a FIFO): a descriptor for `flock`
+    /// or `fstat`.
+    pub fn open_regular(&self, name: &str) -> Result<OwnedFd> {
+        check_name(name)?;
+        let p = self.display_path(name);
+        let fd = rfs::openat(
+            &self.fd,
+            name,
+            rustix::fs::OFlags::RDONLY
+                | rustix::fs::OFlags::NOFOLLOW
+                | rustix::fs::OFlags::NONBLOCK
+                | rustix::fs::OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .map_err(|e| io_err(&p, e))?;
+        let st = rfs::fstat(&fd).map_err(|e| io_err(&p, e))?;
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(SafeError::Unsafe {
+                path: p,
+                why: "it is not a regular file".into(),
+            });
+        }
+        Ok(fd)
+    }
+
     /// Create a fresh subdirectory `PREFIX<16 hex digits>`, mode 0700:
     /// `mkdir` fails on anything already there, so it is new and ours.
     pub fn create_private_subdir(&self, prefix: &str) -> Result<(SafeDir, String)> {
@@ -168,5 +251,31 @@ fn remove_at(dir: &OwnedFd, name: &str, shown: &Path, depth: u32) -> Result<()> 
     match rfs::unlinkat(dir.as_fd(), name, AtFlags::REMOVEDIR) {
         Ok(()) | Err(Errno::NOENT) => Ok(()),
         Err(e) => Err(io_err(shown, e)),
+    }
+}
+
+#[cfg(test)]
+mod owner_tests {
+    use super::*;
+
+    /// An owned private directory is reaped only once its owner record is
+    /// free: never while held (by this value, or another holder), never
+    /// without a record.
+    #[test]
+    fn only_directories_of_dead_owners_are_reaped() {
+        let t = tempfile::tempdir().unwrap();
+        let parent = || SafeDir::open(t.path(), DirPolicy::Strict).unwrap();
+        let live = PrivateDir::create_owned_in(parent(), "rtshield-io-").unwrap();
+        live.dir().write("load-1.dat", b"x").unwrap();
+        let dead = PrivateDir::create_owned_in(parent(), "rtshield-io-").unwrap();
+        let dead_name = dead.path().file_name().unwrap().to_owned();
+        drop(dead); // its owner is gone: the lock with it
+        let (unrecorded, _) = parent().create_private_subdir("rtshield-io-").unwrap();
+        let gone = reap_dead(&parent(), "rtshield-io-");
+        assert_eq!(gone, [dead_name.to_string_lossy().into_owned()]);
+        assert!(live.path().join("load-1.dat").is_file());
+        assert!(unrecorded.path().is_dir());
+        assert!(!t.path().join(&dead_name).exists());
+        live.remove().unwrap();
     }
 }

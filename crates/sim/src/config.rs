@@ -143,6 +143,11 @@ pub struct SimConfig {
     /// The most events the run may handle (`--max-events`); beyond it the run is
     /// refused rather than left spinning.
     pub max_events: u64,
+    /// The most events the run may handle while it keeps them
+    /// ([`SimConfig::record_trace`], [`SimConfig::record_segments`]):
+    /// `rtshield_limits::SIM_MAX_TRACE_EVENTS` (the binary never changes
+    /// it; tests make it small).
+    pub kept_events_max: u64,
 }
 
 /// Default iterations per µs when the scenario does not say: 0.1, i.e. one
@@ -206,6 +211,7 @@ impl SimConfig {
             record_trace: false,
             record_segments: false,
             max_events: DEFAULT_MAX_EVENTS,
+            kept_events_max: rtshield_limits::SIM_MAX_TRACE_EVENTS,
         }
     }
 

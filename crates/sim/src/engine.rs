@@ -542,7 +542,19 @@ impl<'a> Engine<'a> {
             .unwrap_or(crate::config::MAX_SIM_NS)
             .min(crate::config::MAX_SIM_NS);
         let tick = self.cfg.tick_ns;
+        // Kept events (the trace's rows, the Gantt chart's segments) are
+        // bounded on their own: memory, not time (F16).
+        let keeps = self.cfg.record_trace || self.cfg.record_segments;
+        let kept_max = self.cfg.kept_events_max;
         loop {
+            if keeps && self.events > kept_max && kept_max < self.cfg.max_events {
+                return Err(SimError::Config(format!(
+                    "the simulation needs more than {kept_max} events (at {} simulated), the most \
+                     --trace and --gantt keep in memory (docs/ranges.md): shorten --duration or \
+                     the scenario, or run without --trace/--gantt",
+                    rtshield_vocab::format_duration_ns(self.now)
+                )));
+            }
             if self.events > self.cfg.max_events {
                 return Err(SimError::Config(format!(
                     "the simulation needs more than {} events (--max-events, at {} simulated): raise --max-events, shorten --duration or the scenario, or raise irq_period/sloop",

@@ -32,8 +32,8 @@ pub use compare::{
 pub use noise_compare::{compare_available, AvailableRow};
 pub use pg::{is_pg_url, pgpass_lookup, PgStore};
 pub use record::{
-    is_key_byte, is_tag_key, mark_imported, mark_pushed, new_uuid, run_uuid, RunSummary,
-    ThreadSummary, TAG_IMPORTED_FROM, TAG_UUID,
+    content_digest, is_key_byte, is_tag_key, mark_imported, mark_pushed, new_uuid, run_uuid,
+    RunSummary, ThreadSummary, RESERVED_TAGS, TAG_IMPORTED_FROM, TAG_UUID,
 };
 pub use schema::{sqlite_schema, SCHEMA_VERSION};
 pub use select::{Cond, Op, SelectError, Selector, FIELDS};
@@ -55,6 +55,10 @@ pub struct StoreError {
     /// The store's name itself is wrong (a URL that does not parse): the
     /// caller's input, exit 2, rather than a store that failed.
     pub bad_input: bool,
+    /// One stored run does not read back (out of range, not JSON): the
+    /// store works, that row is bad ([`Store::readable_results`] leaves
+    /// it out).
+    pub bad_row: bool,
 }
 
 /// The store refuses what the reader refuses (docs/ranges.md): a run with
@@ -70,12 +74,62 @@ fn check_in_range(r: &RunResult) -> Result<(), StoreError> {
     })
 }
 
+/// A summary row as read from a store, checked with the ranges of a
+/// results file (docs/ranges.md): the store may be shared, and a row
+/// another lab member inserted by hand is input like any file
+/// (adversary round 5, F10: `samples = -1` broke `runs list`, `show` and
+/// `export` for the whole store; 9·10^18 was shown as it was).
+pub(crate) fn check_summary(s: &RunSummary) -> Result<(), String> {
+    use rtshield_results::{check_count, check_latency, check_mean};
+    if s.threads.len() > rtshield_limits::RESULT_MAX_THREADS {
+        return Err(format!(
+            "{} threads, more than the {} a results file may hold",
+            s.threads.len(),
+            rtshield_limits::RESULT_MAX_THREADS
+        ));
+    }
+    if let Some(d) = s.duration_s {
+        if !(0.0..=rtshield_results::MAX_DURATION_S).contains(&d) {
+            return Err(format!("duration_s = {d} is out of range"));
+        }
+    }
+    for (i, t) in s.threads.iter().enumerate() {
+        let f = |n: &str| format!("threads[{i}].{n}");
+        for (n, v) in [
+            ("samples", t.samples),
+            ("overruns", t.overruns),
+            ("missed_periods", t.missed_periods),
+            ("lost", t.lost),
+        ] {
+            v.map_or(Ok(()), |v| check_count(&f(n), v))?;
+        }
+        check_latency(&f("min_ns"), t.min_ns)?;
+        check_latency(&f("max_ns"), t.max_ns)?;
+        check_mean(&f("avg_ns"), t.avg_ns)?;
+        for (k, v) in t.percentiles.iter().chain(&t.percentile_bounds) {
+            check_latency(&f(&format!("percentiles.{k}")), *v)?;
+        }
+    }
+    Ok(())
+}
+
+/// Say that row `id` of `location` is left out, and why: one bad row
+/// never hides the others.
+pub(crate) fn skip_row(location: &str, id: Option<i64>, why: &str) {
+    let id = id.map_or("?".to_string(), |i| i.to_string());
+    rtshield_text::errln!(
+        "rtshield: warning: {location}: run {id} left out: {} (docs/ranges.md)",
+        rtshield_text::terminal::value(why)
+    );
+}
+
 impl StoreError {
     /// A failure of the store itself (exit 1).
     pub fn new(msg: impl Into<String>) -> StoreError {
         StoreError {
             msg: msg.into(),
             bad_input: false,
+            bad_row: false,
         }
     }
     /// A wrong store name or URL given by the user (exit 2).
@@ -83,6 +137,15 @@ impl StoreError {
         StoreError {
             msg: msg.into(),
             bad_input: true,
+            bad_row: false,
+        }
+    }
+    /// Run `id` is stored but does not read back.
+    pub(crate) fn unreadable(id: i64, why: impl fmt::Display) -> StoreError {
+        StoreError {
+            msg: format!("run {id}: stored result unreadable: {why}"),
+            bad_input: false,
+            bad_row: true,
         }
     }
     fn db(e: rusqlite::Error) -> StoreError {
@@ -111,11 +174,21 @@ pub enum Put {
         /// Its identity (the same in every store it is copied to).
         uuid: String,
     },
-    /// A run with the same UUID was already there: nothing written.
+    /// The same run (same UUID, same content) was already there:
+    /// nothing written.
     AlreadyStored {
         /// The row number of the run already there.
         id: i64,
         /// The UUID both share.
+        uuid: String,
+    },
+    /// A *different* run (another content, [`content_digest`]) is stored
+    /// under this UUID: nothing written, and the caller must say so and
+    /// fail (never "already stored": adversary round 5, F03).
+    Conflict {
+        /// The row number of the run already there.
+        id: i64,
+        /// The UUID both claim.
         uuid: String,
     },
 }
@@ -124,13 +197,17 @@ impl Put {
     /// The run's row number in this store, stored now or before.
     pub fn id(&self) -> i64 {
         match self {
-            Put::Stored { id, .. } | Put::AlreadyStored { id, .. } => *id,
+            Put::Stored { id, .. } | Put::AlreadyStored { id, .. } | Put::Conflict { id, .. } => {
+                *id
+            }
         }
     }
     /// The run's UUID, stored now or before.
     pub fn uuid(&self) -> &str {
         match self {
-            Put::Stored { uuid, .. } | Put::AlreadyStored { uuid, .. } => uuid,
+            Put::Stored { uuid, .. }
+            | Put::AlreadyStored { uuid, .. }
+            | Put::Conflict { uuid, .. } => uuid,
         }
     }
 }
@@ -152,6 +229,29 @@ pub trait Store {
     fn groups(&mut self, sel: &Selector, by: &[String]) -> Result<Vec<Group>, StoreError>;
     /// Where the store is, for messages.
     fn location(&self) -> String;
+
+    /// The full results of the runs `sums` lists (from [`Store::list`]),
+    /// leaving out, with a warning naming each, the rows that do not read
+    /// back (out of range, not a result: a shared store's rows are input
+    /// like any file, F10): the summaries kept and their results, in
+    /// order. A store that fails is an error.
+    fn readable_results(
+        &mut self,
+        sums: Vec<RunSummary>,
+    ) -> Result<(Vec<RunSummary>, Vec<RunResult>), StoreError> {
+        let (mut keep, mut out) = (Vec::new(), Vec::new());
+        for s in sums {
+            match self.results(&[s.id]) {
+                Ok(mut r) => {
+                    out.push(r.remove(0));
+                    keep.push(s);
+                }
+                Err(e) if e.bad_row => skip_row(&self.location(), Some(s.id), &e.msg),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((keep, out))
+    }
 
     /// One run by local id or (a unique prefix of) its UUID.
     fn find(&mut self, id: &str) -> Result<RunSummary, StoreError> {
@@ -183,8 +283,10 @@ pub fn default_path() -> Option<PathBuf> {
     Some(data_home()?.0.join("rtshield").join("runs.db"))
 }
 
-/// The absolute data directory and the variable it came from.
-fn data_home() -> Option<(PathBuf, &'static str)> {
+/// The absolute data directory (`$XDG_DATA_HOME`, else
+/// `$HOME/.local/share`) and the variable it came from: where the default
+/// store and a campaign's record of its runs live.
+pub fn data_home() -> Option<(PathBuf, &'static str)> {
     let absolute = |v: &str| {
         std::env::var_os(v)
             .map(PathBuf::from)

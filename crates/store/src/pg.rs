@@ -464,12 +464,21 @@ impl PgStore {
         let Some(row) = row else {
             // Already there (perhaps stored by another board a moment ago:
             // the insert waited for its commit, then did nothing).
-            let id: i64 = tx
-                .query_one("SELECT id FROM runs WHERE uuid = $1", &[&s.uuid])
-                .map_err(e)?
-                .get(0);
+            let row = tx
+                .query_one("SELECT id, result FROM runs WHERE uuid = $1", &[&s.uuid])
+                .map_err(e)?;
             tx.commit().map_err(e)?;
-            return Ok(Put::AlreadyStored { id, uuid: s.uuid });
+            let id: i64 = row.try_get(0).unwrap_or(-1);
+            // The same UUID is the same run only with the same content:
+            // in a shared store another user may have written the row.
+            let same = row
+                .try_get::<_, &str>(1)
+                .is_ok_and(|t| crate::record::same_content(t, r));
+            return Ok(if same {
+                Put::AlreadyStored { id, uuid: s.uuid }
+            } else {
+                Put::Conflict { id, uuid: s.uuid }
+            });
         };
         let id: i64 = row.get(0);
         insert_children(&mut tx, ins_tag, ins_thread, id, &s).map_err(e)?;
@@ -479,6 +488,40 @@ impl PgStore {
 }
 
 type SummaryExtra = (Vec<ThreadSummary>, BTreeMap<String, String>);
+
+/// The summary of one `runs` row; every column read with `try_get` (a
+/// NULL or a column of another type in a shared store is an error for
+/// this row, never a panic).
+fn summary_of(r: &postgres::Row) -> Result<RunSummary, String> {
+    fn col<'a, T: postgres::types::FromSql<'a>>(
+        r: &'a postgres::Row,
+        i: usize,
+    ) -> Result<T, String> {
+        r.try_get(i)
+            .map_err(|e| format!("column {}: {e}", r.columns()[i].name()))
+    }
+    let (threads, tags): SummaryExtra =
+        serde_json::from_str(col::<&str>(r, 14)?).map_err(|e| format!("summary: {e}"))?;
+    Ok(RunSummary {
+        id: col(r, 0)?,
+        uuid: col(r, 1)?,
+        host: col(r, 2)?,
+        machine_id: col(r, 15)?,
+        kernel: col(r, 3)?,
+        kernel_version: col(r, 4)?,
+        preempt: col(r, 5)?,
+        arch: col(r, 6)?,
+        cpu_model: col(r, 7)?,
+        tool: col(r, 8)?,
+        label: col(r, 9)?,
+        started: col(r, 10)?,
+        duration_s: col(r, 11)?,
+        end: col(r, 12)?,
+        mode: col(r, 13)?,
+        tags,
+        threads,
+    })
+}
 
 impl Store for PgStore {
     fn put(&mut self, r: &RunResult, source: Option<&str>) -> Result<Put, StoreError> {
@@ -507,29 +550,16 @@ impl Store for PgStore {
             .map_err(|e| self.err(e))?;
         let mut out = Vec::with_capacity(rows.len());
         for r in rows {
-            let (threads, tags): SummaryExtra =
-                serde_json::from_str(r.get::<_, &str>(14)).map_err(StoreError::json)?;
-            let s = RunSummary {
-                id: r.get(0),
-                uuid: r.get(1),
-                host: r.get(2),
-                machine_id: r.get(15),
-                kernel: r.get(3),
-                kernel_version: r.get(4),
-                preempt: r.get(5),
-                arch: r.get(6),
-                cpu_model: r.get(7),
-                tool: r.get(8),
-                label: r.get(9),
-                started: r.get(10),
-                duration_s: r.get(11),
-                end: r.get(12),
-                mode: r.get(13),
-                tags,
-                threads,
-            };
-            debug_assert!(sel.matches(&s), "SQL selection disagrees for run {}", s.id);
-            out.push(s);
+            // A row another lab member wrote by hand is input: one that
+            // does not read (a NULL, another type) or is out of range is
+            // left out with a warning naming it, never the listing (F10).
+            match summary_of(&r).and_then(|s| crate::check_summary(&s).map(|()| s)) {
+                Ok(s) => {
+                    debug_assert!(sel.matches(&s), "SQL selection disagrees for run {}", s.id);
+                    out.push(s);
+                }
+                Err(why) => crate::skip_row(&self.location, r.try_get(0).ok(), &why),
+            }
         }
         Ok(out)
     }
@@ -542,16 +572,16 @@ impl Store for PgStore {
             .map_err(|e| self.err(e))?;
         let mut by_id: BTreeMap<i64, &str> = BTreeMap::new();
         for r in &rows {
-            by_id.insert(r.get(0), r.get(1));
+            if let (Ok(id), Ok(text)) = (r.try_get(0), r.try_get(1)) {
+                by_id.insert(id, text);
+            }
         }
         ids.iter()
             .map(|id| {
                 let text = by_id
                     .get(id)
                     .ok_or_else(|| StoreError::new(format!("{}: no run {id}", self.location)))?;
-                rtshield_results::from_stored_json(text).map_err(|e| {
-                    StoreError::new(format!("run {id}: stored result unreadable: {e}"))
-                })
+                rtshield_results::from_stored_json(text).map_err(|e| StoreError::unreadable(*id, e))
             })
             .collect()
     }
@@ -565,11 +595,17 @@ impl Store for PgStore {
         let n = by.len();
         let out = rows
             .iter()
-            .map(|r| Group {
-                keys: (0..n).map(|i| r.get::<_, String>(i)).collect(),
-                runs: r.get::<_, i64>(n) as u64,
-                worst_p999_ns: r.get(n + 1),
-                worst_max_ns: r.get(n + 2),
+            // try_get: a column of another type in a shared store drops
+            // its group, never panics.
+            .filter_map(|r| {
+                Some(Group {
+                    keys: (0..n)
+                        .map(|i| r.try_get::<_, String>(i).ok())
+                        .collect::<Option<_>>()?,
+                    runs: r.try_get::<_, i64>(n).ok()?.max(0) as u64,
+                    worst_p999_ns: r.try_get(n + 1).ok()?,
+                    worst_max_ns: r.try_get(n + 2).ok()?,
+                })
             })
             .collect();
         Ok(sort_groups(out))

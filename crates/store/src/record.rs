@@ -85,6 +85,24 @@ pub const TAG_UUID: &str = "uuid";
 /// tells a campaign which stored runs it measured itself.
 pub const TAG_IMPORTED_FROM: &str = "imported_from";
 
+/// Tag keys only rtshield sets, refused by `--tag` (exit 2): the run's
+/// identity, the import mark, and the keys by which a campaign knows its
+/// runs (adversary round 5, F13: a colleague's `measure --tag
+/// campaign_id=… --tag cell=… --tag repeat=…` stored straight into a
+/// shared store was taken by `campaign --resume` as the cell's run). A
+/// campaign does not trust them alone: it counts only the runs its own
+/// record lists (crates/campaign, `ledger`).
+pub const RESERVED_TAGS: &[&str] = &[
+    TAG_UUID,
+    TAG_IMPORTED_FROM,
+    "campaign",
+    "campaign_id",
+    "cell",
+    "repeat",
+    "step",
+    "kernel_id",
+];
+
 /// `r` as `runs import`/`runs push` store it: marked
 /// [`TAG_IMPORTED_FROM`] `from` (any value the file had is replaced), its
 /// identity kept (the `uuid` tag set to [`run_uuid`] first, so the mark
@@ -239,6 +257,35 @@ pub fn run_uuid(r: &RunResult) -> String {
     let text = serde_json::to_vec(r).unwrap_or_default();
     // Version 8 (custom): tools that parse UUIDs accept it.
     uuid::Uuid::new_v8(fnv1a128(&text).to_be_bytes()).to_string()
+}
+
+/// The run's content identity: SHA-256 (hex) of its result as every
+/// reader sees it (written and read back: what the store returns), without
+/// the [`TAG_IMPORTED_FROM`] mark (the same run imported from two places,
+/// or measured here and imported later, is the same content). Two runs
+/// are the same run only when their UUID and this agree (adversary round
+/// 5, F03: a forged results.json reusing the UUID of root's
+/// world-readable run made root's own import say "already stored").
+/// Unlike [`run_uuid`]'s FNV, a hash nobody can make collide on purpose.
+pub fn content_digest(r: &RunResult) -> String {
+    use sha2::Digest as _;
+    let back = serde_json::to_string(r)
+        .ok()
+        .and_then(|t| rtshield_results::from_stored_json(&t).ok());
+    let mut c = back.unwrap_or_else(|| r.clone());
+    c.tags.remove(TAG_IMPORTED_FROM);
+    let text = serde_json::to_vec(&c).unwrap_or_default();
+    sha2::Sha256::digest(&text)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Whether `stored` (a row's result text) is the run `r` (the same
+/// [`content_digest`]). A row that does not read back is not `r`.
+pub(crate) fn same_content(stored: &str, r: &RunResult) -> bool {
+    rtshield_results::from_stored_json(stored)
+        .is_ok_and(|back| content_digest(&back) == content_digest(r))
 }
 
 /// A new random UUID (version 4) for a run being stored for the first time.

@@ -188,14 +188,22 @@ impl SqliteStore {
     ) -> Result<Put, StoreError> {
         crate::check_in_range(r)?;
         let s = RunSummary::of(r);
-        let exists: Option<i64> = tx
-            .query_row("SELECT id FROM runs WHERE uuid = ?1", [&s.uuid], |row| {
-                row.get(0)
-            })
+        let exists: Option<(i64, Option<String>)> = tx
+            .query_row(
+                "SELECT id, result FROM runs WHERE uuid = ?1",
+                [&s.uuid],
+                |row| Ok((row.get(0)?, row.get(1).ok())),
+            )
             .optional()
             .map_err(StoreError::db)?;
-        if let Some(id) = exists {
-            return Ok(Put::AlreadyStored { id, uuid: s.uuid });
+        if let Some((id, stored)) = exists {
+            // The same UUID is the same run only with the same content.
+            let same = stored.is_some_and(|t| crate::record::same_content(&t, r));
+            return Ok(if same {
+                Put::AlreadyStored { id, uuid: s.uuid }
+            } else {
+                Put::Conflict { id, uuid: s.uuid }
+            });
         }
         let summary = serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
         let result = serde_json::to_string(r).map_err(StoreError::json)?;
@@ -313,7 +321,15 @@ fn parse_summary(text: &str) -> Result<SummaryExtra, StoreError> {
 const SUMMARY_COLS: &str = "id, uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
     label, started, duration_s, end_reason, mode, summary, machine_id";
 
-fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<(RunSummary, String)> {
+/// A row's id (when it reads) and its summary columns: a column of the
+/// wrong type fails this row only.
+type SummaryRow = (Option<i64>, rusqlite::Result<(RunSummary, String)>);
+
+fn summary_row(r: &rusqlite::Row) -> rusqlite::Result<SummaryRow> {
+    Ok((r.get(0).ok(), summary_cols(r)))
+}
+
+fn summary_cols(r: &rusqlite::Row) -> rusqlite::Result<(RunSummary, String)> {
     Ok((
         RunSummary {
             id: r.get(0)?,
@@ -366,11 +382,25 @@ impl Store for SqliteStore {
             .query_map(rusqlite::params_from_iter(binds.iter()), summary_row)
             .map_err(StoreError::db)?;
         let mut out = Vec::new();
+        let loc = self.path.display().to_string();
         for row in rows {
-            let (mut s, extra) = row.map_err(StoreError::db)?;
-            let (threads, tags) = parse_summary(&extra)?;
-            s.threads = threads;
-            s.tags = tags;
+            // A row that does not read, or reads out of range, is left
+            // out with a warning naming it (F10).
+            let (id, row) = row.map_err(StoreError::db)?;
+            let checked = row.map_err(|e| e.to_string()).and_then(|(mut s, extra)| {
+                let (threads, tags) = parse_summary(&extra).map_err(|e| e.msg)?;
+                s.threads = threads;
+                s.tags = tags;
+                crate::check_summary(&s)?;
+                Ok(s)
+            });
+            let s = match checked {
+                Ok(s) => s,
+                Err(why) => {
+                    crate::skip_row(&loc, id, &why);
+                    continue;
+                }
+            };
             // The SQL and the in-memory matcher must agree; the latter is
             // the definition.
             debug_assert!(sel.matches(&s), "SQL selection disagrees for run {}", s.id);
@@ -386,10 +416,16 @@ impl Store for SqliteStore {
             .map_err(StoreError::db)?;
         let mut out = Vec::with_capacity(ids.len());
         for id in ids {
-            let text: String = st.query_row([id], |r| r.get(0)).map_err(StoreError::db)?;
-            out.push(rtshield_results::from_stored_json(&text).map_err(|e| {
-                StoreError::new(format!("run {id}: stored result unreadable: {e}"))
-            })?);
+            let text: String = st.query_row([id], |r| r.get(0)).map_err(|e| match e {
+                // The row is there, its result is not text: that row is bad.
+                rusqlite::Error::InvalidColumnType(..)
+                | rusqlite::Error::FromSqlConversionFailure(..) => StoreError::unreadable(*id, e),
+                e => StoreError::db(e),
+            })?;
+            out.push(
+                rtshield_results::from_stored_json(&text)
+                    .map_err(|e| StoreError::unreadable(*id, e))?,
+            );
         }
         Ok(out)
     }

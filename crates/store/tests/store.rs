@@ -462,3 +462,94 @@ fn imports_round_trip_with_their_unknown_values() {
         (None, None, None)
     );
 }
+
+/// Adversary round 5, F03: a forged results.json reusing the UUID of
+/// root's (world-readable) run, imported first, made root's own import
+/// say "already stored" and kept the forged figures. The same UUID is
+/// the same run only with the same content: anything else is a
+/// conflict, whichever comes first, and the same run imported again
+/// (from another path) is still "already stored".
+#[test]
+fn f03_a_uuid_with_other_content_is_a_conflict_never_already_stored() {
+    use rtshield_store::Put;
+    let mut real = synth(
+        3,
+        2000,
+        50.0,
+        &[("uuid", "db70c0de-0000-4000-8000-000000000001")],
+    );
+    real.tags.insert("load".into(), "idle".into());
+    let mut forged = real.clone();
+    forged.threads[0].max_ns = 5_000;
+    forged.label = Some("colleague-run".into());
+    for (first, second) in [(&forged, &real), (&real, &forged)] {
+        let mut s = SqliteStore::memory().unwrap();
+        assert!(matches!(
+            s.put(first, Some("a")).unwrap(),
+            Put::Stored { .. }
+        ));
+        let p = s.put(second, Some("b")).unwrap();
+        assert!(matches!(p, Put::Conflict { .. }), "{p:?}");
+        assert_eq!(s.list(&Selector::all()).unwrap().len(), 1);
+    }
+    let mut s = SqliteStore::memory().unwrap();
+    s.put(&real, None).unwrap();
+    let mut again = real.clone();
+    rtshield_store::mark_imported(&mut again, "/elsewhere/results.json");
+    assert!(matches!(
+        s.put(&again, None).unwrap(),
+        Put::AlreadyStored { .. }
+    ));
+    assert_ne!(
+        rtshield_store::content_digest(&real),
+        rtshield_store::content_digest(&forged)
+    );
+}
+
+/// Adversary round 5, F10: a row another lab member writes straight into
+/// a shared store was not range-checked on read: `samples = -1` in one
+/// summary broke `runs list`, `show`, `export` for the whole store, and
+/// 9·10^18 ns was shown as it was. Every row read is checked as a
+/// results file is: a bad one is left out (a warning names it), the
+/// others are listed; a bad lossless result is left out of a selection's
+/// results the same way.
+#[test]
+fn f10_a_bad_row_is_left_out_and_never_breaks_the_listing() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("st").join("runs.db");
+    let mut s = SqliteStore::open(&p).unwrap();
+    for seed in 1..=4 {
+        s.put(&synth(seed, 1000, 50.0, &[]), None).unwrap();
+    }
+    drop(s);
+    let c = rusqlite_conn(&p);
+    c.execute_batch(
+        "UPDATE runs SET summary = replace(summary, '\"samples\":1000', '\"samples\":-1') WHERE id = 1;
+         UPDATE runs SET summary = replace(summary, '\"samples\":1000', '\"samples\":9000000000000000000') WHERE id = 2;
+         UPDATE runs SET duration_s = 'not a number' WHERE id = 3;",
+    )
+    .unwrap();
+    drop(c);
+    let mut s = SqliteStore::open(&p).unwrap();
+    let list = s.list(&Selector::all()).unwrap();
+    assert_eq!(list.iter().map(|r| r.id).collect::<Vec<_>>(), vec![4]);
+    // The lossless result of run 4 made unreadable: left out of a
+    // selection's results, the store still works.
+    drop(s);
+    let c = rusqlite_conn(&p);
+    c.execute(
+        "UPDATE runs SET result = '{\"schema\": 5}' WHERE id = 4",
+        [],
+    )
+    .unwrap();
+    drop(c);
+    let mut s = SqliteStore::open(&p).unwrap();
+    let sums = s.list(&Selector::all()).unwrap();
+    let (kept, full) = s.readable_results(sums).unwrap();
+    assert!(kept.is_empty() && full.is_empty());
+    let e = s.results(&[4]).unwrap_err();
+    assert!(
+        e.bad_row && e.msg.starts_with("run 4: stored result unreadable"),
+        "{e}"
+    );
+}

@@ -21,12 +21,14 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod beneath;
 mod cgroup;
 mod confine;
 mod cpus;
 mod interrupts;
 pub mod kpath;
 mod loadavg;
+mod owner;
 mod power;
 mod procstat;
 mod root;

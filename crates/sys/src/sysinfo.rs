@@ -21,8 +21,7 @@ impl KernelConfig {
     /// The running kernel's configuration (release `release`); empty (unknown) when
     /// neither file is readable.
     pub fn read(root: &Root, release: &str) -> KernelConfig {
-        let gz = root.path("/proc/config.gz");
-        if let Ok(f) = std::fs::File::open(&gz) {
+        if let Ok(f) = root.open("/proc/config.gz") {
             let mut s = String::new();
             if flate2::read::GzDecoder::new(f)
                 .read_to_string(&mut s)

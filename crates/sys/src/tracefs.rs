@@ -12,8 +12,12 @@
 //! used: the owner could not unmount it while rtshield works in it.
 //!
 //! Leftovers: a process killed while tracing (SIGKILL, a crash) leaves its
-//! instance (possibly still recording) and its private mount. Both carry
-//! the owner's pid; [`leftovers`] lists them with the owner alive or not
+//! instance (possibly still recording) and its private mount. Both are
+//! named after the owner's pid (`rtshield-<pid>`, or `rtshield-<pid>-<k>`
+//! when a live process of another PID namespace holds that name) and have
+//! an owner record the live owner holds locked (`crate::owner`: a pid is
+//! not unique across PID namespaces, adversary round 5, F08);
+//! [`leftovers`] lists them with the owner alive or not
 //! (`audit` and `sysinfo` report them), [`remove_leftovers`] removes those
 //! of dead owners (`measure`, `run`, `campaign`, `noise` at start, and
 //! every [`Instance::create`]). The trace text is parsed by the
@@ -72,7 +76,11 @@ fn tracefs_mounts(root: &Root) -> Vec<String> {
 /// process's mount elsewhere is not used).
 pub fn find(root: &Root) -> Option<String> {
     let m = tracefs_mounts(root);
-    let own = private_mount(std::process::id());
+    let own = OWN_MOUNT
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .clone()
+        .unwrap_or_else(|| private_mount(std::process::id()));
     STANDARD_MOUNTS
         .iter()
         .map(|s| s.to_string())
@@ -93,10 +101,54 @@ pub fn private_mount(pid: u32) -> String {
 }
 
 /// The owner of an rtshield private mount point, `None` for any other path.
+#[cfg(test)]
 pub(crate) fn private_mount_pid(mount_point: &str) -> Option<u32> {
+    private_mount_id(mount_point).map(|(pid, _)| pid)
+}
+
+/// The owner's pid and the mount's owner-record name (`tracefs-<pid>[-k]`)
+/// of an rtshield private mount point (`<prefix><pid>[-k]/tracing`).
+fn private_mount_id(mount_point: &str) -> Option<(u32, String)> {
     let rest = mount_point.strip_prefix(PRIVATE_DIR_PREFIX)?;
-    let pid = rest.strip_suffix(&format!("/{PRIVATE_MOUNT_NAME}"))?;
-    digits(pid)
+    let id = rest.strip_suffix(&format!("/{PRIVATE_MOUNT_NAME}"))?;
+    Some((pid_and_k(id)?, format!("tracefs-{id}")))
+}
+
+/// `<pid>` or `<pid>-<k>` (k ≥ 2): the pid.
+fn pid_and_k(s: &str) -> Option<u32> {
+    match s.split_once('-') {
+        Some((p, k)) => digits(k).filter(|k| *k >= 2).and(digits(p)),
+        None => digits(s),
+    }
+}
+
+/// Name number `k` (1: the plain one) of process `pid`'s objects: `pid`,
+/// else `pid-k`.
+fn numbered(pid: u32, k: u32) -> String {
+    if k <= 1 {
+        pid.to_string()
+    } else {
+        format!("{pid}-{k}")
+    }
+}
+
+/// The private mount this process made (its name may carry `-k`).
+static OWN_MOUNT: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// Whether the owner of an object (`record`: its owner-record name; `pid`:
+/// the pid in its name) is alive: by its record, which the live owner
+/// holds locked whatever its PID namespace; without a record (an older
+/// rtshield's object) by its pid, which is trusted only in the initial
+/// PID namespace (elsewhere it names a process of this namespace only:
+/// such an object is left alone, reported as in use).
+fn owner_alive(root: &Root, record: &str, pid: u32) -> bool {
+    match crate::owner::state(root, record) {
+        crate::owner::Owner::Alive => true,
+        crate::owner::Owner::Dead => false,
+        crate::owner::Owner::Unknown => {
+            !crate::owner::in_initial_pid_namespace(root) || alive(root, pid)
+        }
+    }
 }
 
 /// A positive decimal pid, nothing else (no sign, no spaces).
@@ -142,6 +194,9 @@ pub struct Leftover {
     /// For an instance: whether it still records (`tracing_on`), when read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tracing_on: Option<bool>,
+    /// The name of its owner record (`crate::owner`).
+    #[serde(skip)]
+    pub record: String,
 }
 
 impl Leftover {
@@ -178,7 +233,7 @@ fn listing_mount(root: &Root, mounts: &[String]) -> Option<String> {
     find(root).or_else(|| {
         mounts
             .iter()
-            .find(|m| private_mount_pid(m).is_some_and(|p| !alive(root, p)))
+            .find(|m| private_mount_id(m).is_some_and(|(p, r)| !owner_alive(root, &r, p)))
             .cloned()
     })
 }
@@ -187,22 +242,29 @@ fn listing_mount(root: &Root, mounts: &[String]) -> Option<String> {
 /// processes, alive or not (instances are listed through [`find`]'s
 /// mount or a dead process's; when no such mount exists, only mounts).
 pub fn leftovers(root: &Root) -> Vec<Leftover> {
-    let me = std::process::id();
     let mounts = tracefs_mounts(root);
     let mut out = Vec::new();
+    // This process's own objects are the ones whose record it holds (not
+    // every object named with its pid: a process of another PID
+    // namespace may have the same one).
+    let mine = |record: &str| crate::owner::held_here(root, record);
     if let Some(at) = listing_mount(root, &mounts) {
         let dir = format!("{}/instances", at.trim_end_matches('/'));
         for name in root.read_dir_names(&dir).unwrap_or_default() {
-            let Some(pid) = instance_pid(&name).filter(|p| *p != me) else {
+            let Some(pid) = instance_pid(&name) else {
                 continue;
             };
+            if mine(&name) {
+                continue;
+            }
             let path = format!("{dir}/{name}");
             out.push(Leftover {
                 kind: LeftoverKind::Instance,
                 tracing_on: root
                     .read_opt(format!("{path}/tracing_on"))
                     .map(|s| s.trim() == "1"),
-                owner_alive: alive(root, pid),
+                owner_alive: owner_alive(root, &name, pid),
+                record: name.clone(),
                 name,
                 path,
                 pid,
@@ -210,16 +272,20 @@ pub fn leftovers(root: &Root) -> Vec<Leftover> {
         }
     }
     for m in mounts {
-        let Some(pid) = private_mount_pid(&m).filter(|p| *p != me) else {
+        let Some((pid, record)) = private_mount_id(&m) else {
             continue;
         };
+        if mine(&record) {
+            continue;
+        }
         out.push(Leftover {
             kind: LeftoverKind::Mount,
             name: m.clone(),
             path: m,
             pid,
-            owner_alive: alive(root, pid),
+            owner_alive: owner_alive(root, &record, pid),
             tracing_on: None,
+            record,
         });
     }
     out
@@ -240,16 +306,18 @@ pub fn remove_leftovers(root: &Root) -> Vec<Leftover> {
                 if root.exists(&on) {
                     let _ = root.write(on, "0");
                 }
-                std::fs::remove_dir(root.path(&l.path)).is_ok()
+                root.remove_dir(&l.path).is_ok()
             }
             LeftoverKind::Mount => false,
         };
         if ok {
+            crate::owner::forget(root, &l.record);
             removed.push(l.clone());
         }
     }
     for l in found.iter().filter(|l| !l.owner_alive) {
-        if l.kind == LeftoverKind::Mount && unmount_private(root, l.pid).is_ok() {
+        if l.kind == LeftoverKind::Mount && unmount_private(root, &l.path).is_ok() {
+            crate::owner::forget(root, &l.record);
             removed.push(l.clone());
         }
     }
@@ -264,13 +332,21 @@ fn remove_dead_private_dirs(root: &Root) {
         return;
     };
     for name in root.read_dir_names(parent).unwrap_or_default() {
-        let Some(pid) = name.strip_prefix(prefix).and_then(digits) else {
+        let Some(id) = name.strip_prefix(prefix) else {
             continue;
         };
-        if pid != std::process::id() && !alive(root, pid) {
-            let dir = root.path(private_dir(pid));
-            let _ = std::fs::remove_dir(dir.join(PRIVATE_MOUNT_NAME));
-            let _ = std::fs::remove_dir(dir);
+        let Some(pid) = pid_and_k(id) else {
+            continue;
+        };
+        let record = format!("tracefs-{id}");
+        if crate::owner::held_here(root, &record) {
+            continue;
+        }
+        if !owner_alive(root, &record, pid) {
+            let dir = format!("{parent}/{name}");
+            let _ = root.remove_dir(format!("{dir}/{PRIVATE_MOUNT_NAME}"));
+            let _ = root.remove_dir(&dir);
+            crate::owner::forget(root, &record);
         }
     }
 }
@@ -315,13 +391,11 @@ pub fn instance_dir(tracefs: &str, pid: u32) -> String {
     )
 }
 
-/// The pid of an instance named `rtshield-<pid>`; `None` for other names.
+/// The pid of an instance named `rtshield-<pid>` (or `rtshield-<pid>-<k>`,
+/// the name a process takes when a live process of another PID namespace
+/// holds the plain one); `None` for other names.
 pub fn instance_pid(name: &str) -> Option<u32> {
-    let p = name.strip_prefix(INSTANCE_PREFIX)?;
-    if p.is_empty() || !p.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    p.parse().ok()
+    pid_and_k(name.strip_prefix(INSTANCE_PREFIX)?)
 }
 
 /// Which of `wanted` (see [`EVENTS`]) exist in `available` (the
@@ -430,6 +504,8 @@ fn err(msg: String) -> io::Error {
 #[derive(Debug)]
 pub struct Instance {
     root: Root,
+    /// `rtshield-<pid>[-k]`, the name its owner record has too.
+    name: String,
     tracefs: String,
     dir: String,
     mounted_by_us: bool,
@@ -467,9 +543,14 @@ impl Instance {
             Some(t) => (t, false),
             None => (mount_private(root)?, true),
         };
+        // The name's owner record first (F08): a name a live process of
+        // another PID namespace holds is not ours, whatever its pid says.
+        let (name, fresh) = claim(root, |k| format!("{INSTANCE_PREFIX}{}", numbered(me, k)))?;
+        let dir = format!("{}/instances/{name}", tracefs.trim_end_matches('/'));
         let mut inst = Instance {
             root: root.clone(),
-            dir: instance_dir(&tracefs, me),
+            name,
+            dir,
             tracefs,
             mounted_by_us,
             enabled: Vec::new(),
@@ -484,7 +565,15 @@ impl Instance {
             .filter(|l| l.kind == LeftoverKind::Instance)
             .map(|l| l.name)
             .collect();
-        std::fs::create_dir(root.path(&inst.dir))
+        // One of this name left by a dead process of our pid (its record
+        // was free: we hold it now) goes first; never this process's own.
+        if fresh && root.exists(&inst.dir) {
+            let _ = root.write(format!("{}/tracing_on", inst.dir), "0");
+            if root.remove_dir(&inst.dir).is_ok() {
+                inst.stale_removed.push(inst.name.clone());
+            }
+        }
+        root.create_dir(&inst.dir)
             .map_err(|e| err(format!("cannot create trace instance {}: {e}", inst.dir)))?;
         inst.created = true;
         inst.configure(cfg)?;
@@ -635,7 +724,7 @@ impl Instance {
         }
         let p = self.root.path(&self.dir);
         let rm = if self.created {
-            match std::fs::remove_dir(&p) {
+            match self.root.remove_dir(&self.dir) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => Err(err(format!(
                     "cannot remove trace instance {}: {e}",
                     p.display()
@@ -645,11 +734,18 @@ impl Instance {
         } else {
             Ok(())
         };
+        if self.created && rm.is_ok() {
+            crate::owner::release(&self.root, &self.name);
+        }
         if self.mounted_by_us {
             // Nobody else uses our private mount (rtshield never uses
             // another process's): detach it, even while a file of it is
             // still open here.
-            unmount_private(&self.root, std::process::id())?;
+            unmount_private(&self.root, &self.tracefs)?;
+            if let Some((_, record)) = private_mount_id(&self.tracefs) {
+                crate::owner::release(&self.root, &record);
+            }
+            *OWN_MOUNT.lock().unwrap_or_else(|e| e.into_inner()) = None;
         }
         rm
     }
@@ -741,7 +837,9 @@ fn mount_private(root: &Root) -> io::Result<String> {
         )));
     }
     let me = std::process::id();
-    let (dir, at) = (private_dir(me), private_mount(me));
+    let (id, _) = claim(root, |k| format!("tracefs-{}", numbered(me, k)))?;
+    let dir = format!("{PRIVATE_DIR_PREFIX}{}", id.trim_start_matches("tracefs-"));
+    let at = format!("{dir}/{PRIVATE_MOUNT_NAME}");
     private_directory(&dir)?;
     match std::fs::create_dir(&at) {
         Err(e) if e.kind() != io::ErrorKind::AlreadyExists => {
@@ -765,11 +863,13 @@ fn mount_private(root: &Root) -> io::Result<String> {
         let e = io::Error::last_os_error();
         let _ = std::fs::remove_dir(&at);
         let _ = std::fs::remove_dir(&dir);
+        crate::owner::release(root, &id);
         return Err(io::Error::new(
             e.kind(),
             format!("cannot mount tracefs at {at}: {e}"),
         ));
     }
+    *OWN_MOUNT.lock().unwrap_or_else(|e| e.into_inner()) = Some(at.clone());
     Ok(at)
 }
 
@@ -796,10 +896,14 @@ fn private_directory(dir: &str) -> io::Result<()> {
     Ok(())
 }
 
-/// Detach process `pid`'s private mount (when mounted: on the host) and
-/// remove its mount point and directory.
-fn unmount_private(root: &Root, pid: u32) -> io::Result<()> {
-    let (dir, at) = (private_dir(pid), private_mount(pid));
+/// Detach the private mount at `at` (`<prefix><pid>[-k]/tracing`; when
+/// mounted: on the host) and remove its mount point and directory.
+fn unmount_private(root: &Root, at: &str) -> io::Result<()> {
+    let dir = at
+        .strip_suffix(&format!("/{PRIVATE_MOUNT_NAME}"))
+        .unwrap_or(at)
+        .to_string();
+    let at = at.to_string();
     if root.is_host() && tracefs_mounts(root).contains(&at) {
         let target = std::ffi::CString::new(at.as_str()).expect("no NUL");
         // SAFETY: a valid NUL-terminated path that outlives the call.
@@ -812,9 +916,33 @@ fn unmount_private(root: &Root, pid: u32) -> io::Result<()> {
             ));
         }
     }
-    let _ = std::fs::remove_dir(root.path(&at));
-    let _ = std::fs::remove_dir(root.path(&dir));
+    let _ = root.remove_dir(&at);
+    let _ = root.remove_dir(&dir);
     Ok(())
+}
+
+/// The first name `make(1)`, `make(2)` … (at most 9) whose owner record
+/// this process can take, and whether it just took it. The plain name
+/// when this process holds it already (its own object: the caller finds
+/// it taken, as before), or when there is no place for records (no
+/// writable `/run`: unrecorded, others then judge it by its pid).
+fn claim(root: &Root, make: impl Fn(u32) -> String) -> io::Result<(String, bool)> {
+    if crate::owner::held_here(root, &make(1)) {
+        return Ok((make(1), false));
+    }
+    for k in 1..=9 {
+        let name = make(k);
+        match crate::owner::hold(root, &name) {
+            Ok(true) => return Ok((name, true)),
+            Ok(false) => continue,
+            Err(_) => return Ok((make(1), false)),
+        }
+    }
+    Err(err(format!(
+        "{} to {} are all in use by live processes (of other PID namespaces)",
+        make(1),
+        make(9)
+    )))
 }
 
 #[cfg(test)]
@@ -958,6 +1086,75 @@ mod tests {
             fs::create_dir_all(r.path(private_mount(pid))).unwrap();
         }
         (d, r)
+    }
+
+    /// Hold the owner record `name` of the fake tree `b` as another
+    /// process would (an open file description of its own, locked).
+    fn held_elsewhere(b: &std::path::Path, name: &str) -> fs::File {
+        use std::os::unix::fs::PermissionsExt as _;
+        let d = b.join("run/rtshield-owners");
+        fs::create_dir_all(&d).unwrap();
+        fs::set_permissions(&d, fs::Permissions::from_mode(0o700)).unwrap();
+        let f = fs::File::create(d.join(format!("{name}.lock"))).unwrap();
+        rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).unwrap();
+        f
+    }
+
+    /// Adversary round 5, F08: objects were owned by pid alone. Two runs
+    /// in two PID namespaces: the second took the first's live instance
+    /// and mount (`rtshield-2`, pid 2 being no process in its namespace)
+    /// for leftovers, removed its mount point, and the orphaned instance
+    /// was never reaped. An object is now its owner's while the owner
+    /// holds its record locked, whatever the pid in its name says; a
+    /// record free is a dead owner, reaped; an object without record (an
+    /// older rtshield's) is judged by its pid only in the initial PID
+    /// namespace.
+    #[test]
+    fn f08_owners_are_their_locked_records_not_their_pids() {
+        let (d, r) = with_leftovers(false);
+        let b = d.path();
+        // 999999 is no process here, but its records are held (a live
+        // rtshield of another PID namespace).
+        let held = (
+            held_elsewhere(b, "rtshield-999999"),
+            held_elsewhere(b, "tracefs-999999"),
+        );
+        let alive: Vec<(String, bool)> = leftovers(&r)
+            .into_iter()
+            .map(|l| (l.name, l.owner_alive))
+            .collect();
+        assert!(
+            alive.contains(&("rtshield-999999".into(), true)),
+            "{alive:?}"
+        );
+        let gone: Vec<String> = remove_leftovers(&r).into_iter().map(|l| l.name).collect();
+        assert!(!gone.iter().any(|g| g.contains("999999")), "{gone:?}");
+        let inst = b.join("sys/kernel/tracing/instances");
+        assert!(inst.join("rtshield-999999").is_dir());
+        assert!(r.path(private_mount(999999)).is_dir());
+        // The owner dies: its records are free, so the objects are
+        // leftovers, removed with their records.
+        drop(held);
+        let gone: Vec<String> = remove_leftovers(&r).into_iter().map(|l| l.name).collect();
+        assert!(gone.contains(&"rtshield-999999".to_string()), "{gone:?}");
+        assert!(!inst.join("rtshield-999999").exists());
+        assert!(!b.join("run/rtshield-owners/rtshield-999999.lock").exists());
+        // Without a record, outside the initial PID namespace a pid proves
+        // nothing: left alone (reported in use).
+        fs::create_dir(inst.join("rtshield-999997")).unwrap();
+        fs::create_dir_all(b.join("proc/self/ns")).unwrap();
+        fs::write(b.join("proc/self/ns/pid"), "pid:[4026532000]\n").unwrap();
+        assert!(leftovers(&r)
+            .iter()
+            .any(|l| l.name == "rtshield-999997" && l.owner_alive));
+        remove_leftovers(&r);
+        assert!(inst.join("rtshield-999997").is_dir());
+        fs::write(b.join("proc/self/ns/pid"), "pid:[4026531836]\n").unwrap();
+        remove_leftovers(&r);
+        assert!(!inst.join("rtshield-999997").exists());
+        // A second name for a pid whose plain name a live process holds.
+        assert_eq!(instance_pid("rtshield-2-3"), Some(2));
+        assert_eq!(instance_pid("rtshield-2-1"), None);
     }
 
     #[test]

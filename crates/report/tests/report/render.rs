@@ -907,3 +907,39 @@ fn a_bad_value_is_quoted_only_from_a_public_file_and_never_with_a_raw_newline() 
         }
     }
 }
+
+/// Adversary round 5, F20: each input was bounded (256 MiB) but not
+/// their sum, and every timeline was held at once: 512 directories
+/// hard-linked to one 256 MiB `timeline.csv` meant ~200 GB. The inputs
+/// of one report are bounded together (512 MiB, counted before any is
+/// read): three links to one 200 MiB timeline (a sparse file: no disk,
+/// and nothing of it is read) are refused, naming the file and the bound.
+#[test]
+fn f20_the_inputs_of_one_report_are_bounded_together() {
+    let d = tempfile::tempdir().unwrap();
+    let first = d.path().join("tl1");
+    write_synth_run_dir(&first, &small_run("tl", 1), Some("elapsed_s,ival_max_ns\n")).unwrap();
+    let tl = first.join("timeline.csv");
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&tl)
+        .unwrap()
+        .set_len(200 << 20)
+        .unwrap();
+    let mut inputs = vec![first.clone()];
+    for i in 2..=3 {
+        let dir = d.path().join(format!("tl{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::copy(first.join("results.json"), dir.join("results.json")).unwrap();
+        std::fs::hard_link(&tl, dir.join("timeline.csv")).unwrap();
+        inputs.push(dir);
+    }
+    let out = d.path().join("rep");
+    let e = generate(&opts(inputs, &out)).unwrap_err();
+    let msg = input_error(&e);
+    assert!(
+        msg.contains("timeline.csv") && msg.contains("more than 512 MiB together"),
+        "{msg}"
+    );
+    assert!(!out.exists(), "nothing written");
+}

@@ -95,7 +95,12 @@ impl RunArgs {
         ThreadArgs {
             policy,
             priority,
-            period_ns: r.period_ns.map(|p| p + r.distance_ns * i as u64),
+            // Saturating: `-i`/`-d` are the file's numbers (F15: `-i
+            // 18446744073709551615` panicked); a period past the range is
+            // refused by the range check, naming the thread.
+            period_ns: r
+                .period_ns
+                .map(|p| p.saturating_add(r.distance_ns.saturating_mul(i as u64))),
         }
     }
 }
@@ -217,8 +222,8 @@ fn cyclictest(argv: &[String]) -> RunArgs {
                 })
             }
             "priospread" => t.priospread = true,
-            "i" | "interval" => t.period_ns = us(&o.value).map(|v| v * 1000),
-            "d" | "distance" => t.distance_ns = us(&o.value).map_or(0, |v| v * 1000),
+            "i" | "interval" => t.period_ns = us(&o.value).map(|v| v.saturating_mul(1000)),
+            "d" | "distance" => t.distance_ns = us(&o.value).map_or(0, |v| v.saturating_mul(1000)),
             "h" | "histogram" | "H" | "histofall" => {
                 hist = true;
                 a.histogram_buckets = us(&o.value);
@@ -332,11 +337,11 @@ fn rtshield(argv: &[String]) -> RunArgs {
     // The histogram's size as `measure` chooses it (crates/run's request).
     let size = match (histo, mode, period) {
         (Some(h), _, _) => Some(h),
-        (None, Some(m), Some(p)) if m.is_interval() => Some((2 * p).max(1_000_000)),
+        (None, Some(m), Some(p)) if m.is_interval() => Some(p.saturating_mul(2).max(1_000_000)),
         (None, Some(_), _) => Some(1_000_000),
         _ => None,
     };
-    a.histogram_buckets = size.zip(res).map(|(s, r)| s / r + 1);
+    a.histogram_buckets = size.zip(res).map(|(s, r)| (s / r.max(1)).saturating_add(1));
     a.mode = mode.map(|m| m.name().to_string());
     // Without --no-memlock, mlockall was asked for: whether it was
     // refused is in results.json only (unknown here).
@@ -380,7 +385,14 @@ pub(crate) fn cyclictest_time(s: &str) -> Option<i64> {
         ),
         _ => return None,
     };
-    if !(1..=31).contains(&day) || h > 23 || mi > 59 || sec > 60 {
+    // Every field in its civil range (a year beyond 9999 or a negative
+    // hour made the arithmetic below overflow: F15's class).
+    if !(1..=31).contains(&day)
+        || !(0..=9999).contains(&year)
+        || !(0..=23).contains(&h)
+        || !(0..=59).contains(&mi)
+        || !(0..=60).contains(&sec)
+    {
         return None;
     }
     // Days from the civil date (Howard Hinnant's algorithm).

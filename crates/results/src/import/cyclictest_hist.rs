@@ -117,7 +117,7 @@ pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, Input
     .into_result(threads);
     r.end_reason = prov.end_reason.clone();
     r.settings.memlock = prov.memlock;
-    Ok(r)
+    super::in_range(r, source)
 }
 
 /// The histogram lines (`(bucket, counts)`), the `# Key:` summary lines,
@@ -168,6 +168,20 @@ fn read_table(text: &str, source: &str) -> Result<Table, InputError> {
         })?;
         let mut counts = Vec::new();
         for w in words {
+            // One column per thread (and `-H`'s sum): refused at the
+            // first line of too many, before the rest is read (F19).
+            if counts.len() > rtshield_limits::RESULT_MAX_THREADS {
+                return Err(InputError::at(
+                    source,
+                    lno,
+                    col_of(line, w),
+                    format!(
+                        "more than {} columns of counts: more threads than the {} a results file may hold (docs/ranges.md)",
+                        rtshield_limits::RESULT_MAX_THREADS + 1,
+                        rtshield_limits::RESULT_MAX_THREADS
+                    ),
+                ));
+            }
             counts.push(number(w, line, lno, source, || {
                 format!("`{w}` is not a sample count")
             })?);

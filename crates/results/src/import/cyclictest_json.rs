@@ -18,7 +18,10 @@ use rtshield_vocab::InputError;
 /// histogram (cyclictest without `-h`: `"histogram": {}`) there is no
 /// percentile, no `_H` statistic and no overflow count: unknown.
 pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, InputError> {
-    let v: serde_json::Value = serde_json::from_str(text).map_err(|e| {
+    // Typed, as it is read: no `serde_json::Value` tree of the file (27 MB
+    // of 9000 threads took 485 MB, 200 MB ran past 120 s at 3 GB), the
+    // thread count bounded while the threads are read (F19).
+    let f: CtFile = serde_json::from_str(text).map_err(|e| {
         InputError::at(
             source,
             e.line(),
@@ -28,10 +31,7 @@ pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, Input
     })?;
     let bad = |what: &str| InputError::new(format!("{source}: cyclictest JSON: {what}"));
     let bad: &dyn Fn(&str) -> InputError = &bad;
-    let obj = v
-        .as_object()
-        .ok_or_else(|| bad("top level is not an object"))?;
-    match obj.get("file_version").and_then(|x| x.as_u64()) {
+    match f.file_version {
         Some(1) => {}
         Some(n) => {
             return Err(bad(&format!(
@@ -44,48 +44,43 @@ pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, Input
             ))
         }
     }
-    // cyclictest 2.x writes these two keys with a stray colon.
-    let s = |k: &str| {
-        obj.get(k)
-            .or_else(|| obj.get(&format!("{k}:")))
-            .and_then(|x| x.as_str())
-            .map(str::to_string)
-    };
-    let args: Vec<String> = s("cmdline")
-        .as_deref()
+    // cyclictest 2.x writes these keys with a stray colon.
+    let args: Vec<String> = f
+        .cmdline
+        .or(f.cmdline_c)
         .unwrap_or_default()
         .split_whitespace()
         .map(str::to_string)
         .collect();
-    let version = s("rt_test_version");
+    let version = f.rt_test_version.or(f.rt_test_version_c);
     let by_rtshield = version
         .as_deref()
         .is_some_and(|v| v.starts_with("rtshield"));
-    let res_ns = match obj.get("resolution_in_ns").and_then(|x| x.as_u64()) {
+    let res_ns = match f.resolution_in_ns {
         Some(1) => 1, // --nsecs: every value is in ns
         _ => 1000,
     };
     let cmd = RunArgs::parse(&args, by_rtshield);
-    let threads_v = obj
-        .get("thread")
-        .and_then(|x| x.as_object())
-        .ok_or_else(|| bad("no `thread` object"))?;
+    let mut threads_v = f.thread.ok_or_else(|| bad("no `thread` object"))?.0;
     // Keys are "0", "1", ...: order numerically, not as strings.
-    let mut keys: Vec<(u32, &String)> = Vec::new();
-    for k in threads_v.keys() {
-        let n = k
+    let mut keyed = Vec::with_capacity(threads_v.len());
+    for (k, t) in threads_v.drain(..) {
+        let n: u32 = k
             .parse()
             .map_err(|_| bad(&format!("thread key `{k}` is not a number")))?;
-        keys.push((n, k));
+        keyed.push((n, k, t));
     }
-    keys.sort();
+    keyed.sort_by_key(|t| t.0);
+    if let Some(w) = keyed.windows(2).find(|w| w[0].0 == w[1].0) {
+        return Err(bad(&format!("thread {} appears twice", w[0].0)));
+    }
     let mut warnings = vec![
         "imported from cyclictest JSON: percentiles, median, mode and std come from the histogram; a percentile beyond it is a bound".to_string(),
     ];
     warnings.extend(cmd.note.clone());
     let mut threads = Vec::new();
-    for (pos, (idx, key)) in keys.into_iter().enumerate() {
-        let mut th = read_thread(&threads_v[key], idx, key, res_ns, &cmd, bad)?;
+    for (pos, (idx, key, t)) in keyed.into_iter().enumerate() {
+        let mut th = read_thread(t, idx, &key, res_ns, &cmd, bad)?;
         if th.histogram.is_none() {
             warnings.push(format!(
                 "thread {idx}: no histogram in the file (cyclictest ran without -h N): min, avg and max only"
@@ -95,11 +90,8 @@ pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, Input
         (th.policy, th.priority, th.period_ns) = (a.policy, a.priority, a.period_ns);
         threads.push(th);
     }
-    let sysinfo = match obj.get("sysinfo") {
-        Some(si) => sysinfo_from_uname(si),
-        None => SysInfo::default(),
-    };
-    let (start, end) = (s("start_time"), s("end_time"));
+    let sysinfo = f.sysinfo.map(sysinfo_from_uname).unwrap_or_default();
+    let (start, end) = (f.start_time.or(f.start_time_c), f.end_time.or(f.end_time_c));
     let duration_s = match (
         start.as_deref().and_then(cyclictest_time),
         end.as_deref().and_then(cyclictest_time),
@@ -136,25 +128,174 @@ pub fn read_cyclictest_json(text: &str, source: &str) -> Result<RunResult, Input
     if let Some(a) = &cmd.affinity {
         r.tags.insert("affinity".into(), a.clone());
     }
-    Ok(r)
+    super::in_range(r, source)
+}
+
+/// What the reader takes of a cyclictest JSON file; other members are
+/// skipped without being kept.
+#[derive(serde::Deserialize)]
+struct CtFile {
+    #[serde(default)]
+    file_version: Option<u64>,
+    #[serde(default)]
+    cmdline: Option<String>,
+    #[serde(default, rename = "cmdline:")]
+    cmdline_c: Option<String>,
+    #[serde(default)]
+    rt_test_version: Option<String>,
+    #[serde(default, rename = "rt_test_version:")]
+    rt_test_version_c: Option<String>,
+    #[serde(default)]
+    start_time: Option<String>,
+    #[serde(default, rename = "start_time:")]
+    start_time_c: Option<String>,
+    #[serde(default)]
+    end_time: Option<String>,
+    #[serde(default, rename = "end_time:")]
+    end_time_c: Option<String>,
+    #[serde(default)]
+    resolution_in_ns: Option<u64>,
+    #[serde(default)]
+    sysinfo: Option<Uname>,
+    #[serde(default)]
+    thread: Option<Threads>,
+}
+
+/// cyclictest's `sysinfo` (uname(2)).
+#[derive(serde::Deserialize, Default)]
+struct Uname {
+    #[serde(default)]
+    nodename: Option<String>,
+    #[serde(default)]
+    release: Option<String>,
+    #[serde(default)]
+    version: Option<String>,
+    #[serde(default)]
+    machine: Option<String>,
+}
+
+/// One member of `thread`.
+#[derive(serde::Deserialize)]
+struct CtThread {
+    #[serde(default)]
+    cycles: Option<f64>,
+    #[serde(default)]
+    min: Option<f64>,
+    #[serde(default)]
+    max: Option<f64>,
+    #[serde(default)]
+    avg: Option<f64>,
+    /// -1 (or absent) when the thread was not pinned.
+    #[serde(default)]
+    cpu: Option<i64>,
+    #[serde(default)]
+    histogram: Option<Buckets>,
+}
+
+/// The `thread` object: (key, thread) as read, at most
+/// `RESULT_MAX_THREADS` of them (the file is refused at the next one,
+/// before it is read).
+struct Threads(Vec<(String, CtThread)>);
+
+impl<'de> serde::Deserialize<'de> for Threads {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Threads;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of threads")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Threads, A::Error> {
+                let mut out = Vec::new();
+                while let Some(k) = m.next_key::<String>()? {
+                    if out.len() == rtshield_limits::RESULT_MAX_THREADS {
+                        return Err(serde::de::Error::custom(format!(
+                            "more than {} threads, the most a results file may hold (docs/ranges.md)",
+                            rtshield_limits::RESULT_MAX_THREADS
+                        )));
+                    }
+                    out.push((k, m.next_value::<CtThread>()?));
+                }
+                Ok(Threads(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A thread's `histogram` object (`"BUCKET": COUNT`), read into
+/// (bucket, count) pairs as it is parsed; zero counts are not kept.
+struct Buckets(Vec<[u64; 2]>);
+
+impl<'de> serde::Deserialize<'de> for Buckets {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Buckets;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object of bucket counts")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut m: A,
+            ) -> Result<Buckets, A::Error> {
+                use serde::de::Error as _;
+                let mut out = Vec::new();
+                while let Some(BucketKey(k)) = m.next_key()? {
+                    let b = k.map_err(|k| {
+                        A::Error::custom(format!("histogram key `{k}` is not a number"))
+                    })?;
+                    let c: u64 = m.next_value()?;
+                    if c > 0 {
+                        out.push([b, c]);
+                    }
+                }
+                Ok(Buckets(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// A histogram key, parsed where it lies in the text (no allocation per
+/// bucket); what is not a bucket number is kept, cut, for the error.
+struct BucketKey(Result<u64, String>);
+
+impl<'de> serde::Deserialize<'de> for BucketKey {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = BucketKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a bucket number")
+            }
+            fn visit_str<E: serde::de::Error>(self, k: &str) -> Result<BucketKey, E> {
+                Ok(BucketKey(
+                    k.parse().map_err(|_| rtshield_text::excerpt::quote(k)),
+                ))
+            }
+        }
+        d.deserialize_str(V)
+    }
 }
 
 /// One member of `thread`: exact figures, and the histogram when the run
 /// kept one (`-h N` on its command line, or a non-empty `histogram`).
 fn read_thread(
-    t: &serde_json::Value,
+    t: CtThread,
     idx: u32,
     key: &str,
     res_ns: u64,
     cmd: &RunArgs,
     bad: &dyn Fn(&str) -> InputError,
 ) -> Result<ThreadResult, InputError> {
-    let num = |k: &str| {
-        t.get(k)
-            .and_then(|x| x.as_f64())
-            .ok_or_else(|| bad(&format!("thread {key}: missing number `{k}`")))
+    let num = |v: Option<f64>, k: &str| {
+        v.ok_or_else(|| bad(&format!("thread {key}: missing number `{k}`")))
     };
-    let cycles = num("cycles")?;
+    let cycles = num(t.cycles, "cycles")?;
     if !(0.0..=crate::MAX_COUNT as f64).contains(&cycles) {
         return Err(bad(&format!(
             "thread {key}: `cycles` {cycles} is out of range (0 ..= {}, docs/ranges.md)",
@@ -163,32 +304,19 @@ fn read_thread(
     }
     let cycles = cycles as u64;
     let scale = res_ns as f64;
-    let min_ns = (num("min")? * scale) as i64;
-    let max_ns = (num("max")? * scale) as i64;
-    let avg_ns = num("avg")? * scale;
-    let cpu = t
-        .get("cpu")
-        .and_then(|x| x.as_u64())
-        .map(|c| c as u32)
-        .or(cmd.single_cpu);
-    let mut counts = Vec::new();
-    let members = t.get("histogram").and_then(|x| x.as_object());
-    for (b, c) in members.into_iter().flatten() {
-        let b: u64 = b.parse().map_err(|_| {
-            bad(&format!(
-                "thread {key}: histogram key `{b}` is not a number"
-            ))
-        })?;
-        let c = c.as_u64().ok_or_else(|| {
-            bad(&format!(
-                "thread {key}: histogram count for {b} is not a number"
-            ))
-        })?;
-        if c > 0 {
-            counts.push([b, c]);
-        }
-    }
+    // Float to integer casts saturate: no overflow on any number.
+    let min_ns = (num(t.min, "min")? * scale) as i64;
+    let max_ns = (num(t.max, "max")? * scale) as i64;
+    let avg_ns = num(t.avg, "avg")? * scale;
+    let cpu = t.cpu.and_then(|c| u32::try_from(c).ok()).or(cmd.single_cpu);
+    let mut counts = t.histogram.map(|h| h.0).unwrap_or_default();
     counts.sort();
+    if let Some(w) = counts.windows(2).find(|w| w[0][0] == w[1][0]) {
+        return Err(bad(&format!(
+            "thread {key}: histogram bucket {} appears twice",
+            w[0][0]
+        )));
+    }
     // cyclictest writes `"histogram": {}` without -h: an empty object is
     // no histogram unless the command line asked for one.
     let has_hist = match cmd.has_histogram {
@@ -230,18 +358,17 @@ fn read_thread(
 /// model the kernel was built with (`PREEMPT_RT`, `PREEMPT`, …);
 /// `PREEMPT_DYNAMIC` says the model can be switched at boot, not which
 /// one ran: the mode in force stays unknown.
-fn sysinfo_from_uname(si: &serde_json::Value) -> SysInfo {
-    let s = |k: &str| si.get(k).and_then(|x| x.as_str()).map(str::to_string);
-    let version = s("version").unwrap_or_default();
+fn sysinfo_from_uname(si: Uname) -> SysInfo {
+    let version = si.version.clone().unwrap_or_default();
     let model = ["PREEMPT_RT", "PREEMPT_LAZY", "PREEMPT "]
         .iter()
         .find(|m| version.contains(*m))
         .map(|m| m.trim().to_string());
     SysInfo {
-        hostname: s("nodename"),
-        kernel_release: s("release"),
-        kernel_version: s("version"),
-        arch: s("machine").unwrap_or_default(),
+        hostname: si.nodename,
+        kernel_release: si.release,
+        kernel_version: si.version,
+        arch: si.machine.unwrap_or_default(),
         preempt_model: model,
         preempt_dynamic: version.contains("PREEMPT_DYNAMIC"),
         ..Default::default()

@@ -90,13 +90,18 @@ pub fn read_fluctuation_log(text: &str, source: &str) -> Result<FluctLog, InputE
             "{source}: no `[t] Min.= …, Moy.= …, Max.= …,  Max.Max.= …` line"
         ))
     })?;
-    let step = rows.get(1).map_or(5, |r| (r.t - first.t).max(1));
+    // In 128 bits: `[t]` is the file's number, any i64 (F15: [i64::MAX]
+    // then [i64::MIN] panicked); a duration out of range is refused by
+    // the range check.
+    let step = rows
+        .get(1)
+        .map_or(5, |r| (i128::from(r.t) - i128::from(first.t)).max(1));
     let base = if first.t > 1_000_000_000 {
-        first.t - step
+        i128::from(first.t) - step
     } else {
         0
     };
-    let rel = |t: i64| (t - base) as f64;
+    let rel = |t: i64| (i128::from(t) - base) as f64;
     let min = rows.iter().map(|r| r.min_us).fold(f64::MAX, f64::min);
     let max = rows
         .iter()
@@ -125,6 +130,7 @@ pub fn read_fluctuation_log(text: &str, source: &str) -> Result<FluctLog, InputE
         ..Imported::default()
     }
     .into_result(vec![t]);
+    let result = super::in_range(result, source)?;
     Ok(FluctLog {
         rows: rows.iter().map(|r| (rel(r.t), *r)).collect(),
         marks: marks.into_iter().map(|(t, m)| (rel(t), m)).collect(),

@@ -13,6 +13,7 @@
 
 use crate::{RunResult, Settings, ThreadResult, SCHEMA};
 use rtshield_sys::SysInfo;
+use rtshield_vocab::InputError;
 use std::collections::BTreeMap;
 
 mod cmdline;
@@ -81,6 +82,16 @@ fn is_summary_header(l: &str) -> bool {
     l.strip_prefix('#')
         .map(str::trim_start)
         .is_some_and(|r| r.starts_with("Index") && r.contains("Samples_H"))
+}
+
+/// What a reader built from a file, if every number is in range
+/// (docs/ranges.md): no reader hands on a run the range check refuses,
+/// whatever the file's numbers made of it (a period `-i` × 1000, a
+/// duration between two time stamps; F15's class).
+fn in_range(r: RunResult, source: &str) -> Result<RunResult, InputError> {
+    crate::ranges::check_result(&r)
+        .map_err(|m| InputError::new(format!("{source}: {m} (docs/ranges.md)")))?;
+    Ok(r)
 }
 
 /// 1-based column of `word` (a sub-slice of `line`).

@@ -130,7 +130,7 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
     .into_result(vec![t]);
     r.end_reason = prov.end_reason.clone();
     r.settings.memlock = prov.memlock;
-    Ok(r)
+    super::in_range(r, source)
 }
 
 /// `v` resolution units in ns. Each value is at most MAX_COUNT units of

@@ -368,3 +368,189 @@ fn a_noise_run_out_of_range_is_refused_naming_the_field() {
     )
     .unwrap();
 }
+
+/// Numbers an attacker writes as text (command lines, time stamps): the
+/// extremes of every integer type, one past them, and far beyond.
+fn extreme_word() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(u64::MAX.to_string()),
+        Just((u64::MAX / 1000 + 1).to_string()),
+        Just(i64::MAX.to_string()),
+        Just(i64::MIN.to_string()),
+        Just((1u64 << 63).to_string()),
+        Just("18446744073709552".to_string()),
+        Just("99999999999999999999999999".to_string()),
+        Just("-1".to_string()),
+        Just("0".to_string()),
+        Just("1".to_string()),
+        any::<u64>().prop_map(|v| v.to_string()),
+        any::<i64>().prop_map(|v| v.to_string()),
+    ]
+}
+
+/// An option of cyclictest's or rtshield's command line, with a value.
+fn extreme_option() -> impl Strategy<Value = String> {
+    let names = prop_oneof![
+        Just("-i"),
+        Just("-d"),
+        Just("-h"),
+        Just("-H"),
+        Just("-l"),
+        Just("-D"),
+        Just("-p"),
+        Just("-t"),
+        Just("-a"),
+        Just("--interval"),
+        Just("--distance"),
+        Just("--priority"),
+    ];
+    (names, extreme_word()).prop_map(|(n, v)| format!("{n} {v}"))
+}
+
+/// What `read_cyclictest_json` accepted must pass every range check and
+/// render; anything else is an input error. Never a panic.
+fn accepted_renders(r: Result<RunResult, rtshield_vocab::InputError>) {
+    if let Ok(r) = r {
+        check_result(&r).unwrap_or_else(|m| panic!("accepted out of range: {m}"));
+        render_everything(&r);
+    }
+}
+
+fn cyclictest_file(cmdline: &str, threads: usize, start: &str, end: &str) -> String {
+    let t = json!({"histogram": {"0": 1, "3": 2}, "cycles": 3, "min": 0, "max": 3,
+                   "avg": 1.5, "cpu": 0, "node": 0});
+    let threads: serde_json::Map<String, Value> =
+        (0..threads).map(|i| (i.to_string(), t.clone())).collect();
+    json!({
+        "file_version": 1, "cmdline:": cmdline, "rt_test_version:": "2.5",
+        "start_time": start, "end_time": end, "resolution_in_ns": 0, "thread": threads,
+    })
+    .to_string()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 300, ..ProptestConfig::default() })]
+
+    /// Adversary round 5, F15: `cmdline: cyclictest -i 18446744073709551615`
+    /// (or `-d`) panicked in the reader (exit 101: a whole report, a whole
+    /// `runs import` batch lost). Every option with extreme values, on
+    /// several threads (the period grows by `-d` per thread), cyclictest's
+    /// and rtshield's own command lines.
+    #[test]
+    fn cyclictest_command_lines_with_extreme_numbers_never_panic(
+        opts in proptest::collection::vec(extreme_option(), 1..5),
+        threads in 1usize..5,
+        rtshield in any::<bool>(),
+    ) {
+        let cmd = if rtshield {
+            let o: Vec<String> = opts.iter().map(|o| {
+                let (n, v) = o.split_once(' ').unwrap();
+                let n = match n { "-i" | "--interval" => "--period", "-h" | "-H" => "--histo-size",
+                                  "-D" => "--duration", "-l" => "--samples", _ => "--prio" };
+                format!("{n} {v}ns")
+            }).collect();
+            format!("rtshield measure --mode interval {}", o.join(" "))
+        } else {
+            format!("cyclictest {}", opts.join(" "))
+        };
+        let text = cyclictest_file(&cmd, threads, "Tue, 24 Nov 2026 21:07:05 +0000", "");
+        accepted_renders(read_cyclictest_json(&text, "ct.json"));
+    }
+
+    /// The start and end times (`%a, %d %b %Y %T %z`) with extreme fields.
+    #[test]
+    fn cyclictest_times_with_extreme_fields_never_panic(
+        y in extreme_word(), h in extreme_word(), d in extreme_word(), y2 in extreme_word(),
+    ) {
+        let start = format!("Tue, {d} Nov {y} {h}:07:05 +0000");
+        let end = format!("Tue, 24 Nov {y2} 21:{h}:05 -9999");
+        accepted_renders(read_cyclictest_json(&cyclictest_file("cyclictest", 1, &start, &end), "ct.json"));
+    }
+
+    /// The torture article's fluctuation log: `[t]` time stamps of any
+    /// 64-bit value, in any order (F15: [i64::MAX] then [i64::MIN]
+    /// panicked, subtracting).
+    #[test]
+    fn fluctuation_logs_with_extreme_stamps_never_panic(
+        stamps in proptest::collection::vec(extreme_word(), 1..4),
+        mark in extreme_word(),
+    ) {
+        let mut text = format!("##[{mark}] Periode de charge\n");
+        for t in &stamps {
+            text.push_str(&format!("[{t}] Min.= 1, Moy.= 1, Max.= 3,  Max.Max.= 3\n"));
+        }
+        if let Ok(log) = read_fluctuation_log(&text, "fl.txt") {
+            check_result(&log.result).unwrap();
+            render_everything(&log.result);
+        }
+    }
+}
+
+/// F15's files, exactly: an input error naming the file, never a panic.
+#[test]
+fn f15_overflowing_command_lines_and_stamps_are_input_errors() {
+    for cmd in [
+        "cyclictest -i 18446744073709551615",
+        "cyclictest -t 3 -d 18446744073709551615",
+        "cyclictest -i 9223372036854775807",
+        "cyclictest -i 18446744073709552",
+    ] {
+        let text = cyclictest_file(cmd, 3, "", "");
+        let e = read_cyclictest_json(&text, "cjp.json")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("period_ns") && e.contains("out of range"),
+            "{cmd}: {e}"
+        );
+    }
+    let e = read_fluctuation_log(
+        "[9223372036854775807] Min.= 1, Moy.= 1, Max.= 3, Max.Max.= 3\n\
+         [-9223372036854775808] Min.= 1, Moy.= 1, Max.= 5, Max.Max.= 5\n",
+        "fl5.txt",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.starts_with("fl5.txt: duration_s = "), "{e}");
+}
+
+/// Adversary round 5, F19: the 8192-thread bound of results.json was not
+/// applied to cyclictest's files (JSON and `-h` text): 9000 threads were
+/// read in full and `runs import` stored a run `runs show` refused. Every
+/// reader now refuses the 8193rd thread, and the range check (which the
+/// store runs too) refuses any run of more.
+#[test]
+fn f19_every_reader_refuses_more_than_8192_threads() {
+    let max = rtshield_limits::RESULT_MAX_THREADS;
+    let e = read_cyclictest_json(
+        &cyclictest_file("cyclictest -q", max + 1, "", ""),
+        "cj9k.json",
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("more than 8192 threads"), "{e}");
+    let ok =
+        read_cyclictest_json(&cyclictest_file("cyclictest -q", max, "", ""), "cj8k.json").unwrap();
+    assert_eq!(ok.threads.len(), max);
+    let hist = |n: usize| {
+        let row = |b: usize| format!("{b:06} {}\n", vec!["1"; n].join(" "));
+        let sum = |k: &str, v: &str| format!("# {k}: {}\n", vec![v; n].join(" "));
+        format!(
+            "# Histogram\n{}{}{}{}{}",
+            row(0) + &row(1),
+            sum("Total", "2"),
+            sum("Min Latencies", "0"),
+            sum("Avg Latencies", "1"),
+            sum("Max Latencies", "1")
+        )
+    };
+    let e = read_cyclictest_hist(&hist(max + 2), "hh9k.txt")
+        .unwrap_err()
+        .to_string();
+    assert!(e.starts_with("hh9k.txt:2:") && e.contains("8192"), "{e}");
+    // The one check every result goes through (readers, the store).
+    let mut r = example_result();
+    let t = r.threads[0].clone();
+    r.threads = vec![t; max + 1];
+    assert!(check_result(&r).unwrap_err().contains("8193 threads"));
+}

@@ -112,3 +112,37 @@ fn the_event_limit_is_an_option_and_its_error_names_it() {
     let out = simulate(&sc, &c).unwrap();
     assert!(out.extra.events > 1_000 && out.extra.events <= 1_000_000);
 }
+
+/// Adversary round 5, F16: `simulate --trace` (and `--gantt`) kept every
+/// event in memory and the default `--max-events` (500 million) was its
+/// only bound: a 90-byte scenario reached ~60-75 GB. A run that keeps its
+/// events is refused past `kept_events_max` (5 million in the binary,
+/// docs/ranges.md), naming both options; the same run without them goes
+/// on to `--max-events`.
+#[test]
+fn f16_a_run_that_keeps_its_events_is_bounded_on_its_own() {
+    assert_eq!(
+        SimConfig::new(1, BalancerKind::Linux26).kept_events_max,
+        rtshield_limits::SIM_MAX_TRACE_EVENTS
+    );
+    let s = parse_str(
+        "{\n  name = a\n  sched = other\n  loop = 300000000\n  sloop = 1\n  sleep = 1us\n  count = 8\n}\n",
+        "pp.scn",
+    )
+    .unwrap();
+    for (trace, gantt) in [(true, false), (false, true)] {
+        let mut c = SimConfig::new(2, BalancerKind::Linux26);
+        c.duration_ns = Some(50_000_000);
+        c.record_trace = trace;
+        c.record_segments = gantt;
+        c.kept_events_max = 2_000;
+        let e = simulate(&s, &c).map(|_| ()).unwrap_err().to_string();
+        assert!(
+            e.contains("more than 2000 events") && e.contains("--trace"),
+            "{e}"
+        );
+        c.record_trace = false;
+        c.record_segments = false;
+        simulate(&s, &c).unwrap();
+    }
+}

@@ -347,3 +347,45 @@ fn a_store_from_the_environment_must_be_the_callers() {
     );
     assert_eq!(fs::read(&theirs).unwrap(), before);
 }
+
+/// Adversary round 6, G08: under `sudo -E`, `PGHOST` is another user's: a
+/// socket they listened on received root's password. As root, a store
+/// URL without a host no longer takes it from `PGHOST` (a note says so);
+/// the listener here is never connected to.
+#[test]
+fn root_does_not_send_a_store_password_to_the_server_pghost_names() {
+    if !require_root("PGHOST is only ignored as root") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(d.path().join(".s.PGSQL.5432")).unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let mut child = command()
+        .env("PGHOST", d.path())
+        .args(["runs", "list", "--store", "postgres://rtu:G08-PW@/rt"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Poll: the old code connected and then waited for the server forever.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        if listener.accept().is_ok() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("rtshield connected to the socket PGHOST names");
+        }
+        if child.try_wait().unwrap().is_some() || std::time::Instant::now() > deadline {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let o = child.wait_with_output().unwrap();
+    let text = all_text(&o);
+    assert!(
+        text.contains("PGHOST=") && text.contains("not used as root"),
+        "{text}"
+    );
+    assert!(!text.contains("G08-PW"), "{text}");
+}

@@ -110,12 +110,8 @@ impl PgStore {
             ))
         })?;
         if cfg.get_hosts().is_empty() {
-            // libpq's default on Debian: the local server's socket.
-            let host = std::env::var("PGHOST")
-                .ok()
-                .filter(|h| !h.is_empty())
-                .unwrap_or_else(|| "/var/run/postgresql".into());
-            cfg.host(&host);
+            let pghost = std::env::var("PGHOST").ok().filter(|h| !h.is_empty());
+            cfg.host(&default_host(pghost, rustix::process::geteuid().is_root()));
         }
         if cfg.get_user().is_none() {
             let user = ["PGUSER", "USER", "LOGNAME"]
@@ -327,6 +323,26 @@ fn connect_tls(cfg: &mut postgres::Config, p: &tls::TlsParams) -> Result<Client,
     let tls = tls::client_config(mode, p.rootcert.as_deref())?;
     cfg.connect(tokio_postgres_rustls::MakeRustlsConnect::new(tls))
         .map_err(why)
+}
+
+/// The server of a URL that names none: `PGHOST`, else libpq's default on
+/// Debian (the local server's socket directory). As root `PGHOST` is not
+/// used (a note says so): under `sudo -E` it is another user's, and a
+/// socket they listen on, or a host they name, would be handed root's
+/// password (adversary round 6, G08); root names the server in the URL.
+fn default_host(pghost: Option<String>, as_root: bool) -> String {
+    const SYSTEM_SOCKET_DIR: &str = "/var/run/postgresql";
+    match pghost {
+        Some(h) if !as_root => h,
+        Some(h) => {
+            rtshield_text::errln!(
+                "rtshield: note: PGHOST={} is not used as root (another user could have set it); the store's URL names no host, so the system's socket directory {SYSTEM_SOCKET_DIR} is used: name the server in the URL (postgres://USER@HOST/DB, or ?host=/socket/dir)",
+                rtshield_text::terminal::value(&h)
+            );
+            SYSTEM_SOCKET_DIR.into()
+        }
+        None => SYSTEM_SOCKET_DIR.into(),
+    }
 }
 
 /// The password for `cfg` from `PGPASSWORD`, else the password file.
@@ -676,5 +692,16 @@ mod tests {
             redact("postgresql://db/rt?host=/tmp"),
             "postgresql://db/rt?host=/tmp"
         );
+    }
+
+    #[test]
+    fn root_does_not_take_the_server_from_pghost() {
+        // Adversary round 6, G08: under sudo -E another user's PGHOST (a
+        // socket they listen on) received root's password.
+        let theirs = Some("/tmp/theirs".to_string());
+        assert_eq!(default_host(theirs.clone(), true), "/var/run/postgresql");
+        assert_eq!(default_host(theirs, false), "/tmp/theirs");
+        assert_eq!(default_host(None, true), "/var/run/postgresql");
+        assert_eq!(default_host(None, false), "/var/run/postgresql");
     }
 }

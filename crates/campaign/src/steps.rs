@@ -118,7 +118,7 @@ impl Steps<'_, '_> {
             anyhow::bail!(
                 "cell {}: the load command `{}` ended ({st}) before the measurement did",
                 cell.id,
-                cell.load().trim_start_matches("cmd:")
+                cell.load_shown().trim_start_matches("cmd:")
             );
         }
         let results = cell_dir.path().join("results.json");
@@ -185,7 +185,7 @@ impl Steps<'_, '_> {
             // stored runs show the order they were made in.
             ("step", (i + 1).to_string()),
             ("isolation", cell.isolation().to_string()),
-            ("load", cell.load().to_string()),
+            ("load", cell.load_shown().into_owned()),
             // The implicit axis: runs of another kernel are kept apart in
             // the report and are not done for `--resume` on this one.
             (
@@ -200,6 +200,9 @@ impl Steps<'_, '_> {
             r.tags.entry(k.clone()).or_insert_with(|| v.clone());
         }
         r.label = Some(format!("{} r{}", cell.id, st.repeat));
+        // No password of a `cmd:` load (or of anything else) in the file
+        // or the store.
+        r.redact_secrets();
         // The result file is the primary record: it carries the tags too,
         // so `runs import` rebuilds the same store.
         m.dir.write(

@@ -199,7 +199,7 @@ pub(crate) fn proc_specs(cfg: &Config) -> anyhow::Result<Vec<Supervised>> {
 /// masked (docs/security.md: program commands a run records are redacted).
 pub(crate) fn describe_action(a: &Action) -> String {
     match a {
-        Action::Command(w) => rtshield_text::secret::redact(&w.join(" ")).into_owned(),
+        Action::Command(w) => rtshield_text::secret::redact_command(w),
         Action::Builtin { kind, .. } => format!("builtin:{kind}"),
     }
 }

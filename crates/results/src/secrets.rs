@@ -65,7 +65,8 @@ mod tests {
         r.command = vec!["rtshield".into(), "--db-password".into(), "S3cret".into()];
         r.config = Some("store = postgres://u:S3cret@db/rt\n".into());
         r.label = Some("PGPASSWORD=S3cret".into());
-        r.tags.insert("load".into(), "cmd:psql password='S3 cret'".into());
+        r.tags
+            .insert("load".into(), "cmd:psql password='S3 cret'".into());
         assert!(r.holds_secrets());
         let clean = r.without_secrets();
         let json = serde_json::to_string(&*clean).unwrap();

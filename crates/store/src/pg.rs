@@ -406,7 +406,10 @@ fn read_pgpass(file: &Path) -> Option<String> {
         return None;
     }
     if meta.uid() != 0 && meta.uid() != me {
-        warn(&format!("owned by uid {}, not by root or you (uid {me})", meta.uid()));
+        warn(&format!(
+            "owned by uid {}, not by root or you (uid {me})",
+            meta.uid()
+        ));
         return None;
     }
     if meta.mode() & 0o077 != 0 {

@@ -175,7 +175,9 @@ fn url_end(rest: &str, one_word: bool) -> usize {
     match rest[ws..limit].rfind('@') {
         Some(j) => {
             let at = ws + j;
-            at + rest[at..].find(char::is_whitespace).unwrap_or(rest.len() - at)
+            at + rest[at..]
+                .find(char::is_whitespace)
+                .unwrap_or(rest.len() - at)
         }
         None => ws,
     }
@@ -211,7 +213,9 @@ fn redact_query(tail: &str) -> Cow<'_, str> {
 }
 
 fn is_password_key(k: &str) -> bool {
-    PASSWORD_KEYS.iter().any(|p| k.trim().eq_ignore_ascii_case(p))
+    PASSWORD_KEYS
+        .iter()
+        .any(|p| k.trim().eq_ignore_ascii_case(p))
 }
 
 /// `%XX` decoded (bytes that are not UTF-8 kept as U+FFFD).
@@ -221,7 +225,11 @@ fn percent_decode(s: &str) -> String {
     let mut i = 0;
     while i < b.len() {
         let hex = |c: u8| (c as char).to_digit(16);
-        match (b[i], b.get(i + 1).copied().and_then(hex), b.get(i + 2).copied().and_then(hex)) {
+        match (
+            b[i],
+            b.get(i + 1).copied().and_then(hex),
+            b.get(i + 2).copied().and_then(hex),
+        ) {
             (b'%', Some(h), Some(l)) => {
                 out.push((h * 16 + l) as u8);
                 i += 3;
@@ -283,8 +291,7 @@ fn password_key_at(lower: &str, i: usize) -> Option<usize> {
         }
         // A quoted key (`"password": …`, `'pass' = …`).
         let quote = usize::from(
-            before.is_some_and(|b| b == b'"' || b == b'\'')
-                && after.starts_with(['"', '\'']),
+            before.is_some_and(|b| b == b'"' || b == b'\'') && after.starts_with(['"', '\'']),
         );
         let after = &after[quote..];
         let eq = after.len() - after.trim_start().len();
@@ -356,7 +363,10 @@ mod tests {
                 "postgres://db:5432/rt?application_name=a@b",
                 "postgres://db:***@b",
             ),
-            ("postgres://db:5432/rt?application_name=ab", "postgres://db:5432/rt?application_name=ab"),
+            (
+                "postgres://db:5432/rt?application_name=ab",
+                "postgres://db:5432/rt?application_name=ab",
+            ),
             ("postgresql://%2Frun%2Fpg/rt", "postgresql://%2Frun%2Fpg/rt"),
             (
                 "a http://x:y@h b https://p:q@h/",
@@ -415,7 +425,6 @@ mod tests {
         );
     }
 
-
     /// Round 5 (A), F02/F06: the forms the first redactor let through.
     #[test]
     fn f02_every_form_of_a_password_is_masked() {
@@ -424,13 +433,34 @@ mod tests {
             ("postgres://u:pa?ss@db/rt", "postgres://u:***@db/rt"),
             ("postgres://u:pa#ss@db/rt", "postgres://u:***@db/rt"),
             ("postgres://u:p%40ss@db/rt", "postgres://u:***@db/rt"),
-            ("psql 'postgres://u:p ss@db/rt' -c x", "psql 'postgres://u:***@db/rt' -c x"),
-            ("postgres://u@db/rt?pass%77ord=S3cret&x=1", "postgres://u@db/rt?pass%77ord=***&x=1"),
-            ("postgres://u@db/rt?PassWord=S3cret", "postgres://u@db/rt?PassWord=***"),
-            ("host=db password=S3\\ cret user=u", "host=db password=*** user=u"),
-            ("host=db password=a,b&c user=u", "host=db password=*** user=u"),
-            ("sh -c 'PGPASSWORD=\"S3 cret\" psql'", "sh -c 'PGPASSWORD=*** psql'"),
-            ("{\"password\": \"S3 cret\", \"u\": 1}", "{\"password\": ***, \"u\": 1}"),
+            (
+                "psql 'postgres://u:p ss@db/rt' -c x",
+                "psql 'postgres://u:***@db/rt' -c x",
+            ),
+            (
+                "postgres://u@db/rt?pass%77ord=S3cret&x=1",
+                "postgres://u@db/rt?pass%77ord=***&x=1",
+            ),
+            (
+                "postgres://u@db/rt?PassWord=S3cret",
+                "postgres://u@db/rt?PassWord=***",
+            ),
+            (
+                "host=db password=S3\\ cret user=u",
+                "host=db password=*** user=u",
+            ),
+            (
+                "host=db password=a,b&c user=u",
+                "host=db password=*** user=u",
+            ),
+            (
+                "sh -c 'PGPASSWORD=\"S3 cret\" psql'",
+                "sh -c 'PGPASSWORD=*** psql'",
+            ),
+            (
+                "{\"password\": \"S3 cret\", \"u\": 1}",
+                "{\"password\": ***, \"u\": 1}",
+            ),
             ("password = \"S3 cret\"", "password = ***"),
             ("ODBC;PWD=S3cret;UID=u", "ODBC;PWD=***"),
         ] {
@@ -445,7 +475,10 @@ mod tests {
                 vec!["tool", "--db-password", "S3cret", "-v"],
                 vec!["tool", "--db-password", "***", "-v"],
             ),
-            (vec!["tool", "--pg_pass", "S3cret"], vec!["tool", "--pg_pass", "***"]),
+            (
+                vec!["tool", "--pg_pass", "S3cret"],
+                vec!["tool", "--pg_pass", "***"],
+            ),
             (
                 vec!["env", "PGPASSWORD=S3 cret", "psql"],
                 vec!["env", "PGPASSWORD=***", "psql"],
@@ -486,7 +519,11 @@ mod tests {
             }
             v.push(c);
         }
-        if quoted { format!("'{v}'") } else { v }
+        if quoted {
+            format!("'{v}'")
+        } else {
+            v
+        }
     }
 
     /// `pw` percent-encoded where a URL's user information needs it (a

@@ -107,6 +107,13 @@ impl Steps<'_, '_> {
             None => None,
         };
         drop(load);
+        // Whatever the load or the measurement left running (a daemon,
+        // re-parented to the campaign, its subreaper) ends with the cell:
+        // it must not run on as root nor load the next cell.
+        let swept = rtshield_load::end_descendants_summary();
+        if let Some(s) = &swept {
+            rtshield_text::errln!("rtshield: campaign: cell {}: {s}", cell.id);
+        }
         // An undo that fails (tasks that would not leave) stops the
         // campaign after this cell: its run is still stored and the
         // report written, then the campaign says what is left.
@@ -136,8 +143,14 @@ impl Steps<'_, '_> {
                     .unwrap_or_default()
             );
         }
+        let mut result = rtshield_results::read_json(&results)?;
+        if let Some(s) = swept {
+            result
+                .warnings
+                .push(format!("campaign: at the end of the cell, {s}"));
+        }
         Ok(Some(Measured {
-            result: rtshield_results::read_json(&results)?,
+            result,
             dir: cell_dir,
             results,
         }))

@@ -206,6 +206,8 @@ mod tests {
         let cell = &c.cells[0];
         assert!(!cell.id.contains("S3cret"), "{}", cell.id);
         assert!(!cell.load_shown().contains("S3cret"));
+        // The axes the summary names, as the runs' tags hold them.
+        assert!(!format!("{:?}", c.axes()).contains("S3cret"));
         // The command the campaign runs keeps its password.
         assert!(cell.load().contains("PGPASSWORD=S3cret "));
         assert_eq!(

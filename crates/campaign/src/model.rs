@@ -735,6 +735,9 @@ impl Campaign {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
         for cell in &self.cells {
             for (k, v) in &cell.values {
+                // As the runs' tags hold them: a `cmd:` load's password
+                // masked (the summary names the axes' values).
+                let v = &rtshield_text::secret::redact(v).into_owned();
                 match out.iter_mut().find(|(a, _)| a == k) {
                     Some((_, vals)) if !vals.contains(v) => vals.push(v.clone()),
                     Some(_) => {}

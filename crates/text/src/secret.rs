@@ -313,7 +313,9 @@ fn password_key_at(lower: &str, i: usize) -> Option<usize> {
 /// one (`'…'` or `"…"`, with `\'` and `\\` inside) to its closing quote,
 /// else up to white space (and `&` or `#` in a query string), a backslash
 /// escaping the next character (libpq's unquoted values, where `,` or `&`
-/// is part of the password).
+/// is part of the password), and white space after any backslash never
+/// ending it (`password=a\\ b` in a configuration whose strings double
+/// backslashes is libpq's `a\ b`).
 fn value_len(value: &str, query: bool) -> usize {
     let quote = value.chars().next().filter(|c| *c == '\'' || *c == '"');
     let body = &value[quote.map_or(0, char::len_utf8)..];
@@ -329,7 +331,12 @@ fn value_len(value: &str, query: bool) -> usize {
                 false
             }
             (false, Some(q)) => c == q,
-            (false, None) => (query && matches!(c, '&' | '#')) || c.is_whitespace(),
+            // White space after a backslash never ends it, however many
+            // backslashes (a configuration's own quoting may double them).
+            (false, None) => {
+                (query && matches!(c, '&' | '#'))
+                    || (c.is_whitespace() && !body[..j].ends_with('\\'))
+            }
         };
         if end {
             return quote.map_or(0, char::len_utf8) + j + usize::from(quote.is_some());
@@ -452,6 +459,11 @@ mod tests {
             (
                 "host=db password=a,b&c user=u",
                 "host=db password=*** user=u",
+            ),
+            // A configuration's quoting doubles the backslash.
+            (
+                "\"host=db password=a\\\\ S3cret\"",
+                "\"host=db password=***",
             ),
             (
                 "sh -c 'PGPASSWORD=\"S3 cret\" psql'",

@@ -41,6 +41,9 @@
 #   e-*     encoders: gnuplot, Markdown, CSV, HTML, SVG, XML, OpenMetrics, terminal
 #   x-*     parse errors echoing files the attacker could not read
 #   w-*     bounded work
+#   r5a-*   round 5 (A, secrets, encoders, processes): every captured form
+#           of a password, a password file of another user, bidi and
+#           invisible characters, CSV controls, daemonised campaign loads
 #   r5b-*   round 5 (B): store trust, bounded work, signals, leftovers,
 #           links inside a sysroot (docs/security.md, "Adversary round 5 (B)")
 #
@@ -1724,6 +1727,127 @@ case_w_report_300() {
 }
 
 # ===========================================================================
+# round 5 (A, secrets, encoders, processes): the first fixer's findings of
+# the round-5 outside review that part 2 took (secrets in every captured
+# form F02/F06, encoders' missed characters F09, processes that escape a
+# campaign F21). Kept apart from the "round 5 (B)" block.
+# ===========================================================================
+R5A_PW=S3cretR5A
+r5a_hits() { # dirs...: the files under them (and root's terminal logs of this case) holding $R5A_PW
+    { grep -rl -- "$R5A_PW" "$@" 2>/dev/null; grep -l -- "$R5A_PW" "$LOG/$CUR"* 2>/dev/null | sed "s|$LOG/|terminal:|"; } | sed "s|$WORK/||" | tr '\n' ' '
+}
+case_r5a_f02a() { # every URL form and --db-password on root's command line, through every file
+    local O=$WORK/$CUR
+    env -u RTSHIELD_NO_STORE timeout 60 "$BIN" "${MEASURE[@]}" --out "$O" \
+        --store "POSTGRESQL://rtsuser:$R5A_PW?x#y@127.0.0.1:1/lab?pass%77ord=$R5A_PW" \
+        --tag "note=--db-password $R5A_PW" >"$LOG/$CUR.out" 2>"$LOG/$CUR.err"
+    RC=$?
+    "$BIN" report "$O" -o "$O-rep" --format html,md,csv >"$LOG/$CUR-rep.out" 2>&1
+    local f
+    for f in cyclictest-json junit kcidb openmetrics; do
+        "$BIN" export "$O" --format $f -o "$O-x.$f" >"$LOG/$CUR-x-$f.out" 2>&1
+    done
+    mkdir -m 700 "$O-st"
+    "$BIN" runs import "$O" --store "$O-st/runs.db" >"$LOG/$CUR-imp.out" 2>&1
+    "$BIN" runs show 1 --json --store "$O-st/runs.db" >"$LOG/$CUR-show.out" 2>&1
+    local hits; hits=$(r5a_hits "$O" "$O"-rep "$O"-x.* "$O-st")
+    if [ -z "$hits" ]; then held "$CUR" "URL password with ? # in its userinfo, ?pass%77ord=, --db-password X: in no file, store or terminal (exit $RC)"
+    else broken "$CUR" "the password is in: $hits"; fi
+}
+case_r5a_f02b() { # a run configuration's program commands: PGPASSWORD="a b", libpq escapes, a URL with a space
+    local O=$WORK/$CUR C=$WORK/$CUR.cfg
+    cfg "$C" "1 s" "$(printf '%s\n' 'program[0]' '{' "  cmdline sh -c \"PGPASSWORD='x $R5A_PW' exec sleep 5\"" '}' \
+        'program[1]' '{' "  cmdline sh -c \"exec sleep 5\" \"host=db password=a\\\\ $R5A_PW\"" '}')"
+    rr "$CUR" 60 run "$C" --out "$O" -q
+    "$BIN" report "$O" -o "$O-rep" --format html,md,csv >"$LOG/$CUR-rep.out" 2>&1
+    local hits; hits=$(r5a_hits "$O" "$O-rep")
+    if [ $RC != 0 ]; then broken "$CUR" "run exit $RC: $(first_err "$LOG/$CUR.err" 160)"
+    elif [ -z "$hits" ]; then held "$CUR" "program commands and the recorded configuration: the password in no file (exit $RC)"
+    else broken "$CUR" "the password is in: $hits"; fi
+}
+case_r5a_f02c() { # a campaign's cmd: load with PGPASSWORD: cell id, load tag, results, store, summary
+    local O=$WORK/$CUR C=$WORK/$CUR.toml
+    printf '%s\n' 'name = "r5a"' 'cpus = "0"' 'duration = "1s"' '[measure]' 'period = "1ms"' 'policy = "other"' '[axes]' \
+        "load = [\"cmd:env PGPASSWORD=$R5A_PW sleep 3600\"]" >"$C"
+    mkdir -m 700 "$O-st"
+    rr "$CUR" 120 campaign "$C" --out "$O" --store "$O-st/runs.db"
+    "$BIN" runs list --store "$O-st/runs.db" >"$LOG/$CUR-list.out" 2>&1
+    local hits; hits=$(r5a_hits "$O" "$O-st")
+    if [ $RC != 0 ]; then broken "$CUR" "campaign exit $RC: $(first_err "$LOG/$CUR.err" 160)"
+    elif [ -z "$hits" ]; then held "$CUR" "cmd:env PGPASSWORD=X ...: X in no cell id, tag, results.json, store or summary (exit $RC)"
+    else broken "$CUR" "the password is in: $hits"; fi
+}
+case_r5a_f06() { # sudo -E: HOME and PGPASSFILE of the attacker, a 0600 password file the attacker owns
+    local H=$ATT/r5a-home
+    as_user mkdir -p "$H"; as_user sh -c "umask 077; echo '*:*:*:*:ATTACKER-CHOSEN' >'$H/.pgpass'; cp '$H/.pgpass' '$ATT/r5a-pgpass'"
+    HOME=$H rr "$CUR-home" 60 runs list --store "postgres://rtsuser@127.0.0.1:1/lab"
+    local e1; e1=$(first_err "$LOG/$CUR-home.err" 200)
+    PGPASSFILE=$ATT/r5a-pgpass rr "$CUR-file" 60 runs list --store "postgres://rtsuser@127.0.0.1:1/lab"
+    local e2; e2=$(first_err "$LOG/$CUR-file.err" 200)
+    if grep -q 'password file.*not used' "$LOG/$CUR-home.err" && grep -q 'password file.*not used' "$LOG/$CUR-file.err"; then
+        held "$CUR" "the attacker's ~/.pgpass and PGPASSFILE refused: $(grep -o 'password file[^:]*: not trusted ([^)]*)' "$LOG/$CUR-home.err" | head -1 | clean 160)"
+    else broken "$CUR" "root used the attacker's password file without a word (HOME: $e1; PGPASSFILE: $e2)"; fi
+}
+R5A_LABEL=' =1+1\u202eevil\u2066x\u2069\u200b&#x202e;\u0000end'
+case_r5a_f09a() { # bidi controls, invisible characters and a reference to one in HTML, Markdown, the terminal
+    hostile "$WORK/$CUR.json" "label=\"$R5A_LABEL\""
+    rr "$CUR" 60 report "$WORK/$CUR.json" -o "$WORK/$CUR-rep" --format html,md,csv
+    local bad
+    bad=$("$PY" - "$WORK/$CUR-rep/report.html" "$WORK/$CUR-rep/summary.md" "$LOG/$CUR.out" "$LOG/$CUR.err" <<'PYEOF'
+import sys, unicodedata
+bad = []
+for f in sys.argv[1:]:
+    t = open(f, encoding="utf-8", errors="replace").read()
+    cs = sorted({"U+%04X" % ord(c) for c in t if (unicodedata.category(c) in ("Cf", "Cc") and c not in "\n\t\r") or 0x7f <= ord(c) <= 0x9f})
+    if cs: bad.append("%s: %s" % (f.rsplit("/", 1)[-1], " ".join(cs)))
+    if f.endswith(".md") and "&#x202e;" in t.replace("\\&#x202e;", ""): bad.append("summary.md: &#x202e; unescaped")
+print("; ".join(bad))
+PYEOF
+)
+    if [ $RC != 0 ]; then broken "$CUR" "report exit $RC: $(first_err "$LOG/$CUR.err" 160)"
+    elif [ -z "$bad" ]; then held "$CUR" "report.html (page and its JSON), summary.md, the terminal: U+202E, U+2066, U+200B, NUL shown escaped; &#x202e; escaped in Markdown"
+    else broken "$CUR" "raw: $bad"; fi
+}
+case_r5a_f09b() { # CSV: NUL, ESC, bidi, and a formula behind a space an importer trims
+    hostile "$WORK/$CUR.json" "label=\"$R5A_LABEL\\u001b[2J\""
+    rr "$CUR" 60 report "$WORK/$CUR.json" -o "$WORK/$CUR-rep" --format csv
+    local bad
+    bad=$("$PY" - "$WORK/$CUR-rep/summary.csv" <<'PYEOF'
+import sys, csv, unicodedata
+t = open(sys.argv[1], encoding="utf-8", errors="replace", newline="").read()
+bad = sorted({"U+%04X" % ord(c) for c in t if (unicodedata.category(c) in ("Cf", "Cc") and c not in "\n\t\r") or 0x7f <= ord(c) <= 0x9f})
+for row in csv.reader(t.splitlines()):
+    for cell in row:
+        s = cell.lstrip(" \t\r\n")
+        if s[:1] in ("=", "+", "-", "@", "\uff1d") and not cell.startswith("'"):
+            try: float(cell)
+            except ValueError: bad.append("formula %r" % cell[:20])
+print(" ".join(bad))
+PYEOF
+)
+    if [ $RC != 0 ] || [ ! -s "$WORK/$CUR-rep/summary.csv" ]; then broken "$CUR" "report --format csv exit $RC: $(first_err "$LOG/$CUR.err" 160)"
+    elif [ -z "$bad" ]; then held "$CUR" "summary.csv: controls, NUL and bidi shown escaped, ' =1+1' neutralised"
+    else broken "$CUR" "summary.csv: $bad"; fi
+}
+case_r5a_f21() { # a campaign's cmd: load that daemonises (setsid -f): must not outlive its cell
+    local C=$WORK/$CUR.toml P=$WORK/$CUR.pid
+    printf '%s\n' 'name = "r5a-f21"' 'cpus = "0"' 'duration = "1s"' '[measure]' 'period = "1ms"' 'policy = "other"' '[axes]' \
+        "load = [\"cmd:setsid -f sh -c 'echo \$\$ > $P; exec sleep 7775'; exec sleep 3600\"]" >"$C"
+    mkdir -m 700 "$WORK/$CUR-st"
+    rr "$CUR" 120 campaign "$C" --out "$WORK/o-$CUR" --store "$WORK/$CUR-st/runs.db"
+    local pid; pid=$(cat "$P" 2>/dev/null)
+    # Alive and still the daemon this case started (its own marker): it escaped.
+    local alive=0
+    if [ -n "$pid" ] && [ "$(tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline")" = "sleep 7775 " ]; then alive=1; fi
+    if [ -z "$pid" ]; then broken "$CUR" "the load never started (campaign exit $RC: $(first_err "$LOG/$CUR.err" 120))"
+    elif [ $alive = 0 ]; then held "$CUR" "the daemonised load ended with its cell: $(grep -o 'ended [0-9]* process[^(]*([^)]*)' "$LOG/$CUR.err" | head -1 | clean 120)"
+    else
+        broken "$CUR" "pid $pid (sleep 7775, parent $(awk '{print $4}' "/proc/$pid/stat")) still running as root after the campaign (exit $RC)"
+        kill -KILL "$pid" 2>/dev/null   # the daemon this case started, checked by its marker above
+    fi
+}
+
+# ===========================================================================
 # round 5 (B): the second fixer's findings of the round-5 outside review
 # (store trust F03/F10/F13, bounded work F12/F15/F16/F19/F20, signals
 # F05/F14, leftovers F08/F11, links inside a sysroot F18). Kept apart from
@@ -2071,6 +2195,15 @@ run_case x-runs-import-echoes-root-file    case_x_runs_import
 run_case w-export-20000-threads            case_w_export_20k
 run_case w-runs-import-20000-threads       case_w_import_20k
 run_case w-report-300-curves               case_w_report_300
+
+# round 5 (A, secrets, encoders, processes)
+run_case r5a-f02a-url-forms-every-file      case_r5a_f02a
+run_case r5a-f02b-run-program-commands      case_r5a_f02b
+run_case r5a-f02c-campaign-cmd-load         case_r5a_f02c
+run_case r5a-f06-pgpass-of-another-user     case_r5a_f06
+run_case r5a-f09a-bidi-html-md-terminal     case_r5a_f09a
+run_case r5a-f09b-csv-controls-formulas     case_r5a_f09b
+run_case r5a-f21-campaign-daemonised-load   case_r5a_f21
 
 # round 5 (B)
 run_case r5b-f03-uuid-squatting-import      case_r5b_f03

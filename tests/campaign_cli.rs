@@ -453,3 +453,66 @@ fn f13_a_run_stored_with_the_campaign_s_tags_is_never_its_own() {
         serde_json::from_str(&std::fs::read_to_string(&runs[0]).unwrap()).unwrap();
     assert_ne!(r["label"], "FORGED");
 }
+
+/// Round 5 (A), F21: a `cmd:` load that daemonises (double fork, new
+/// session) ends with its cell, named in the campaign's messages and in
+/// the cell's warnings, and never outlives the campaign. (Before: it ran
+/// on as root, re-parented to init.)
+#[test]
+fn f21_a_daemonised_load_ends_with_its_cell() {
+    let d = tempfile::tempdir().unwrap();
+    let pid_file = d.path().join("daemon.pid");
+    let left = Leftover {
+        pid_file: pid_file.clone(),
+        marker: "7773",
+    };
+    let f = d.path().join("c.toml");
+    fs::write(
+        &f,
+        format!(
+            "name = \"f21\"\ncpus = \"0\"\nduration = \"1s\"\n[measure]\nperiod = \"1ms\"\npolicy = \"other\"\n\
+             [axes]\nload = [\"cmd:setsid -f sh -c 'echo $$ > {}; exec sleep 7773'; exec sleep 3600\"]\n",
+            pid_file.display()
+        ),
+    )
+    .unwrap();
+    let o = command()
+        .arg("campaign")
+        .arg(&f)
+        .arg("--store")
+        .arg(d.path().join("st/runs.db"))
+        .arg("--out")
+        .arg(d.path().join("out"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(
+        pid_file.exists(),
+        "the load never started: {}",
+        describe(&o)
+    );
+    // The sweep reaped it before the campaign returned: no wait needed.
+    assert_eq!(
+        left.live(),
+        None,
+        "the daemon outlived the campaign: {}",
+        describe(&o)
+    );
+    let pid = fs::read_to_string(&pid_file).unwrap().trim().to_string();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("ended 1 process left running: {pid} (sleep)")),
+        "{}",
+        describe(&o)
+    );
+    let cell = fs::read_dir(d.path().join("out"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.join("results.json").exists())
+        .unwrap();
+    let r = fs::read_to_string(cell.join("results.json")).unwrap();
+    assert!(
+        r.contains("campaign: at the end of the cell, ended 1 process"),
+        "{r}"
+    );
+}

@@ -716,3 +716,166 @@ fn b3_timeline_files_of_labels_with_the_same_slug_are_distinct() {
     names.dedup();
     assert_eq!(names.len(), n, "{manifest}");
 }
+
+/// Round 5 (A), F02/F06: every form a password takes — a URL whose
+/// password holds `?`, `#`, `@` or a space, the scheme in capitals, a
+/// percent-encoded `password` query key, libpq's escaped and quoted
+/// values, `--db-password X`, `env PGPASSWORD=… cmd` — reaches no file,
+/// no store and no terminal, from a run's own command line and from an
+/// older results.json's command, programs, configuration, label and tags.
+/// (Before: `u:S3cret?x@host`, `?pass%77ord=`, `password=a\ b`,
+/// `--db-password X` and `PGPASSWORD="a b"` kept all or part of it.)
+#[test]
+fn f02_every_form_of_a_password_reaches_no_file() {
+    const PW: &str = "S3cretF02";
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("pw");
+    let o = command()
+        .args([
+            "measure",
+            "--duration",
+            "1s",
+            "--period",
+            "1ms",
+            "--policy",
+            "other",
+            "-q",
+        ])
+        .args(["--no-memlock", "--no-dma-latency", "--cpus", "0"])
+        .args([
+            "--store",
+            &format!("POSTGRESQL://u:{PW}?x#y@127.0.0.1:1/db?pass%77ord={PW}"),
+        ])
+        .args(["--tag", &format!("note=--db-password {PW}")])
+        .arg("--out")
+        .arg(&out)
+        .env_remove("RTSHIELD_NO_STORE")
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", describe(&o));
+    let all = |o: &Output| {
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        )
+    };
+    assert!(!all(&o).contains(PW), "{}", describe(&o));
+    let old = run_dir(d.path(), "idle", |v| {
+        v["command"] = json!([
+            "psql",
+            format!("postgres://u:{PW} x@db/rt"),
+            "--db-password",
+            PW
+        ]);
+        v["config"] = json!(format!(
+            "program[0]\n{{\n  cmdline env PGPASSWORD=\"{PW} x\" psql 'host=db password=a\\ {PW}'\n}}\n"
+        ));
+        v["label"] = json!(format!("{{\"password\": \"x {PW}\"}}"));
+        v["tags"]["load"] = json!(format!("cmd:pgbench postgres://u:a@b{PW}@db/rt"));
+        v["programs"] = json!([{
+            "index": 0,
+            "command": format!("env PGPASSWORD='a {PW}' psql -h db"),
+            "cpus": null, "spawns": 1, "exits_ok": 1, "exits_ko": 0,
+        }]);
+    });
+    let store = d.path().join("st/runs.db");
+    let st = store.to_str().unwrap();
+    for input in [&out, &old] {
+        let i = input.to_str().unwrap();
+        let rep = d.path().join(format!(
+            "rep-{}",
+            input.file_name().unwrap().to_str().unwrap()
+        ));
+        for args in [
+            vec![
+                "report",
+                i,
+                "-o",
+                rep.to_str().unwrap(),
+                "--format",
+                "html,md,csv",
+            ],
+            vec!["export", i, "--format", "cyclictest-json"],
+            vec!["export", i, "--format", "junit"],
+            vec!["export", i, "--format", "kcidb"],
+            vec!["export", i, "--format", "openmetrics"],
+            vec!["runs", "import", i, "--store", st],
+        ] {
+            let o = rtshield(&args);
+            assert!(!all(&o).contains(PW), "{args:?}: {}", describe(&o));
+        }
+    }
+    for args in [
+        vec!["runs", "show", "1", "--json", "--store", st],
+        vec!["runs", "show", "2", "--json", "--store", st],
+        vec![
+            "runs",
+            "export",
+            "--format",
+            "json",
+            "--store",
+            st,
+            "tool~rtshield",
+        ],
+    ] {
+        let o = rtshield(&args);
+        assert!(!all(&o).contains(PW), "{args:?}: {}", describe(&o));
+    }
+    let mut stack = vec![d.path().to_path_buf()];
+    while let Some(p) = stack.pop() {
+        for e in std::fs::read_dir(&p).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p != old.join("results.json") {
+                let b = std::fs::read(&p).unwrap();
+                assert!(
+                    !b.windows(PW.len()).any(|w| w == PW.as_bytes()),
+                    "{} holds the password",
+                    p.display()
+                );
+            }
+        }
+    }
+}
+
+/// Round 5 (A), F09: a label of bidirectional controls, a character
+/// reference to one, invisible characters, NUL and a trimmed formula
+/// reaches report.html, summary.md, summary.csv and the terminal shown
+/// escaped, never as the character. (Before: HTML and CSV kept U+202E,
+/// U+2066, U+200B and NUL; Markdown kept `&#x202e;`; CSV kept ` =1+1`.)
+#[test]
+fn f09_bidi_and_invisible_characters_are_shown_escaped_everywhere() {
+    let d = tempfile::tempdir().unwrap();
+    let label = " =1+1\u{202e}evil\u{2066}x\u{2069}\u{200b}&#x202e;\0end";
+    let run = run_dir(d.path(), "idle", |v| v["label"] = json!(label));
+    let rep = d.path().join("rep");
+    let o = rtshield(&[
+        "report",
+        run.to_str().unwrap(),
+        "-o",
+        rep.to_str().unwrap(),
+        "--format",
+        "html,md,csv",
+    ]);
+    assert!(o.status.success(), "{}", describe(&o));
+    no_controls(&o);
+    let bad = |c: char| rtshield_text::terminal::is_control(c) && !"\n\t\r".contains(c);
+    for f in ["report.html", "summary.md", "summary.csv"] {
+        let t = std::fs::read_to_string(rep.join(f)).unwrap();
+        assert!(
+            !t.chars().any(bad),
+            "{f}: {:?}",
+            t.chars().filter(|c| bad(*c)).collect::<Vec<_>>()
+        );
+        assert!(t.contains("\\u{202e}evil"), "{f}");
+    }
+    let md = std::fs::read_to_string(rep.join("summary.md")).unwrap();
+    assert!(
+        md.contains("\\&#x202e;") && !md.contains(" &#x202e;"),
+        "{md}"
+    );
+    let csv = std::fs::read_to_string(rep.join("summary.csv")).unwrap();
+    assert!(csv.contains("' =1+1"), "{csv}");
+}

@@ -509,3 +509,42 @@ fn n3_root_is_warned_that_another_users_config_chooses_its_commands() {
 fn text_of(o: &std::process::Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Round 5 (A), F21: a program that double-forks a `sleep` into its own
+/// session (re-parented to rtshield, the subreaper): ended at the end of
+/// the run, SIGTERM first, and named with its pid in the run's messages.
+/// (Before: SIGKILLed and only counted.)
+#[test]
+fn f21_a_double_forked_daemon_is_ended_and_named() {
+    let d = tempfile::tempdir().unwrap();
+    let pid_file = d.path().join("daemon.pid");
+    let left = Leftover {
+        pid_file: pid_file.clone(),
+        marker: "7774",
+    };
+    let cfg = write_cfg(
+        d.path(),
+        "d.cfg",
+        &format!(
+            "main\n{{\n  stats.period 200 ms\n}}\n{}\
+             program[0]\n{{\n  cmdline sh -c \"(setsid sleep 7774 & echo $! > {}); exec sleep 300\"\n}}\n",
+            timer("2 s"),
+            pid_file.display()
+        ),
+    );
+    let out = d.path().join("out");
+    let o = run_quiet(&cfg, &out);
+    assert_eq!(o.status.code(), Some(0), "{:?}", text(&o));
+    let pid = wait_pid_file(&pid_file, 1);
+    assert_eq!(
+        left.live(),
+        None,
+        "the daemon outlived the run: {:?}",
+        text(&o)
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains(&format!("{pid} (sleep)")) && err.contains("left running"),
+        "{err}"
+    );
+}

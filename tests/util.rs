@@ -246,3 +246,40 @@ fn only_the_kit_s_commands_run_the_binary() {
     }
     assert_eq!(found, [PathBuf::from("tests/util.rs")]);
 }
+
+/// A process a test's own program wrote the pid of (and named by a unique
+/// `sleep` argument): killed on drop if it is still that process, so a
+/// failing test leaves nothing running. Never any other process: the pid
+/// must still run `sleep MARKER`.
+pub struct Leftover {
+    pub pid_file: std::path::PathBuf,
+    pub marker: &'static str,
+}
+
+impl Leftover {
+    /// The pid in the file, if it names a live `sleep MARKER`.
+    pub fn live(&self) -> Option<i32> {
+        let pid: i32 = std::fs::read_to_string(&self.pid_file)
+            .ok()?
+            .trim()
+            .parse()
+            .ok()?;
+        let cmd = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let state = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let zombie = state
+            .rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'));
+        (pid > 1 && !zombie && cmd == format!("sleep\0{}\0", self.marker).into_bytes())
+            .then_some(pid)
+    }
+}
+
+impl Drop for Leftover {
+    fn drop(&mut self) {
+        if let Some(pid) = self.live() {
+            let _ = std::process::Command::new("kill")
+                .args(["-KILL", &pid.to_string()])
+                .status();
+        }
+    }
+}

@@ -196,11 +196,33 @@ impl Args {
 }
 
 pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
-    rtshield_run::measure(
-        &args.request(),
-        &g.root(),
-        &mut TextPrinter::new("measure", args.quiet),
-    )
+    let request = args.request();
+    with_load_swept(&request, || {
+        rtshield_run::measure(
+            &request,
+            &g.root(),
+            &mut TextPrinter::new("measure", args.quiet),
+        )
+    })
+}
+
+/// `f`, and with a load (whose workers are processes), rtshield as the
+/// child subreaper of what they start and every descendant still running
+/// after `f` ended and named (`rtshield_load::end_descendants`).
+fn with_load_swept(
+    request: &MeasureRequest,
+    f: impl FnOnce() -> anyhow::Result<i32>,
+) -> anyhow::Result<i32> {
+    if request.load.is_none() {
+        return f();
+    }
+    rtshield_load::become_subreaper()
+        .map_err(|e| anyhow::anyhow!("prctl(PR_SET_CHILD_SUBREAPER): {e}"))?;
+    let r = f();
+    if let Some(s) = rtshield_load::end_descendants_summary() {
+        rtshield_text::errln!("rtshield: measure: {s}");
+    }
+    r
 }
 
 /// `rtshield __measure`: one [`MeasureRequest`] as JSON on stdin (how a
@@ -219,7 +241,9 @@ pub(crate) fn run_request(g: &Global) -> anyhow::Result<i32> {
     let request: MeasureRequest = serde_json::from_str(&text)
         .map_err(|e| InputError::new(format!("__measure: not a measure request: {e}")))?;
     let quiet = request.quiet;
-    rtshield_run::measure(&request, &g.root(), &mut TextPrinter::new("measure", quiet))
+    with_load_swept(&request, || {
+        rtshield_run::measure(&request, &g.root(), &mut TextPrinter::new("measure", quiet))
+    })
 }
 
 /// The text of `measure` and `demo`: a header, the live table, a summary.

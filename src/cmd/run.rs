@@ -204,10 +204,10 @@ impl ConfigPrinter for TextPrinter {
                 elapsed_line("Total elapsed time", total, &outcome.end_reason)
             );
         }
-        if outcome.stragglers_killed > 0 {
+        if !outcome.stragglers.is_empty() {
             errln!(
-                "rtshield: killed {} leftover process(es) that had left their program's process group",
-                outcome.stragglers_killed
+                "rtshield: {} (they had left their program's process group)",
+                rtshield_load::describe_ended(&outcome.stragglers)
             );
         }
     }

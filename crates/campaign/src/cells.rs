@@ -196,6 +196,26 @@ mod tests {
 
     const FILE: &str = "name = \"x\"\ncpus = \"0\"\nduration = \"2s\"\n[measure]\nperiod = \"200us\"\npriority = 90\n[axes]\nisolation = [\"none\", \"partition\"]\nload = [\"idle\", \"cpu\"]\n[partition]\nwith = [\"irq\"]\n";
 
+    /// Round 5 (A), F02: a `cmd:` load's password reached the cell's id,
+    /// its `load` tag, results.json, the store and the summary.
+    #[test]
+    fn f02_a_load_command_s_password_is_in_no_cell_id() {
+        let f = "name = \"x\"\ncpus = \"0\"\nduration = \"2s\"\n[axes]\n\
+                 load = [\"cmd:env PGPASSWORD=S3cret pgbench postgres://u:S3cret2@db/rt\", \"idle\"]\n";
+        let c = parse_checked(f, "c.toml").unwrap();
+        let cell = &c.cells[0];
+        assert!(!cell.id.contains("S3cret"), "{}", cell.id);
+        assert!(!cell.load_shown().contains("S3cret"));
+        // The axes the summary names, as the runs' tags hold them.
+        assert!(!format!("{:?}", c.axes()).contains("S3cret"));
+        // The command the campaign runs keeps its password.
+        assert!(cell.load().contains("PGPASSWORD=S3cret "));
+        assert_eq!(
+            cell.id,
+            "load=cmd:env PGPASSWORD=*** pgbench postgres://u:***@db/rt"
+        );
+    }
+
     #[test]
     fn a_cell_is_a_request_and_its_command_line_is_the_dry_runs() {
         let c = parse_checked(FILE, "c.toml").unwrap();

@@ -194,6 +194,12 @@ pub fn run(
     progress: &mut dyn FnMut(usize, usize, &Step, &Cell, &str),
 ) -> anyhow::Result<Outcome> {
     rtshield_signals::install(rtshield_signals::Second::Waits);
+    // A load or measurement that daemonises is re-parented to the
+    // campaign, which ends it with its cell (steps.rs).
+    rtshield_load::become_subreaper()
+        .map_err(|e| anyhow::anyhow!("prctl(PR_SET_CHILD_SUBREAPER): {e}"))?;
+    // And whatever is left when the campaign returns (an error mid-cell).
+    let _sweep = process::FinalSweep;
     let root = Root::host();
     // The record of what this campaign measured: opened (and refused)
     // before anything is measured.

@@ -110,7 +110,8 @@ pub enum Order {
 /// One cell of the matrix: a value per axis.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Cell {
-    /// `isolation=none,load=hell` (axis order of the file).
+    /// `isolation=none,load=hell` (axis order of the file), every
+    /// password of a value masked (`rtshield_text::secret`).
     pub id: String,
     /// (axis, value), in the file's axis order.
     pub values: Vec<(String, String)>,
@@ -131,6 +132,11 @@ impl Cell {
     /// The load (`idle` without that axis).
     pub fn load(&self) -> &str {
         self.get(AXIS_LOAD).unwrap_or("idle")
+    }
+    /// The load as it may be shown or recorded: a `cmd:` load's password
+    /// masked.
+    pub fn load_shown(&self) -> std::borrow::Cow<'_, str> {
+        rtshield_text::secret::redact(self.load())
     }
     /// The built-in load the measure runs beside itself (not `idle`, not
     /// an external `cmd:` load, which the campaign starts).
@@ -376,9 +382,11 @@ fn parse_with_spans(text: &str, file: &str) -> Result<(Campaign, Spans), InputEr
     let cells = matrix(&raw, &axis_values, &pos)?
         .into_iter()
         .map(|values| Cell {
+            // The id names the cell in tags, the summary, the campaign's
+            // record and messages: a `cmd:` load's password is not in it.
             id: values
                 .iter()
-                .map(|(k, v)| format!("{k}={v}"))
+                .map(|(k, v)| format!("{k}={}", rtshield_text::secret::redact(v)))
                 .collect::<Vec<_>>()
                 .join(","),
             values,
@@ -727,6 +735,9 @@ impl Campaign {
         let mut out: Vec<(String, Vec<String>)> = Vec::new();
         for cell in &self.cells {
             for (k, v) in &cell.values {
+                // As the runs' tags hold them: a `cmd:` load's password
+                // masked (the summary names the axes' values).
+                let v = &rtshield_text::secret::redact(v).into_owned();
                 match out.iter_mut().find(|(a, _)| a == k) {
                     Some((_, vals)) if !vals.contains(v) => vals.push(v.clone()),
                     Some(_) => {}

@@ -195,3 +195,16 @@ pub(crate) fn start_external(cmdline: &str) -> std::io::Result<ExternalLoad> {
         .spawn()?;
     Ok(ExternalLoad(child))
 }
+
+/// Ends every descendant of the campaign still running when dropped (the
+/// campaign returned, maybe by an error in the middle of a cell, before
+/// the cell's own sweep).
+pub(crate) struct FinalSweep;
+
+impl Drop for FinalSweep {
+    fn drop(&mut self) {
+        if let Some(s) = rtshield_load::end_descendants_summary() {
+            rtshield_text::errln!("rtshield: campaign: {s}");
+        }
+    }
+}

@@ -107,6 +107,13 @@ impl Steps<'_, '_> {
             None => None,
         };
         drop(load);
+        // Whatever the load or the measurement left running (a daemon,
+        // re-parented to the campaign, its subreaper) ends with the cell:
+        // it must not run on as root nor load the next cell.
+        let swept = rtshield_load::end_descendants_summary();
+        if let Some(s) = &swept {
+            rtshield_text::errln!("rtshield: campaign: cell {}: {s}", cell.id);
+        }
         // An undo that fails (tasks that would not leave) stops the
         // campaign after this cell: its run is still stored and the
         // report written, then the campaign says what is left.
@@ -118,7 +125,7 @@ impl Steps<'_, '_> {
             anyhow::bail!(
                 "cell {}: the load command `{}` ended ({st}) before the measurement did",
                 cell.id,
-                cell.load().trim_start_matches("cmd:")
+                cell.load_shown().trim_start_matches("cmd:")
             );
         }
         let results = cell_dir.path().join("results.json");
@@ -136,8 +143,14 @@ impl Steps<'_, '_> {
                     .unwrap_or_default()
             );
         }
+        let mut result = rtshield_results::read_json(&results)?;
+        if let Some(s) = swept {
+            result
+                .warnings
+                .push(format!("campaign: at the end of the cell, {s}"));
+        }
         Ok(Some(Measured {
-            result: rtshield_results::read_json(&results)?,
+            result,
             dir: cell_dir,
             results,
         }))
@@ -185,7 +198,7 @@ impl Steps<'_, '_> {
             // stored runs show the order they were made in.
             ("step", (i + 1).to_string()),
             ("isolation", cell.isolation().to_string()),
-            ("load", cell.load().to_string()),
+            ("load", cell.load_shown().into_owned()),
             // The implicit axis: runs of another kernel are kept apart in
             // the report and are not done for `--resume` on this one.
             (
@@ -200,6 +213,9 @@ impl Steps<'_, '_> {
             r.tags.entry(k.clone()).or_insert_with(|| v.clone());
         }
         r.label = Some(format!("{} r{}", cell.id, st.repeat));
+        // No password of a `cmd:` load (or of anything else) in the file
+        // or the store.
+        r.redact_secrets();
         // The result file is the primary record: it carries the tags too,
         // so `runs import` rebuilds the same store.
         m.dir.write(

@@ -46,7 +46,10 @@ mod worker;
 
 pub use builtin::{LoadArg, LoadSpec};
 pub use cpuload::{CpuLoad, CpuLoadMeter};
-pub use reaper::{descendants, kill_all_descendants};
+pub use reaper::{
+    descendants, describe_ended, end_descendants, end_descendants_summary, kill_all_descendants,
+    Ended, END_GRACE,
+};
 pub use supervise::{become_subreaper, Event, ProcSpec, ProcStats, Supervisor};
 pub use worker::{peer_worker_main, program_shim, started_by_supervisor, worker_main};
 

@@ -58,8 +58,9 @@ pub(crate) fn render(inp: &Inputs) -> String {
         })).collect::<Vec<_>>(),
     });
     // `<` only occurs inside JSON strings, where \u003c is the same text:
-    // the data can never close its <script> element.
-    let data = data.to_string().replace('<', "\\u003c");
+    // the data can never close its <script> element; controls and
+    // bidirectional characters become visible text.
+    let data = rtshield_text::markup::script_json(&data.to_string());
     let esc = html_escape;
     let mut h = String::new();
     h.push_str(&format!(

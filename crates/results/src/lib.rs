@@ -28,6 +28,7 @@ mod noise;
 mod ranges;
 mod read;
 mod schema;
+mod secrets;
 mod statrec;
 mod unknown;
 mod verdict;

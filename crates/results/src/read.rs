@@ -206,13 +206,7 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
     }
     // A file written by an older rtshield may hold a store's password in
     // its command line: it goes no further (report, export, store).
-    r.command = rtshield_text::secret::redact_args(&r.command);
-    for p in &mut r.programs {
-        p.command = rtshield_text::secret::redact(&p.command).into_owned();
-    }
-    if let Some(c) = &mut r.config {
-        *c = rtshield_text::secret::redact(c).into_owned();
-    }
+    r.redact_secrets();
     Ok(r)
 }
 

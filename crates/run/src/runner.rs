@@ -59,8 +59,10 @@ pub struct RunOutcome {
     pub results: Vec<(PathBuf, RunResult)>,
     /// Why the run ended, as written in `end_reason` (`duration`, `sigint`, `stop` ...).
     pub end_reason: String,
-    /// Descendants still alive after the supervisor's shutdown, killed by the final sweep.
-    pub stragglers_killed: usize,
+    /// Descendants still alive after the supervisor's shutdown (a
+    /// daemonised grandchild, re-parented to rtshield, the subreaper),
+    /// ended by the final sweep (`rtshield_load::end_descendants`).
+    pub stragglers: Vec<rtshield_load::Ended>,
     /// Result files not written where asked (see [`pipeline::ResultWriter`]).
     pub missing: Vec<Missing>,
 }
@@ -199,7 +201,7 @@ pub(crate) fn proc_specs(cfg: &Config) -> anyhow::Result<Vec<Supervised>> {
 /// masked (docs/security.md: program commands a run records are redacted).
 pub(crate) fn describe_action(a: &Action) -> String {
     match a {
-        Action::Command(w) => rtshield_text::secret::redact(&w.join(" ")).into_owned(),
+        Action::Command(w) => rtshield_text::secret::redact_command(w),
         Action::Builtin { kind, .. } => format!("builtin:{kind}"),
     }
 }
@@ -416,9 +418,9 @@ fn execute_with(
     };
     let res = crate::segments::Run::start(cfg, opts, resume, printer).and_then(|run| run.go(stop));
     // Whatever happened (even an error), nothing started by the run stays.
-    let killed = rtshield_load::kill_all_descendants();
+    let ended = rtshield_load::end_descendants(rtshield_load::END_GRACE);
     res.map(|mut o| {
-        o.stragglers_killed = killed;
+        o.stragglers = ended;
         o
     })
 }

@@ -323,7 +323,7 @@ impl<'a> Run<'a> {
         Ok(RunOutcome {
             results: self.results,
             end_reason,
-            stragglers_killed: 0,
+            stragglers: Vec::new(),
             missing,
         })
     }

@@ -106,7 +106,7 @@ impl PgStore {
         let mut cfg: postgres::Config = url.parse().map_err(|e: postgres::Error| {
             StoreError::bad_input(format!(
                 "{location}: not a PostgreSQL URL: {}",
-                describe(&e)
+                redact(&describe(&e))
             ))
         })?;
         if cfg.get_hosts().is_empty() {
@@ -125,6 +125,16 @@ impl PgStore {
                 cfg.password(pw);
             }
         }
+        // A message of the driver or the server may quote the password
+        // (from the URL, PGPASSWORD or the password file): masked
+        // wherever it appears, as well as in every form `redact` knows.
+        let secret = cfg
+            .get_password()
+            .map(|p| String::from_utf8_lossy(p).into_owned());
+        let bad = |m: String| {
+            let m = rtshield_text::secret::redact_known(&m, secret.as_deref()).into_owned();
+            StoreError::new(format!("{location}: {m}"))
+        };
         if cfg.get_connect_timeout().is_none() {
             cfg.connect_timeout(Duration::from_secs(10));
         }
@@ -373,26 +383,57 @@ fn password_for(cfg: &postgres::Config) -> Option<String> {
 }
 
 /// The password file's text, if it may be used: a regular file without
-/// group or world access (libpq ignores it otherwise, and so do we, saying
-/// why).
+/// group or world access (mode 0600 or less, as libpq asks), owned by root
+/// or the caller, on a path only root and the caller can change
+/// (`rtshield_safefs::trusted_path`: under `sudo -E`, `HOME` and
+/// `PGPASSFILE` are another user's, who would choose the password root
+/// sends, and to which server). Else it is not used, saying why.
 fn read_pgpass(file: &Path) -> Option<String> {
-    use std::os::unix::fs::PermissionsExt;
-    let meta = std::fs::metadata(file).ok()?;
+    use std::io::Read;
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let warn = |why: &str| {
+        rtshield_text::errln!(
+            "rtshield: warning: password file {}: {why}: not used",
+            file.display()
+        );
+    };
+    if std::fs::symlink_metadata(file).is_err() {
+        return None;
+    }
+    if let Err(e) = rtshield_safefs::trusted_path(file) {
+        warn(&format!("not trusted ({e})"));
+        return None;
+    }
+    let mut f = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
+        .open(file)
+    {
+        Ok(f) => f,
+        Err(e) => {
+            warn(&e.to_string());
+            return None;
+        }
+    };
+    let meta = f.metadata().ok()?;
+    let me = rustix::process::geteuid().as_raw();
     if !meta.is_file() {
-        rtshield_text::errln!(
-            "rtshield: warning: password file {} is not a plain file",
-            file.display()
-        );
+        warn("not a plain file");
         return None;
     }
-    if meta.permissions().mode() & 0o077 != 0 {
-        rtshield_text::errln!(
-            "rtshield: warning: password file {} has group or world access; permissions should be u=rw (0600) or less: not used",
-            file.display()
-        );
+    if meta.uid() != 0 && meta.uid() != me {
+        warn(&format!(
+            "owned by uid {}, not by root or you (uid {me})",
+            meta.uid()
+        ));
         return None;
     }
-    let bytes = rtshield_safefs::read_input(file, 1 << 20).ok()?;
+    if meta.mode() & 0o077 != 0 {
+        warn("has group or world access; permissions should be u=rw (0600) or less");
+        return None;
+    }
+    let mut bytes = Vec::new();
+    f.by_ref().take(1 << 20).read_to_end(&mut bytes).ok()?;
     String::from_utf8(bytes).ok()
 }
 
@@ -438,6 +479,8 @@ fn params(binds: &[String]) -> Params<'_> {
 
 impl PgStore {
     fn put_one(&mut self, r: &RunResult, source: Option<&str>) -> Result<Put, StoreError> {
+        // No password is stored (the result's texts, rtshield_results::secrets).
+        let r = &*r.without_secrets();
         crate::check_in_range(r)?;
         let s = RunSummary::of(r);
         let summary = serde_json::to_string(&(&s.threads, &s.tags)).map_err(StoreError::json)?;
@@ -668,6 +711,42 @@ mod tests {
         assert_eq!(read_pgpass(&f), None);
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
         assert_eq!(read_pgpass(&f).as_deref(), Some("*:*:*:*:pw\n"));
+    }
+
+    /// Round 5 (A), F06: under `sudo -E`, `HOME` and `PGPASSFILE` are
+    /// another user's: root uses no password file that user owns or could
+    /// replace.
+    #[test]
+    fn f06_a_password_file_of_another_user_is_not_used() {
+        use std::os::unix::fs::PermissionsExt;
+        if !rustix::process::geteuid().is_root() {
+            return; // chown needs root (the suite runs as root)
+        }
+        let d = tempfile::tempdir().unwrap();
+        let other = Some(rustix::process::Uid::from_raw(1001));
+        let f = d.path().join("pgpass");
+        std::fs::write(&f, "*:*:*:*:pw\n").unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(read_pgpass(&f).is_some());
+        // The file is the other user's.
+        rustix::fs::chown(&f, other, None).unwrap();
+        assert_eq!(read_pgpass(&f), None);
+        // Root's own file, in a directory the other user owns.
+        let home = d.path().join("home");
+        std::fs::create_dir(&home).unwrap();
+        let g = home.join(".pgpass");
+        std::fs::write(&g, "*:*:*:*:pw\n").unwrap();
+        std::fs::set_permissions(&g, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(read_pgpass(&g).is_some());
+        rustix::fs::chown(&home, other, None).unwrap();
+        assert_eq!(read_pgpass(&g), None);
+        // A link to root's own file, planted in a world-writable directory.
+        let pub_dir = d.path().join("pub");
+        std::fs::create_dir(&pub_dir).unwrap();
+        std::fs::set_permissions(&pub_dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let l = pub_dir.join("pgpass");
+        std::os::unix::fs::symlink(&g, &l).unwrap();
+        assert_eq!(read_pgpass(&l), None);
     }
 
     #[test]

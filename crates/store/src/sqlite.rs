@@ -186,6 +186,8 @@ impl SqliteStore {
         r: &RunResult,
         source: Option<&str>,
     ) -> Result<Put, StoreError> {
+        // No password is stored (the result's texts, rtshield_results::secrets).
+        let r = &*r.without_secrets();
         crate::check_in_range(r)?;
         let s = RunSummary::of(r);
         let exists: Option<(i64, Option<String>)> = tx

@@ -11,10 +11,19 @@
 //! stay one. [`table`] does this to every field. A program reading the
 //! file sees the `'`: documented in docs/formats.md.
 
+use crate::terminal::{is_control, push_escaped};
 use std::borrow::Cow;
 
-/// The characters that make a spreadsheet read a cell as a formula.
-const FORMULA_START: [char; 6] = ['=', '+', '-', '@', '\t', '\r'];
+/// The characters that make a spreadsheet read a cell as a formula: the
+/// four of OWASP's list, their full-width forms (which some spreadsheets
+/// fold to them), and a leading tab or carriage return.
+const FORMULA_START: [char; 10] = [
+    '=', '+', '-', '@', '\u{ff1d}', '\u{ff0b}', '\u{ff0d}', '\u{ff20}', '\t', '\r',
+];
+
+/// What an importer may trim before it looks at a cell ("trim spaces"):
+/// a cell of these, then a formula character, is a formula too.
+const TRIMMED: [char; 4] = [' ', '\t', '\r', '\n'];
 
 /// Whether `s` is a plain decimal number: an optional sign, digits with at
 /// most one `.`, an optional exponent.
@@ -36,12 +45,32 @@ fn is_number(s: &str) -> bool {
 }
 
 /// A field as a spreadsheet must read it: `'` before a cell that would be
-/// a formula.
+/// a formula (also after leading white space an importer may trim), and
+/// every control character but tab, newline and carriage return (which
+/// the quoting keeps inside the field), and every bidirectional or
+/// invisible format character, shown escaped as on the terminal
+/// (`\x00`, `\u{202e}`; round 5 (A), F09).
 pub fn cell(s: &str) -> Cow<'_, str> {
-    if s.starts_with(FORMULA_START) && !is_number(s) {
-        Cow::Owned(format!("'{s}"))
+    let keep = |c: char| matches!(c, '\t' | '\n' | '\r');
+    let s: Cow<'_, str> = if s.chars().any(|c| is_control(c) && !keep(c)) {
+        let mut o = String::with_capacity(s.len() + 8);
+        for c in s.chars() {
+            if is_control(c) && !keep(c) {
+                push_escaped(&mut o, c);
+            } else {
+                o.push(c);
+            }
+        }
+        Cow::Owned(o)
     } else {
         Cow::Borrowed(s)
+    };
+    let formula =
+        s.starts_with(FORMULA_START) || s.trim_start_matches(TRIMMED).starts_with(FORMULA_START);
+    if formula && !is_number(&s) {
+        Cow::Owned(format!("'{s}"))
+    } else {
+        s
     }
 }
 
@@ -77,6 +106,22 @@ mod tests {
             vec!["x\ny", "r\rs", "plain", "=1+2"],
         ]);
         assert_eq!(t, "a,\"b,c\",\"d\"\"e\",\n\"x\ny\",\"r\rs\",plain,'=1+2\n");
+    }
+
+    /// Round 5 (A), F09: controls, NUL, bidirectional and invisible
+    /// characters, and formulas an importer finds after trimming.
+    #[test]
+    fn f09_controls_are_escaped_and_trimmed_formulas_neutralised() {
+        assert_eq!(cell("a\0b\x1bc\u{85}d"), "a\\x00b\\x1bc\\u{85}d");
+        assert_eq!(
+            cell("x\u{202e}y\u{2066}z\u{200b}"),
+            "x\\u{202e}y\\u{2066}z\\u{200b}"
+        );
+        for f in [" =1+1", "\n=1", " \t@SUM(1)", "\u{ff1d}1+1", "  -cmd"] {
+            assert_eq!(cell(f), format!("'{f}"), "{f:?}");
+        }
+        // Kept inside the quoted field: a reader gets them back.
+        assert_eq!(table([["a\nb", "c\rd"]]), "\"a\nb\",\"c\rd\"\n");
     }
 
     #[test]
@@ -125,10 +170,21 @@ mod tests {
             proptest::prop_assert_eq!(recs.len(), 1);
             proptest::prop_assert_eq!(recs[0].len(), fields.len() + 1);
             for (f, orig) in recs[0].iter().skip(1).zip(&fields) {
-                let formula = f.starts_with(super::FORMULA_START) && !super::is_number(f);
+                let trimmed = f.trim_start_matches(super::TRIMMED);
+                let formula = (f.starts_with(super::FORMULA_START)
+                    || trimmed.starts_with(super::FORMULA_START))
+                    && !super::is_number(f);
                 proptest::prop_assert!(!formula, "{f:?}");
-                // Only a leading `'` is added.
-                proptest::prop_assert!(f == orig || f.strip_prefix('\'') == Some(orig.as_str()));
+                // Nothing that reorders, hides or ends text but the
+                // quoted tab, newline and carriage return.
+                proptest::prop_assert!(
+                    !f.chars().any(|c| crate::terminal::is_control(c) && !"\t\n\r".contains(c)),
+                    "{f:?}"
+                );
+                // Only a leading `'` is added, controls escaped.
+                let bare = f.strip_prefix('\'').unwrap_or(f);
+                proptest::prop_assert_eq!(bare.chars().filter(|c| *c == '\n').count(),
+                    orig.chars().filter(|c| *c == '\n').count());
             }
         }
     }

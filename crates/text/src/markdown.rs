@@ -6,7 +6,10 @@
 //! `\\` (else `a\|` would escape the cell's own end). Raw HTML and links
 //! are what a Markdown renderer turns into active content: `<` and `[` are
 //! backslash-escaped (a renderer shows them as they are), and so is a
-//! backquote, which would otherwise open a code span.
+//! backquote, which would otherwise open a code span. `&` is escaped too:
+//! a character reference (`&#x202e;`) would become the character it names
+//! once rendered, a bidirectional control among them. Those controls and
+//! the other invisible format characters are shown escaped (`\u{202e}`).
 
 use crate::terminal::{is_control, push_escaped};
 
@@ -16,7 +19,9 @@ pub fn cell(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
-            '\\' | '|' | '<' | '[' | '`' => {
+            // `&`: `&#x202e;` would be a bidirectional control once
+            // rendered (round 5 (A), F09).
+            '\\' | '|' | '<' | '[' | '`' | '&' => {
                 o.push('\\');
                 o.push(c);
             }
@@ -32,6 +37,16 @@ mod tests {
     use super::cell;
     use crate::hostile::hostile;
     use crate::terminal::is_control;
+
+    /// Round 5 (A), F09: no bidirectional control, raw or as a character
+    /// reference, and no invisible character reaches a rendered cell.
+    #[test]
+    fn f09_bidi_controls_and_references_stay_visible() {
+        assert_eq!(
+            cell("a\u{202e}b&#x202e;c\u{2067}d\u{200b}e"),
+            "a\\u{202e}b\\&#x202e;c\\u{2067}d\\u{200b}e"
+        );
+    }
 
     #[test]
     fn a_bar_stays_in_its_cell() {
@@ -79,7 +94,7 @@ mod tests {
             proptest::prop_assert_eq!(split_row(&row).len(), 4, "{}", row);
             // No tag and no link can start in a cell.
             for t in [cell(&a), cell(&b)] {
-                for (i, _) in t.match_indices(['<', '[', '`']) {
+                for (i, _) in t.match_indices(['<', '[', '`', '&']) {
                     let backslashes = t[..i].chars().rev().take_while(|&c| c == '\\').count();
                     proptest::prop_assert!(backslashes % 2 == 1, "{t}");
                 }

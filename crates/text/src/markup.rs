@@ -3,7 +3,9 @@
 //!
 //! Control characters XML 1.0 cannot carry (C0 other than tab, newline and
 //! carriage return) become U+FFFD in both: a validator refuses them in
-//! XML, and in HTML they are parse errors.
+//! XML, and in HTML they are parse errors. DEL, the C1 controls and the
+//! bidirectional and invisible format characters are shown escaped as on
+//! the terminal (`\u{202e}`): a browser would obey them.
 
 /// A string for element content (`<td>…</td>`, `<pre>…</pre>`): `&` `<`
 /// `>` `"` `'` as references; newlines and tabs kept, so `<pre>` text
@@ -39,6 +41,28 @@ pub fn xml_chars(doc: &str) -> std::borrow::Cow<'_, str> {
     )
 }
 
+/// JSON text (as serde_json writes it) for a page's `<script>` element:
+/// `<` as `\u003c`, so the data never closes its element, and each
+/// control, bidirectional or invisible format character (which can only be
+/// inside a JSON string, and which serde_json leaves as it is beyond C0)
+/// written as the visible text `\u{202e}` (JSON `\\u{202e}`): the page's
+/// script shows what the other encoders show, never a character that
+/// reorders the page (round 5 (A), F09).
+pub fn script_json(json: &str) -> String {
+    let mut o = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => o.push_str("\\u003c"),
+            c if crate::terminal::is_control(c) => {
+                o.push('\\');
+                crate::terminal::push_escaped(&mut o, c);
+            }
+            c => o.push(c),
+        }
+    }
+    o
+}
+
 fn escape(s: &str, attribute: bool) -> String {
     let mut o = String::with_capacity(s.len());
     for c in s.chars() {
@@ -55,6 +79,10 @@ fn escape(s: &str, attribute: bool) -> String {
             // U+FFFE/U+FFFF are outside XML 1.0's Char too (round-4 D1:
             // a tag of someone's results.json made the JUnit export invalid).
             c if (c as u32) < 0x20 || matches!(c, '\u{fffe}' | '\u{ffff}') => o.push('\u{FFFD}'),
+            // DEL, the C1 controls, the bidirectional and other invisible
+            // format characters (round 5 (A), F09: a label's U+202E
+            // reordered the page's text): shown escaped, as on the terminal.
+            c if crate::terminal::is_control(c) => crate::terminal::push_escaped(&mut o, c),
             c => o.push(c),
         }
     }
@@ -87,9 +115,26 @@ mod tests {
         assert_eq!(text("\u{7}\r"), "\u{FFFD}\r");
         assert_eq!(attribute("\r"), "\u{FFFD}");
         assert_eq!(text("</script>]]>"), "&lt;/script&gt;]]&gt;");
+        // Round 5 (A), F09: bidirectional and invisible characters.
+        assert_eq!(
+            text("a\u{202e}b\u{2066}c\u{200b}d\u{9b}e\u{e0041}"),
+            "a\\u{202e}b\\u{2066}c\\u{200b}d\\u{9b}e\\u{e0041}"
+        );
         // Round-4 D1: the two noncharacters XML 1.0 forbids.
         assert_eq!(text("k\u{ffff}v\u{fffe}"), "k\u{FFFD}v\u{FFFD}");
         assert_eq!(attribute("\u{fffe}"), "\u{FFFD}");
+    }
+
+    #[test]
+    fn f09_json_for_a_page_shows_controls_as_text() {
+        let v = serde_json_like("a\u{202e}b</script>\u{85}");
+        let o = script_json(&v);
+        assert_eq!(o, "\"a\\\\u{202e}b\\u003c/script>\\\\u{85}\"");
+    }
+
+    /// A JSON string as serde_json writes one (C0 escaped, the rest raw).
+    fn serde_json_like(s: &str) -> String {
+        format!("\"{s}\"")
     }
 
     proptest::proptest! {
@@ -99,6 +144,11 @@ mod tests {
                 proptest::prop_assert!(!out.contains("</script"));
                 proptest::prop_assert!(!out.contains("]]>"));
                 proptest::prop_assert!(!out.contains(['<', '>', '"', '\'']));
+                // Round 5 (A), F09: nothing that reorders or hides text.
+                proptest::prop_assert!(
+                    !out.chars().any(|c| crate::terminal::is_control(c) && !"\n\t\r".contains(c)),
+                    "{out:?}"
+                );
             }
         }
 

@@ -34,14 +34,33 @@ pub const MESSAGE_MAX: usize = 4096;
 
 /// Whether a character must not reach a terminal as it is: the C0 controls
 /// (newline and tab included: callers that lay out lines keep those), DEL,
-/// the C1 controls, the line and paragraph separators, the byte-order
-/// mark, and the bidirectional controls ("Trojan Source", CVE-2021-42574).
+/// the C1 controls, the line and paragraph separators, the bidirectional
+/// controls ("Trojan Source", CVE-2021-42574: U+202A–U+202E,
+/// U+2066–U+2069, U+200E/U+200F, U+061C) and every other invisible format
+/// character ([`is_invisible_format`]). Every encoder of this crate shows
+/// them escaped (`\u{202e}`), so a label cannot reorder or hide what a
+/// reader sees.
 pub fn is_control(c: char) -> bool {
+    matches!(c, '\0'..='\x1f' | '\x7f'..='\u{9f}' | '\u{2028}'..='\u{202e}')
+        || is_invisible_format(c)
+}
+
+/// The invisible format characters (Unicode category Cf, and the fillers
+/// shown as nothing) beyond the C0/C1 controls: the soft hyphen, the Arabic
+/// and Syriac marks, the zero-width space, joiners and marks (U+200B–U+200F),
+/// the word joiner and invisible operators, the bidirectional isolates and
+/// the deprecated format controls (U+2060–U+206F), the byte-order mark, the
+/// interlinear annotation controls, the Hangul fillers, the tag characters
+/// (U+E0000–U+E007F) and the other format controls of the supplementary
+/// planes. Variation selectors are left: emoji need them.
+pub fn is_invisible_format(c: char) -> bool {
     matches!(c,
-        '\0'..='\x1f' | '\x7f'..='\u{9f}'
-        | '\u{061c}' | '\u{200e}' | '\u{200f}'
-        | '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        | '\u{feff}')
+        '\u{ad}' | '\u{34f}' | '\u{600}'..='\u{605}' | '\u{61c}' | '\u{6dd}' | '\u{70f}'
+        | '\u{890}'..='\u{891}' | '\u{8e2}' | '\u{115f}'..='\u{1160}' | '\u{17b4}'..='\u{17b5}'
+        | '\u{180b}'..='\u{180f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+        | '\u{2060}'..='\u{206f}' | '\u{3164}' | '\u{feff}' | '\u{ffa0}'
+        | '\u{fff9}'..='\u{fffb}' | '\u{110bd}' | '\u{110cd}' | '\u{13430}'..='\u{1343f}'
+        | '\u{1bca0}'..='\u{1bca3}' | '\u{1d173}'..='\u{1d17a}' | '\u{e0000}'..='\u{e007f}')
 }
 
 /// `c` written as Rust writes it in a string literal: `\n`, `\t`, `\r`,

@@ -105,7 +105,9 @@ impl ExportManager {
     }
     /// Every (file name, content) of `res`, in order.
     pub fn render(&self, res: &RunResult) -> Vec<(String, String)> {
-        self.exporters.iter().flat_map(|e| e.files(res)).collect()
+        // The last gate before a file: no password in any of them.
+        let res = res.without_secrets();
+        self.exporters.iter().flat_map(|e| e.files(&res)).collect()
     }
     /// The file names [`ExportManager::write`] writes for `res`.
     pub fn file_names(&self, res: &RunResult) -> Vec<String> {

@@ -210,7 +210,13 @@ fn explain(path: &Path, p: &Parsed, e: Errno) -> SafeError {
 /// refused (the caller checks the final one against its policy anyway).
 /// Also says whether the last directory was created here (else it existed,
 /// or someone else created it meanwhile).
-pub(crate) fn open_or_create_dir(path: &Path, mode: u32) -> Result<(OwnedFd, bool)> {
+///
+/// With `guard`, a directory is created only in a parent that passes the
+/// rules of an output directory (owned by root or the caller, not
+/// writable by others unless sticky; adversary round 5 (A), F22): in
+/// another user's directory, that user could rename or replace what root
+/// made there, and the next command to use the path would get theirs.
+pub(crate) fn open_or_create_dir(path: &Path, mode: u32, guard: bool) -> Result<(OwnedFd, bool)> {
     match open_dir(path) {
         Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
         r => return r.map(|fd| (fd, false)),
@@ -228,6 +234,9 @@ pub(crate) fn open_or_create_dir(path: &Path, mode: u32) -> Result<(OwnedFd, boo
             Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
             Err(e) => return Err(e),
         }
+        if guard {
+            check_mkdir_parent(&cur, &p.prefix(i), path)?;
+        }
         let made = match rfs::mkdirat(&cur, OsStr::from_bytes(name), Mode::from_raw_mode(mode)) {
             Ok(()) => true,
             // Created meanwhile by someone else: opened (and checked by the
@@ -244,6 +253,29 @@ pub(crate) fn open_or_create_dir(path: &Path, mode: u32) -> Result<(OwnedFd, boo
         cur = fd;
     }
     Ok((cur, made_last))
+}
+
+/// Refuse to create a directory (the missing part of `path`) inside the
+/// open directory `parent` (shown as `shown`) unless it is root's or the
+/// caller's and writable by nobody else, or sticky.
+pub(crate) fn check_mkdir_parent(parent: &OwnedFd, shown: &Path, path: &Path) -> Result<()> {
+    let st = rfs::fstat(parent).map_err(|e| io_err(shown, e))?;
+    let mode = st.st_mode & 0o7777;
+    let who = if !crate::dir::trusted_owner(st.st_uid) {
+        format!("is owned by uid {} (mode {mode:o})", st.st_uid)
+    } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        format!("is writable by others (mode {mode:o}) and has no sticky bit")
+    } else {
+        return Ok(());
+    };
+    Err(SafeError::Unsafe {
+        path: path.to_path_buf(),
+        why: format!(
+            "it does not exist and would be created in {}, which {who}: that user could \
+             rename or replace what rtshield creates there",
+            shown.display()
+        ),
+    })
 }
 
 /// Give a directory this process just made exactly `mode` (mkdir applies

@@ -1,10 +1,10 @@
 //! `rtshield scenario`: run a lollobrigida scenario on the real kernel.
 
 use crate::cli::Global;
+use rtshield_safefs::InputTrust;
 use rtshield_scenario::parse_bytes;
 use rtshield_scenario::Scenario;
 use rtshield_scenario::{fmt_ns, render_balance, table_with_text_cols};
-use rtshield_safefs::InputTrust;
 use rtshield_scenario_run::{Plan, PlanOptions, RunOptions};
 use rtshield_text::excerpt::{withhold, Quote};
 use rtshield_text::{errln, out, outln};
@@ -25,7 +25,8 @@ pub(crate) const SCENARIO_FILE_LIMIT: u64 = 4 << 20;
 /// tasks root runs: as root, a file another user could change is a
 /// trusted input (round 5 (A), F07).
 pub(crate) fn read_scenario(path: &Path, trust: Option<InputTrust>) -> anyhow::Result<Scenario> {
-    let read = |e: rtshield_safefs::SafeError| InputError::new(format!("cannot read scenario: {e}"));
+    let read =
+        |e: rtshield_safefs::SafeError| InputError::new(format!("cannot read scenario: {e}"));
     let (bytes, public) = match trust {
         None => rtshield_safefs::read_input_public(path, SCENARIO_FILE_LIMIT).map_err(read)?,
         Some(t) => {

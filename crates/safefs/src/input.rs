@@ -259,7 +259,9 @@ fn fd_untrusted(fd: &OwnedFd, path: &Path) -> Result<Option<String>> {
             st.st_uid
         ))
     } else if mode & 0o022 != 0 {
-        Some(format!("the file opened is mode {mode:o}: others may write it"))
+        Some(format!(
+            "the file opened is mode {mode:o}: others may write it"
+        ))
     } else {
         None
     })
@@ -272,4 +274,3 @@ fn read_any(path: &Path, limit: u64) -> Result<(Vec<u8>, bool)> {
     let public = readable_by_everyone(&fd, path);
     Ok((read_regular(fd, path, limit)?, public))
 }
-

@@ -57,17 +57,25 @@ fn f04_a_hard_link_to_a_private_file_in_another_users_directory_is_refused() {
     let e = read_input(&att.join("results.json"), 1 << 20).unwrap_err();
     assert!(e.is_refusal(), "{e}");
     let m = e.to_string();
-    assert!(m.contains("refusing to read it") && m.contains("owned by uid 2345"), "{m}");
+    assert!(
+        m.contains("refusing to read it") && m.contains("owned by uid 2345"),
+        "{m}"
+    );
     assert!(m.contains("2 link(s)") && m.contains("mode 600"), "{m}");
     // The same in a sticky directory everyone may write (like /tmp).
     let sticky = t.path().join("sticky");
     std::fs::create_dir(&sticky).unwrap();
     mode(&sticky, 0o1777);
     std::fs::hard_link(&secret, sticky.join("r.json")).unwrap();
-    assert!(read_input(&sticky.join("r.json"), 1 << 20).unwrap_err().is_refusal());
+    assert!(read_input(&sticky.join("r.json"), 1 << 20)
+        .unwrap_err()
+        .is_refusal());
     // Readable by everyone: the user could read it anyway.
     mode(&secret, 0o644);
-    assert_eq!(read_input(&att.join("results.json"), 1 << 20).unwrap(), b"secret");
+    assert_eq!(
+        read_input(&att.join("results.json"), 1 << 20).unwrap(),
+        b"secret"
+    );
     // The directory owner's own private file: theirs to show.
     let own = att.join("own.json");
     std::fs::write(&own, "theirs").unwrap();
@@ -100,7 +108,10 @@ fn f01_a_trusted_input_others_could_change_is_refused_as_root() {
     let e = read_trusted_input(&ww, 1 << 20, InputTrust::Refuse, "its programs").unwrap_err();
     assert!(e.is_refusal(), "{e}");
     let m = e.to_string();
-    assert!(m.contains("mode 666") && m.contains("--force-unsafe-dir"), "{m}");
+    assert!(
+        m.contains("mode 666") && m.contains("--force-unsafe-dir"),
+        "{m}"
+    );
     assert!(m.contains(&ww.display().to_string()), "{m}");
     // Another user's file, and a root file in another user's directory.
     let theirs = t.path().join("theirs.cfg");

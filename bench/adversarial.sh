@@ -1837,6 +1837,26 @@ case_r5a_f22b() { r5a_new_case "report -o" report "$FIX/idle" -o "$ATT/$CUR-new/
 case_r5a_f22c() { r5a_new_case "export -o" export "$FIX/idle" --format junit -o "$ATT/$CUR-new/sub/x.xml"; }
 case_r5a_f22d() { r5a_new_case "--store" runs import "$FIX/idle" --store "$ATT/$CUR-new/sub/runs.db"; }
 
+case_r5a_f17a() { # measure --out DIR again: the earlier run's thread files stay and pass for this run's
+    local o=$WORK/o-$CUR
+    rr "$CUR-1" 60 "${MEASURE[@]}" --cpus "$MCPU,$LCPU" --out "$o"
+    rr "$CUR" 60 "${MEASURE[@]}" --out "$o"
+    local t1=timer_thread01.txt; [ "$MCPU" = "$LCPU" ] && t1=none
+    if [ $RC = 0 ] && [ ! -e "$o/$t1" ] && [ -e "$o/.rtshield-files" ] && ! grep -q "^timer_thread01" "$o/.rtshield-files"; then
+        held "$CUR" "the earlier run's $t1 removed, the manifest names only this run's files"
+    else broken "$CUR" "measure --out <dir of an earlier 2-thread run>: exit $RC, left: $(lsd "$o" | clean 120)"; fi
+}
+case_r5a_f17b() { # an earlier run's timeline.csv put back into a run directory is taken by report
+    local o=$WORK/o-$CUR
+    rr "$CUR-1" 60 "${MEASURE[@]}" --duration 2s --out "$WORK/o-$CUR-old"
+    rr "$CUR-2" 60 "${MEASURE[@]}" --out "$o"
+    cp "$WORK/o-$CUR-old/timeline.csv" "$o/timeline.csv"
+    rr "$CUR" 60 report "$o" -o "$WORK/o-$CUR-rep"
+    if [ $RC = 0 ] && [ ! -e "$WORK/o-$CUR-rep/timeline.gp" ] && grep -q "timeline.csv" "$LOG/$CUR.err"; then
+        held "$CUR" "report left the timeline the run did not write out ($(grep timeline.csv "$LOG/$CUR.err" | clean 140))"
+    else broken "$CUR" "report <run dir with another run's timeline.csv>: exit $RC, timeline drawn: $([ -e "$WORK/o-$CUR-rep/timeline.gp" ] && echo yes || echo no)"; fi
+}
+
 # ===========================================================================
 # round 5 (B): the second fixer's findings of the round-5 outside review
 # (store trust F03/F10/F13, bounded work F12/F15/F16/F19/F20, signals
@@ -2199,6 +2219,8 @@ run_case r5a-f22a-measure-out-new-in-att    case_r5a_f22a
 run_case r5a-f22b-report-o-new-in-att       case_r5a_f22b
 run_case r5a-f22c-export-o-new-in-att       case_r5a_f22c
 run_case r5a-f22d-store-new-in-att          case_r5a_f22d
+run_case r5a-f17a-out-reuse-stale-threads   case_r5a_f17a
+run_case r5a-f17b-out-reuse-stale-timeline  case_r5a_f17b
 
 # round 5 (B)
 run_case r5b-f03-uuid-squatting-import      case_r5b_f03

@@ -289,3 +289,72 @@ fn f22_no_directory_is_created_inside_another_users_directory() {
     assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
     assert!(sub.join("summary.md").exists());
 }
+
+fn measure_into(out: &Path, cpus: &str, secs: &str) -> std::process::Output {
+    run(&[
+        "measure",
+        "--duration",
+        secs,
+        "--period",
+        "1ms",
+        "--policy",
+        "other",
+        "-q",
+        "--no-memlock",
+        "--no-dma-latency",
+        "--no-store",
+        "--cpus",
+        cpus,
+        "--out",
+        s(out),
+    ])
+}
+
+#[test]
+fn f17_an_output_directory_used_again_holds_and_gives_only_what_the_new_run_wrote() {
+    let d = tempfile::tempdir().unwrap();
+    let out = d.path().join("out");
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap_or_default();
+    let two = if online.trim() == "0" { "0" } else { "0,1" };
+    let o = measure_into(&out, two, "1s");
+    assert!(o.status.success(), "{}", describe(&o));
+    let m = std::fs::read_to_string(out.join(".rtshield-files")).unwrap();
+    assert!(
+        m.contains("results.json\t") && m.contains("timeline.csv\t"),
+        "{m}"
+    );
+    let stale = std::fs::read(out.join("timeline.csv")).unwrap();
+    // A file of a name rtshield writes, put there by hand.
+    std::fs::write(out.join("timer_thread07.txt"), "planted").unwrap();
+    let o = measure_into(&out, "0", "1s");
+    assert!(o.status.success(), "{}", describe(&o));
+    // The earlier run's second thread is gone; the planted file is left,
+    // said, and not listed.
+    assert!(two == "0" || !out.join("timer_thread01.txt").exists());
+    assert!(describe(&o).contains("timer_thread07.txt that this run did not write"));
+    let m = std::fs::read_to_string(out.join(".rtshield-files")).unwrap();
+    assert!(
+        !m.contains("timer_thread07") && !m.contains("timer_thread01"),
+        "{m}"
+    );
+    for (name, size) in m.lines().skip(1).filter_map(|l| l.split_once('\t')) {
+        let real = std::fs::metadata(out.join(name)).unwrap().len();
+        assert_eq!(real.to_string(), size, "{name}");
+    }
+    // The earlier run's timeline put back: the report leaves it out.
+    std::fs::write(out.join("timeline.csv"), [stale.as_slice(), b"\n"].concat()).unwrap();
+    let rep = d.path().join("rep");
+    let o = run(&["report", s(&out), "-o", s(&rep)]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(
+        describe(&o).contains("changed since the run wrote it"),
+        "{}",
+        describe(&o)
+    );
+    assert!(!rep.join("timeline.gp").exists());
+    // Without a manifest (an older rtshield's directory) it is read as before.
+    std::fs::remove_file(out.join(".rtshield-files")).unwrap();
+    let o = run(&["report", s(&out), "-o", s(&d.path().join("rep2"))]);
+    assert!(o.status.success(), "{}", describe(&o));
+    assert!(d.path().join("rep2/timeline.gp").exists());
+}

@@ -41,7 +41,7 @@ const READ_FLAGS: OFlags = OFlags::RDONLY
 /// rule of a directory others control (module doc). Refusals are
 /// [`SafeError::BadPath`] naming the file (exit 2 for the callers).
 pub(crate) fn open_data_input(path: &Path) -> Result<OwnedFd> {
-    let (dir, name) = resolve::split_file(path).map_err(|e| match e {
+    let (dir, name) = resolve::split_input_file(path).map_err(|e| match e {
         SafeError::BadPath { why, .. } => SafeError::BadPath {
             path: path.to_path_buf(),
             why: format!("{why} (an input must name a file)"),
@@ -49,7 +49,7 @@ pub(crate) fn open_data_input(path: &Path) -> Result<OwnedFd> {
         e => e,
     })?;
     check_name(&name)?;
-    let dfd = resolve::open_dir(&dir).map_err(|e| match e {
+    let dfd = resolve::open_input_dir(&dir).map_err(|e| match e {
         // The message of the path layer speaks of writing.
         SafeError::BadPath { why, .. } => SafeError::BadPath {
             path: path.to_path_buf(),

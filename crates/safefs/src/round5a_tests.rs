@@ -39,6 +39,12 @@ fn f04_an_input_is_never_read_through_a_link() {
         read_input(&t.path().join("real/results.json"), 1 << 20).unwrap(),
         b"secret"
     );
+    // `..` climbs real directories only (`report ../run1`); after a link
+    // the link is refused first.
+    let up = t.path().join("real/../real/results.json");
+    assert_eq!(read_input(&up, 1 << 20).unwrap(), b"secret");
+    let e = read_input(&t.path().join("mid/../real/results.json"), 1 << 20).unwrap_err();
+    assert!(e.to_string().contains("symbolic link"), "{e}");
 }
 
 #[test]

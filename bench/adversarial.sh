@@ -1838,12 +1838,13 @@ case_r5a_f22c() { r5a_new_case "export -o" export "$FIX/idle" --format junit -o 
 case_r5a_f22d() { r5a_new_case "--store" runs import "$FIX/idle" --store "$ATT/$CUR-new/sub/runs.db"; }
 
 case_r5a_f17a() { # measure --out DIR again: the earlier run's thread files stay and pass for this run's
-    local o=$WORK/o-$CUR
-    rr "$CUR-1" 60 "${MEASURE[@]}" --cpus "$MCPU,$LCPU" --out "$o"
-    rr "$CUR" 60 "${MEASURE[@]}" --out "$o"
-    local t1=timer_thread01.txt; [ "$MCPU" = "$LCPU" ] && t1=none
-    if [ $RC = 0 ] && [ ! -e "$o/$t1" ] && [ -e "$o/.rtshield-files" ] && ! grep -q "^timer_thread01" "$o/.rtshield-files"; then
-        held "$CUR" "the earlier run's $t1 removed, the manifest names only this run's files"
+    local o=$WORK/o-$CUR m=(measure --duration 1s --period 1ms --policy other -q --no-memlock --no-dma-latency)
+    [ "$MCPU" = "$LCPU" ] && { held "$CUR" "one CPU only: no second thread to leave behind"; return; }
+    rr "$CUR-1" 60 "${m[@]}" --cpus "$MCPU,$LCPU" --out "$o"
+    [ -e "$o/timer_thread01.txt" ] || { broken "$CUR" "the first run (2 threads) wrote no timer_thread01.txt (exit $RC)"; return; }
+    rr "$CUR" 60 "${m[@]}" --cpus "$MCPU" --out "$o"
+    if [ $RC = 0 ] && [ ! -e "$o/timer_thread01.txt" ] && [ -e "$o/.rtshield-files" ] && ! grep -q "^timer_thread01" "$o/.rtshield-files"; then
+        held "$CUR" "the earlier run's timer_thread01.txt removed, the manifest names only this run's files"
     else broken "$CUR" "measure --out <dir of an earlier 2-thread run>: exit $RC, left: $(lsd "$o" | clean 120)"; fi
 }
 case_r5a_f17b() { # an earlier run's timeline.csv put back into a run directory is taken by report

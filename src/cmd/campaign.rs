@@ -32,7 +32,8 @@ pub(crate) struct Args {
     /// Directory for the runs and the report [default: ./rtshield-results/campaign-NAME-<UTC timestamp>/].
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
-    /// Write into --out even if other users can write there.
+    /// Write into --out even if other users can write there; as root, also take a
+    /// campaign FILE another user could change (refused otherwise).
     #[arg(long)]
     pub(crate) force_unsafe_dir: bool,
     /// Show each run's own output.

@@ -57,7 +57,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
     /// Write FILE (and --out DIR) even if its directory is owned by another user or
-    /// writable by others without the sticky bit.
+    /// writable by others without the sticky bit; as root, also run a scenario file
+    /// another user could change (refused otherwise).
     #[arg(long)]
     pub(crate) force_unsafe_dir: bool,
     /// Write DIR/balance.json and DIR/balance.txt.

@@ -333,7 +333,11 @@ pub(crate) fn split_input_file(path: &Path) -> Result<(PathBuf, String)> {
 fn split_parsed(path: &Path, p: Parsed) -> Result<(PathBuf, String)> {
     let bytes = path.as_os_str().as_bytes();
     let ends_as_dir = bytes.ends_with(b"/") || bytes.ends_with(b"/.") || bytes == b".";
-    let Some(last) = p.names.last().filter(|l| !ends_as_dir && l.as_slice() != b"..") else {
+    let Some(last) = p
+        .names
+        .last()
+        .filter(|l| !ends_as_dir && l.as_slice() != b"..")
+    else {
         return Err(bad(path, "it names a directory, not a file"));
     };
     let name = std::str::from_utf8(last)

@@ -234,9 +234,14 @@ pub fn read_trusted_input(
     }
 }
 
-/// The file's owner and mode, for the message (`owned by uid 1001, mode 644`).
+/// The file's owner and mode, for the message (`owned by uid 1001, mode
+/// 644`). Of the path itself (`lstat`): a link another user planted must
+/// not make root describe the file it points to.
 fn describe(path: &Path) -> String {
-    match rfs::stat(path) {
+    match rfs::lstat(path) {
+        Ok(st) if st.st_mode & libc::S_IFMT == libc::S_IFLNK => {
+            format!("it is a symbolic link of uid {}", st.st_uid)
+        }
         Ok(st) => format!(
             "it is owned by uid {}, mode {:o}",
             st.st_uid,

@@ -44,6 +44,8 @@
 #   r5a-*   round 5 (A, secrets, encoders, processes): every captured form
 #           of a password, a password file of another user, bidi and
 #           invisible characters, CSV controls, daemonised campaign loads
+#   r5a-*   round 5 (A): config trust, input links, new directories, output
+#           reuse (docs/security.md, "Adversary round 5 (A)")
 #   r5b-*   round 5 (B): store trust, bounded work, signals, leftovers,
 #           links inside a sysroot (docs/security.md, "Adversary round 5 (B)")
 #
@@ -1848,6 +1850,141 @@ case_r5a_f21() { # a campaign's cmd: load that daemonises (setsid -f): must not 
 }
 
 # ===========================================================================
+# r5a-*: round 5 (A): config trust, input links, new directories, output
+# reuse (docs/security.md, "Adversary round 5 (A)")
+# ===========================================================================
+R5A_SECRET_DIR=$ROOTSIDE/r5a-secret-run   # root's private run: 0700, results 0600
+r5a_secret() {
+    [ -e "$R5A_SECRET_DIR/results.json" ] && return
+    mkdir -m 700 "$R5A_SECRET_DIR"
+    "$PY" - "$FIX/idle/results.json" "$R5A_SECRET_DIR/results.json" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1])); d["label"] = "R5A-SECRET-LABEL"; d["hostname"] = "r5a-secret-host"
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+    chmod 600 "$R5A_SECRET_DIR/results.json"
+}
+r5a_ran() { [ -e "$1" ]; }   # whether a command of the attacker's file ran as root
+r5a_prog() { # marker: a program stanza touching the marker
+    printf 'program[0]\n{\n  cmdline /usr/bin/touch %s\n  cpu_affinity %s\n}\n' "$1" "$MCPU"
+}
+case_r5a_f01a() { # run CONFIG: the attacker's configuration names a program root would run
+    local mark=$WORK/r5a-f01a-ran
+    cfg "$WORK/r5a-f01a.tmp" "1 s" "$(r5a_prog "$mark")"
+    as_user sh -c "cat >'$ATT/r5a-f01a.cfg'" <"$WORK/r5a-f01a.tmp"
+    rr "$CUR" 60 run -q "$ATT/r5a-f01a.cfg" --out "$WORK/o-$CUR"
+    if [ $RC = 2 ] && ! r5a_ran "$mark" && grep -q "r5a-f01a.cfg.*owned by uid $AUID" "$LOG/$CUR.err"; then
+        held "$CUR" "run <attacker's config>: refused before anything ran (exit 2: $(first_err "$LOG/$CUR.err" 160))"
+    else broken "$CUR" "run <attacker's config>: exit $RC, its program ran as root: $(r5a_ran "$mark" && echo yes || echo no)"; fi
+}
+case_r5a_f01b() { # run CONFIG: root's own file, but group/world-writable (a careless chmod)
+    local mark=$WORK/r5a-f01b-ran
+    cfg "$WORK/r5a-f01b.cfg" "1 s" "$(r5a_prog "$mark")"
+    chmod 666 "$WORK/r5a-f01b.cfg"
+    rr "$CUR" 60 run -q "$WORK/r5a-f01b.cfg" --out "$WORK/o-$CUR"
+    if [ $RC = 2 ] && ! r5a_ran "$mark" && grep -q "mode 666" "$LOG/$CUR.err"; then
+        held "$CUR" "run <root's config, mode 666>: refused (exit 2)"
+    else broken "$CUR" "run <root's config, mode 666>: exit $RC, its program ran: $(r5a_ran "$mark" && echo yes || echo no)"; fi
+}
+case_r5a_f01c() { # run CONFIG: root's own file, in the attacker's directory (they can replace it)
+    local mark=$WORK/r5a-f01c-ran
+    cfg "$ATT/r5a-f01c.cfg" "1 s" "$(r5a_prog "$mark")"
+    rr "$CUR" 60 run -q "$ATT/r5a-f01c.cfg" --out "$WORK/o-$CUR"
+    if [ $RC = 2 ] && ! r5a_ran "$mark" && grep -q "r5a-f01c.cfg.*refusing to use it as root" "$LOG/$CUR.err"; then
+        held "$CUR" "run <root's config in the attacker's dir>: refused (exit 2)"
+    else broken "$CUR" "run <root's config in the attacker's dir>: exit $RC, its program ran: $(r5a_ran "$mark" && echo yes || echo no)"; fi
+}
+case_r5a_f07a() { # campaign FILE of the attacker's
+    as_user cp "$LIB/tiny.toml" "$ATT/r5a-f07a.toml"
+    mkdir -m 700 "$WORK/r5a-f07a-st"
+    rr "$CUR" 120 campaign "$ATT/r5a-f07a.toml" --store "$WORK/r5a-f07a-st/runs.db" --out "$WORK/o-$CUR"
+    if [ $RC = 2 ] && [ ! -e "$WORK/o-$CUR" ] && grep -q "r5a-f07a.toml.*owned by uid $AUID" "$LOG/$CUR.err"; then
+        held "$CUR" "campaign <attacker's file>: refused before measuring (exit 2)"
+    else broken "$CUR" "campaign <attacker's file>: exit $RC, output $(lsd "$WORK/o-$CUR" | clean 80)"; fi
+}
+case_r5a_f07b() { # scenario FILE of the attacker's (its tasks run as root)
+    as_user cp "$LIB/tiny.scn" "$ATT/r5a-f07b.scn"
+    rr "$CUR" 60 scenario "$ATT/r5a-f07b.scn" --json "$WORK/r5a-f07b.json"
+    if [ $RC = 2 ] && [ ! -e "$WORK/r5a-f07b.json" ] && grep -q "r5a-f07b.scn.*owned by uid $AUID" "$LOG/$CUR.err"; then
+        held "$CUR" "scenario <attacker's file>: refused before running (exit 2)"
+    else broken "$CUR" "scenario <attacker's file>: exit $RC ($(first_err "$LOG/$CUR.err" 160))"; fi
+}
+r5a_leaked() { grep -rqs "R5A-SECRET-LABEL\|r5a-secret-host" "$@"; }   # root's secret run in these files?
+case_r5a_f04a() { # report <attacker's dir holding a symlink to root's private results.json>
+    r5a_secret
+    as_user mkdir "$ATT/r5a-f04a"
+    as_user ln -s "$R5A_SECRET_DIR/results.json" "$ATT/r5a-f04a/results.json"
+    rr "$CUR" 60 report "$ATT/r5a-f04a" -o "$WORK/o-$CUR"
+    if [ $RC = 2 ] && ! r5a_leaked "$WORK/o-$CUR" "$LOG/$CUR.out"; then
+        held "$CUR" "report <link to root's 0600 results.json>: refused (exit 2: $(first_err "$LOG/$CUR.err" 140))"
+    else broken "$CUR" "report <link to root's 0600 results.json>: exit $RC, root's run in the report: $(r5a_leaked "$WORK/o-$CUR" && echo yes || echo no)"; fi
+}
+case_r5a_f04b() { # a hard link to root's private results.json in the attacker's dir
+    r5a_secret
+    as_user mkdir "$ATT/r5a-f04b"
+    local how="planted by the attacker"
+    if ! as_user ln "$R5A_SECRET_DIR/results.json" "$ATT/r5a-f04b/results.json" 2>/dev/null; then
+        # fs.protected_hardlinks=1 stops the attacker here; where it is 0
+        # (common on embedded systems) they can: root plants it in their place.
+        ln "$R5A_SECRET_DIR/results.json" "$ATT/r5a-f04b/results.json"; how="planted by root in the attacker's place: protected_hardlinks=1 here"
+    fi
+    rr "$CUR" 60 report "$ATT/r5a-f04b" -o "$WORK/o-$CUR"; local r=$RC
+    rr "$CUR-x" 60 export "$ATT/r5a-f04b/results.json" --format junit -o "$WORK/o-$CUR.xml"; local x=$RC
+    mkdir -m 700 "$WORK/r5a-f04b-st"
+    rr "$CUR-i" 60 runs import --store "$WORK/r5a-f04b-st/runs.db" "$ATT/r5a-f04b"; local i=$RC
+    if [ "$r$x$i" = 222 ] && ! r5a_leaked "$WORK/o-$CUR" "$WORK/o-$CUR.xml" "$LOG/$CUR.out" "$LOG/$CUR-x.out"; then
+        held "$CUR" "report, export, runs import <hard link ($how) to root's 0600 results.json>: refused (exit 2: $(first_err "$LOG/$CUR.err" 140))"
+    else broken "$CUR" "hard link ($how): report exit $r, export $x, runs import $i; root's run shown: $(r5a_leaked "$WORK/o-$CUR" "$WORK/o-$CUR.xml" && echo yes || echo no)"; fi
+}
+case_r5a_f04c() { # a timeline.csv link beside the attacker's own results.json
+    r5a_secret
+    printf 'elapsed_s,phase,thread,cpu,samples,ival_samples,ival_min_ns,ival_avg_ns,ival_max_ns\n1,run,0,0,10,10,1,2,777000\n#R5A-SECRET-LABEL\n' >"$R5A_SECRET_DIR/timeline.csv"
+    chmod 600 "$R5A_SECRET_DIR/timeline.csv"
+    as_user mkdir "$ATT/r5a-f04c"
+    as_user cp "$FIX/idle/results.json" "$ATT/r5a-f04c/results.json"
+    as_user ln -s "$R5A_SECRET_DIR/timeline.csv" "$ATT/r5a-f04c/timeline.csv"
+    rr "$CUR" 60 report "$ATT/r5a-f04c" -o "$WORK/o-$CUR"
+    if [ $RC = 2 ] && ! grep -rqs "777" "$WORK/o-$CUR"/timeline*; then
+        held "$CUR" "report <attacker's run, timeline.csv linked to root's>: refused (exit 2: $(first_err "$LOG/$CUR.err" 140))"
+    else broken "$CUR" "report <timeline.csv linked to root's>: exit $RC, root's timeline read: $(ls "$WORK/o-$CUR" 2>/dev/null | grep -c timeline) timeline file(s)"; fi
+}
+r5a_new_case() { # what args...: ATT/NAME-new/sub must not be created
+    local what=$1; shift
+    rr "$CUR" 60 "$@"
+    # export -o creates no directory at all (exit 1: no such directory).
+    if [ $RC != 0 ] && [ ! -e "$ATT/$CUR-new" ]; then
+        held "$CUR" "$what ATT/new/sub: nothing created in the attacker's dir (exit $RC: $(first_err "$LOG/$CUR.err" 140))"
+    else broken "$CUR" "$what ATT/new/sub: exit $RC, created as root in the attacker's dir: $(ls -ld "$ATT/$CUR-new" 2>/dev/null | awk '{print $1, $3}')"; fi
+}
+case_r5a_f22a() { r5a_new_case "measure --out" "${MEASURE[@]}" --out "$ATT/$CUR-new/sub"; }
+case_r5a_f22b() { r5a_new_case "report -o" report "$FIX/idle" -o "$ATT/$CUR-new/sub"; }
+case_r5a_f22c() { r5a_new_case "export -o" export "$FIX/idle" --format junit -o "$ATT/$CUR-new/sub/x.xml"; }
+case_r5a_f22d() { r5a_new_case "--store" runs import "$FIX/idle" --store "$ATT/$CUR-new/sub/runs.db"; }
+
+case_r5a_f17a() { # measure --out DIR again: the earlier run's thread files stay and pass for this run's
+    local o=$WORK/o-$CUR m=(measure --duration 1s --period 1ms --policy other -q --no-memlock --no-dma-latency)
+    [ "$MCPU" = "$LCPU" ] && { held "$CUR" "one CPU only: no second thread to leave behind"; return; }
+    rr "$CUR-1" 60 "${m[@]}" --cpus "$MCPU,$LCPU" --out "$o"
+    [ -e "$o/timer_thread01.txt" ] || { broken "$CUR" "the first run (2 threads) wrote no timer_thread01.txt (exit $RC)"; return; }
+    rr "$CUR" 60 "${m[@]}" --cpus "$MCPU" --out "$o"
+    if [ $RC = 0 ] && [ ! -e "$o/timer_thread01.txt" ] && [ -e "$o/.rtshield-files" ] && ! grep -q "^timer_thread01" "$o/.rtshield-files"; then
+        held "$CUR" "the earlier run's timer_thread01.txt removed, the manifest names only this run's files"
+    else broken "$CUR" "measure --out <dir of an earlier 2-thread run>: exit $RC, left: $(lsd "$o" | clean 120)"; fi
+}
+case_r5a_f17b() { # an earlier run's timeline.csv put back into a run directory is taken by report
+    local o=$WORK/o-$CUR
+    rr "$CUR-1" 60 "${MEASURE[@]}" --out "$WORK/o-$CUR-old"
+    rr "$CUR-2" 60 "${MEASURE[@]}" --out "$o"
+    # (a comment line: the manifest records sizes, and two runs' timelines
+    # may have the same size by chance)
+    { cat "$WORK/o-$CUR-old/timeline.csv"; echo "# an earlier run"; } >"$o/timeline.csv"
+    rr "$CUR" 60 report "$o" -o "$WORK/o-$CUR-rep"
+    if [ $RC = 0 ] && [ ! -e "$WORK/o-$CUR-rep/timeline.gp" ] && grep -q "timeline.csv" "$LOG/$CUR.err"; then
+        held "$CUR" "report left the timeline the run did not write out ($(grep timeline.csv "$LOG/$CUR.err" | clean 140))"
+    else broken "$CUR" "report <run dir with another run's timeline.csv>: exit $RC, timeline drawn: $([ -e "$WORK/o-$CUR-rep/timeline.gp" ] && echo yes || echo no)"; fi
+}
+
+# ===========================================================================
 # round 5 (B): the second fixer's findings of the round-5 outside review
 # (store trust F03/F10/F13, bounded work F12/F15/F16/F19/F20, signals
 # F05/F14, leftovers F08/F11, links inside a sysroot F18). Kept apart from
@@ -2204,6 +2341,22 @@ run_case r5a-f06-pgpass-of-another-user     case_r5a_f06
 run_case r5a-f09a-bidi-html-md-terminal     case_r5a_f09a
 run_case r5a-f09b-csv-controls-formulas     case_r5a_f09b
 run_case r5a-f21-campaign-daemonised-load   case_r5a_f21
+
+# round 5 (A)
+run_case r5a-f01a-run-attacker-config       case_r5a_f01a
+run_case r5a-f01b-run-config-mode-666       case_r5a_f01b
+run_case r5a-f01c-run-config-in-att-dir     case_r5a_f01c
+run_case r5a-f07a-campaign-attacker-file    case_r5a_f07a
+run_case r5a-f07b-scenario-attacker-file    case_r5a_f07b
+run_case r5a-f04a-report-symlink-root-run   case_r5a_f04a
+run_case r5a-f04b-inputs-hardlink-root-run  case_r5a_f04b
+run_case r5a-f04c-report-timeline-link      case_r5a_f04c
+run_case r5a-f22a-measure-out-new-in-att    case_r5a_f22a
+run_case r5a-f22b-report-o-new-in-att       case_r5a_f22b
+run_case r5a-f22c-export-o-new-in-att       case_r5a_f22c
+run_case r5a-f22d-store-new-in-att          case_r5a_f22d
+run_case r5a-f17a-out-reuse-stale-threads   case_r5a_f17a
+run_case r5a-f17b-out-reuse-stale-timeline  case_r5a_f17b
 
 # round 5 (B)
 run_case r5b-f03-uuid-squatting-import      case_r5b_f03

@@ -493,6 +493,8 @@ fn n3_root_is_warned_that_another_users_config_chooses_its_commands() {
     let mine = write_cfg(d.path(), "mine.cfg", text);
     let theirs = write_cfg(d.path(), "theirs.cfg", text);
     std::os::unix::fs::chown(&theirs, Some(2345), Some(2345)).unwrap();
+    // `--check` runs nothing: a warning (a `run` is refused since round 5
+    // (A), F01: `round5a::f01_…`).
     let warning = |cfg: &std::path::Path| {
         let o = run(&["run", "--check", cfg.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(0), "{}", describe(&o));
@@ -500,10 +502,11 @@ fn n3_root_is_warned_that_another_users_config_chooses_its_commands() {
     };
     let e = warning(&theirs);
     assert!(
-        e.contains("its program commands run as root") && e.contains("owned by uid 2345"),
+        e.contains("its programs, loads and output paths come from this file")
+            && e.contains("owned by uid 2345"),
         "{e}"
     );
-    assert!(!warning(&mine).contains("program commands run as root"));
+    assert!(!warning(&mine).contains("come from this file"));
 }
 
 fn text_of(o: &std::process::Output) -> String {

@@ -36,6 +36,7 @@ mod ranges_cli;
 mod reaper_live;
 mod report_cli;
 mod report_out_dir;
+mod round5a;
 mod run_check;
 mod run_cpuset_live;
 mod run_examples;

@@ -96,7 +96,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l tag -d 'Tag th
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l store -d 'The results store: a SQLite file or a postgres:// URL [default: $RTSHIELD_STORE, else $XDG_DATA_HOME/rtshield/runs.db]' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l check -d 'Only check the file and print the effective settings (defaults filled in); start nothing'
-complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l force-unsafe-dir -d 'Write into --out even if it is owned by another user or writable by others without the sticky bit'
+complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l force-unsafe-dir -d 'Write into --out even if it is owned by another user or writable by others without the sticky bit; as root, also take a CONFIG another user could change (refused otherwise: it chooses what root runs)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l fold-cpus -d 'Map CPUs this machine does not have onto its online CPUs (cpu % count), to try a configuration written for a bigger machine'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -s q -l quiet -d 'No live display, only the final summary'
 complete -c rtshield -n "__fish_rtshield_using_subcommand run" -l keys -d 'Print the reference of every configuration key (Markdown) and exit'
@@ -233,7 +233,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l out -d 'D
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l dry-run -d 'List the runs, their order and the total time; run nothing'
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l resume -d 'Skip the runs of this campaign already in the store'
-complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l force-unsafe-dir -d 'Write into --out even if other users can write there'
+complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -l force-unsafe-dir -d 'Write into --out even if other users can write there; as root, also take a campaign FILE another user could change (refused otherwise)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -s v -l verbose -d 'Show each run\'s own output'
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -s h -l help -d 'Print help'
 complete -c rtshield -n "__fish_rtshield_using_subcommand campaign" -s V -l version -d 'Print version'
@@ -297,7 +297,7 @@ complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l scale -d 
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l loops-per-us -d 'Iterations per microsecond (overrides the file\'s `loops_per_us`; default: one spin step, measured)' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l rt-share -d 'Size the work so that every sleeping real-time task takes SHARE of its CPU (0.001..0.999, or `annex`: 10/11, what annex B of the ARTiS thesis assumes): sets loops_per_us from the tasks\' sloop and sleep, and prints it' -r
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l sysroot -d 'Read and write kernel files (/proc, /sys) below DIR instead of / (for tests on fake trees)' -r -F
-complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l force-unsafe-dir -d 'Write FILE (and --out DIR) even if its directory is owned by another user or writable by others without the sticky bit'
+complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l force-unsafe-dir -d 'Write FILE (and --out DIR) even if its directory is owned by another user or writable by others without the sticky bit; as root, also run a scenario file another user could change (refused otherwise)'
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l check -d 'Parse and plan only: show the tasks as they would run (masks trimmed), run nothing'
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -l force -d 'Run real-time tasks that never sleep and could take every CPU (a FIFO/RR 99 one on every CPU, or one per CPU): they can starve the machine'
 complete -c rtshield -n "__fish_rtshield_using_subcommand scenario" -s h -l help -d 'Print help'

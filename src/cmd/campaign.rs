@@ -1,9 +1,9 @@
 //! `rtshield campaign FILE`: arguments and printing only.
 
 use crate::cli::Global;
-use rtshield_safefs::DirPolicy;
+use rtshield_safefs::{DirPolicy, InputTrust};
 use rtshield_text::excerpt::{withhold, Quote};
-use rtshield_text::{out, outln};
+use rtshield_text::{errln, out, outln};
 use rtshield_vocab::InputError;
 use std::path::PathBuf;
 
@@ -32,7 +32,8 @@ pub(crate) struct Args {
     /// Directory for the runs and the report [default: ./rtshield-results/campaign-NAME-<UTC timestamp>/].
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
-    /// Write into --out even if other users can write there.
+    /// Write into --out even if other users can write there; as root, also take a
+    /// campaign FILE another user could change (refused otherwise).
     #[arg(long)]
     pub(crate) force_unsafe_dir: bool,
     /// Show each run's own output.
@@ -42,12 +43,29 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let name = args.file.display().to_string();
-    let (bytes, public) = rtshield_safefs::read_input_public(&args.file, 1 << 20)
-        .map_err(|e| InputError::new(e.to_string()))?;
-    let text =
-        rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
+    // As root, a campaign file another user could change is refused: it
+    // chooses the loads, isolation and outputs root runs (round 5 (A), F07).
+    let trust = if args.dry_run {
+        InputTrust::Warn
+    } else if args.force_unsafe_dir {
+        InputTrust::Accept
+    } else {
+        InputTrust::Refuse
+    };
+    let input = rtshield_safefs::read_trusted_input(
+        &args.file,
+        1 << 20,
+        trust,
+        "its loads, isolation, runs and outputs",
+    )
+    .map_err(|e| InputError::new(e.to_string()))?;
+    if let Some(w) = &input.warning {
+        errln!("rtshield: warning: {w}");
+    }
+    let text = rtshield_text::decode_utf8(input.bytes)
+        .map_err(|e| InputError::at(&name, e.line, e.col, e))?;
     // An error quotes the file only if every user may read it.
-    let quote = if public {
+    let quote = if input.public {
         Quote::Allowed
     } else {
         Quote::Withheld

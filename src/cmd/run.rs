@@ -26,7 +26,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "DIR")]
     pub(crate) out: Option<PathBuf>,
     /// Write into --out even if it is owned by another user or writable by
-    /// others without the sticky bit.
+    /// others without the sticky bit; as root, also take a CONFIG another user
+    /// could change (refused otherwise: it chooses what root runs).
     #[arg(long)]
     pub(crate) force_unsafe_dir: bool,
     /// Measure this long, whatever lifetime.duration says (`30s`, `10min`, `1d`).

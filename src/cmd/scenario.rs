@@ -1,6 +1,7 @@
 //! `rtshield scenario`: run a lollobrigida scenario on the real kernel.
 
 use crate::cli::Global;
+use rtshield_safefs::InputTrust;
 use rtshield_scenario::parse_bytes;
 use rtshield_scenario::Scenario;
 use rtshield_scenario::{fmt_ns, render_balance, table_with_text_cols};
@@ -18,10 +19,26 @@ pub(crate) const SCENARIO_FILE_LIMIT: u64 = 4 << 20;
 
 /// Read a scenario file (a regular file of at most
 /// [`SCENARIO_FILE_LIMIT`] bytes, never a FIFO or device) and parse it.
-/// Shared by `scenario` and `simulate`.
-pub(crate) fn read_scenario(path: &Path) -> anyhow::Result<Scenario> {
-    let (bytes, public) = rtshield_safefs::read_input_public(path, SCENARIO_FILE_LIMIT)
-        .map_err(|e| InputError::new(format!("cannot read scenario: {e}")))?;
+/// Shared by `scenario` and `simulate`. `trust`: `None` for `simulate`,
+/// which runs nothing (the file is a data input: no link followed, the
+/// rule of a directory others control); `Some` for `scenario`, whose
+/// tasks root runs: as root, a file another user could change is a
+/// trusted input (round 5 (A), F07).
+pub(crate) fn read_scenario(path: &Path, trust: Option<InputTrust>) -> anyhow::Result<Scenario> {
+    let read =
+        |e: rtshield_safefs::SafeError| InputError::new(format!("cannot read scenario: {e}"));
+    let (bytes, public) = match trust {
+        None => rtshield_safefs::read_input_public(path, SCENARIO_FILE_LIMIT).map_err(read)?,
+        Some(t) => {
+            let input =
+                rtshield_safefs::read_trusted_input(path, SCENARIO_FILE_LIMIT, t, "its tasks")
+                    .map_err(read)?;
+            if let Some(w) = &input.warning {
+                errln!("rtshield: warning: {w}");
+            }
+            (input.bytes, input.public)
+        }
+    };
     let name = path.display().to_string();
     // An error quotes the file only if every user may read it.
     let quote = if public {
@@ -40,7 +57,8 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE")]
     pub(crate) json: Option<PathBuf>,
     /// Write FILE (and --out DIR) even if its directory is owned by another user or
-    /// writable by others without the sticky bit.
+    /// writable by others without the sticky bit; as root, also run a scenario file
+    /// another user could change (refused otherwise).
     #[arg(long)]
     pub(crate) force_unsafe_dir: bool,
     /// Write DIR/balance.json and DIR/balance.txt.
@@ -100,7 +118,14 @@ pub(crate) fn run(args: Args, g: &Global) -> anyhow::Result<i32> {
             );
         }
     }
-    let scenario = read_scenario(&args.file)?;
+    let trust = if args.check {
+        InputTrust::Warn
+    } else if args.force_unsafe_dir {
+        InputTrust::Accept
+    } else {
+        InputTrust::Refuse
+    };
+    let scenario = read_scenario(&args.file, Some(trust))?;
     let loops_per_us = match args.rt_share {
         Some(share) => {
             let l = scenario

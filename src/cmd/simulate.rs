@@ -192,7 +192,7 @@ fn config(a: &Args) -> anyhow::Result<(SimConfig, Vec<BalancerKind>)> {
 
 pub(crate) fn run(args: Args, _g: &Global) -> anyhow::Result<i32> {
     let (cfg, kinds) = config(&args)?;
-    let mut scenario = super::scenario::read_scenario(&args.file)?;
+    let mut scenario = super::scenario::read_scenario(&args.file, None)?;
     if let Some(l) = args.loops_per_us {
         scenario.globals.loops_per_us = Some(l);
     }

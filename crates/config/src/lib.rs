@@ -66,20 +66,41 @@ impl Machine {
     }
 }
 
-/// Read and check a configuration file.
+/// Read and check a configuration file (as [`load_trusted`] with
+/// [`InputTrust::Accept`](rtshield_safefs::InputTrust), its warning dropped).
 pub fn load(path: &Path, machine: &Machine) -> anyhow::Result<Config> {
+    Ok(load_trusted(path, machine, rtshield_safefs::InputTrust::Accept)?.0)
+}
+
+/// Read and check a configuration file. It names the programs, loads and
+/// output paths root runs and writes, so as root it is a trusted input
+/// (`rtshield_safefs::read_trusted_input`, adversary round 5 (A), F01):
+/// one another user could change is refused under
+/// [`InputTrust::Refuse`](rtshield_safefs::InputTrust), else read with the
+/// warning returned.
+pub fn load_trusted(
+    path: &Path,
+    machine: &Machine,
+    trust: rtshield_safefs::InputTrust,
+) -> anyhow::Result<(Config, Option<String>)> {
     let name = path.display().to_string();
     // A regular file only, bounded: a FIFO or device is refused without blocking.
-    let (bytes, public) = rtshield_safefs::read_input_public(path, rtshield_safefs::INPUT_LIMIT)
-        .map_err(|e| InputError::new(e.to_string()))?;
-    let text =
-        rtshield_text::decode_utf8(bytes).map_err(|e| InputError::at(&name, e.line, e.col, e))?;
+    let input = rtshield_safefs::read_trusted_input(
+        path,
+        rtshield_safefs::INPUT_LIMIT,
+        trust,
+        "its programs, loads and output paths",
+    )
+    .map_err(|e| InputError::new(e.to_string()))?;
+    let text = rtshield_text::decode_utf8(input.bytes)
+        .map_err(|e| InputError::at(&name, e.line, e.col, e))?;
     // An error quotes the file only if every user may read it.
-    let quote = if public {
+    let quote = if input.public {
         Quote::Allowed
     } else {
         Quote::Withheld
     };
-    model::parse(&name, &text, machine)
-        .map_err(|e| InputError::new(withhold(&e.0, &name, quote)).into())
+    let cfg = model::parse(&name, &text, machine)
+        .map_err(|e| InputError::new(withhold(&e.0, &name, quote)))?;
+    Ok((cfg, input.warning))
 }

@@ -468,7 +468,7 @@ fn write_report(
         Some(o) => o,
         None => {
             // Missing parents are created through the path layer.
-            match SafeDir::create_new_with_parents(dir, 0o755) {
+            match SafeDir::create_new_with_parents(dir, 0o755, policy) {
                 Ok(d) => OutDir {
                     dir: d,
                     old: Vec::new(),

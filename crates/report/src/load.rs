@@ -242,6 +242,9 @@ pub(crate) fn load_one(p: &Path, budget: &InputBudget) -> anyhow::Result<Run> {
         (Some(d), Format::Rtshield) => {
             let tp = d.join("timeline.csv");
             match std::fs::metadata(&tp) {
+                // A run directory with a manifest: only the timeline its
+                // run wrote (round 5 (A), F17).
+                Ok(m) if m.is_file() && !written_by_the_run(d, &tp, m.len()) => None,
                 Ok(m) if m.is_file() => {
                     budget.take(m.len(), &tp)?;
                     let (tl, got) = Timeline::read(&tp)?;
@@ -330,5 +333,29 @@ fn unique_labels(runs: &mut [Run]) {
         }
         seen.push(l.clone());
         r.label = l;
+    }
+}
+
+/// Whether the file `path` of the run directory `dir` is one its run
+/// wrote, as it wrote it: always, without a manifest (an older rtshield's
+/// directory); else it must be listed with its size. A file that is not
+/// is left out with a warning (round 5 (A), F17).
+fn written_by_the_run(dir: &Path, path: &Path, size: u64) -> bool {
+    let Some(listed) = rtshield_results::run_files::listed(dir) else {
+        return true;
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    match rtshield_results::run_files::check_listed(&listed, &name, size) {
+        Ok(()) => true,
+        Err(why) => {
+            rtshield_text::errln!(
+                "rtshield: warning: {}: {why}; left out of the report",
+                path.display()
+            );
+            false
+        }
     }
 }

@@ -27,6 +27,7 @@ mod merge;
 mod noise;
 mod ranges;
 mod read;
+pub mod run_files;
 mod schema;
 mod secrets;
 mod statrec;

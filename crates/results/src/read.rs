@@ -63,8 +63,11 @@ pub fn read_json(path: impl AsRef<Path>) -> Result<RunResult, ReadError> {
     // Bounded, regular files only: a FIFO or /dev/zero planted where a
     // result is expected (`run --resume DIR`) must not block or fill memory.
     let (bytes, public) = rtshield_safefs::read_input_public(path, rtshield_safefs::INPUT_LIMIT)
-        .map_err(|e| {
-            ReadError::Io {
+        .map_err(|e| match e {
+            // A link, or a file planted in a directory others control
+            // (round 5 (A), F04): the path layer's refusal, an input error.
+            e if e.is_refusal() => ReadError::Invalid(InputError(e.to_string())),
+            e => ReadError::Io {
                 path: path.to_path_buf(),
                 // The variant names the path: keep only the reason, so the
                 // message says the path once.
@@ -72,7 +75,7 @@ pub fn read_json(path: impl AsRef<Path>) -> Result<RunResult, ReadError> {
                     rtshield_safefs::SafeError::Io { err, .. } => err,
                     other => std::io::Error::other(other.to_string()),
                 },
-            }
+            },
         })?;
     let text = rtshield_text::decode_utf8(bytes).map_err(|e| invalid(path, e.line, e.col, e))?;
     parse_json(&text, path).map_err(|e| match e {

@@ -8,7 +8,7 @@ use crate::print::ConfigPrinter;
 use crate::runner::{self, RunOptions};
 use anyhow::Context;
 use rtshield_config::{Action, Config, Machine};
-use rtshield_safefs::DirPolicy;
+use rtshield_safefs::{DirPolicy, InputTrust};
 use rtshield_sys::Root;
 use rtshield_vocab::InputError;
 use std::path::{Path, PathBuf};
@@ -61,7 +61,17 @@ pub fn run_config(
     // Handlers first: a Ctrl-C from now on still ends in clean-up and files.
     let stop = rtshield_measure::install_signals();
     let machine = Machine::from_root(root, req.fold_cpus).context("cannot read the online CPUs")?;
-    let cfg = rtshield_config::load(&req.config, &machine)?;
+    // As root, a configuration another user could change is refused
+    // (it chooses what root runs and writes), only warned about when
+    // nothing runs (--check) or with --force-unsafe-dir (round 5 (A), F01).
+    let trust = if req.check {
+        InputTrust::Warn
+    } else if req.force_unsafe_dir {
+        InputTrust::Accept
+    } else {
+        InputTrust::Refuse
+    };
+    let (cfg, trust_warning) = rtshield_config::load_trusted(&req.config, &machine, trust)?;
     if req.duration_ns == Some(0) {
         return Err(InputError::new("--duration 0: must be > 0").into());
     }
@@ -76,7 +86,7 @@ pub fn run_config(
         .into());
     }
     let mut warnings = check_warnings(&cfg);
-    warnings.extend(trust_warning(&req.config, &cfg));
+    warnings.extend(trust_warning);
     if req.check {
         printer.checked(&cfg, &warnings, req.duration_ns.or(cfg.duration_ns()));
         return Ok(0);
@@ -182,29 +192,6 @@ pub fn check_warnings(cfg: &Config) -> Vec<String> {
         }
     }
     w
-}
-
-/// Round-2 note N3: as root, a configuration whose programs root will
-/// run, in a file another user could have written (owned by them, or
-/// writable by others, or below a directory they can change): a warning
-/// naming why, before anything runs. A warning, not a refusal: running a
-/// colleague's configuration with `sudo` is what the file is for, and the
-/// administrator chose it; the warning says whose commands root runs
-/// (docs/security.md, "Configuration files").
-pub(crate) fn trust_warning(path: &Path, cfg: &Config) -> Option<String> {
-    let commands = cfg
-        .programs
-        .iter()
-        .any(|p| matches!(p.action, Action::Command(_)));
-    if !commands || !rtshield_sys::is_root() {
-        return None;
-    }
-    let why = rtshield_safefs::trusted_path(path).err()?;
-    Some(format!(
-        "{}: its program commands run as root, but {why}: whoever can change it chooses \
-         what root runs (check the file, or keep it in a directory only root can write)",
-        cfg.file
-    ))
 }
 
 /// Whether `prog` would be found: a path that exists, or a name in `$PATH`.

@@ -32,10 +32,33 @@ pub(crate) fn open_output(
     stamp: &str,
     policy: DirPolicy,
 ) -> anyhow::Result<SafeDir> {
-    output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(|e| match out {
-        Some(_) => refusal(e.for_option("--out")),
-        None => refusal(e),
-    })
+    let dir =
+        output_dir(out, Path::new("rtshield-results"), stamp, policy).map_err(|e| match out {
+            Some(_) => refusal(e.for_option("--out")),
+            None => refusal(e),
+        })?;
+    // A directory used again: the earlier run's files go, what else is
+    // there is not taken as this run's (round 5 (A), F17).
+    let left = rtshield_results::run_files::begin(&dir);
+    if !left.is_empty() {
+        rtshield_text::errln!(
+            "rtshield: warning: {} already holds {} that this run did not write (left as they \
+             are; readers of the directory take only the files of {})",
+            dir.path().display(),
+            left.join(", "),
+            rtshield_results::run_files::RUN_MANIFEST
+        );
+    }
+    Ok(dir)
+}
+
+/// Write the run directory's manifest, last (round 5 (A), F17); a failure
+/// is a warning (the results are written; readers then read the directory
+/// as an older rtshield's).
+pub(crate) fn write_manifest(dir: &SafeDir) {
+    if let Err(e) = rtshield_results::run_files::finish(dir) {
+        rtshield_text::errln!("rtshield: warning: {e}");
+    }
 }
 
 /// A [`SafeError`] as an error: refusals are input errors (exit 2).
@@ -316,6 +339,7 @@ pub(crate) fn measure_and_write(
         }
     }
     let missing = w.finish();
+    write_manifest(&dir);
     Ok(Written {
         measurement: m,
         result,

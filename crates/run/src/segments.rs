@@ -468,6 +468,9 @@ impl<'a> Run<'a> {
         };
         let (ex, w) = (&self.obs.exports, &mut self.obs.writer);
         w.write(ex, &res, self.dir.clone(), &self.dir_path);
+        if let Some(d) = &self.dir {
+            pipeline::write_manifest(d);
+        }
         self.results.push((self.dir_path.clone(), res));
         Ok(finished.then_some(end_reason))
     }

@@ -146,10 +146,17 @@ impl SafeDir {
     }
 
     /// [`SafeDir::create_new`], creating missing parents first (each with
-    /// `mode`, through the path layer).
-    pub fn create_new_with_parents(path: &Path, mode: u32) -> Result<SafeDir> {
+    /// `mode`, through the path layer). Under any `policy` but
+    /// [`DirPolicy::AllowUnsafe`], every directory is created only in a
+    /// parent that passes the rules of an output directory (F22).
+    pub fn create_new_with_parents(path: &Path, mode: u32, policy: DirPolicy) -> Result<SafeDir> {
         let (parent, name) = resolve::split_file(path)?;
-        let parent = SafeDir::open_or_create(&parent, mode, DirPolicy::AllowUnsafe)?;
+        let guard = policy != DirPolicy::AllowUnsafe;
+        let (fd, _) = resolve::open_or_create_dir(&parent, mode, guard)?;
+        if guard {
+            resolve::check_mkdir_parent(&fd, &parent, path)?;
+        }
+        let parent = SafeDir { fd, path: parent };
         let mut d = parent.create_subdir(&name, mode)?;
         d.path = path.to_path_buf();
         Ok(d)
@@ -160,8 +167,13 @@ impl SafeDir {
     /// link followed, `..` refused). The final directory is checked against
     /// `policy` (one just created is the caller's own and passes); one that
     /// existed has the directories above it checked as in [`SafeDir::open`].
+    /// Under any `policy` but [`DirPolicy::AllowUnsafe`], a missing
+    /// directory is created only in a parent that passes the rules of an
+    /// output directory (owned by root or the caller, not writable by
+    /// others unless sticky; adversary round 5 (A), F22).
     pub fn open_or_create(path: &Path, mode: u32, policy: DirPolicy) -> Result<SafeDir> {
-        let (fd, created) = resolve::open_or_create_dir(path, mode)?;
+        let (fd, created) =
+            resolve::open_or_create_dir(path, mode, policy != DirPolicy::AllowUnsafe)?;
         check_fd(&fd, path, policy)?;
         if !created {
             check_above(&fd, path, policy)?;

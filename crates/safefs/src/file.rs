@@ -178,7 +178,7 @@ impl SafeDir {
 
 /// Which file a path led to: device and inode (to check that two opens
 /// reached the same file).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct FileId {
     /// Device.
     pub dev: u64,
@@ -219,6 +219,28 @@ impl SafeDir {
             }));
         };
         Err(SafeError::Untrusted { path: p, why })
+    }
+
+    /// The regular files of this directory (never following a link), each
+    /// with its identity and size: what a run directory's manifest is made
+    /// of (crate `results`, module `run_files`).
+    pub fn regular_files(&self) -> Result<std::collections::BTreeMap<String, (FileId, u64)>> {
+        let mut out = std::collections::BTreeMap::new();
+        for name in self.list()? {
+            if check_name(&name).is_err() {
+                continue;
+            }
+            if let Ok(st) = rfs::statat(&self.fd, name.as_str(), AtFlags::SYMLINK_NOFOLLOW) {
+                if st.st_mode & libc::S_IFMT == libc::S_IFREG {
+                    let id = FileId {
+                        dev: st.st_dev,
+                        ino: st.st_ino,
+                    };
+                    out.insert(name, (id, st.st_size as u64));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// This directory's device and inode.

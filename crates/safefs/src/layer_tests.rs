@@ -128,7 +128,9 @@ fn a_directory_is_created_in_another_place_as_our_own_and_checked_when_it_exists
     let t = tempfile::tempdir().unwrap();
     let open = t.path().join("open");
     std::fs::create_dir(&open).unwrap();
-    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    // Sticky, like /tmp: a directory others can write, where one may be
+    // created (a non-sticky one is refused since round 5 (A), F22).
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o1777)).unwrap();
     // The new directory is ours (mode as asked) and held by descriptor.
     let d = SafeDir::open_or_create(&open.join("new/deeper"), 0o755, DirPolicy::Strict).unwrap();
     d.write("f", b"x").unwrap();
@@ -356,10 +358,14 @@ fn an_existing_directory_below_a_directory_others_can_write_is_refused_as_root()
             std::fs::read_to_string(lab.join("r1/results.json")).unwrap(),
             "precious"
         );
-        // Allowed: a new directory (root's own, held by descriptor), and
-        // `--force-unsafe-dir`.
+        // A new directory is not made there either (round 5 (A), F22:
+        // whoever can write `lab` could rename or replace it), but
+        // `--force-unsafe-dir` allows both.
         let new = lab.join(format!("new-{mode:o}"));
-        SafeDir::open_or_create(&new, 0o755, DirPolicy::Strict).unwrap();
+        let e = SafeDir::open_or_create(&new, 0o755, DirPolicy::Strict).unwrap_err();
+        assert!(e.to_string().contains("would be created in"), "{e}");
+        assert!(!new.exists());
+        SafeDir::open_or_create(&new, 0o755, DirPolicy::AllowUnsafe).unwrap();
         SafeDir::open(&lab.join("r1"), DirPolicy::AllowUnsafe).unwrap();
     }
     // Sticky (like /tmp): others cannot rename root's entries.

@@ -29,6 +29,7 @@ mod ancestors;
 mod dir;
 mod error;
 mod file;
+mod input;
 mod paths;
 mod read;
 mod resolve;
@@ -38,6 +39,7 @@ mod trust;
 pub use dir::{DirPolicy, Entry, SafeDir};
 pub use error::{check_name, Result, SafeError};
 pub use file::FileId;
+pub use input::{read_trusted_input, InputTrust, TrustedInput};
 pub use paths::{file_parts, open_file_dir, output_dir, split_file_path, temp_target, write_file};
 pub use read::{read_input, read_input_public, INPUT_LIMIT};
 pub use temp::{reap_dead, temp_parents, PrivateDir, TempParents, OWNER_FILE};
@@ -45,5 +47,7 @@ pub use trust::trusted_path;
 
 #[cfg(test)]
 mod layer_tests;
+#[cfg(test)]
+mod round5a_tests;
 #[cfg(test)]
 mod tests;

@@ -69,7 +69,7 @@ impl SafeDir {
 }
 
 /// Read an open file that must be regular, at most `limit` bytes.
-fn read_regular(fd: OwnedFd, p: &Path, limit: u64) -> Result<Vec<u8>> {
+pub(crate) fn read_regular(fd: OwnedFd, p: &Path, limit: u64) -> Result<Vec<u8>> {
     let st = rfs::fstat(&fd).map_err(|e| io_err(p, e))?;
     if st.st_mode & libc::S_IFMT != libc::S_IFREG {
         return Err(io_err(
@@ -109,40 +109,30 @@ fn read_regular(fd: OwnedFd, p: &Path, limit: u64) -> Result<Vec<u8>> {
 /// Default size limit for user input files (report inputs, configurations, imports): 256 MiB.
 pub const INPUT_LIMIT: u64 = 256 << 20;
 
-/// Read a user-supplied input file: it must be a regular file (a FIFO,
-/// device or directory is refused without blocking), at most `limit` bytes.
+/// Read a user-supplied data input (a result, a timeline, a cyclictest
+/// file): it must be a regular file (a FIFO, device or directory is
+/// refused without blocking), at most `limit` bytes; no symbolic link is
+/// followed anywhere in `path`, and in a directory another user owns or
+/// others may write, only a file that user could read is read (module
+/// `input`; adversary round 5 (A), F04).
 pub fn read_input(path: &Path, limit: u64) -> Result<Vec<u8>> {
-    let fd = rfs::open(
-        path,
-        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK,
-        Mode::empty(),
-    )
-    .map_err(|e| io_err(path, e))?;
-    read_regular(fd, path, limit)
+    crate::input::read_data(path, limit)
 }
 
 /// [`read_input`], and whether every user of the machine may read the
 /// file: it gives read permission to others and every directory above it
-/// (its real path, links resolved, checked to be the file opened) gives
-/// search permission to others. Only such a file's text may be quoted in
-/// an error message (crate `text`, module `excerpt`): root must not show,
-/// in a message about a path another user chose, a file that user could
-/// not read.
+/// (its real path, checked to be the file opened) gives search permission
+/// to others. Only such a file's text may be quoted in an error message
+/// (crate `text`, module `excerpt`): root must not show, in a message
+/// about a path another user chose, a file that user could not read.
 pub fn read_input_public(path: &Path, limit: u64) -> Result<(Vec<u8>, bool)> {
-    let fd = rfs::open(
-        path,
-        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NONBLOCK,
-        Mode::empty(),
-    )
-    .map_err(|e| io_err(path, e))?;
-    let public = readable_by_everyone(&fd, path);
-    Ok((read_regular(fd, path, limit)?, public))
+    crate::input::read_data_public(path, limit)
 }
 
 /// Whether others may read the open file and search every directory
 /// above it. The real path is the file opened only if it names the same
 /// inode: a link swapped in between makes the answer "no" (nothing quoted).
-fn readable_by_everyone(fd: &OwnedFd, path: &Path) -> bool {
+pub(crate) fn readable_by_everyone(fd: &OwnedFd, path: &Path) -> bool {
     let Ok(st) = rfs::fstat(fd) else {
         return false;
     };

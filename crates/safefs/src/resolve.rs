@@ -63,6 +63,17 @@ impl Parsed {
 /// Cut `path` into components: `""` and `.` dropped, `..` refused, an
 /// empty path refused.
 pub(crate) fn parse(path: &Path) -> Result<Parsed> {
+    parse_with(path, false)
+}
+
+/// [`parse`] for a path that is only read: `..` is kept as a component.
+/// No link is followed anywhere, so a `..` climbs only real directories
+/// (it cannot climb out of where a link led); `report ../run1` is common.
+pub(crate) fn parse_input(path: &Path) -> Result<Parsed> {
+    parse_with(path, true)
+}
+
+fn parse_with(path: &Path, dotdot: bool) -> Result<Parsed> {
     let bytes = path.as_os_str().as_bytes();
     if bytes.is_empty() {
         return Err(bad(path, "an empty path names no directory"));
@@ -71,6 +82,7 @@ pub(crate) fn parse(path: &Path) -> Result<Parsed> {
     for c in bytes.split(|b| *b == b'/') {
         match c {
             b"" | b"." => {}
+            b".." if dotdot => names.push(c.to_vec()),
             b".." => {
                 return Err(bad(
                     path,
@@ -119,9 +131,18 @@ fn start(p: &Parsed, path: &Path) -> Result<OwnedFd> {
 
 /// Open the existing directory `path`, following no link anywhere in it.
 pub(crate) fn open_dir(path: &Path) -> Result<OwnedFd> {
-    let p = parse(path)?;
+    open_parsed(path, &parse(path)?)
+}
+
+/// [`open_dir`] for a directory only read from: `..` allowed
+/// ([`parse_input`]).
+pub(crate) fn open_input_dir(path: &Path) -> Result<OwnedFd> {
+    open_parsed(path, &parse_input(path)?)
+}
+
+fn open_parsed(path: &Path, p: &Parsed) -> Result<OwnedFd> {
     if p.names.is_empty() {
-        return start(&p, path);
+        return start(p, path);
     }
     if !NO_OPENAT2.load(Ordering::Relaxed) {
         let how = ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS;
@@ -134,11 +155,11 @@ pub(crate) fn open_dir(path: &Path) -> Result<OwnedFd> {
                 NO_OPENAT2.store(true, Ordering::Relaxed)
             }
             // A link: ELOOP in the middle, ENOTDIR (O_DIRECTORY) at the end.
-            Err(e @ (Errno::LOOP | Errno::NOTDIR)) => return Err(explain(path, &p, e)),
+            Err(e @ (Errno::LOOP | Errno::NOTDIR)) => return Err(explain(path, p, e)),
             Err(e) => return Err(io_err(path, e)),
         }
     }
-    walk(path, &p)
+    walk(path, p)
 }
 
 /// [`open_dir`] by the component walk only (what kernels without
@@ -210,7 +231,13 @@ fn explain(path: &Path, p: &Parsed, e: Errno) -> SafeError {
 /// refused (the caller checks the final one against its policy anyway).
 /// Also says whether the last directory was created here (else it existed,
 /// or someone else created it meanwhile).
-pub(crate) fn open_or_create_dir(path: &Path, mode: u32) -> Result<(OwnedFd, bool)> {
+///
+/// With `guard`, a directory is created only in a parent that passes the
+/// rules of an output directory (owned by root or the caller, not
+/// writable by others unless sticky; adversary round 5 (A), F22): in
+/// another user's directory, that user could rename or replace what root
+/// made there, and the next command to use the path would get theirs.
+pub(crate) fn open_or_create_dir(path: &Path, mode: u32, guard: bool) -> Result<(OwnedFd, bool)> {
     match open_dir(path) {
         Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
         r => return r.map(|fd| (fd, false)),
@@ -228,6 +255,9 @@ pub(crate) fn open_or_create_dir(path: &Path, mode: u32) -> Result<(OwnedFd, boo
             Err(e) if e.io_kind() == Some(std::io::ErrorKind::NotFound) => {}
             Err(e) => return Err(e),
         }
+        if guard {
+            check_mkdir_parent(&cur, &p.prefix(i), path)?;
+        }
         let made = match rfs::mkdirat(&cur, OsStr::from_bytes(name), Mode::from_raw_mode(mode)) {
             Ok(()) => true,
             // Created meanwhile by someone else: opened (and checked by the
@@ -244,6 +274,29 @@ pub(crate) fn open_or_create_dir(path: &Path, mode: u32) -> Result<(OwnedFd, boo
         cur = fd;
     }
     Ok((cur, made_last))
+}
+
+/// Refuse to create a directory (the missing part of `path`) inside the
+/// open directory `parent` (shown as `shown`) unless it is root's or the
+/// caller's and writable by nobody else, or sticky.
+pub(crate) fn check_mkdir_parent(parent: &OwnedFd, shown: &Path, path: &Path) -> Result<()> {
+    let st = rfs::fstat(parent).map_err(|e| io_err(shown, e))?;
+    let mode = st.st_mode & 0o7777;
+    let who = if !crate::dir::trusted_owner(st.st_uid) {
+        format!("is owned by uid {} (mode {mode:o})", st.st_uid)
+    } else if mode & 0o022 != 0 && mode & 0o1000 == 0 {
+        format!("is writable by others (mode {mode:o}) and has no sticky bit")
+    } else {
+        return Ok(());
+    };
+    Err(SafeError::Unsafe {
+        path: path.to_path_buf(),
+        why: format!(
+            "it does not exist and would be created in {}, which {who}: that user could \
+             rename or replace what rtshield creates there",
+            shown.display()
+        ),
+    })
 }
 
 /// Give a directory this process just made exactly `mode` (mkdir applies
@@ -269,10 +322,22 @@ pub(crate) fn set_own_dir_mode(fd: &OwnedFd, shown: &Path, mode: u32) -> Result<
 /// last component, after the same normalisation: `a/./b` is `a` + `b`, a
 /// trailing `/` or `/.` is refused (a file name is needed), `..` refused.
 pub(crate) fn split_file(path: &Path) -> Result<(PathBuf, String)> {
-    let p = parse(path)?;
+    split_parsed(path, parse(path)?)
+}
+
+/// [`split_file`] for a file only read: `..` allowed in its directory.
+pub(crate) fn split_input_file(path: &Path) -> Result<(PathBuf, String)> {
+    split_parsed(path, parse_input(path)?)
+}
+
+fn split_parsed(path: &Path, p: Parsed) -> Result<(PathBuf, String)> {
     let bytes = path.as_os_str().as_bytes();
     let ends_as_dir = bytes.ends_with(b"/") || bytes.ends_with(b"/.") || bytes == b".";
-    let Some(last) = p.names.last().filter(|_| !ends_as_dir) else {
+    let Some(last) = p
+        .names
+        .last()
+        .filter(|l| !ends_as_dir && l.as_slice() != b"..")
+    else {
         return Err(bad(path, "it names a directory, not a file"));
     };
     let name = std::str::from_utf8(last)

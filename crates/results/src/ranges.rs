@@ -127,12 +127,19 @@ fn check_thread(field: &str, t: &ThreadResult) -> Result<(), String> {
             "{field}.period_ns = {p} is out of range (at most {MAX_SPAN_NS} ns)"
         ));
     }
-    if !t.avg_ns.is_finite() {
-        return Err(format!("{field}.avg_ns is not a finite number"));
+    // Null (unknown: a thread that measured nothing) is in range.
+    if let Some(a) = t.avg_ns {
+        if !a.is_finite() {
+            return Err(format!("{field}.avg_ns is not a finite number"));
+        }
+        check_mean(&format!("{field}.avg_ns"), a)?;
     }
-    check_mean(&format!("{field}.avg_ns"), t.avg_ns)?;
-    check_latency(&format!("{field}.min_ns"), t.min_ns)?;
-    check_latency(&format!("{field}.max_ns"), t.max_ns)?;
+    if let Some(m) = t.min_ns {
+        check_latency(&format!("{field}.min_ns"), m)?;
+    }
+    if let Some(m) = t.max_ns {
+        check_latency(&format!("{field}.max_ns"), m)?;
+    }
     if let Some(c) = t.cur_ns {
         check_latency(&format!("{field}.cur_ns"), c)?;
     }

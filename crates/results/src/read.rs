@@ -200,9 +200,7 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
         )))
     })?;
     for t in &mut r.threads {
-        if let Some(sp) = &mut t.split {
-            sp.forget_placeholders();
-        }
+        t.forget_placeholders();
     }
     // A file written by an older rtshield may hold a store's password in
     // its command line: it goes no further (report, export, store).

@@ -278,7 +278,7 @@ fn check_noise(n: &NoiseResult) -> Result<(), String> {
         for (name, v) in [
             ("runtime_ns", Some(c.runtime_ns)),
             ("noise_ns", Some(c.noise_ns)),
-            ("max_single_ns", Some(c.max_single_ns)),
+            ("max_single_ns", c.max_single_ns),
             ("min_gap_ns", c.min_gap_ns),
             ("steal_ns", c.steal_ns),
             ("unexplained_ns", c.unexplained_ns),

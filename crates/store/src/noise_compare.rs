@@ -197,7 +197,7 @@ mod tests {
                 runtime_ns: 1_000_000_000,
                 noise_ns: events * len_ns,
                 available_pct: None,
-                max_single_ns: len_ns,
+                max_single_ns: Some(len_ns),
                 events,
                 lost: 0,
                 iterations: 1,
@@ -283,7 +283,7 @@ mod tests {
         t.histogram.as_mut().unwrap().overflow = long.len() as u64;
         let c = &mut r.noise.as_mut().unwrap().cpus[0];
         c.noise_ns += long.iter().sum::<u64>();
-        c.max_single_ns = *long.iter().max().unwrap();
+        c.max_single_ns = long.iter().max().copied();
         let res = rtshield_results::NOISE_TAIL_RESOLUTION_NS;
         let mut counts: Vec<[u64; 2]> = Vec::new();
         for v in long {

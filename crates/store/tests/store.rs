@@ -595,7 +595,10 @@ fn a_thread_without_samples_is_stored_as_null() {
     assert!(thread_row(&p, 0).2.is_some());
     let list = s.list(&Selector::all()).unwrap();
     let ts = &list[0].threads;
-    assert_eq!((ts[1].min_ns, ts[1].avg_ns, ts[1].max_ns), (None, None, None));
+    assert_eq!(
+        (ts[1].min_ns, ts[1].avg_ns, ts[1].max_ns),
+        (None, None, None)
+    );
     assert_eq!(list[0].worst_max(), r.threads[0].max_ns);
     assert_eq!(s.results(&[1]).unwrap()[0], r);
 }

@@ -455,11 +455,12 @@ fn noise_figures(s: &mut String, n: &crate::NoiseResult, stamp: &str, dialect: D
         "Longest single noise event.",
     );
     for c in n.cpus.iter().filter(|c| c.events > 0) {
+        let Some(m) = c.max_single_ns else { continue };
         let _ = writeln!(
             s,
             "rtshield_noise_max_single_seconds{{{}}} {}{stamp}",
             cpu_label(c.cpu),
-            secs_exact(i128::from(c.max_single_ns))
+            secs_exact(i128::from(m))
         );
     }
     type Counter = (
@@ -603,7 +604,7 @@ mod tests {
                 runtime_ns: 1_000_000_000,
                 noise_ns: 47_000,
                 available_pct: Some(99.9953),
-                max_single_ns: 40_000,
+                max_single_ns: Some(40_000),
                 events: 3,
                 lost: 0,
                 iterations: 1_000,

@@ -89,7 +89,9 @@ fn thread(i: u32, g: &Gen) -> ThreadResult {
     t.max_ns = max;
     t.cur_ns = max;
     // Whole hundredths of a µs: what cyclictest's `%.2f` carries.
-    t.avg_ns = min.zip(max).map(|(min, max)| ((min + max) / 20) as f64 * 10.0);
+    t.avg_ns = min
+        .zip(max)
+        .map(|(min, max)| ((min + max) / 20) as f64 * 10.0);
     t.overruns = Some(g.overflow / 2);
     t.missed_periods = Some(g.overflow);
     t.lost = Some(0);

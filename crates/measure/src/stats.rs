@@ -209,7 +209,7 @@ impl ThreadHistograms {
     pub fn corrected(&self) -> Corrected {
         Corrected {
             samples: self.corrected_samples,
-            max_ns: if self.samples == 0 { 0 } else { self.max_ns },
+            max_ns: (self.samples > 0).then_some(self.max_ns),
             percentiles: percentiles(&self.hdr_corrected, self.max_ns),
         }
     }
@@ -458,7 +458,7 @@ mod tests {
         h.record(350_000, 3, 100_000);
         let c = h.corrected();
         assert_eq!(c.samples, 5);
-        assert_eq!(c.max_ns, 350_000);
+        assert_eq!(c.max_ns, Some(350_000));
         // sorted: 10, 50, 150, 250, 350 -> median 150 µs
         let p50 = c.percentiles["50"];
         assert!((p50 - 150_000).abs() <= 150, "{p50}");

@@ -88,7 +88,7 @@ pub fn example_result() -> RunResult {
             percentile_bounds: BTreeMap::new(),
             corrected: Some(Corrected {
                 samples: 10,
-                max_ns: 150_400,
+                max_ns: Some(150_400),
                 percentiles: pct(&[4_703, 20_911]),
             }),
             worst_cases: vec![],

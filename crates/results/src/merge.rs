@@ -49,7 +49,7 @@ fn merge_thread(a: &ThreadResult, b: &ThreadResult) -> Result<ThreadResult, Stri
         (Some(ac), Some(bc)) => {
             let mut c = bc.clone();
             c.samples = ac.samples.saturating_add(bc.samples);
-            c.max_ns = ac.max_ns.max(bc.max_ns);
+            c.max_ns = pick(ac.max_ns, bc.max_ns, i64::max);
             for (k, v) in &ac.percentiles {
                 let e = c.percentiles.entry(k.clone()).or_insert(*v);
                 *e = (*e).max(*v);

@@ -376,6 +376,9 @@ impl ThreadResult {
             (self.min_ns, self.max_ns, self.avg_ns) = (None, None, None);
             self.cur_ns = None;
         }
+        if let Some(c) = self.corrected.as_mut().filter(|c| c.samples == 0) {
+            c.max_ns = None;
+        }
         if let Some(sp) = &mut self.split {
             sp.forget_placeholders();
         }
@@ -513,8 +516,9 @@ impl HistStats {
 pub struct Corrected {
     /// Samples plus the missed periods counted back in.
     pub samples: u64,
-    /// Largest corrected latency, ns.
-    pub max_ns: i64,
+    /// Largest corrected latency, ns; null without a sample (older
+    /// files wrote 0: read back as null).
+    pub max_ns: Option<i64>,
     /// Corrected percentiles, ns, keyed like [`ThreadResult::percentiles`].
     pub percentiles: BTreeMap<String, i64>,
 }

@@ -390,9 +390,9 @@ mod tests {
         assert!(s.contains("smallest gap ?"), "{s}");
         assert!(s.contains("loop ? iterations/us"), "{s}");
         assert!(s.contains("p50 ?, p99 ?, p99.9 ?"), "{s}");
-        // %AVAIL and the untraced class columns.
+        // %AVAIL, the longest gap (none seen) and the untraced class columns.
         let row = s.lines().nth(1).unwrap();
-        assert_eq!(row.matches('?').count(), 6, "{row}");
+        assert_eq!(row.matches('?').count(), 7, "{row}");
         assert!(!s.contains(&u64::MAX.to_string()), "{s}");
         // No histogram known: no histogram text, not an empty one.
         assert!(!s.contains("# noise length histogram"), "{s}");

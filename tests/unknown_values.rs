@@ -409,7 +409,7 @@ fn cyclictest_json_with_a_histogram_stores_what_it_holds() {
 /// wake-up on that CPU): with `zeros`, as rtshield before the figures
 /// became optional wrote it (`min_ns`, `max_ns`, `avg_ns`, `cur_ns` and
 /// the corrected maximum 0 beside `samples` 0), else with null figures.
-fn run_with_an_empty_thread(dir: &Path, zeros: bool) -> PathBuf {
+pub(crate) fn run_with_an_empty_thread(dir: &Path, zeros: bool) -> PathBuf {
     let run = dir.join("run");
     ok(crate::util::command()
         .args(["measure", "--policy", "other", "--period", "100us"])

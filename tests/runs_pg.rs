@@ -726,3 +726,50 @@ fn f10_f03_bad_rows_are_left_out_and_a_uuid_conflict_is_reported() {
     );
     assert!(err.contains("a different run with UUID lab-00000"), "{err}");
 }
+
+/// Issue 22: a thread that measured nothing has NULL figures in
+/// PostgreSQL too, and a version-4 database (min/avg/max NOT NULL, 0 for
+/// such a thread) is migrated to NULL.
+#[test]
+fn a_thread_without_samples_is_null_and_a_version_4_store_forgets_its_zeros() {
+    let Some(pg) = PgServer::start() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let url = pg.url();
+    let run = crate::unknown_values::run_with_an_empty_thread(d.path(), true);
+    ok(runs(&url, &["import"])
+        .arg(run.join("results.json"))
+        .output()
+        .unwrap());
+    let mut c = pg.client();
+    let figures = |c: &mut postgres::Client| {
+        let r = c
+            .query_one(
+                "SELECT min_ns, avg_ns, max_ns FROM threads WHERE idx = 1",
+                &[],
+            )
+            .unwrap();
+        (
+            r.get::<_, Option<i64>>(0),
+            r.get::<_, Option<f64>>(1),
+            r.get::<_, Option<i64>>(2),
+        )
+    };
+    assert_eq!(figures(&mut c), (None, None, None));
+    // Back to version 4: the zeros and the NOT NULL an older rtshield had.
+    c.batch_execute(
+        "UPDATE threads SET min_ns = 0, avg_ns = 0, max_ns = 0 WHERE idx = 1;
+         ALTER TABLE threads ALTER COLUMN min_ns SET NOT NULL,
+             ALTER COLUMN avg_ns SET NOT NULL, ALTER COLUMN max_ns SET NOT NULL;
+         UPDATE meta SET value = '4' WHERE key = 'schema_version'",
+    )
+    .unwrap();
+    assert_eq!(figures(&mut c), (Some(0), Some(0.0), Some(0)));
+    let out = ok(runs(&url, &["show", "1"]).output().unwrap());
+    assert!(out.contains("      ?"), "{out}");
+    assert_eq!(figures(&mut c), (None, None, None));
+    let v: String = c
+        .query_one("SELECT value FROM meta WHERE key = 'schema_version'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v, rtshield_store::SCHEMA_VERSION.to_string());
+}

@@ -403,3 +403,183 @@ fn cyclictest_json_with_a_histogram_stores_what_it_holds() {
     assert_eq!(s.run["duration_s"], 2.0);
     assert_eq!(s.csv("overruns"), "");
 }
+
+/// A short SCHED_OTHER run (no root needed) into `dir`, then a second
+/// thread added that measured nothing (a run stopped before its first
+/// wake-up on that CPU): with `zeros`, as rtshield before the figures
+/// became optional wrote it (`min_ns`, `max_ns`, `avg_ns`, `cur_ns` and
+/// the corrected maximum 0 beside `samples` 0), else with null figures.
+pub(crate) fn run_with_an_empty_thread(dir: &Path, zeros: bool) -> PathBuf {
+    let run = dir.join("run");
+    ok(crate::util::command()
+        .args(["measure", "--policy", "other", "--period", "100us"])
+        .args(["--samples", "300", "-q", "--no-dma-latency", "--no-memlock"])
+        .arg("--out")
+        .arg(&run)
+        .output()
+        .unwrap());
+    let f = run.join("results.json");
+    let mut r: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&f).unwrap()).unwrap();
+    let mut t = r["threads"][0].clone();
+    let fig = |v: serde_json::Value| if zeros { v } else { serde_json::Value::Null };
+    t["index"] = 1.into();
+    t["cpu"] = 2.into();
+    t["samples"] = 0.into();
+    t["min_ns"] = fig(0.into());
+    t["max_ns"] = fig(0.into());
+    t["avg_ns"] = fig(0.0.into());
+    t["cur_ns"] = fig(0.into());
+    t["overruns"] = 0.into();
+    t["missed_periods"] = 0.into();
+    t["percentiles"] = serde_json::json!({});
+    t["worst_cases"] = serde_json::json!([]);
+    t["overflow_cycles"] = serde_json::json!([]);
+    t["histogram"]["counts"] = serde_json::json!([]);
+    t["histogram"]["overflow"] = 0.into();
+    t["corrected"] = serde_json::json!({"samples": 0, "max_ns": fig(0.into()), "percentiles": {}});
+    let le: Vec<serde_json::Value> = t["le_counts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| serde_json::json!([p[0], 0]))
+        .collect();
+    t["le_counts"] = le.into();
+    r["threads"].as_array_mut().unwrap().push(t);
+    std::fs::write(&f, serde_json::to_string_pretty(&r).unwrap()).unwrap();
+    run
+}
+
+fn export_text(run: &Path, format: &str) -> String {
+    ok(crate::util::command()
+        .arg("export")
+        .arg(run)
+        .args(["--format", format])
+        .output()
+        .unwrap())
+}
+
+/// Issue 22, "a number rtshield did not measure is unknown": a thread
+/// that measured nothing has no minimum, mean or maximum. Read back
+/// (results.json with null figures, or an older one with 0 beside
+/// `samples` 0), it is null in results.json, `?` in `report`'s tables and
+/// `runs show`, an empty cell in `runs export --format csv`, null in
+/// cyclictest JSON, and no property, sample line or test in JUnit,
+/// OpenMetrics and KCIDB. (Before: 0 everywhere, but in the CI exports.)
+#[test]
+fn a_thread_without_samples_has_unknown_figures_everywhere() {
+    for zeros in [true, false] {
+        let d = tempfile::tempdir().unwrap();
+        let run = run_with_an_empty_thread(d.path(), zeros);
+        let case = if zeros { "zeros" } else { "nulls" };
+        // results.json as rtshield reads it (`export --format json`).
+        let v: serde_json::Value = serde_json::from_str(&export_text(&run, "json")).unwrap();
+        let t = &v["threads"][1];
+        for k in ["min_ns", "max_ns", "avg_ns", "cur_ns"] {
+            assert!(t[k].is_null(), "{case}: {k} = {}", t[k]);
+        }
+        assert!(t["corrected"]["max_ns"].is_null(), "{case}: {t}");
+        assert!(v["threads"][0]["max_ns"].as_i64().unwrap() > 0, "{case}");
+        // report: summary.csv and summary.md, one column per thread.
+        let out = d.path().join("rep");
+        ok(crate::util::rtshield(&[
+            "report",
+            run.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "--format",
+            "csv,md",
+        ]));
+        let text = std::fs::read_to_string(out.join("summary.csv")).unwrap();
+        let mut rd = csv::ReaderBuilder::new().from_reader(text.as_bytes());
+        let rows: Vec<csv::StringRecord> = rd.records().map(Result::unwrap).collect();
+        let cell = |name: &str, col: usize| {
+            rows.iter()
+                .find(|r| &r[0] == name)
+                .unwrap_or_else(|| panic!("no row {name}: {text}"))[col]
+                .to_string()
+        };
+        for name in ["min (µs)", "avg (µs)", "max (µs)"] {
+            assert_eq!(cell(name, 2), "?", "{case}: {name}: {text}");
+            assert_ne!(cell(name, 1), "?", "{case}: {name}: {text}");
+        }
+        assert_eq!(cell("samples", 2), "0", "{case}");
+        let md = std::fs::read_to_string(out.join("summary.md")).unwrap();
+        let md_max = md.lines().find(|l| l.starts_with("| max (µs)")).unwrap();
+        assert!(md_max.trim_end().ends_with("| ? |"), "{case}: {md_max}");
+        // The store: runs show and runs export.
+        let s = import(d.path(), &run.join("results.json"));
+        let row = s
+            .show
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("thread"))
+            .nth(2)
+            .unwrap_or_else(|| panic!("{}", s.show));
+        let w: Vec<&str> = row.split_whitespace().collect();
+        assert_eq!(
+            (w[2], w[3], w[4], w[9]),
+            ("0", "?", "?", "?"),
+            "{case}: {row}"
+        );
+        let t = &s.run["threads"][1];
+        for k in ["min_ns", "max_ns", "avg_ns"] {
+            assert!(t[k].is_null(), "{case}: stored {k} = {}", t[k]);
+        }
+        let db = d.path().join("runs.db");
+        let csv_text = ok(runs(&db, &["export", "id=1", "--format", "csv"]));
+        let mut rd = csv::ReaderBuilder::new().from_reader(csv_text.as_bytes());
+        let head = rd.headers().unwrap().clone();
+        let rec = rd.records().nth(1).expect("a second thread").unwrap();
+        for k in ["min_ns", "avg_ns", "max_ns"] {
+            let i = head.iter().position(|h| h == k).unwrap();
+            assert_eq!(&rec[i], "", "{case}: {k} in {csv_text}");
+        }
+        // The CI exports.
+        let ct: serde_json::Value =
+            serde_json::from_str(&export_text(&run, "cyclictest-json")).unwrap();
+        for k in ["min", "max", "avg"] {
+            assert!(
+                ct["thread"]["1"][k].is_null(),
+                "{case}: {k}: {}",
+                ct["thread"]["1"]
+            );
+            assert!(ct["thread"]["0"][k].is_number(), "{case}");
+        }
+        let junit = export_text(&run, "junit");
+        for k in ["min_ns", "avg_ns", "max_ns"] {
+            assert!(!junit.contains(&format!("thread1.{k}")), "{case}: {junit}");
+            assert!(junit.contains(&format!("thread0.{k}")), "{case}");
+        }
+        let om = export_text(&run, "openmetrics");
+        for g in [
+            "rtshield_latency_max_seconds",
+            "rtshield_latency_min_seconds",
+        ] {
+            assert!(
+                !om.contains(&format!("{g}{{cpu=\"2\",thread=\"1\"}}")),
+                "{case}: {om}"
+            );
+            assert!(
+                om.contains(&format!("{g}{{cpu=\"1\",thread=\"0\"}}")),
+                "{case}: {om}"
+            );
+        }
+        let k: serde_json::Value = serde_json::from_str(&export_text(&run, "kcidb")).unwrap();
+        let paths: Vec<&str> = k["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["path"].as_str().unwrap())
+            .collect();
+        for s in ["min", "avg", "max"] {
+            assert!(
+                !paths.contains(&format!("rtshield.latency.t1.{s}").as_str()),
+                "{case}: {paths:?}"
+            );
+            assert!(
+                paths.contains(&format!("rtshield.latency.t0.{s}").as_str()),
+                "{case}"
+            );
+        }
+    }
+}

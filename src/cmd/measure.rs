@@ -517,7 +517,11 @@ fn print_summary(
                 .map_or("-".into(), |v| display_units(*v, res).to_string());
             row.push_str(&format!(" {v:>8}"));
         }
-        row.push_str(&format!(" {:>8}", display_units(t.max_ns, res)));
+        // A thread that measured nothing: `?`, never 0.
+        let max = t
+            .max_ns
+            .map_or("?".into(), |m| display_units(m, res).to_string());
+        row.push_str(&format!(" {max:>8}"));
         outln!("{row}");
     }
     outln!();

@@ -511,9 +511,9 @@ mod tests {
             Some(1),
             Some(200_000),
             n,
-            min,
-            max,
-            avg,
+            Some(min),
+            Some(max),
+            Some(avg),
             h,
         )];
         r
@@ -625,14 +625,14 @@ mod tests {
         // its UUID, in another store (as a shared server's row can be).
         let mut st2 = rtshield_store::SqliteStore::memory().unwrap();
         let mut fake = mine.clone();
-        fake.threads[0].max_ns = 1_234;
+        fake.threads[0].max_ns = Some(1_234);
         st2.put(&fake, None).unwrap();
         st2.put(&forged, None).unwrap();
         // Read again from disk: the record outlives the process.
         let ledger = test_ledger(d.path(), &c);
         let own = own_runs(&mut st, &c, &ledger).unwrap();
         assert_eq!(own.len(), 1, "only the run the campaign measured");
-        assert_eq!(own[0].1.threads[0].max_ns, 40_000);
+        assert_eq!(own[0].1.threads[0].max_ns, Some(40_000));
         let kernel = format!("{} {}", own[0].0.kernel, own[0].0.preempt);
         assert_eq!(
             done(&mut st, &c, &ledger, &kernel).unwrap(),
@@ -698,9 +698,12 @@ mod tests {
         let h = t.histogram.as_ref().unwrap();
         assert_eq!(h.counts, vec![[10, 4], [11, 4], [12, 1]]);
         assert_eq!(h.overflow, 2);
-        assert_eq!((t.samples, t.min_ns, t.max_ns), (Some(11), 9_000, 500_000));
+        assert_eq!(
+            (t.samples, t.min_ns, t.max_ns),
+            (Some(11), Some(9_000), Some(500_000))
+        );
         // (20 µs × 5 + 30 µs × 6) / 11
-        assert!((t.avg_ns - 280_000.0 / 11.0).abs() < 1e-6);
+        assert!((t.avg_ns.unwrap() - 280_000.0 / 11.0).abs() < 1e-6);
         assert_eq!(sanitize("cmd:stress-ng --cpu 1"), "cmd_stress-ng_--cpu_1");
     }
 }

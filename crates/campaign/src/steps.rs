@@ -259,11 +259,17 @@ impl Steps<'_, '_> {
                 .max()
                 .map_or("?".into(), |v| format!("{:.1}", v as f64 / 1000.0))
         };
-        let max = r.threads.iter().map(|t| t.max_ns).max().unwrap_or(0) as f64 / 1000.0;
+        // No thread measured anything: the maximum is unknown.
+        let max = r
+            .threads
+            .iter()
+            .filter_map(|t| t.max_ns)
+            .max()
+            .map_or("?".into(), |m| format!("{:.1}", m as f64 / 1000.0));
         // What the measure itself found on the CPUs it measured.
         let detected = r.tags.get("isolation_detected").map_or("?", String::as_str);
         let line = format!(
-            "p50 {} us  p99.9 {} us  max {max:.1} us  [{detected}]",
+            "p50 {} us  p99.9 {} us  max {max} us  [{detected}]",
             p("50"),
             p("99.9"),
         );

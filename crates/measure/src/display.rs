@@ -21,13 +21,15 @@ pub fn display_units_avg(ns: f64, res: u64) -> i64 {
 
 /// One row of the systress table.
 pub fn table_row(t: &ThreadStats, res: u64) -> String {
+    // Before the first sample the figures are placeholders: `?`.
+    let some = t.samples > 0;
     row(
         t.index,
         Some(t.tid),
         Some(t.samples),
-        [t.min_ns, t.max_ns],
-        Some(t.cur_ns),
-        t.avg_ns,
+        [some.then_some(t.min_ns), some.then_some(t.max_ns)],
+        some.then_some(t.cur_ns),
+        some.then_some(t.avg_ns),
         res,
     )
 }
@@ -51,9 +53,9 @@ fn row(
     index: u32,
     tid: Option<i32>,
     samples: Option<u64>,
-    [min, max]: [i64; 2],
+    [min, max]: [Option<i64>; 2],
     cur: Option<i64>,
-    avg: f64,
+    avg: Option<f64>,
     res: u64,
 ) -> String {
     use rtshield_results::or_unknown as q;
@@ -62,10 +64,10 @@ fn row(
         index,
         q(tid, "?"),
         q(samples, "?"),
-        display_units(min, res),
-        display_units(max, res),
+        q(min.map(|v| display_units(v, res)), "?"),
+        q(max.map(|v| display_units(v, res)), "?"),
         q(cur.map(|c| display_units(c, res)), "?"),
-        display_units_avg(avg, res)
+        q(avg.map(|a| display_units_avg(a, res)), "?")
     )
 }
 
@@ -238,11 +240,22 @@ mod tests {
     #[test]
     fn ns_resolution_shows_ns() {
         let t = ThreadStats {
+            samples: 3,
             min_ns: 1234,
             max_ns: 5678,
             avg_ns: 2000.4,
             ..Default::default()
         };
         assert!(table_row(&t, 1).ends_with("1234     5678        0     2000"));
+    }
+
+    /// Issue 22: before the first sample the live table says `?`, not 0.
+    #[test]
+    fn a_thread_without_samples_shows_unknown() {
+        let t = ThreadStats::default();
+        assert_eq!(
+            table_row(&t, 1000),
+            "    0       0        0        ?        ?        ?        ?"
+        );
     }
 }

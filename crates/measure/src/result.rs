@@ -49,11 +49,12 @@ impl Measurement {
                     requested_policy: (t.policy != t.spec.policy).then_some(t.spec.policy),
                     period_ns: Some(t.spec.period_ns),
                     samples: Some(t.exact.lat.count),
-                    min_ns: t.exact.min_or0(),
-                    max_ns: t.exact.max_or0(),
-                    // No sample yet: no last sample.
+                    // No sample yet: no minimum, maximum, mean or last
+                    // sample (unknown, never 0).
+                    min_ns: t.exact.lat.min(),
+                    max_ns: t.exact.lat.max(),
                     cur_ns: (t.exact.lat.count > 0).then_some(t.exact.cur),
-                    avg_ns: t.exact.avg(),
+                    avg_ns: t.exact.lat.mean(),
                     overruns: Some(t.exact.overruns),
                     missed_periods: Some(t.exact.missed),
                     lost: Some(t.exact.lost),
@@ -172,8 +173,11 @@ mod tests {
         let r = m.to_result(&ResultContext::default());
         let t = &r.threads[0];
         // Exact figures over all nine: sum 222 299 ns.
-        assert_eq!((t.samples, t.min_ns, t.max_ns), (Some(9), 2_400, 100_300));
-        assert!((t.avg_ns - 222_299.0 / 9.0).abs() < 1e-9);
+        assert_eq!(
+            (t.samples, t.min_ns, t.max_ns),
+            (Some(9), Some(2_400), Some(100_300))
+        );
+        assert!((t.avg_ns.unwrap() - 222_299.0 / 9.0).abs() < 1e-9);
         let th = t.histogram.as_ref().unwrap();
         assert_eq!(th.overflow, 2);
         assert_eq!(th.counts, vec![[2, 1], [3, 1], [17, 3], [18, 1], [20, 1]]);
@@ -198,6 +202,21 @@ mod tests {
         );
         assert!(txt.starts_with("       0        0\n       1        0\n       2        1\n"));
         assert_eq!(txt.lines().position(|l| l.is_empty()), Some(21));
+    }
+
+    /// Issue 22: a thread stopped before its first wake-up has no
+    /// minimum, maximum, mean or last sample; results.json says null.
+    #[test]
+    fn a_thread_without_samples_has_unknown_figures() {
+        let r = measured(100_000, &[]).to_result(&ResultContext::default());
+        let t = &r.threads[0];
+        assert_eq!(t.samples, Some(0));
+        assert_eq!((t.min_ns, t.max_ns, t.cur_ns), (None, None, None));
+        assert_eq!(t.avg_ns, None);
+        let json = rtshield_results::to_json(&r);
+        for k in ["min_ns", "max_ns", "avg_ns", "cur_ns"] {
+            assert!(json.contains(&format!("\"{k}\": null")), "{k}: {json}");
+        }
     }
 
     #[test]

@@ -44,21 +44,6 @@ impl Accum {
         self.lat.add(v);
         self.cur = v;
     }
-
-    /// `min`, or 0 before the first sample.
-    pub fn min_or0(&self) -> i64 {
-        self.lat.min().unwrap_or(0)
-    }
-
-    /// `max`, or 0 before the first sample.
-    pub fn max_or0(&self) -> i64 {
-        self.lat.max().unwrap_or(0)
-    }
-
-    /// The mean, or 0.0 before the first sample.
-    pub fn avg(&self) -> f64 {
-        self.lat.mean().unwrap_or(0.0)
-    }
 }
 
 /// Upper bound of the HDR histograms (1 hour in ns): larger values saturate.
@@ -224,7 +209,7 @@ impl ThreadHistograms {
     pub fn corrected(&self) -> Corrected {
         Corrected {
             samples: self.corrected_samples,
-            max_ns: if self.samples == 0 { 0 } else { self.max_ns },
+            max_ns: (self.samples > 0).then_some(self.max_ns),
             percentiles: percentiles(&self.hdr_corrected, self.max_ns),
         }
     }
@@ -265,7 +250,8 @@ mod tests {
     #[test]
     fn accum_is_exact() {
         let mut a = Accum::default();
-        assert_eq!((a.min_or0(), a.max_or0(), a.avg()), (0, 0, 0.0));
+        // Before the first sample: unknown, never 0.
+        assert_eq!((a.lat.min(), a.lat.max(), a.lat.mean()), (None, None, None));
         for v in [5, -2, 17, 4] {
             a.add(v);
         }
@@ -273,7 +259,7 @@ mod tests {
         assert_eq!(a.lat.min, -2);
         assert_eq!(a.lat.max, 17);
         assert_eq!(a.cur, 4);
-        assert_eq!(a.avg(), 6.0);
+        assert_eq!(a.lat.mean(), Some(6.0));
     }
 
     #[test]
@@ -472,7 +458,7 @@ mod tests {
         h.record(350_000, 3, 100_000);
         let c = h.corrected();
         assert_eq!(c.samples, 5);
-        assert_eq!(c.max_ns, 350_000);
+        assert_eq!(c.max_ns, Some(350_000));
         // sorted: 10, 50, 150, 250, 350 -> median 150 µs
         let p50 = c.percentiles["50"];
         assert!((p50 - 150_000).abs() <= 150, "{p50}");

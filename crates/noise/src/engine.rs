@@ -512,17 +512,13 @@ fn cpu_noise(
             .then_some(Policy::Fifo),
         period_ns: Some(spec.period_ns),
         samples: Some(c.events),
-        // The thread's own exact extremes (lost events included); 0 with
-        // no event, as a measure run with no sample (`samples` says 0):
-        // `Counters::min_ns`'s "none yet" never reaches the file.
-        min_ns: if some { c.min_ns as i64 } else { 0 },
-        max_ns: c.max_ns as i64,
+        // The thread's own exact extremes (lost events included); null
+        // with no event, as a measure thread with no sample (`samples`
+        // says 0): `Counters::min_ns`'s "none yet" never reaches the file.
+        min_ns: some.then_some(c.min_ns as i64),
+        max_ns: some.then_some(c.max_ns as i64),
         cur_ns: None,
-        avg_ns: if some {
-            c.noise_ns as f64 / c.events as f64
-        } else {
-            0.0
-        },
+        avg_ns: some.then(|| c.noise_ns as f64 / c.events as f64),
         overruns: None,
         missed_periods: None,
         lost: Some(c.lost),
@@ -545,7 +541,7 @@ fn cpu_noise(
         noise_ns: c.noise_ns,
         available_pct: (runtime > 0)
             .then(|| 100.0 * runtime.saturating_sub(c.noise_ns) as f64 / runtime as f64),
-        max_single_ns: c.max_ns,
+        max_single_ns: some.then_some(c.max_ns),
         events: c.events,
         lost: c.lost,
         iterations: c.iterations,
@@ -748,7 +744,8 @@ mod tests {
         assert_eq!(n.min_gap_ns, None);
         assert_eq!(n.iterations_per_us, None);
         assert_eq!(n.available_pct, None);
-        assert_eq!((t.samples, t.min_ns, t.max_ns), (Some(0), 0, 0));
+        assert_eq!((t.samples, t.min_ns, t.max_ns), (Some(0), None, None));
+        assert_eq!((t.avg_ns, n.max_single_ns), (None, None));
         for sentinel in [u64::MAX.to_string(), i64::MAX.to_string(), "-1".into()] {
             assert!(!json.contains(&sentinel), "{sentinel} in {json}");
         }
@@ -773,7 +770,8 @@ mod tests {
         let (n, t, _) = built(c);
         assert_eq!(n.min_gap_ns, Some(20));
         // The lost events are in the thread's own extremes.
-        assert_eq!((t.min_ns, t.max_ns), (2_000, 5_000));
+        assert_eq!((t.min_ns, t.max_ns), (Some(2_000), Some(5_000)));
+        assert_eq!(n.max_single_ns, Some(5_000));
         assert_eq!(t.le_counts, None);
     }
 }

@@ -217,9 +217,10 @@ pub(crate) fn fig11_row(load: &str, group: &[&RunResult]) -> [String; 12] {
         .unwrap_or(1000);
     // Unknown as soon as one thread did not record its count.
     let n: Option<u64> = ts.iter().map(|t| t.samples).sum();
-    let known = |v: String| (!ts.is_empty()).then_some(v);
-    let min = ts.iter().map(|t| t.min_ns).min().unwrap_or(0);
-    let max = ts.iter().map(|t| t.max_ns).max().unwrap_or(0);
+    // A thread that measured nothing adds no minimum or maximum; none
+    // measured anything: unknown (never 0).
+    let min = ts.iter().filter_map(|t| t.min_ns).min();
+    let max = ts.iter().filter_map(|t| t.max_ns).max();
     // The mean over every sample weighs each thread by its count: without
     // every count (or without a sample) no mean is known (never 0).
     let avg = match (n, ts.as_slice()) {
@@ -227,11 +228,11 @@ pub(crate) fn fig11_row(load: &str, group: &[&RunResult]) -> [String; 12] {
         (Some(n), _) => {
             let sum: f64 = ts
                 .iter()
-                .map(|t| t.avg_ns * t.samples.unwrap_or(0) as f64)
+                .map(|t| t.avg_ns.unwrap_or(0.0) * t.samples.unwrap_or(0) as f64)
                 .sum();
             Some(sum / n as f64)
         }
-        (None, [t]) => Some(t.avg_ns),
+        (None, [t]) => t.avg_ns,
         (None, _) => None,
     };
     let pooled = pool_threads(ts.iter().copied());
@@ -249,8 +250,8 @@ pub(crate) fn fig11_row(load: &str, group: &[&RunResult]) -> [String; 12] {
         load.to_string(),
         group.len().to_string(),
         q(n),
-        q(known(fmt_us(min as f64, res))),
-        q(known(fmt_us(max as f64, res))),
+        q(min.map(|v| fmt_us(v as f64, res))),
+        q(max.map(|v| fmt_us(v as f64, res))),
         q(avg.map(|a| fmt_us_frac(a, res))),
         q(hs.map(|h| format!("{}{mark}", h.samples))),
         q(hs.map(|h| fmt_us_frac(h.avg_ns, res))),
@@ -304,7 +305,7 @@ fn matrix_row(load: &str, iso: &str, set: Option<&str>, group: &[&RunResult]) ->
             .into_iter()
             .max()
     };
-    let max = threads().map(|t| t.max_ns).max();
+    let max = threads().filter_map(|t| t.max_ns).max();
     let set = set.map_or(String::new(), |s| format!(" {} |", cell(s)));
     format!(
         "| {} | {} |{set} {} | {samples} | {} | {} | {} | {} | {} |\n",
@@ -601,8 +602,8 @@ mod tests {
         let row = fig11_row("idle", &g);
         let t: Vec<_> = g.iter().flat_map(|r| &r.threads).collect();
         assert_eq!(row[2], "4000");
-        let min = t.iter().map(|t| t.min_ns).min().unwrap();
-        let max = t.iter().map(|t| t.max_ns).max().unwrap();
+        let min = t.iter().filter_map(|t| t.min_ns).min().unwrap();
+        let max = t.iter().filter_map(|t| t.max_ns).max().unwrap();
         assert_eq!(row[3], format!("{}", min / 1000));
         assert_eq!(row[4], format!("{}", max / 1000));
         let pooled = rtshield_results::pool_threads(t.iter().copied()).unwrap();

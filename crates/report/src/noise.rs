@@ -147,7 +147,7 @@ pub(crate) fn table(n: &NoiseResult) -> String {
             fmt_dur(c.runtime_ns),
             fmt_dur(c.noise_ns),
             c.available_pct.map_or("?".into(), |p| format!("{p:.5}")),
-            fmt_dur(c.max_single_ns),
+            c.max_single_ns.map_or("?".into(), fmt_dur),
         );
         for k in &NOISE_COLUMNS[..shown] {
             // A file written before the LOST column: none lost, known 0.
@@ -187,7 +187,7 @@ fn cpu_details(
         p("50"),
         p("99"),
         p("99.9"),
-        fmt_dur(c.max_single_ns),
+        c.max_single_ns.map_or("?".into(), fmt_dur),
         c.iterations_per_us.map_or("?".into(), |v| format!("{v:.1}")),
         c.min_gap_ns.map_or("?".into(), fmt_dur),
     );
@@ -292,7 +292,11 @@ pub(crate) fn histogram_text(run: &RunResult) -> String {
     }
     let _ = write!(o, "\n# max (us)");
     for t in &run.threads {
-        let _ = write!(o, " {}", t.max_ns / 1000);
+        let _ = write!(
+            o,
+            " {}",
+            t.max_ns.map_or("?".into(), |m| (m / 1000).to_string())
+        );
     }
     o.push('\n');
     tail_text(&mut o, n);
@@ -357,7 +361,7 @@ mod tests {
                 runtime_ns: 0,
                 noise_ns: 0,
                 available_pct: None,
-                max_single_ns: 0,
+                max_single_ns: None,
                 events: 0,
                 lost: 0,
                 iterations: 0,
@@ -386,9 +390,9 @@ mod tests {
         assert!(s.contains("smallest gap ?"), "{s}");
         assert!(s.contains("loop ? iterations/us"), "{s}");
         assert!(s.contains("p50 ?, p99 ?, p99.9 ?"), "{s}");
-        // %AVAIL and the untraced class columns.
+        // %AVAIL, the longest gap (none seen) and the untraced class columns.
         let row = s.lines().nth(1).unwrap();
-        assert_eq!(row.matches('?').count(), 6, "{row}");
+        assert_eq!(row.matches('?').count(), 7, "{row}");
         assert!(!s.contains(&u64::MAX.to_string()), "{s}");
         // No histogram known: no histogram text, not an empty one.
         assert!(!s.contains("# noise length histogram"), "{s}");

@@ -132,17 +132,18 @@ pub fn show_text(r: &RunSummary, full: &RunResult) -> String {
         let p = |k: &str| summary_pct(t, k);
         let _ = writeln!(
             s,
-            "{:>6} {:>4} {:>12} {:>8} {:>8.1} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
+            "{:>6} {:>4} {:>12} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>8} {:>7}",
             i,
             t.cpu.map_or("-".into(), |c| c.to_string()),
             q(t.samples),
-            us(Some(t.min_ns)),
-            t.avg_ns / 1000.0,
+            us(t.min_ns),
+            t.avg_ns
+                .map_or("?".into(), |a| format!("{:.1}", a / 1000.0)),
             p("50"),
             p("99"),
             p("99.9"),
             p("99.99"),
-            us(Some(t.max_ns)),
+            us(t.max_ns),
             q(t.overruns)
         );
     }
@@ -309,13 +310,13 @@ pub fn runs_csv(runs: &[RunSummary]) -> String {
                 i.to_string(),
                 t.cpu.map_or(String::new(), |c| c.to_string()),
                 e(t.samples),
-                t.min_ns.to_string(),
-                format!("{:.1}", t.avg_ns),
+                rtshield_results::or_unknown(t.min_ns, ""),
+                rtshield_results::or_unknown(t.avg_ns.map(|a| format!("{a:.1}")), ""),
                 p("50"),
                 p("99"),
                 p("99.9"),
                 p("99.99"),
-                t.max_ns.to_string(),
+                rtshield_results::or_unknown(t.max_ns, ""),
                 e(t.overruns),
                 e(t.missed_periods),
                 e(t.lost),

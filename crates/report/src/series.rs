@@ -57,8 +57,9 @@ impl Series<'_> {
         let (r, g, b) = self.color;
         format!("#{r:02x}{g:02x}{b:02x}")
     }
-    pub(crate) fn max_us(&self) -> f64 {
-        self.thread.max_ns as f64 / 1000.0
+    /// The maximum, µs; unknown for a thread that measured nothing.
+    pub(crate) fn max_us(&self) -> Option<f64> {
+        self.thread.max_ns.map(|m| m as f64 / 1000.0)
     }
     /// Samples beyond the histogram (0 without one: see
     /// [`Series::has_histogram`]).
@@ -84,14 +85,16 @@ impl Series<'_> {
     /// `max 8380 µs`, plus ` (beyond axis)` when the plot's x axis (ending
     /// at `x_end` µs) cannot show it. Floored like the table's value.
     pub(crate) fn max_note(&self, x_end: f64) -> String {
-        let beyond = if self.max_us() > x_end {
+        let beyond = if self.max_us().is_some_and(|m| m > x_end) {
             " (beyond axis)"
         } else {
             ""
         };
         format!(
             "max {} µs{beyond}",
-            fmt_us(self.thread.max_ns as f64, self.res_ns)
+            self.thread
+                .max_ns
+                .map_or("?".into(), |m| fmt_us(m as f64, self.res_ns))
         )
     }
     /// `181 overflow ≥ 401 µs` when samples fell beyond the histogram,

@@ -78,9 +78,9 @@ pub fn synth_run_result(
                 Some(cpu),
                 Some(200_000),
                 samples,
-                min,
-                max,
-                sum / samples.max(1) as f64,
+                (samples > 0).then_some(min),
+                (samples > 0).then_some(max),
+                (samples > 0).then(|| sum / samples as f64),
                 h,
             );
             // What a measured run records beside its histogram.

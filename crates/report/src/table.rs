@@ -133,9 +133,10 @@ pub(crate) fn build(runs: &[Run], series: &[Series]) -> Table {
             .iter()
             .map(|row| match *row {
                 "samples" => q(t.samples),
-                "min (µs)" => fmt_us(t.min_ns as f64, res),
-                "avg (µs)" => fmt_us_frac(t.avg_ns, res),
-                "max (µs)" => fmt_us(t.max_ns as f64, res),
+                // Unknown (a thread that measured nothing): `?`.
+                "min (µs)" => q(t.min_ns.map(|v| fmt_us(v as f64, res))),
+                "avg (µs)" => q(t.avg_ns.map(|v| fmt_us_frac(v, res))),
+                "max (µs)" => q(t.max_ns.map(|v| fmt_us(v as f64, res))),
                 "Samples_H" => q(hs.map(|h| h.samples)),
                 "L_avg_H (µs)" => q(hs.map(|h| fmt_us_frac(h.avg_ns, res))),
                 "L_med_H (µs)" => q(hs.map(|h| fmt_us(h.median_ns as f64, res))),

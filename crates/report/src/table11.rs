@@ -61,7 +61,7 @@ pub(crate) fn rows<'a>(
                 p99999(&sp.irq.percentiles, sp.samples),
                 kmax,
                 pct_text(t, "99.999", us),
-                us(t.max_ns),
+                t.max_ns.map_or("?".into(), us),
                 format!("{} / {}", sp.samples, q(t.samples)),
             ]);
         }
@@ -137,7 +137,7 @@ mod tests {
             irq: part.clone(),
             thread: part,
         });
-        let max = us(t.max_ns);
+        let max = us(t.max_ns.unwrap());
         let row = |r: &rtshield_results::RunResult| rows([("cfg".to_string(), r)]).remove(0);
         assert_eq!(row(&r)[3], NOT_ENOUGH, "2000 samples: no p99.999");
         // No histogram, no count: unknown.

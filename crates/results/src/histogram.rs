@@ -140,7 +140,10 @@ pub fn pool_threads<'a>(
         .filter(|t| t.histogram.is_some() && t.samples.is_some());
     let t0 = it.next()?;
     let (mut h, mut n) = (t0.histogram.clone()?, t0.samples?);
-    let mut sum = t0.avg_ns * n as f64;
+    // A thread without samples has no mean, minimum or maximum: it adds
+    // nothing to them.
+    let weighted = |t: &ThreadResult, n: u64| t.avg_ns.map_or(0.0, |a| a * n as f64);
+    let mut sum = weighted(t0, n);
     let (mut min, mut max) = (t0.min_ns, t0.max_ns);
     for t in it {
         let (Some(th), Some(tn)) = (&t.histogram, t.samples) else {
@@ -151,9 +154,9 @@ pub fn pool_threads<'a>(
         };
         h = m;
         n += tn;
-        sum += t.avg_ns * tn as f64;
-        min = min.min(t.min_ns);
-        max = max.max(t.max_ns);
+        sum += weighted(t, tn);
+        min = crate::merge::pick(min, t.min_ns, i64::min);
+        max = crate::merge::pick(max, t.max_ns, i64::max);
     }
     if n == 0 {
         return None;
@@ -165,7 +168,7 @@ pub fn pool_threads<'a>(
         n,
         min,
         max,
-        sum / n as f64,
+        Some(sum / n as f64),
         h,
     ))
 }
@@ -183,9 +186,9 @@ pub fn thread_from_histogram(
     cpu: Option<u32>,
     period_ns: Option<u64>,
     samples: u64,
-    min_ns: i64,
-    max_ns: i64,
-    avg_ns: f64,
+    min_ns: Option<i64>,
+    max_ns: Option<i64>,
+    avg_ns: Option<f64>,
     h: Histogram,
 ) -> ThreadResult {
     let (percentiles, percentile_bounds) = hist_percentiles(&h);
@@ -223,9 +226,9 @@ pub(crate) fn thread_without_histogram(
     index: u32,
     cpu: Option<u32>,
     samples: Option<u64>,
-    min_ns: i64,
-    max_ns: i64,
-    avg_ns: f64,
+    min_ns: Option<i64>,
+    max_ns: Option<i64>,
+    avg_ns: Option<f64>,
 ) -> ThreadResult {
     let h = Histogram {
         resolution_ns: 1000,
@@ -342,9 +345,9 @@ mod tests {
             Some(1),
             Some(200_000),
             5,
-            10_000,
-            90_000,
-            20_000.0,
+            Some(10_000),
+            Some(90_000),
+            Some(20_000.0),
             h(vec![[10, 3]], 100),
         );
         let b = thread_from_histogram(
@@ -352,9 +355,9 @@ mod tests {
             Some(2),
             Some(200_000),
             4,
-            9_000,
-            80_000,
-            30_000.0,
+            Some(9_000),
+            Some(80_000),
+            Some(30_000.0),
             h(vec![[10, 1], [12, 1]], 100),
         );
         let other = thread_from_histogram(
@@ -362,9 +365,9 @@ mod tests {
             Some(3),
             Some(200_000),
             7,
-            1,
-            999_999,
-            1.0,
+            Some(1),
+            Some(999_999),
+            Some(1.0),
             h(vec![[1, 5]], 50),
         );
         let p = pool_threads([&a, &other, &b]).unwrap();
@@ -373,9 +376,9 @@ mod tests {
         assert_eq!((ph.overflow, ph.underflow), (2, 2));
         assert_eq!(
             (p.samples, p.min_ns, p.max_ns, p.cpu),
-            (Some(9), 9_000, 90_000, Some(1))
+            (Some(9), Some(9_000), Some(90_000), Some(1))
         );
-        assert!((p.avg_ns - 220_000.0 / 9.0).abs() < 1e-6);
+        assert!((p.avg_ns.unwrap() - 220_000.0 / 9.0).abs() < 1e-6);
         assert!(pool_threads([]).is_none());
     }
 }

@@ -19,6 +19,16 @@ fn add(a: Option<u64>, b: Option<u64>) -> Option<u64> {
     Some(a?.saturating_add(b?))
 }
 
+/// The figure of two parts (minimum or maximum, `f`): a part that
+/// measured nothing (None) leaves the other's; unknown when both are.
+pub(crate) fn pick(a: Option<i64>, b: Option<i64>, f: fn(i64, i64) -> i64) -> Option<i64> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(f(x, y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
 fn merge_thread(a: &ThreadResult, b: &ThreadResult) -> Result<ThreadResult, String> {
     let histogram = match (&a.histogram, &b.histogram) {
         (Some(x), Some(y)) => Some(x.merge(y).map_err(|e| format!("thread {}: {e}", a.index))?),
@@ -26,22 +36,20 @@ fn merge_thread(a: &ThreadResult, b: &ThreadResult) -> Result<ThreadResult, Stri
     };
     let samples = add(a.samples, b.samples);
     let (na, nb) = (a.samples.unwrap_or(0), b.samples.unwrap_or(0));
-    let pick = |x: i64, y: i64, f: fn(i64, i64) -> i64| match (na, nb) {
-        (0, _) => y,
-        (_, 0) => x,
-        _ => f(x, y),
-    };
     let min_ns = pick(a.min_ns, b.min_ns, i64::min);
     let max_ns = pick(a.max_ns, b.max_ns, i64::max);
-    let avg_ns = match samples {
-        Some(n) if n > 0 => (a.avg_ns * na as f64 + b.avg_ns * nb as f64) / n as f64,
-        _ => 0.0,
+    // A part without samples has no mean: the other part's is the whole's.
+    let avg_ns = match (a.avg_ns, b.avg_ns, samples) {
+        (Some(x), Some(y), Some(n)) if n > 0 => Some((x * na as f64 + y * nb as f64) / n as f64),
+        (Some(_), Some(_), _) => None,
+        (x, None, _) => x,
+        (None, y, _) => y,
     };
     let corrected = match (&a.corrected, &b.corrected) {
         (Some(ac), Some(bc)) => {
             let mut c = bc.clone();
             c.samples = ac.samples.saturating_add(bc.samples);
-            c.max_ns = ac.max_ns.max(bc.max_ns);
+            c.max_ns = pick(ac.max_ns, bc.max_ns, i64::max);
             for (k, v) in &ac.percentiles {
                 let e = c.percentiles.entry(k.clone()).or_insert(*v);
                 *e = (*e).max(*v);
@@ -188,9 +196,9 @@ mod tests {
         let mut b = example_result();
         let bt = &mut b.threads[0];
         bt.samples = Some(5);
-        bt.min_ns = 1_000;
-        bt.max_ns = 90_000;
-        bt.avg_ns = 8_000.0;
+        bt.min_ns = Some(1_000);
+        bt.max_ns = Some(90_000);
+        bt.avg_ns = Some(8_000.0);
         bt.overruns = Some(2);
         bt.missed_periods = Some(3);
         let bh = bt.histogram.as_mut().unwrap();
@@ -202,7 +210,7 @@ mod tests {
         let at = &a.threads[0];
         let n = |x: Option<u64>| x.unwrap();
         assert_eq!(n(t.samples), n(at.samples) + 5);
-        assert_eq!((t.min_ns, t.max_ns), (1_000, at.max_ns));
+        assert_eq!((t.min_ns, t.max_ns), (Some(1_000), at.max_ns));
         assert_eq!(n(t.overruns), n(at.overruns) + 2);
         assert_eq!(n(t.missed_periods), n(at.missed_periods) + 3);
         // Bucket 3 held 3 samples before, 3 more now; bucket 1 is new.
@@ -212,8 +220,9 @@ mod tests {
         let h: u64 = th.counts.iter().map(|c| c[1]).sum::<u64>() + th.overflow;
         assert_eq!(h, n(t.samples) - n(t.lost), "every sample once");
         assert_eq!(t.hist_stats.as_ref().unwrap().samples, h - th.overflow);
-        let want = (at.avg_ns * n(at.samples) as f64 + 8_000.0 * 5.0) / n(t.samples) as f64;
-        assert!((t.avg_ns - want).abs() < 1e-6);
+        let want =
+            (at.avg_ns.unwrap() * n(at.samples) as f64 + 8_000.0 * 5.0) / n(t.samples) as f64;
+        assert!((t.avg_ns.unwrap() - want).abs() < 1e-6);
         assert_eq!(m.duration_s, Some(a.duration_s.unwrap() + 1.0));
         assert_eq!(m.tags["resumed"], "1");
         assert_eq!(m.tags["down_s"], "12.500");

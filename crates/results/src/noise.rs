@@ -94,8 +94,9 @@ pub struct CpuNoise {
     /// `100 × (runtime − noise) / runtime` (osnoise's "% CPU available");
     /// absent without runtime.
     pub available_pct: Option<f64>,
-    /// The longest single gap (0: none above the threshold).
-    pub max_single_ns: u64,
+    /// The longest single gap; null when there was none above the
+    /// threshold (`events` 0: older files wrote 0, read back as null).
+    pub max_single_ns: Option<u64>,
     /// Gaps longer than the threshold.
     pub events: u64,
     /// Events the ring could not take: in the figures above, not in the
@@ -249,7 +250,7 @@ mod tests {
             runtime_ns,
             noise_ns,
             available_pct: None,
-            max_single_ns: 0,
+            max_single_ns: None,
             events: 0,
             lost: 0,
             iterations: 0,

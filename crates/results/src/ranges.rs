@@ -127,12 +127,19 @@ fn check_thread(field: &str, t: &ThreadResult) -> Result<(), String> {
             "{field}.period_ns = {p} is out of range (at most {MAX_SPAN_NS} ns)"
         ));
     }
-    if !t.avg_ns.is_finite() {
-        return Err(format!("{field}.avg_ns is not a finite number"));
+    // Null (unknown: a thread that measured nothing) is in range.
+    if let Some(a) = t.avg_ns {
+        if !a.is_finite() {
+            return Err(format!("{field}.avg_ns is not a finite number"));
+        }
+        check_mean(&format!("{field}.avg_ns"), a)?;
     }
-    check_mean(&format!("{field}.avg_ns"), t.avg_ns)?;
-    check_latency(&format!("{field}.min_ns"), t.min_ns)?;
-    check_latency(&format!("{field}.max_ns"), t.max_ns)?;
+    if let Some(m) = t.min_ns {
+        check_latency(&format!("{field}.min_ns"), m)?;
+    }
+    if let Some(m) = t.max_ns {
+        check_latency(&format!("{field}.max_ns"), m)?;
+    }
     if let Some(c) = t.cur_ns {
         check_latency(&format!("{field}.cur_ns"), c)?;
     }
@@ -271,7 +278,7 @@ fn check_noise(n: &NoiseResult) -> Result<(), String> {
         for (name, v) in [
             ("runtime_ns", Some(c.runtime_ns)),
             ("noise_ns", Some(c.noise_ns)),
-            ("max_single_ns", Some(c.max_single_ns)),
+            ("max_single_ns", c.max_single_ns),
             ("min_gap_ns", c.min_gap_ns),
             ("steal_ns", c.steal_ns),
             ("unexplained_ns", c.unexplained_ns),

@@ -203,8 +203,12 @@ pub fn parse_json(text: &str, path: &Path) -> Result<RunResult, ReadError> {
         )))
     })?;
     for t in &mut r.threads {
-        if let Some(sp) = &mut t.split {
-            sp.forget_placeholders();
+        t.forget_placeholders();
+    }
+    // A CPU without a gap has no longest gap (older files wrote 0).
+    if let Some(n) = &mut r.noise {
+        for c in n.cpus.iter_mut().filter(|c| c.events == 0) {
+            c.max_single_ns = None;
         }
     }
     // A file written by an older rtshield may hold a store's password in

@@ -261,14 +261,16 @@ pub struct ThreadResult {
     /// Wake-ups measured (unknown for a source that keeps only minima,
     /// means and maxima).
     pub samples: Option<u64>,
-    /// Smallest latency measured, ns (exact, not from the histogram).
-    pub min_ns: i64,
-    /// Largest latency measured, ns (exact: also counts samples past the histogram).
-    pub max_ns: i64,
+    /// Smallest latency measured, ns (exact, not from the histogram);
+    /// null = unknown (no sample: a run stopped before the first wake-up).
+    pub min_ns: Option<i64>,
+    /// Largest latency measured, ns (exact: also counts samples past the
+    /// histogram); null = unknown (no sample).
+    pub max_ns: Option<i64>,
     /// Last sample.
     pub cur_ns: Option<i64>,
-    /// Mean latency over every sample, ns.
-    pub avg_ns: f64,
+    /// Mean latency over every sample, ns; null = unknown (no sample).
+    pub avg_ns: Option<f64>,
     /// Overrun events: wake-ups later than the following period.
     pub overruns: Option<u64>,
     /// Periods skipped because of overruns (cyclictest hides these).
@@ -362,6 +364,24 @@ impl ThreadResult {
             return Pct::AtLeast(b.at_least_ns, &b.reason);
         }
         Pct::Unknown
+    }
+
+    /// A thread that measured nothing (`samples` 0) has no minimum,
+    /// maximum, mean or last sample: files written before these became
+    /// optional hold 0 for each, which is a placeholder and becomes
+    /// unknown. A thread with samples (or an unknown count) keeps its
+    /// figures.
+    pub fn forget_placeholders(&mut self) {
+        if self.samples == Some(0) {
+            (self.min_ns, self.max_ns, self.avg_ns) = (None, None, None);
+            self.cur_ns = None;
+        }
+        if let Some(c) = self.corrected.as_mut().filter(|c| c.samples == 0) {
+            c.max_ns = None;
+        }
+        if let Some(sp) = &mut self.split {
+            sp.forget_placeholders();
+        }
     }
 
     /// The histogram's bucket width, else `fallback` (the run's
@@ -496,8 +516,9 @@ impl HistStats {
 pub struct Corrected {
     /// Samples plus the missed periods counted back in.
     pub samples: u64,
-    /// Largest corrected latency, ns.
-    pub max_ns: i64,
+    /// Largest corrected latency, ns; null without a sample (older
+    /// files wrote 0: read back as null).
+    pub max_ns: Option<i64>,
     /// Corrected percentiles, ns, keyed like [`ThreadResult::percentiles`].
     pub percentiles: BTreeMap<String, i64>,
 }

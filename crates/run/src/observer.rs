@@ -49,7 +49,7 @@ pub(crate) struct RunObserver<'a> {
     /// On resume, until the first segment ends: the checkpoint's totals per
     /// thread (index, samples, max, overruns, lost), added to what the
     /// engine reports so the display and the timeline count on.
-    pub(crate) base: Vec<(u32, u64, i64, u64, u64)>,
+    pub(crate) base: Vec<(u32, u64, Option<i64>, u64, u64)>,
     /// Checkpoint writer (None: `stats.checkpoint off`).
     pub(crate) checkpoint: Option<Checkpoint>,
     /// Where the live table goes.
@@ -79,8 +79,16 @@ impl RunObserver<'_> {
                 // Saturating: the checkpoint's counts are in range (its
                 // reader checks them, docs/ranges.md), and a display must
                 // never be what loses a run.
+                // The segment's maximum is a placeholder until its first
+                // sample; the checkpoint's is unknown when it had none.
+                if let Some(max) = max {
+                    t.max_ns = if t.samples == 0 {
+                        max
+                    } else {
+                        t.max_ns.max(max)
+                    };
+                }
                 t.samples = t.samples.saturating_add(n);
-                t.max_ns = t.max_ns.max(max);
                 t.overruns = t.overruns.saturating_add(ov);
                 t.lost = t.lost.saturating_add(lost);
             }

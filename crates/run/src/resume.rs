@@ -57,7 +57,8 @@ impl Resume {
                 // A checkpoint is rtshield's own: every count is known.
                 samples: t.samples.unwrap_or(0),
                 ival_samples: 0,
-                max_max_ns: t.max_ns,
+                // No sample before the checkpoint: the writer leaves it empty.
+                max_max_ns: t.max_ns.unwrap_or(0),
                 overruns: t.overruns.unwrap_or(0),
                 lost: t.lost.unwrap_or(0),
                 ..Default::default()

@@ -137,14 +137,14 @@ pub struct LatencySummary {
     pub cpu: u32,
     /// Wake-ups measured.
     pub samples: u64,
-    /// Shortest latency, ns.
-    pub min_ns: u64,
-    /// Mean latency, ns.
-    pub avg_ns: f64,
-    /// Longest latency, ns.
-    pub max_ns: u64,
-    /// 99th percentile, ns (at most the maximum; 0 without samples).
-    pub p99_ns: u64,
+    /// Shortest latency, ns; null without samples (unknown, never 0).
+    pub min_ns: Option<u64>,
+    /// Mean latency, ns; null without samples.
+    pub avg_ns: Option<f64>,
+    /// Longest latency, ns; null without samples.
+    pub max_ns: Option<u64>,
+    /// 99th percentile, ns (at most the maximum); null without samples.
+    pub p99_ns: Option<u64>,
     /// `[upper bound ns, count]`, non-zero buckets.
     #[serde(default)]
     pub histogram: Vec<[u64; 2]>,
@@ -452,10 +452,10 @@ fn extras_text(r: &BalanceReport, out: &mut String) {
                 vec![
                     l.cpu.to_string(),
                     l.samples.to_string(),
-                    fmt_ns(l.min_ns as f64),
-                    fmt_ns(l.avg_ns),
-                    fmt_ns(l.p99_ns as f64),
-                    fmt_ns(l.max_ns as f64),
+                    l.min_ns.map_or("?".into(), |v| fmt_ns(v as f64)),
+                    l.avg_ns.map_or("?".into(), fmt_ns),
+                    l.p99_ns.map_or("?".into(), |v| fmt_ns(v as f64)),
+                    l.max_ns.map_or("?".into(), |v| fmt_ns(v as f64)),
                 ]
             })
             .collect();

@@ -105,18 +105,11 @@ impl LatencyAcc {
         LatencySummary {
             cpu: cpu as u32,
             samples: self.count,
-            min_ns: if self.count == 0 { 0 } else { self.min },
-            avg_ns: if self.count == 0 {
-                0.0
-            } else {
-                self.sum as f64 / self.count as f64
-            },
-            max_ns: self.max,
-            p99_ns: if self.count == 0 {
-                0
-            } else {
-                self.hist.value_at_quantile(0.99).min(self.max)
-            },
+            // No wake-up on the CPU: no figure (unknown, never 0).
+            min_ns: (self.count > 0).then_some(self.min),
+            avg_ns: (self.count > 0).then(|| self.sum as f64 / self.count as f64),
+            max_ns: (self.count > 0).then_some(self.max),
+            p99_ns: (self.count > 0).then(|| self.hist.value_at_quantile(0.99).min(self.max)),
             histogram: LATENCY_BUCKETS
                 .iter()
                 .zip(self.buckets.iter())
@@ -363,9 +356,16 @@ mod tests {
         }
         let s = a.summary(2);
         assert_eq!(s.samples, 4);
-        assert_eq!(s.min_ns, 0);
-        assert_eq!(s.max_ns, 7_000);
-        assert_eq!(s.avg_ns, 2_500.0);
+        assert_eq!(s.min_ns, Some(0));
+        assert_eq!(s.max_ns, Some(7_000));
+        assert_eq!(s.avg_ns, Some(2_500.0));
         assert_eq!(s.histogram, vec![[0, 2], [5_000, 1], [10_000, 1]]);
+        // A CPU without a wake-up: every figure unknown, never 0.
+        let e = LatencyAcc::new().summary(3);
+        assert_eq!(
+            (e.samples, e.min_ns, e.max_ns, e.p99_ns),
+            (0, None, None, None)
+        );
+        assert_eq!(e.avg_ns, None);
     }
 }

@@ -255,11 +255,12 @@ fn latency_rows(ctx: &Runs, rows: &mut Vec<Row>) {
                 of(first).map_or(0, |l| l.samples)
             ),
             cells(&|l| {
+                let q = |v: Option<f64>| v.map_or("?".into(), us);
                 format!(
                     "{} / {} / {}",
-                    us(l.avg_ns),
-                    us(l.p99_ns as f64),
-                    us(l.max_ns as f64)
+                    q(l.avg_ns),
+                    q(l.p99_ns.map(|v| v as f64)),
+                    q(l.max_ns.map(|v| v as f64))
                 )
             }),
         ));

@@ -232,8 +232,12 @@ pub(crate) fn thread_values(r: &RunResult, t: &ThreadResult, h: &Histogram) -> (
     if h.overflow == 0 {
         return (v, false);
     }
+    // Samples past the histogram imply a maximum; a file without one
+    // (out of range for a thread with samples) puts them at its end,
+    // where they are known to lie at least.
+    let max_ns = t.max_ns.unwrap_or_else(|| end_ns(h));
     let at_max = |count| Val {
-        at: t.max_ns,
+        at: max_ns,
         count,
         width: res,
         exact: true,
@@ -256,7 +260,7 @@ pub(crate) fn thread_values(r: &RunResult, t: &ThreadResult, h: &Histogram) -> (
         let exact_max = tail.overflow == 0
             && c[1] > 0
             && Some(c[0]) == top
-            && (edge..edge.saturating_add(tres as i64)).contains(&t.max_ns);
+            && (edge..edge.saturating_add(tres as i64)).contains(&max_ns);
         let n = if exact_max { c[1] - 1 } else { c[1] };
         if n > 0 {
             v.push(Val {
@@ -280,6 +284,11 @@ pub(crate) fn thread_values(r: &RunResult, t: &ThreadResult, h: &Histogram) -> (
         });
     }
     (v, tail.overflow > 0)
+}
+
+/// Where a histogram ends, ns: its overflow samples lie at or above it.
+fn end_ns(h: &Histogram) -> i64 {
+    i64::try_from(h.buckets.saturating_mul(h.resolution_ns)).unwrap_or(i64::MAX)
 }
 
 /// The tail of a noise run's thread `t` (its CPU's).
@@ -332,7 +341,7 @@ fn densify(a: &[RunResult], b: &[RunResult]) -> Grid {
         for (t, h) in hists(r) {
             let (vals, over) = thread_values(r, t, h);
             if over {
-                beyond.push(t.max_ns);
+                beyond.push(t.max_ns.unwrap_or_else(|| end_ns(h)));
             }
             v.extend(vals);
         }

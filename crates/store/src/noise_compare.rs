@@ -184,7 +184,7 @@ mod tests {
         h.counts = vec![[len_ns / 1_000, events]];
         h.overflow = 0;
         t.samples = Some(events);
-        t.max_ns = len_ns as i64;
+        t.max_ns = Some(len_ns as i64);
         r.noise = Some(NoiseResult {
             threshold_ns: 1_000,
             runtime_ns: 1_000_000_000,
@@ -197,7 +197,7 @@ mod tests {
                 runtime_ns: 1_000_000_000,
                 noise_ns: events * len_ns,
                 available_pct: None,
-                max_single_ns: len_ns,
+                max_single_ns: Some(len_ns),
                 events,
                 lost: 0,
                 iterations: 1,
@@ -279,11 +279,11 @@ mod tests {
         let mut r = noise_run(1_000, 10_000);
         let t = &mut r.threads[0];
         t.cpu = Some(1);
-        t.max_ns = *long.iter().max().unwrap() as i64;
+        t.max_ns = Some(*long.iter().max().unwrap() as i64);
         t.histogram.as_mut().unwrap().overflow = long.len() as u64;
         let c = &mut r.noise.as_mut().unwrap().cpus[0];
         c.noise_ns += long.iter().sum::<u64>();
-        c.max_single_ns = t.max_ns as u64;
+        c.max_single_ns = long.iter().max().copied();
         let res = rtshield_results::NOISE_TAIL_RESOLUTION_NS;
         let mut counts: Vec<[u64; 2]> = Vec::new();
         for v in long {

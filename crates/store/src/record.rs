@@ -13,12 +13,12 @@ pub struct ThreadSummary {
     pub cpu: Option<u32>,
     /// Wake-ups measured.
     pub samples: Option<u64>,
-    /// Smallest latency, ns.
-    pub min_ns: i64,
-    /// Mean latency, ns.
-    pub avg_ns: f64,
-    /// Largest latency, ns.
-    pub max_ns: i64,
+    /// Smallest latency, ns; `None` when the thread measured nothing.
+    pub min_ns: Option<i64>,
+    /// Mean latency, ns; `None` when the thread measured nothing.
+    pub avg_ns: Option<f64>,
+    /// Largest latency, ns; `None` when the thread measured nothing.
+    pub max_ns: Option<i64>,
     /// Exact percentiles by key ("50", "99.9", …), as in `results.json`.
     pub percentiles: BTreeMap<String, i64>,
     /// Percentiles only known to be at least this (ns): beyond the
@@ -223,9 +223,11 @@ impl RunSummary {
             .max()
     }
 
-    /// The worst maximum over the threads (ns).
+    /// The worst maximum over the threads (ns); a thread that measured
+    /// nothing adds no sample (as SQL's `max` skips NULL); unknown when
+    /// no thread measured anything.
     pub fn worst_max(&self) -> Option<i64> {
-        self.threads.iter().map(|t| t.max_ns).max()
+        self.threads.iter().filter_map(|t| t.max_ns).max()
     }
 
     /// Samples over all threads; unknown when a thread's count is.

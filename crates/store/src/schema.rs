@@ -12,7 +12,7 @@ use crate::sql::Dialect;
 /// The schema version this build writes. Older databases are migrated
 /// forward when opened; a newer one is refused (an older rtshield must not
 /// write into a schema it does not know).
-pub const SCHEMA_VERSION: i64 = 4;
+pub const SCHEMA_VERSION: i64 = 5;
 
 /// One step of the ladder.
 #[derive(Debug)]
@@ -203,6 +203,42 @@ DELETE FROM tags;
 ",
         rebuild_from_results: true,
     },
+    // Version 5: a thread that measured nothing has no minimum, mean or
+    // maximum: NULL, never 0. SQLite makes the threads table again; its
+    // rows, like every summary, are rebuilt from the stored results,
+    // whose zero-sample threads read as unknown (older rtshields wrote 0).
+    Migration {
+        to: 5,
+        ddl: "",
+        fill_sqlite: "
+DROP TABLE threads;
+CREATE TABLE threads (
+    run_id INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+    idx INTEGER NOT NULL,
+    cpu INTEGER,
+    samples INTEGER,
+    min_ns INTEGER,
+    avg_ns REAL,
+    max_ns INTEGER,
+    p50_ns INTEGER,
+    p99_ns INTEGER,
+    p999_ns INTEGER,
+    p9999_ns INTEGER,
+    overruns INTEGER,
+    missed_periods INTEGER,
+    lost INTEGER,
+    PRIMARY KEY (run_id, idx)
+);
+",
+        fill_postgres: "
+ALTER TABLE threads ALTER COLUMN min_ns DROP NOT NULL,
+    ALTER COLUMN avg_ns DROP NOT NULL,
+    ALTER COLUMN max_ns DROP NOT NULL;
+DELETE FROM threads;
+DELETE FROM tags;
+",
+        rebuild_from_results: true,
+    },
 ];
 
 impl Migration {
@@ -259,9 +295,10 @@ mod tests {
             assert_eq!(m.to, i as i64 + 1);
         }
         assert_eq!(MIGRATIONS.last().map(|m| m.to), Some(SCHEMA_VERSION));
-        assert_eq!(pending(0, "").unwrap().len(), 4);
+        assert_eq!(pending(0, "").unwrap().len(), 5);
         assert_eq!(pending(2, "").unwrap()[0].to, 3);
         assert_eq!(pending(3, "").unwrap()[0].to, 4);
+        assert_eq!(pending(4, "").unwrap()[0].to, 5);
         assert!(pending(SCHEMA_VERSION, "").unwrap().is_empty());
         assert!(pending(99, "x: ")
             .unwrap_err()

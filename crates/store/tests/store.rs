@@ -47,9 +47,9 @@ fn synth(seed: u64, n: u64, tail_us: f64, tags: &[(&str, &str)]) -> RunResult {
         Some(1),
         Some(200_000),
         n,
-        min,
-        max,
-        sum / n as f64,
+        Some(min),
+        Some(max),
+        Some(sum / n as f64),
         h,
     );
     r.threads = vec![t];
@@ -357,7 +357,7 @@ fn statistics_beyond_the_histogram_get_no_verdict_and_one_bucket_is_no_differenc
         // 10 samples above the histogram, known only at the maximum.
         t.histogram.as_mut().unwrap().overflow = 10;
         t.samples = t.samples.map(|n| n + 10);
-        t.max_ns = max_ns;
+        t.max_ns = Some(max_ns);
         r
     };
     let a = [with_overflow(1, 5_000_000)];
@@ -480,7 +480,7 @@ fn f03_a_uuid_with_other_content_is_a_conflict_never_already_stored() {
     );
     real.tags.insert("load".into(), "idle".into());
     let mut forged = real.clone();
-    forged.threads[0].max_ns = 5_000;
+    forged.threads[0].max_ns = Some(5_000);
     forged.label = Some("colleague-run".into());
     for (first, second) in [(&forged, &real), (&real, &forged)] {
         let mut s = SqliteStore::memory().unwrap();
@@ -552,4 +552,90 @@ fn f10_a_bad_row_is_left_out_and_never_breaks_the_listing() {
         e.bad_row && e.msg.starts_with("run 4: stored result unreadable"),
         "{e}"
     );
+}
+
+/// A run with a thread that measured nothing (samples 0).
+fn with_an_empty_thread(seed: u64) -> RunResult {
+    let mut r = synth(seed, 1000, 50.0, &[]);
+    let mut t = r.threads[0].clone();
+    t.index = 1;
+    t.cpu = Some(2);
+    t.samples = Some(0);
+    t.histogram.as_mut().unwrap().counts.clear();
+    t.histogram.as_mut().unwrap().overflow = 0;
+    t.hist_stats = None;
+    t.percentiles.clear();
+    t.percentile_bounds.clear();
+    (t.min_ns, t.max_ns, t.avg_ns, t.cur_ns) = (None, None, None, None);
+    r.threads.push(t);
+    r
+}
+
+/// The thread row's (min, avg, max) of thread `idx` of run 1, as SQL has them.
+fn thread_row(p: &std::path::Path, idx: i64) -> (Option<i64>, Option<f64>, Option<i64>) {
+    rusqlite_conn(p)
+        .query_row(
+            "SELECT min_ns, avg_ns, max_ns FROM threads WHERE run_id = 1 AND idx = ?1",
+            [idx],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap()
+}
+
+/// Issue 22: a thread that measured nothing is stored with NULL figures
+/// (never 0), and its summary says unknown.
+#[test]
+fn a_thread_without_samples_is_stored_as_null() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("runs.db");
+    let r = with_an_empty_thread(7);
+    let mut s = SqliteStore::open(&p).unwrap();
+    s.put(&r, None).unwrap();
+    assert_eq!(thread_row(&p, 1), (None, None, None));
+    assert!(thread_row(&p, 0).2.is_some());
+    let list = s.list(&Selector::all()).unwrap();
+    let ts = &list[0].threads;
+    assert_eq!(
+        (ts[1].min_ns, ts[1].avg_ns, ts[1].max_ns),
+        (None, None, None)
+    );
+    assert_eq!(list[0].worst_max(), r.threads[0].max_ns);
+    assert_eq!(s.results(&[1]).unwrap()[0], r);
+}
+
+/// A version-4 store (min/avg/max NOT NULL: a thread without samples
+/// stored as 0, as its result held) is migrated: the placeholders become
+/// NULL in the rows, the summary and the result.
+#[test]
+fn a_version_4_store_forgets_the_zeros_of_a_thread_without_samples() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("v4.db");
+    let mut old = with_an_empty_thread(8);
+    (old.threads[1].min_ns, old.threads[1].max_ns) = (Some(0), Some(0));
+    old.threads[1].avg_ns = Some(0.0);
+    {
+        let c = rusqlite_conn(&p);
+        c.execute_batch(&rtshield_store::sqlite_schema(4)).unwrap();
+        c.execute(
+            "INSERT INTO runs (uuid, host, kernel, kernel_version, preempt, arch, cpu_model, tool,
+               label, started, duration_s, end_reason, mode, source, stored_at, summary, result)
+             VALUES ('u-4','h','6.1','v','p','x86_64','c','t','l','s',1.0,'duration','nanosleep',
+               NULL,0,'[[],{}]', ?1)",
+            [serde_json::to_string(&old).unwrap()],
+        )
+        .unwrap();
+        c.execute(
+            "INSERT INTO threads (run_id, idx, cpu, samples, min_ns, avg_ns, max_ns)
+             VALUES (1, 1, 2, 0, 0, 0.0, 0)",
+            [],
+        )
+        .unwrap();
+    }
+    let mut s = SqliteStore::open(&p).unwrap();
+    assert_eq!(s.version().unwrap(), rtshield_store::SCHEMA_VERSION);
+    assert_eq!(thread_row(&p, 1), (None, None, None));
+    let t = &s.list(&Selector::all()).unwrap()[0].threads[1];
+    assert_eq!((t.min_ns, t.avg_ns, t.max_ns), (None, None, None));
+    let back = &s.results(&[1]).unwrap()[0].threads[1];
+    assert_eq!((back.min_ns, back.avg_ns, back.max_ns), (None, None, None));
 }

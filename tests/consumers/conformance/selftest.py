@@ -148,6 +148,24 @@ def main():
     v = tables.runs_export_csv("a,started\n1,Tue, 24 Nov\n", [dict(started_at="Tue, 24 Nov",
                                                                      threads=[{}])], "synthetic")
     expect("an unquoted comma is found", v.status != PASS)
+    # results.csv: a thread without samples must have empty min/max/avg,
+    # a policy, priority, period and duration as results.json says.
+    res = dict(label="l", started_at="2026-11-22T00:00:00Z", duration_s=10.017,
+               command=["rtshield", "measure"],
+               threads=[dict(index=0, samples=0, min_ns=None, max_ns=None, avg_ns=None,
+                             percentiles={}, overruns=0, policy="fifo", priority=98,
+                             period_ns=200000)])
+    head = "label,samples,min_ns,max_ns,avg_ns,p99.9_ns,policy,priority,period_ns,duration_s," \
+           "started_at,overruns,command\n"
+    good = head + "l,0,,,,,fifo,98,200000,10.017,2026-11-22T00:00:00Z,0,rtshield measure\n"
+    v = tables.results_csv(None, res, "synthetic", text=good)
+    expect("results.csv with unknown figures empty passes", v.status == PASS, v.lines())
+    bad = head + "l,0,0,0,0.0,,other,0,1000000,22.200,2026-11-22T00:00:00Z,0,rtshield measure\n"
+    v = tables.results_csv(None, res, "synthetic", text=bad)
+    found = {f.what.split()[-1] for f in v.findings}
+    expect("results.csv zeros, another policy, period and duration are found",
+           {"min_ns", "max_ns", "avg_ns", "policy", "priority", "period_ns",
+            "duration_s"} <= found, "\n".join(v.lines()))
     failed = [r for r in results if not r[1]]
     for name, ok, detail in results:
         print(f"{'ok  ' if ok else 'FAIL'} {name}")

@@ -20,20 +20,37 @@ def read_csv(text):
     return rows[0] if rows else [], rows[1:]
 
 
-def results_csv(path, result, subject):
+def cell(v):
+    """A results.json value as its CSV cell: null is empty."""
+    return "" if v is None else str(v)
+
+
+def results_csv(path, result, subject, text=None):
+    """results.csv (the file at `path`, or `text`) against the result it
+    was written from: per thread the counts, figures, policy, priority,
+    period, percentile, and the run's start and duration."""
     v = Verdict("Python csv on results.csv", subject)
-    header, rows = read_csv(open(path, encoding="utf-8", newline="").read())
+    if text is None:
+        text = open(path, encoding="utf-8", newline="").read()
+    header, rows = read_csv(text)
     if len(rows) != len(result["threads"]):
         v.add(Finding("records", len(rows), len(result["threads"]), "one row per thread"))
     for r in rows:
         if len(r) != len(header):
             v.add(Finding("fields in a record", len(r), len(header), "RFC 4180: as many as the header",
                           issue=8))
+    dur = result.get("duration_s")
     for r, t in zip(rows, result["threads"]):
         rec = dict(zip(header, r))
-        want = {"label": result.get("label") or "", "samples": str(t["samples"]),
-                "max_ns": str(t["max_ns"]), "p99.9_ns": str(t["percentiles"]["99.9"]),
-                "started_at": result["started_at"], "overruns": str(t["overruns"]),
+        # Unknown (null in results.json) is an empty cell, never 0.
+        want = {"label": result.get("label") or "", "samples": cell(t["samples"]),
+                "min_ns": cell(t.get("min_ns")), "max_ns": cell(t.get("max_ns")),
+                "avg_ns": "" if t.get("avg_ns") is None else f"{t['avg_ns']:.1f}",
+                "p99.9_ns": cell(t["percentiles"].get("99.9")),
+                "policy": cell(t.get("policy")), "priority": cell(t.get("priority")),
+                "period_ns": cell(t.get("period_ns")),
+                "duration_s": "" if dur is None else f"{dur:.3f}",
+                "started_at": result["started_at"] or "", "overruns": cell(t["overruns"]),
                 "command": " ".join(result["command"])}
         for k, w in want.items():
             got = rec.get(k)

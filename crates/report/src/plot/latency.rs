@@ -161,8 +161,7 @@ where
         // The maximum: a short vertical bar on the x axis when it is on
         // the plot; beyond the axis the legend says so rather than
         // stacking every off-scale bar on the right edge.
-        if s.max_us() <= xmax {
-            let mx = s.max_us();
+        if let Some(mx) = s.max_us().filter(|m| *m <= xmax) {
             chart
                 .draw_series(LineSeries::new([(mx, 0.8), (mx, 4.0)], c.stroke_width(4)))
                 .map_err(err)?;

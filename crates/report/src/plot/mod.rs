@@ -72,7 +72,7 @@ pub(crate) fn x_range(series: &[Series], x_max: Option<f64>) -> f64 {
         let res = s.res_ns as f64 / 1000.0;
         match s.points.last() {
             Some(p) => x = x.max(p.0 + res),
-            None => x = x.max(s.max_us()),
+            None => x = x.max(s.max_us().unwrap_or(0.0)),
         }
     }
     nice_end(x.max(1.0) * 1.05)
@@ -175,7 +175,10 @@ where
             rgb(s.color).filled(),
         ))
         .map_err(err)?;
-        let max = fmt_us(s.thread.max_ns as f64, s.res_ns);
+        let max = s
+            .thread
+            .max_ns
+            .map_or("?".into(), |m| fmt_us(m as f64, s.res_ns));
         let ovf = s.overflow();
         let text: Vec<(String, &TextStyle, i32)> = match lines {
             3 => [

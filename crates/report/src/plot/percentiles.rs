@@ -50,7 +50,7 @@ fn tail_points(s: &Series) -> Vec<(f64, f64)> {
             out.push(p);
         }
     }
-    let max = s.max_us();
+    let max = s.max_us().unwrap_or(0.0);
     if max > 0.0 && out.last().is_none_or(|l| max >= l.0) {
         out.push((max.max(out.last().map_or(0.0, |l| l.0)), 1.0 / nf));
     }

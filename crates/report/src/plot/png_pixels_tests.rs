@@ -47,9 +47,9 @@ fn spiky(buckets: u64) -> Run {
         Some(1),
         Some(1_000_000),
         n,
-        10_000,
-        last * 1000 + 500,
-        21_000.0,
+        Some(10_000),
+        Some(last * 1000 + 500),
+        Some(21_000.0),
         h,
     )];
     Run {
@@ -78,7 +78,7 @@ fn check(buckets: u64) {
     let axis_y = coord.translate(&(0.0, 0.8)).1;
     let one_y = coord.translate(&(0.0, 1.0)).1;
     let (peak_x, peak_y) = coord.translate(&(20.0, 100_000.0));
-    let max_x = coord.translate(&(s[0].max_us(), 1.0)).0;
+    let max_x = coord.translate(&(s[0].max_us().unwrap(), 1.0)).0;
     let plot_right = (WIDTH - 330) as i32;
     let mut top_at_peak = i32::MAX;
     let mut curve_pixels = 0;

@@ -25,9 +25,9 @@ fn small_run(label: &str, cpu: u32) -> RunResult {
         Some(cpu),
         Some(200_000),
         11,
-        10_200,
-        120_000,
-        21_000.0,
+        Some(10_200),
+        Some(120_000),
+        Some(21_000.0),
         h,
     );
     t.overruns = Some(3);
@@ -105,7 +105,7 @@ fn summary_carries_the_input_statistics() {
     let t = &r.threads[1];
     let col = |name: &str| rows.iter().find(|r| r[0] == name).unwrap()[3].to_string();
     assert_eq!(col("samples"), t.samples.unwrap().to_string());
-    assert_eq!(col("max (µs)"), (t.max_ns / 1000).to_string());
+    assert_eq!(col("max (µs)"), (t.max_ns.unwrap() / 1000).to_string());
     assert_eq!(
         col("overflows"),
         t.histogram.as_ref().unwrap().overflow.to_string()

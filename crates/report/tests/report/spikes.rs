@@ -139,7 +139,7 @@ fn a_split_run_gets_table_1_1_with_the_thesis_columns() {
     let sp = r.threads[0].split.as_mut().unwrap();
     sp.samples = 150_000;
     sp.irq.percentiles.insert("99.999".into(), 12_000);
-    let user_max = format!("{:.1}", r.threads[0].max_ns as f64 / 1000.0);
+    let user_max = format!("{:.1}", r.threads[0].max_ns.unwrap() as f64 / 1000.0);
     write_synth_run_dir(&a, &r, None).unwrap();
     let out = d.path().join("rep");
     generate(&Options {

@@ -89,14 +89,18 @@ pub fn to_cyclictest_hist(res: &RunResult) -> String {
         )
     });
     line(&mut s, "# Min Latencies:", &|t| {
-        format!("{:05}", units(t.min_ns, res_ns(t)))
+        t.min_ns
+            .map_or("?".into(), |v| format!("{:05}", units(v, res_ns(t))))
     });
     // cyclictest truncates the average.
     line(&mut s, "# Avg Latencies:", &|t| {
-        format!("{:05}", (t.avg_ns / res_ns(t).max(1) as f64) as i64)
+        t.avg_ns.map_or("?".into(), |v| {
+            format!("{:05}", (v / res_ns(t).max(1) as f64) as i64)
+        })
     });
     line(&mut s, "# Max Latencies:", &|t| {
-        format!("{:05}", units(t.max_ns, res_ns(t)))
+        t.max_ns
+            .map_or("?".into(), |v| format!("{:05}", units(v, res_ns(t))))
     });
     line(&mut s, "# Histogram Overflows:", &|t| {
         format!("{:05}", overflows(&hist(t)))

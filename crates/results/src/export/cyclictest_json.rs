@@ -134,9 +134,16 @@ pub fn to_cyclictest_json(res: &RunResult, extra: &Limits) -> String {
         // A source without a sample count (a fluctuation log): null.
         let cycles = t.samples.map_or("null".into(), |n| n.to_string());
         let _ = writeln!(s, "      \"cycles\": {cycles},");
-        let _ = writeln!(s, "      \"min\": {},", t.min_ns.div_euclid(unit as i64));
-        let _ = writeln!(s, "      \"max\": {},", t.max_ns.div_euclid(unit as i64));
-        let _ = writeln!(s, "      \"avg\": {:.2},", t.avg_ns / unit as f64);
+        // A thread that measured nothing: null (cyclictest would print
+        // its initial values, not figures).
+        let fig =
+            |v: Option<i64>| v.map_or("null".into(), |v| v.div_euclid(unit as i64).to_string());
+        let _ = writeln!(s, "      \"min\": {},", fig(t.min_ns));
+        let _ = writeln!(s, "      \"max\": {},", fig(t.max_ns));
+        let avg = t
+            .avg_ns
+            .map_or("null".into(), |a| format!("{:.2}", a / unit as f64));
+        let _ = writeln!(s, "      \"avg\": {avg},");
         // An unpinned thread: -1, as rt-tests prints an unknown CPU.
         let _ = writeln!(s, "      \"cpu\": {},", t.cpu.map_or(-1, i64::from));
         // rtshield does not bind memory to a NUMA node: cyclictest's 0.

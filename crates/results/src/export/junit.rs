@@ -95,11 +95,15 @@ fn thread_props(s: &mut String, t: &ThreadResult) {
             prop(s, &k(name), &v.to_string());
         }
     }
-    // Unknown sample count (a fluctuation log): the figures are still known.
-    if t.samples != Some(0) {
-        prop(s, &k("min_ns"), &t.min_ns.to_string());
-        prop(s, &k("avg_ns"), &format!("{:.1}", t.avg_ns));
-        prop(s, &k("max_ns"), &t.max_ns.to_string());
+    // Unknown (a thread that measured nothing): no property.
+    if let Some(v) = t.min_ns {
+        prop(s, &k("min_ns"), &v.to_string());
+    }
+    if let Some(v) = t.avg_ns {
+        prop(s, &k("avg_ns"), &format!("{v:.1}"));
+    }
+    if let Some(v) = t.max_ns {
+        prop(s, &k("max_ns"), &v.to_string());
     }
     for p in PERCENTILES {
         if let Some(v) = t.percentiles.get(*p) {
@@ -206,11 +210,11 @@ fn summary(t: &ThreadResult) -> String {
         return format!("{}: no sample", thread_name(t));
     }
     format!(
-        "{}: {} samples, min {} ns, avg {:.1} ns, max {} ns",
+        "{}: {} samples, min {} ns, avg {} ns, max {} ns",
         thread_name(t),
         or(t.samples, "?"),
-        t.min_ns,
-        t.avg_ns,
-        t.max_ns
+        or(t.min_ns, "?"),
+        or(t.avg_ns.map(|a| format!("{a:.1}")), "?"),
+        or(t.max_ns, "?")
     )
 }

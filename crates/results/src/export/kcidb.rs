@@ -81,12 +81,10 @@ pub(crate) fn default_build_id(res: &RunResult) -> String {
 /// min, avg and max have no value when the thread measured nothing; a
 /// statistic the source did not record (or only bounded) has no test.
 fn stats(t: &ThreadResult) -> Vec<(String, Option<f64>, bool)> {
-    // An unknown sample count (a fluctuation log): min/avg/max are known.
-    let some = t.samples != Some(0);
     let mut v = vec![
-        ("min".to_string(), some.then_some(t.min_ns as f64), true),
-        ("avg".to_string(), some.then_some(t.avg_ns), true),
-        ("max".to_string(), some.then_some(t.max_ns as f64), true),
+        ("min".to_string(), t.min_ns.map(|v| v as f64), true),
+        ("avg".to_string(), t.avg_ns, true),
+        ("max".to_string(), t.max_ns.map(|v| v as f64), true),
     ];
     for (k, p) in &t.percentiles {
         v.push((format!("p{}", k.replace('.', "_")), Some(*p as f64), true));

@@ -140,12 +140,13 @@ fn cumulative(t: &ThreadResult) -> Vec<Option<u64>> {
             .collect();
     }
     let all = total(t);
-    let some = t.samples != Some(0);
+    // At or above the maximum, every sample (none when it is unknown).
+    let above_max = |le: u64| t.max_ns.is_some_and(|m| le as i64 >= m);
     let Some(h) = &t.histogram else {
         // No histogram: only the bounds at or above the maximum are known.
         return BOUNDS_NS
             .iter()
-            .map(|&le| all.filter(|_| some && le as i64 >= t.max_ns))
+            .map(|&le| all.filter(|_| above_max(le)))
             .collect();
     };
     let res = h.resolution_ns.max(1);
@@ -154,7 +155,7 @@ fn cumulative(t: &ThreadResult) -> Vec<Option<u64>> {
     BOUNDS_NS
         .iter()
         .map(|&le| {
-            if some && le as i64 >= t.max_ns {
+            if above_max(le) {
                 all
             } else if le < overflow_from || h.overflow == 0 {
                 // Bucket i holds [i·res, (i+1)·res - 1] ns.
@@ -177,9 +178,13 @@ fn cumulative(t: &ThreadResult) -> Vec<Option<u64>> {
         .collect()
 }
 
-/// The exact sum of the samples, in ns: the mean was computed from it.
-fn sum_ns(t: &ThreadResult, count: u64) -> i128 {
-    (t.avg_ns * count as f64).round() as i128
+/// The exact sum of the samples, in ns: the mean was computed from it
+/// (0 for no sample; unknown when the mean is and there were samples).
+fn sum_ns(t: &ThreadResult, count: u64) -> Option<i128> {
+    match t.avg_ns {
+        Some(a) => Some((a * count as f64).round() as i128),
+        None => (count == 0).then_some(0),
+    }
 }
 
 /// A metric family: name, help, and its value for a thread (None: unknown).
@@ -254,9 +259,9 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
         );
         let _ = writeln!(s, "rtshield_latency_seconds_count{{{l}}} {all}{stamp}");
         // OpenMetrics: a sum is a counter, never negative (samples below
-        // zero are clock anomalies: then there is no sum line).
-        let sum = sum_ns(t, all);
-        if sum >= 0 {
+        // zero are clock anomalies: then there is no sum line; nor when
+        // it is unknown).
+        if let Some(sum) = sum_ns(t, all).filter(|s| *s >= 0) {
             let _ = writeln!(
                 s,
                 "rtshield_latency_seconds_sum{{{l}}} {}{stamp}",
@@ -268,12 +273,12 @@ fn render(res: &RunResult, ts: Timestamps, dialect: Dialect) -> String {
         (
             "rtshield_latency_max_seconds",
             "Largest wake-up latency of each thread.",
-            |t| (t.samples != Some(0)).then_some(t.max_ns),
+            |t| t.max_ns,
         ),
         (
             "rtshield_latency_min_seconds",
             "Smallest wake-up latency of each thread.",
-            |t| (t.samples != Some(0)).then_some(t.min_ns),
+            |t| t.min_ns,
         ),
         (
             "rtshield_latency_p99_9_seconds",
@@ -450,11 +455,12 @@ fn noise_figures(s: &mut String, n: &crate::NoiseResult, stamp: &str, dialect: D
         "Longest single noise event.",
     );
     for c in n.cpus.iter().filter(|c| c.events > 0) {
+        let Some(m) = c.max_single_ns else { continue };
         let _ = writeln!(
             s,
             "rtshield_noise_max_single_seconds{{{}}} {}{stamp}",
             cpu_label(c.cpu),
-            secs_exact(i128::from(c.max_single_ns))
+            secs_exact(i128::from(m))
         );
     }
     type Counter = (
@@ -568,7 +574,7 @@ mod tests {
         h.overflow = 1;
         h.underflow = 0;
         t.samples = Some(3);
-        t.max_ns = 40_000;
+        t.max_ns = Some(40_000);
         t.le_counts = None;
         let mut classes = std::collections::BTreeMap::new();
         for (k, v) in [
@@ -598,7 +604,7 @@ mod tests {
                 runtime_ns: 1_000_000_000,
                 noise_ns: 47_000,
                 available_pct: Some(99.9953),
-                max_single_ns: 40_000,
+                max_single_ns: Some(40_000),
                 events: 3,
                 lost: 0,
                 iterations: 1_000,

@@ -120,11 +120,12 @@ pub struct TimelineRow<'a> {
     pub ival_samples: u64,
     /// Smallest latency of the interval, ns.
     pub ival_min_ns: i64,
-    /// Mean latency of the interval, ns (written rounded to 1 ns).
+    /// Mean latency of the interval, ns (written rounded to 1 ns; empty
+    /// when `ival_samples` is 0).
     pub ival_avg_ns: f64,
     /// Largest latency of the interval, ns.
     pub ival_max_ns: i64,
-    /// Running maximum.
+    /// Running maximum (written empty while `samples` is 0).
     pub max_max_ns: i64,
     /// Overruns since the start (wake-ups later than the next period).
     pub overruns: u64,
@@ -140,7 +141,7 @@ pub struct TimelineRow<'a> {
 pub fn format_timeline_row(r: &TimelineRow) -> String {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| format!("{v:.1}"));
     let mut line = format!(
-        "{:.3},{},{},{},{},{},{},{:.0},{},{},{},{},{}",
+        "{:.3},{},{},{},{},{},{},{},{},{},{},{},{}",
         r.elapsed_s,
         r.phase,
         r.thread,
@@ -152,13 +153,23 @@ pub fn format_timeline_row(r: &TimelineRow) -> String {
         } else {
             String::new()
         },
-        r.ival_avg_ns,
+        // An interval (or a run so far) without a sample has no mean or
+        // maximum: empty, never 0.
+        if r.ival_samples > 0 {
+            format!("{:.0}", r.ival_avg_ns)
+        } else {
+            String::new()
+        },
         if r.ival_samples > 0 {
             r.ival_max_ns.to_string()
         } else {
             String::new()
         },
-        r.max_max_ns,
+        if r.samples > 0 {
+            r.max_max_ns.to_string()
+        } else {
+            String::new()
+        },
         r.overruns,
         r.lost,
         opt(r.load_total),

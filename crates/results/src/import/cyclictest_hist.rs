@@ -19,7 +19,8 @@ pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, Input
             "{source}: no histogram lines (`BUCKET COUNT…`): not cyclictest -h output"
         ))
     })?;
-    let col = |key: &str, i: usize| summary.get(key).and_then(|v| v.get(i)).copied();
+    // A value rtshield wrote as `?` (unknown) is None.
+    let col = |key: &str, i: usize| summary.get(key).and_then(|v| v.get(i)).copied().flatten();
     // `-H` (histofall) adds a last column summing every thread, and a last
     // value to `# Total:`, `# Max Latencies:` and `# Histogram Overflows:`
     // (not to Min/Avg): that column is not a thread.
@@ -74,15 +75,20 @@ pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, Input
                 ))
             })
         };
+        let has = |key: &str| summary.get(key).is_some_and(|v| v.len() > i);
+        // No `# Avg Latencies:` column: the histogram's mean (when it has
+        // samples); `?` or no minimum: unknown, never 0.
         let avg_ns = match col("Avg Latencies", i) {
-            Some(a) => ns("Avg Latencies", a)? as f64,
-            None => hs.avg_ns,
+            Some(a) => Some(ns("Avg Latencies", a)? as f64),
+            None if !has("Avg Latencies") && hs.samples > 0 => Some(hs.avg_ns),
+            None => None,
         };
-        let min_ns = match col("Min Latencies", i) {
-            Some(m) => ns("Min Latencies", m)?,
-            None => 0,
-        };
-        let max_ns = ns("Max Latencies", col("Max Latencies", i).unwrap_or(0))?;
+        let min_ns = col("Min Latencies", i)
+            .map(|m| ns("Min Latencies", m))
+            .transpose()?;
+        let max_ns = col("Max Latencies", i)
+            .map(|m| ns("Max Latencies", m))
+            .transpose()?;
         let mut t = thread_from_histogram(i as u32, None, None, samples, min_ns, max_ns, avg_ns, h);
         if let Some(l) = tl {
             l.apply(&mut t);
@@ -124,14 +130,14 @@ pub fn read_cyclictest_hist(text: &str, source: &str) -> Result<RunResult, Input
 /// and the number of count columns (None without a histogram line).
 type Table = (
     Vec<(u64, Vec<u64>)>,
-    BTreeMap<&'static str, Vec<u64>>,
+    BTreeMap<&'static str, Vec<Option<u64>>>,
     Option<usize>,
 );
 
 /// Every histogram and summary line of `text`, checked.
 fn read_table(text: &str, source: &str) -> Result<Table, InputError> {
     let mut rows: Vec<(u64, Vec<u64>)> = Vec::new();
-    let mut summary: BTreeMap<&'static str, Vec<u64>> = BTreeMap::new();
+    let mut summary: BTreeMap<&'static str, Vec<Option<u64>>> = BTreeMap::new();
     let mut ncols: Option<usize> = None;
     for (ln, line) in text.lines().enumerate() {
         let lno = ln + 1;
@@ -148,10 +154,16 @@ fn read_table(text: &str, source: &str) -> Result<Table, InputError> {
                 if let Some(v) = rest.strip_prefix(key).and_then(|r| r.strip_prefix(':')) {
                     let mut vals = Vec::new();
                     for w in v.split_whitespace() {
+                        // rtshield writes `?` for the figures of a thread
+                        // that measured nothing; counts are always known.
+                        if w == "?" && key.ends_with("Latencies") {
+                            vals.push(None);
+                            continue;
+                        }
                         let n = number(w, line, lno, source, || {
                             format!("`{w}` is not a count in `# {key}:`")
                         })?;
-                        vals.push(n);
+                        vals.push(Some(n));
                     }
                     summary.insert(key, vals);
                 }

@@ -304,10 +304,16 @@ fn read_thread(
     }
     let cycles = cycles as u64;
     let scale = res_ns as f64;
-    // Float to integer casts saturate: no overflow on any number.
-    let min_ns = (num(t.min, "min")? * scale) as i64;
-    let max_ns = (num(t.max, "max")? * scale) as i64;
-    let avg_ns = num(t.avg, "avg")? * scale;
+    // A thread of 0 cycles has no min/max/avg (rtshield writes null);
+    // otherwise each is required. Float to integer casts saturate: no
+    // overflow on any number.
+    let fig = |v: Option<f64>, k: &str| match (v, cycles) {
+        (None, 0) => Ok(None),
+        (v, _) => num(v, k).map(|x| Some(x * scale)),
+    };
+    let min_ns = fig(t.min, "min")?.map(|v| v as i64);
+    let max_ns = fig(t.max, "max")?.map(|v| v as i64);
+    let avg_ns = fig(t.avg, "avg")?;
     let cpu = t.cpu.and_then(|c| u32::try_from(c).ok()).or(cmd.single_cpu);
     let mut counts = t.histogram.map(|h| h.0).unwrap_or_default();
     counts.sort();

@@ -113,9 +113,9 @@ pub fn read_fluctuation_log(text: &str, source: &str) -> Result<FluctLog, InputE
         0,
         None,
         None,
-        (min * 1000.0) as i64,
-        (max * 1000.0) as i64,
-        avg * 1000.0,
+        Some((min * 1000.0) as i64),
+        Some((max * 1000.0) as i64),
+        Some(avg * 1000.0),
     );
     let end = rel(rows.last().map_or(first.t, |r| r.t));
     let result = Imported {

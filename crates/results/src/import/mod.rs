@@ -88,9 +88,14 @@ fn is_summary_header(l: &str) -> bool {
 /// (docs/ranges.md): no reader hands on a run the range check refuses,
 /// whatever the file's numbers made of it (a period `-i` × 1000, a
 /// duration between two time stamps; F15's class).
-fn in_range(r: RunResult, source: &str) -> Result<RunResult, InputError> {
+fn in_range(mut r: RunResult, source: &str) -> Result<RunResult, InputError> {
     crate::ranges::check_result(&r)
         .map_err(|m| InputError::new(format!("{source}: {m} (docs/ranges.md)")))?;
+    // A thread of 0 cycles has no minimum, mean or maximum, whatever the
+    // file printed for them (cyclictest's initial values).
+    for t in &mut r.threads {
+        t.forget_placeholders();
+    }
     Ok(r)
 }
 

@@ -63,18 +63,14 @@ pub fn read_systress_txt(text: &str, source: &str) -> Result<RunResult, InputErr
     let need = |v: Option<u64>, what: &str| {
         v.ok_or_else(|| InputError::new(format!("{source}: SUMMARY: {what} is `?`")))
     };
-    let (index, l_min, l_max, l_avg) = (
-        need(index, "Index")?,
-        need(l_min, "L_min")?,
-        need(l_max, "L_max")?,
-        need(l_avg, "L_avg")?,
-    );
+    let index = need(index, "Index")?;
     let tl = prov.threads.first();
-    let ns = |v: u64, what: &str| units_ns(v, res, what, source);
+    // `?`: rtshield wrote a thread that measured nothing (unknown).
+    let ns = |v: Option<u64>, what: &str| v.map(|v| units_ns(v, res, what, source)).transpose();
     let (min_ns, max_ns, avg_ns) = (
         ns(l_min, "L_min")?,
         ns(l_max, "L_max")?,
-        ns(l_avg, "L_avg")? as f64,
+        ns(l_avg, "L_avg")?.map(|a| a as f64),
     );
     // `Samples_H ?`: rtshield wrote a thread without a histogram.
     let mut t = match (samples, samples_h) {

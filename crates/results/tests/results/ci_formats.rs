@@ -28,7 +28,7 @@ fn two_threads() -> RunResult {
     let mut t: ThreadResult = r.threads[0].clone();
     t.index = 1;
     t.cpu = Some(3);
-    t.max_ns = 1_250_000;
+    t.max_ns = Some(1_250_000);
     t.overruns = Some(2);
     t.missed_periods = Some(5);
     let h = t.histogram.as_mut().unwrap();
@@ -119,7 +119,7 @@ print("cpu", d["thread"]["1"]["cpu"], "node", d["thread"]["1"]["node"], "rt", d[
     // rtshield's own cyclictest reader takes it back.
     let back = rtshield_results::read_cyclictest_json(&text, "x").unwrap();
     assert_eq!(back.threads.len(), 2);
-    assert_eq!(back.threads[1].max_ns, 1_250_000);
+    assert_eq!(back.threads[1].max_ns, Some(1_250_000));
     assert_eq!(back.threads[1].cpu, Some(3));
     assert_eq!(back.sysinfo.hostname.as_deref(), Some("pi3-a"));
 }
@@ -601,11 +601,12 @@ fn issue22_new4_openmetrics_sum_is_the_exact_ns_sum() {
     let h = t.histogram.as_mut().unwrap();
     h.counts = vec![[20, 24970]];
     h.overflow = 0;
-    t.avg_ns = 504_031_722.0 / 24970.0;
+    t.avg_ns = Some(504_031_722.0 / 24970.0);
     // As read back from results.json, perhaps one unit in the last place off.
     let avg_read: f64 = serde_json::from_str(&serde_json::to_string(&t.avg_ns).unwrap()).unwrap();
-    for avg in [t.avg_ns, avg_read, f64::from_bits(t.avg_ns.to_bits() + 1)] {
-        r.threads[0].avg_ns = avg;
+    let avg = t.avg_ns.unwrap();
+    for avg in [avg, avg_read, f64::from_bits(avg.to_bits() + 1)] {
+        r.threads[0].avg_ns = Some(avg);
         let text = to_openmetrics(&r);
         let sum = histogram_lines(&text, "0")
             .into_iter()

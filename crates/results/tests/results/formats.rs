@@ -76,9 +76,9 @@ fn cyclictest_histogram_tail_byte_for_byte() {
     h.buckets = 51;
     h.counts = vec![[14, 3], [49, 1509]];
     t.overflow_cycles = Some(vec![]);
-    t.min_ns = 14_200;
-    t.avg_ns = 39_999.0;
-    t.max_ns = 49_100;
+    t.min_ns = Some(14_200);
+    t.avg_ns = Some(39_999.0);
+    t.max_ns = Some(49_100);
     let s = to_cyclictest_hist(&r);
     let tail = &s[s.find("000048 ").unwrap()..];
     assert_eq!(
@@ -97,9 +97,9 @@ fn systress_summary_reproduces_the_systress_article() {
     let t = &mut r.threads[0];
     t.tid = Some(13029);
     t.samples = Some(60000);
-    t.min_ns = 2_000;
-    t.max_ns = 100_000;
-    t.avg_ns = 17_000.0;
+    t.min_ns = Some(2_000);
+    t.max_ns = Some(100_000);
+    t.avg_ns = Some(17_000.0);
     t.hist_stats = Some(HistStats {
         samples: 55431,
         avg_ns: 16_000.0,
@@ -310,7 +310,7 @@ fn histogram_txt_reads_in_osadl_rteval_and_numpy() {
     let mut t = r.threads[0].clone();
     t.index = 1;
     t.cpu = Some(3);
-    t.max_ns = 87_000;
+    t.max_ns = Some(87_000);
     t.histogram.as_mut().unwrap().counts = vec![[0, 7], [40, 2]];
     r.threads.push(t);
     r.warnings.push("a warning # with a hash".into());

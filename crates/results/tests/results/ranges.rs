@@ -223,7 +223,7 @@ fn noise_json(n: usize, ns: u64, c: u64) -> String {
         runtime_ns: ns,
         noise_ns: ns,
         available_pct: Some(50.0),
-        max_single_ns: ns,
+        max_single_ns: Some(ns),
         events: c,
         lost: c,
         iterations: c,

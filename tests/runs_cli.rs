@@ -124,14 +124,20 @@ fn a_campaign_directory_is_imported_run_by_run() {
     std::fs::create_dir_all(camp.join("report/plots")).unwrap();
     let out = ok(rtshield(&db, &["import", camp.to_str().unwrap()]));
     assert!(out.contains("2 stored, 0 already there"), "{out}");
-    assert!(out.contains("001-cell1-r1") && out.contains("002-cell2-r1"), "{out}");
+    assert!(
+        out.contains("001-cell1-r1") && out.contains("002-cell2-r1"),
+        "{out}"
+    );
     let o = rtshield(&db, &["import", camp.join("report").to_str().unwrap()]);
     assert_eq!(o.status.code(), Some(2), "{o:?}");
     // A resumed campaign's new directory (its report only) adds nothing.
     let resumed = d.path().join("campaign-x-resumed/report");
     std::fs::create_dir_all(&resumed).unwrap();
     std::fs::write(resumed.join(".rtshield-campaign-report"), "").unwrap();
-    let both = [camp.to_str().unwrap(), resumed.parent().unwrap().to_str().unwrap()];
+    let both = [
+        camp.to_str().unwrap(),
+        resumed.parent().unwrap().to_str().unwrap(),
+    ];
     let out = ok(rtshield(&db, &["import", both[0], both[1]]));
     assert!(out.contains("0 stored, 2 already there"), "{out}");
 }

@@ -516,7 +516,10 @@ fn a_run_stored_without_its_uuid_tag_is_already_stored_when_imported() {
     let real = synth(5, 2000, 50.0, &[]);
     assert!(!real.tags.contains_key("uuid"));
     let mut s = SqliteStore::memory().unwrap();
-    assert!(matches!(s.put(&real, Some("a")).unwrap(), Put::Stored { .. }));
+    assert!(matches!(
+        s.put(&real, Some("a")).unwrap(),
+        Put::Stored { .. }
+    ));
     let mut again = real.clone();
     rtshield_store::mark_imported(&mut again, "/here/results.json");
     let p = s.put(&again, None).unwrap();

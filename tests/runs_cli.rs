@@ -105,6 +105,43 @@ fn import_list_show_export_and_compare() {
     assert!(out.contains("samples within the histograms"), "{out}");
 }
 
+/// `runs import rtshield-results/*/` after a campaign (the README's
+/// example): a directory without results.json of its own but with run
+/// directories (a campaign's `--out`, whose `report/` is no run) imports
+/// each of them; one with no run directory is still refused (exit 2).
+#[test]
+fn a_campaign_directory_is_imported_run_by_run() {
+    let d = tempfile::tempdir().unwrap();
+    let db = d.path().join("runs.db");
+    let camp = d.path().join("campaign-x");
+    for (src, dst) in [("real/idle", "001-cell1-r1"), ("real/hell", "002-cell2-r1")] {
+        let to = camp.join(dst);
+        std::fs::create_dir_all(&to).unwrap();
+        for e in std::fs::read_dir(fixture(src)).unwrap().flatten() {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+    std::fs::create_dir_all(camp.join("report/plots")).unwrap();
+    let out = ok(rtshield(&db, &["import", camp.to_str().unwrap()]));
+    assert!(out.contains("2 stored, 0 already there"), "{out}");
+    assert!(
+        out.contains("001-cell1-r1") && out.contains("002-cell2-r1"),
+        "{out}"
+    );
+    let o = rtshield(&db, &["import", camp.join("report").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(2), "{o:?}");
+    // A resumed campaign's new directory (its report only) adds nothing.
+    let resumed = d.path().join("campaign-x-resumed/report");
+    std::fs::create_dir_all(&resumed).unwrap();
+    std::fs::write(resumed.join(".rtshield-campaign-report"), "").unwrap();
+    let both = [
+        camp.to_str().unwrap(),
+        resumed.parent().unwrap().to_str().unwrap(),
+    ];
+    let out = ok(rtshield(&db, &["import", both[0], both[1]]));
+    assert!(out.contains("0 stored, 2 already there"), "{out}");
+}
+
 #[test]
 fn bad_selectors_and_unknown_runs_are_exit_2() {
     let d = tempfile::tempdir().unwrap();

@@ -243,14 +243,49 @@ fn compare_cmd(
     Ok(0)
 }
 
+/// What one `runs import` argument stands for: itself, or, for a directory
+/// with no results.json of its own but run directories in it (a campaign's
+/// `--out`, whose `report/` is no run, or `rtshield-results/`), each of
+/// those run directories, by name (none for a campaign's directory that
+/// holds only its report). `rtshield-results/*/` after a campaign then
+/// imports the campaign's runs instead of failing on its directory.
+fn import_paths(p: &Path) -> Vec<PathBuf> {
+    let is_run = |d: &Path| d.join("results.json").is_file();
+    if !p.is_dir() || is_run(p) {
+        return vec![p.to_path_buf()];
+    }
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(p)
+        .map(|rd| {
+            rd.flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .map(|e| e.path())
+                .filter(|d| is_run(d))
+                .collect()
+        })
+        .unwrap_or_default();
+    runs.sort();
+    if runs.is_empty() && p.join("report/.rtshield-campaign-report").is_file() {
+        // A campaign resumed without `--out` writes its report into a new
+        // directory holding no run: nothing of its own to import.
+        rtshield_text::errln!(
+            "rtshield: note: {}: a campaign's directory with no run in it (only its report): nothing imported from it",
+            p.display()
+        );
+    } else if runs.is_empty() {
+        // Nothing to expand: the usual error names the directory.
+        runs.push(p.to_path_buf());
+    }
+    runs
+}
+
 /// `runs import`: store result files, each once.
 fn import(spec: Option<&str>, paths: Vec<PathBuf>) -> anyhow::Result<i32> {
     let mut batch = Vec::new();
     // The files of one import are all in memory before the one
     // transaction: bounded together, as a report's inputs are (F20).
     let budget = rtshield_report::InputBudget::new();
-    for p in &paths {
-        let (path, mut result) = rtshield_report::read_result(p, &budget)?;
+    for p in paths.iter().flat_map(|p| import_paths(p)) {
+        let (path, mut result) = rtshield_report::read_result(&p, &budget)?;
         let src = std::fs::canonicalize(&path).unwrap_or(path.clone());
         // Whatever tags the file carries, the store knows it was imported
         // (a campaign never counts it as its own measurement).

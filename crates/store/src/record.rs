@@ -287,7 +287,20 @@ pub fn content_digest(r: &RunResult) -> String {
 /// [`content_digest`]). A row that does not read back is not `r`.
 pub(crate) fn same_content(stored: &str, r: &RunResult) -> bool {
     rtshield_results::from_stored_json(stored)
-        .is_ok_and(|back| content_digest(&back) == content_digest(r))
+        .is_ok_and(|back| content_digest(&with_uuid(&back)) == content_digest(&with_uuid(r)))
+}
+
+/// `r` with its `uuid` tag, set to [`run_uuid`] when it has none, as
+/// [`mark_imported`] sets it: a run stored without the tag (`noise`, whose
+/// UUID comes from its content) and the same run imported from its file
+/// (tagged by the import) are the same content, not a conflict.
+fn with_uuid(r: &RunResult) -> std::borrow::Cow<'_, RunResult> {
+    if r.tags.contains_key(TAG_UUID) {
+        return std::borrow::Cow::Borrowed(r);
+    }
+    let mut c = r.clone();
+    c.tags.insert(TAG_UUID.into(), run_uuid(r));
+    std::borrow::Cow::Owned(c)
 }
 
 /// A new random UUID (version 4) for a run being stored for the first time.

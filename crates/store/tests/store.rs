@@ -506,6 +506,30 @@ fn f03_a_uuid_with_other_content_is_a_conflict_never_already_stored() {
     );
 }
 
+/// A run stored without a `uuid` tag (as `rtshield noise` stores one: its
+/// UUID comes from its content) and then imported from its own file (the
+/// import sets the tag, so its mark does not change that UUID) is the same
+/// run: "already stored", not a conflict.
+#[test]
+fn a_run_stored_without_its_uuid_tag_is_already_stored_when_imported() {
+    use rtshield_store::Put;
+    let real = synth(5, 2000, 50.0, &[]);
+    assert!(!real.tags.contains_key("uuid"));
+    let mut s = SqliteStore::memory().unwrap();
+    assert!(matches!(
+        s.put(&real, Some("a")).unwrap(),
+        Put::Stored { .. }
+    ));
+    let mut again = real.clone();
+    rtshield_store::mark_imported(&mut again, "/here/results.json");
+    let p = s.put(&again, None).unwrap();
+    assert!(matches!(p, Put::AlreadyStored { .. }), "{p:?}");
+    let mut forged = again.clone();
+    forged.threads[0].max_ns += 1;
+    let p = s.put(&forged, None).unwrap();
+    assert!(matches!(p, Put::Conflict { .. }), "{p:?}");
+}
+
 /// Adversary round 5, F10: a row another lab member writes straight into
 /// a shared store was not range-checked on read: `samples = -1` in one
 /// summary broke `runs list`, `show`, `export` for the whole store, and

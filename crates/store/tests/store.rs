@@ -525,7 +525,7 @@ fn a_run_stored_without_its_uuid_tag_is_already_stored_when_imported() {
     let p = s.put(&again, None).unwrap();
     assert!(matches!(p, Put::AlreadyStored { .. }), "{p:?}");
     let mut forged = again.clone();
-    forged.threads[0].max_ns += 1;
+    forged.threads[0].max_ns = forged.threads[0].max_ns.map(|m| m + 1);
     let p = s.put(&forged, None).unwrap();
     assert!(matches!(p, Put::Conflict { .. }), "{p:?}");
 }
